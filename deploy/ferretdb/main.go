@@ -1,0 +1,50 @@
+// Command ferretdb runs FerretDB v1 with its SQLite backend as a local MongoDB-protocol server.
+//
+// `go install github.com/FerretDB/FerretDB/cmd/ferretdb` panics on a version file the module does
+// not ship, so local development and CI build this small main against the embeddable package.
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+)
+
+func main() {
+	listen := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
+	sqliteDir := flag.String("sqlite-dir", "data/", "directory that holds one SQLite file per database")
+	postgresURL := flag.String("postgresql-url", "", "use the PostgreSQL backend at this URL instead of SQLite")
+	flag.Parse()
+
+	config := &ferretdb.Config{
+		Listener: ferretdb.ListenerConfig{TCP: *listen},
+		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Handler:  "sqlite",
+		// The SQLite backend wants a directory URI that ends with a slash.
+		SQLiteURL: "file:" + *sqliteDir,
+	}
+	if *postgresURL != "" {
+		config.Handler = "postgresql"
+		config.PostgreSQLURL = *postgresURL
+		config.SQLiteURL = ""
+	}
+
+	server, err := ferretdb.New(config)
+	if err != nil {
+		log.Fatalf("ferretdb: %v", err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	log.Printf("ferretdb listening on %s", *listen)
+	if err := server.Run(ctx); err != nil {
+		log.Fatalf("ferretdb: %v", err)
+	}
+}

@@ -1,0 +1,60 @@
+// Event payloads, as JSON on the wire. Timestamps are ISO 8601 strings.
+
+/** What read models need to know of an artifact; artifacts change only their `archived` flag. */
+export interface ArtifactChangedEvent {
+  id: string;
+  project_id: string;
+  build_number: number;
+  version_label: string;
+  framework: string;
+  chip_family: string;
+  board_id: string;
+  hardware_revision: string;
+  partition_profile: string;
+  min_nvs_schema_version: number | null;
+  security_mode: string;
+  checksum_sha256: string;
+  file_size: number;
+  archived: boolean;
+  signature: string;
+  signing_key_id: string;
+  created_at: string;
+}
+
+export interface DeploymentChangedEvent {
+  id: string;
+  project_id: string;
+  /** The state after the change, so that a replica can update its view without a read. */
+  state: string;
+  updated_at: string;
+}
+
+export interface DecisionRecordedEvent {
+  id: string;
+  project_id: string;
+  /** The unit's own device_id string. */
+  device_id: string;
+  /** The device's UUID; empty when the device was not registered (over_limit). */
+  device_uuid: string;
+  created_at: string;
+  decision: 'offered' | 'no_update';
+  status: string;
+  deployment_id: string;
+  artifact_build_number: number | null;
+  reported_build_number: number | null;
+  reported_version: string;
+  message: string;
+}
+
+export interface AuditRecordedEvent {
+  id: string;
+  project_id: string;
+  action: string;
+  actor_type: 'user' | 'project_token';
+  actor_id: string;
+  token_prefix: string;
+  target_type: string;
+  target_id: string;
+  created_at: string;
+  details: Record<string, unknown>;
+}

@@ -1,0 +1,168 @@
+import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
+import type { Logger } from '@ota/logging';
+
+export * from './subjects';
+export * from './events';
+import { STREAMS, type StreamSpec } from './subjects';
+
+export interface BusOptions {
+  url: string;
+  /** Shown in the server's connection list: the service name. */
+  name: string;
+  logger: Logger;
+  /** How long a JetStream publish waits for the server's acknowledgement. */
+  publishTimeoutMs?: number;
+}
+
+export type EventHandler<T> = (event: T, subject: string) => Promise<void> | void;
+
+/**
+ * The NATS connection of one process. Two kinds of delivery:
+ * - `publish` / `subscribe`: core NATS, every subscriber of every replica gets each event while
+ *   connected. Used for read models, which also resync periodically to cover what they missed.
+ * - `publishDurable` / `consumeDurable`: JetStream. The publish resolves only once the server
+ *   stored the event; a durable consumer sees every event at least once, across restarts.
+ */
+export class Bus {
+  private readonly subscriptions: Subscription[] = [];
+  private readonly consumers: Array<{ stop(): void; done: Promise<void> }> = [];
+  private closing = false;
+
+  private constructor(
+    readonly connection: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly options: BusOptions,
+  ) {}
+
+  static async connect(options: BusOptions): Promise<Bus> {
+    const connection = await connect({
+      servers: options.url.split(','),
+      name: options.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1_000,
+      // Without this, a NATS that is down at start would fail the process instead of waiting.
+      waitOnFirstConnect: true,
+    });
+    const bus = new Bus(connection, jetstream(connection), await jetstreamManager(connection), options);
+    bus.watchStatus();
+    return bus;
+  }
+
+  /** Creates or updates the JetStream streams this project uses; safe to call from every process. */
+  async ensureStreams(streams: readonly StreamSpec[] = STREAMS): Promise<void> {
+    for (const spec of streams) {
+      const config = {
+        name: spec.name,
+        subjects: [...spec.subjects],
+        retention: RetentionPolicy.Limits,
+        storage: StorageType.File,
+        max_age: spec.maxAgeSeconds * 1_000_000_000,
+        // Publishers set a message id; a retried publish within this window is stored once.
+        duplicate_window: 120 * 1_000_000_000,
+      };
+      try {
+        await this.jsm.streams.info(spec.name);
+        await this.jsm.streams.update(spec.name, config);
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+        await this.jsm.streams.add(config);
+      }
+    }
+  }
+
+  publish<T>(subject: string, event: T): void {
+    this.connection.publish(subject, JSON.stringify(event));
+  }
+
+  /** Stores the event in JetStream; `messageId` makes a retried publish a no-op. */
+  async publishDurable<T>(subject: string, event: T, messageId: string): Promise<void> {
+    await this.js.publish(subject, JSON.stringify(event), {
+      msgID: messageId,
+      timeout: this.options.publishTimeoutMs ?? 5_000,
+    });
+  }
+
+  subscribe<T>(subject: string, handler: EventHandler<T>): void {
+    const subscription = this.connection.subscribe(subject, {
+      callback: (error, message) => {
+        if (error) {
+          this.options.logger.warn({ err: error, subject }, 'subscription error');
+          return;
+        }
+        Promise.resolve()
+          .then(() => handler(message.json<T>(), message.subject))
+          .catch((handlerError: unknown) =>
+            this.options.logger.error({ err: handlerError, subject: message.subject }, 'event handler failed'),
+          );
+      },
+    });
+    this.subscriptions.push(subscription);
+  }
+
+  /**
+   * Runs `handler` for every event of a durable consumer, one at a time. An event is acknowledged
+   * only after its handler resolved; a failed handler gets it again after `retryDelayMs`.
+   */
+  async consumeDurable<T>(
+    stream: string,
+    durableName: string,
+    filterSubject: string,
+    handler: EventHandler<T>,
+    retryDelayMs = 2_000,
+  ): Promise<void> {
+    try {
+      await this.jsm.consumers.info(stream, durableName);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      await this.jsm.consumers.add(stream, {
+        durable_name: durableName,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        filter_subject: filterSubject,
+        ack_wait: 30 * 1_000_000_000,
+        max_ack_pending: 1_000,
+      });
+    }
+    const consumer = await this.js.consumers.get(stream, durableName);
+    const messages = await consumer.consume({ max_messages: 256 });
+    const done = (async () => {
+      for await (const message of messages) {
+        try {
+          await handler(message.json<T>(), message.subject);
+          message.ack();
+        } catch (error) {
+          this.options.logger.error({ err: error, stream, durableName }, 'durable event handler failed; will retry');
+          message.nak(retryDelayMs);
+        }
+      }
+    })();
+    this.consumers.push({ stop: () => messages.stop(), done });
+  }
+
+  /** Stops consumers after their current event, flushes what was published, and closes. */
+  async drain(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    for (const consumer of this.consumers) consumer.stop();
+    await Promise.allSettled(this.consumers.map((consumer) => consumer.done));
+    if (!this.connection.isClosed()) await this.connection.drain();
+  }
+
+  private watchStatus(): void {
+    const { logger } = this.options;
+    void (async () => {
+      for await (const status of this.connection.status()) {
+        if (status.type === 'disconnect' || status.type === 'reconnect') logger.warn({ nats: status.type }, 'nats connection');
+      }
+    })();
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  const message = (error as Error)?.message ?? '';
+  return /not found/i.test(message);
+}

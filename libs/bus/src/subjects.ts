@@ -1,0 +1,35 @@
+// Every NATS subject of the system, with who publishes and who consumes it. docs/architecture.md
+// lists the same table for readers; keep the two in step.
+
+export const SUBJECTS = {
+  /** artifacts → rollout (core): an artifact was uploaded, archived or unarchived. */
+  artifactChanged: 'ota.artifacts.artifact.changed',
+  /** rollout → rollout replicas (core): a deployment was created or changed state. */
+  deploymentChanged: 'ota.rollout.deployment.changed',
+  /** gateway → telemetry and registry (JetStream): the outcome of one device check. */
+  decisionRecorded: 'ota.telemetry.decision',
+  /** gateway → telemetry (JetStream): a customer mutation, for the audit log. */
+  auditRecorded: 'ota.telemetry.audit',
+} as const;
+
+export interface StreamSpec {
+  readonly name: string;
+  readonly subjects: readonly string[];
+  /** How long the stream keeps events for consumers that were down. */
+  readonly maxAgeSeconds: number;
+}
+
+export const TELEMETRY_STREAM: StreamSpec = {
+  name: 'OTA_TELEMETRY',
+  subjects: ['ota.telemetry.>'],
+  maxAgeSeconds: 7 * 24 * 3600,
+};
+
+export const STREAMS: readonly StreamSpec[] = [TELEMETRY_STREAM];
+
+/** Durable consumer names: one per consuming service and purpose, shared by its replicas. */
+export const DURABLES = {
+  telemetryDecisions: 'telemetry-decisions',
+  telemetryAudit: 'telemetry-audit',
+  registryCheckStatus: 'registry-check-status',
+} as const;

@@ -1,0 +1,81 @@
+// The only module that reads process.env. Each service declares a schema of typed settings with
+// named defaults; parsing fails fast with a message that names every bad key.
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export interface Setting<T> {
+  readonly description: string;
+  readonly defaultValue: T | undefined;
+  parse(raw: string): T;
+}
+
+type Schema = Record<string, Setting<unknown>>;
+export type ConfigOf<S extends Schema> = { [K in keyof S]: S[K] extends Setting<infer T> ? T : never };
+
+function setting<T>(description: string, defaultValue: T | undefined, parse: (raw: string) => T): Setting<T> {
+  return { description, defaultValue, parse };
+}
+
+export function str(description: string, defaultValue?: string): Setting<string> {
+  return setting(description, defaultValue, (raw) => raw);
+}
+
+export function int(description: string, defaultValue?: number, min = 0, max = Number.MAX_SAFE_INTEGER): Setting<number> {
+  return setting(description, defaultValue, (raw) => {
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(value)) throw new Error(`expected an integer, got "${raw}"`);
+    if (value < min || value > max) throw new Error(`expected an integer from ${min} to ${max}, got ${value}`);
+    return value;
+  });
+}
+
+export function port(description: string, defaultValue?: number): Setting<number> {
+  return int(description, defaultValue, 0, 65535);
+}
+
+export function bool(description: string, defaultValue?: boolean): Setting<boolean> {
+  return setting(description, defaultValue, (raw) => {
+    if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
+    if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
+    throw new Error(`expected true or false, got "${raw}"`);
+  });
+}
+
+export function oneOf<T extends string>(description: string, values: readonly T[], defaultValue?: T): Setting<T> {
+  return setting(description, defaultValue, (raw) => {
+    if (!(values as readonly string[]).includes(raw)) throw new Error(`expected one of ${values.join(', ')}, got "${raw}"`);
+    return raw as T;
+  });
+}
+
+/** Reads every key of `schema` from `env`; throws one ConfigError that lists every problem. */
+export function loadConfig<S extends Schema>(schema: S, env: NodeJS.ProcessEnv = process.env): ConfigOf<S> {
+  const problems: string[] = [];
+  const config: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(schema)) {
+    const raw = env[key];
+    if (raw === undefined || raw === '') {
+      if (spec.defaultValue === undefined) problems.push(`${key} is required (${spec.description})`);
+      else config[key] = spec.defaultValue;
+      continue;
+    }
+    try {
+      config[key] = spec.parse(raw);
+    } catch (error) {
+      problems.push(`${key}: ${(error as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+  return config as ConfigOf<S>;
+}
+
+/** A Markdown table of a schema's keys, defaults and descriptions, for docs/operations.md. */
+export function describeConfig(schema: Schema): string {
+  const rows = Object.entries(schema).map(([key, spec]) => {
+    const shown = spec.defaultValue === undefined ? '(required)' : `\`${String(spec.defaultValue)}\``;
+    return `| \`${key}\` | ${shown} | ${spec.description} |`;
+  });
+  return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
+}

@@ -1,0 +1,6 @@
+export { GrpcServer, type CallContext, type Handlers, type GrpcServerDeps } from './server';
+export { createServiceClient, type CallOptions, type ClientSettings, type ServiceClient } from './client';
+export { RpcError, errorOfStatus, statusOfError } from './status';
+export type { MethodDefinition, RequestOf, ResponseOf } from './types';
+export { runUntilSignalled, type Stopper } from './lifecycle';
+export { commonServiceSettings } from './service-config';

@@ -1,0 +1,193 @@
+import { once } from 'node:events';
+import {
+  Server,
+  ServerCredentials,
+  status,
+  type Metadata,
+  type ServerReadableStream,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type ServiceDefinition,
+  type UntypedServiceImplementation,
+  type sendUnaryData,
+} from '@grpc/grpc-js';
+import { type Logger, REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
+import type { ServiceMetrics } from '@ota/metrics';
+import { HealthImplementation } from 'grpc-health-check';
+import { codeName, statusOfError } from './status';
+import type { MethodDefinition, RequestOf, ResponseOf } from './types';
+
+/** What every handler gets besides its request. */
+export interface CallContext {
+  readonly requestId: string;
+  readonly logger: Logger;
+  /** Forwarded as-is to the calls this handler makes, so one deadline spans the whole request. */
+  readonly deadline: Date | number;
+  /** True once the caller has gone (cancelled, or its deadline passed): long work may stop early. */
+  readonly cancelled: () => boolean;
+}
+
+type UnaryHandler<M> = (request: RequestOf<M>, ctx: CallContext) => Promise<ResponseOf<M>>;
+type ClientStreamHandler<M> = (requests: AsyncIterable<RequestOf<M>>, ctx: CallContext) => Promise<ResponseOf<M>>;
+type ServerStreamHandler<M> = (request: RequestOf<M>, ctx: CallContext) => AsyncIterable<ResponseOf<M>>;
+
+/** The async handlers a service implements, derived from its ts-proto definition. */
+export type Handlers<S> = {
+  [K in keyof S]: S[K] extends { requestStream: false; responseStream: false }
+    ? UnaryHandler<S[K]>
+    : S[K] extends { requestStream: true; responseStream: false }
+      ? ClientStreamHandler<S[K]>
+      : S[K] extends { requestStream: false; responseStream: true }
+        ? ServerStreamHandler<S[K]>
+        : never;
+};
+
+export interface GrpcServerDeps {
+  logger: Logger;
+  metrics: ServiceMetrics;
+}
+
+// Clients keep connections open with pings; the server allows that without an active call.
+const SERVER_OPTIONS = {
+  'grpc.keepalive_time_ms': 30_000,
+  'grpc.keepalive_timeout_ms': 10_000,
+  'grpc.keepalive_permit_without_calls': 1,
+  'grpc.max_receive_message_length': 8 * 1024 * 1024,
+};
+
+/**
+ * A grpc-js server that serves the standard health service and turns typed async handlers into
+ * grpc-js handlers: request ids from metadata, one log line per failure, metrics, and domain errors
+ * sent as status codes (anything else is INTERNAL with a generic message).
+ */
+export class GrpcServer {
+  readonly server = new Server(SERVER_OPTIONS);
+  readonly health = new HealthImplementation({ '': 'NOT_SERVING' });
+  private readonly serviceNames: string[] = [];
+
+  constructor(private readonly deps: GrpcServerDeps) {
+    this.health.addToServer(this.server);
+  }
+
+  addService<S extends Record<string, MethodDefinition>>(serviceName: string, definition: S, handlers: Handlers<S>): void {
+    const implementation: UntypedServiceImplementation = {};
+    for (const [method, def] of Object.entries(definition)) {
+      const handler = (handlers as Record<string, unknown>)[method] as (...args: never[]) => unknown;
+      if (!handler) throw new Error(`${serviceName}.${method} has no handler`);
+      implementation[method] = this.wrap(serviceName, method, def, handler);
+    }
+    this.server.addService(definition as unknown as ServiceDefinition, implementation);
+    this.serviceNames.push(serviceName);
+    this.health.setStatus(serviceName, 'NOT_SERVING');
+  }
+
+  /** Binds and starts serving; resolves to the bound port (useful with port 0). */
+  async listen(address: string): Promise<number> {
+    const port = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) =>
+        error ? reject(error) : resolve(bound),
+      );
+    });
+    for (const name of ['', ...this.serviceNames]) this.health.setStatus(name, 'SERVING');
+    return port;
+  }
+
+  /** Stops taking calls, lets in-flight calls finish for up to `graceMs`, then cancels the rest. */
+  async shutdown(graceMs: number): Promise<void> {
+    for (const name of ['', ...this.serviceNames]) this.health.setStatus(name, 'NOT_SERVING');
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.server.forceShutdown();
+        resolve();
+      }, graceMs);
+      this.server.tryShutdown(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private contextOf(call: { metadata: Metadata; getDeadline(): Date | number; cancelled: boolean }, method: string): CallContext {
+    const requestId = requestIdFrom(call.metadata.get(REQUEST_ID_HEADER)[0]?.toString());
+    return {
+      requestId,
+      logger: this.deps.logger.child({ requestId, rpc: method }),
+      deadline: call.getDeadline(),
+      cancelled: () => call.cancelled,
+    };
+  }
+
+  private wrap(serviceName: string, method: string, def: MethodDefinition, handler: (...args: never[]) => unknown) {
+    const { metrics } = this.deps;
+    const type = def.requestStream ? (def.responseStream ? 'bidi_stream' : 'client_stream') : def.responseStream ? 'server_stream' : 'unary';
+    const labels = { grpc_type: type, grpc_service: serviceName, grpc_method: method };
+    const fullName = `${serviceName}/${method}`;
+
+    const finish = (ctx: CallContext, startedAt: bigint, error: unknown) => {
+      const code = error === undefined ? status.OK : statusOfError(error).code;
+      metrics.grpcServerHandled.inc({ ...labels, grpc_code: codeName(code) });
+      metrics.grpcServerHandling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
+      if (code === status.INTERNAL) ctx.logger.error({ err: error }, 'rpc failed');
+      else if (error !== undefined) ctx.logger.debug({ code: codeName(code), detail: (error as Error).message }, 'rpc refused');
+      return error === undefined ? undefined : statusOfError(error);
+    };
+
+    if (type === 'unary') {
+      const unary = handler as UnaryHandler<unknown>;
+      return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+        const startedAt = process.hrtime.bigint();
+        metrics.grpcServerStarted.inc(labels);
+        const ctx = this.contextOf(call, fullName);
+        unary(call.request as never, ctx).then(
+          (response) => {
+            finish(ctx, startedAt, undefined);
+            callback(null, response);
+          },
+          (error: unknown) => callback(finish(ctx, startedAt, error) ?? null),
+        );
+      };
+    }
+    if (type === 'client_stream') {
+      const clientStream = handler as ClientStreamHandler<unknown>;
+      return (call: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+        const startedAt = process.hrtime.bigint();
+        metrics.grpcServerStarted.inc(labels);
+        const ctx = this.contextOf(call, fullName);
+        clientStream(call as AsyncIterable<never>, ctx).then(
+          (response) => {
+            finish(ctx, startedAt, undefined);
+            callback(null, response);
+          },
+          (error: unknown) => {
+            // Stop reading what the client still sends: the answer is already decided.
+            call.destroy();
+            callback(finish(ctx, startedAt, error) ?? null);
+          },
+        );
+      };
+    }
+    if (type === 'server_stream') {
+      const serverStream = handler as ServerStreamHandler<unknown>;
+      return (call: ServerWritableStream<unknown, unknown>) => {
+        const startedAt = process.hrtime.bigint();
+        metrics.grpcServerStarted.inc(labels);
+        const ctx = this.contextOf(call, fullName);
+        const pump = async () => {
+          for await (const message of serverStream(call.request as never, ctx)) {
+            if (call.cancelled) return;
+            // Respect the peer's flow control so a slow reader never makes us buffer a whole binary.
+            if (!call.write(message)) await Promise.race([once(call, 'drain'), once(call, 'cancelled')]);
+          }
+        };
+        pump().then(
+          () => {
+            finish(ctx, startedAt, undefined);
+            call.end();
+          },
+          (error: unknown) => call.emit('error', finish(ctx, startedAt, error)),
+        );
+      };
+    }
+    throw new Error(`${fullName}: bidirectional streaming is not supported`);
+  }
+}

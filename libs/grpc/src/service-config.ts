@@ -1,0 +1,16 @@
+import { int, oneOf, port, str } from '@ota/config';
+
+/** Settings every gRPC service shares; each service adds its own. Defaults suit `npm start`. */
+export function commonServiceSettings(defaults: { grpcPort: number; metricsPort: number; database: string }) {
+  return {
+    GRPC_PORT: port('port of the gRPC server', defaults.grpcPort),
+    GRPC_HOST: str('address the gRPC server binds to', '0.0.0.0'),
+    METRICS_PORT: port('port of the Prometheus /metrics endpoint', defaults.metricsPort),
+    LOG_LEVEL: oneOf('pino log level', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, 'info'),
+    MONGODB_URI: str('MongoDB connection string', 'mongodb://127.0.0.1:27017/'),
+    MONGODB_DATABASE: str("name of this service's own database", defaults.database),
+    NATS_URL: str('NATS server URL(s), comma-separated', 'nats://127.0.0.1:4222'),
+    GRPC_CALL_TIMEOUT_MS: int('deadline of an outgoing unary gRPC call', 5_000, 1),
+    SHUTDOWN_GRACE_MS: int('how long in-flight calls may take to finish on SIGTERM', 10_000, 0),
+  };
+}

@@ -1,0 +1,58 @@
+import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { DomainError, type ErrorKind } from '@ota/errors';
+
+// The one table between the domain error vocabulary and gRPC status codes, used in both
+// directions: servers send a DomainError as its code, clients turn the code back into one.
+const CODE_OF_KIND: Record<ErrorKind, status> = {
+  NotFound: status.NOT_FOUND,
+  InvalidArgument: status.INVALID_ARGUMENT,
+  AlreadyExists: status.ALREADY_EXISTS,
+  FailedPrecondition: status.FAILED_PRECONDITION,
+  PermissionDenied: status.PERMISSION_DENIED,
+  Unauthenticated: status.UNAUTHENTICATED,
+  ResourceExhausted: status.RESOURCE_EXHAUSTED,
+  Unavailable: status.UNAVAILABLE,
+};
+
+const KIND_OF_CODE = new Map<status, ErrorKind>(
+  Object.entries(CODE_OF_KIND).map(([kind, code]) => [code, kind as ErrorKind]),
+);
+// A peer that did not answer in time is, to our caller, a service that is unavailable.
+KIND_OF_CODE.set(status.DEADLINE_EXCEEDED, 'Unavailable');
+
+export interface StatusObject {
+  code: status;
+  details: string;
+  metadata: Metadata;
+}
+
+/** The status a server sends for an error thrown by a handler. */
+export function statusOfError(error: unknown): StatusObject {
+  if (error instanceof DomainError) {
+    return { code: CODE_OF_KIND[error.kind], details: error.message, metadata: new Metadata() };
+  }
+  return { code: status.INTERNAL, details: 'internal error', metadata: new Metadata() };
+}
+
+/** An RPC that failed for a reason that is not a domain outcome (a bug, or a broken peer). */
+export class RpcError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: status,
+    details: string,
+  ) {
+    super(`${method} failed with ${status[code]}: ${details}`);
+    this.name = 'RpcError';
+  }
+}
+
+/** What a client throws for a failed call: a DomainError for domain outcomes, else an RpcError. */
+export function errorOfStatus(method: string, error: ServiceError): Error {
+  const kind = KIND_OF_CODE.get(error.code);
+  if (kind) return new DomainError(kind, error.details || status[error.code]);
+  return new RpcError(method, error.code, error.details);
+}
+
+export function codeName(code: status): string {
+  return status[code] ?? String(code);
+}

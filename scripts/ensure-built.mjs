@@ -1,0 +1,150 @@
+#!/usr/bin/env node
+// Brings a fresh clone to a runnable state, and does nothing that is already done:
+//   1. pnpm itself, pinned, installed under .tools/ (no global install needed);
+//   2. the workspace's node_modules, when a package.json or the lockfile changed;
+//   3. the local servers built from Go modules: FerretDB (our own main) and nats-server;
+//   4. the generated proto code and the TypeScript build (tsc -b is incremental).
+// Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const quiet = process.argv.includes('--quiet');
+const toolsDir = join(root, '.tools');
+const PNPM_VERSION = '9.15.9';
+const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2@v2.12.15';
+
+function say(message) {
+  if (!quiet) process.stderr.write(`[ensure] ${message}\n`);
+}
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, {
+    cwd: root,
+    stdio: quiet ? ['ignore', 'ignore', 'inherit'] : ['ignore', process.stderr, process.stderr],
+    ...options,
+  });
+  if (result.error) throw new Error(`${command} could not be started: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed with exit code ${result.status}`);
+}
+
+function hashFiles(paths) {
+  const hash = createHash('sha256');
+  for (const path of paths) {
+    hash.update(relative(root, path));
+    hash.update(existsSync(path) ? readFileSync(path) : '');
+  }
+  return hash.digest('hex');
+}
+
+// Runs `action` unless the stamp file already holds `fingerprint`.
+function unlessStamped(stampPath, fingerprint, action) {
+  if (existsSync(stampPath) && readFileSync(stampPath, 'utf8') === fingerprint) return;
+  action();
+  mkdirSync(dirname(stampPath), { recursive: true });
+  writeFileSync(stampPath, fingerprint);
+}
+
+function workspaceManifests() {
+  const manifests = [join(root, 'package.json'), join(root, 'pnpm-lock.yaml'), join(root, 'pnpm-workspace.yaml')];
+  for (const group of ['libs', 'services']) {
+    for (const name of readdirSync(join(root, group)).sort()) {
+      const manifest = join(root, group, name, 'package.json');
+      if (existsSync(manifest)) manifests.push(manifest);
+    }
+  }
+  return manifests;
+}
+
+function filesUnder(dir, suffix) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...filesUnder(path, suffix));
+    else if (entry.name.endsWith(suffix)) found.push(path);
+  }
+  return found.sort();
+}
+
+export const pnpmBin = join(toolsDir, 'pnpm', 'node_modules', '.bin', 'pnpm');
+
+function ensurePnpm() {
+  if (existsSync(pnpmBin)) return;
+  say(`installing pnpm ${PNPM_VERSION} into .tools/pnpm`);
+  mkdirSync(join(toolsDir, 'pnpm'), { recursive: true });
+  run('npm', ['install', '--no-save', '--prefix', join(toolsDir, 'pnpm'), `pnpm@${PNPM_VERSION}`]);
+}
+
+function ensureDependencies() {
+  const lockfile = join(root, 'pnpm-lock.yaml');
+  unlessStamped(join(root, 'node_modules', '.ota-install-stamp'), hashFiles(workspaceManifests()), () => {
+    say('installing workspace dependencies (pnpm install)');
+    const frozen = existsSync(lockfile) && process.env.CI ? ['--frozen-lockfile'] : [];
+    run(pnpmBin, ['install', ...frozen]);
+  });
+}
+
+function ensureGoBinaries() {
+  const binDir = join(toolsDir, 'bin');
+  const needMongo = !process.env.MONGODB_URI;
+  const needNats = !process.env.NATS_URL;
+  if (!needMongo && !needNats) return;
+  const go = spawnSync('go', ['version']);
+  if (go.error || go.status !== 0) {
+    throw new Error(
+      'Go is needed to build the local FerretDB and nats-server. Install Go, or set MONGODB_URI and NATS_URL to running servers.',
+    );
+  }
+  const ferretSource = join(root, 'deploy', 'ferretdb');
+  if (needMongo) {
+    const fingerprint = hashFiles(['go.mod', 'go.sum', 'main.go'].map((file) => join(ferretSource, file)));
+    unlessStamped(join(binDir, '.ferretdb-stamp'), fingerprint, () => {
+      say('building FerretDB v1 (SQLite backend) from deploy/ferretdb; the first build takes about two minutes');
+      run('go', ['build', '-o', join(binDir, 'ferretdb'), '.'], { cwd: ferretSource });
+    });
+  }
+  if (needNats) {
+    unlessStamped(join(binDir, '.nats-server-stamp'), NATS_SERVER_MODULE, () => {
+      say(`building nats-server (${NATS_SERVER_MODULE})`);
+      run('go', ['install', NATS_SERVER_MODULE], { env: { ...process.env, GOBIN: binDir } });
+    });
+  }
+}
+
+function ensureGeneratedProtos() {
+  const protoDir = join(root, 'proto');
+  const genDir = join(root, 'libs', 'proto', 'src', 'gen');
+  const inputs = [...filesUnder(protoDir, '.proto'), join(root, 'libs', 'proto', 'buf.gen.yaml')];
+  const fingerprint = hashFiles(inputs);
+  const stamp = join(genDir, '.stamp');
+  unlessStamped(stamp, fingerprint, () => {
+    say('generating TypeScript from proto/ with ts-proto');
+    run(pnpmBin, ['--filter', '@ota/proto', 'run', 'generate']);
+  });
+}
+
+function ensureTypeScriptBuild() {
+  say('building TypeScript (tsc -b)');
+  run(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'tsconfig.json']);
+}
+
+function main() {
+  ensurePnpm();
+  ensureDependencies();
+  ensureGoBinaries();
+  ensureGeneratedProtos();
+  ensureTypeScriptBuild();
+  say('ready');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    main();
+  } catch (error) {
+    process.stderr.write(`[ensure] ${error.message}\n`);
+    process.exit(1);
+  }
+}

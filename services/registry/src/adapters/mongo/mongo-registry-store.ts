@@ -1,0 +1,209 @@
+import { isDuplicateKey } from '@ota/mongo';
+import type { Channel, Device, Project, ReportedProfile } from '../../domain/model';
+import type { RegistryStore } from '../../domain/registry-store';
+import type { ChannelDoc, DeviceDoc, ProjectDoc, RegistryModels } from './models';
+
+export class MongoRegistryStore implements RegistryStore {
+  constructor(private readonly models: RegistryModels) {}
+
+  async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
+    try {
+      await this.models.Project.collection.insertOne({
+        _id: project.id,
+        name: project.name,
+        slug: project.slug,
+        owner_id: project.ownerId,
+        created_at: project.createdAt,
+      } as ProjectDoc as never);
+      return 'inserted';
+    } catch (error) {
+      if (isDuplicateKey(error)) return 'slug_taken';
+      throw error;
+    }
+  }
+
+  async findProject(projectId: string): Promise<Project | null> {
+    const doc = await this.models.Project.findById(projectId).lean<ProjectDoc>();
+    return doc ? projectOf(doc) : null;
+  }
+
+  async listProjects(ownerId: string): Promise<Project[]> {
+    const docs = await this.models.Project.find({ owner_id: ownerId }).sort({ created_at: 1, _id: 1 }).lean<ProjectDoc[]>();
+    return docs.map(projectOf);
+  }
+
+  async insertChannel(channel: Channel): Promise<'inserted' | 'name_taken'> {
+    try {
+      await this.models.Channel.collection.insertOne({
+        _id: channel.id,
+        project_id: channel.projectId,
+        name: channel.name,
+        is_default: channel.isDefault,
+        created_at: channel.createdAt,
+      } as ChannelDoc as never);
+      return 'inserted';
+    } catch (error) {
+      if (isDuplicateKey(error)) return 'name_taken';
+      throw error;
+    }
+  }
+
+  async listChannels(projectId: string): Promise<Channel[]> {
+    const docs = await this.models.Channel.find({ project_id: projectId }).sort({ name: 1, _id: 1 }).lean<ChannelDoc[]>();
+    return docs.map(channelOf);
+  }
+
+  async findDefaultChannel(projectId: string): Promise<Channel | null> {
+    const doc = await this.models.Channel.findOne({ project_id: projectId, is_default: true }).lean<ChannelDoc>();
+    return doc ? channelOf(doc) : null;
+  }
+
+  async findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null> {
+    const filter = 'id' in key ? { _id: key.id, project_id: projectId } : { project_id: projectId, device_id: key.deviceId };
+    const doc = await this.models.Device.findOne(filter).lean<DeviceDoc>();
+    return doc ? deviceOf(doc) : null;
+  }
+
+  async recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date): Promise<Device | null> {
+    const doc = await this.models.Device.collection.findOneAndUpdate(
+      { project_id: projectId, device_id: deviceId, active: true },
+      { $set: heartbeatFields(reported, at) },
+      { returnDocument: 'after' },
+    );
+    return doc ? deviceOf(doc as unknown as DeviceDoc) : null;
+  }
+
+  async registerDevice(
+    device: Device,
+    ownerId: string,
+    maxDevices: number,
+  ): Promise<{ device: Device; created: boolean } | 'over_limit'> {
+    const counts = this.models.OwnerDeviceCount.collection;
+    // Take a place under the cap before inserting, so that concurrent registrations can never
+    // overshoot it. At the cap the filter matches nothing and the upsert's insert of the same _id
+    // fails on the primary key: that is the over-limit answer on MongoDB and FerretDB alike.
+    try {
+      const filter = maxDevices > 0 ? { _id: ownerId, count: { $lt: maxDevices } } : { _id: ownerId };
+      await counts.updateOne(filter as never, { $inc: { count: 1 } }, { upsert: true });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      // A concurrent first check of this same device may have registered it meanwhile.
+      const existing = await this.findDevice(device.projectId, { deviceId: device.deviceId });
+      return existing ? { device: existing, created: false } : 'over_limit';
+    }
+    try {
+      await this.models.Device.collection.insertOne(docOf(device) as never);
+      return { device, created: true };
+    } catch (error) {
+      await counts.updateOne({ _id: ownerId } as never, { $inc: { count: -1 } });
+      if (!isDuplicateKey(error)) throw error;
+      const existing = await this.findDevice(device.projectId, { deviceId: device.deviceId });
+      if (!existing) throw error;
+      return { device: existing, created: false };
+    }
+  }
+
+  async recordCheckOutcome(projectId: string, id: string, status: string, at: Date): Promise<void> {
+    await this.models.Device.collection.updateOne(
+      { _id: id, project_id: projectId, $or: [{ last_check_at: null }, { last_check_at: { $lte: at } }] } as never,
+      { $set: { last_check_at: at, last_check_status: status } },
+    );
+  }
+
+  async updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null> {
+    const fields: Partial<DeviceDoc> = {};
+    if (set.lastOtaStatus !== undefined) fields.last_ota_status = set.lastOtaStatus;
+    if (set.lastOtaReason !== undefined) fields.last_ota_reason = set.lastOtaReason;
+    if (set.currentBuildNumber !== undefined) fields.current_build_number = set.currentBuildNumber;
+    if (set.active !== undefined) fields.active = set.active;
+    if (set.channelId !== undefined) fields.channel_id = set.channelId;
+    if (set.metadata !== undefined) fields.metadata = set.metadata;
+    const doc = await this.models.Device.collection.findOneAndUpdate(
+      { _id: id, project_id: projectId } as never,
+      { $set: fields },
+      { returnDocument: 'after' },
+    );
+    return doc ? deviceOf(doc as unknown as DeviceDoc) : null;
+  }
+}
+
+/** The fields a check updates. Dimensions the request left out keep their stored value. */
+function heartbeatFields(reported: ReportedProfile, at: Date): Partial<DeviceDoc> {
+  const fields: Partial<DeviceDoc> = {
+    last_seen: at,
+    framework: reported.framework,
+    chip_family: reported.chipFamily,
+  };
+  if (reported.boardId !== undefined) fields.board_id = reported.boardId;
+  if (reported.hardwareRevision !== undefined) fields.hardware_revision = reported.hardwareRevision;
+  if (reported.partitionProfile !== undefined) fields.partition_profile = reported.partitionProfile;
+  if (reported.nvsSchemaVersion !== undefined) fields.nvs_schema_version = reported.nvsSchemaVersion;
+  if (reported.securityMode !== undefined) fields.security_mode = reported.securityMode;
+  if (reported.versionLabel !== undefined) fields.current_version_label = reported.versionLabel;
+  if (reported.currentHash !== undefined) fields.current_hash = reported.currentHash;
+  return fields;
+}
+
+function projectOf(doc: ProjectDoc): Project {
+  return { id: doc._id, name: doc.name, slug: doc.slug, ownerId: doc.owner_id, createdAt: doc.created_at };
+}
+
+function channelOf(doc: ChannelDoc): Channel {
+  return { id: doc._id, projectId: doc.project_id, name: doc.name, isDefault: doc.is_default, createdAt: doc.created_at };
+}
+
+function deviceOf(doc: DeviceDoc): Device {
+  return {
+    id: doc._id,
+    projectId: doc.project_id,
+    deviceId: doc.device_id,
+    framework: doc.framework ?? '',
+    chipFamily: doc.chip_family ?? '',
+    boardId: doc.board_id ?? '',
+    hardwareRevision: doc.hardware_revision ?? '',
+    partitionProfile: doc.partition_profile ?? '',
+    nvsSchemaVersion: doc.nvs_schema_version ?? null,
+    securityMode: doc.security_mode ?? '',
+    currentBuildNumber: doc.current_build_number ?? 0,
+    currentVersionLabel: doc.current_version_label ?? '',
+    currentHash: doc.current_hash ?? '',
+    lastOtaStatus: doc.last_ota_status ?? '',
+    lastOtaReason: doc.last_ota_reason ?? '',
+    active: doc.active ?? true,
+    lastSeen: doc.last_seen ?? null,
+    lastCheckAt: doc.last_check_at ?? null,
+    lastCheckStatus: doc.last_check_status ?? '',
+    channelId: doc.channel_id ?? '',
+    groupIds: doc.group_ids ?? [],
+    metadata: doc.metadata ?? {},
+    createdAt: doc.created_at,
+  };
+}
+
+function docOf(device: Device): DeviceDoc {
+  return {
+    _id: device.id,
+    project_id: device.projectId,
+    device_id: device.deviceId,
+    framework: device.framework,
+    chip_family: device.chipFamily,
+    board_id: device.boardId,
+    hardware_revision: device.hardwareRevision,
+    partition_profile: device.partitionProfile,
+    nvs_schema_version: device.nvsSchemaVersion,
+    security_mode: device.securityMode,
+    current_build_number: device.currentBuildNumber,
+    current_version_label: device.currentVersionLabel,
+    current_hash: device.currentHash,
+    last_ota_status: device.lastOtaStatus,
+    last_ota_reason: device.lastOtaReason,
+    active: device.active,
+    last_seen: device.lastSeen,
+    last_check_at: device.lastCheckAt,
+    last_check_status: device.lastCheckStatus,
+    channel_id: device.channelId,
+    group_ids: device.groupIds,
+    metadata: device.metadata,
+    created_at: device.createdAt,
+  };
+}

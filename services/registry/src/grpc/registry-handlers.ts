@@ -1,0 +1,115 @@
+import type { CallContext, Handlers } from '@ota/grpc';
+import { registry as pb } from '@ota/proto';
+import type { Channel, Device, Project } from '../domain/model';
+import type { Registry } from '../domain/registry';
+
+type RegistryHandlers = Handlers<typeof pb.RegistryServiceService>;
+
+const OUTCOME = {
+  known: pb.CheckInOutcome.CHECK_IN_OUTCOME_KNOWN,
+  registered: pb.CheckInOutcome.CHECK_IN_OUTCOME_REGISTERED,
+  inactive: pb.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE,
+  over_limit: pb.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT,
+} as const;
+
+export function registryHandlers(registry: Registry): RegistryHandlers {
+  return {
+    async createProject(request) {
+      const { project, defaultChannel } = await registry.createProject(request.ownerId, request.name);
+      return { project: projectMessage(project), defaultChannel: channelMessage(defaultChannel) };
+    },
+    async getProject(request) {
+      return { project: projectMessage(await registry.getProject(request.projectId)) };
+    },
+    async listProjects(request) {
+      return { projects: (await registry.listProjects(request.ownerId)).map(projectMessage) };
+    },
+    async listChannels(request) {
+      return { channels: (await registry.listChannels(request.projectId)).map(channelMessage) };
+    },
+    async createChannel(request) {
+      return { channel: channelMessage(await registry.createChannel(request.projectId, request.name)) };
+    },
+    async checkInDevice(request, _ctx: CallContext) {
+      const reported = request.reported ?? pb.ReportedProfile.fromPartial({});
+      const result = await registry.checkInDevice({
+        projectId: request.projectId,
+        ownerId: request.ownerId,
+        deviceId: request.deviceId,
+        registerIfUnknown: request.registerIfUnknown,
+        maxDevices: request.maxDevices,
+        reported: {
+          framework: reported.framework,
+          chipFamily: reported.chipFamily,
+          boardId: reported.boardId,
+          hardwareRevision: reported.hardwareRevision,
+          partitionProfile: reported.partitionProfile,
+          nvsSchemaVersion: reported.nvsSchemaVersion,
+          securityMode: reported.securityMode,
+          versionLabel: reported.versionLabel,
+          currentHash: reported.currentHash,
+        },
+      });
+      return {
+        outcome: OUTCOME[result.outcome],
+        device: result.outcome === 'over_limit' ? undefined : deviceMessage(result.device),
+      };
+    },
+    async getDevice(request) {
+      const key = request.id ? { id: request.id } : { deviceId: request.deviceId };
+      return { device: deviceMessage(await registry.getDevice(request.projectId, key)) };
+    },
+    async applyDeviceReport(request) {
+      const device = await registry.applyDeviceReport(
+        request.projectId,
+        request.id,
+        request.event,
+        request.reason,
+        request.buildNumber,
+      );
+      return { device: deviceMessage(device) };
+    },
+  };
+}
+
+function projectMessage(project: Project): pb.Project {
+  return { id: project.id, name: project.name, slug: project.slug, ownerId: project.ownerId, createdAt: project.createdAt };
+}
+
+function channelMessage(channel: Channel): pb.Channel {
+  return {
+    id: channel.id,
+    projectId: channel.projectId,
+    name: channel.name,
+    isDefault: channel.isDefault,
+    createdAt: channel.createdAt,
+  };
+}
+
+export function deviceMessage(device: Device): pb.Device {
+  return {
+    id: device.id,
+    projectId: device.projectId,
+    deviceId: device.deviceId,
+    framework: device.framework,
+    chipFamily: device.chipFamily,
+    boardId: device.boardId,
+    hardwareRevision: device.hardwareRevision,
+    partitionProfile: device.partitionProfile,
+    nvsSchemaVersion: device.nvsSchemaVersion ?? undefined,
+    securityMode: device.securityMode,
+    currentBuildNumber: device.currentBuildNumber,
+    currentVersionLabel: device.currentVersionLabel,
+    currentHash: device.currentHash,
+    lastOtaStatus: device.lastOtaStatus,
+    lastOtaReason: device.lastOtaReason,
+    active: device.active,
+    lastSeen: device.lastSeen ?? undefined,
+    lastCheckAt: device.lastCheckAt ?? undefined,
+    lastCheckStatus: device.lastCheckStatus,
+    channelId: device.channelId,
+    groupIds: device.groupIds,
+    metadata: device.metadata,
+    createdAt: device.createdAt,
+  };
+}
