@@ -1,0 +1,173 @@
+import { isDuplicateKey } from '@ota/mongo';
+import { Schema, type Connection } from 'mongoose';
+import type { Artifact } from '../../domain/model';
+import type { ArtifactStore } from '../../domain/ports';
+
+interface ArtifactDoc {
+  _id: string;
+  project_id: string;
+  build_number: number;
+  version_label: string;
+  framework: string;
+  chip_family: string;
+  board_id: string;
+  hardware_revision: string;
+  partition_profile: string;
+  min_nvs_schema_version: number | null;
+  security_mode: string;
+  release_notes: string;
+  checksum_sha256: string;
+  file_size: number;
+  archived: boolean;
+  signature: string;
+  signing_key_id: string;
+  storage_key: string;
+  created_at: Date;
+}
+
+interface CounterDoc {
+  _id: string;
+  value: number;
+}
+
+const options = { versionKey: false as const, strict: 'throw' as const };
+
+export function registerArtifactModels(connection: Connection) {
+  const artifactSchema = new Schema<ArtifactDoc>(
+    {
+      _id: String,
+      project_id: { type: String, required: true },
+      build_number: { type: Number, required: true },
+      version_label: String,
+      framework: String,
+      chip_family: String,
+      board_id: String,
+      hardware_revision: String,
+      partition_profile: String,
+      min_nvs_schema_version: { type: Number, default: null },
+      security_mode: String,
+      release_notes: String,
+      checksum_sha256: String,
+      file_size: Number,
+      archived: Boolean,
+      signature: String,
+      signing_key_id: String,
+      storage_key: String,
+      created_at: Date,
+    },
+    options,
+  );
+  artifactSchema.index({ project_id: 1, build_number: 1 }, { unique: true });
+  const counterSchema = new Schema<CounterDoc>({ _id: String, value: Number }, options);
+  return {
+    Artifact: connection.model<ArtifactDoc>('Artifact', artifactSchema, 'artifacts'),
+    // Per project: the last build number handed out.
+    BuildCounter: connection.model<CounterDoc>('BuildCounter', counterSchema, 'build_counters'),
+    // Per owner and UTC month: uploads counted against the plan.
+    UploadCounter: connection.model<CounterDoc>('UploadCounter', counterSchema, 'upload_counters'),
+  };
+}
+
+type ArtifactModels = ReturnType<typeof registerArtifactModels>;
+
+export class MongoArtifactStore implements ArtifactStore {
+  constructor(private readonly models: ArtifactModels) {}
+
+  async nextBuildNumber(projectId: string): Promise<number> {
+    // Two first uploads of a project may both try to create the counter; the loser retries and
+    // then increments the document the winner created.
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const doc = await this.models.BuildCounter.collection.findOneAndUpdate(
+          { _id: projectId } as never,
+          { $inc: { value: 1 } },
+          { upsert: true, returnDocument: 'after' },
+        );
+        return (doc as unknown as CounterDoc).value;
+      } catch (error) {
+        if (!isDuplicateKey(error) || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  async reserveUpload(ownerId: string, month: string, cap: number): Promise<boolean> {
+    const _id = `${ownerId}:${month}`;
+    // At the cap the filter matches nothing and the upsert's insert of the same _id fails on the
+    // primary key, on MongoDB and FerretDB alike: concurrent uploads can never overshoot the cap.
+    try {
+      const filter = cap > 0 ? { _id, value: { $lt: cap } } : { _id };
+      await this.models.UploadCounter.collection.updateOne(filter as never, { $inc: { value: 1 } }, { upsert: true });
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  async releaseUpload(ownerId: string, month: string): Promise<void> {
+    await this.models.UploadCounter.collection.updateOne({ _id: `${ownerId}:${month}` } as never, { $inc: { value: -1 } });
+  }
+
+  async insertArtifact(artifact: Artifact): Promise<void> {
+    await this.models.Artifact.collection.insertOne(docOf(artifact) as never);
+  }
+
+  async findArtifact(id: string): Promise<Artifact | null> {
+    const doc = await this.models.Artifact.findById(id).lean<ArtifactDoc>();
+    return doc ? artifactOf(doc) : null;
+  }
+
+  async listArtifacts(projectId?: string): Promise<Artifact[]> {
+    const filter = projectId ? { project_id: projectId } : {};
+    const docs = await this.models.Artifact.find(filter).sort({ project_id: 1, build_number: -1 }).lean<ArtifactDoc[]>();
+    return docs.map(artifactOf);
+  }
+}
+
+function docOf(artifact: Artifact): ArtifactDoc {
+  return {
+    _id: artifact.id,
+    project_id: artifact.projectId,
+    build_number: artifact.buildNumber,
+    version_label: artifact.versionLabel,
+    framework: artifact.framework,
+    chip_family: artifact.chipFamily,
+    board_id: artifact.boardId,
+    hardware_revision: artifact.hardwareRevision,
+    partition_profile: artifact.partitionProfile,
+    min_nvs_schema_version: artifact.minNvsSchemaVersion,
+    security_mode: artifact.securityMode,
+    release_notes: artifact.releaseNotes,
+    checksum_sha256: artifact.checksumSha256,
+    file_size: artifact.fileSize,
+    archived: artifact.archived,
+    signature: artifact.signature,
+    signing_key_id: artifact.signingKeyId,
+    storage_key: artifact.storageKey,
+    created_at: artifact.createdAt,
+  };
+}
+
+function artifactOf(doc: ArtifactDoc): Artifact {
+  return {
+    id: doc._id,
+    projectId: doc.project_id,
+    buildNumber: doc.build_number,
+    versionLabel: doc.version_label,
+    framework: doc.framework,
+    chipFamily: doc.chip_family,
+    boardId: doc.board_id ?? '',
+    hardwareRevision: doc.hardware_revision ?? '',
+    partitionProfile: doc.partition_profile ?? '',
+    minNvsSchemaVersion: doc.min_nvs_schema_version ?? null,
+    securityMode: doc.security_mode ?? '',
+    releaseNotes: doc.release_notes ?? '',
+    checksumSha256: doc.checksum_sha256,
+    fileSize: doc.file_size,
+    archived: doc.archived ?? false,
+    signature: doc.signature ?? '',
+    signingKeyId: doc.signing_key_id ?? '',
+    storageKey: doc.storage_key,
+    createdAt: doc.created_at,
+  };
+}

@@ -1,0 +1,62 @@
+import Ajv, { type ErrorObject } from 'ajv';
+import { invalidArgument } from '@ota/errors';
+
+/** The manifest an upload carries (decisions.md section 3). Unknown keys are refused. */
+export interface Manifest {
+  version_label: string;
+  framework: 'arduino' | 'esp_idf';
+  chip_family: string;
+  board_id?: string;
+  hardware_revision?: string;
+  partition_profile?: string;
+  min_nvs_schema_version?: number;
+  security_mode?: string;
+  release_notes?: string;
+  signature?: string;
+}
+
+const SHORT_TEXT = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
+export const MANIFEST_SCHEMA = {
+  $id: 'https://ota.example/schemas/manifest.json',
+  title: 'Artifact manifest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['version_label', 'framework', 'chip_family'],
+  properties: {
+    version_label: { ...SHORT_TEXT, description: 'Display label, e.g. 1.4.2. Never used for compatibility.' },
+    framework: { type: 'string', enum: ['arduino', 'esp_idf'] },
+    chip_family: { ...SHORT_TEXT, description: 'e.g. esp32, esp32s3, esp32c3' },
+    board_id: { ...SHORT_TEXT, description: 'When declared, a device must report the same board_id.' },
+    hardware_revision: { ...SHORT_TEXT, description: 'When declared, a device must report the same hardware_revision.' },
+    partition_profile: { ...SHORT_TEXT, description: 'When declared, a device reporting another profile is not offered the build.' },
+    min_nvs_schema_version: { type: 'integer', minimum: 0, description: 'Devices reporting a lower NVS schema version are not offered the build.' },
+    security_mode: { ...SHORT_TEXT, description: 'When declared, a device reporting another mode is not offered the build.' },
+    release_notes: { type: 'string', maxLength: 10_000 },
+    signature: { type: 'string', minLength: 1, maxLength: 256, description: 'Base64 Ed25519 signature of the binary.' },
+  },
+} as const;
+
+const validate = new Ajv({ allErrors: true }).compile<Manifest>(MANIFEST_SCHEMA);
+
+/** Parses and validates manifest text; throws InvalidArgument with a message a developer can act on. */
+export function parseManifest(text: string): Manifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalidArgument('manifest is not valid JSON');
+  }
+  if (!validate(value)) throw invalidArgument(`manifest is invalid: ${describeErrors(validate.errors ?? [])}`);
+  return value;
+}
+
+function describeErrors(errors: ErrorObject[]): string {
+  return errors
+    .map((error) => {
+      const where = error.instancePath ? error.instancePath.slice(1) : 'manifest';
+      if (error.keyword === 'additionalProperties') return `unknown key "${String(error.params.additionalProperty)}"`;
+      return `${where} ${error.message ?? 'is invalid'}`;
+    })
+    .join('; ');
+}

@@ -1,0 +1,68 @@
+import { invalidArgument } from '@ota/errors';
+import type { Handlers } from '@ota/grpc';
+import { artifacts as pb } from '@ota/proto';
+import type { Artifacts, UploadHeader } from '../domain/artifacts';
+import type { Artifact } from '../domain/model';
+
+// Messages of a streamed download: small enough to interleave with other calls on the connection.
+const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
+
+export function artifactsHandlers(artifacts: Artifacts): Handlers<typeof pb.ArtifactsServiceService> {
+  return {
+    async uploadArtifact(requests) {
+      const iterator = requests[Symbol.asyncIterator]();
+      const first = await iterator.next();
+      if (first.done || first.value.part?.$case !== 'header') throw invalidArgument('an upload starts with its header');
+      const header: UploadHeader = {
+        projectId: first.value.part.header.projectId,
+        ownerId: first.value.part.header.ownerId,
+        manifestJson: first.value.part.header.manifestJson,
+        maxUploadsPerMonth: first.value.part.header.maxUploadsPerMonth,
+      };
+      const chunks = async function* () {
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+          if (next.value.part?.$case !== 'chunk') throw invalidArgument('only binary chunks may follow the header');
+          yield next.value.part.chunk;
+        }
+      };
+      return { artifact: artifactMessage(await artifacts.upload(header, chunks())) };
+    },
+    async getArtifact(request) {
+      return { artifact: artifactMessage(await artifacts.get(request.projectId, request.artifactId)) };
+    },
+    async listArtifacts(request) {
+      return { artifacts: (await artifacts.list(request.projectId || undefined)).map(artifactMessage) };
+    },
+    async *readArtifactBinary(request) {
+      const body = await artifacts.readBinary(request.artifactId);
+      for await (const piece of body as AsyncIterable<Buffer>) {
+        for (let offset = 0; offset < piece.length; offset += DOWNLOAD_CHUNK_BYTES) {
+          yield { chunk: piece.subarray(offset, offset + DOWNLOAD_CHUNK_BYTES) };
+        }
+      }
+    },
+  };
+}
+
+export function artifactMessage(artifact: Artifact): pb.Artifact {
+  return {
+    id: artifact.id,
+    projectId: artifact.projectId,
+    buildNumber: artifact.buildNumber,
+    versionLabel: artifact.versionLabel,
+    framework: artifact.framework,
+    chipFamily: artifact.chipFamily,
+    boardId: artifact.boardId,
+    hardwareRevision: artifact.hardwareRevision,
+    partitionProfile: artifact.partitionProfile,
+    minNvsSchemaVersion: artifact.minNvsSchemaVersion ?? undefined,
+    securityMode: artifact.securityMode,
+    releaseNotes: artifact.releaseNotes,
+    checksumSha256: artifact.checksumSha256,
+    fileSize: artifact.fileSize,
+    archived: artifact.archived,
+    signature: artifact.signature,
+    signingKeyId: artifact.signingKeyId,
+    createdAt: artifact.createdAt,
+  };
+}

@@ -1,0 +1,81 @@
+import { Bus, SUBJECTS, type ArtifactChangedEvent } from '@ota/bus';
+import { GrpcServer, runUntilSignalled } from '@ota/grpc';
+import { createLogger } from '@ota/logging';
+import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
+import { connectMongo, ensureIndexes } from '@ota/mongo';
+import { artifacts as pb } from '@ota/proto';
+import { MongoArtifactStore, registerArtifactModels } from './adapters/mongo/mongo-artifact-store';
+import { S3BinaryStorage, createS3Client } from './adapters/s3/s3-binary-storage';
+import { loadArtifactsConfig } from './config';
+import { Artifacts } from './domain/artifacts';
+import type { Artifact } from './domain/model';
+import { artifactsHandlers } from './grpc/artifacts-handlers';
+
+const SERVICE = 'artifacts';
+const logger = createLogger(SERVICE);
+
+void runUntilSignalled(logger, async () => {
+  const config = loadArtifactsConfig();
+  logger.level = config.LOG_LEVEL;
+  const metrics = new ServiceMetrics(SERVICE);
+
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
+  const models = registerArtifactModels(mongo);
+  await ensureIndexes(mongo);
+
+  const s3Settings = {
+    endpoint: config.S3_ENDPOINT,
+    region: config.S3_REGION,
+    bucket: config.S3_BUCKET,
+    accessKeyId: config.S3_ACCESS_KEY_ID,
+    secretAccessKey: config.S3_SECRET_ACCESS_KEY,
+    forcePathStyle: config.S3_FORCE_PATH_STYLE,
+    partSizeBytes: config.S3_PART_SIZE_BYTES,
+  };
+  const s3 = createS3Client(s3Settings);
+  const storage = new S3BinaryStorage(s3, s3Settings);
+  if (config.S3_CREATE_BUCKET) await storage.ensureBucket();
+
+  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
+  const artifacts = new Artifacts({
+    store: new MongoArtifactStore(models),
+    storage,
+    events: { artifactChanged: (artifact) => bus.publish(SUBJECTS.artifactChanged, artifactChangedEvent(artifact)) },
+  });
+
+  const server = new GrpcServer({ logger, metrics });
+  server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts));
+  const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  logger.info({ port, metricsPort: config.METRICS_PORT }, 'serving');
+
+  return [
+    () => mongo.close(),
+    () => s3.destroy(),
+    () => bus.drain(),
+    () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
+    () => server.shutdown(config.SHUTDOWN_GRACE_MS),
+  ];
+});
+
+function artifactChangedEvent(artifact: Artifact): ArtifactChangedEvent {
+  return {
+    id: artifact.id,
+    project_id: artifact.projectId,
+    build_number: artifact.buildNumber,
+    version_label: artifact.versionLabel,
+    framework: artifact.framework,
+    chip_family: artifact.chipFamily,
+    board_id: artifact.boardId,
+    hardware_revision: artifact.hardwareRevision,
+    partition_profile: artifact.partitionProfile,
+    min_nvs_schema_version: artifact.minNvsSchemaVersion,
+    security_mode: artifact.securityMode,
+    checksum_sha256: artifact.checksumSha256,
+    file_size: artifact.fileSize,
+    archived: artifact.archived,
+    signature: artifact.signature,
+    signing_key_id: artifact.signingKeyId,
+    created_at: artifact.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,11 @@
+import { int, loadConfig, str } from '@ota/config';
+import { commonServiceSettings } from '@ota/grpc';
+
+export const rolloutSettings = {
+  ...commonServiceSettings({ grpcPort: 50053, metricsPort: 9103, database: 'ota_rollout' }),
+  ARTIFACTS_ADDR: str('address of the artifacts service', '127.0.0.1:50052'),
+  VIEW_RELOAD_INTERVAL_MS: int('how often the in-memory views reload in full, as a safety net for missed events', 30_000, 1_000),
+};
+
+export type RolloutConfig = ReturnType<typeof loadRolloutConfig>;
+export const loadRolloutConfig = () => loadConfig(rolloutSettings);

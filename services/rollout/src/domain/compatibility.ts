@@ -1,0 +1,28 @@
+import { invalidArgument } from '@ota/errors';
+import type { ArtifactSummary, DecisionDevice } from './model';
+
+/**
+ * Throws when a build the device is targeted by declares board_id or hardware_revision and the
+ * request did not carry it (spec 4.5: those fields are required when artifacts declare them).
+ */
+export function requireDeclaredDimensions(artifact: ArtifactSummary, device: DecisionDevice): void {
+  if (artifact.boardId && device.boardId === undefined) throw invalidArgument('board_id is required: a targeted build declares it');
+  if (artifact.hardwareRevision && device.hardwareRevision === undefined) {
+    throw invalidArgument('hardware_revision is required: a targeted build declares it');
+  }
+}
+
+/** Whether the build fits the device (spec 4.6 and decisions.md section 5, step 6). */
+export function isCompatible(artifact: ArtifactSummary, device: DecisionDevice): boolean {
+  if (artifact.archived) return false;
+  if (artifact.framework !== device.framework || artifact.chipFamily !== device.chipFamily) return false;
+  if (artifact.boardId && artifact.boardId !== device.boardId) return false;
+  if (artifact.hardwareRevision && artifact.hardwareRevision !== device.hardwareRevision) return false;
+  // For these three, a blank or omitted device value always matches.
+  if (artifact.partitionProfile && device.partitionProfile && artifact.partitionProfile !== device.partitionProfile) return false;
+  if (artifact.minNvsSchemaVersion !== null && device.nvsSchemaVersion !== undefined && device.nvsSchemaVersion < artifact.minNvsSchemaVersion) {
+    return false;
+  }
+  if (artifact.securityMode && device.securityMode && artifact.securityMode !== device.securityMode) return false;
+  return true;
+}

@@ -1,0 +1,61 @@
+import { admittedByRollout } from './cohort';
+import { isCompatible, requireDeclaredDimensions } from './compatibility';
+import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
+import { targetsDevice } from './targeting';
+
+export type CheckStatus = 'offered' | 'up_to_date' | 'no_active_deployment' | 'not_in_rollout' | 'no_compatible_build';
+
+export type Decision =
+  | { status: 'offered'; message: string; deployment: Deployment; artifact: ArtifactSummary }
+  | { status: Exclude<CheckStatus, 'offered'>; message: string };
+
+export interface DecisionInput {
+  device: DecisionDevice;
+  /** The project's active deployments. */
+  activeDeployments: readonly Deployment[];
+  artifactOf: (artifactId: string) => ArtifactSummary | undefined;
+  /** Deployments this device reported `rolled_back` for: never offered again. */
+  rolledBack: ReadonlySet<string>;
+}
+
+/** The rollout half of a check: decisions.md section 5, steps 5 to 8. */
+export function decideOffer({ device, activeDeployments, artifactOf, rolledBack }: DecisionInput): Decision {
+  const targeting = activeDeployments.filter((deployment) => targetsDevice(deployment, device));
+  if (targeting.length === 0) return { status: 'no_active_deployment', message: 'no active deployment targets this device' };
+
+  const compatible: Array<{ deployment: Deployment; artifact: ArtifactSummary }> = [];
+  for (const deployment of targeting) {
+    const artifact = artifactOf(deployment.artifactId);
+    if (!artifact) continue;
+    requireDeclaredDimensions(artifact, device);
+    if (isCompatible(artifact, device)) compatible.push({ deployment, artifact });
+  }
+  if (compatible.length === 0) {
+    return { status: 'no_compatible_build', message: 'active deployments target this device, but none of their builds fits its hardware' };
+  }
+
+  const admitted = compatible.filter(
+    ({ deployment }) => !rolledBack.has(deployment.id) && admittedByRollout(deployment.id, device.id, deployment.rolloutPercentage),
+  );
+  if (admitted.length === 0) {
+    const highest = Math.max(...compatible.map(({ artifact }) => artifact.buildNumber));
+    if (device.currentBuildNumber >= highest) return { status: 'up_to_date', message: 'the device runs the highest build assigned to it' };
+    const rolledBackOnly = compatible.every(({ deployment }) => rolledBack.has(deployment.id));
+    return rolledBackOnly
+      ? { status: 'not_in_rollout', message: 'the device rolled back this deployment; it is not offered again' }
+      : { status: 'not_in_rollout', message: "the device's cohort is above the current rollout percentage" };
+  }
+
+  const best = admitted.reduce((a, b) => {
+    if (a.artifact.buildNumber !== b.artifact.buildNumber) return a.artifact.buildNumber > b.artifact.buildNumber ? a : b;
+    return startedAt(a.deployment) >= startedAt(b.deployment) ? a : b;
+  });
+  if (best.artifact.buildNumber <= device.currentBuildNumber) {
+    return { status: 'up_to_date', message: 'the device runs the highest build assigned to it' };
+  }
+  return { status: 'offered', message: `build ${best.artifact.buildNumber} is offered`, ...best };
+}
+
+function startedAt(deployment: Deployment): number {
+  return (deployment.startedAt ?? deployment.createdAt).getTime();
+}

@@ -1,0 +1,40 @@
+// Per-device rollout statuses (spec 3.3) and the order they may advance in. A status only ever
+// moves to a higher rank, so late, repeated or reordered events can never move it backwards.
+
+const RANK: Record<string, number> = {
+  pending: 0,
+  offered: 1,
+  download_started: 2,
+  downloaded: 3,
+  flashed: 4,
+  validated: 5,
+  reboot: 6,
+  failed: 7,
+  rolled_back: 8,
+  confirmed: 9,
+};
+
+/** Events the status endpoint accepts, mapped to the status they record. */
+const STATUS_OF_EVENT: Record<string, string> = {
+  offered: 'offered',
+  download_started: 'download_started',
+  downloaded: 'downloaded',
+  flashed: 'flashed',
+  validated: 'validated',
+  reboot: 'reboot',
+  // v0.1 devices send `rebooted` after booting the new image; it records the same step.
+  rebooted: 'reboot',
+  confirmed: 'confirmed',
+  failed: 'failed',
+  rolled_back: 'rolled_back',
+};
+
+export const DEVICE_EVENTS = Object.keys(STATUS_OF_EVENT);
+
+export function statusOfEvent(event: string): string | undefined {
+  return STATUS_OF_EVENT[event];
+}
+
+export function rankOf(status: string): number {
+  return RANK[status] ?? -1;
+}

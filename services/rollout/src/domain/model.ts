@@ -1,0 +1,55 @@
+export type DeploymentState = 'draft' | 'active' | 'paused' | 'completed' | 'cancelled';
+
+export interface Deployment {
+  id: string;
+  projectId: string;
+  artifactId: string;
+  buildNumber: number;
+  versionLabel: string;
+  state: DeploymentState;
+  targetGroupIds: string[];
+  targetChannelIds: string[];
+  rolloutPercentage: number;
+  rolloutStrategy: string;
+  notes: string;
+  failureCount: number;
+  createdAt: Date;
+  startedAt: Date | null;
+  updatedAt: Date;
+}
+
+/** What the decision needs of an artifact (from the artifacts read model). */
+export interface ArtifactSummary {
+  id: string;
+  projectId: string;
+  buildNumber: number;
+  versionLabel: string;
+  framework: string;
+  chipFamily: string;
+  boardId: string;
+  hardwareRevision: string;
+  partitionProfile: string;
+  minNvsSchemaVersion: number | null;
+  securityMode: string;
+  checksumSha256: string;
+  fileSize: number;
+  archived: boolean;
+  signature: string;
+  signingKeyId: string;
+}
+
+/** The checking device, as the registry knows it and as it reported itself in this request. */
+export interface DecisionDevice {
+  id: string;
+  channelId: string;
+  groupIds: string[];
+  framework: string;
+  chipFamily: string;
+  /** Undefined when the request left the field out. */
+  boardId: string | undefined;
+  hardwareRevision: string | undefined;
+  partitionProfile: string;
+  nvsSchemaVersion: number | undefined;
+  securityMode: string;
+  currentBuildNumber: number;
+}

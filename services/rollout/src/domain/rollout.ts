@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { failedPrecondition, invalidArgument, notFound } from '@ota/errors';
+import { decideOffer, type Decision } from './decide';
+import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
+import type { DecisionDevice, Deployment } from './model';
+import type { ArtifactCatalog, DeploymentStore, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
+import { applyTransition, validPercentage, type TransitionRequest } from './transitions';
+
+const ROLLOUT_STRATEGIES = ['immediate'];
+
+export interface RolloutDeps {
+  deployments: DeploymentStore;
+  deviceStates: DeviceStateStore;
+  catalog: ArtifactCatalog;
+  views: RolloutViews;
+  events: RolloutEvents;
+  now?: () => Date;
+}
+
+export interface NewDeployment {
+  projectId: string;
+  artifactId: string;
+  targetGroupIds: string[];
+  targetChannelIds: string[];
+  rolloutPercentage?: number;
+  rolloutStrategy: string;
+  notes: string;
+  start: boolean;
+}
+
+export class Rollout {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: RolloutDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async createDeployment(input: NewDeployment, requestId: string): Promise<Deployment> {
+    const rolloutPercentage = validPercentage(input.rolloutPercentage ?? 100);
+    const rolloutStrategy = input.rolloutStrategy || 'immediate';
+    if (!ROLLOUT_STRATEGIES.includes(rolloutStrategy)) {
+      throw invalidArgument(`rollout_strategy must be one of ${ROLLOUT_STRATEGIES.join(', ')}`);
+    }
+    const artifact = await this.deps.catalog.getArtifact(input.projectId, input.artifactId, requestId);
+    if (artifact.archived) throw invalidArgument('the artifact is archived and cannot be deployed');
+    this.deps.views.artifactSeen(artifact);
+
+    const now = this.now();
+    const deployment: Deployment = {
+      id: randomUUID(),
+      projectId: input.projectId,
+      artifactId: artifact.id,
+      buildNumber: artifact.buildNumber,
+      versionLabel: artifact.versionLabel,
+      state: input.start ? 'active' : 'draft',
+      targetGroupIds: [...new Set(input.targetGroupIds)],
+      targetChannelIds: [...new Set(input.targetChannelIds)],
+      rolloutPercentage,
+      rolloutStrategy,
+      notes: input.notes,
+      failureCount: 0,
+      createdAt: now,
+      startedAt: input.start ? now : null,
+      updatedAt: now,
+    };
+    await this.deps.deployments.insertDeployment(deployment);
+    this.changed(deployment);
+    return deployment;
+  }
+
+  async getDeployment(projectId: string, deploymentId: string): Promise<Deployment> {
+    const deployment = await this.deps.deployments.findDeployment(deploymentId);
+    if (!deployment || deployment.projectId !== projectId) throw notFound('deployment not found');
+    return deployment;
+  }
+
+  listDeployments(projectId: string): Promise<Deployment[]> {
+    return this.deps.deployments.listDeployments(projectId);
+  }
+
+  async transition(projectId: string, deploymentId: string, request: TransitionRequest): Promise<Deployment> {
+    const deployment = await this.getDeployment(projectId, deploymentId);
+    const change = applyTransition(deployment, request, this.now());
+    const updated = await this.deps.deployments.updateDeployment(deployment.id, deployment.state, {
+      ...change,
+      updatedAt: this.now(),
+    });
+    if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
+    this.changed(updated);
+    return updated;
+  }
+
+  /** Decides from the in-memory views; records `offered` for an offer. */
+  async decideOffer(projectId: string, device: DecisionDevice): Promise<Decision> {
+    const active = this.deps.views.activeDeployments(projectId);
+    const candidates = active.map((deployment) => deployment.id);
+    // Read only when something could be offered: most checks of a settled fleet skip it.
+    const rolledBack = candidates.length > 0 ? await this.deps.deviceStates.rolledBack(device.id, candidates) : new Set<string>();
+    const decision = decideOffer({
+      device,
+      activeDeployments: active,
+      artifactOf: (id) => this.deps.views.artifact(id),
+      rolledBack,
+    });
+    if (decision.status === 'offered') {
+      await this.deps.deviceStates.advance({
+        deploymentId: decision.deployment.id,
+        projectId,
+        deviceId: device.id,
+        status: 'offered',
+        rank: rankOf('offered'),
+        reason: '',
+        at: this.now(),
+      });
+    }
+    return decision;
+  }
+
+  /**
+   * Stores a lifecycle event before answering. The status never moves backwards; each `failed`
+   * and the first `rolled_back` of a device raise the deployment's failure counter.
+   */
+  async recordDeviceEvent(input: {
+    projectId: string;
+    deploymentId: string;
+    deviceId: string;
+    event: string;
+    reason: string;
+  }): Promise<{ accepted: boolean; finalStatus: string }> {
+    const status = statusOfEvent(input.event);
+    if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${DEVICE_EVENTS.join(', ')}`);
+    await this.getDeployment(input.projectId, input.deploymentId);
+    const at = this.now();
+    const result = await this.deps.deviceStates.advance({
+      deploymentId: input.deploymentId,
+      projectId: input.projectId,
+      deviceId: input.deviceId,
+      status,
+      rank: rankOf(status),
+      reason: input.reason,
+      at,
+    });
+    if (status === 'failed' || (status === 'rolled_back' && result.advanced)) {
+      await this.deps.deployments.incrementFailureCount(input.deploymentId, at);
+    }
+    return { accepted: true, finalStatus: result.status };
+  }
+
+  private changed(deployment: Deployment): void {
+    this.deps.views.deploymentWritten(deployment);
+    this.deps.events.deploymentChanged(deployment);
+  }
+}

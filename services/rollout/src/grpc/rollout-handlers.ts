@@ -1,0 +1,104 @@
+import { invalidArgument } from '@ota/errors';
+import type { Handlers } from '@ota/grpc';
+import { rollout as pb } from '@ota/proto';
+import type { Deployment } from '../domain/model';
+import type { Rollout } from '../domain/rollout';
+
+export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutServiceService> {
+  return {
+    async createDeployment(request, ctx) {
+      const deployment = await rollout.createDeployment(
+        {
+          projectId: request.projectId,
+          artifactId: request.artifactId,
+          targetGroupIds: request.targetGroupIds,
+          targetChannelIds: request.targetChannelIds,
+          rolloutPercentage: request.rolloutPercentage,
+          rolloutStrategy: request.rolloutStrategy,
+          notes: request.notes,
+          start: request.start,
+        },
+        ctx.requestId,
+      );
+      return { deployment: deploymentMessage(deployment) };
+    },
+    async getDeployment(request) {
+      return { deployment: deploymentMessage(await rollout.getDeployment(request.projectId, request.deploymentId)) };
+    },
+    async listDeployments(request) {
+      return { deployments: (await rollout.listDeployments(request.projectId)).map(deploymentMessage) };
+    },
+    async transitionDeployment(request) {
+      const deployment = await rollout.transition(request.projectId, request.deploymentId, {
+        action: request.action,
+        rolloutPercentage: request.rolloutPercentage,
+        confirmAll: request.confirmAll,
+        projectDeviceCount: request.projectDeviceCount,
+      });
+      return { deployment: deploymentMessage(deployment) };
+    },
+    async decideOffer(request) {
+      const device = request.device;
+      if (!device) throw invalidArgument('device is required');
+      const decision = await rollout.decideOffer(request.projectId, {
+        id: device.id,
+        channelId: device.channelId,
+        groupIds: device.groupIds,
+        framework: device.framework,
+        chipFamily: device.chipFamily,
+        boardId: device.boardIdReported ? device.boardId : undefined,
+        hardwareRevision: device.hardwareRevisionReported ? device.hardwareRevision : undefined,
+        partitionProfile: device.partitionProfile,
+        nvsSchemaVersion: device.nvsSchemaVersion,
+        securityMode: device.securityMode,
+        currentBuildNumber: device.currentBuildNumber,
+      });
+      if (decision.status !== 'offered') return { status: decision.status, message: decision.message, offer: undefined };
+      const { deployment, artifact } = decision;
+      return {
+        status: decision.status,
+        message: decision.message,
+        offer: {
+          deploymentId: deployment.id,
+          artifactId: artifact.id,
+          buildNumber: artifact.buildNumber,
+          versionLabel: artifact.versionLabel,
+          checksumSha256: artifact.checksumSha256,
+          fileSize: artifact.fileSize,
+          securityMode: artifact.securityMode,
+          signature: artifact.signature,
+          signingKeyId: artifact.signingKeyId,
+        },
+      };
+    },
+    async recordDeviceEvent(request) {
+      return rollout.recordDeviceEvent({
+        projectId: request.projectId,
+        deploymentId: request.deploymentId,
+        deviceId: request.deviceId,
+        event: request.event,
+        reason: request.reason,
+      });
+    },
+  };
+}
+
+function deploymentMessage(deployment: Deployment): pb.Deployment {
+  return {
+    id: deployment.id,
+    projectId: deployment.projectId,
+    artifactId: deployment.artifactId,
+    buildNumber: deployment.buildNumber,
+    versionLabel: deployment.versionLabel,
+    state: deployment.state,
+    targetGroupIds: deployment.targetGroupIds,
+    targetChannelIds: deployment.targetChannelIds,
+    rolloutPercentage: deployment.rolloutPercentage,
+    rolloutStrategy: deployment.rolloutStrategy,
+    notes: deployment.notes,
+    failureCount: deployment.failureCount,
+    createdAt: deployment.createdAt,
+    startedAt: deployment.startedAt ?? undefined,
+    updatedAt: deployment.updatedAt,
+  };
+}

@@ -1,0 +1,79 @@
+import { Bus, SUBJECTS, type ArtifactChangedEvent, type DeploymentChangedEvent } from '@ota/bus';
+import { GrpcServer, createServiceClient, runUntilSignalled } from '@ota/grpc';
+import { createLogger } from '@ota/logging';
+import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
+import { connectMongo, ensureIndexes } from '@ota/mongo';
+import { artifacts as artifactsPb, rollout as pb } from '@ota/proto';
+import { GrpcArtifactCatalog, summaryOfEvent } from './adapters/artifacts-client';
+import { MongoRolloutStore, registerRolloutModels } from './adapters/mongo/mongo-rollout-store';
+import { loadRolloutConfig } from './config';
+import { Rollout } from './domain/rollout';
+import { rolloutHandlers } from './grpc/rollout-handlers';
+import { InMemoryRolloutViews } from './views/rollout-views';
+import { retryUntil } from './retry';
+
+const SERVICE = 'rollout';
+const logger = createLogger(SERVICE);
+
+void runUntilSignalled(logger, async () => {
+  const config = loadRolloutConfig();
+  logger.level = config.LOG_LEVEL;
+  const metrics = new ServiceMetrics(SERVICE);
+
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
+  const store = new MongoRolloutStore(registerRolloutModels(mongo));
+  await ensureIndexes(mongo);
+
+  const artifactsClient = createServiceClient('ota.artifacts.v1.ArtifactsService', artifactsPb.ArtifactsServiceService, config.ARTIFACTS_ADDR, {
+    defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS,
+    streamTimeoutMs: config.GRPC_CALL_TIMEOUT_MS,
+    metrics,
+  });
+  const catalog = new GrpcArtifactCatalog(artifactsClient);
+
+  const views = new InMemoryRolloutViews(
+    {
+      loadActiveDeployments: () => store.listActiveDeployments(),
+      loadDeployment: (id) => store.findDeployment(id),
+      loadArtifacts: () => catalog.listAll(),
+    },
+    logger,
+  );
+  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
+  // Subscribe before the first load, so that nothing that changes during the load is missed.
+  bus.subscribe<ArtifactChangedEvent>(SUBJECTS.artifactChanged, (event) => views.artifactSeen(summaryOfEvent(event)));
+  bus.subscribe<DeploymentChangedEvent>(SUBJECTS.deploymentChanged, (event) => views.deploymentChanged(event.id));
+  await retryUntil(() => views.reload(), 60_000, (error) => logger.warn({ err: error }, 'views not loaded yet; retrying'));
+  views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
+
+  const rollout = new Rollout({
+    deployments: store,
+    deviceStates: store,
+    catalog,
+    views,
+    events: {
+      deploymentChanged: (deployment) =>
+        bus.publish<DeploymentChangedEvent>(SUBJECTS.deploymentChanged, {
+          id: deployment.id,
+          project_id: deployment.projectId,
+          state: deployment.state,
+          updated_at: deployment.updatedAt.toISOString(),
+        }),
+    },
+  });
+
+  const server = new GrpcServer({ logger, metrics });
+  server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout));
+  const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  logger.info({ port, metricsPort: config.METRICS_PORT }, 'serving');
+
+  return [
+    () => mongo.close(),
+    () => artifactsClient.close(),
+    () => bus.drain(),
+    () => views.stop(),
+    () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
+    () => server.shutdown(config.SHUTDOWN_GRACE_MS),
+  ];
+});

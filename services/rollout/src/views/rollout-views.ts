@@ -1,0 +1,83 @@
+import type { Logger } from '@ota/logging';
+import type { ArtifactSummary, Deployment } from '../domain/model';
+import type { RolloutViews } from '../domain/ports';
+
+export interface ViewSources {
+  loadActiveDeployments(): Promise<Deployment[]>;
+  loadDeployment(id: string): Promise<Deployment | null>;
+  loadArtifacts(): Promise<ArtifactSummary[]>;
+}
+
+/**
+ * The check path's in-memory read models: active deployments by project, and artifact metadata.
+ * NATS events keep them fresh within milliseconds; a periodic full reload is the safety net for
+ * events missed while NATS was unreachable.
+ */
+export class InMemoryRolloutViews implements RolloutViews {
+  private activeByProject = new Map<string, Deployment[]>();
+  private artifacts = new Map<string, ArtifactSummary>();
+  private timer: NodeJS.Timeout | undefined;
+  // Changes applied while a reload is reading; replayed on top of its snapshot, which may be older.
+  private changedDuringReload: { deployments: Deployment[]; artifacts: ArtifactSummary[] } | null = null;
+
+  constructor(
+    private readonly sources: ViewSources,
+    private readonly logger: Logger,
+  ) {}
+
+  activeDeployments(projectId: string): readonly Deployment[] {
+    return this.activeByProject.get(projectId) ?? [];
+  }
+
+  artifact(artifactId: string): ArtifactSummary | undefined {
+    return this.artifacts.get(artifactId);
+  }
+
+  deploymentWritten(deployment: Deployment): void {
+    this.changedDuringReload?.deployments.push(deployment);
+    const others = (this.activeByProject.get(deployment.projectId) ?? []).filter((d) => d.id !== deployment.id);
+    if (deployment.state === 'active') others.push(deployment);
+    if (others.length > 0) this.activeByProject.set(deployment.projectId, others);
+    else this.activeByProject.delete(deployment.projectId);
+  }
+
+  artifactSeen(artifact: ArtifactSummary): void {
+    this.changedDuringReload?.artifacts.push(artifact);
+    this.artifacts.set(artifact.id, artifact);
+  }
+
+  /** A deployment changed on some replica: read it from the store, which is the truth. */
+  async deploymentChanged(id: string): Promise<void> {
+    const deployment = await this.sources.loadDeployment(id);
+    if (deployment) this.deploymentWritten(deployment);
+  }
+
+  async reload(): Promise<void> {
+    const changed = { deployments: [] as Deployment[], artifacts: [] as ArtifactSummary[] };
+    this.changedDuringReload = changed;
+    try {
+      const [deployments, artifacts] = await Promise.all([this.sources.loadActiveDeployments(), this.sources.loadArtifacts()]);
+      const activeByProject = new Map<string, Deployment[]>();
+      for (const deployment of deployments) {
+        activeByProject.set(deployment.projectId, [...(activeByProject.get(deployment.projectId) ?? []), deployment]);
+      }
+      this.activeByProject = activeByProject;
+      this.artifacts = new Map(artifacts.map((artifact) => [artifact.id, artifact]));
+    } finally {
+      this.changedDuringReload = null;
+    }
+    for (const deployment of changed.deployments) this.deploymentWritten(deployment);
+    for (const artifact of changed.artifacts) this.artifactSeen(artifact);
+  }
+
+  startPeriodicReload(intervalMs: number): void {
+    this.timer = setInterval(() => {
+      this.reload().catch((error: unknown) => this.logger.warn({ err: error }, 'view reload failed; keeping the last view'));
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

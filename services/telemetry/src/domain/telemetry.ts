@@ -1,0 +1,50 @@
+import type { AuditRecordedEvent, DecisionRecordedEvent } from '@ota/bus';
+import { DECISIONS_KEPT_PER_DEVICE, type AuditRecord, type DecisionQuery, type DecisionRecord, type TelemetryStore } from './model';
+
+export class Telemetry {
+  constructor(private readonly store: TelemetryStore) {}
+
+  async recordDecision(event: DecisionRecordedEvent): Promise<void> {
+    // A device that was never registered (over_limit) has no history to keep.
+    if (!event.device_uuid) return;
+    await this.store.insertDecision({
+      id: event.id,
+      projectId: event.project_id,
+      deviceId: event.device_id,
+      deviceUuid: event.device_uuid,
+      createdAt: new Date(event.created_at),
+      decision: event.decision,
+      status: event.status,
+      deploymentId: event.deployment_id,
+      artifactBuildNumber: event.artifact_build_number,
+      reportedBuildNumber: event.reported_build_number,
+      reportedVersion: event.reported_version,
+      message: event.message,
+    });
+    await this.store.trimDecisions(event.project_id, event.device_uuid, DECISIONS_KEPT_PER_DEVICE);
+  }
+
+  listDecisions(query: DecisionQuery): Promise<DecisionRecord[]> {
+    const limit = Math.min(Math.max(query.limit || DECISIONS_KEPT_PER_DEVICE, 1), DECISIONS_KEPT_PER_DEVICE);
+    return this.store.listDecisions({ ...query, limit });
+  }
+
+  async recordAudit(event: AuditRecordedEvent): Promise<void> {
+    await this.store.insertAudit({
+      id: event.id,
+      projectId: event.project_id,
+      action: event.action,
+      actorType: event.actor_type,
+      actorId: event.actor_id,
+      tokenPrefix: event.token_prefix,
+      targetType: event.target_type,
+      targetId: event.target_id,
+      createdAt: new Date(event.created_at),
+      details: event.details,
+    });
+  }
+
+  listAudit(projectId: string): Promise<AuditRecord[]> {
+    return this.store.listAudit(projectId);
+  }
+}
