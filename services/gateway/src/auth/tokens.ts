@@ -1,0 +1,23 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+export type TokenKind = 'personal' | 'project' | 'device';
+
+// A marker of the token's kind leads every raw token, so a leaked one can be recognized (and
+// secret scanners can be taught the pattern).
+const MARKER: Record<TokenKind, string> = { personal: 'ota_pat_', project: 'ota_prj_', device: 'ota_dev_' };
+
+/** The number of characters of a raw token kept for display and audit. */
+export const PREFIX_LENGTH = 12;
+
+export function newRawToken(kind: TokenKind): string {
+  return MARKER[kind] + randomBytes(32).toString('base64url');
+}
+
+/** Tokens are stored and looked up only by this hash. */
+export function hashToken(raw: string): string {
+  return createHash('sha256').update(raw).digest('hex');
+}
+
+export function prefixOf(raw: string): string {
+  return raw.slice(0, PREFIX_LENGTH);
+}

@@ -1,0 +1,26 @@
+import { createServiceClient, type ServiceClient } from '@ota/grpc';
+import type { ServiceMetrics } from '@ota/metrics';
+import { artifacts, registry, rollout, telemetry } from '@ota/proto';
+import type { GatewayConfig } from './config';
+
+/** Long-lived gRPC clients, one connection per service, shared by every request. */
+export interface ServiceClients {
+  registry: ServiceClient<typeof registry.RegistryServiceService>;
+  artifacts: ServiceClient<typeof artifacts.ArtifactsServiceService>;
+  rollout: ServiceClient<typeof rollout.RolloutServiceService>;
+  telemetry: ServiceClient<typeof telemetry.TelemetryServiceService>;
+}
+
+export function createServiceClients(config: GatewayConfig, metrics: ServiceMetrics): ServiceClients {
+  const settings = { defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, streamTimeoutMs: config.GRPC_STREAM_TIMEOUT_MS, metrics };
+  return {
+    registry: createServiceClient('ota.registry.v1.RegistryService', registry.RegistryServiceService, config.REGISTRY_ADDR, settings),
+    artifacts: createServiceClient('ota.artifacts.v1.ArtifactsService', artifacts.ArtifactsServiceService, config.ARTIFACTS_ADDR, settings),
+    rollout: createServiceClient('ota.rollout.v1.RolloutService', rollout.RolloutServiceService, config.ROLLOUT_ADDR, settings),
+    telemetry: createServiceClient('ota.telemetry.v1.TelemetryService', telemetry.TelemetryServiceService, config.TELEMETRY_ADDR, settings),
+  };
+}
+
+export function closeServiceClients(clients: ServiceClients): void {
+  for (const client of Object.values(clients)) client.close();
+}

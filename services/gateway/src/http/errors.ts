@@ -1,0 +1,78 @@
+import { DomainError, type ErrorKind } from '@ota/errors';
+import type { Logger } from '@ota/logging';
+import type { Context, Next } from 'koa';
+
+/** One entry of a 422 `detail` array (decisions.md section 2). */
+export interface ValidationIssue {
+  loc: Array<string | number>;
+  msg: string;
+  type: string;
+}
+
+/** A request-body or query schema failure: 422 with `detail` as an array. */
+export class ValidationFailed extends Error {
+  constructor(readonly issues: ValidationIssue[]) {
+    super('validation failed');
+  }
+}
+
+/** An answer the gateway itself gives, with its HTTP status. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+// The one table from the domain error vocabulary (carried over gRPC as status codes) to HTTP.
+const HTTP_STATUS_OF_KIND: Record<ErrorKind, number> = {
+  InvalidArgument: 400,
+  FailedPrecondition: 400,
+  Unauthenticated: 401,
+  PermissionDenied: 403,
+  NotFound: 404,
+  AlreadyExists: 409,
+  ResourceExhausted: 429,
+  Unavailable: 503,
+};
+
+/** Every error becomes a JSON body with `detail`; anything unexpected is a logged 500. */
+export function errorMiddleware(logger: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (error instanceof ValidationFailed) {
+        ctx.status = 422;
+        ctx.body = { detail: error.issues };
+        return;
+      }
+      if (error instanceof HttpError) {
+        ctx.status = error.status;
+        ctx.set(error.headers);
+        ctx.body = { detail: error.message };
+        return;
+      }
+      if (error instanceof DomainError) {
+        ctx.status = HTTP_STATUS_OF_KIND[error.kind];
+        if (ctx.status === 503 || ctx.status === 429) ctx.set('Retry-After', '5');
+        ctx.body = { detail: error.message };
+        return;
+      }
+      // koa-body and Koa's own errors carry a client status (413, 400 for broken JSON, ...).
+      const status = (error as { status?: number; expose?: boolean }).status;
+      if (status && status >= 400 && status < 500) {
+        ctx.status = status;
+        ctx.body = { detail: (error as Error).message || 'bad request' };
+        return;
+      }
+      const requestId = ctx.state.requestId as string;
+      (ctx.state.logger as Logger | undefined ?? logger).error({ err: error, requestId }, 'request failed');
+      ctx.status = 500;
+      ctx.body = { detail: `internal error (request id ${requestId})` };
+    }
+  };
+}

@@ -1,0 +1,108 @@
+import type { artifacts, registry, rollout } from '@ota/proto';
+import type { TokenDoc } from '../stores/models';
+
+// The JSON shapes of the API (spec section 2 and decisions.md section 3), from service messages.
+
+const iso = (date: Date | undefined | null) => (date ? date.toISOString() : null);
+
+export function projectJson(project: registry.Project) {
+  return { id: project.id, name: project.name, slug: project.slug, owner_id: project.ownerId, created_at: iso(project.createdAt) };
+}
+
+export function channelJson(channel: registry.Channel) {
+  return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt) };
+}
+
+export function tokenJson(token: TokenDoc, raw?: string) {
+  return {
+    id: token._id,
+    name: token.name,
+    prefix: token.prefix,
+    scope: token.scope || (token.kind === 'personal' ? 'personal' : token.kind),
+    created_at: iso(token.created_at),
+    last_used_at: iso(token.last_used_at),
+    ...(raw ? { token: raw } : {}),
+  };
+}
+
+export type CheckState = 'never_seen' | 'waiting_for_next_check' | 'no_pending_check';
+
+export function deviceJson(device: registry.Device, checkState: CheckState) {
+  return {
+    id: device.id,
+    device_id: device.deviceId,
+    framework: device.framework,
+    chip_family: device.chipFamily,
+    board_id: device.boardId,
+    hardware_revision: device.hardwareRevision,
+    partition_profile: device.partitionProfile,
+    nvs_schema_version: device.nvsSchemaVersion ?? null,
+    security_mode: device.securityMode,
+    current_build_number: device.currentBuildNumber,
+    current_version_label: device.currentVersionLabel,
+    current_hash: device.currentHash,
+    last_ota_status: device.lastOtaStatus,
+    last_ota_reason: device.lastOtaReason,
+    active: device.active,
+    last_seen: iso(device.lastSeen),
+    last_check_at: iso(device.lastCheckAt),
+    last_check_status: device.lastCheckStatus,
+    check_state: checkState,
+    channel_id: device.channelId,
+    group_ids: device.groupIds,
+    metadata: device.metadata ?? {},
+    created_at: iso(device.createdAt),
+  };
+}
+
+/** check_state as spec 2.3 defines it, from the device and the project's active deployments. */
+export function checkStateOf(device: registry.Device, activeDeployments: rollout.Deployment[]): CheckState {
+  if (!device.lastSeen && !device.lastCheckAt) return 'never_seen';
+  const owed = activeDeployments.some((deployment) => {
+    const groupMatch = deployment.targetGroupIds.length === 0 || deployment.targetGroupIds.some((id) => device.groupIds.includes(id));
+    const channelMatch = deployment.targetChannelIds.length === 0 || deployment.targetChannelIds.includes(device.channelId);
+    const startedAt = deployment.startedAt ?? deployment.createdAt;
+    return groupMatch && channelMatch && (!device.lastCheckAt || (startedAt !== undefined && device.lastCheckAt < startedAt));
+  });
+  return owed ? 'waiting_for_next_check' : 'no_pending_check';
+}
+
+export function artifactJson(artifact: artifacts.Artifact) {
+  return {
+    id: artifact.id,
+    build_number: artifact.buildNumber,
+    version_label: artifact.versionLabel,
+    framework: artifact.framework,
+    chip_family: artifact.chipFamily,
+    board_id: artifact.boardId,
+    hardware_revision: artifact.hardwareRevision,
+    partition_profile: artifact.partitionProfile,
+    min_nvs_schema_version: artifact.minNvsSchemaVersion ?? null,
+    checksum_sha256: artifact.checksumSha256,
+    file_size: artifact.fileSize,
+    security_mode: artifact.securityMode,
+    release_notes: artifact.releaseNotes,
+    archived: artifact.archived,
+    created_at: iso(artifact.createdAt),
+  };
+}
+
+export function deploymentJson(deployment: rollout.Deployment) {
+  return {
+    id: deployment.id,
+    project_id: deployment.projectId,
+    artifact_id: deployment.artifactId,
+    build_number: deployment.buildNumber,
+    version_label: deployment.versionLabel,
+    state: deployment.state,
+    target_group_ids: deployment.targetGroupIds,
+    target_channel_ids: deployment.targetChannelIds,
+    rollout_percentage: deployment.rolloutPercentage,
+    rollout_strategy: deployment.rolloutStrategy,
+    notes: deployment.notes,
+    failure_count: deployment.failureCount,
+    created_at: iso(deployment.createdAt),
+    started_at: iso(deployment.startedAt),
+    updated_at: iso(deployment.updatedAt),
+  };
+}

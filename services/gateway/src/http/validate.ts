@@ -1,0 +1,44 @@
+import Ajv, { type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
+import { invalidArgument } from '@ota/errors';
+import { ValidationFailed, type ValidationIssue } from './errors';
+
+const ajv = new Ajv({ allErrors: true, coerceTypes: false });
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function compile<T>(schema: JSONSchemaType<T> | object): ValidateFunction<T> {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate as ValidateFunction<T>;
+}
+
+function issuesOf(errors: ErrorObject[], where: 'body' | 'query'): ValidationIssue[] {
+  return errors.map((error) => {
+    const loc: Array<string | number> = [where, ...error.instancePath.split('/').filter(Boolean)];
+    if (error.keyword === 'required') loc.push(String(error.params.missingProperty));
+    if (error.keyword === 'additionalProperties') loc.push(String(error.params.additionalProperty));
+    const msg = error.keyword === 'additionalProperties' ? 'unknown field' : (error.message ?? 'invalid');
+    return { loc, msg, type: error.keyword };
+  });
+}
+
+/** Developer API: a body that fails its schema is a 422 with an array of issues. */
+export function parseBody<T>(schema: object, body: unknown): T {
+  const validate = compile<T>(schema);
+  if (!validate(body)) throw new ValidationFailed(issuesOf(validate.errors ?? [], 'body'));
+  return body;
+}
+
+/** Device API: a malformed body is a 400 with one readable sentence. */
+export function parseDeviceBody<T>(schema: object, body: unknown): T {
+  const validate = compile<T>(schema);
+  if (!validate(body)) {
+    const issues = issuesOf(validate.errors ?? [], 'body');
+    throw invalidArgument(issues.map((issue) => `${issue.loc.slice(1).join('.') || 'body'}: ${issue.msg}`).join('; '));
+  }
+  return body;
+}
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,0 +1,71 @@
+import type { Server } from 'node:http';
+import { Bus } from '@ota/bus';
+import { runUntilSignalled } from '@ota/grpc';
+import { createLogger } from '@ota/logging';
+import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
+import { connectMongo, ensureIndexes, pingMongo } from '@ota/mongo';
+import { createApp } from './app';
+import { AuditLog } from './audit';
+import { closeServiceClients, createServiceClients } from './clients';
+import { loadGatewayConfig } from './config';
+import { DownloadUrlSigner } from './download-url';
+import { PlanCache } from './plan-cache';
+import { GatewayStore } from './stores/gateway-store';
+import { registerGatewayModels } from './stores/models';
+
+const SERVICE = 'gateway';
+const logger = createLogger(SERVICE);
+
+void runUntilSignalled(logger, async () => {
+  const config = loadGatewayConfig();
+  logger.level = config.LOG_LEVEL;
+  const metrics = new ServiceMetrics(SERVICE);
+
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
+  const store = new GatewayStore(registerGatewayModels(mongo));
+  await ensureIndexes(mongo);
+  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
+  await bus.ensureStreams();
+  const clients = createServiceClients(config, metrics);
+
+  const app = createApp({
+    config,
+    logger,
+    metrics,
+    store,
+    clients,
+    bus,
+    audit: new AuditLog(bus),
+    signer: new DownloadUrlSigner(config.OTA_URL_SIGNING_KEY, config.OTA_URL_TTL_SECONDS),
+    plans: new PlanCache(store, config.PLAN_CACHE_TTL_MS),
+    async checkReadiness() {
+      await pingMongo(mongo).catch(() => Promise.reject(new Error('MongoDB is unreachable')));
+      if (bus.connection.isClosed()) throw new Error('NATS is unreachable');
+      await bus.connection.flush().catch(() => Promise.reject(new Error('NATS is unreachable')));
+      for (const [name, client] of Object.entries(clients)) {
+        await client.waitForReady(1_000).catch(() => Promise.reject(new Error(`the ${name} service is unreachable`)));
+      }
+    },
+  });
+
+  const server: Server = app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  // Devices keep connections open between checks; keep them a little longer than a typical
+  // load balancer's idle timeout so the balancer, not us, closes them.
+  server.keepAliveTimeout = 65_000;
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  logger.info({ port: config.GATEWAY_PORT, metricsPort: config.METRICS_PORT }, 'serving');
+
+  return [
+    () => mongo.close(),
+    () => bus.drain(),
+    () => closeServiceClients(clients),
+    () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
+    // Stop accepting, let in-flight requests finish, then drop idle keep-alive connections.
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  ];
+});

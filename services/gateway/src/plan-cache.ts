@@ -1,0 +1,25 @@
+import type { Plan } from './stores/models';
+import type { GatewayStore } from './stores/gateway-store';
+
+/**
+ * Owner plans for the device check, which needs the device cap only to register a new device but
+ * must not read the user on every check. A plan change reaches the check path within the TTL;
+ * developer endpoints always read the plan fresh.
+ */
+export class PlanCache {
+  private readonly entries = new Map<string, { plan: Plan; expiresAt: number }>();
+
+  constructor(
+    private readonly store: GatewayStore,
+    private readonly ttlMs: number,
+  ) {}
+
+  async planOf(userId: string): Promise<Plan> {
+    const cached = this.entries.get(userId);
+    if (cached && cached.expiresAt > Date.now()) return cached.plan;
+    const user = await this.store.findUser(userId);
+    const plan = user?.plan ?? { max_devices: 0, max_uploads_per_month: 0 };
+    this.entries.set(userId, { plan, expiresAt: Date.now() + this.ttlMs });
+    return plan;
+  }
+}

@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
+import { SUBJECTS, type DecisionRecordedEvent } from '@ota/bus';
+import { notFound } from '@ota/errors';
+import { registry } from '@ota/proto';
+import type { Context } from 'koa';
+import { Readable } from 'node:stream';
+import { authenticate, requireDeviceToken, type Principal } from '../auth/principal';
+import type { GatewayDeps } from '../deps';
+import { HttpError } from '../http/errors';
+import { checkBody, statusBody, type CheckBody, type StatusBody } from '../http/schemas';
+import { UUID_PATTERN, parseDeviceBody } from '../http/validate';
+
+const MESSAGES = {
+  over_limit: "the owner's plan device cap is reached; the device was not registered",
+  device_inactive: 'the device is deactivated',
+} as const;
+
+/** The device API (spec 4.5): business outcomes are 200 with a status, never errors. */
+export function deviceRoutes(deps: GatewayDeps): Router {
+  const router = new Router({ prefix: '/api/v1/ota' });
+  const { clients } = deps;
+  router.use(authenticate(deps.store));
+
+  /** The device_id a request speaks for: from the body with a project token, from the token otherwise. */
+  function deviceIdOf(principal: Principal, bodyDeviceId: string | undefined): string {
+    if (principal.token.kind === 'device') {
+      if (bodyDeviceId !== undefined && bodyDeviceId !== principal.token.device_id) {
+        throw new HttpError(403, 'this device token belongs to another device');
+      }
+      return principal.token.device_id;
+    }
+    if (bodyDeviceId === undefined) throw new HttpError(400, 'device_id is required with a project token');
+    return bodyDeviceId;
+  }
+
+  router.post('/check/', checkHandler);
+  router.post('/check', checkHandler);
+  async function checkHandler(ctx: Context) {
+    const principal = requireDeviceToken(ctx);
+    const body = parseDeviceBody<CheckBody>(checkBody, ctx.request.body);
+    const deviceId = deviceIdOf(principal, body.device_id);
+    const projectId = principal.token.project_id;
+    const requestId = ctx.state.requestId as string;
+
+    const canRegister = principal.token.kind === 'project';
+    const maxDevices = canRegister ? (await deps.plans.planOf(principal.userId)).max_devices : 0;
+    const checkIn = await clients.registry.checkInDevice(
+      {
+        projectId,
+        ownerId: principal.userId,
+        deviceId,
+        registerIfUnknown: canRegister,
+        maxDevices,
+        reported: {
+          framework: body.framework,
+          chipFamily: body.chip_family,
+          boardId: body.board_id,
+          hardwareRevision: body.hardware_revision,
+          partitionProfile: body.partition_profile,
+          nvsSchemaVersion: body.nvs_schema_version,
+          securityMode: body.security_mode,
+          versionLabel: body.version_label,
+          currentHash: body.current_hash,
+        },
+      },
+      { requestId },
+    );
+
+    const record = (status: string, message: string, extra: Partial<DecisionRecordedEvent> = {}) =>
+      publishDecision(deps, {
+        id: randomUUID(),
+        project_id: projectId,
+        device_id: deviceId,
+        device_uuid: checkIn.device?.id ?? '',
+        created_at: new Date().toISOString(),
+        decision: status === 'offered' ? 'offered' : 'no_update',
+        status,
+        deployment_id: '',
+        artifact_build_number: null,
+        reported_build_number: body.current_build_number,
+        reported_version: body.version_label ?? '',
+        message,
+        ...extra,
+      });
+
+    if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT) {
+      record('over_limit', MESSAGES.over_limit);
+      ctx.body = { update_available: false, status: 'over_limit', message: MESSAGES.over_limit };
+      return;
+    }
+    if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE) {
+      record('device_inactive', MESSAGES.device_inactive);
+      ctx.body = { update_available: false, status: 'device_inactive', message: MESSAGES.device_inactive };
+      return;
+    }
+    const device = checkIn.device!;
+    const decision = await clients.rollout.decideOffer(
+      {
+        projectId,
+        device: {
+          id: device.id,
+          channelId: device.channelId,
+          groupIds: device.groupIds,
+          framework: body.framework,
+          chipFamily: body.chip_family,
+          boardId: body.board_id ?? '',
+          hardwareRevision: body.hardware_revision ?? '',
+          boardIdReported: body.board_id !== undefined,
+          hardwareRevisionReported: body.hardware_revision !== undefined,
+          partitionProfile: body.partition_profile ?? '',
+          nvsSchemaVersion: body.nvs_schema_version,
+          securityMode: body.security_mode ?? '',
+          currentBuildNumber: body.current_build_number,
+        },
+      },
+      { requestId },
+    );
+    const offer = decision.offer;
+    if (!offer) {
+      record(decision.status, decision.message);
+      ctx.body = { update_available: false, status: decision.status, message: decision.message };
+      return;
+    }
+    record('offered', decision.message, { deployment_id: offer.deploymentId, artifact_build_number: offer.buildNumber });
+    const baseUrl = deps.config.PUBLIC_BASE_URL || ctx.origin;
+    ctx.body = {
+      update_available: true,
+      build_number: offer.buildNumber,
+      version: offer.versionLabel,
+      url: deps.signer.sign(baseUrl, offer.artifactId, offer.fileSize),
+      checksum: offer.checksumSha256,
+      size: offer.fileSize,
+      deployment_id: offer.deploymentId,
+      security_mode: offer.securityMode,
+      ...(offer.signature ? { signature: offer.signature, signing_key_id: offer.signingKeyId } : {}),
+    };
+  }
+
+  router.post('/status/', statusHandler);
+  router.post('/status', statusHandler);
+  async function statusHandler(ctx: Context) {
+    const principal = requireDeviceToken(ctx);
+    const body = parseDeviceBody<StatusBody>(statusBody, ctx.request.body);
+    const deviceId = deviceIdOf(principal, body.device_id);
+    if (body.event === 'confirmed' && body.build_number === undefined) throw new HttpError(400, 'build_number is required with confirmed');
+    const projectId = principal.token.project_id;
+    const requestId = ctx.state.requestId as string;
+
+    const deviceUuid =
+      principal.token.kind === 'device'
+        ? principal.token.device_uuid
+        : (await clients.registry.getDevice({ projectId, id: '', deviceId }, { requestId })).device!.id;
+    const reason = body.reason ?? '';
+    const result = await clients.rollout.recordDeviceEvent(
+      {
+        projectId,
+        deploymentId: body.deployment_id,
+        deviceId: deviceUuid,
+        event: body.event,
+        buildNumber: body.build_number,
+        reason,
+        detailJson: body.detail ? JSON.stringify(body.detail) : '',
+      },
+      { requestId },
+    );
+    await clients.registry.applyDeviceReport(
+      {
+        projectId,
+        id: deviceUuid,
+        event: result.finalStatus,
+        reason,
+        buildNumber: body.event === 'confirmed' ? body.build_number : undefined,
+      },
+      { requestId },
+    );
+    ctx.body = { accepted: result.accepted, final_status: result.finalStatus };
+  }
+
+  return router;
+}
+
+/**
+ * Signed download URLs. No bearer token: the signature is the credential. The binary streams from
+ * object storage through the artifacts service, one chunk at a time.
+ */
+export function downloadRoutes(deps: GatewayDeps): Router {
+  const router = new Router({ prefix: '/api/v1/ota' });
+  const { clients } = deps;
+  router.get('/download/:artifactId', async (ctx) => {
+    const artifactId = ctx.params.artifactId as string;
+    if (!UUID_PATTERN.test(artifactId)) throw notFound('artifact not found');
+    const query = ctx.query as Record<string, string | undefined>;
+    const verdict = deps.signer.verify(artifactId, query.size ?? '', query.expires ?? '', query.signature ?? '');
+    if (verdict === 'expired') throw new HttpError(403, 'this download URL has expired; check again for a new one');
+    if (verdict !== 'ok') throw new HttpError(403, 'this download URL is not valid');
+
+    const chunks = clients.artifacts.readArtifactBinary({ artifactId }, { requestId: ctx.state.requestId as string });
+    const iterator = chunks[Symbol.asyncIterator]();
+    // Wait for the first chunk, so that a missing object is a clean error and not a cut-off body.
+    const first = await iterator.next();
+    ctx.status = 200;
+    ctx.type = 'application/octet-stream';
+    ctx.length = Number(query.size);
+    ctx.body = Readable.from(
+      (async function* () {
+        if (!first.done) yield first.value.chunk;
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value.chunk;
+      })(),
+    );
+  });
+
+  return router;
+}
+
+/** Off the response path: the spec makes decision records best effort. */
+function publishDecision(deps: GatewayDeps, event: DecisionRecordedEvent): void {
+  deps.bus.publishDurable(SUBJECTS.decisionRecorded, event, event.id).catch((error: unknown) => {
+    deps.logger.warn({ err: error, device_id: event.device_id }, 'decision record not published');
+  });
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { alreadyExists, notFound } from '@ota/errors';
+import { isDuplicateKey } from '@ota/mongo';
+import { hashToken, newRawToken, prefixOf, type TokenKind } from '../auth/tokens';
+import type { GatewayModels, Plan, TokenDoc, UserDoc } from './models';
+
+// last_used_at is written at most this often per token, so that a polling fleet does not turn
+// every check into a write.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface NewToken {
+  kind: TokenKind;
+  scope: string;
+  name: string;
+  userId: string;
+  projectId: string;
+  deviceUuid: string;
+  deviceId: string;
+}
+
+/** The gateway's own data: users, their plans, and tokens of every kind. */
+export class GatewayStore {
+  constructor(private readonly models: GatewayModels) {}
+
+  async createUser(email: string, isStaff: boolean, plan: Plan): Promise<UserDoc> {
+    const user: UserDoc = { _id: randomUUID(), email: email.toLowerCase(), is_staff: isStaff, plan, created_at: new Date() };
+    try {
+      await this.models.User.collection.insertOne(user as never);
+    } catch (error) {
+      if (isDuplicateKey(error)) throw alreadyExists(`a user with e-mail ${email} already exists`);
+      throw error;
+    }
+    return user;
+  }
+
+  async setPlan(email: string, plan: Partial<Plan>): Promise<UserDoc> {
+    const set: Record<string, number> = {};
+    if (plan.max_devices !== undefined) set['plan.max_devices'] = plan.max_devices;
+    if (plan.max_uploads_per_month !== undefined) set['plan.max_uploads_per_month'] = plan.max_uploads_per_month;
+    const user = await this.models.User.collection.findOneAndUpdate(
+      { email: email.toLowerCase() },
+      { $set: set },
+      { returnDocument: 'after' },
+    );
+    if (!user) throw notFound(`no user with e-mail ${email}`);
+    return user as unknown as UserDoc;
+  }
+
+  findUser(id: string): Promise<UserDoc | null> {
+    return this.models.User.findById(id).lean<UserDoc>().exec();
+  }
+
+  findUserByEmail(email: string): Promise<UserDoc | null> {
+    return this.models.User.findOne({ email: email.toLowerCase() }).lean<UserDoc>().exec();
+  }
+
+  async createToken(input: NewToken): Promise<{ token: TokenDoc; raw: string }> {
+    const raw = newRawToken(input.kind);
+    const token: TokenDoc = {
+      _id: randomUUID(),
+      hash: hashToken(raw),
+      prefix: prefixOf(raw),
+      kind: input.kind,
+      scope: input.scope,
+      name: input.name,
+      user_id: input.userId,
+      project_id: input.projectId,
+      device_uuid: input.deviceUuid,
+      device_id: input.deviceId,
+      created_at: new Date(),
+      last_used_at: null,
+      revoked_at: null,
+    };
+    await this.models.Token.collection.insertOne(token as never);
+    return { token, raw };
+  }
+
+  /**
+   * One indexed lookup by hash, no cache: a revoked token stops working on the very next request.
+   */
+  async authenticate(raw: string): Promise<TokenDoc | null> {
+    const token = await this.models.Token.findOne({ hash: hashToken(raw) }).lean<TokenDoc>();
+    if (!token || token.revoked_at) return null;
+    const now = Date.now();
+    if (!token.last_used_at || now - token.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
+      // Off the request path: the answer does not wait for the bookkeeping write.
+      void this.models.Token.collection
+        .updateOne({ _id: token._id } as never, { $set: { last_used_at: new Date(now) } })
+        .catch(() => undefined);
+    }
+    return token;
+  }
+
+  listTokens(filter: { userId: string; kind: 'personal' } | { projectId: string; kind: 'project' }): Promise<TokenDoc[]> {
+    const query = 'userId' in filter ? { user_id: filter.userId, kind: filter.kind } : { project_id: filter.projectId, kind: filter.kind };
+    return this.models.Token.find({ ...query, revoked_at: null }).sort({ created_at: 1, _id: 1 }).lean<TokenDoc[]>().exec();
+  }
+
+  findToken(id: string): Promise<TokenDoc | null> {
+    return this.models.Token.findById(id).lean<TokenDoc>().exec();
+  }
+
+  /** Revocation keeps the record, so last_used_at stays readable afterwards. */
+  async revokeToken(id: string): Promise<void> {
+    await this.models.Token.collection.updateOne({ _id: id, revoked_at: null } as never, { $set: { revoked_at: new Date() } });
+  }
+
+  async revokeDeviceTokens(deviceUuid: string): Promise<number> {
+    const result = await this.models.Token.collection.updateMany(
+      { kind: 'device', device_uuid: deviceUuid, revoked_at: null },
+      { $set: { revoked_at: new Date() } },
+    );
+    return result.modifiedCount;
+  }
+}

@@ -1,0 +1,80 @@
+import { Schema, type Connection } from 'mongoose';
+import type { TokenKind } from '../auth/tokens';
+
+export interface Plan {
+  max_devices: number;
+  max_uploads_per_month: number;
+}
+
+export interface UserDoc {
+  _id: string;
+  email: string;
+  is_staff: boolean;
+  plan: Plan;
+  created_at: Date;
+}
+
+export interface TokenDoc {
+  _id: string;
+  /** SHA-256 hex of the raw token; the raw token itself is never stored. */
+  hash: string;
+  prefix: string;
+  kind: TokenKind;
+  /** Project tokens: `api` or `device`. Empty for the other kinds. */
+  scope: string;
+  name: string;
+  /** The user the token acts for: the PAT's user, or the owner of the token's project. */
+  user_id: string;
+  project_id: string;
+  /** Device tokens: the device's UUID and its own device_id string. */
+  device_uuid: string;
+  device_id: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const options = { versionKey: false as const, strict: 'throw' as const };
+
+export function registerGatewayModels(connection: Connection) {
+  const userSchema = new Schema<UserDoc>(
+    {
+      _id: String,
+      email: { type: String, required: true },
+      is_staff: Boolean,
+      plan: { max_devices: Number, max_uploads_per_month: Number },
+      created_at: Date,
+    },
+    options,
+  );
+  userSchema.index({ email: 1 }, { unique: true });
+
+  const tokenSchema = new Schema<TokenDoc>(
+    {
+      _id: String,
+      hash: { type: String, required: true },
+      prefix: String,
+      kind: String,
+      scope: String,
+      name: String,
+      user_id: String,
+      project_id: String,
+      device_uuid: String,
+      device_id: String,
+      created_at: Date,
+      last_used_at: { type: Date, default: null },
+      revoked_at: { type: Date, default: null },
+    },
+    options,
+  );
+  tokenSchema.index({ hash: 1 }, { unique: true });
+  tokenSchema.index({ user_id: 1, kind: 1 });
+  tokenSchema.index({ project_id: 1, kind: 1 });
+
+  return {
+    User: connection.model<UserDoc>('User', userSchema, 'users'),
+    Token: connection.model<TokenDoc>('Token', tokenSchema, 'tokens'),
+  };
+}
+
+export type GatewayModels = ReturnType<typeof registerGatewayModels>;
