@@ -117,6 +117,9 @@ export function createServiceClient<S extends Record<string, MethodDefinition>>(
             else resolve(response);
           }) as ClientWritableStream<unknown>;
         });
+        // The server may refuse before the source is exhausted; the caller sees that rejection
+        // through the returned promise, so it must not count as unhandled meanwhile.
+        result.catch(() => undefined);
         try {
           for await (const request of requests) {
             // The server may answer early (e.g. a refused manifest): stop sending then.
@@ -127,7 +130,6 @@ export function createServiceClient<S extends Record<string, MethodDefinition>>(
         } catch (error) {
           // The source failed (e.g. the uploader's connection dropped): abandon the call.
           call.cancel();
-          result.catch(() => undefined);
           throw error;
         }
         return result;

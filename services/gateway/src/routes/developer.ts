@@ -112,6 +112,16 @@ export function developerRoutes(deps: GatewayDeps): Router {
     ctx.body = tokenJson(token, raw);
   });
 
+  router.get('/projects/:id/devices/', async (ctx) => {
+    const { project } = await projectFor(ctx, 'read');
+    const [{ devices }, { deployments }] = await Promise.all([
+      clients.registry.listDevices({ projectId: project.id }, rpc(ctx)),
+      clients.rollout.listDeployments({ projectId: project.id }, rpc(ctx)),
+    ]);
+    const active = deployments.filter((deployment) => deployment.state === 'active');
+    ctx.body = devices.map((device) => deviceJson(device, checkStateOf(device, active)));
+  });
+
   router.get('/projects/:id/devices/:did/', async (ctx) => {
     const { project } = await projectFor(ctx, 'read');
     const did = ctx.params.did as string;

@@ -123,7 +123,7 @@ export function deviceRoutes(deps: GatewayDeps): Router {
       return;
     }
     record('offered', decision.message, { deployment_id: offer.deploymentId, artifact_build_number: offer.buildNumber });
-    const baseUrl = deps.config.PUBLIC_BASE_URL || ctx.origin;
+    const baseUrl = deps.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
     ctx.body = {
       update_available: true,
       build_number: offer.buildNumber,

@@ -10,6 +10,7 @@ export interface RegistryStore {
   listChannels(projectId: string): Promise<Channel[]>;
   findDefaultChannel(projectId: string): Promise<Channel | null>;
 
+  listDevices(projectId: string): Promise<Device[]>;
   findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null>;
   /** Records a heartbeat on an active device and returns it; null when missing or inactive. */
   recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date): Promise<Device | null>;

@@ -97,6 +97,10 @@ export class Registry {
     return device ? { outcome: 'known', device } : { outcome: 'inactive', device: registered.device };
   }
 
+  listDevices(projectId: string): Promise<Device[]> {
+    return this.store.listDevices(projectId);
+  }
+
   async getDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device> {
     const device = await this.store.findDevice(projectId, key);
     if (!device) throw notFound('device not found');

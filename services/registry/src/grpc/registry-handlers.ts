@@ -59,6 +59,9 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
       const key = request.id ? { id: request.id } : { deviceId: request.deviceId };
       return { device: deviceMessage(await registry.getDevice(request.projectId, key)) };
     },
+    async listDevices(request) {
+      return { devices: (await registry.listDevices(request.projectId)).map(deviceMessage) };
+    },
     async applyDeviceReport(request) {
       const device = await registry.applyDeviceReport(
         request.projectId,

@@ -58,6 +58,11 @@ export class MongoRegistryStore implements RegistryStore {
     return doc ? channelOf(doc) : null;
   }
 
+  async listDevices(projectId: string): Promise<Device[]> {
+    const docs = await this.models.Device.find({ project_id: projectId }).sort({ device_id: 1 }).lean<DeviceDoc[]>();
+    return docs.map(deviceOf);
+  }
+
   async findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null> {
     const filter = 'id' in key ? { _id: key.id, project_id: projectId } : { project_id: projectId, device_id: key.deviceId };
     const doc = await this.models.Device.findOne(filter).lean<DeviceDoc>();

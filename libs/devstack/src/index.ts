@@ -1,0 +1,2 @@
+export { startStack, type RunningStack, type StackOptions } from './stack';
+export { freePort, startProcess, waitForPort, type ManagedProcess } from './processes';

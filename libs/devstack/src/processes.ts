@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { connect } from 'node:net';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface ManagedProcess {
+  name: string;
+  child: ChildProcess;
+  /** The last lines the process printed, for error messages when it dies. */
+  recentOutput(): string;
+  stop(graceMs?: number): Promise<void>;
+}
+
+export type OutputMode = { kind: 'prefixed' } | { kind: 'file'; path: string };
+
+/** Spawns a long-running child whose output is prefixed on our stdout or written to a file. */
+export function startProcess(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, output: OutputMode): ManagedProcess {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const recent: string[] = [];
+  const file = output.kind === 'file' ? createWriteStream(output.path, { flags: 'a' }) : undefined;
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (text: string) => {
+      for (const line of text.split('\n')) {
+        if (!line) continue;
+        recent.push(line);
+        if (recent.length > 40) recent.shift();
+        if (file) file.write(`${line}\n`);
+        else process.stdout.write(`${name.padEnd(10)}| ${line}\n`);
+      }
+    });
+  }
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', () => file?.end());
+  return {
+    name,
+    child,
+    recentOutput: () => recent.join('\n'),
+    async stop(graceMs = 10_000) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Resolves once host:port accepts TCP connections; rejects if the process dies or time runs out. */
+export async function waitForPort(host: string, port: number, process: ManagedProcess | undefined, timeoutMs: number): Promise<void> {
+  const giveUpAt = Date.now() + timeoutMs;
+  for (;;) {
+    if (process && (process.child.exitCode !== null || process.child.signalCode !== null)) {
+      throw new Error(`${process.name} exited during start:\n${process.recentOutput()}`);
+    }
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host, port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > giveUpAt) {
+      throw new Error(`${process?.name ?? `${host}:${port}`} did not open ${host}:${port} within ${timeoutMs} ms\n${process?.recentOutput() ?? ''}`);
+    }
+    await sleep(100);
+  }
+}
+
+/** A port that was free a moment ago, for test stacks that must not collide with anything. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

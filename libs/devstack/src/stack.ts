@@ -1,0 +1,170 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort, startProcess, waitForPort, type ManagedProcess, type OutputMode } from './processes';
+
+export interface StackOptions {
+  /** The repository root (where .tools/ and services/ are). */
+  rootDir: string;
+  /** Where local servers keep their data. */
+  dataDir: string;
+  /** `default`: the documented fixed ports (npm start). `random`: free ports (tests). */
+  ports: 'default' | 'random';
+  output: 'prefixed' | { logDir: string };
+  /** MONGODB_URI, S3_ENDPOINT, NATS_URL (and S3 credentials) of servers that already run. */
+  env: NodeJS.ProcessEnv;
+  /** Prepended to every service's database name, so that test runs never share data. */
+  databasePrefix: string;
+  /** Extra settings passed to every service, e.g. LOG_LEVEL. */
+  serviceEnv?: NodeJS.ProcessEnv;
+}
+
+export interface RunningStack {
+  gatewayUrl: string;
+  mongodbUri: string;
+  s3Endpoint: string;
+  natsUrl: string;
+  /** The environment the services run with (database names, addresses), for the admin command. */
+  gatewayEnv: NodeJS.ProcessEnv;
+  processes: ManagedProcess[];
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const DEFAULT_PORTS = {
+  mongo: 27017,
+  nats: 4222,
+  s3: 4569,
+  registry: 50051,
+  artifacts: 50052,
+  rollout: 50053,
+  telemetry: 50054,
+  gateway: 8080,
+  metrics: { gateway: 9100, registry: 9101, artifacts: 9102, rollout: 9103, telemetry: 9104 },
+};
+const START_TIMEOUT_MS = 60_000;
+
+/**
+ * Starts whichever of FerretDB, s3rver and nats-server is not given by the environment, then the
+ * four services and the gateway, and waits until the gateway is ready. Stops what it started, in
+ * reverse order, if any step fails.
+ */
+export async function startStack(options: StackOptions): Promise<RunningStack> {
+  const started: ManagedProcess[] = [];
+  const stop = async () => {
+    for (const managed of [...started].reverse()) await managed.stop();
+  };
+  const port = async (fixed: number) => (options.ports === 'default' ? fixed : freePort());
+  const outputOf = (name: string): OutputMode =>
+    options.output === 'prefixed' ? { kind: 'prefixed' } : { kind: 'file', path: join(options.output.logDir, `${name}.log`) };
+  if (options.output !== 'prefixed') mkdirSync(options.output.logDir, { recursive: true });
+  const bin = (name: string) => {
+    const path = join(options.rootDir, '.tools', 'bin', name);
+    if (!existsSync(path)) {
+      throw new Error(`${name} is not built (expected ${path}). Run "npm run build", or point the stack at a running server.`);
+    }
+    return path;
+  };
+
+  try {
+    let mongodbUri = options.env.MONGODB_URI ?? '';
+    if (!mongodbUri) {
+      const mongoPort = await port(DEFAULT_PORTS.mongo);
+      const dir = join(options.dataDir, 'ferretdb');
+      mkdirSync(dir, { recursive: true });
+      const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort}`, '--sqlite-dir', `${dir}/`], process.env, outputOf('ferretdb'));
+      started.push(ferret);
+      await waitForPort(HOST, mongoPort, ferret, START_TIMEOUT_MS);
+      mongodbUri = `mongodb://${HOST}:${mongoPort}/`;
+    }
+
+    let natsUrl = options.env.NATS_URL ?? '';
+    if (!natsUrl) {
+      const natsPort = await port(DEFAULT_PORTS.nats);
+      const dir = join(options.dataDir, 'nats');
+      mkdirSync(dir, { recursive: true });
+      const nats = startProcess('nats', bin('nats-server'), ['-a', HOST, '-p', String(natsPort), '-js', '-sd', dir], process.env, outputOf('nats'));
+      started.push(nats);
+      await waitForPort(HOST, natsPort, nats, START_TIMEOUT_MS);
+      natsUrl = `nats://${HOST}:${natsPort}`;
+    }
+
+    let s3Endpoint = options.env.S3_ENDPOINT ?? '';
+    let s3Credentials = { S3_ACCESS_KEY_ID: options.env.S3_ACCESS_KEY_ID ?? '', S3_SECRET_ACCESS_KEY: options.env.S3_SECRET_ACCESS_KEY ?? '' };
+    if (!s3Endpoint) {
+      const s3Port = await port(DEFAULT_PORTS.s3);
+      const dir = join(options.dataDir, 's3');
+      mkdirSync(dir, { recursive: true });
+      const s3rverCli = require.resolve('s3rver/bin/s3rver.js');
+      const s3 = startProcess('s3rver', process.execPath, [s3rverCli, '-d', dir, '-a', HOST, '-p', String(s3Port), '--silent'], process.env, outputOf('s3rver'));
+      started.push(s3);
+      await waitForPort(HOST, s3Port, s3, START_TIMEOUT_MS);
+      s3Endpoint = `http://${HOST}:${s3Port}`;
+      // s3rver accepts only its own fixed credentials.
+      s3Credentials = { S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER' };
+    }
+
+    const ports = {
+      registry: await port(DEFAULT_PORTS.registry),
+      artifacts: await port(DEFAULT_PORTS.artifacts),
+      rollout: await port(DEFAULT_PORTS.rollout),
+      telemetry: await port(DEFAULT_PORTS.telemetry),
+      gateway: await port(DEFAULT_PORTS.gateway),
+    };
+    const shared: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      MONGODB_URI: mongodbUri,
+      NATS_URL: natsUrl,
+      REGISTRY_ADDR: `${HOST}:${ports.registry}`,
+      ARTIFACTS_ADDR: `${HOST}:${ports.artifacts}`,
+      ROLLOUT_ADDR: `${HOST}:${ports.rollout}`,
+      TELEMETRY_ADDR: `${HOST}:${ports.telemetry}`,
+      ...options.serviceEnv,
+    };
+    const services = ['registry', 'artifacts', 'telemetry', 'rollout'] as const;
+    let gatewayEnv: NodeJS.ProcessEnv = {};
+    for (const name of [...services, 'gateway'] as const) {
+      const env: NodeJS.ProcessEnv = {
+        ...shared,
+        MONGODB_DATABASE: `${options.databasePrefix}${name}`,
+        METRICS_PORT: String(await port(DEFAULT_PORTS.metrics[name])),
+      };
+      if (name === 'gateway') {
+        env.GATEWAY_PORT = String(ports.gateway);
+        env.GATEWAY_HOST = HOST;
+        gatewayEnv = env;
+      } else {
+        env.GRPC_PORT = String(ports[name]);
+        env.GRPC_HOST = HOST;
+      }
+      if (name === 'artifacts') Object.assign(env, s3Credentials, { S3_ENDPOINT: s3Endpoint });
+      const managed = startProcess(name, process.execPath, [join(options.rootDir, 'services', name, 'dist', 'main.js')], env, outputOf(name));
+      started.push(managed);
+      await waitForPort(HOST, name === 'gateway' ? ports.gateway : ports[name], managed, START_TIMEOUT_MS);
+    }
+
+    const gatewayUrl = `http://${HOST}:${ports.gateway}`;
+    await waitForReady(gatewayUrl, started.at(-1)!);
+    return { gatewayUrl, mongodbUri, s3Endpoint, natsUrl, gatewayEnv, processes: started, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function waitForReady(gatewayUrl: string, gateway: ManagedProcess): Promise<void> {
+  const giveUpAt = Date.now() + START_TIMEOUT_MS;
+  let last = '';
+  while (Date.now() < giveUpAt) {
+    if (gateway.child.exitCode !== null) throw new Error(`gateway exited during start:\n${gateway.recentOutput()}`);
+    try {
+      const response = await fetch(`${gatewayUrl}/readyz`);
+      if (response.ok) return;
+      last = await response.text();
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await sleep(200);
+  }
+  throw new Error(`the gateway did not become ready: ${last}`);
+}

@@ -1,0 +1,46 @@
+// `npm start`: the whole system on this machine, in the foreground, until Ctrl-C.
+import { join } from 'node:path';
+import { startStack, type RunningStack } from './stack';
+
+const rootDir = join(__dirname, '..', '..', '..');
+
+async function main(): Promise<void> {
+  let stack: RunningStack | undefined;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping every process this command started...\n`);
+    await stack?.stop();
+    process.exit(0);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
+
+  stack = await startStack({
+    rootDir,
+    dataDir: join(rootDir, '.data', 'local'),
+    ports: 'default',
+    output: 'prefixed',
+    env: process.env,
+    databasePrefix: 'ota_',
+  });
+  process.stdout.write(
+    `\nThe gateway is ready at ${stack.gatewayUrl}\n` +
+      `Create a user:  npm run --silent admin -- create-user --email you@example.com\n` +
+      `Stop:           Ctrl-C\n\n`,
+  );
+  // If any process dies, stop the rest: a half-running stack only confuses.
+  for (const managed of stack.processes) {
+    managed.child.once('exit', (code) => {
+      if (!stopping) {
+        process.stderr.write(`${managed.name} exited (code ${code}); stopping everything\n`);
+        void stop('exit');
+      }
+    });
+  }
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`npm start failed: ${error.message}\n`);
+  process.exit(1);
+});

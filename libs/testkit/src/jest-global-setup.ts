@@ -1,0 +1,34 @@
+import { join } from 'node:path';
+import { startStack, type RunningStack } from '@ota/devstack';
+import { STACK_ENV_KEY, type TestStack } from './stack-env';
+
+const rootDir = join(__dirname, '..', '..', '..');
+
+/**
+ * Jest global setup: one real stack for the whole run. Servers named by MONGODB_URI, S3_ENDPOINT
+ * or NATS_URL are used as they are; the others are started on free loopback ports with fresh data.
+ * A server that cannot start fails the run with its name and output; no test is skipped.
+ */
+export default async function globalSetup(): Promise<void> {
+  const runId = `t${Date.now().toString(36)}`;
+  const dataDir = join(rootDir, '.data', 'test', runId);
+  const stack = await startStack({
+    rootDir,
+    dataDir,
+    ports: 'random',
+    output: { logDir: join(dataDir, 'logs') },
+    env: process.env,
+    databasePrefix: `ota_${runId}_`,
+    serviceEnv: { LOG_LEVEL: 'info', VIEW_RELOAD_INTERVAL_MS: '5000' },
+  });
+  const published: TestStack = {
+    gatewayUrl: stack.gatewayUrl,
+    mongodbUri: stack.mongodbUri,
+    s3Endpoint: stack.s3Endpoint,
+    natsUrl: stack.natsUrl,
+    gatewayEnv: stack.gatewayEnv,
+  };
+  process.env[STACK_ENV_KEY] = JSON.stringify(published);
+  process.stderr.write(`\n[test stack] gateway ${stack.gatewayUrl}; logs in ${join(dataDir, 'logs')}\n`);
+  (globalThis as { otaTestStack?: { stack: RunningStack; dataDir: string } }).otaTestStack = { stack, dataDir };
+}
