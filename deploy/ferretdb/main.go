@@ -24,8 +24,9 @@ func main() {
 
 	config := &ferretdb.Config{
 		Listener: ferretdb.ListenerConfig{TCP: *listen},
-		Logger:   slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Handler:  "sqlite",
+		// FerretDB logs every refused write at WARN; unique-index refusals are routine here.
+		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Handler: "sqlite",
 		// The SQLite backend wants a directory URI that ends with a slash.
 		SQLiteURL: "file:" + *sqliteDir,
 	}

@@ -17,6 +17,8 @@ export interface StackOptions {
   databasePrefix: string;
   /** Extra settings passed to every service, e.g. LOG_LEVEL. */
   serviceEnv?: NodeJS.ProcessEnv;
+  /** The gateway's port; with `ports: 'random'`, a free one is used when this is 0. */
+  gatewayPort?: number;
 }
 
 export interface RunningStack {
@@ -109,10 +111,12 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       artifacts: await port(DEFAULT_PORTS.artifacts),
       rollout: await port(DEFAULT_PORTS.rollout),
       telemetry: await port(DEFAULT_PORTS.telemetry),
-      gateway: await port(DEFAULT_PORTS.gateway),
+      gateway: options.gatewayPort || (await port(DEFAULT_PORTS.gateway)),
     };
+    // Settings the caller gave (S3_BUCKET, OTA_URL_SIGNING_KEY, ...) reach every service; the
+    // addresses and database names of this stack take precedence.
     const shared: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH,
+      ...options.env,
       MONGODB_URI: mongodbUri,
       NATS_URL: natsUrl,
       REGISTRY_ADDR: `${HOST}:${ports.registry}`,

@@ -1,0 +1,130 @@
+import { isDomainError } from '@ota/errors';
+import { decideOffer } from './decide';
+import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
+
+const artifact = (overrides: Partial<ArtifactSummary> = {}): ArtifactSummary => ({
+  id: 'artifact-1',
+  projectId: 'p',
+  buildNumber: 5,
+  versionLabel: '1.5.0',
+  framework: 'esp_idf',
+  chipFamily: 'esp32',
+  boardId: '',
+  hardwareRevision: '',
+  partitionProfile: '',
+  minNvsSchemaVersion: null,
+  securityMode: '',
+  checksumSha256: 'c',
+  fileSize: 10,
+  archived: false,
+  signature: '',
+  signingKeyId: '',
+  ...overrides,
+});
+
+const deployment = (overrides: Partial<Deployment> = {}): Deployment => ({
+  id: 'deployment-1',
+  projectId: 'p',
+  artifactId: 'artifact-1',
+  buildNumber: 5,
+  versionLabel: '1.5.0',
+  state: 'active',
+  targetGroupIds: [],
+  targetChannelIds: ['stable'],
+  rolloutPercentage: 100,
+  rolloutStrategy: 'immediate',
+  notes: '',
+  failureCount: 0,
+  createdAt: new Date(1_000),
+  startedAt: new Date(2_000),
+  updatedAt: new Date(2_000),
+  ...overrides,
+});
+
+const device = (overrides: Partial<DecisionDevice> = {}): DecisionDevice => ({
+  id: 'device-1',
+  channelId: 'stable',
+  groupIds: [],
+  framework: 'esp_idf',
+  chipFamily: 'esp32',
+  boardId: undefined,
+  hardwareRevision: undefined,
+  partitionProfile: '',
+  nvsSchemaVersion: undefined,
+  securityMode: '',
+  currentBuildNumber: 0,
+  ...overrides,
+});
+
+function decide(input: { device?: DecisionDevice; deployments?: Deployment[]; artifacts?: ArtifactSummary[]; rolledBack?: string[] }) {
+  const artifacts = new Map((input.artifacts ?? [artifact()]).map((a) => [a.id, a]));
+  return decideOffer({
+    device: input.device ?? device(),
+    activeDeployments: input.deployments ?? [deployment()],
+    artifactOf: (id) => artifacts.get(id),
+    rolledBack: new Set(input.rolledBack ?? []),
+  });
+}
+
+describe('decideOffer', () => {
+  it('offers the targeted compatible build', () => {
+    expect(decide({})).toMatchObject({ status: 'offered', artifact: { buildNumber: 5 } });
+  });
+
+  it('answers no_active_deployment when nothing targets the device', () => {
+    expect(decide({ device: device({ channelId: 'beta' }) }).status).toBe('no_active_deployment');
+    expect(decide({ deployments: [] }).status).toBe('no_active_deployment');
+  });
+
+  it('requires a group and a channel match when both lists are set', () => {
+    const both = deployment({ targetGroupIds: ['g1'], targetChannelIds: ['stable'] });
+    expect(decide({ deployments: [both] }).status).toBe('no_active_deployment');
+    expect(decide({ deployments: [both], device: device({ groupIds: ['g1'] }) }).status).toBe('offered');
+  });
+
+  it.each([
+    ['another chip', { chipFamily: 'esp32c3' }, {}],
+    ['an archived build', {}, { archived: true }],
+    ['another partition profile', { partitionProfile: 'ota_4mb' }, { partitionProfile: 'ota_8mb' }],
+    ['an older NVS schema', { nvsSchemaVersion: 1 }, { minNvsSchemaVersion: 2 }],
+    ['another security mode', { securityMode: 'basic' }, { securityMode: 'signed' }],
+    ['another board', { boardId: 'devkit' }, { boardId: 'custom' }],
+  ])('answers no_compatible_build for %s', (_name, deviceFields, artifactFields) => {
+    expect(decide({ device: device(deviceFields), artifacts: [artifact(artifactFields)] }).status).toBe('no_compatible_build');
+  });
+
+  it('lets blank or omitted device values match declared dimensions', () => {
+    const declared = artifact({ partitionProfile: 'ota_8mb', minNvsSchemaVersion: 3, securityMode: 'signed' });
+    expect(decide({ artifacts: [declared] }).status).toBe('offered');
+  });
+
+  it('refuses a request that omits a board_id a targeted build declares', () => {
+    let error: unknown;
+    try {
+      decide({ artifacts: [artifact({ boardId: 'custom' })] });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(isDomainError(error, 'InvalidArgument')).toBe(true);
+    expect((error as Error).message).toContain('board_id');
+  });
+
+  it('answers up_to_date when the device runs the build, and not_in_rollout outside the cohort', () => {
+    expect(decide({ device: device({ currentBuildNumber: 5 }) }).status).toBe('up_to_date');
+    expect(decide({ deployments: [deployment({ rolloutPercentage: 0 })] }).status).toBe('not_in_rollout');
+    expect(decide({ deployments: [deployment({ rolloutPercentage: 0 })], device: device({ currentBuildNumber: 9 }) }).status).toBe('up_to_date');
+  });
+
+  it('takes the highest build, and the latest-started deployment on a tie', () => {
+    const older = deployment({ id: 'd-old', artifactId: 'a-5', startedAt: new Date(1) });
+    const newer = deployment({ id: 'd-new', artifactId: 'a-5', startedAt: new Date(5) });
+    const higher = deployment({ id: 'd-high', artifactId: 'a-7', startedAt: new Date(0) });
+    const artifacts = [artifact({ id: 'a-5', buildNumber: 5 }), artifact({ id: 'a-7', buildNumber: 7 })];
+    expect(decide({ deployments: [older, newer], artifacts })).toMatchObject({ deployment: { id: 'd-new' } });
+    expect(decide({ deployments: [older, higher, newer], artifacts })).toMatchObject({ deployment: { id: 'd-high' } });
+  });
+
+  it('does not offer a deployment the device rolled back', () => {
+    expect(decide({ rolledBack: ['deployment-1'] }).status).toBe('not_in_rollout');
+  });
+});
