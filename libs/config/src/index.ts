@@ -74,7 +74,7 @@ export function loadConfig<S extends Schema>(schema: S, env: NodeJS.ProcessEnv =
 /** A Markdown table of a schema's keys, defaults and descriptions, for docs/operations.md. */
 export function describeConfig(schema: Schema): string {
   const rows = Object.entries(schema).map(([key, spec]) => {
-    const shown = spec.defaultValue === undefined ? '(required)' : `\`${String(spec.defaultValue)}\``;
+    const shown = spec.defaultValue === undefined ? '(required)' : spec.defaultValue === '' ? '(empty)' : `\`${String(spec.defaultValue)}\``;
     return `| \`${key}\` | ${shown} | ${spec.description} |`;
   });
   return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');

@@ -1,20 +1,11 @@
 // `npm start`: the whole system on this machine, in the foreground, until Ctrl-C.
 import { join, resolve } from 'node:path';
-import { loadConfig, oneOf, port, str } from '@ota/config';
+import { loadConfig } from '@ota/config';
+import { localStackSettings } from './start-settings';
 import { startStack, type RunningStack } from './stack';
 
 const rootDir = join(__dirname, '..', '..', '..');
 
-export const localStackSettings = {
-  GATEWAY_PORT: port('port the gateway serves on', 8080),
-  LOCAL_STACK_PORTS: oneOf(
-    'default: the documented fixed ports; random: free ports, to run a second stack beside the first',
-    ['default', 'random'] as const,
-    'default',
-  ),
-  LOCAL_STACK_DATA_DIR: str('where the local FerretDB, s3rver and nats-server keep their data', join(rootDir, '.data', 'local')),
-  LOG_LEVEL: oneOf('log level of every service', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, 'info'),
-};
 
 async function main(): Promise<void> {
   let stack: RunningStack | undefined;
@@ -31,7 +22,7 @@ async function main(): Promise<void> {
   const config = loadConfig(localStackSettings);
   stack = await startStack({
     rootDir,
-    dataDir: resolve(config.LOCAL_STACK_DATA_DIR),
+    dataDir: resolve(rootDir, config.LOCAL_STACK_DATA_DIR),
     ports: config.LOCAL_STACK_PORTS,
     gatewayPort: config.GATEWAY_PORT,
     output: 'prefixed',
