@@ -1,4 +1,4 @@
-import type { artifacts, registry, rollout } from '@ota/proto';
+import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { TokenDoc } from '../stores/models';
 
 // The JSON shapes of the API (spec section 2 and decisions.md section 3), from service messages.
@@ -104,5 +104,36 @@ export function deploymentJson(deployment: rollout.Deployment) {
     created_at: iso(deployment.createdAt),
     started_at: iso(deployment.startedAt),
     updated_at: iso(deployment.updatedAt),
+  };
+}
+
+export function decisionJson(decision: telemetry.Decision) {
+  return {
+    id: decision.id,
+    project_id: decision.projectId,
+    device_id: decision.deviceId,
+    created_at: iso(decision.createdAt),
+    decision: decision.decision,
+    status: decision.status,
+    deployment_id: decision.deploymentId || null,
+    artifact_build_number: decision.artifactBuildNumber ?? null,
+    reported_build_number: decision.reportedBuildNumber ?? null,
+    reported_version: decision.reportedVersion,
+    message: decision.message,
+  };
+}
+
+export function auditJson(event: telemetry.AuditEvent) {
+  return {
+    id: event.id,
+    project_id: event.projectId,
+    action: event.action,
+    actor_type: event.actorType,
+    actor_id: event.actorId,
+    token_prefix: event.tokenPrefix,
+    target_type: event.targetType,
+    target_id: event.targetId,
+    created_at: iso(event.createdAt),
+    details: event.detailsJson ? (JSON.parse(event.detailsJson) as Record<string, unknown>) : {},
   };
 }

@@ -82,3 +82,33 @@ export interface StatusBody {
   reason?: string | null;
   detail?: Record<string, unknown> | null;
 }
+
+export const CHECK_STATUSES = [
+  'offered',
+  'up_to_date',
+  'no_compatible_build',
+  'device_inactive',
+  'over_limit',
+  'not_in_rollout',
+  'no_active_deployment',
+  'token_required',
+] as const;
+
+/** Query parameters arrive as strings; each is checked in its text form. */
+export const checkEventsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^(?:[1-9]|1[0-9]|20)$' },
+    since: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:\\d{2})$' },
+    decision: { type: 'string', enum: ['offered', 'no_update'] },
+    status: { type: 'string', enum: CHECK_STATUSES },
+  },
+} as const;
+
+export interface CheckEventsQuery {
+  limit?: string;
+  since?: string;
+  decision?: string;
+  status?: string;
+}

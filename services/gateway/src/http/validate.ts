@@ -31,6 +31,13 @@ export function parseBody<T>(schema: object, body: unknown): T {
   return body;
 }
 
+/** Query parameters: a failure is the same 422 as a body schema failure. */
+export function parseQuery<T>(schema: object, query: unknown): T {
+  const validate = compile<T>(schema);
+  if (!validate(query)) throw new ValidationFailed(issuesOf(validate.errors ?? [], 'query'));
+  return query;
+}
+
 /** Device API: a malformed body is a 400 with one readable sentence. */
 export function parseDeviceBody<T>(schema: object, body: unknown): T {
   const validate = compile<T>(schema);

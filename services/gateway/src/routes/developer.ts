@@ -5,9 +5,9 @@ import { authenticate, requireDeveloperToken, requirePersonalToken, type Princip
 import type { GatewayDeps } from '../deps';
 import { HttpError } from '../http/errors';
 import { receiveUpload } from '../http/multipart';
-import { artifactJson, channelJson, checkStateOf, deviceJson, projectJson, tokenJson } from '../http/present';
-import { createPersonalTokenBody, createProjectBody, createProjectTokenBody } from '../http/schemas';
-import { UUID_PATTERN, parseBody } from '../http/validate';
+import { artifactJson, auditJson, channelJson, checkStateOf, decisionJson, deviceJson, projectJson, tokenJson } from '../http/present';
+import { checkEventsQuery, createPersonalTokenBody, createProjectBody, createProjectTokenBody, type CheckEventsQuery } from '../http/schemas';
+import { UUID_PATTERN, parseBody, parseQuery } from '../http/validate';
 import type { artifacts, registry } from '@ota/proto';
 
 /** The developer API (spec 4.1 to 4.4) that the first end-to-end path needs. */
@@ -131,6 +131,32 @@ export function developerRoutes(deps: GatewayDeps): Router {
       clients.rollout.listDeployments({ projectId: project.id }, rpc(ctx)),
     ]);
     ctx.body = deviceJson(device!, checkStateOf(device!, deployments.filter((deployment) => deployment.state === 'active')));
+  });
+
+  router.get('/projects/:id/devices/:did/check-events/', async (ctx) => {
+    const { project } = await projectFor(ctx, 'read');
+    const query = parseQuery<CheckEventsQuery>(checkEventsQuery, { ...ctx.query });
+    const did = ctx.params.did as string;
+    if (!UUID_PATTERN.test(did)) throw notFound('device not found');
+    await clients.registry.getDevice({ projectId: project.id, id: did, deviceId: '' }, rpc(ctx));
+    const { decisions } = await clients.telemetry.listDecisions(
+      {
+        projectId: project.id,
+        deviceId: did,
+        limit: query.limit ? Number(query.limit) : 20,
+        since: query.since ? new Date(query.since) : undefined,
+        decision: query.decision ?? '',
+        status: query.status ?? '',
+      },
+      rpc(ctx),
+    );
+    ctx.body = decisions.map(decisionJson);
+  });
+
+  router.get('/projects/:id/audit/', async (ctx) => {
+    const { project } = await projectFor(ctx, 'read');
+    const { events } = await clients.telemetry.listAuditEvents({ projectId: project.id }, rpc(ctx));
+    ctx.body = events.map(auditJson);
   });
 
   router.post('/projects/:id/artifacts/', async (ctx) => {

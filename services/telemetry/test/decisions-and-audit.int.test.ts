@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { api, createUser, uploadForm } from '@ota/testkit';
+
+// Decision records and audit events travel over NATS JetStream to telemetry (and the decision's
+// outcome to the registry), so the tests wait for them to arrive rather than expect them at once.
+
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const giveUpAt = Date.now() + timeoutMs;
+  let value = await read();
+  while (!done(value) && Date.now() < giveUpAt) {
+    await sleep(100);
+    value = await read();
+  }
+  return value;
+}
+
+const check = (token: string, deviceId: string, build = 0) =>
+  api('POST', '/api/v1/ota/check/', {
+    token,
+    json: { device_id: deviceId, framework: 'arduino', chip_family: 'esp32', current_build_number: build, version_label: `v${build}` },
+  });
+
+let userToken: string;
+let projectId: string;
+let deviceToken: string;
+
+beforeAll(async () => {
+  userToken = createUser().token;
+  projectId = (await api('POST', '/api/v1/projects/', { token: userToken, json: { name: 'telemetry' } })).body.id;
+  const created = await api('POST', `/api/v1/projects/${projectId}/tokens/`, { token: userToken, json: { name: 'fleet', scope: 'device' } });
+  deviceToken = created.body.token;
+});
+
+async function deviceUuidOf(deviceId: string): Promise<string> {
+  const devices = await api('GET', `/api/v1/projects/${projectId}/devices/`, { token: userToken });
+  return devices.body.find((device: { device_id: string }) => device.device_id === deviceId).id;
+}
+
+describe('OTA decision records', () => {
+  it('are recorded for every check, newest first, and the device shows its last outcome', async () => {
+    await check(deviceToken, 'd-history');
+    const uuid = await deviceUuidOf('d-history');
+    await api('POST', `/api/v1/projects/${projectId}/release/`, {
+      token: userToken,
+      body: uploadForm({ version_label: '2.0.0', framework: 'arduino', chip_family: 'esp32' }, randomBytes(64)),
+    });
+    // The release's deployment reaches the rollout view synchronously on the replica that wrote it.
+    const offered = await check(deviceToken, 'd-history');
+    expect(offered.body.update_available).toBe(true);
+
+    const path = `/api/v1/projects/${projectId}/devices/${uuid}/check-events/`;
+    const events = await eventually(
+      () => api('GET', path, { token: userToken }),
+      (response) => response.body.length === 2,
+    );
+    expect(events.status).toBe(200);
+    expect(events.body.map((event: { status: string }) => event.status)).toEqual(['offered', 'no_active_deployment']);
+    expect(events.body[0]).toMatchObject({ decision: 'offered', deployment_id: offered.body.deployment_id, artifact_build_number: 1, reported_build_number: 0 });
+
+    const filtered = await api('GET', `${path}?decision=no_update`, { token: userToken });
+    expect(filtered.body.map((event: { status: string }) => event.status)).toEqual(['no_active_deployment']);
+
+    const device = await eventually(
+      () => api('GET', `/api/v1/projects/${projectId}/devices/${uuid}/`, { token: userToken }),
+      (response) => response.body.last_check_status === 'offered',
+    );
+    expect(device.body).toMatchObject({ last_check_status: 'offered', check_state: 'no_pending_check' });
+  });
+
+  it('keep only the newest 20 per device', async () => {
+    for (let build = 1; build <= 25; build += 1) await check(deviceToken, 'd-many', build);
+    const uuid = await deviceUuidOf('d-many');
+    const path = `/api/v1/projects/${projectId}/devices/${uuid}/check-events/`;
+    // The 25th record has arrived once the newest record reports build 25.
+    const events = await eventually(
+      () => api('GET', path, { token: userToken }),
+      (response) => response.body[0]?.reported_build_number === 25,
+    );
+    expect(events.body).toHaveLength(20);
+    expect(events.body.map((event: { reported_build_number: number }) => event.reported_build_number)).toEqual(
+      Array.from({ length: 20 }, (_, i) => 25 - i),
+    );
+    const limited = await api('GET', `${path}?limit=3`, { token: userToken });
+    expect(limited.body).toHaveLength(3);
+  });
+
+  it('refuses invalid query parameters with a 422 array', async () => {
+    const uuid = await deviceUuidOf('d-history');
+    const response = await api('GET', `/api/v1/projects/${projectId}/devices/${uuid}/check-events/?limit=21&status=nope`, { token: userToken });
+    expect(response.status).toBe(422);
+    expect(response.body.detail.map((issue: { loc: string[] }) => issue.loc[1]).sort()).toEqual(['limit', 'status']);
+  });
+});
+
+describe('audit events', () => {
+  it('record customer mutations with the actor and only the token prefix', async () => {
+    const response = await eventually(
+      () => api('GET', `/api/v1/projects/${projectId}/audit/`, { token: userToken }),
+      (result) => result.body.some((event: { action: string }) => event.action === 'release.created'),
+    );
+    const actions = response.body.map((event: { action: string }) => event.action);
+    expect(actions).toEqual(expect.arrayContaining(['project.created', 'token.created', 'release.created']));
+    const created = response.body.find((event: { action: string }) => event.action === 'project.created');
+    expect(created).toMatchObject({ actor_type: 'user', token_prefix: userToken.slice(0, 12), target_type: 'project', target_id: projectId });
+    expect(JSON.stringify(response.body)).not.toContain(userToken);
+    expect(JSON.stringify(response.body)).not.toContain(deviceToken);
+  });
+});
