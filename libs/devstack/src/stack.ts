@@ -28,6 +28,8 @@ export interface RunningStack {
   natsUrl: string;
   /** The environment the services run with (database names, addresses), for the admin command. */
   gatewayEnv: NodeJS.ProcessEnv;
+  /** Each service's Prometheus endpoint, by service name. */
+  metricsUrls: Record<string, string>;
   processes: ManagedProcess[];
   stop(): Promise<void>;
 }
@@ -127,11 +129,14 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     };
     const services = ['registry', 'artifacts', 'telemetry', 'rollout'] as const;
     let gatewayEnv: NodeJS.ProcessEnv = {};
+    const metricsUrls: Record<string, string> = {};
     for (const name of [...services, 'gateway'] as const) {
+      const metricsPort = await port(DEFAULT_PORTS.metrics[name]);
+      metricsUrls[name] = `http://${HOST}:${metricsPort}/metrics`;
       const env: NodeJS.ProcessEnv = {
         ...shared,
         MONGODB_DATABASE: `${options.databasePrefix}${name}`,
-        METRICS_PORT: String(await port(DEFAULT_PORTS.metrics[name])),
+        METRICS_PORT: String(metricsPort),
       };
       if (name === 'gateway') {
         env.GATEWAY_PORT = String(ports.gateway);
@@ -149,7 +154,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
 
     const gatewayUrl = `http://${HOST}:${ports.gateway}`;
     await waitForReady(gatewayUrl, started.at(-1)!);
-    return { gatewayUrl, mongodbUri, s3Endpoint, natsUrl, gatewayEnv, processes: started, stop };
+    return { gatewayUrl, mongodbUri, s3Endpoint, natsUrl, gatewayEnv, metricsUrls, processes: started, stop };
   } catch (error) {
     await stop();
     throw error;

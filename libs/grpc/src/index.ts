@@ -4,3 +4,4 @@ export { RpcError, errorOfStatus, statusOfError } from './status';
 export type { MethodDefinition, RequestOf, ResponseOf } from './types';
 export { runUntilSignalled, type Stopper } from './lifecycle';
 export { commonServiceSettings } from './service-config';
+export { serveGrpc, type ServeSettings } from './serve';

@@ -27,6 +27,7 @@ export default async function globalSetup(): Promise<void> {
     s3Endpoint: stack.s3Endpoint,
     natsUrl: stack.natsUrl,
     gatewayEnv: stack.gatewayEnv,
+    metricsUrls: stack.metricsUrls,
   };
   process.env[STACK_ENV_KEY] = JSON.stringify(published);
   process.stderr.write(`\n[test stack] gateway ${stack.gatewayUrl}; logs in ${join(dataDir, 'logs')}\n`);

@@ -6,6 +6,8 @@ export interface TestStack {
   natsUrl: string;
   /** The gateway's own environment: what the admin command needs to reach the same database. */
   gatewayEnv: NodeJS.ProcessEnv;
+  /** Each service's Prometheus endpoint, by service name. */
+  metricsUrls: Record<string, string>;
 }
 
 export const STACK_ENV_KEY = 'OTA_TEST_STACK';

@@ -1,7 +1,7 @@
 import { Bus, SUBJECTS, type ArtifactChangedEvent } from '@ota/bus';
-import { GrpcServer, runUntilSignalled } from '@ota/grpc';
+import { runUntilSignalled, serveGrpc } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
-import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
+import { ServiceMetrics } from '@ota/metrics';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as pb } from '@ota/proto';
 import { MongoArtifactStore, registerArtifactModels } from './adapters/mongo/mongo-artifact-store';
@@ -43,18 +43,15 @@ void runUntilSignalled(logger, async () => {
     events: { artifactChanged: (artifact) => bus.publish(SUBJECTS.artifactChanged, artifactChangedEvent(artifact)) },
   });
 
-  const server = new GrpcServer({ logger, metrics });
-  server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts));
-  const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  logger.info({ port, metricsPort: config.METRICS_PORT }, 'serving');
+  const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
+    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts)),
+  );
 
   return [
     () => mongo.close(),
     () => s3.destroy(),
     () => bus.drain(),
-    () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
-    () => server.shutdown(config.SHUTDOWN_GRACE_MS),
+    ...serving,
   ];
 });
 

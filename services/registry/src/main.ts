@@ -1,7 +1,7 @@
 import { DURABLES, SUBJECTS, TELEMETRY_STREAM, Bus, type DecisionRecordedEvent } from '@ota/bus';
-import { GrpcServer, runUntilSignalled } from '@ota/grpc';
+import { runUntilSignalled, serveGrpc } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
-import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
+import { ServiceMetrics } from '@ota/metrics';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { registry as pb } from '@ota/proto';
 import { registerModels } from './adapters/mongo/models';
@@ -34,16 +34,13 @@ void runUntilSignalled(logger, async () => {
     },
   );
 
-  const server = new GrpcServer({ logger, metrics });
-  server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry));
-  const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  logger.info({ port, metricsPort: config.METRICS_PORT }, 'serving');
+  const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
+    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry)),
+  );
 
   return [
     () => mongo.close(),
     () => bus.drain(),
-    () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
-    () => server.shutdown(config.SHUTDOWN_GRACE_MS),
+    ...serving,
   ];
 });

@@ -1,7 +1,7 @@
 import { Bus, SUBJECTS, type ArtifactChangedEvent, type DeploymentChangedEvent } from '@ota/bus';
-import { GrpcServer, createServiceClient, runUntilSignalled } from '@ota/grpc';
+import { createServiceClient, runUntilSignalled, serveGrpc } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
-import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
+import { ServiceMetrics } from '@ota/metrics';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as artifactsPb, rollout as pb } from '@ota/proto';
 import { GrpcArtifactCatalog, summaryOfEvent } from './adapters/artifacts-client';
@@ -62,18 +62,15 @@ void runUntilSignalled(logger, async () => {
     },
   });
 
-  const server = new GrpcServer({ logger, metrics });
-  server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout));
-  const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  logger.info({ port, metricsPort: config.METRICS_PORT }, 'serving');
+  const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
+    server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout)),
+  );
 
   return [
     () => mongo.close(),
     () => artifactsClient.close(),
     () => bus.drain(),
     () => views.stop(),
-    () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
-    () => server.shutdown(config.SHUTDOWN_GRACE_MS),
+    ...serving,
   ];
 });

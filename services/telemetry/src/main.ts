@@ -1,7 +1,7 @@
 import { Bus, DURABLES, SUBJECTS, TELEMETRY_STREAM, type AuditRecordedEvent, type DecisionRecordedEvent } from '@ota/bus';
-import { GrpcServer, runUntilSignalled } from '@ota/grpc';
+import { runUntilSignalled, serveGrpc } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
-import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
+import { ServiceMetrics } from '@ota/metrics';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { telemetry as pb } from '@ota/proto';
 import { MongoTelemetryStore, registerTelemetryModels } from './adapters/mongo/mongo-telemetry-store';
@@ -31,16 +31,13 @@ void runUntilSignalled(logger, async () => {
     telemetry.recordAudit(event),
   );
 
-  const server = new GrpcServer({ logger, metrics });
-  server.addService('ota.telemetry.v1.TelemetryService', pb.TelemetryServiceService, telemetryHandlers(telemetry));
-  const port = await server.listen(`${config.GRPC_HOST}:${config.GRPC_PORT}`);
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
-  logger.info({ port, metricsPort: config.METRICS_PORT }, 'serving');
+  const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
+    server.addService('ota.telemetry.v1.TelemetryService', pb.TelemetryServiceService, telemetryHandlers(telemetry)),
+  );
 
   return [
     () => mongo.close(),
     () => bus.drain(),
-    () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
-    () => server.shutdown(config.SHUTDOWN_GRACE_MS),
+    ...serving,
   ];
 });
