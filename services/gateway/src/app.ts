@@ -15,14 +15,18 @@ export function createApp(deps: GatewayDeps): Koa {
   app.use(async (ctx, next) => {
     const requestId = requestIdFrom(ctx.get(REQUEST_ID_HEADER) || undefined);
     ctx.state.requestId = requestId;
+    ctx.state.logger = deps.logger.child({ requestId });
     ctx.set(REQUEST_ID_HEADER, requestId);
     const startedAt = process.hrtime.bigint();
     try {
       await next();
     } finally {
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
       metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
-      metrics.httpDuration.observe({ method: ctx.method, route }, Number(process.hrtime.bigint() - startedAt) / 1e9);
+      metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
+      // One line per request at debug: at fleet rates an info-level access log would dominate.
+      ctx.state.logger.debug({ method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
     }
   });
   app.use(errorMiddleware(deps.logger));
