@@ -24,7 +24,8 @@ function say(message) {
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, {
     cwd: root,
-    stdio: quiet ? ['ignore', 'ignore', 'inherit'] : ['ignore', process.stderr, process.stderr],
+    // Child output goes to stderr even in quiet mode: compiler errors must never be hidden.
+    stdio: ['ignore', process.stderr, process.stderr],
     ...options,
   });
   if (result.error) throw new Error(`${command} could not be started: ${result.error.message}`);

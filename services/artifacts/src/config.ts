@@ -10,6 +10,7 @@ export const artifactsSettings = {
   S3_SECRET_ACCESS_KEY: str('S3 secret access key', ''),
   S3_FORCE_PATH_STYLE: bool('address buckets by path (MinIO, s3rver) instead of by host name', true),
   S3_CREATE_BUCKET: bool('create the bucket at start when it does not exist', true),
+  SIGNED_BINARY_MAX_BYTES: int('largest binary a signed manifest may come with; it is verified whole, in memory', 16 * 1024 * 1024, 1),
   S3_PART_SIZE_BYTES: int('size of one multipart-upload part; bounds the memory an upload holds', 8 * 1024 * 1024, 5 * 1024 * 1024),
 };
 

@@ -40,6 +40,7 @@ void runUntilSignalled(logger, async () => {
   const artifacts = new Artifacts({
     store: new MongoArtifactStore(models),
     storage,
+    signedBinaryMaxBytes: config.SIGNED_BINARY_MAX_BYTES,
     events: { artifactChanged: (artifact) => bus.publish(SUBJECTS.artifactChanged, artifactChangedEvent(artifact)) },
   });
 

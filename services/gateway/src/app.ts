@@ -3,9 +3,16 @@ import { koaBody } from 'koa-body';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
 import { HttpError, errorMiddleware } from './http/errors';
-import { developerRoutes } from './routes/developer';
-import { deviceRoutes, downloadRoutes } from './routes/device-api';
+import Router from '@koa/router';
+import { buildOpenApiDocument } from './http/openapi';
+import { OperationTable } from './http/operations';
+import { artifactRoutes } from './routes/artifacts';
+import { deploymentRoutes } from './routes/deployments';
+import { deviceApiRoutes } from './routes/device-api';
+import { deviceRoutes } from './routes/devices';
 import { healthRoutes } from './routes/health';
+import { projectRoutes } from './routes/projects';
+import { tokenRoutes } from './routes/tokens';
 
 /** Builds the gateway's Koa app without listening, so that tests can drive it directly. */
 export function createApp(deps: GatewayDeps): Koa {
@@ -48,7 +55,14 @@ export function createApp(deps: GatewayDeps): Koa {
     }),
   );
 
-  for (const router of [healthRoutes(deps), downloadRoutes(deps), deviceRoutes(deps), developerRoutes(deps)]) {
+  const api = new OperationTable(new Router({ prefix: '/api/v1' }), deps.store);
+  for (const addRoutes of [deviceApiRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes]) addRoutes(api, deps);
+  const openApiDocument = buildOpenApiDocument(api.operations, '0.1.0');
+  api.router.get('/openapi.json', (ctx) => {
+    ctx.body = openApiDocument;
+  });
+
+  for (const router of [healthRoutes(deps), api.router]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

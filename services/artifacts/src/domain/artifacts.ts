@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { invalidArgument, notFound } from '@ota/errors';
-import { parseManifest, type Manifest } from './manifest';
+import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
+import { parseManifest, type Manifest } from '@ota/manifest';
+import { findSigningKey, parseEd25519PublicKey, type SigningKey } from './signing-keys';
 import type { Artifact } from './model';
 import type { ArtifactEvents, ArtifactStore, BinaryStorage } from './ports';
 
@@ -16,6 +17,8 @@ export interface ArtifactsDeps {
   store: ArtifactStore;
   storage: BinaryStorage;
   events: ArtifactEvents;
+  /** Signed binaries are verified whole, in memory: this bounds how large one may be. */
+  signedBinaryMaxBytes: number;
   now?: () => Date;
 }
 
@@ -38,9 +41,9 @@ export class Artifacts {
    */
   async upload(header: UploadHeader, chunks: AsyncIterable<Buffer>): Promise<Artifact> {
     const manifest = parseManifest(header.manifestJson);
-    if (manifest.signature !== undefined) {
-      // Verification needs the project's signing keys, which this service does not hold yet.
-      throw invalidArgument('manifest signature cannot be verified: the project has no signing keys');
+    const signingKeys = manifest.signature !== undefined ? await this.deps.store.listSigningKeys(header.projectId) : [];
+    if (manifest.signature !== undefined && signingKeys.length === 0) {
+      throw invalidArgument('the manifest carries a signature, but the project has no signing keys to verify it with');
     }
     const month = uploadMonth(this.now());
     if (!(await this.deps.store.reserveUpload(header.ownerId, month, header.maxUploadsPerMonth))) {
@@ -51,16 +54,28 @@ export class Artifacts {
     const storageKey = `artifacts/${header.projectId}/${id}.bin`;
     const hash = createHash('sha256');
     let size = 0;
+    // Ed25519 verifies the whole message, so a signed binary is also kept, up to its cap.
+    const kept: Buffer[] | undefined = manifest.signature !== undefined ? [] : undefined;
+    const { signedBinaryMaxBytes } = this.deps;
     const hashed = async function* () {
       for await (const chunk of chunks) {
         hash.update(chunk);
         size += chunk.length;
+        if (kept) {
+          if (size > signedBinaryMaxBytes) throw invalidArgument(`a signed binary may be at most ${signedBinaryMaxBytes} bytes`);
+          kept.push(chunk);
+        }
         yield chunk;
       }
     };
+    let signingKey: SigningKey | undefined;
     try {
       await this.deps.storage.put(storageKey, Readable.from(hashed()));
       if (size === 0) throw invalidArgument('binary is empty');
+      if (kept) {
+        signingKey = findSigningKey(Buffer.concat(kept), manifest.signature!, signingKeys);
+        if (!signingKey) throw invalidArgument("the manifest signature does not verify against any of the project's signing keys");
+      }
     } catch (error) {
       await this.deps.store.releaseUpload(header.ownerId, month);
       await this.deps.storage.delete(storageKey).catch(() => undefined);
@@ -76,6 +91,10 @@ export class Artifacts {
       storageKey,
       createdAt: this.now(),
     });
+    if (signingKey) {
+      artifact.signature = manifest.signature!;
+      artifact.signingKeyId = signingKey.id;
+    }
     await this.deps.store.insertArtifact(artifact);
     this.deps.events.artifactChanged(artifact);
     return artifact;
@@ -89,6 +108,29 @@ export class Artifacts {
 
   list(projectId?: string): Promise<Artifact[]> {
     return this.deps.store.listArtifacts(projectId);
+  }
+
+  async setArchived(projectId: string, artifactId: string, archived: boolean): Promise<{ artifact: Artifact; changed: boolean }> {
+    const result = await this.deps.store.setArchived(projectId, artifactId, archived);
+    if (!result) throw notFound('artifact not found');
+    if (result.changed) this.deps.events.artifactChanged(result.artifact);
+    return result;
+  }
+
+  async createSigningKey(projectId: string, name: string, publicKey: string): Promise<SigningKey> {
+    if (!name.trim() || name.length > 100) throw invalidArgument('name must be 1 to 100 characters');
+    const { pem, fingerprint } = parseEd25519PublicKey(publicKey);
+    const key: SigningKey = { id: randomUUID(), projectId, name: name.trim(), publicKey: pem, fingerprint, createdAt: this.now() };
+    if ((await this.deps.store.insertSigningKey(key)) === 'duplicate') throw alreadyExists('this public key is already a signing key of the project');
+    return key;
+  }
+
+  listSigningKeys(projectId: string): Promise<SigningKey[]> {
+    return this.deps.store.listSigningKeys(projectId);
+  }
+
+  async deleteSigningKey(projectId: string, keyId: string): Promise<void> {
+    if (!(await this.deps.store.deleteSigningKey(projectId, keyId))) throw notFound('signing key not found');
   }
 
   async readBinary(artifactId: string): Promise<Readable> {

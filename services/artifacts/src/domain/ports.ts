@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { Artifact } from './model';
+import type { SigningKey } from './signing-keys';
 
 export interface ArtifactStore {
   /** Takes the next build number of a project: 1, 2, 3, ... never shared, even concurrently. */
@@ -10,6 +11,12 @@ export interface ArtifactStore {
   insertArtifact(artifact: Artifact): Promise<void>;
   findArtifact(id: string): Promise<Artifact | null>;
   listArtifacts(projectId?: string): Promise<Artifact[]>;
+  /** Sets the flag; returns the artifact and whether it changed, or null when it does not exist. */
+  setArchived(projectId: string, artifactId: string, archived: boolean): Promise<{ artifact: Artifact; changed: boolean } | null>;
+
+  insertSigningKey(key: SigningKey): Promise<'inserted' | 'duplicate'>;
+  listSigningKeys(projectId: string): Promise<SigningKey[]>;
+  deleteSigningKey(projectId: string, keyId: string): Promise<boolean>;
 }
 
 export interface BinaryStorage {

@@ -3,6 +3,7 @@ import type { Handlers } from '@ota/grpc';
 import { artifacts as pb } from '@ota/proto';
 import type { Artifacts, UploadHeader } from '../domain/artifacts';
 import type { Artifact } from '../domain/model';
+import type { SigningKey } from '../domain/signing-keys';
 
 // Messages of a streamed download: small enough to interleave with other calls on the connection.
 const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
@@ -32,6 +33,20 @@ export function artifactsHandlers(artifacts: Artifacts): Handlers<typeof pb.Arti
     },
     async listArtifacts(request) {
       return { artifacts: (await artifacts.list(request.projectId || undefined)).map(artifactMessage) };
+    },
+    async setArtifactArchived(request) {
+      const { artifact, changed } = await artifacts.setArchived(request.projectId, request.artifactId, request.archived);
+      return { artifact: artifactMessage(artifact), changed };
+    },
+    async createSigningKey(request) {
+      return { key: signingKeyMessage(await artifacts.createSigningKey(request.projectId, request.name, request.publicKey)) };
+    },
+    async listSigningKeys(request) {
+      return { keys: (await artifacts.listSigningKeys(request.projectId)).map(signingKeyMessage) };
+    },
+    async deleteSigningKey(request) {
+      await artifacts.deleteSigningKey(request.projectId, request.keyId);
+      return {};
     },
     async *readArtifactBinary(request) {
       const body = await artifacts.readBinary(request.artifactId);
@@ -65,4 +80,8 @@ export function artifactMessage(artifact: Artifact): pb.Artifact {
     signingKeyId: artifact.signingKeyId,
     createdAt: artifact.createdAt,
   };
+}
+
+function signingKeyMessage(key: SigningKey): pb.SigningKey {
+  return { id: key.id, projectId: key.projectId, name: key.name, publicKey: key.publicKey, fingerprint: key.fingerprint, createdAt: key.createdAt };
 }

@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { HttpError } from '../http/errors';
 import type { TokenDoc } from '../stores/models';
 import type { GatewayStore } from '../stores/gateway-store';
@@ -11,22 +11,22 @@ export interface Principal {
   isStaff: boolean;
 }
 
-export function authenticate(store: GatewayStore) {
-  return async (ctx: Context, next: Next) => {
-    const header = ctx.get('authorization');
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new HttpError(401, 'missing bearer token', { 'WWW-Authenticate': 'Bearer' });
-    const token = await store.authenticate(match[1]!);
-    if (!token) throw new HttpError(401, 'invalid or revoked token', { 'WWW-Authenticate': 'Bearer' });
-    let isStaff = false;
-    if (token.kind === 'personal') {
-      const user = await store.findUser(token.user_id);
-      if (!user) throw new HttpError(401, 'invalid or revoked token');
-      isStaff = user.is_staff;
-    }
-    ctx.state.principal = { token, userId: token.user_id, isStaff } satisfies Principal;
-    await next();
-  };
+/** Resolves the bearer token of the request into ctx.state.principal, or answers 401. */
+export async function authenticate(store: GatewayStore, ctx: Context): Promise<Principal> {
+  const header = ctx.get('authorization');
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!match) throw new HttpError(401, 'missing bearer token', { 'WWW-Authenticate': 'Bearer' });
+  const token = await store.authenticate(match[1]!);
+  if (!token) throw new HttpError(401, 'invalid or revoked token', { 'WWW-Authenticate': 'Bearer' });
+  let isStaff = false;
+  if (token.kind === 'personal') {
+    const user = await store.findUser(token.user_id);
+    if (!user) throw new HttpError(401, 'invalid or revoked token');
+    isStaff = user.is_staff;
+  }
+  const principal: Principal = { token, userId: token.user_id, isStaff };
+  ctx.state.principal = principal;
+  return principal;
 }
 
 export function principalOf(ctx: Context): Principal {
@@ -45,6 +45,13 @@ export function requireDeveloperToken(ctx: Context): Principal {
 export function requirePersonalToken(ctx: Context): Principal {
   const principal = requireDeveloperToken(ctx);
   if (principal.token.kind !== 'personal') throw new HttpError(403, 'this endpoint requires a personal API token');
+  return principal;
+}
+
+/** Staff-only endpoints: a staff user's personal token; other valid credentials get 403. */
+export function requireStaff(ctx: Context): Principal {
+  const principal = requirePersonalToken(ctx);
+  if (!principal.isStaff) throw new HttpError(403, 'this endpoint is for staff only');
   return principal;
 }
 

@@ -1,5 +1,5 @@
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
-import type { TokenDoc } from '../stores/models';
+import type { TokenDoc, UserDoc } from '../stores/models';
 
 // The JSON shapes of the API (spec section 2 and decisions.md section 3), from service messages.
 
@@ -21,8 +21,32 @@ export function tokenJson(token: TokenDoc, raw?: string) {
     scope: token.scope || (token.kind === 'personal' ? 'personal' : token.kind),
     created_at: iso(token.created_at),
     last_used_at: iso(token.last_used_at),
+    revoked_at: iso(token.revoked_at),
     ...(raw ? { token: raw } : {}),
   };
+}
+
+export function userJson(user: UserDoc) {
+  return {
+    id: user._id,
+    email: user.email,
+    is_staff: user.is_staff,
+    max_devices: user.plan.max_devices,
+    max_uploads_per_month: user.plan.max_uploads_per_month,
+    created_at: iso(user.created_at),
+  };
+}
+
+export function groupJson(group: registry.Group) {
+  return { id: group.id, name: group.name, created_at: iso(group.createdAt) };
+}
+
+export function signingKeyJson(key: artifacts.SigningKey) {
+  return { id: key.id, name: key.name, public_key: key.publicKey, fingerprint: key.fingerprint, created_at: iso(key.createdAt) };
+}
+
+export function deviceStateJson(state: rollout.DeviceState) {
+  return { device_id: state.deviceId, status: state.status, reason: state.reason, updated_at: iso(state.updatedAt) };
 }
 
 export type CheckState = 'never_seen' | 'waiting_for_next_check' | 'no_pending_check';
@@ -82,6 +106,8 @@ export function artifactJson(artifact: artifacts.Artifact) {
     file_size: artifact.fileSize,
     security_mode: artifact.securityMode,
     release_notes: artifact.releaseNotes,
+    signature: artifact.signature,
+    signing_key_id: artifact.signingKeyId || null,
     archived: artifact.archived,
     created_at: iso(artifact.createdAt),
   };

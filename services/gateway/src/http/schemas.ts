@@ -1,5 +1,7 @@
-// Request-body schemas: the gateway validates with them and the OpenAPI document is built from
-// them, so the two cannot disagree.
+// Request-body and query schemas: the gateway validates with them and the OpenAPI document is
+// built from them, so the two cannot disagree.
+
+import { CHECK_STATUSES } from './response-schemas';
 
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
 const UUID = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } as const;
@@ -83,16 +85,6 @@ export interface StatusBody {
   detail?: Record<string, unknown> | null;
 }
 
-export const CHECK_STATUSES = [
-  'offered',
-  'up_to_date',
-  'no_compatible_build',
-  'device_inactive',
-  'over_limit',
-  'not_in_rollout',
-  'no_active_deployment',
-  'token_required',
-] as const;
 
 /** Query parameters arrive as strings; each is checked in its text form. */
 export const checkEventsQuery = {
@@ -112,3 +104,153 @@ export interface CheckEventsQuery {
   decision?: string;
   status?: string;
 }
+
+const NAME = { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' } as const;
+const UUID_LIST = { type: 'array', items: UUID, maxItems: 100, uniqueItems: true } as const;
+const PERCENTAGE = { type: 'integer', minimum: 0, maximum: 100 } as const;
+const BOOLEAN_TEXT = { type: 'string', enum: ['true', 'false'] } as const;
+const UUID_TEXT = UUID;
+
+export const createChannelBody = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: NAME } } as const;
+export const createGroupBody = createChannelBody;
+
+export const addMemberBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['device_id'],
+  properties: { device_id: { ...UUID, description: "The device's UUID (its `id`)." } },
+} as const;
+
+const METADATA = { type: 'object', maxProperties: 100 } as const;
+
+export const createDeviceBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['device_id'],
+  properties: {
+    device_id: { type: 'string', pattern: DEVICE_ID_PATTERN },
+    framework: { type: 'string', enum: ['arduino', 'esp_idf'] },
+    chip_family: SHORT_TEXT,
+    board_id: SHORT_TEXT,
+    hardware_revision: SHORT_TEXT,
+    partition_profile: SHORT_TEXT,
+    nvs_schema_version: { type: 'integer', minimum: 0 },
+    security_mode: SHORT_TEXT,
+    channel_id: UUID,
+    active: { type: 'boolean' },
+    metadata: METADATA,
+  },
+} as const;
+
+export interface CreateDeviceBody {
+  device_id: string;
+  framework?: string;
+  chip_family?: string;
+  board_id?: string;
+  hardware_revision?: string;
+  partition_profile?: string;
+  nvs_schema_version?: number;
+  security_mode?: string;
+  channel_id?: string;
+  active?: boolean;
+  metadata?: Record<string, unknown>;
+}
+
+export const updateDeviceBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { active: { type: 'boolean' }, metadata: METADATA, channel_id: UUID },
+} as const;
+
+export interface UpdateDeviceBody {
+  active?: boolean;
+  metadata?: Record<string, unknown>;
+  channel_id?: string;
+}
+
+export const updateArtifactBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['archived'],
+  properties: { archived: { type: 'boolean' } },
+} as const;
+
+export const createSigningKeyBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'public_key'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 100 },
+    public_key: { type: 'string', minLength: 1, maxLength: 4096, description: 'Ed25519 public key: PEM (SPKI), or base64 of its 32 raw bytes.' },
+  },
+} as const;
+
+export const createDeploymentBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['artifact_id'],
+  properties: {
+    artifact_id: UUID,
+    target_group_ids: UUID_LIST,
+    target_channel_ids: UUID_LIST,
+    rollout_percentage: PERCENTAGE,
+    rollout_strategy: { type: 'string', enum: ['immediate'] },
+    notes: { type: 'string', maxLength: 2000 },
+  },
+} as const;
+
+export interface CreateDeploymentBody {
+  artifact_id: string;
+  target_group_ids?: string[];
+  target_channel_ids?: string[];
+  rollout_percentage?: number;
+  rollout_strategy?: string;
+  notes?: string;
+}
+
+export const transitionBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['action'],
+  properties: {
+    action: { type: 'string', enum: ['start', 'pause', 'resume', 'cancel', 'complete', 'ramp'] },
+    rollout_percentage: PERCENTAGE,
+    confirm_all: { type: 'boolean' },
+  },
+} as const;
+
+export interface TransitionBody {
+  action: string;
+  rollout_percentage?: number;
+  confirm_all?: boolean;
+}
+
+export const listDevicesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { active: BOOLEAN_TEXT, group_id: UUID_TEXT, channel_id: UUID_TEXT },
+} as const;
+
+export interface ListDevicesQuery {
+  active?: 'true' | 'false';
+  group_id?: string;
+  channel_id?: string;
+}
+
+export const listProjectsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    email: { type: 'string', minLength: 3, maxLength: 254, description: 'Staff only: the owner, by exact e-mail.' },
+    owner_id: { ...UUID_TEXT, description: 'Staff only: the owner, by id.' },
+  },
+} as const;
+
+export const usersQuery = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['email'],
+  properties: { email: { type: 'string', minLength: 3, maxLength: 254 } },
+} as const;
+
+export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;

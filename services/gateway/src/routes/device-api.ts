@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import Router from '@koa/router';
 import { SUBJECTS, type DecisionRecordedEvent } from '@ota/bus';
 import { notFound } from '@ota/errors';
 import { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import { Readable } from 'node:stream';
-import { authenticate, requireDeviceToken, type Principal } from '../auth/principal';
+import { principalOf, type Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { HttpError } from '../http/errors';
+import type { OperationTable } from '../http/operations';
+import * as R from '../http/response-schemas';
 import { checkBody, statusBody, type CheckBody, type StatusBody } from '../http/schemas';
 import { UUID_PATTERN, parseDeviceBody } from '../http/validate';
 
@@ -17,10 +18,8 @@ const MESSAGES = {
 } as const;
 
 /** The device API (spec 4.5): business outcomes are 200 with a status, never errors. */
-export function deviceRoutes(deps: GatewayDeps): Router {
-  const router = new Router({ prefix: '/api/v1/ota' });
+export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients } = deps;
-  router.use(authenticate(deps.store));
 
   /** The device_id a request speaks for: from the body with a project token, from the token otherwise. */
   function deviceIdOf(principal: Principal, bodyDeviceId: string | undefined): string {
@@ -34,10 +33,23 @@ export function deviceRoutes(deps: GatewayDeps): Router {
     return bodyDeviceId;
   }
 
-  router.post('/check/', checkHandler);
-  router.post('/check', checkHandler);
+  table.add(
+    {
+      method: 'post',
+      path: '/ota/check/',
+      operationId: 'checkForUpdate',
+      summary: 'Device check',
+      description:
+        'Records a heartbeat, registers an unknown device (project token), and answers whether a compatible build is offered. Routine outcomes are 200 with `status`; real errors are 400 (malformed body, or a declared board_id/hardware_revision missing), 401 and 403.',
+      tag: 'Device API',
+      access: 'device',
+      body: checkBody,
+      responses: { 200: R.CheckResponse },
+    },
+    checkHandler,
+  );
   async function checkHandler(ctx: Context) {
-    const principal = requireDeviceToken(ctx);
+    const principal = principalOf(ctx);
     const body = parseDeviceBody<CheckBody>(checkBody, ctx.request.body);
     const deviceId = deviceIdOf(principal, body.device_id);
     const projectId = principal.token.project_id;
@@ -137,10 +149,23 @@ export function deviceRoutes(deps: GatewayDeps): Router {
     };
   }
 
-  router.post('/status/', statusHandler);
-  router.post('/status', statusHandler);
+  table.add(
+    {
+      method: 'post',
+      path: '/ota/status/',
+      operationId: 'reportStatus',
+      summary: 'Device lifecycle event',
+      description:
+        'Events: offered, download_started, downloaded, flashed, validated, reboot, confirmed, failed, rolled_back, and the legacy rebooted. `accepted: true` comes only once the event is stored; repeating confirmed or rolled_back is a no-op. A deployment that does not exist in the project is 404.',
+      tag: 'Device API',
+      access: 'device',
+      body: statusBody,
+      responses: { 200: R.StatusResponse },
+    },
+    statusHandler,
+  );
   async function statusHandler(ctx: Context) {
-    const principal = requireDeviceToken(ctx);
+    const principal = principalOf(ctx);
     const body = parseDeviceBody<StatusBody>(statusBody, ctx.request.body);
     const deviceId = deviceIdOf(principal, body.device_id);
     if (body.event === 'confirmed' && body.build_number === undefined) throw new HttpError(400, 'build_number is required with confirmed');
@@ -177,17 +202,20 @@ export function deviceRoutes(deps: GatewayDeps): Router {
     ctx.body = { accepted: result.accepted, final_status: result.finalStatus };
   }
 
-  return router;
-}
-
-/**
- * Signed download URLs. No bearer token: the signature is the credential. The binary streams from
- * object storage through the artifacts service, one chunk at a time.
- */
-export function downloadRoutes(deps: GatewayDeps): Router {
-  const router = new Router({ prefix: '/api/v1/ota' });
-  const { clients } = deps;
-  router.get('/download/:artifactId', async (ctx) => {
+  // Signed download URLs. No bearer token: the signature is the credential. The binary streams
+  // from object storage through the artifacts service, one chunk at a time.
+  table.add(
+    {
+      method: 'get',
+      path: '/ota/download/:artifactId',
+      operationId: 'downloadArtifact',
+      summary: 'Download an offered build',
+      description: 'The `url` of an offer. No bearer token: the HMAC signature is the credential. An altered or expired URL is 403.',
+      tag: 'Device API',
+      access: 'public',
+      responses: { 200: { type: 'string', format: 'binary' } },
+    },
+    async (ctx) => {
     const artifactId = ctx.params.artifactId as string;
     if (!UUID_PATTERN.test(artifactId)) throw notFound('artifact not found');
     const query = ctx.query as Record<string, string | undefined>;
@@ -208,9 +236,8 @@ export function downloadRoutes(deps: GatewayDeps): Router {
         for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value.chunk;
       })(),
     );
-  });
-
-  return router;
+    },
+  );
 }
 
 /** Off the response path: the spec makes decision records best effort. */

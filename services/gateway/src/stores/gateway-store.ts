@@ -93,7 +93,7 @@ export class GatewayStore {
 
   listTokens(filter: { userId: string; kind: 'personal' } | { projectId: string; kind: 'project' }): Promise<TokenDoc[]> {
     const query = 'userId' in filter ? { user_id: filter.userId, kind: filter.kind } : { project_id: filter.projectId, kind: filter.kind };
-    return this.models.Token.find({ ...query, revoked_at: null }).sort({ created_at: 1, _id: 1 }).lean<TokenDoc[]>().exec();
+    return this.models.Token.find(query).sort({ created_at: 1, _id: 1 }).lean<TokenDoc[]>().exec();
   }
 
   findToken(id: string): Promise<TokenDoc | null> {
@@ -103,6 +103,14 @@ export class GatewayStore {
   /** Revocation keeps the record, so last_used_at stays readable afterwards. */
   async revokeToken(id: string): Promise<void> {
     await this.models.Token.collection.updateOne({ _id: id, revoked_at: null } as never, { $set: { revoked_at: new Date() } });
+  }
+
+  /** Every project and device token of the project: used when the project is deleted. */
+  async revokeProjectTokens(projectId: string): Promise<void> {
+    await this.models.Token.collection.updateMany(
+      { project_id: projectId, kind: { $in: ['project', 'device'] }, revoked_at: null },
+      { $set: { revoked_at: new Date() } },
+    );
   }
 
   async revokeDeviceTokens(deviceUuid: string): Promise<number> {

@@ -18,6 +18,40 @@ export interface Channel {
 
 export const DEFAULT_CHANNEL_NAME = 'stable';
 
+export interface Group {
+  id: string;
+  projectId: string;
+  name: string;
+  createdAt: Date;
+}
+
+export interface DeviceFilter {
+  active?: boolean;
+  groupId?: string;
+  channelId?: string;
+}
+
+/** What pre-provisioning may set; everything else starts empty. */
+export interface NewDeviceFields {
+  deviceId: string;
+  framework: string;
+  chipFamily: string;
+  boardId: string;
+  hardwareRevision: string;
+  partitionProfile: string;
+  nvsSchemaVersion: number | null;
+  securityMode: string;
+  channelId: string;
+  active: boolean;
+  metadata: Record<string, unknown>;
+}
+
+export interface DeviceChange {
+  active?: boolean;
+  metadata?: Record<string, unknown>;
+  channelId?: string;
+}
+
 /** What a device says about itself on a check. Optional fields were absent from the request. */
 export interface ReportedProfile {
   framework: string;

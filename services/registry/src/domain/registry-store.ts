@@ -1,16 +1,28 @@
-import type { Channel, Device, Project, ReportedProfile } from './model';
+import type { Channel, Device, DeviceFilter, Group, Project, ReportedProfile } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
   insertProject(project: Project): Promise<'inserted' | 'slug_taken'>;
   findProject(projectId: string): Promise<Project | null>;
   listProjects(ownerId: string): Promise<Project[]>;
+  /** Removes the project, its channels, groups and devices; gives the owner back their places. */
+  deleteProject(project: Project): Promise<void>;
 
   insertChannel(channel: Channel): Promise<'inserted' | 'name_taken'>;
   listChannels(projectId: string): Promise<Channel[]>;
   findDefaultChannel(projectId: string): Promise<Channel | null>;
+  findChannel(projectId: string, channelId: string): Promise<Channel | null>;
 
-  listDevices(projectId: string): Promise<Device[]>;
+  insertGroup(group: Group): Promise<'inserted' | 'name_taken'>;
+  listGroups(projectId: string): Promise<Group[]>;
+  findGroup(projectId: string, groupId: string): Promise<Group | null>;
+  /** Adds or removes one group id on the device; null when the device does not exist. */
+  setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null>;
+
+  listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]>;
+  countDevices(projectId: string): Promise<number>;
+  /** Deletes the device and gives its owner back a place under the cap; false when missing. */
+  deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean>;
   findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null>;
   /** Records a heartbeat on an active device and returns it; null when missing or inactive. */
   recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date): Promise<Device | null>;

@@ -1,12 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
-import { DEFAULT_CHANNEL_NAME, type Channel, type CheckInResult, type Device, type Project, type ReportedProfile } from './model';
+import {
+  DEFAULT_CHANNEL_NAME,
+  type Channel,
+  type CheckInResult,
+  type Device,
+  type DeviceChange,
+  type DeviceFilter,
+  type Group,
+  type NewDeviceFields,
+  type Project,
+  type ReportedProfile,
+} from './model';
 import type { RegistryStore } from './registry-store';
 import { slugCandidate, slugify } from './slug';
 
 const MAX_SLUG_ATTEMPTS = 50;
-const CHANNEL_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const NAME = /^[A-Za-z0-9._-]{1,64}$/;
+const NAME_RULE = 'name must be 1 to 64 letters, digits, dots, dashes or underscores';
 
 export interface RegistryDeps {
   store: RegistryStore;
@@ -50,16 +62,40 @@ export class Registry {
     return this.store.listProjects(ownerId);
   }
 
+  async deleteProject(projectId: string): Promise<void> {
+    await this.store.deleteProject(await this.getProject(projectId));
+  }
+
   listChannels(projectId: string): Promise<Channel[]> {
     return this.store.listChannels(projectId);
   }
 
   async createChannel(projectId: string, name: string): Promise<Channel> {
-    if (!CHANNEL_NAME.test(name)) throw invalidArgument('name must be 1 to 64 letters, digits, dots, dashes or underscores');
+    if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
     await this.getProject(projectId);
     const channel: Channel = { id: randomUUID(), projectId, name, isDefault: false, createdAt: this.now() };
     if ((await this.store.insertChannel(channel)) === 'name_taken') throw alreadyExists(`a channel named "${name}" already exists`);
     return channel;
+  }
+
+  listGroups(projectId: string): Promise<Group[]> {
+    return this.store.listGroups(projectId);
+  }
+
+  async createGroup(projectId: string, name: string): Promise<Group> {
+    if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
+    await this.getProject(projectId);
+    const group: Group = { id: randomUUID(), projectId, name, createdAt: this.now() };
+    if ((await this.store.insertGroup(group)) === 'name_taken') throw alreadyExists(`a group named "${name}" already exists`);
+    return group;
+  }
+
+  /** Adding a member twice is not an error; the device's group_ids come back ordered. */
+  async setGroupMembership(projectId: string, groupId: string, deviceUuid: string, member: boolean): Promise<Device> {
+    if (!(await this.store.findGroup(projectId, groupId))) throw notFound('group not found');
+    const device = await this.store.setMembership(projectId, deviceUuid, groupId, member);
+    if (!device) throw notFound('device not found');
+    return (await this.withOrderedGroups(projectId, [device]))[0]!;
   }
 
   /**
@@ -97,14 +133,69 @@ export class Registry {
     return device ? { outcome: 'known', device } : { outcome: 'inactive', device: registered.device };
   }
 
-  listDevices(projectId: string): Promise<Device[]> {
-    return this.store.listDevices(projectId);
+  async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
+    return this.withOrderedGroups(projectId, await this.store.listDevices(projectId, filter));
+  }
+
+  countDevices(projectId: string): Promise<number> {
+    return this.store.countDevices(projectId);
   }
 
   async getDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device> {
     const device = await this.store.findDevice(projectId, key);
     if (!device) throw notFound('device not found');
-    return device;
+    return (await this.withOrderedGroups(projectId, [device]))[0]!;
+  }
+
+  /** Pre-provisioning: the device_id must be new in the project, and the owner under the cap. */
+  async createDevice(projectId: string, ownerId: string, maxDevices: number, fields: NewDeviceFields): Promise<Device> {
+    const channelId = fields.channelId || (await this.store.findDefaultChannel(projectId))?.id;
+    if (!channelId) throw notFound('project not found');
+    if (fields.channelId && !(await this.store.findChannel(projectId, fields.channelId))) {
+      throw invalidArgument('channel_id is not a channel of this project');
+    }
+    const at = this.now();
+    const device: Device = {
+      ...newDevice(projectId, fields.deviceId, { framework: fields.framework, chipFamily: fields.chipFamily }, channelId, at),
+      boardId: fields.boardId,
+      hardwareRevision: fields.hardwareRevision,
+      partitionProfile: fields.partitionProfile,
+      nvsSchemaVersion: fields.nvsSchemaVersion,
+      securityMode: fields.securityMode,
+      active: fields.active,
+      metadata: fields.metadata,
+      // A pre-provisioned device has not been seen yet.
+      lastSeen: null,
+    };
+    const registered = await this.store.registerDevice(device, ownerId, maxDevices);
+    if (registered === 'over_limit') throw invalidArgument(`the plan's device limit of ${maxDevices} is reached`);
+    if (!registered.created) throw alreadyExists(`a device with device_id "${fields.deviceId}" already exists in this project`);
+    return registered.device;
+  }
+
+  async updateDevice(projectId: string, id: string, change: DeviceChange): Promise<Device> {
+    if (change.channelId !== undefined && !(await this.store.findChannel(projectId, change.channelId))) {
+      throw invalidArgument('channel_id is not a channel of this project');
+    }
+    const hasChange = change.active !== undefined || change.metadata !== undefined || change.channelId !== undefined;
+    const device = hasChange ? await this.store.updateDevice(projectId, id, change) : await this.store.findDevice(projectId, { id });
+    if (!device) throw notFound('device not found');
+    return (await this.withOrderedGroups(projectId, [device]))[0]!;
+  }
+
+  async deleteDevice(projectId: string, ownerId: string, id: string): Promise<void> {
+    if (!(await this.store.deleteDevice(projectId, id, ownerId))) throw notFound('device not found');
+  }
+
+  /** Spec 2.2: group_ids ordered by group name, the group UUID breaking ties. */
+  private async withOrderedGroups(projectId: string, devices: Device[]): Promise<Device[]> {
+    if (!devices.some((device) => device.groupIds.length > 1)) return devices;
+    const groups = await this.store.listGroups(projectId);
+    const rank = new Map(groups.map((group, index) => [group.id, index]));
+    return devices.map((device) => ({
+      ...device,
+      groupIds: [...device.groupIds].sort((a, b) => (rank.get(a) ?? Infinity) - (rank.get(b) ?? Infinity) || a.localeCompare(b)),
+    }));
   }
 
   async applyDeviceReport(projectId: string, id: string, event: string, reason: string, buildNumber?: number): Promise<Device> {

@@ -1,6 +1,6 @@
 import type { CallContext, Handlers } from '@ota/grpc';
 import { registry as pb } from '@ota/proto';
-import type { Channel, Device, Project } from '../domain/model';
+import type { Channel, Device, Group, Project } from '../domain/model';
 import type { Registry } from '../domain/registry';
 
 type RegistryHandlers = Handlers<typeof pb.RegistryServiceService>;
@@ -23,6 +23,23 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
     },
     async listProjects(request) {
       return { projects: (await registry.listProjects(request.ownerId)).map(projectMessage) };
+    },
+    async deleteProject(request) {
+      await registry.deleteProject(request.projectId);
+      return {};
+    },
+    async listGroups(request) {
+      return { groups: (await registry.listGroups(request.projectId)).map(groupMessage) };
+    },
+    async createGroup(request) {
+      return { group: groupMessage(await registry.createGroup(request.projectId, request.name)) };
+    },
+    async addGroupMember(request) {
+      return { device: deviceMessage(await registry.setGroupMembership(request.projectId, request.groupId, request.deviceId, true)) };
+    },
+    async removeGroupMember(request) {
+      await registry.setGroupMembership(request.projectId, request.groupId, request.deviceId, false);
+      return {};
     },
     async listChannels(request) {
       return { channels: (await registry.listChannels(request.projectId)).map(channelMessage) };
@@ -60,7 +77,43 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
       return { device: deviceMessage(await registry.getDevice(request.projectId, key)) };
     },
     async listDevices(request) {
-      return { devices: (await registry.listDevices(request.projectId)).map(deviceMessage) };
+      const devices = await registry.listDevices(request.projectId, {
+        active: request.active,
+        groupId: request.groupId || undefined,
+        channelId: request.channelId || undefined,
+      });
+      return { devices: devices.map(deviceMessage) };
+    },
+    async countDevices(request) {
+      return { count: await registry.countDevices(request.projectId) };
+    },
+    async createDevice(request) {
+      const device = await registry.createDevice(request.projectId, request.ownerId, request.maxDevices, {
+        deviceId: request.deviceId,
+        framework: request.framework,
+        chipFamily: request.chipFamily,
+        boardId: request.boardId,
+        hardwareRevision: request.hardwareRevision,
+        partitionProfile: request.partitionProfile,
+        nvsSchemaVersion: request.nvsSchemaVersion ?? null,
+        securityMode: request.securityMode,
+        channelId: request.channelId,
+        active: request.active,
+        metadata: request.metadata ?? {},
+      });
+      return { device: deviceMessage(device) };
+    },
+    async updateDevice(request) {
+      const device = await registry.updateDevice(request.projectId, request.id, {
+        active: request.active,
+        metadata: request.metadata,
+        channelId: request.channelId,
+      });
+      return { device: deviceMessage(device) };
+    },
+    async deleteDevice(request) {
+      await registry.deleteDevice(request.projectId, request.ownerId, request.id);
+      return {};
     },
     async applyDeviceReport(request) {
       const device = await registry.applyDeviceReport(
@@ -77,6 +130,10 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
 
 function projectMessage(project: Project): pb.Project {
   return { id: project.id, name: project.name, slug: project.slug, ownerId: project.ownerId, createdAt: project.createdAt };
+}
+
+function groupMessage(group: Group): pb.Group {
+  return { id: group.id, projectId: group.projectId, name: group.name, createdAt: group.createdAt };
 }
 
 function channelMessage(channel: Channel): pb.Channel {

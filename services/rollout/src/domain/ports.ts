@@ -9,6 +9,14 @@ export interface DeploymentStore {
   /** Compare-and-set: applies `set` only while the deployment is still in `expectedState`. */
   updateDeployment(id: string, expectedState: DeploymentState, set: Partial<Deployment>): Promise<Deployment | null>;
   incrementFailureCount(id: string, at: Date): Promise<void>;
+  countDeployments(projectId: string, states: readonly DeploymentState[], artifactId?: string): Promise<number>;
+}
+
+export interface DeviceStateRecord {
+  deviceId: string;
+  status: string;
+  reason: string;
+  updatedAt: Date;
 }
 
 export interface DeviceStateStore {
@@ -20,6 +28,8 @@ export interface DeviceStateStore {
   advance(input: { deploymentId: string; projectId: string; deviceId: string; status: string; rank: number; reason: string; at: Date }): Promise<{ advanced: boolean; status: string }>;
   /** Of `deploymentIds`, those the device reported `rolled_back` for. */
   rolledBack(deviceId: string, deploymentIds: readonly string[]): Promise<Set<string>>;
+  listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
+  deleteDeviceStates(projectId: string, deviceId: string): Promise<void>;
 }
 
 /** Authoritative artifact lookups (the artifacts service), for creating deployments. */

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { failedPrecondition, invalidArgument, notFound } from '@ota/errors';
+import { failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
 import { decideOffer, type Decision } from './decide';
 import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
-import type { DecisionDevice, Deployment } from './model';
-import type { ArtifactCatalog, DeploymentStore, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
+import type { DecisionDevice, Deployment, DeploymentState } from './model';
+import type { ArtifactCatalog, DeploymentStore, DeviceStateRecord, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
 import { applyTransition, validPercentage, type TransitionRequest } from './transitions';
 
 const ROLLOUT_STRATEGIES = ['immediate'];
@@ -41,7 +41,10 @@ export class Rollout {
     if (!ROLLOUT_STRATEGIES.includes(rolloutStrategy)) {
       throw invalidArgument(`rollout_strategy must be one of ${ROLLOUT_STRATEGIES.join(', ')}`);
     }
-    const artifact = await this.deps.catalog.getArtifact(input.projectId, input.artifactId, requestId);
+    const artifact = await this.deps.catalog.getArtifact(input.projectId, input.artifactId, requestId).catch((error: unknown) => {
+      if (isDomainError(error, 'NotFound')) throw invalidArgument('artifact_id names no artifact of this project');
+      throw error;
+    });
     if (artifact.archived) throw invalidArgument('the artifact is archived and cannot be deployed');
     this.deps.views.artifactSeen(artifact);
 
@@ -88,6 +91,22 @@ export class Rollout {
     if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
     this.changed(updated);
     return updated;
+  }
+
+  async listDeviceStates(projectId: string, deploymentId: string): Promise<DeviceStateRecord[]> {
+    await this.getDeployment(projectId, deploymentId);
+    return this.deps.deviceStates.listStates(deploymentId);
+  }
+
+  countDeployments(projectId: string, states: string[], artifactId?: string): Promise<number> {
+    const known: DeploymentState[] = ['draft', 'active', 'paused', 'completed', 'cancelled'];
+    const unknown = states.filter((state) => !known.includes(state as DeploymentState));
+    if (unknown.length > 0) throw invalidArgument(`unknown deployment states: ${unknown.join(', ')}`);
+    return this.deps.deployments.countDeployments(projectId, states as DeploymentState[], artifactId);
+  }
+
+  deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
+    return this.deps.deviceStates.deleteDeviceStates(projectId, deviceId);
   }
 
   /** Decides from the in-memory views; records `offered` for an offer. */

@@ -37,6 +37,17 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
       });
       return { deployment: deploymentMessage(deployment) };
     },
+    async listDeviceStates(request) {
+      const states = await rollout.listDeviceStates(request.projectId, request.deploymentId);
+      return { states: states.map((state) => ({ deviceId: state.deviceId, status: state.status, reason: state.reason, updatedAt: state.updatedAt })) };
+    },
+    async countDeployments(request) {
+      return { count: await rollout.countDeployments(request.projectId, request.states, request.artifactId || undefined) };
+    },
+    async deleteDeviceStates(request) {
+      await rollout.deleteDeviceStates(request.projectId, request.deviceId);
+      return {};
+    },
     async decideOffer(request) {
       const device = request.device;
       if (!device) throw invalidArgument('device is required');

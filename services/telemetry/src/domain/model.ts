@@ -44,6 +44,7 @@ export interface TelemetryStore {
   /** Deletes all but the newest `keep` records of the device. */
   trimDecisions(projectId: string, deviceUuid: string, keep: number): Promise<void>;
   listDecisions(query: DecisionQuery): Promise<DecisionRecord[]>;
+  deleteDecisions(projectId: string, deviceUuid: string): Promise<void>;
   insertAudit(record: AuditRecord): Promise<void>;
   listAudit(projectId: string): Promise<AuditRecord[]>;
 }

@@ -29,6 +29,10 @@ export class Telemetry {
     return this.store.listDecisions({ ...query, limit });
   }
 
+  deleteDecisions(projectId: string, deviceUuid: string): Promise<void> {
+    return this.store.deleteDecisions(projectId, deviceUuid);
+  }
+
   async recordAudit(event: AuditRecordedEvent): Promise<void> {
     await this.store.insertAudit({
       id: event.id,

@@ -29,6 +29,10 @@ export function telemetryHandlers(telemetry: Telemetry): Handlers<typeof pb.Tele
         })),
       };
     },
+    async deleteDeviceDecisions(request) {
+      await telemetry.deleteDecisions(request.projectId, request.deviceId);
+      return {};
+    },
     async listAuditEvents(request) {
       const records = await telemetry.listAudit(request.projectId);
       return {

@@ -2,6 +2,7 @@ import { isDuplicateKey } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { Artifact } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
+import type { SigningKey } from '../../domain/signing-keys';
 
 interface ArtifactDoc {
   _id: string;
@@ -22,6 +23,15 @@ interface ArtifactDoc {
   signature: string;
   signing_key_id: string;
   storage_key: string;
+  created_at: Date;
+}
+
+interface SigningKeyDoc {
+  _id: string;
+  project_id: string;
+  name: string;
+  public_key: string;
+  fingerprint: string;
   created_at: Date;
 }
 
@@ -59,7 +69,13 @@ export function registerArtifactModels(connection: Connection) {
   );
   artifactSchema.index({ project_id: 1, build_number: 1 }, { unique: true });
   const counterSchema = new Schema<CounterDoc>({ _id: String, value: Number }, options);
+  const signingKeySchema = new Schema<SigningKeyDoc>(
+    { _id: String, project_id: String, name: String, public_key: String, fingerprint: String, created_at: Date },
+    options,
+  );
+  signingKeySchema.index({ project_id: 1, fingerprint: 1 }, { unique: true });
   return {
+    SigningKey: connection.model<SigningKeyDoc>('SigningKey', signingKeySchema, 'signing_keys'),
     Artifact: connection.model<ArtifactDoc>('Artifact', artifactSchema, 'artifacts'),
     // Per project: the last build number handed out.
     BuildCounter: connection.model<CounterDoc>('BuildCounter', counterSchema, 'build_counters'),
@@ -115,6 +131,47 @@ export class MongoArtifactStore implements ArtifactStore {
   async findArtifact(id: string): Promise<Artifact | null> {
     const doc = await this.models.Artifact.findById(id).lean<ArtifactDoc>();
     return doc ? artifactOf(doc) : null;
+  }
+
+  async setArchived(projectId: string, artifactId: string, archived: boolean): Promise<{ artifact: Artifact; changed: boolean } | null> {
+    const result = await this.models.Artifact.collection.updateOne({ _id: artifactId, project_id: projectId } as never, { $set: { archived } });
+    if (result.matchedCount === 0) return null;
+    const artifact = await this.findArtifact(artifactId);
+    return artifact ? { artifact, changed: result.modifiedCount > 0 } : null;
+  }
+
+  async insertSigningKey(key: SigningKey): Promise<'inserted' | 'duplicate'> {
+    try {
+      await this.models.SigningKey.collection.insertOne({
+        _id: key.id,
+        project_id: key.projectId,
+        name: key.name,
+        public_key: key.publicKey,
+        fingerprint: key.fingerprint,
+        created_at: key.createdAt,
+      } as SigningKeyDoc as never);
+      return 'inserted';
+    } catch (error) {
+      if (isDuplicateKey(error)) return 'duplicate';
+      throw error;
+    }
+  }
+
+  async listSigningKeys(projectId: string): Promise<SigningKey[]> {
+    const docs = await this.models.SigningKey.find({ project_id: projectId }).sort({ created_at: 1, _id: 1 }).lean<SigningKeyDoc[]>();
+    return docs.map((doc) => ({
+      id: doc._id,
+      projectId: doc.project_id,
+      name: doc.name,
+      publicKey: doc.public_key,
+      fingerprint: doc.fingerprint,
+      createdAt: doc.created_at,
+    }));
+  }
+
+  async deleteSigningKey(projectId: string, keyId: string): Promise<boolean> {
+    const result = await this.models.SigningKey.deleteOne({ _id: keyId, project_id: projectId });
+    return result.deletedCount > 0;
   }
 
   async listArtifacts(projectId?: string): Promise<Artifact[]> {

@@ -19,6 +19,13 @@ export interface ChannelDoc {
   created_at: Date;
 }
 
+export interface GroupDoc {
+  _id: string;
+  project_id: string;
+  name: string;
+  created_at: Date;
+}
+
 export interface DeviceDoc {
   _id: string;
   project_id: string;
@@ -78,6 +85,17 @@ export function registerModels(connection: Connection) {
   );
   channelSchema.index({ project_id: 1, name: 1 }, { unique: true });
 
+  const groupSchema = new Schema<GroupDoc>(
+    {
+      _id: String,
+      project_id: { type: String, required: true },
+      name: { type: String, required: true },
+      created_at: { type: Date, required: true },
+    },
+    options,
+  );
+  groupSchema.index({ project_id: 1, name: 1 }, { unique: true });
+
   const deviceSchema = new Schema<DeviceDoc>(
     {
       _id: String,
@@ -108,12 +126,14 @@ export function registerModels(connection: Connection) {
   );
   deviceSchema.index({ project_id: 1, device_id: 1 }, { unique: true });
   deviceSchema.index({ project_id: 1, channel_id: 1 });
+  deviceSchema.index({ project_id: 1, group_ids: 1 });
 
   const ownerDeviceCountSchema = new Schema<OwnerDeviceCountDoc>({ _id: String, count: Number }, options);
 
   return {
     Project: connection.model<ProjectDoc>('Project', projectSchema, 'projects'),
     Channel: connection.model<ChannelDoc>('Channel', channelSchema, 'channels'),
+    Group: connection.model<GroupDoc>('Group', groupSchema, 'groups'),
     Device: connection.model<DeviceDoc>('Device', deviceSchema, 'devices'),
     OwnerDeviceCount: connection.model<OwnerDeviceCountDoc>('OwnerDeviceCount', ownerDeviceCountSchema, 'owner_device_counts'),
   };

@@ -1,7 +1,7 @@
 import { isDuplicateKey } from '@ota/mongo';
-import type { Channel, Device, Project, ReportedProfile } from '../../domain/model';
+import type { Channel, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
 import type { RegistryStore } from '../../domain/registry-store';
-import type { ChannelDoc, DeviceDoc, ProjectDoc, RegistryModels } from './models';
+import type { ChannelDoc, DeviceDoc, GroupDoc, ProjectDoc, RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
   constructor(private readonly models: RegistryModels) {}
@@ -32,6 +32,19 @@ export class MongoRegistryStore implements RegistryStore {
     return docs.map(projectOf);
   }
 
+  async deleteProject(project: Project): Promise<void> {
+    // No transactions on FerretDB: each step is safe to repeat, and the project record goes last,
+    // so an interrupted delete can simply be run again.
+    const devices = await this.models.Device.countDocuments({ project_id: project.id });
+    await this.models.Device.deleteMany({ project_id: project.id });
+    if (devices > 0) {
+      await this.models.OwnerDeviceCount.collection.updateOne({ _id: project.ownerId } as never, { $inc: { count: -devices } });
+    }
+    await this.models.Group.deleteMany({ project_id: project.id });
+    await this.models.Channel.deleteMany({ project_id: project.id });
+    await this.models.Project.deleteOne({ _id: project.id });
+  }
+
   async insertChannel(channel: Channel): Promise<'inserted' | 'name_taken'> {
     try {
       await this.models.Channel.collection.insertOne({
@@ -58,9 +71,63 @@ export class MongoRegistryStore implements RegistryStore {
     return doc ? channelOf(doc) : null;
   }
 
-  async listDevices(projectId: string): Promise<Device[]> {
-    const docs = await this.models.Device.find({ project_id: projectId }).sort({ device_id: 1 }).lean<DeviceDoc[]>();
+  async findChannel(projectId: string, channelId: string): Promise<Channel | null> {
+    const doc = await this.models.Channel.findOne({ _id: channelId, project_id: projectId }).lean<ChannelDoc>();
+    return doc ? channelOf(doc) : null;
+  }
+
+  async insertGroup(group: Group): Promise<'inserted' | 'name_taken'> {
+    try {
+      await this.models.Group.collection.insertOne({
+        _id: group.id,
+        project_id: group.projectId,
+        name: group.name,
+        created_at: group.createdAt,
+      } as GroupDoc as never);
+      return 'inserted';
+    } catch (error) {
+      if (isDuplicateKey(error)) return 'name_taken';
+      throw error;
+    }
+  }
+
+  async listGroups(projectId: string): Promise<Group[]> {
+    const docs = await this.models.Group.find({ project_id: projectId }).sort({ name: 1, _id: 1 }).lean<GroupDoc[]>();
+    return docs.map(groupOf);
+  }
+
+  async findGroup(projectId: string, groupId: string): Promise<Group | null> {
+    const doc = await this.models.Group.findOne({ _id: groupId, project_id: projectId }).lean<GroupDoc>();
+    return doc ? groupOf(doc) : null;
+  }
+
+  async setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null> {
+    const update = member ? { $addToSet: { group_ids: groupId } } : { $pull: { group_ids: groupId } };
+    const doc = await this.models.Device.collection.findOneAndUpdate({ _id: deviceId, project_id: projectId } as never, update as never, {
+      returnDocument: 'after',
+    });
+    return doc ? deviceOf(doc as unknown as DeviceDoc) : null;
+  }
+
+  async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
+    const query: Record<string, unknown> = { project_id: projectId };
+    if (filter.active !== undefined) query.active = filter.active;
+    if (filter.channelId) query.channel_id = filter.channelId;
+    // Equality with an array field matches documents whose array holds the value.
+    if (filter.groupId) query.group_ids = filter.groupId;
+    const docs = await this.models.Device.find(query).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
     return docs.map(deviceOf);
+  }
+
+  countDevices(projectId: string): Promise<number> {
+    return this.models.Device.countDocuments({ project_id: projectId }).exec();
+  }
+
+  async deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean> {
+    const result = await this.models.Device.deleteOne({ _id: id, project_id: projectId });
+    if (result.deletedCount === 0) return false;
+    await this.models.OwnerDeviceCount.collection.updateOne({ _id: ownerId } as never, { $inc: { count: -1 } });
+    return true;
   }
 
   async findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null> {
@@ -151,6 +218,10 @@ function heartbeatFields(reported: ReportedProfile, at: Date): Partial<DeviceDoc
 
 function projectOf(doc: ProjectDoc): Project {
   return { id: doc._id, name: doc.name, slug: doc.slug, ownerId: doc.owner_id, createdAt: doc.created_at };
+}
+
+function groupOf(doc: GroupDoc): Group {
+  return { id: doc._id, projectId: doc.project_id, name: doc.name, createdAt: doc.created_at };
 }
 
 function channelOf(doc: ChannelDoc): Channel {

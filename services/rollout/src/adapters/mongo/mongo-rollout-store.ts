@@ -1,7 +1,7 @@
 import { isDuplicateKey } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { Deployment, DeploymentState } from '../../domain/model';
-import type { DeploymentStore, DeviceStateStore } from '../../domain/ports';
+import type { DeploymentStore, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
 
 interface DeploymentDoc {
   _id: string;
@@ -121,6 +121,21 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
 
   async incrementFailureCount(id: string, at: Date): Promise<void> {
     await this.models.Deployment.collection.updateOne({ _id: id } as never, { $inc: { failure_count: 1 }, $set: { updated_at: at } });
+  }
+
+  countDeployments(projectId: string, states: readonly DeploymentState[], artifactId?: string): Promise<number> {
+    const filter: Record<string, unknown> = { project_id: projectId, state: { $in: [...states] } };
+    if (artifactId) filter.artifact_id = artifactId;
+    return this.models.Deployment.countDocuments(filter).exec();
+  }
+
+  async listStates(deploymentId: string): Promise<DeviceStateRecord[]> {
+    const docs = await this.models.DeviceState.find({ deployment_id: deploymentId }).sort({ updated_at: -1, _id: 1 }).lean<DeviceStateDoc[]>();
+    return docs.map((doc) => ({ deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.updated_at }));
+  }
+
+  async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
+    await this.models.DeviceState.deleteMany({ project_id: projectId, device_id: deviceId });
   }
 
   async advance(input: {

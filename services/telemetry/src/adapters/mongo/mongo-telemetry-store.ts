@@ -99,6 +99,10 @@ export class MongoTelemetryStore implements TelemetryStore {
     }));
   }
 
+  async deleteDecisions(projectId: string, deviceUuid: string): Promise<void> {
+    await this.models.Decision.deleteMany({ project_id: projectId, device_uuid: deviceUuid });
+  }
+
   async insertAudit(record: AuditRecord): Promise<void> {
     await insertOnce(() =>
       this.models.Audit.collection.insertOne({

@@ -18,7 +18,6 @@ export interface Manifest {
 const SHORT_TEXT = { type: 'string', minLength: 1, maxLength: 128 } as const;
 
 export const MANIFEST_SCHEMA = {
-  $id: 'https://ota.example/schemas/manifest.json',
   title: 'Artifact manifest',
   type: 'object',
   additionalProperties: false,

@@ -1,0 +1,98 @@
+import type { Access, Operation } from './operations';
+import * as R from './response-schemas';
+
+const API_PREFIX = '/api/v1';
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Refused: a rule of the API (the `detail` says which).',
+  401: 'Token missing, invalid, revoked, or of a kind that does not cover this endpoint.',
+  403: 'A valid credential that this endpoint does not accept.',
+  404: 'No such resource, or not one the caller may see.',
+  409: 'Conflicts with what exists.',
+  413: 'The JSON body is larger than the limit.',
+  422: 'The body or query fails its schema; `detail` lists each problem.',
+  503: 'A service or store is unavailable; retry after `Retry-After` seconds.',
+};
+
+function errorsOf(operation: Operation): number[] {
+  const common: Record<Access, number[]> = {
+    developer: [400, 401, 403, 404, 422, 503],
+    personal: [400, 401, 403, 404, 422, 503],
+    staff: [401, 403, 422, 503],
+    device: [400, 401, 403, 404, 503],
+    public: [403, 404, 503],
+  };
+  const statuses = new Set([...common[operation.access], ...(operation.errors ?? [])]);
+  if (operation.body) statuses.add(413);
+  return [...statuses].sort();
+}
+
+const SECURITY: Record<Access, string> = {
+  developer: 'A personal token, or a project token of `api` scope.',
+  personal: 'A personal token only; a project token gets 403.',
+  staff: "A staff user's personal token; others get 403.",
+  device: 'A project token of `device` scope (with `device_id` in the body), or a per-device token.',
+  public: 'No token: the URL carries its own signature.',
+};
+
+/** The OpenAPI 3.1 document of the HTTP API, built from the same table that serves it. */
+export function buildOpenApiDocument(operations: readonly Operation[], version: string): object {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const operation of operations) {
+    const path = API_PREFIX + operation.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const parameters: object[] = [...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((match) => ({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string', format: 'uuid' },
+    }));
+    const query = operation.query as { properties?: Record<string, object>; required?: string[] } | undefined;
+    for (const [name, schema] of Object.entries(query?.properties ?? {})) {
+      parameters.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema });
+    }
+    const responses: Record<string, object> = {};
+    for (const [status, schema] of Object.entries(operation.responses)) {
+      responses[status] =
+        schema === null
+          ? { description: 'No content.' }
+          : {
+              description: 'Success.',
+              content: { [status === '200' && operation.operationId === 'downloadArtifact' ? 'application/octet-stream' : 'application/json']: { schema } },
+            };
+    }
+    for (const status of errorsOf(operation)) {
+      responses[String(status)] = {
+        description: ERROR_DESCRIPTIONS[status],
+        content: { 'application/json': { schema: status === 422 ? R.ValidationError : R.Error } },
+      };
+    }
+    const requestBody = operation.body
+      ? { required: true, content: { 'application/json': { schema: operation.body } } }
+      : operation.multipart
+        ? { required: true, content: { 'multipart/form-data': { schema: { type: 'object', ...operation.multipart } } } }
+        : undefined;
+    paths[path] ??= {};
+    paths[path]![operation.method] = {
+      operationId: operation.operationId,
+      summary: operation.summary,
+      description: [operation.description, `**Who may call:** ${SECURITY[operation.access]}`].filter(Boolean).join('\n\n'),
+      tags: [operation.tag],
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(requestBody ? { requestBody } : {}),
+      responses,
+      security: operation.access === 'public' ? [] : [{ bearer: [] }],
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'OTA firmware update service',
+      version,
+      description:
+        'The developer API (`/projects`, `/me`, `/users`) for people and CI, and the device API (`/ota`) for fleets. Errors carry a `detail` string; body and query schema failures on the developer API are 422 with `detail` as an array.',
+    },
+    servers: [{ url: '/' }],
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    paths,
+  };
+}

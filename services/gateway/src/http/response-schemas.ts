@@ -1,0 +1,223 @@
+// JSON Schemas of every answer body. The OpenAPI document is built from them, and the tests
+// validate each response they receive against that document.
+
+const UUID = { type: 'string', format: 'uuid' } as const;
+const TIME = { type: 'string', format: 'date-time' } as const;
+const NULLABLE_TIME = { type: ['string', 'null'], format: 'date-time' } as const;
+
+function object(properties: Record<string, object>, optional: string[] = []) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: Object.keys(properties).filter((key) => !optional.includes(key)),
+    properties,
+  } as const;
+}
+
+export const Error = object({ detail: { type: 'string' } });
+
+export const ValidationError = object({
+  detail: {
+    type: 'array',
+    items: object({
+      loc: { type: 'array', items: { type: ['string', 'integer'] } },
+      msg: { type: 'string' },
+      type: { type: 'string' },
+    }),
+  },
+});
+
+export const Project = object({ id: UUID, name: { type: 'string' }, slug: { type: 'string' }, owner_id: UUID, created_at: TIME });
+
+export const User = object({
+  id: UUID,
+  email: { type: 'string' },
+  is_staff: { type: 'boolean' },
+  max_devices: { type: 'integer' },
+  max_uploads_per_month: { type: 'integer' },
+  created_at: TIME,
+});
+
+export const Channel = object({ id: UUID, name: { type: 'string' }, is_default: { type: 'boolean' }, created_at: TIME });
+
+export const Group = object({ id: UUID, name: { type: 'string' }, created_at: TIME });
+
+const tokenFields = {
+  id: UUID,
+  name: { type: 'string' },
+  prefix: { type: 'string' },
+  scope: { type: 'string', enum: ['personal', 'api', 'device'] },
+  created_at: TIME,
+  last_used_at: NULLABLE_TIME,
+  revoked_at: NULLABLE_TIME,
+};
+export const Token = object(tokenFields);
+export const TokenCreated = object({ ...tokenFields, token: { type: 'string' } });
+
+export const DeviceToken = object({ token: { type: 'string' }, prefix: { type: 'string' }, created_at: TIME });
+
+const deviceFields = {
+  id: UUID,
+  device_id: { type: 'string' },
+  framework: { type: 'string' },
+  chip_family: { type: 'string' },
+  board_id: { type: 'string' },
+  hardware_revision: { type: 'string' },
+  partition_profile: { type: 'string' },
+  nvs_schema_version: { type: ['integer', 'null'] },
+  security_mode: { type: 'string' },
+  current_build_number: { type: 'integer' },
+  current_version_label: { type: 'string' },
+  current_hash: { type: 'string' },
+  last_ota_status: { type: 'string' },
+  last_ota_reason: { type: 'string' },
+  active: { type: 'boolean' },
+  last_seen: NULLABLE_TIME,
+  last_check_at: NULLABLE_TIME,
+  last_check_status: { type: 'string' },
+  check_state: { type: 'string', enum: ['never_seen', 'waiting_for_next_check', 'no_pending_check'] },
+  channel_id: UUID,
+  group_ids: { type: 'array', items: UUID },
+  metadata: { type: 'object' },
+  created_at: TIME,
+};
+export const Device = object(deviceFields);
+export const DeviceCreated = object({ ...deviceFields, token: { type: 'string' } });
+
+export const Artifact = object({
+  id: UUID,
+  build_number: { type: 'integer' },
+  version_label: { type: 'string' },
+  framework: { type: 'string' },
+  chip_family: { type: 'string' },
+  board_id: { type: 'string' },
+  hardware_revision: { type: 'string' },
+  partition_profile: { type: 'string' },
+  min_nvs_schema_version: { type: ['integer', 'null'] },
+  checksum_sha256: { type: 'string' },
+  file_size: { type: 'integer' },
+  security_mode: { type: 'string' },
+  release_notes: { type: 'string' },
+  signature: { type: 'string' },
+  signing_key_id: { type: ['string', 'null'] },
+  archived: { type: 'boolean' },
+  created_at: TIME,
+});
+
+export const SigningKey = object({
+  id: UUID,
+  name: { type: 'string' },
+  public_key: { type: 'string' },
+  fingerprint: { type: 'string' },
+  created_at: TIME,
+});
+
+export const Deployment = object({
+  id: UUID,
+  project_id: UUID,
+  artifact_id: UUID,
+  build_number: { type: 'integer' },
+  version_label: { type: 'string' },
+  state: { type: 'string', enum: ['draft', 'active', 'paused', 'completed', 'cancelled'] },
+  target_group_ids: { type: 'array', items: UUID },
+  target_channel_ids: { type: 'array', items: UUID },
+  rollout_percentage: { type: 'integer', minimum: 0, maximum: 100 },
+  rollout_strategy: { type: 'string' },
+  notes: { type: 'string' },
+  failure_count: { type: 'integer' },
+  created_at: TIME,
+  started_at: NULLABLE_TIME,
+  updated_at: TIME,
+});
+
+export const DeviceState = object({
+  device_id: UUID,
+  status: {
+    type: 'string',
+    enum: ['pending', 'offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed', 'failed', 'rolled_back'],
+  },
+  reason: { type: 'string' },
+  updated_at: TIME,
+});
+
+export const Release = object({
+  artifact_id: UUID,
+  build_number: { type: 'integer' },
+  deployment_id: UUID,
+  state: { type: 'string' },
+  channel: { type: 'string' },
+});
+
+export const CHECK_STATUSES = [
+  'offered',
+  'up_to_date',
+  'no_compatible_build',
+  'device_inactive',
+  'over_limit',
+  'not_in_rollout',
+  'no_active_deployment',
+  'token_required',
+] as const;
+
+export const Decision = object({
+  id: { type: 'string' },
+  project_id: UUID,
+  device_id: { type: 'string' },
+  created_at: TIME,
+  decision: { type: 'string', enum: ['offered', 'no_update'] },
+  status: { type: 'string', enum: CHECK_STATUSES },
+  deployment_id: { type: ['string', 'null'] },
+  artifact_build_number: { type: ['integer', 'null'] },
+  reported_build_number: { type: ['integer', 'null'] },
+  reported_version: { type: 'string' },
+  message: { type: 'string' },
+});
+
+export const AuditEvent = object({
+  id: UUID,
+  project_id: UUID,
+  action: { type: 'string' },
+  actor_type: { type: 'string', enum: ['user', 'project_token'] },
+  actor_id: { type: 'string' },
+  token_prefix: { type: 'string' },
+  target_type: { type: 'string' },
+  target_id: { type: 'string' },
+  created_at: TIME,
+  details: { type: 'object' },
+});
+
+export const CheckResponse = {
+  oneOf: [
+    object(
+      {
+        update_available: { const: true },
+        build_number: { type: 'integer' },
+        version: { type: 'string' },
+        url: { type: 'string', format: 'uri' },
+        checksum: { type: 'string' },
+        size: { type: 'integer' },
+        deployment_id: UUID,
+        security_mode: { type: 'string' },
+        signature: { type: 'string' },
+        signing_key_id: UUID,
+        poll_after_seconds: { type: 'integer' },
+      },
+      ['signature', 'signing_key_id', 'poll_after_seconds'],
+    ),
+    object(
+      {
+        update_available: { const: false },
+        status: { type: 'string', enum: CHECK_STATUSES.filter((status) => status !== 'offered') },
+        message: { type: 'string' },
+        poll_after_seconds: { type: 'integer' },
+      },
+      ['poll_after_seconds'],
+    ),
+  ],
+} as const;
+
+export const StatusResponse = object({ accepted: { type: 'boolean' }, final_status: { type: 'string' } });
+
+export const Health = object({ status: { type: 'string' }, detail: { type: 'string' } }, ['detail']);
+
+export const arrayOf = (items: object) => ({ type: 'array', items }) as const;

@@ -1,0 +1,231 @@
+import { MANIFEST_SCHEMA } from '@ota/manifest';
+import type { artifacts, registry } from '@ota/proto';
+import type { Context } from 'koa';
+import type { GatewayDeps } from '../deps';
+import { HttpError } from '../http/errors';
+import { receiveUpload } from '../http/multipart';
+import type { OperationTable } from '../http/operations';
+import { artifactJson, signingKeyJson } from '../http/present';
+import * as R from '../http/response-schemas';
+import { createSigningKeyBody, updateArtifactBody } from '../http/schemas';
+import { parseBody } from '../http/validate';
+import { pathId, projectFor, rpc } from './context';
+
+const UPLOAD_FORM = {
+  required: ['manifest', 'binary'],
+  properties: {
+    manifest: { type: 'string', description: 'The manifest as JSON text; must come before `binary`.', contentMediaType: 'application/json', contentSchema: MANIFEST_SCHEMA },
+    binary: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The application image, streamed to object storage.' },
+  },
+};
+
+export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const { clients, store, audit } = deps;
+
+  /**
+   * Streams the multipart binary to the artifacts service. `checkRest` sees every other form
+   * field once the body has been read; if it throws, the upload is cancelled before it commits,
+   * so nothing is stored and no build number is taken.
+   */
+  async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>) => Promise<T>) {
+    const owner = await store.findUser(project.ownerId);
+    const maxUploadsPerMonth = owner?.plan.max_uploads_per_month ?? 0;
+    let rest: T | undefined;
+    const response = await receiveUpload(ctx, deps.config.MANIFEST_LIMIT_BYTES, ({ manifest, binary, complete }) => {
+      const messages = async function* () {
+        yield { part: { $case: 'header' as const, header: { projectId: project.id, ownerId: project.ownerId, manifestJson: manifest, maxUploadsPerMonth } } };
+        for await (const chunk of binary) yield { part: { $case: 'chunk' as const, chunk } };
+        rest = await checkRest(await complete);
+      };
+      return clients.artifacts.uploadArtifact(messages(), rpc(ctx));
+    });
+    return { artifact: response.artifact! as artifacts.Artifact, rest: rest as T };
+  }
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/artifacts/',
+      operationId: 'listArtifacts',
+      summary: 'List artifacts',
+      description: 'Newest build first. Artifacts are never deleted.',
+      tag: 'Artifacts',
+      access: 'developer',
+      responses: { 200: R.arrayOf(R.Artifact) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      ctx.body = (await clients.artifacts.listArtifacts({ projectId: project.id }, rpc(ctx))).artifacts.map(artifactJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/artifacts/',
+      operationId: 'uploadArtifact',
+      summary: 'Upload an artifact',
+      description:
+        "multipart/form-data with `manifest` first, then `binary`. The binary is streamed to object storage and its SHA-256 computed on the way. 400 for a manifest that is not JSON or fails the schema, a signature that does not verify, or the plan's monthly upload limit.",
+      tag: 'Artifacts',
+      access: 'developer',
+      multipart: UPLOAD_FORM,
+      responses: { 201: R.Artifact },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const { artifact } = await upload(ctx, project, async () => undefined);
+      await audit.record(principal, {
+        projectId: project.id,
+        action: 'artifact.uploaded',
+        targetType: 'artifact',
+        targetId: artifact.id,
+        details: { build_number: artifact.buildNumber, version_label: artifact.versionLabel },
+      });
+      ctx.status = 201;
+      ctx.body = artifactJson(artifact);
+    },
+  );
+
+  table.add(
+    {
+      method: 'patch',
+      path: '/projects/:id/artifacts/:aid/',
+      operationId: 'updateArtifact',
+      summary: 'Archive or unarchive an artifact',
+      description: 'Archived builds are never offered and cannot be deployed. Archiving is refused (400) while a draft, active or paused deployment uses the build.',
+      tag: 'Artifacts',
+      access: 'developer',
+      body: updateArtifactBody,
+      responses: { 200: R.Artifact },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const artifactId = pathId(ctx, 'aid', 'artifact');
+      const body = parseBody<{ archived: boolean }>(updateArtifactBody, ctx.request.body);
+      if (body.archived) {
+        const { count } = await clients.rollout.countDeployments({ projectId: project.id, states: ['draft', 'active', 'paused'], artifactId }, rpc(ctx));
+        if (count > 0) {
+          throw new HttpError(400, `${count} draft, active or paused deployment(s) use this build; cancel or complete them before archiving it`);
+        }
+      }
+      const { artifact, changed } = await clients.artifacts.setArtifactArchived({ projectId: project.id, artifactId, archived: body.archived }, rpc(ctx));
+      if (changed) {
+        await audit.record(principal, {
+          projectId: project.id,
+          action: body.archived ? 'artifact.archived' : 'artifact.unarchived',
+          targetType: 'artifact',
+          targetId: artifactId,
+          details: { build_number: artifact!.buildNumber },
+        });
+      }
+      ctx.body = artifactJson(artifact!);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/release/',
+      operationId: 'release',
+      summary: 'Upload, create a deployment and start it',
+      description:
+        'One call for the common case: the build goes to the channel named `channel_name` (default `stable`, must exist) at `rollout_percentage` (default 100). A refused channel or percentage stores nothing. Canaries by group, or an approval step, need the three calls: upload, create deployment, transition.',
+      tag: 'Artifacts',
+      access: 'developer',
+      multipart: {
+        required: UPLOAD_FORM.required,
+        properties: {
+          ...UPLOAD_FORM.properties,
+          channel_name: { type: 'string', default: 'stable' },
+          rollout_percentage: { type: 'string', pattern: '^\\d{1,3}$', default: '100', description: 'An integer from 0 to 100.' },
+        },
+      },
+      responses: { 201: R.Release },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const { artifact, rest } = await upload(ctx, project, async (fields) => {
+        const channelName = fields.get('channel_name') ?? 'stable';
+        const percentageText = fields.get('rollout_percentage') ?? '100';
+        if (!/^\d{1,3}$/.test(percentageText) || Number(percentageText) > 100) {
+          throw new HttpError(400, 'rollout_percentage must be an integer from 0 to 100');
+        }
+        const { channels } = await clients.registry.listChannels({ projectId: project.id }, rpc(ctx));
+        const channel = channels.find((candidate) => candidate.name === channelName);
+        if (!channel) throw new HttpError(400, `channel "${channelName}" does not exist in this project`);
+        return { channel, rolloutPercentage: Number(percentageText) };
+      });
+      const { deployment } = await clients.rollout.createDeployment(
+        {
+          projectId: project.id,
+          artifactId: artifact.id,
+          targetGroupIds: [],
+          targetChannelIds: [rest.channel.id],
+          rolloutPercentage: rest.rolloutPercentage,
+          rolloutStrategy: 'immediate',
+          notes: '',
+          start: true,
+        },
+        rpc(ctx),
+      );
+      await audit.record(principal, {
+        projectId: project.id,
+        action: 'release.created',
+        targetType: 'deployment',
+        targetId: deployment!.id,
+        details: { artifact_id: artifact.id, build_number: artifact.buildNumber, channel: rest.channel.name, rollout_percentage: rest.rolloutPercentage },
+      });
+      ctx.status = 201;
+      ctx.body = {
+        artifact_id: artifact.id,
+        build_number: artifact.buildNumber,
+        deployment_id: deployment!.id,
+        state: deployment!.state,
+        channel: rest.channel.name,
+      };
+    },
+  );
+
+  table.add(
+    { method: 'get', path: '/projects/:id/signing-keys/', operationId: 'listSigningKeys', summary: 'List signing keys', tag: 'Signing keys', access: 'developer', responses: { 200: R.arrayOf(R.SigningKey) } },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      ctx.body = (await clients.artifacts.listSigningKeys({ projectId: project.id }, rpc(ctx))).keys.map(signingKeyJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/signing-keys/',
+      operationId: 'createSigningKey',
+      summary: 'Add a signing key',
+      description: 'An Ed25519 public key, PEM (SPKI) or base64 of its 32 raw bytes; one that does not parse is 400, one the project already has is 409. A manifest `signature` must verify against one of these keys.',
+      tag: 'Signing keys',
+      access: 'developer',
+      body: createSigningKeyBody,
+      responses: { 201: R.SigningKey },
+      errors: [409],
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<{ name: string; public_key: string }>(createSigningKeyBody, ctx.request.body);
+      const { key } = await clients.artifacts.createSigningKey({ projectId: project.id, name: body.name, publicKey: body.public_key }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'signing_key.created', targetType: 'signing_key', targetId: key!.id, details: { fingerprint: key!.fingerprint } });
+      ctx.status = 201;
+      ctx.body = signingKeyJson(key!);
+    },
+  );
+
+  table.add(
+    { method: 'delete', path: '/projects/:id/signing-keys/:key_id/', operationId: 'deleteSigningKey', summary: 'Delete a signing key', tag: 'Signing keys', access: 'developer', responses: { 204: null } },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const keyId = pathId(ctx, 'key_id', 'signing key');
+      await clients.artifacts.deleteSigningKey({ projectId: project.id, keyId }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'signing_key.deleted', targetType: 'signing_key', targetId: keyId });
+      ctx.status = 204;
+    },
+  );
+}

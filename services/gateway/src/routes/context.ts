@@ -1,0 +1,41 @@
+import { notFound } from '@ota/errors';
+import type { registry } from '@ota/proto';
+import type { Context } from 'koa';
+import { principalOf, type Principal } from '../auth/principal';
+import type { GatewayDeps } from '../deps';
+import { HttpError } from '../http/errors';
+import { UUID_PATTERN } from '../http/validate';
+
+/** Call options that carry the request id to the services. */
+export function rpc(ctx: Context): { requestId: string } {
+  return { requestId: ctx.state.requestId as string };
+}
+
+/** A path id that must be a UUID; anything else names nothing (404). */
+export function pathId(ctx: Context, name: string, what: string): string {
+  const id = ctx.params[name] as string;
+  if (!UUID_PATTERN.test(id)) throw notFound(`${what} not found`);
+  return id;
+}
+
+export interface ProjectAccess {
+  project: registry.Project;
+  principal: Principal;
+}
+
+/**
+ * The project in the path, if the caller may see it. Another owner's project is 404 (its
+ * existence is not revealed); staff may read it, but a staff write there is 403.
+ */
+export async function projectFor(deps: GatewayDeps, ctx: Context, access: 'read' | 'write'): Promise<ProjectAccess> {
+  const principal = principalOf(ctx);
+  const id = pathId(ctx, 'id', 'project');
+  if (principal.token.kind === 'project' && principal.token.project_id !== id) throw notFound('project not found');
+  const { project } = await deps.clients.registry.getProject({ projectId: id }, rpc(ctx));
+  if (project!.ownerId === principal.userId) return { project: project!, principal };
+  if (principal.isStaff) {
+    if (access === 'read') return { project: project!, principal };
+    throw new HttpError(403, 'staff may read, but not change, projects they do not own');
+  }
+  throw notFound('project not found');
+}

@@ -1,0 +1,149 @@
+import { invalidArgument } from '@ota/errors';
+import type { GatewayDeps } from '../deps';
+import type { OperationTable } from '../http/operations';
+import { deploymentJson, deviceStateJson } from '../http/present';
+import * as R from '../http/response-schemas';
+import { createDeploymentBody, transitionBody, type CreateDeploymentBody, type TransitionBody } from '../http/schemas';
+import { parseBody } from '../http/validate';
+import { pathId, projectFor, rpc } from './context';
+
+// The audit action each transition writes (decisions.md section 6).
+const AUDIT_ACTION: Record<string, string> = {
+  start: 'deployment.started',
+  pause: 'deployment.paused',
+  resume: 'deployment.resumed',
+  ramp: 'deployment.ramped',
+  complete: 'deployment.completed',
+  cancel: 'deployment.cancelled',
+};
+
+export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const { clients, audit } = deps;
+
+  table.add(
+    { method: 'get', path: '/projects/:id/deployments/', operationId: 'listDeployments', summary: 'List deployments', description: 'Newest first.', tag: 'Deployments', access: 'developer', responses: { 200: R.arrayOf(R.Deployment) } },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      ctx.body = (await clients.rollout.listDeployments({ projectId: project.id }, rpc(ctx))).deployments.map(deploymentJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/deployments/',
+      operationId: 'createDeployment',
+      summary: 'Create a deployment (draft)',
+      description:
+        'Targets are fixed at creation. Within each list any id matches; with both lists set a device must match a group and a channel; empty lists target every device (starting then needs `confirm_all`). Ids that are not groups or channels of the project are 400, and so is an archived artifact.',
+      tag: 'Deployments',
+      access: 'developer',
+      body: createDeploymentBody,
+      responses: { 201: R.Deployment },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<CreateDeploymentBody>(createDeploymentBody, ctx.request.body);
+      const groupIds = body.target_group_ids ?? [];
+      const channelIds = body.target_channel_ids ?? [];
+      const [{ groups }, { channels }] = await Promise.all([
+        groupIds.length > 0 ? clients.registry.listGroups({ projectId: project.id }, rpc(ctx)) : { groups: [] },
+        channelIds.length > 0 ? clients.registry.listChannels({ projectId: project.id }, rpc(ctx)) : { channels: [] },
+      ]);
+      const unknownGroups = groupIds.filter((id) => !groups.some((group) => group.id === id));
+      const unknownChannels = channelIds.filter((id) => !channels.some((channel) => channel.id === id));
+      if (unknownGroups.length > 0) throw invalidArgument(`target_group_ids names no group of this project: ${unknownGroups.join(', ')}`);
+      if (unknownChannels.length > 0) throw invalidArgument(`target_channel_ids names no channel of this project: ${unknownChannels.join(', ')}`);
+      const { deployment } = await clients.rollout.createDeployment(
+        {
+          projectId: project.id,
+          artifactId: body.artifact_id,
+          targetGroupIds: groupIds,
+          targetChannelIds: channelIds,
+          rolloutPercentage: body.rollout_percentage,
+          rolloutStrategy: body.rollout_strategy ?? '',
+          notes: body.notes ?? '',
+          start: false,
+        },
+        rpc(ctx),
+      );
+      await audit.record(principal, {
+        projectId: project.id,
+        action: 'deployment.created',
+        targetType: 'deployment',
+        targetId: deployment!.id,
+        details: { artifact_id: body.artifact_id, rollout_percentage: deployment!.rolloutPercentage },
+      });
+      ctx.status = 201;
+      ctx.body = deploymentJson(deployment!);
+    },
+  );
+
+  table.add(
+    { method: 'get', path: '/projects/:id/deployments/:did/', operationId: 'getDeployment', summary: 'Read a deployment', tag: 'Deployments', access: 'developer', responses: { 200: R.Deployment } },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const { deployment } = await clients.rollout.getDeployment({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment') }, rpc(ctx));
+      ctx.body = deploymentJson(deployment!);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/deployments/:did/transition/',
+      operationId: 'transitionDeployment',
+      summary: 'Start, pause, resume, ramp, complete or cancel',
+      description:
+        'start: draft→active. pause: active→paused. resume: paused→active. ramp (needs `rollout_percentage`, up or down): active or paused, state unchanged. complete: active or paused→completed. cancel: draft, active or paused→cancelled. Anything else is 400. `start` and `resume` of a deployment without targets need `confirm_all: true` when the project has two or more devices.',
+      tag: 'Deployments',
+      access: 'developer',
+      body: transitionBody,
+      responses: { 200: R.Deployment },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const deploymentId = pathId(ctx, 'did', 'deployment');
+      const body = parseBody<TransitionBody>(transitionBody, ctx.request.body);
+      const needsCount = body.action === 'start' || body.action === 'resume';
+      const projectDeviceCount = needsCount ? (await clients.registry.countDevices({ projectId: project.id }, rpc(ctx))).count : 0;
+      const { deployment } = await clients.rollout.transitionDeployment(
+        {
+          projectId: project.id,
+          deploymentId,
+          action: body.action,
+          rolloutPercentage: body.rollout_percentage,
+          confirmAll: body.confirm_all ?? false,
+          projectDeviceCount,
+        },
+        rpc(ctx),
+      );
+      await audit.record(principal, {
+        projectId: project.id,
+        action: AUDIT_ACTION[body.action]!,
+        targetType: 'deployment',
+        targetId: deploymentId,
+        details: { state: deployment!.state, rollout_percentage: deployment!.rolloutPercentage },
+      });
+      ctx.body = deploymentJson(deployment!);
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/deployments/:did/states/',
+      operationId: 'listDeviceStates',
+      summary: 'Per-device rollout states',
+      description: 'One record per device that was offered the deployment or reported a result; `device_id` is the device UUID.',
+      tag: 'Deployments',
+      access: 'developer',
+      responses: { 200: R.arrayOf(R.DeviceState) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const { states } = await clients.rollout.listDeviceStates({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment') }, rpc(ctx));
+      ctx.body = states.map(deviceStateJson);
+    },
+  );
+}

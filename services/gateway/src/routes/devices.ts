@@ -1,0 +1,393 @@
+import { notFound } from '@ota/errors';
+import type { registry } from '@ota/proto';
+import type { Context } from 'koa';
+import type { Principal } from '../auth/principal';
+import type { GatewayDeps } from '../deps';
+import type { OperationTable } from '../http/operations';
+import { channelJson, checkStateOf, decisionJson, deviceJson, groupJson } from '../http/present';
+import * as R from '../http/response-schemas';
+import {
+  addMemberBody,
+  checkEventsQuery,
+  createChannelBody,
+  createDeviceBody,
+  createGroupBody,
+  listDevicesQuery,
+  updateDeviceBody,
+  type CheckEventsQuery,
+  type CreateDeviceBody,
+  type ListDevicesQuery,
+  type UpdateDeviceBody,
+} from '../http/schemas';
+import { parseBody, parseQuery } from '../http/validate';
+import { pathId, projectFor, rpc } from './context';
+
+export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const { clients, store, audit } = deps;
+
+  /** Device objects with check_state, which needs the project's active deployments. */
+  async function present(ctx: Context, projectId: string, devices: registry.Device[]) {
+    const { deployments } = await clients.rollout.listDeployments({ projectId }, rpc(ctx));
+    const active = deployments.filter((deployment) => deployment.state === 'active');
+    return devices.map((device) => deviceJson(device, checkStateOf(device, active)));
+  }
+
+  async function issueDeviceToken(principal: Principal, project: registry.Project, device: registry.Device) {
+    // Issuing again rotates: the old token stops working at once.
+    await store.revokeDeviceTokens(device.id);
+    const { token, raw } = await store.createToken({
+      kind: 'device',
+      scope: '',
+      name: `device ${device.deviceId}`,
+      userId: project.ownerId,
+      projectId: project.id,
+      deviceUuid: device.id,
+      deviceId: device.deviceId,
+    });
+    await audit.record(principal, {
+      projectId: project.id,
+      action: 'device_token.issued',
+      targetType: 'device',
+      targetId: device.id,
+      details: { prefix: token.prefix },
+    });
+    return { token: raw, prefix: token.prefix, created_at: token.created_at.toISOString() };
+  }
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/devices/',
+      operationId: 'listDevices',
+      summary: 'List devices',
+      description: 'Filters combine: with both `group_id` and `channel_id` a device must match both. An unknown id gives an empty list.',
+      tag: 'Devices',
+      access: 'developer',
+      query: listDevicesQuery,
+      responses: { 200: R.arrayOf(R.Device) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const query = parseQuery<ListDevicesQuery>(listDevicesQuery, { ...ctx.query });
+      const { devices } = await clients.registry.listDevices(
+        {
+          projectId: project.id,
+          active: query.active === undefined ? undefined : query.active === 'true',
+          groupId: query.group_id ?? '',
+          channelId: query.channel_id ?? '',
+        },
+        rpc(ctx),
+      );
+      ctx.body = await present(ctx, project.id, devices);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/devices/',
+      operationId: 'createDevice',
+      summary: 'Pre-provision a device',
+      description: "Answers the device with its per-device `token`, shown only here. Counts against the plan's device cap (400 when reached); a `device_id` already in the project is 409.",
+      tag: 'Devices',
+      access: 'developer',
+      body: createDeviceBody,
+      responses: { 201: R.DeviceCreated },
+      errors: [409],
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<CreateDeviceBody>(createDeviceBody, ctx.request.body);
+      const owner = await store.findUser(project.ownerId);
+      const { device } = await clients.registry.createDevice(
+        {
+          projectId: project.id,
+          ownerId: project.ownerId,
+          maxDevices: owner?.plan.max_devices ?? 0,
+          deviceId: body.device_id,
+          framework: body.framework ?? '',
+          chipFamily: body.chip_family ?? '',
+          boardId: body.board_id ?? '',
+          hardwareRevision: body.hardware_revision ?? '',
+          partitionProfile: body.partition_profile ?? '',
+          nvsSchemaVersion: body.nvs_schema_version,
+          securityMode: body.security_mode ?? '',
+          channelId: body.channel_id ?? '',
+          active: body.active ?? true,
+          metadata: body.metadata ?? {},
+        },
+        rpc(ctx),
+      );
+      await audit.record(principal, {
+        projectId: project.id,
+        action: 'device.created',
+        targetType: 'device',
+        targetId: device!.id,
+        details: { device_id: device!.deviceId },
+      });
+      const issued = await issueDeviceToken(principal, project, device!);
+      ctx.status = 201;
+      ctx.body = { ...(await present(ctx, project.id, [device!]))[0], token: issued.token };
+    },
+  );
+
+  table.add(
+    { method: 'get', path: '/projects/:id/devices/:did/', operationId: 'getDevice', summary: 'Read a device', tag: 'Devices', access: 'developer', responses: { 200: R.Device } },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      ctx.body = (await present(ctx, project.id, [device!]))[0];
+    },
+  );
+
+  table.add(
+    {
+      method: 'patch',
+      path: '/projects/:id/devices/:did/',
+      operationId: 'updateDevice',
+      summary: 'Update a device',
+      description: '`active: false` refuses the device updates (`device_inactive`); `channel_id` moves it to another channel; `metadata` replaces the stored object.',
+      tag: 'Devices',
+      access: 'developer',
+      body: updateDeviceBody,
+      responses: { 200: R.Device },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<UpdateDeviceBody>(updateDeviceBody, ctx.request.body);
+      const { device } = await clients.registry.updateDevice(
+        { projectId: project.id, id: pathId(ctx, 'did', 'device'), active: body.active, metadata: body.metadata, channelId: body.channel_id },
+        rpc(ctx),
+      );
+      await audit.record(principal, { projectId: project.id, action: 'device.updated', targetType: 'device', targetId: device!.id, details: { ...body } });
+      ctx.body = (await present(ctx, project.id, [device!]))[0];
+    },
+  );
+
+  table.add(
+    {
+      method: 'delete',
+      path: '/projects/:id/devices/:did/',
+      operationId: 'deleteDevice',
+      summary: 'Delete a device and its history',
+      description: 'Removes the rollout states and decision records too, and revokes its token. Prefer `active: false` to keep the history.',
+      tag: 'Devices',
+      access: 'developer',
+      responses: { 204: null },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      // History first and the record last: every step is safe to repeat if the call is retried.
+      await store.revokeDeviceTokens(device!.id);
+      await clients.rollout.deleteDeviceStates({ projectId: project.id, deviceId: device!.id }, rpc(ctx));
+      await clients.telemetry.deleteDeviceDecisions({ projectId: project.id, deviceId: device!.id }, rpc(ctx));
+      await clients.registry.deleteDevice({ projectId: project.id, ownerId: project.ownerId, id: device!.id }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'device.deleted', targetType: 'device', targetId: device!.id, details: { device_id: device!.deviceId } });
+      ctx.status = 204;
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/devices/:did/token/',
+      operationId: 'issueDeviceToken',
+      summary: "Issue or rotate a device's token",
+      description: 'The raw token is shown only here. Issuing again rotates: the previous token stops working at once.',
+      tag: 'Devices',
+      access: 'developer',
+      responses: { 201: R.DeviceToken },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      ctx.status = 201;
+      ctx.body = await issueDeviceToken(principal, project, device!);
+    },
+  );
+
+  table.add(
+    {
+      method: 'delete',
+      path: '/projects/:id/devices/:did/token/',
+      operationId: 'revokeDeviceToken',
+      summary: "Revoke a device's token",
+      tag: 'Devices',
+      access: 'developer',
+      responses: { 204: null },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      await store.revokeDeviceTokens(device!.id);
+      await audit.record(principal, { projectId: project.id, action: 'device_token.revoked', targetType: 'device', targetId: device!.id });
+      ctx.status = 204;
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/devices/:did/check-events/',
+      operationId: 'listCheckEvents',
+      summary: "List a device's OTA decisions",
+      description: 'Newest first; only the newest 20 per device are kept. Recording is best effort and arrives within moments of the check.',
+      tag: 'Devices',
+      access: 'developer',
+      query: checkEventsQuery,
+      responses: { 200: R.arrayOf(R.Decision) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const query = parseQuery<CheckEventsQuery>(checkEventsQuery, { ...ctx.query });
+      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      const { decisions } = await clients.telemetry.listDecisions(
+        {
+          projectId: project.id,
+          deviceId: device!.id,
+          limit: query.limit ? Number(query.limit) : 20,
+          since: query.since ? new Date(query.since) : undefined,
+          decision: query.decision ?? '',
+          status: query.status ?? '',
+        },
+        rpc(ctx),
+      );
+      ctx.body = decisions.map(decisionJson);
+    },
+  );
+
+  table.add(
+    { method: 'get', path: '/projects/:id/groups/', operationId: 'listGroups', summary: 'List groups', tag: 'Groups and channels', access: 'developer', responses: { 200: R.arrayOf(R.Group) } },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      ctx.body = (await clients.registry.listGroups({ projectId: project.id }, rpc(ctx))).groups.map(groupJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/groups/',
+      operationId: 'createGroup',
+      summary: 'Create a group',
+      description: 'A name already used in the project is 409.',
+      tag: 'Groups and channels',
+      access: 'developer',
+      body: createGroupBody,
+      responses: { 201: R.Group },
+      errors: [409],
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<{ name: string }>(createGroupBody, ctx.request.body);
+      const { group } = await clients.registry.createGroup({ projectId: project.id, name: body.name }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.created', targetType: 'group', targetId: group!.id, details: { name: body.name } });
+      ctx.status = 201;
+      ctx.body = groupJson(group!);
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/groups/:gid/members/',
+      operationId: 'listGroupMembers',
+      summary: "List a group's devices",
+      tag: 'Groups and channels',
+      access: 'developer',
+      responses: { 200: R.arrayOf(R.Device) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const groupId = pathId(ctx, 'gid', 'group');
+      const { groups } = await clients.registry.listGroups({ projectId: project.id }, rpc(ctx));
+      if (!groups.some((group) => group.id === groupId)) throw notFound('group not found');
+      const { devices } = await clients.registry.listDevices({ projectId: project.id, active: undefined, groupId, channelId: '' }, rpc(ctx));
+      ctx.body = await present(ctx, project.id, devices);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/groups/:gid/members/',
+      operationId: 'addGroupMember',
+      summary: 'Add a device to a group',
+      description: 'Adding a member twice is not an error. Answers the device.',
+      tag: 'Groups and channels',
+      access: 'developer',
+      body: addMemberBody,
+      responses: { 201: R.Device },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const groupId = pathId(ctx, 'gid', 'group');
+      const body = parseBody<{ device_id: string }>(addMemberBody, ctx.request.body);
+      const { device } = await clients.registry.addGroupMember({ projectId: project.id, groupId, deviceId: body.device_id }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.member_added', targetType: 'group', targetId: groupId, details: { device_id: body.device_id } });
+      ctx.status = 201;
+      ctx.body = (await present(ctx, project.id, [device!]))[0];
+    },
+  );
+
+  table.add(
+    {
+      method: 'delete',
+      path: '/projects/:id/groups/:gid/members/:did/',
+      operationId: 'removeGroupMember',
+      summary: 'Remove a device from a group',
+      tag: 'Groups and channels',
+      access: 'developer',
+      responses: { 204: null },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const groupId = pathId(ctx, 'gid', 'group');
+      const deviceId = pathId(ctx, 'did', 'device');
+      await clients.registry.removeGroupMember({ projectId: project.id, groupId, deviceId }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.member_removed', targetType: 'group', targetId: groupId, details: { device_id: deviceId } });
+      ctx.status = 204;
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/channels/',
+      operationId: 'listChannels',
+      summary: 'List channels',
+      description: 'The only way to learn a channel id. The default channel, `stable`, has `is_default: true`.',
+      tag: 'Groups and channels',
+      access: 'developer',
+      responses: { 200: R.arrayOf(R.Channel) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      ctx.body = (await clients.registry.listChannels({ projectId: project.id }, rpc(ctx))).channels.map(channelJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/channels/',
+      operationId: 'createChannel',
+      summary: 'Create a channel',
+      description: 'A name already used in the project is 409.',
+      tag: 'Groups and channels',
+      access: 'developer',
+      body: createChannelBody,
+      responses: { 201: R.Channel },
+      errors: [409],
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<{ name: string }>(createChannelBody, ctx.request.body);
+      const { channel } = await clients.registry.createChannel({ projectId: project.id, name: body.name }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'channel.created', targetType: 'channel', targetId: channel!.id, details: { name: body.name } });
+      ctx.status = 201;
+      ctx.body = channelJson(channel!);
+    },
+  );
+}

@@ -1,0 +1,149 @@
+import { invalidArgument } from '@ota/errors';
+import type { GatewayDeps } from '../deps';
+import { HttpError } from '../http/errors';
+import type { OperationTable } from '../http/operations';
+import { auditJson, projectJson, userJson } from '../http/present';
+import * as R from '../http/response-schemas';
+import { createProjectBody, listProjectsQuery, noQuery, usersQuery } from '../http/schemas';
+import { parseBody, parseQuery } from '../http/validate';
+import { principalOf } from '../auth/principal';
+import { projectFor, rpc } from './context';
+
+export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const { clients, store, audit } = deps;
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/',
+      operationId: 'listProjects',
+      summary: 'List projects',
+      description:
+        "A personal token lists its user's projects; an `api` project token lists its own project. A staff token must name the owner with `email` or `owner_id`.",
+      tag: 'Projects',
+      access: 'developer',
+      query: listProjectsQuery,
+      responses: { 200: R.arrayOf(R.Project) },
+    },
+    async (ctx) => {
+      const principal = principalOf(ctx);
+      const query = parseQuery<{ email?: string; owner_id?: string }>(listProjectsQuery, { ...ctx.query });
+      if (principal.token.kind === 'project') {
+        const { project } = await clients.registry.getProject({ projectId: principal.token.project_id }, rpc(ctx));
+        ctx.body = [projectJson(project!)];
+        return;
+      }
+      let ownerId = principal.userId;
+      if (principal.isStaff) {
+        if (!query.email && !query.owner_id) throw invalidArgument('staff must name the owner: pass email or owner_id');
+        if (query.owner_id) ownerId = query.owner_id;
+        else {
+          const owner = await store.findUserByEmail(query.email!);
+          if (!owner) {
+            ctx.body = [];
+            return;
+          }
+          ownerId = owner._id;
+        }
+      }
+      const { projects } = await clients.registry.listProjects({ ownerId }, rpc(ctx));
+      ctx.body = projects.map(projectJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/',
+      operationId: 'createProject',
+      summary: 'Create a project',
+      description: 'The new project has the default channel `stable`. Personal tokens only.',
+      tag: 'Projects',
+      access: 'personal',
+      body: createProjectBody,
+      responses: { 201: R.Project },
+    },
+    async (ctx) => {
+      const principal = principalOf(ctx);
+      const body = parseBody<{ name: string }>(createProjectBody, ctx.request.body);
+      const { project, defaultChannel } = await clients.registry.createProject({ ownerId: principal.userId, name: body.name }, rpc(ctx));
+      await audit.record(principal, {
+        projectId: project!.id,
+        action: 'project.created',
+        targetType: 'project',
+        targetId: project!.id,
+        details: { name: project!.name, slug: project!.slug, default_channel_id: defaultChannel!.id },
+      });
+      ctx.status = 201;
+      ctx.body = projectJson(project!);
+    },
+  );
+
+  table.add(
+    { method: 'get', path: '/projects/:id/', operationId: 'getProject', summary: 'Read a project', tag: 'Projects', access: 'developer', responses: { 200: R.Project } },
+    async (ctx) => {
+      ctx.body = projectJson((await projectFor(deps, ctx, 'read')).project);
+    },
+  );
+
+  table.add(
+    {
+      method: 'delete',
+      path: '/projects/:id/',
+      operationId: 'deleteProject',
+      summary: 'Delete a project',
+      description:
+        'Personal tokens only. Refused with 409 while a deployment is active or paused. Deletes the channels, groups and devices, and revokes the project and device tokens; artifacts are kept.',
+      tag: 'Projects',
+      access: 'personal',
+      responses: { 204: null },
+      errors: [409],
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'write');
+      const { count } = await clients.rollout.countDeployments({ projectId: project.id, states: ['active', 'paused'], artifactId: '' }, rpc(ctx));
+      if (count > 0) throw new HttpError(409, `the project has ${count} active or paused deployment(s); complete or cancel them first`);
+      await store.revokeProjectTokens(project.id);
+      await clients.registry.deleteProject({ projectId: project.id }, rpc(ctx));
+      ctx.status = 204;
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/audit/',
+      operationId: 'listAuditEvents',
+      summary: 'List audit events',
+      description: 'Newest first. Every customer mutation writes one, with the actor and the token prefix.',
+      tag: 'Projects',
+      access: 'developer',
+      query: noQuery,
+      responses: { 200: R.arrayOf(R.AuditEvent) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const { events } = await clients.telemetry.listAuditEvents({ projectId: project.id }, rpc(ctx));
+      ctx.body = events.map(auditJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/users',
+      operationId: 'findUsers',
+      summary: 'Find a user by exact e-mail (staff)',
+      description: 'Staff only; others get 403. Answers an array of zero or one user.',
+      tag: 'Users',
+      access: 'staff',
+      query: usersQuery,
+      responses: { 200: R.arrayOf(R.User) },
+    },
+    async (ctx) => {
+      const query = parseQuery<{ email: string }>(usersQuery, { ...ctx.query });
+      const user = await store.findUserByEmail(query.email);
+      ctx.body = user ? [userJson(user)] : [];
+    },
+  );
+}

@@ -1,0 +1,149 @@
+import { notFound } from '@ota/errors';
+import { principalOf } from '../auth/principal';
+import type { GatewayDeps } from '../deps';
+import type { OperationTable } from '../http/operations';
+import { tokenJson } from '../http/present';
+import * as R from '../http/response-schemas';
+import { createPersonalTokenBody, createProjectTokenBody } from '../http/schemas';
+import { parseBody } from '../http/validate';
+import { pathId, projectFor } from './context';
+
+export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const { store, audit } = deps;
+
+  table.add(
+    {
+      method: 'get',
+      path: '/me/tokens/',
+      operationId: 'listPersonalTokens',
+      summary: 'List your personal tokens',
+      description: 'Revoked tokens are listed too, with `revoked_at` and the `last_used_at` they had.',
+      tag: 'Tokens',
+      access: 'personal',
+      responses: { 200: R.arrayOf(R.Token) },
+    },
+    async (ctx) => {
+      const principal = principalOf(ctx);
+      ctx.body = (await store.listTokens({ userId: principal.userId, kind: 'personal' })).map((token) => tokenJson(token));
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/me/tokens/',
+      operationId: 'createPersonalToken',
+      summary: 'Create a personal token',
+      description: 'The raw `token` is in this answer only; it is stored as a SHA-256 hash.',
+      tag: 'Tokens',
+      access: 'personal',
+      body: createPersonalTokenBody,
+      responses: { 201: R.TokenCreated },
+    },
+    async (ctx) => {
+      const principal = principalOf(ctx);
+      const body = parseBody<{ name: string }>(createPersonalTokenBody, ctx.request.body);
+      const { token, raw } = await store.createToken({ kind: 'personal', scope: '', name: body.name, userId: principal.userId, projectId: '', deviceUuid: '', deviceId: '' });
+      ctx.status = 201;
+      ctx.body = tokenJson(token, raw);
+    },
+  );
+
+  table.add(
+    {
+      method: 'delete',
+      path: '/me/tokens/:tid/',
+      operationId: 'revokePersonalToken',
+      summary: 'Revoke a personal token',
+      description: 'Takes effect on the next request.',
+      tag: 'Tokens',
+      access: 'personal',
+      responses: { 204: null },
+    },
+    async (ctx) => {
+      const principal = principalOf(ctx);
+      const token = await store.findToken(pathId(ctx, 'tid', 'token'));
+      if (!token || token.kind !== 'personal' || token.user_id !== principal.userId) throw notFound('token not found');
+      await store.revokeToken(token._id);
+      ctx.status = 204;
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/tokens/',
+      operationId: 'listProjectTokens',
+      summary: 'List project tokens',
+      tag: 'Tokens',
+      access: 'developer',
+      responses: { 200: R.arrayOf(R.Token) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      ctx.body = (await store.listTokens({ projectId: project.id, kind: 'project' })).map((token) => tokenJson(token));
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/tokens/',
+      operationId: 'createProjectToken',
+      summary: 'Create a project token',
+      description: '`device` scope may only call the device API; `api` scope only the developer API. Never flash an `api` token onto devices.',
+      tag: 'Tokens',
+      access: 'developer',
+      body: createProjectTokenBody,
+      responses: { 201: R.TokenCreated },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<{ name: string; scope: 'api' | 'device' }>(createProjectTokenBody, ctx.request.body);
+      const { token, raw } = await store.createToken({
+        kind: 'project',
+        scope: body.scope,
+        name: body.name,
+        userId: project.ownerId,
+        projectId: project.id,
+        deviceUuid: '',
+        deviceId: '',
+      });
+      await audit.record(principal, {
+        projectId: project.id,
+        action: 'token.created',
+        targetType: 'token',
+        targetId: token._id,
+        details: { scope: body.scope, prefix: token.prefix, name: body.name },
+      });
+      ctx.status = 201;
+      ctx.body = tokenJson(token, raw);
+    },
+  );
+
+  table.add(
+    {
+      method: 'delete',
+      path: '/projects/:id/tokens/:tid/',
+      operationId: 'revokeProjectToken',
+      summary: 'Revoke a project token',
+      tag: 'Tokens',
+      access: 'developer',
+      responses: { 204: null },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const token = await store.findToken(pathId(ctx, 'tid', 'token'));
+      if (!token || token.kind !== 'project' || token.project_id !== project.id) throw notFound('token not found');
+      await store.revokeToken(token._id);
+      await audit.record(principal, {
+        projectId: project.id,
+        action: 'token.revoked',
+        targetType: 'token',
+        targetId: token._id,
+        details: { prefix: token.prefix },
+      });
+      ctx.status = 204;
+    },
+  );
+}
