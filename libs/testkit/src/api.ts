@@ -1,7 +1,18 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { OpenApiCheck } from './openapi-check';
 import { testStack } from './stack-env';
+
+let openApiCheck: Promise<OpenApiCheck> | undefined;
+
+/** The gateway's OpenAPI document, fetched once per test file. */
+function openApi(): Promise<OpenApiCheck> {
+  openApiCheck ??= fetch(`${testStack().gatewayUrl}/api/v1/openapi.json`)
+    .then((response) => response.json())
+    .then((document) => new OpenApiCheck(document as never));
+  return openApiCheck;
+}
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -28,8 +39,10 @@ export async function api<T = any>(method: string, path: string, options: Reques
   const url = path.startsWith('http') ? path : `${testStack().gatewayUrl}${path}`;
   const response = await fetch(url, { method, headers, body: body as never });
   const text = await response.text();
+  const contentType = response.headers.get('content-type') ?? '';
   let parsed: unknown = text;
-  if ((response.headers.get('content-type') ?? '').includes('application/json') && text) parsed = JSON.parse(text);
+  if (contentType.includes('application/json') && text) parsed = JSON.parse(text);
+  (await openApi()).check(method, url, response.status, contentType, parsed);
   return { status: response.status, headers: response.headers, body: parsed as T };
 }
 

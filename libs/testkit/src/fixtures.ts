@@ -1,0 +1,52 @@
+import { api, createUser, type CreatedUser } from './api';
+
+export interface ProjectFixture {
+  user: CreatedUser;
+  project: { id: string; name: string; slug: string; owner_id: string };
+  /** A project token of `api` scope. */
+  apiToken: string;
+  /** A project token of `device` scope, as a fleet would carry. */
+  deviceScopeToken: string;
+  defaultChannelId: string;
+}
+
+/** A new user with a project, an `api` token and a `device` token: the start of most tests. */
+export async function setupProject(options: { maxDevices?: number; maxUploadsPerMonth?: number; name?: string } = {}): Promise<ProjectFixture> {
+  const user = createUser({ maxDevices: options.maxDevices, maxUploadsPerMonth: options.maxUploadsPerMonth });
+  const created = await api('POST', '/api/v1/projects/', { token: user.token, json: { name: options.name ?? 'fixture project' } });
+  if (created.status !== 201) throw new Error(`project not created: ${created.status} ${JSON.stringify(created.body)}`);
+  const project = created.body;
+  const token = async (scope: 'api' | 'device') => {
+    const response = await api('POST', `/api/v1/projects/${project.id}/tokens/`, { token: user.token, json: { name: scope, scope } });
+    return response.body.token as string;
+  };
+  const channels = await api('GET', `/api/v1/projects/${project.id}/channels/`, { token: user.token });
+  return {
+    user,
+    project,
+    apiToken: await token('api'),
+    deviceScopeToken: await token('device'),
+    defaultChannelId: channels.body.find((channel: { is_default: boolean }) => channel.is_default).id,
+  };
+}
+
+export const checkBody = (deviceId: string, extra: Record<string, unknown> = {}) => ({
+  device_id: deviceId,
+  framework: 'esp_idf',
+  chip_family: 'esp32',
+  current_build_number: 0,
+  ...extra,
+});
+
+export const MANIFEST = { version_label: '1.0.0', framework: 'esp_idf', chip_family: 'esp32' } as const;
+
+/** Polls until `done` holds (for what travels over NATS), or returns the last value read. */
+export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const giveUpAt = Date.now() + timeoutMs;
+  let value = await read();
+  while (!done(value) && Date.now() < giveUpAt) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    value = await read();
+  }
+  return value;
+}
