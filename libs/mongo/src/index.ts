@@ -33,10 +33,8 @@ export async function ensureIndexes(connection: Connection): Promise<void> {
   }
 }
 
-/** True for a unique-index violation (E11000), which both MongoDB and FerretDB report as code 11000. */
-export function isDuplicateKey(error: unknown): boolean {
-  return (error as { code?: number })?.code === 11000;
-}
+export { isDuplicateKey } from './errors';
+export { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from './unique-insert';
 
 export async function pingMongo(connection: Connection): Promise<void> {
   await connection.db!.admin().command({ ping: 1 });

@@ -37,7 +37,7 @@ export class Artifacts {
   /**
    * Validates the manifest, takes a place under the monthly upload cap, streams the binary to
    * object storage while hashing it, then assigns the build number and stores the record. The
-   * build number comes last so that a failed upload never burns one.
+   * build number is taken by the final insert, so a failed upload never burns one.
    */
   async upload(header: UploadHeader, chunks: AsyncIterable<Buffer>): Promise<Artifact> {
     const manifest = parseManifest(header.manifestJson);
@@ -46,7 +46,8 @@ export class Artifacts {
       throw invalidArgument('the manifest carries a signature, but the project has no signing keys to verify it with');
     }
     const month = uploadMonth(this.now());
-    if (!(await this.deps.store.reserveUpload(header.ownerId, month, header.maxUploadsPerMonth))) {
+    const place = await this.deps.store.reserveUpload(header.ownerId, month, header.maxUploadsPerMonth);
+    if (place === null) {
       throw invalidArgument(`monthly artifact upload limit of ${header.maxUploadsPerMonth} reached for the current plan`);
     }
 
@@ -77,25 +78,24 @@ export class Artifacts {
         if (!signingKey) throw invalidArgument("the manifest signature does not verify against any of the project's signing keys");
       }
     } catch (error) {
-      await this.deps.store.releaseUpload(header.ownerId, month);
+      await this.deps.store.releaseUpload(header.ownerId, month, place);
       await this.deps.storage.delete(storageKey).catch(() => undefined);
       throw error;
     }
 
-    const artifact = artifactOf(manifest, {
+    const unnumbered = artifactOf(manifest, {
       id,
       projectId: header.projectId,
-      buildNumber: await this.deps.store.nextBuildNumber(header.projectId),
       checksumSha256: hash.digest('hex'),
       fileSize: size,
       storageKey,
       createdAt: this.now(),
     });
     if (signingKey) {
-      artifact.signature = manifest.signature!;
-      artifact.signingKeyId = signingKey.id;
+      unnumbered.signature = manifest.signature!;
+      unnumbered.signingKeyId = signingKey.id;
     }
-    await this.deps.store.insertArtifact(artifact);
+    const artifact = await this.deps.store.insertWithNextBuildNumber(unnumbered);
     this.deps.events.artifactChanged(artifact);
     return artifact;
   }
@@ -141,8 +141,8 @@ export class Artifacts {
 
 function artifactOf(
   manifest: Manifest,
-  fields: Pick<Artifact, 'id' | 'projectId' | 'buildNumber' | 'checksumSha256' | 'fileSize' | 'storageKey' | 'createdAt'>,
-): Artifact {
+  fields: Pick<Artifact, 'id' | 'projectId' | 'checksumSha256' | 'fileSize' | 'storageKey' | 'createdAt'>,
+): Omit<Artifact, 'buildNumber'> {
   return {
     ...fields,
     versionLabel: manifest.version_label,

@@ -3,12 +3,17 @@ import type { Artifact } from './model';
 import type { SigningKey } from './signing-keys';
 
 export interface ArtifactStore {
-  /** Takes the next build number of a project: 1, 2, 3, ... never shared, even concurrently. */
-  nextBuildNumber(projectId: string): Promise<number>;
-  /** Counts one upload for the owner in `month` unless that reaches `cap` (0: no cap). */
-  reserveUpload(ownerId: string, month: string, cap: number): Promise<boolean>;
-  releaseUpload(ownerId: string, month: string): Promise<void>;
-  insertArtifact(artifact: Artifact): Promise<void>;
+  /**
+   * Takes a place for one upload of the owner in `month` unless `cap` places are taken (0: no
+   * cap). Returns the place to give back with releaseUpload, or null at the cap.
+   */
+  reserveUpload(ownerId: string, month: string, cap: number): Promise<number | null>;
+  releaseUpload(ownerId: string, month: string, place: number): Promise<void>;
+  /**
+   * Stores the artifact under the project's next build number (1, 2, 3, ...), which it assigns:
+   * never shared and never skipped, even when uploads finish at the same moment.
+   */
+  insertWithNextBuildNumber(artifact: Omit<Artifact, 'buildNumber'>): Promise<Artifact>;
   findArtifact(id: string): Promise<Artifact | null>;
   listArtifacts(projectId?: string): Promise<Artifact[]>;
   /** Sets the flag; returns the artifact and whether it changed, or null when it does not exist. */

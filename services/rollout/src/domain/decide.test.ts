@@ -38,6 +38,7 @@ const deployment = (overrides: Partial<Deployment> = {}): Deployment => ({
   createdAt: new Date(1_000),
   startedAt: new Date(2_000),
   updatedAt: new Date(2_000),
+  version: 1,
   ...overrides,
 });
 

@@ -16,6 +16,8 @@ export interface Deployment {
   createdAt: Date;
   startedAt: Date | null;
   updatedAt: Date;
+  /** Rises by one with each transition; a transition claims the next version or fails. */
+  version: number;
 }
 
 /** What the decision needs of an artifact (from the artifacts read model). */

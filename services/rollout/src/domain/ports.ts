@@ -6,9 +6,11 @@ export interface DeploymentStore {
   listDeployments(projectId: string): Promise<Deployment[]>;
   /** Every active deployment of every project, for the in-memory view. */
   listActiveDeployments(): Promise<Deployment[]>;
-  /** Compare-and-set: applies `set` only while the deployment is still in `expectedState`. */
-  updateDeployment(id: string, expectedState: DeploymentState, set: Partial<Deployment>): Promise<Deployment | null>;
-  incrementFailureCount(id: string, at: Date): Promise<void>;
+  /**
+   * Applies a transition made from `fromVersion`. Of concurrent transitions from one version only
+   * one succeeds; the others get null and must read the deployment again.
+   */
+  applyTransition(id: string, fromVersion: number, set: Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt'>): Promise<Deployment | null>;
   countDeployments(projectId: string, states: readonly DeploymentState[], artifactId?: string): Promise<number>;
 }
 
@@ -19,13 +21,26 @@ export interface DeviceStateRecord {
   updatedAt: Date;
 }
 
+export interface DeviceEvent {
+  deploymentId: string;
+  projectId: string;
+  deviceId: string;
+  status: string;
+  rank: number;
+  reason: string;
+  at: Date;
+}
+
 export interface DeviceStateStore {
   /**
-   * Moves the device's status for a deployment to `status` if that is further along (higher rank)
-   * than what is stored, creating the record when there is none. Returns the status now stored
-   * and whether this call moved it.
+   * Stores that the device reached `status` in the deployment. Each status is stored once per
+   * device and deployment, except `failed`, of which every report is kept (each one counts). The
+   * device's status is the highest-ranked one stored, so it can never move backwards. Returns the
+   * device's status afterwards.
    */
-  advance(input: { deploymentId: string; projectId: string; deviceId: string; status: string; rank: number; reason: string; at: Date }): Promise<{ advanced: boolean; status: string }>;
+  recordEvent(event: DeviceEvent): Promise<string>;
+  /** Failures per deployment: every `failed`, and one `rolled_back` per device. */
+  failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>>;
   /** Of `deploymentIds`, those the device reported `rolled_back` for. */
   rolledBack(deviceId: string, deploymentIds: readonly string[]): Promise<Set<string>>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;

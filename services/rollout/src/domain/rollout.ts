@@ -65,6 +65,7 @@ export class Rollout {
       createdAt: now,
       startedAt: input.start ? now : null,
       updatedAt: now,
+      version: 1,
     };
     await this.deps.deployments.insertDeployment(deployment);
     this.changed(deployment);
@@ -72,29 +73,36 @@ export class Rollout {
   }
 
   async getDeployment(projectId: string, deploymentId: string): Promise<Deployment> {
+    return (await this.withFailureCounts([await this.findDeployment(projectId, deploymentId)]))[0]!;
+  }
+
+  async listDeployments(projectId: string): Promise<Deployment[]> {
+    return this.withFailureCounts(await this.deps.deployments.listDeployments(projectId));
+  }
+
+  private async findDeployment(projectId: string, deploymentId: string): Promise<Deployment> {
     const deployment = await this.deps.deployments.findDeployment(deploymentId);
     if (!deployment || deployment.projectId !== projectId) throw notFound('deployment not found');
     return deployment;
   }
 
-  listDeployments(projectId: string): Promise<Deployment[]> {
-    return this.deps.deployments.listDeployments(projectId);
+  /** The failure counter is derived from the stored device events, never kept as a number. */
+  private async withFailureCounts(deployments: Deployment[]): Promise<Deployment[]> {
+    const counts = await this.deps.deviceStates.failureCounts(deployments.map((deployment) => deployment.id));
+    return deployments.map((deployment) => ({ ...deployment, failureCount: counts.get(deployment.id) ?? 0 }));
   }
 
   async transition(projectId: string, deploymentId: string, request: TransitionRequest): Promise<Deployment> {
-    const deployment = await this.getDeployment(projectId, deploymentId);
+    const deployment = await this.findDeployment(projectId, deploymentId);
     const change = applyTransition(deployment, request, this.now());
-    const updated = await this.deps.deployments.updateDeployment(deployment.id, deployment.state, {
-      ...change,
-      updatedAt: this.now(),
-    });
+    const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, { ...change, updatedAt: this.now() });
     if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
     this.changed(updated);
-    return updated;
+    return (await this.withFailureCounts([updated]))[0]!;
   }
 
   async listDeviceStates(projectId: string, deploymentId: string): Promise<DeviceStateRecord[]> {
-    await this.getDeployment(projectId, deploymentId);
+    await this.findDeployment(projectId, deploymentId);
     return this.deps.deviceStates.listStates(deploymentId);
   }
 
@@ -122,7 +130,7 @@ export class Rollout {
       rolledBack,
     });
     if (decision.status === 'offered') {
-      await this.deps.deviceStates.advance({
+      await this.deps.deviceStates.recordEvent({
         deploymentId: decision.deployment.id,
         projectId,
         deviceId: device.id,
@@ -137,7 +145,7 @@ export class Rollout {
 
   /**
    * Stores a lifecycle event before answering. The status never moves backwards; each `failed`
-   * and the first `rolled_back` of a device raise the deployment's failure counter.
+   * and the first `rolled_back` of a device count as failures of the deployment.
    */
   async recordDeviceEvent(input: {
     projectId: string;
@@ -148,21 +156,17 @@ export class Rollout {
   }): Promise<{ accepted: boolean; finalStatus: string }> {
     const status = statusOfEvent(input.event);
     if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${DEVICE_EVENTS.join(', ')}`);
-    await this.getDeployment(input.projectId, input.deploymentId);
-    const at = this.now();
-    const result = await this.deps.deviceStates.advance({
+    await this.findDeployment(input.projectId, input.deploymentId);
+    const finalStatus = await this.deps.deviceStates.recordEvent({
       deploymentId: input.deploymentId,
       projectId: input.projectId,
       deviceId: input.deviceId,
       status,
       rank: rankOf(status),
       reason: input.reason,
-      at,
+      at: this.now(),
     });
-    if (status === 'failed' || (status === 'rolled_back' && result.advanced)) {
-      await this.deps.deployments.incrementFailureCount(input.deploymentId, at);
-    }
-    return { accepted: true, finalStatus: result.status };
+    return { accepted: true, finalStatus };
   }
 
   private changed(deployment: Deployment): void {

@@ -18,6 +18,7 @@ const base = (state: DeploymentState, targeted = true): Deployment => ({
   createdAt: new Date(0),
   startedAt: null,
   updatedAt: new Date(0),
+  version: 1,
 });
 
 const request = (action: string, extra: Partial<{ rolloutPercentage: number; confirmAll: boolean; projectDeviceCount: number }> = {}) => ({

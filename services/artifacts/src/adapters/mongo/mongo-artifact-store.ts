@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@ota/mongo';
+import { insertWithNextNumber, isDuplicateKey, releasePlace, takePlace, type PlaceDoc } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { Artifact } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
@@ -35,10 +35,6 @@ interface SigningKeyDoc {
   created_at: Date;
 }
 
-interface CounterDoc {
-  _id: string;
-  value: number;
-}
 
 const options = { versionKey: false as const, strict: 'throw' as const };
 
@@ -68,7 +64,8 @@ export function registerArtifactModels(connection: Connection) {
     options,
   );
   artifactSchema.index({ project_id: 1, build_number: 1 }, { unique: true });
-  const counterSchema = new Schema<CounterDoc>({ _id: String, value: Number }, options);
+  const placeSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
+  placeSchema.index({ scope: 1 });
   const signingKeySchema = new Schema<SigningKeyDoc>(
     { _id: String, project_id: String, name: String, public_key: String, fingerprint: String, created_at: Date },
     options,
@@ -77,10 +74,8 @@ export function registerArtifactModels(connection: Connection) {
   return {
     SigningKey: connection.model<SigningKeyDoc>('SigningKey', signingKeySchema, 'signing_keys'),
     Artifact: connection.model<ArtifactDoc>('Artifact', artifactSchema, 'artifacts'),
-    // Per project: the last build number handed out.
-    BuildCounter: connection.model<CounterDoc>('BuildCounter', counterSchema, 'build_counters'),
-    // Per owner and UTC month: uploads counted against the plan.
-    UploadCounter: connection.model<CounterDoc>('UploadCounter', counterSchema, 'upload_counters'),
+    // Per owner and UTC month: one place per upload counted against the plan.
+    UploadPlace: connection.model<PlaceDoc>('UploadPlace', placeSchema, 'upload_places'),
   };
 }
 
@@ -89,43 +84,23 @@ type ArtifactModels = ReturnType<typeof registerArtifactModels>;
 export class MongoArtifactStore implements ArtifactStore {
   constructor(private readonly models: ArtifactModels) {}
 
-  async nextBuildNumber(projectId: string): Promise<number> {
-    // Two first uploads of a project may both try to create the counter; the loser retries and
-    // then increments the document the winner created.
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        const doc = await this.models.BuildCounter.collection.findOneAndUpdate(
-          { _id: projectId } as never,
-          { $inc: { value: 1 } },
-          { upsert: true, returnDocument: 'after' },
-        );
-        return (doc as unknown as CounterDoc).value;
-      } catch (error) {
-        if (!isDuplicateKey(error) || attempt >= 3) throw error;
-      }
-    }
+  async reserveUpload(ownerId: string, month: string, cap: number): Promise<number | null> {
+    return takePlace(this.models.UploadPlace.collection as never, `${ownerId}:${month}`, cap);
   }
 
-  async reserveUpload(ownerId: string, month: string, cap: number): Promise<boolean> {
-    const _id = `${ownerId}:${month}`;
-    // At the cap the filter matches nothing and the upsert's insert of the same _id fails on the
-    // primary key, on MongoDB and FerretDB alike: concurrent uploads can never overshoot the cap.
-    try {
-      const filter = cap > 0 ? { _id, value: { $lt: cap } } : { _id };
-      await this.models.UploadCounter.collection.updateOne(filter as never, { $inc: { value: 1 } }, { upsert: true });
-      return true;
-    } catch (error) {
-      if (isDuplicateKey(error)) return false;
-      throw error;
-    }
+  async releaseUpload(ownerId: string, month: string, place: number): Promise<void> {
+    await releasePlace(this.models.UploadPlace.collection as never, `${ownerId}:${month}`, place);
   }
 
-  async releaseUpload(ownerId: string, month: string): Promise<void> {
-    await this.models.UploadCounter.collection.updateOne({ _id: `${ownerId}:${month}` } as never, { $inc: { value: -1 } });
-  }
-
-  async insertArtifact(artifact: Artifact): Promise<void> {
-    await this.models.Artifact.collection.insertOne(docOf(artifact) as never);
+  async insertWithNextBuildNumber(artifact: Omit<Artifact, 'buildNumber'>): Promise<Artifact> {
+    const { build_number: _unset, ...doc } = docOf({ ...artifact, buildNumber: 0 });
+    const buildNumber = await insertWithNextNumber<ArtifactDoc>(
+      this.models.Artifact.collection as never,
+      { project_id: artifact.projectId },
+      'build_number',
+      doc,
+    );
+    return { ...artifact, buildNumber };
   }
 
   async findArtifact(id: string): Promise<Artifact | null> {

@@ -1,3 +1,4 @@
+import type { PlaceDoc } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 
 // Documents keep snake_case field names: they are what an operator sees in the database and what
@@ -47,15 +48,18 @@ export interface DeviceDoc {
   last_check_at: Date | null;
   last_check_status: string;
   channel_id: string;
-  group_ids: string[];
   metadata: Record<string, unknown>;
   created_at: Date;
+  /** The owner's device place this device holds (see device_places). */
+  place: number;
 }
 
-/** How many devices an owner has across all projects: the counter the device cap is enforced on. */
-export interface OwnerDeviceCountDoc {
+/** One membership of a device in a group; `_id` is `${group_id}:${device_id}`. */
+export interface MembershipDoc {
   _id: string;
-  count: number;
+  project_id: string;
+  group_id: string;
+  device_id: string;
 }
 
 const options = { versionKey: false as const, strict: 'throw' as const };
@@ -118,24 +122,31 @@ export function registerModels(connection: Connection) {
       last_check_at: { type: Date, default: null },
       last_check_status: String,
       channel_id: String,
-      group_ids: [String],
       metadata: { type: Schema.Types.Mixed, default: {} },
       created_at: Date,
+      place: Number,
     },
     { ...options, minimize: false },
   );
   deviceSchema.index({ project_id: 1, device_id: 1 }, { unique: true });
   deviceSchema.index({ project_id: 1, channel_id: 1 });
-  deviceSchema.index({ project_id: 1, group_ids: 1 });
 
-  const ownerDeviceCountSchema = new Schema<OwnerDeviceCountDoc>({ _id: String, count: Number }, options);
+  const membershipSchema = new Schema<MembershipDoc>({ _id: String, project_id: String, group_id: String, device_id: String }, options);
+  membershipSchema.index({ device_id: 1 });
+  membershipSchema.index({ group_id: 1 });
+  membershipSchema.index({ project_id: 1 });
+
+  // Per owner: one place per device, across all projects; the device cap is a limit on places.
+  const devicePlaceSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
+  devicePlaceSchema.index({ scope: 1 });
 
   return {
     Project: connection.model<ProjectDoc>('Project', projectSchema, 'projects'),
     Channel: connection.model<ChannelDoc>('Channel', channelSchema, 'channels'),
     Group: connection.model<GroupDoc>('Group', groupSchema, 'groups'),
     Device: connection.model<DeviceDoc>('Device', deviceSchema, 'devices'),
-    OwnerDeviceCount: connection.model<OwnerDeviceCountDoc>('OwnerDeviceCount', ownerDeviceCountSchema, 'owner_device_counts'),
+    Membership: connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
+    DevicePlace: connection.model<PlaceDoc>('DevicePlace', devicePlaceSchema, 'device_places'),
   };
 }
 

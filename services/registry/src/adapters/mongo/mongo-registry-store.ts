@@ -1,7 +1,7 @@
-import { isDuplicateKey } from '@ota/mongo';
+import { isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import type { Channel, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
 import type { RegistryStore } from '../../domain/registry-store';
-import type { ChannelDoc, DeviceDoc, GroupDoc, ProjectDoc, RegistryModels } from './models';
+import type { ChannelDoc, DeviceDoc, GroupDoc, MembershipDoc, ProjectDoc, RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
   constructor(private readonly models: RegistryModels) {}
@@ -35,11 +35,12 @@ export class MongoRegistryStore implements RegistryStore {
   async deleteProject(project: Project): Promise<void> {
     // No transactions on FerretDB: each step is safe to repeat, and the project record goes last,
     // so an interrupted delete can simply be run again.
-    const devices = await this.models.Device.countDocuments({ project_id: project.id });
-    await this.models.Device.deleteMany({ project_id: project.id });
-    if (devices > 0) {
-      await this.models.OwnerDeviceCount.collection.updateOne({ _id: project.ownerId } as never, { $inc: { count: -devices } });
+    const devices = await this.models.Device.find({ project_id: project.id }, { place: 1 }).lean<Array<Pick<DeviceDoc, '_id' | 'place'>>>();
+    for (const device of devices) {
+      await this.models.Device.deleteOne({ _id: device._id });
+      await this.releaseDevicePlace(project.ownerId, device.place);
     }
+    await this.models.Membership.deleteMany({ project_id: project.id });
     await this.models.Group.deleteMany({ project_id: project.id });
     await this.models.Channel.deleteMany({ project_id: project.id });
     await this.models.Project.deleteOne({ _id: project.id });
@@ -102,21 +103,32 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null> {
-    const update = member ? { $addToSet: { group_ids: groupId } } : { $pull: { group_ids: groupId } };
-    const doc = await this.models.Device.collection.findOneAndUpdate({ _id: deviceId, project_id: projectId } as never, update as never, {
-      returnDocument: 'after',
-    });
-    return doc ? deviceOf(doc as unknown as DeviceDoc) : null;
+    const device = await this.findDevice(projectId, { id: deviceId });
+    if (!device) return null;
+    // One document per membership: concurrent changes to one device's groups cannot lose each other.
+    const _id = `${groupId}:${deviceId}`;
+    if (member) {
+      try {
+        await this.models.Membership.collection.insertOne({ _id, project_id: projectId, group_id: groupId, device_id: deviceId } as MembershipDoc as never);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+    } else {
+      await this.models.Membership.deleteOne({ _id });
+    }
+    return this.findDevice(projectId, { id: deviceId });
   }
 
   async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
     const query: Record<string, unknown> = { project_id: projectId };
     if (filter.active !== undefined) query.active = filter.active;
     if (filter.channelId) query.channel_id = filter.channelId;
-    // Equality with an array field matches documents whose array holds the value.
-    if (filter.groupId) query.group_ids = filter.groupId;
+    if (filter.groupId) {
+      const members = await this.models.Membership.find({ group_id: filter.groupId, project_id: projectId }, { device_id: 1 }).lean<MembershipDoc[]>();
+      query._id = { $in: members.map((member) => member.device_id) };
+    }
     const docs = await this.models.Device.find(query).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
-    return docs.map(deviceOf);
+    return this.withGroups(docs);
   }
 
   countDevices(projectId: string): Promise<number> {
@@ -124,16 +136,35 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean> {
-    const result = await this.models.Device.deleteOne({ _id: id, project_id: projectId });
-    if (result.deletedCount === 0) return false;
-    await this.models.OwnerDeviceCount.collection.updateOne({ _id: ownerId } as never, { $inc: { count: -1 } });
+    const doc = await this.models.Device.findOneAndDelete({ _id: id, project_id: projectId }).lean<DeviceDoc>();
+    if (!doc) return false;
+    await this.models.Membership.deleteMany({ device_id: id });
+    await this.releaseDevicePlace(ownerId, doc.place);
     return true;
   }
 
   async findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null> {
+    const doc = await this.findDeviceDoc(projectId, key);
+    return doc ? (await this.withGroups([doc]))[0]! : null;
+  }
+
+  private findDeviceDoc(projectId: string, key: { id: string } | { deviceId: string }): Promise<DeviceDoc | null> {
     const filter = 'id' in key ? { _id: key.id, project_id: projectId } : { project_id: projectId, device_id: key.deviceId };
-    const doc = await this.models.Device.findOne(filter).lean<DeviceDoc>();
-    return doc ? deviceOf(doc) : null;
+    return this.models.Device.findOne(filter).lean<DeviceDoc>().exec();
+  }
+
+  /** Devices with their group ids, read from the memberships in one query. */
+  private async withGroups(docs: DeviceDoc[]): Promise<Device[]> {
+    if (docs.length === 0) return [];
+    const memberships = await this.models.Membership.find({ device_id: { $in: docs.map((doc) => doc._id) } }, { group_id: 1, device_id: 1 })
+      .lean<MembershipDoc[]>();
+    const groupsOf = new Map<string, string[]>();
+    for (const membership of memberships) groupsOf.set(membership.device_id, [...(groupsOf.get(membership.device_id) ?? []), membership.group_id]);
+    return docs.map((doc) => deviceOf(doc, groupsOf.get(doc._id) ?? []));
+  }
+
+  private async releaseDevicePlace(ownerId: string, place: number | undefined): Promise<void> {
+    if (place) await releasePlace(this.models.DevicePlace.collection as never, ownerId, place);
   }
 
   async recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date): Promise<Device | null> {
@@ -142,7 +173,7 @@ export class MongoRegistryStore implements RegistryStore {
       { $set: heartbeatFields(reported, at) },
       { returnDocument: 'after' },
     );
-    return doc ? deviceOf(doc as unknown as DeviceDoc) : null;
+    return doc ? (await this.withGroups([doc as unknown as DeviceDoc]))[0]! : null;
   }
 
   async registerDevice(
@@ -150,24 +181,19 @@ export class MongoRegistryStore implements RegistryStore {
     ownerId: string,
     maxDevices: number,
   ): Promise<{ device: Device; created: boolean } | 'over_limit'> {
-    const counts = this.models.OwnerDeviceCount.collection;
-    // Take a place under the cap before inserting, so that concurrent registrations can never
-    // overshoot it. At the cap the filter matches nothing and the upsert's insert of the same _id
-    // fails on the primary key: that is the over-limit answer on MongoDB and FerretDB alike.
-    try {
-      const filter = maxDevices > 0 ? { _id: ownerId, count: { $lt: maxDevices } } : { _id: ownerId };
-      await counts.updateOne(filter as never, { $inc: { count: 1 } }, { upsert: true });
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
+    // Take one of the owner's numbered device places first: two registrations can never hold the
+    // same place, so together they can never exceed the cap.
+    const place = await takePlace(this.models.DevicePlace.collection as never, ownerId, maxDevices);
+    if (place === null) {
       // A concurrent first check of this same device may have registered it meanwhile.
       const existing = await this.findDevice(device.projectId, { deviceId: device.deviceId });
       return existing ? { device: existing, created: false } : 'over_limit';
     }
     try {
-      await this.models.Device.collection.insertOne(docOf(device) as never);
+      await this.models.Device.collection.insertOne(docOf(device, place) as never);
       return { device, created: true };
     } catch (error) {
-      await counts.updateOne({ _id: ownerId } as never, { $inc: { count: -1 } });
+      await this.releaseDevicePlace(ownerId, place);
       if (!isDuplicateKey(error)) throw error;
       const existing = await this.findDevice(device.projectId, { deviceId: device.deviceId });
       if (!existing) throw error;
@@ -195,7 +221,7 @@ export class MongoRegistryStore implements RegistryStore {
       { $set: fields },
       { returnDocument: 'after' },
     );
-    return doc ? deviceOf(doc as unknown as DeviceDoc) : null;
+    return doc ? (await this.withGroups([doc as unknown as DeviceDoc]))[0]! : null;
   }
 }
 
@@ -228,7 +254,7 @@ function channelOf(doc: ChannelDoc): Channel {
   return { id: doc._id, projectId: doc.project_id, name: doc.name, isDefault: doc.is_default, createdAt: doc.created_at };
 }
 
-function deviceOf(doc: DeviceDoc): Device {
+function deviceOf(doc: DeviceDoc, groupIds: string[]): Device {
   return {
     id: doc._id,
     projectId: doc.project_id,
@@ -250,13 +276,13 @@ function deviceOf(doc: DeviceDoc): Device {
     lastCheckAt: doc.last_check_at ?? null,
     lastCheckStatus: doc.last_check_status ?? '',
     channelId: doc.channel_id ?? '',
-    groupIds: doc.group_ids ?? [],
+    groupIds,
     metadata: doc.metadata ?? {},
     createdAt: doc.created_at,
   };
 }
 
-function docOf(device: Device): DeviceDoc {
+function docOf(device: Device, place: number): DeviceDoc {
   return {
     _id: device.id,
     project_id: device.projectId,
@@ -278,8 +304,8 @@ function docOf(device: Device): DeviceDoc {
     last_check_at: device.lastCheckAt,
     last_check_status: device.lastCheckStatus,
     channel_id: device.channelId,
-    group_ids: device.groupIds,
     metadata: device.metadata,
     created_at: device.createdAt,
+    place,
   };
 }

@@ -1,7 +1,8 @@
 import { isDuplicateKey } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { Deployment, DeploymentState } from '../../domain/model';
-import type { DeploymentStore, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
+import { randomUUID } from 'node:crypto';
+import type { DeploymentStore, DeviceEvent, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
 
 interface DeploymentDoc {
   _id: string;
@@ -15,14 +16,28 @@ interface DeploymentDoc {
   rollout_percentage: number;
   rollout_strategy: string;
   notes: string;
-  failure_count: number;
   created_at: Date;
   started_at: Date | null;
   updated_at: Date;
+  version: number;
 }
 
-interface DeviceStateDoc {
-  /** `${deployment_id}:${device_id}`: one record per device and deployment, enforced by the key. */
+type TransitionFields = Pick<DeploymentDoc, 'state' | 'rollout_percentage' | 'started_at' | 'updated_at'>;
+
+/** One applied transition; `_id` is `${deployment_id}:${version}`, so each version is claimed once. */
+interface TransitionDoc {
+  _id: string;
+  deployment_id: string;
+  version: number;
+  set: TransitionFields;
+}
+
+/**
+ * One status a device reached in a deployment. `_id` is `${deployment}:${device}:${status}`, so the
+ * key admits each status once, except for `failed`, whose key adds a random suffix so that every
+ * report is kept. Only inserts, never updates: FerretDB makes inserts atomic, not updates.
+ */
+interface DeviceEventDoc {
   _id: string;
   deployment_id: string;
   project_id: string;
@@ -30,7 +45,7 @@ interface DeviceStateDoc {
   status: string;
   rank: number;
   reason: string;
-  updated_at: Date;
+  at: Date;
 }
 
 const options = { versionKey: false as const, strict: 'throw' as const };
@@ -49,17 +64,17 @@ export function registerRolloutModels(connection: Connection) {
       rollout_percentage: Number,
       rollout_strategy: String,
       notes: String,
-      failure_count: Number,
       created_at: Date,
       started_at: { type: Date, default: null },
       updated_at: Date,
+      version: Number,
     },
     options,
   );
   deploymentSchema.index({ project_id: 1, created_at: -1 });
   deploymentSchema.index({ state: 1 });
 
-  const deviceStateSchema = new Schema<DeviceStateDoc>(
+  const deviceEventSchema = new Schema<DeviceEventDoc>(
     {
       _id: String,
       deployment_id: String,
@@ -68,16 +83,21 @@ export function registerRolloutModels(connection: Connection) {
       status: String,
       rank: Number,
       reason: String,
-      updated_at: Date,
+      at: Date,
     },
     options,
   );
-  deviceStateSchema.index({ deployment_id: 1, updated_at: -1 });
-  deviceStateSchema.index({ device_id: 1 });
+  deviceEventSchema.index({ deployment_id: 1, device_id: 1 });
+  deviceEventSchema.index({ deployment_id: 1, status: 1 });
+  deviceEventSchema.index({ project_id: 1, device_id: 1 });
+
+  const transitionSchema = new Schema<TransitionDoc>({ _id: String, deployment_id: String, version: Number, set: Schema.Types.Mixed }, options);
+  transitionSchema.index({ deployment_id: 1, version: -1 });
 
   return {
     Deployment: connection.model<DeploymentDoc>('Deployment', deploymentSchema, 'deployments'),
-    DeviceState: connection.model<DeviceStateDoc>('DeviceState', deviceStateSchema, 'device_states'),
+    Transition: connection.model<TransitionDoc>('Transition', transitionSchema, 'deployment_transitions'),
+    DeviceEvent: connection.model<DeviceEventDoc>('DeviceEvent', deviceEventSchema, 'device_events'),
   };
 }
 
@@ -105,22 +125,40 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
     return docs.map(deploymentOf);
   }
 
-  async updateDeployment(id: string, expectedState: DeploymentState, set: Partial<Deployment>): Promise<Deployment | null> {
-    const fields: Partial<DeploymentDoc> = {};
-    if (set.state !== undefined) fields.state = set.state;
-    if (set.rolloutPercentage !== undefined) fields.rollout_percentage = set.rolloutPercentage;
-    if (set.startedAt !== undefined) fields.started_at = set.startedAt;
-    if (set.updatedAt !== undefined) fields.updated_at = set.updatedAt;
-    const doc = await this.models.Deployment.collection.findOneAndUpdate(
-      { _id: id, state: expectedState } as never,
-      { $set: fields },
-      { returnDocument: 'after' },
-    );
-    return doc ? deploymentOf(doc as unknown as DeploymentDoc) : null;
+  async applyTransition(
+    id: string,
+    fromVersion: number,
+    set: Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt'>,
+  ): Promise<Deployment | null> {
+    const fields: TransitionFields = {
+      state: set.state,
+      rollout_percentage: set.rolloutPercentage,
+      started_at: set.startedAt,
+      updated_at: set.updatedAt,
+    };
+    const version = fromVersion + 1;
+    try {
+      // Claiming the version is the atomic step; a filtered update would not be one on FerretDB.
+      await this.models.Transition.collection.insertOne({ _id: `${id}:${version}`, deployment_id: id, version, set: fields } as TransitionDoc as never);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      await this.catchUp(id);
+      return null;
+    }
+    await this.models.Deployment.collection.updateOne({ _id: id } as never, { $set: { ...fields, version } });
+    return this.findDeployment(id);
   }
 
-  async incrementFailureCount(id: string, at: Date): Promise<void> {
-    await this.models.Deployment.collection.updateOne({ _id: id } as never, { $inc: { failure_count: 1 }, $set: { updated_at: at } });
+  /**
+   * Applies the newest claimed transition to the deployment, in case its claimer stopped between
+   * claiming and applying; applying it twice is harmless.
+   */
+  private async catchUp(id: string): Promise<void> {
+    const [latest] = await this.models.Transition.find({ deployment_id: id }).sort({ version: -1 }).limit(1).lean<TransitionDoc[]>();
+    if (!latest) return;
+    await this.models.Deployment.collection.updateOne({ _id: id, version: { $lt: latest.version } } as never, {
+      $set: { ...latest.set, version: latest.version },
+    });
   }
 
   countDeployments(projectId: string, states: readonly DeploymentState[], artifactId?: string): Promise<number> {
@@ -130,56 +168,59 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
   }
 
   async listStates(deploymentId: string): Promise<DeviceStateRecord[]> {
-    const docs = await this.models.DeviceState.find({ deployment_id: deploymentId }).sort({ updated_at: -1, _id: 1 }).lean<DeviceStateDoc[]>();
-    return docs.map((doc) => ({ deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.updated_at }));
+    const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId }).lean<DeviceEventDoc[]>();
+    const latest = new Map<string, DeviceEventDoc>();
+    for (const doc of docs) {
+      const current = latest.get(doc.device_id);
+      if (!current || doc.rank > current.rank || (doc.rank === current.rank && doc.at > current.at)) latest.set(doc.device_id, doc);
+    }
+    return [...latest.values()]
+      .sort((a, b) => b.at.getTime() - a.at.getTime() || a.device_id.localeCompare(b.device_id))
+      .map((doc) => ({ deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at }));
   }
 
   async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
-    await this.models.DeviceState.deleteMany({ project_id: projectId, device_id: deviceId });
+    await this.models.DeviceEvent.deleteMany({ project_id: projectId, device_id: deviceId });
   }
 
-  async advance(input: {
-    deploymentId: string;
-    projectId: string;
-    deviceId: string;
-    status: string;
-    rank: number;
-    reason: string;
-    at: Date;
-  }): Promise<{ advanced: boolean; status: string }> {
-    const _id = `${input.deploymentId}:${input.deviceId}`;
+  async recordEvent(event: DeviceEvent): Promise<string> {
+    const key = `${event.deploymentId}:${event.deviceId}:${event.status}`;
     try {
-      // When a record exists at this rank or above, the filter matches nothing and the upsert's
-      // insert collides on _id: the event is late or repeated, and nothing changes.
-      await this.models.DeviceState.collection.updateOne(
-        { _id, rank: { $lt: input.rank } } as never,
-        {
-          $set: {
-            deployment_id: input.deploymentId,
-            project_id: input.projectId,
-            device_id: input.deviceId,
-            status: input.status,
-            rank: input.rank,
-            reason: input.reason,
-            updated_at: input.at,
-          },
-        },
-        { upsert: true },
-      );
-      return { advanced: true, status: input.status };
+      await this.models.DeviceEvent.collection.insertOne({
+        _id: event.status === 'failed' ? `${key}:${randomUUID()}` : key,
+        deployment_id: event.deploymentId,
+        project_id: event.projectId,
+        device_id: event.deviceId,
+        status: event.status,
+        rank: event.rank,
+        reason: event.reason,
+        at: event.at,
+      } as DeviceEventDoc as never);
     } catch (error) {
+      // The device already reached this status: a repeated or resent event, stored once.
       if (!isDuplicateKey(error)) throw error;
-      const current = await this.models.DeviceState.findById(_id).lean<DeviceStateDoc>();
-      return { advanced: false, status: current?.status ?? input.status };
     }
+    const [highest] = await this.models.DeviceEvent.find({ deployment_id: event.deploymentId, device_id: event.deviceId }, { status: 1 })
+      .sort({ rank: -1 })
+      .limit(1)
+      .lean<Array<Pick<DeviceEventDoc, 'status'>>>();
+    return highest?.status ?? event.status;
+  }
+
+  async failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>> {
+    if (deploymentIds.length === 0) return new Map();
+    // $group with $sum is within what FerretDB v1 supports.
+    const rows = await this.models.DeviceEvent.aggregate<{ _id: string; failures: number }>([
+      { $match: { deployment_id: { $in: [...deploymentIds] }, status: { $in: ['failed', 'rolled_back'] } } },
+      { $group: { _id: '$deployment_id', failures: { $sum: 1 } } },
+    ]);
+    return new Map(rows.map((row) => [row._id, row.failures]));
   }
 
   async rolledBack(deviceId: string, deploymentIds: readonly string[]): Promise<Set<string>> {
     if (deploymentIds.length === 0) return new Set();
-    const docs = await this.models.DeviceState.find(
-      { _id: { $in: deploymentIds.map((id) => `${id}:${deviceId}`) }, status: 'rolled_back' },
-      { deployment_id: 1 },
-    ).lean<Array<Pick<DeviceStateDoc, 'deployment_id'>>>();
+    const docs = await this.models.DeviceEvent.find({ _id: { $in: deploymentIds.map((id) => `${id}:${deviceId}:rolled_back`) } }, { deployment_id: 1 })
+      .lean<Array<Pick<DeviceEventDoc, 'deployment_id'>>>();
     return new Set(docs.map((doc) => doc.deployment_id));
   }
 }
@@ -197,10 +238,10 @@ function docOf(deployment: Deployment): DeploymentDoc {
     rollout_percentage: deployment.rolloutPercentage,
     rollout_strategy: deployment.rolloutStrategy,
     notes: deployment.notes,
-    failure_count: deployment.failureCount,
     created_at: deployment.createdAt,
     started_at: deployment.startedAt,
     updated_at: deployment.updatedAt,
+    version: deployment.version,
   };
 }
 
@@ -217,9 +258,11 @@ function deploymentOf(doc: DeploymentDoc): Deployment {
     rolloutPercentage: doc.rollout_percentage,
     rolloutStrategy: doc.rollout_strategy,
     notes: doc.notes ?? '',
-    failureCount: doc.failure_count ?? 0,
+    // Derived from the device events; the rollout domain fills it in.
+    failureCount: 0,
     createdAt: doc.created_at,
     startedAt: doc.started_at ?? null,
     updatedAt: doc.updated_at,
+    version: doc.version ?? 1,
   };
 }

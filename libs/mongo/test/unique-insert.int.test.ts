@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { MongoClient, type Db } from 'mongodb';
+import { testStack } from '@ota/testkit';
+import { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from '@ota/mongo';
+
+// Against the run's real MongoDB-protocol server (FerretDB here), in a database of this test's own.
+
+let client: MongoClient;
+let db: Db;
+
+beforeAll(async () => {
+  client = await MongoClient.connect(testStack().mongodbUri, { maxPoolSize: 30 });
+});
+beforeEach(() => {
+  db = client.db(`ota_test_${randomUUID().slice(0, 8)}`);
+});
+afterEach(async () => {
+  await db.dropDatabase();
+});
+afterAll(async () => {
+  await client.close();
+});
+
+describe('takePlace', () => {
+  it('never hands out more than the cap, however many take at once', async () => {
+    const places = db.collection<PlaceDoc>('places');
+    const taken = await Promise.all(Array.from({ length: 25 }, () => takePlace(places, 'owner-1', 7)));
+    const granted = taken.filter((place): place is number => place !== null);
+    expect(granted.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(await places.countDocuments({ scope: 'owner-1' })).toBe(7);
+  });
+
+  it('reuses a place that was given back, and keeps scopes apart', async () => {
+    const places = db.collection<PlaceDoc>('places');
+    for (let i = 0; i < 3; i += 1) await takePlace(places, 'a', 3);
+    expect(await takePlace(places, 'a', 3)).toBeNull();
+    await releasePlace(places, 'a', 2);
+    expect(await takePlace(places, 'a', 3)).toBe(2);
+    expect(await takePlace(places, 'b', 3)).toBe(1);
+  });
+
+  it('counts without bound when the cap is 0', async () => {
+    const places = db.collection<PlaceDoc>('places');
+    const taken = await Promise.all(Array.from({ length: 12 }, () => takePlace(places, 'free', 0)));
+    expect(new Set(taken).size).toBe(12);
+  });
+});
+
+describe('insertWithNextNumber', () => {
+  it('numbers concurrent inserts 1..n with no gaps and no repeats, per scope', async () => {
+    const items = db.collection<{ _id: string; scope: string; n: number }>('items');
+    await items.createIndex({ scope: 1, n: 1 }, { unique: true });
+    const numbers = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => insertWithNextNumber(items, { scope: i % 3 === 0 ? 'x' : 'y' }, 'n', { _id: randomUUID(), scope: i % 3 === 0 ? 'x' : 'y' })),
+    );
+    const stored = await items.find({}).toArray();
+    const byScope = (scope: string) => stored.filter((item) => item.scope === scope).map((item) => item.n).sort((a, b) => a - b);
+    expect(byScope('x')).toEqual([1, 2, 3, 4, 5]);
+    expect(byScope('y')).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(numbers).toHaveLength(15);
+  });
+});
