@@ -1,0 +1,90 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { api, eventually, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
+
+// decisions.md section 6: every customer mutation writes one audit event, with its actor and the
+// token prefix, never the token.
+
+it('writes an audit event for every kind of mutation', async () => {
+  const f = await setupProject({ name: 'audit trail' });
+  const p = `/api/v1/projects/${f.project.id}`;
+  const as = f.apiToken;
+
+  const group = (await api('POST', `${p}/groups/`, { token: as, json: { name: 'g' } })).body;
+  await api('POST', `${p}/channels/`, { token: as, json: { name: 'beta' } });
+  const device = (await api('POST', `${p}/devices/`, { token: as, json: { device_id: 'audited' } })).body;
+  await api('PATCH', `${p}/devices/${device.id}/`, { token: as, json: { metadata: { a: 1 } } });
+  await api('POST', `${p}/groups/${group.id}/members/`, { token: as, json: { device_id: device.id } });
+  await api('DELETE', `${p}/groups/${group.id}/members/${device.id}/`, { token: as });
+  await api('POST', `${p}/devices/${device.id}/token/`, { token: as });
+  await api('DELETE', `${p}/devices/${device.id}/token/`, { token: as });
+  await api('DELETE', `${p}/devices/${device.id}/`, { token: as });
+  const token = (await api('POST', `${p}/tokens/`, { token: as, json: { name: 'extra', scope: 'api' } })).body;
+  await api('DELETE', `${p}/tokens/${token.id}/`, { token: as });
+  const key = (
+    await api('POST', `${p}/signing-keys/`, {
+      token: as,
+      json: { name: 'k', public_key: generateKeyPairSync('ed25519').publicKey.export({ format: 'pem', type: 'spki' }).toString() },
+    })
+  ).body;
+  await api('DELETE', `${p}/signing-keys/${key.id}/`, { token: as });
+  const artifact = (await api('POST', `${p}/artifacts/`, { token: as, body: uploadForm(MANIFEST, randomBytes(8)) })).body;
+  await api('PATCH', `${p}/artifacts/${artifact.id}/`, { token: as, json: { archived: true } });
+  await api('PATCH', `${p}/artifacts/${artifact.id}/`, { token: as, json: { archived: false } });
+  const deployment = (await api('POST', `${p}/deployments/`, { token: as, json: { artifact_id: artifact.id, target_channel_ids: [f.defaultChannelId] } })).body;
+  for (const json of [{ action: 'start' }, { action: 'pause' }, { action: 'resume' }, { action: 'ramp', rollout_percentage: 5 }, { action: 'complete' }]) {
+    await api('POST', `${p}/deployments/${deployment.id}/transition/`, { token: as, json });
+  }
+  const other = (await api('POST', `${p}/deployments/`, { token: as, json: { artifact_id: artifact.id, target_channel_ids: [f.defaultChannelId] } })).body;
+  await api('POST', `${p}/deployments/${other.id}/transition/`, { token: as, json: { action: 'cancel' } });
+  await api('POST', `${p}/release/`, { token: as, body: uploadForm(MANIFEST, randomBytes(8)) });
+
+  const expected = [
+    'project.created',
+    'token.created',
+    'token.revoked',
+    'device.created',
+    'device.updated',
+    'device.deleted',
+    'device_token.issued',
+    'device_token.revoked',
+    'group.created',
+    'group.member_added',
+    'group.member_removed',
+    'channel.created',
+    'artifact.uploaded',
+    'artifact.archived',
+    'artifact.unarchived',
+    'deployment.created',
+    'deployment.started',
+    'deployment.paused',
+    'deployment.resumed',
+    'deployment.ramped',
+    'deployment.completed',
+    'deployment.cancelled',
+    'release.created',
+    'signing_key.created',
+    'signing_key.deleted',
+  ];
+  const audit = await eventually(
+    () => api('GET', `${p}/audit/`, { token: f.user.token }),
+    (response) => expected.every((action) => response.body.some((event: { action: string }) => event.action === action)),
+  );
+  const actions = new Set(audit.body.map((event: { action: string }) => event.action));
+  expect(expected.filter((action) => !actions.has(action))).toEqual([]);
+
+  const byApiToken = audit.body.filter((event: { action: string }) => event.action === 'channel.created');
+  expect(byApiToken).toEqual([expect.objectContaining({ actor_type: 'project_token', token_prefix: f.apiToken.slice(0, 12) })]);
+  const byUser = audit.body.find((event: { action: string }) => event.action === 'project.created');
+  expect(byUser).toMatchObject({ actor_type: 'user', actor_id: f.user.user_id, token_prefix: f.user.token.slice(0, 12) });
+  // Newest first.
+  const times = audit.body.map((event: { created_at: string }) => event.created_at);
+  expect([...times].sort().reverse()).toEqual(times);
+  for (const secret of [f.user.token, f.apiToken, f.deviceScopeToken]) expect(JSON.stringify(audit.body)).not.toContain(secret);
+});
+
+it('refuses a JSON body over the documented limit with 413', async () => {
+  const f = await setupProject();
+  const response = await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name: 'x'.repeat(70 * 1024) } });
+  expect(response.status).toBe(413);
+  expect(response.body.detail).toContain('65536');
+});
