@@ -15,6 +15,7 @@ import { UUID_PATTERN, parseDeviceBody } from '../http/validate';
 const MESSAGES = {
   over_limit: "the owner's plan device cap is reached; the device was not registered",
   device_inactive: 'the device is deactivated',
+  token_required: 'this device has its own token: check with it, not with the project token',
 } as const;
 
 /** The device API (spec 4.5): business outcomes are 200 with a status, never errors. */
@@ -62,7 +63,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
         projectId,
         ownerId: principal.userId,
         deviceId,
-        registerIfUnknown: canRegister,
+        viaProjectToken: canRegister,
         maxDevices,
         reported: {
           framework: body.framework,
@@ -104,6 +105,11 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE) {
       record('device_inactive', MESSAGES.device_inactive);
       ctx.body = { update_available: false, status: 'device_inactive', message: MESSAGES.device_inactive };
+      return;
+    }
+    if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED) {
+      record('token_required', MESSAGES.token_required);
+      ctx.body = { update_available: false, status: 'token_required', message: MESSAGES.token_required };
       return;
     }
     const device = checkIn.device!;
@@ -172,10 +178,12 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     const projectId = principal.token.project_id;
     const requestId = ctx.state.requestId as string;
 
-    const deviceUuid =
-      principal.token.kind === 'device'
-        ? principal.token.device_uuid
-        : (await clients.registry.getDevice({ projectId, id: '', deviceId }, { requestId })).device!.id;
+    let deviceUuid = principal.token.device_uuid;
+    if (principal.token.kind !== 'device') {
+      const { device } = await clients.registry.getDevice({ projectId, id: '', deviceId }, { requestId });
+      if (device!.tokenRequired) throw new HttpError(403, MESSAGES.token_required);
+      deviceUuid = device!.id;
+    }
     const reason = body.reason ?? '';
     const result = await clients.rollout.recordDeviceEvent(
       {

@@ -32,9 +32,10 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     return devices.map((device) => deviceJson(device, checkStateOf(device, active)));
   }
 
-  async function issueDeviceToken(principal: Principal, project: registry.Project, device: registry.Device) {
+  async function issueDeviceToken(ctx: Context, principal: Principal, project: registry.Project, device: registry.Device) {
     // Issuing again rotates: the old token stops working at once.
     await store.revokeDeviceTokens(device.id);
+    if (!device.tokenRequired) await setTokenRequired(ctx, project.id, device.id, true);
     const { token, raw } = await store.createToken({
       kind: 'device',
       scope: '',
@@ -52,6 +53,10 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       details: { prefix: token.prefix },
     });
     return { token: raw, prefix: token.prefix, created_at: token.created_at.toISOString() };
+  }
+
+  async function setTokenRequired(ctx: Context, projectId: string, id: string, tokenRequired: boolean) {
+    await clients.registry.updateDevice({ projectId, id, active: undefined, metadata: undefined, channelId: undefined, tokenRequired }, rpc(ctx));
   }
 
   table.add(
@@ -115,6 +120,8 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
           channelId: body.channel_id ?? '',
           active: body.active ?? true,
           metadata: body.metadata ?? {},
+          // It gets its own token below: from now on the shared project token may not speak for it.
+          tokenRequired: true,
         },
         rpc(ctx),
       );
@@ -125,7 +132,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
         targetId: device!.id,
         details: { device_id: device!.deviceId },
       });
-      const issued = await issueDeviceToken(principal, project, device!);
+      const issued = await issueDeviceToken(ctx, principal, project, device!);
       ctx.status = 201;
       ctx.body = { ...(await present(ctx, project.id, [device!]))[0], token: issued.token };
     },
@@ -156,7 +163,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       const { project, principal } = await projectFor(deps, ctx, 'write');
       const body = parseBody<UpdateDeviceBody>(updateDeviceBody, ctx.request.body);
       const { device } = await clients.registry.updateDevice(
-        { projectId: project.id, id: pathId(ctx, 'did', 'device'), active: body.active, metadata: body.metadata, channelId: body.channel_id },
+        { projectId: project.id, id: pathId(ctx, 'did', 'device'), active: body.active, metadata: body.metadata, channelId: body.channel_id, tokenRequired: undefined },
         rpc(ctx),
       );
       await audit.record(principal, { projectId: project.id, action: 'device.updated', targetType: 'device', targetId: device!.id, details: { ...body } });
@@ -203,7 +210,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       const { project, principal } = await projectFor(deps, ctx, 'write');
       const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
       ctx.status = 201;
-      ctx.body = await issueDeviceToken(principal, project, device!);
+      ctx.body = await issueDeviceToken(ctx, principal, project, device!);
     },
   );
 
@@ -221,6 +228,8 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       const { project, principal } = await projectFor(deps, ctx, 'write');
       const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
       await store.revokeDeviceTokens(device!.id);
+      // Without a token of its own, the device may use the shared project token again.
+      await setTokenRequired(ctx, project.id, device!.id, false);
       await audit.record(principal, { projectId: project.id, action: 'device_token.revoked', targetType: 'device', targetId: device!.id });
       ctx.status = 204;
     },

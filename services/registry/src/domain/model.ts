@@ -44,12 +44,14 @@ export interface NewDeviceFields {
   channelId: string;
   active: boolean;
   metadata: Record<string, unknown>;
+  tokenRequired: boolean;
 }
 
 export interface DeviceChange {
   active?: boolean;
   metadata?: Record<string, unknown>;
   channelId?: string;
+  tokenRequired?: boolean;
 }
 
 /** What a device says about itself on a check. Optional fields were absent from the request. */
@@ -89,8 +91,10 @@ export interface Device {
   groupIds: string[];
   metadata: Record<string, unknown>;
   createdAt: Date;
+  /** The device has its own token; the shared project token may not speak for it. */
+  tokenRequired: boolean;
 }
 
 export type CheckInResult =
-  | { outcome: 'known' | 'registered' | 'inactive'; device: Device }
+  | { outcome: 'known' | 'registered' | 'inactive' | 'token_required'; device: Device }
   | { outcome: 'over_limit' };

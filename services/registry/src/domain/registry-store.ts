@@ -24,8 +24,11 @@ export interface RegistryStore {
   /** Deletes the device and gives its owner back a place under the cap; false when missing. */
   deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean>;
   findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null>;
-  /** Records a heartbeat on an active device and returns it; null when missing or inactive. */
-  recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date): Promise<Device | null>;
+  /**
+   * Records a heartbeat on an active device and returns it; null when it is missing, inactive, or
+   * (with `viaProjectToken`) has a token of its own.
+   */
+  recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date, viaProjectToken: boolean): Promise<Device | null>;
   /**
    * Registers a device unless its owner already has `maxDevices` (0: no cap). Atomic: concurrent
    * registrations never exceed the cap, and the same device_id is registered once.

@@ -108,16 +108,23 @@ export class Registry {
     ownerId: string;
     deviceId: string;
     reported: ReportedProfile;
-    registerIfUnknown: boolean;
+    viaProjectToken: boolean;
     maxDevices: number;
   }): Promise<CheckInResult> {
     const at = this.now();
-    const updated = await this.store.recordHeartbeat(input.projectId, input.deviceId, input.reported, at);
+    const updated = await this.store.recordHeartbeat(input.projectId, input.deviceId, input.reported, at, input.viaProjectToken);
     if (updated) return { outcome: 'known', device: updated };
 
     const existing = await this.store.findDevice(input.projectId, { deviceId: input.deviceId });
-    if (existing) return { outcome: 'inactive', device: existing };
-    if (!input.registerIfUnknown) throw notFound('device not found');
+    if (existing) {
+      if (!existing.active) return { outcome: 'inactive', device: existing };
+      if (existing.tokenRequired && input.viaProjectToken) return { outcome: 'token_required', device: existing };
+      // Registered by a concurrent first check between the two reads above: record this one too.
+      const device = await this.store.recordHeartbeat(input.projectId, input.deviceId, input.reported, at, input.viaProjectToken);
+      return { outcome: 'known', device: device ?? existing };
+    }
+    // A device token names a device that exists; only the shared project token registers.
+    if (!input.viaProjectToken) throw notFound('device not found');
 
     const defaultChannel = await this.store.findDefaultChannel(input.projectId);
     if (!defaultChannel) throw notFound('project not found');
@@ -129,7 +136,7 @@ export class Registry {
     if (registered === 'over_limit') return { outcome: 'over_limit' };
     if (registered.created) return { outcome: 'registered', device: registered.device };
     // Lost a race with a concurrent first check of the same device: record this heartbeat too.
-    const device = await this.store.recordHeartbeat(input.projectId, input.deviceId, input.reported, at);
+    const device = await this.store.recordHeartbeat(input.projectId, input.deviceId, input.reported, at, input.viaProjectToken);
     return device ? { outcome: 'known', device } : { outcome: 'inactive', device: registered.device };
   }
 
@@ -164,6 +171,7 @@ export class Registry {
       securityMode: fields.securityMode,
       active: fields.active,
       metadata: fields.metadata,
+      tokenRequired: fields.tokenRequired,
       // A pre-provisioned device has not been seen yet.
       lastSeen: null,
     };
@@ -177,7 +185,7 @@ export class Registry {
     if (change.channelId !== undefined && !(await this.store.findChannel(projectId, change.channelId))) {
       throw invalidArgument('channel_id is not a channel of this project');
     }
-    const hasChange = change.active !== undefined || change.metadata !== undefined || change.channelId !== undefined;
+    const hasChange = Object.values(change).some((value) => value !== undefined);
     const device = hasChange ? await this.store.updateDevice(projectId, id, change) : await this.store.findDevice(projectId, { id });
     if (!device) throw notFound('device not found');
     return (await this.withOrderedGroups(projectId, [device]))[0]!;
@@ -235,5 +243,6 @@ function newDevice(projectId: string, deviceId: string, reported: ReportedProfil
     groupIds: [],
     metadata: {},
     createdAt: at,
+    tokenRequired: false,
   };
 }

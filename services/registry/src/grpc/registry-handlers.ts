@@ -10,6 +10,7 @@ const OUTCOME = {
   registered: pb.CheckInOutcome.CHECK_IN_OUTCOME_REGISTERED,
   inactive: pb.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE,
   over_limit: pb.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT,
+  token_required: pb.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED,
 } as const;
 
 export function registryHandlers(registry: Registry): RegistryHandlers {
@@ -53,7 +54,7 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
         projectId: request.projectId,
         ownerId: request.ownerId,
         deviceId: request.deviceId,
-        registerIfUnknown: request.registerIfUnknown,
+        viaProjectToken: request.viaProjectToken,
         maxDevices: request.maxDevices,
         reported: {
           framework: reported.framework,
@@ -100,6 +101,7 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
         channelId: request.channelId,
         active: request.active,
         metadata: request.metadata ?? {},
+        tokenRequired: request.tokenRequired,
       });
       return { device: deviceMessage(device) };
     },
@@ -108,6 +110,7 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
         active: request.active,
         metadata: request.metadata,
         channelId: request.channelId,
+        tokenRequired: request.tokenRequired,
       });
       return { device: deviceMessage(device) };
     },
@@ -171,5 +174,6 @@ export function deviceMessage(device: Device): pb.Device {
     groupIds: device.groupIds,
     metadata: device.metadata,
     createdAt: device.createdAt,
+    tokenRequired: device.tokenRequired,
   };
 }

@@ -52,6 +52,7 @@ export interface DeviceDoc {
   created_at: Date;
   /** The owner's device place this device holds (see device_places). */
   place: number;
+  token_required: boolean;
 }
 
 /** One membership of a device in a group; `_id` is `${group_id}:${device_id}`. */
@@ -125,6 +126,7 @@ export function registerModels(connection: Connection) {
       metadata: { type: Schema.Types.Mixed, default: {} },
       created_at: Date,
       place: Number,
+      token_required: Boolean,
     },
     { ...options, minimize: false },
   );

@@ -167,9 +167,11 @@ export class MongoRegistryStore implements RegistryStore {
     if (place) await releasePlace(this.models.DevicePlace.collection as never, ownerId, place);
   }
 
-  async recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date): Promise<Device | null> {
+  async recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date, viaProjectToken: boolean): Promise<Device | null> {
+    const filter: Record<string, unknown> = { project_id: projectId, device_id: deviceId, active: true };
+    if (viaProjectToken) filter.token_required = { $ne: true };
     const doc = await this.models.Device.collection.findOneAndUpdate(
-      { project_id: projectId, device_id: deviceId, active: true },
+      filter,
       { $set: heartbeatFields(reported, at) },
       { returnDocument: 'after' },
     );
@@ -216,6 +218,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (set.active !== undefined) fields.active = set.active;
     if (set.channelId !== undefined) fields.channel_id = set.channelId;
     if (set.metadata !== undefined) fields.metadata = set.metadata;
+    if (set.tokenRequired !== undefined) fields.token_required = set.tokenRequired;
     const doc = await this.models.Device.collection.findOneAndUpdate(
       { _id: id, project_id: projectId } as never,
       { $set: fields },
@@ -279,6 +282,7 @@ function deviceOf(doc: DeviceDoc, groupIds: string[]): Device {
     groupIds,
     metadata: doc.metadata ?? {},
     createdAt: doc.created_at,
+    tokenRequired: doc.token_required ?? false,
   };
 }
 
@@ -307,5 +311,6 @@ function docOf(device: Device, place: number): DeviceDoc {
     metadata: device.metadata,
     created_at: device.createdAt,
     place,
+    token_required: device.tokenRequired,
   };
 }
