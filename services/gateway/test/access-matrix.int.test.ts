@@ -35,13 +35,17 @@ const developer = (ok: number): Record<TokenKind, number> => ({
 const ROWS: Row[] = [
   {
     name: 'POST /ota/check/',
-    call: (f, token) => api('POST', '/api/v1/ota/check/', { token, json: checkBody('matrix-device') }),
+    call: (f, token) => api('POST', '/api/v1/ota/check/', { token, json: checkBody(token === f.deviceScopeToken ? 'fleet-device' : 'matrix-device') }),
     expect: { personal: 401, api: 401, device_scope: 200, device: 200, none: 401, malformed: 401, revoked: 401, stranger: 401 },
   },
   {
     name: 'POST /ota/status/',
+    // The fleet token speaks for a device it registered; the device token for its own device.
     call: (f, token) =>
-      api('POST', '/api/v1/ota/status/', { token, json: { device_id: 'matrix-device', deployment_id: randomUUID(), event: 'downloaded' } }),
+      api('POST', '/api/v1/ota/status/', {
+        token,
+        json: { device_id: token === f.deviceScopeToken ? 'fleet-device' : 'matrix-device', deployment_id: randomUUID(), event: 'downloaded' },
+      }),
     // The credential passes; the deployment does not exist, which the device API answers with 404.
     expect: { personal: 401, api: 401, device_scope: 404, device: 404, none: 401, malformed: 401, revoked: 401, stranger: 401 },
   },
@@ -115,6 +119,7 @@ let fixture: Fixture;
 beforeAll(async () => {
   const base = await setupProject({ name: 'access matrix' });
   const provisioned = await api('POST', `/api/v1/projects/${base.project.id}/devices/`, { token: base.user.token, json: { device_id: 'matrix-device' } });
+  await api('POST', '/api/v1/ota/check/', { token: base.deviceScopeToken, json: checkBody('fleet-device') });
   const revoked = await api('POST', '/api/v1/me/tokens/', { token: base.user.token, json: { name: 'to revoke' } });
   await api('DELETE', `/api/v1/me/tokens/${revoked.body.id}/`, { token: base.user.token });
   fixture = {
