@@ -7,7 +7,8 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
   globalSetup: '<rootDir>/libs/testkit/dist/jest-global-setup.js',
   globalTeardown: '<rootDir>/libs/testkit/dist/jest-global-teardown.js',
-  // Every integration test file shares one stack; two workers keep the 2-core machine responsive.
-  maxWorkers: 2,
+  // Every test file shares one stack, so files run one at a time: a measurement such as the upload
+  // memory test must see only its own traffic, and the fleet tests must not overload each other.
+  maxWorkers: 1,
   testTimeout: 60_000,
 };

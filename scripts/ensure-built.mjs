@@ -115,6 +115,28 @@ function ensureGoBinaries() {
   }
 }
 
+// The local FerretDB runs on a private PostgreSQL cluster by default (libs/devstack/src/postgres.ts).
+function ensurePostgres() {
+  if (process.env.MONGODB_URI || process.env.LOCAL_MONGODB_BACKEND === 'sqlite') return;
+  const root = '/usr/lib/postgresql';
+  const installed = existsSync(root) && readdirSync(root).some((version) => existsSync(join(root, version, 'bin', 'initdb')));
+  if (installed) return;
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      'PostgreSQL server binaries are missing. Install Debian\'s "postgresql" package, or set LOCAL_MONGODB_BACKEND=sqlite, or point MONGODB_URI at a running server.',
+    );
+  }
+  say('installing PostgreSQL from Debian (apt-get install postgresql)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'postgresql'], { stdio: ['ignore', process.stderr, process.stderr], env });
+  if (install().status !== 0) {
+    // A new machine's package lists may be missing or stale.
+    run('apt-get', ['update', '-q'], { env });
+    const retry = install();
+    if (retry.status !== 0) throw new Error('apt-get install postgresql failed');
+  }
+}
+
 function ensureGeneratedProtos() {
   const protoDir = join(root, 'proto');
   const genDir = join(root, 'libs', 'proto', 'src', 'gen');
@@ -136,6 +158,7 @@ function main() {
   ensurePnpm();
   ensureDependencies();
   ensureGoBinaries();
+  ensurePostgres();
   ensureGeneratedProtos();
   ensureTypeScriptBuild();
   say('ready');

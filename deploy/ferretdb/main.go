@@ -20,6 +20,10 @@ func main() {
 	listen := flag.String("listen-addr", "127.0.0.1:27017", "TCP address to listen on")
 	sqliteDir := flag.String("sqlite-dir", "data/", "directory that holds one SQLite file per database")
 	postgresURL := flag.String("postgresql-url", "", "use the PostgreSQL backend at this URL instead of SQLite")
+	// WAL with synchronous=NORMAL (SQLite's own recommendation for WAL) skips the fsync on every
+	// commit: a commit survives the crash or kill -9 of any process, and only an OS crash or power
+	// loss can lose the last ones. FULL makes every commit wait for the disk (about 10 ms here).
+	synchronous := flag.String("sqlite-synchronous", "normal", "SQLite synchronous pragma: off, normal, full or extra")
 	flag.Parse()
 
 	config := &ferretdb.Config{
@@ -28,7 +32,7 @@ func main() {
 		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 		Handler: "sqlite",
 		// The SQLite backend wants a directory URI that ends with a slash.
-		SQLiteURL: "file:" + *sqliteDir,
+		SQLiteURL: "file:" + *sqliteDir + "?_pragma=synchronous(" + *synchronous + ")",
 	}
 	if *postgresURL != "" {
 		config.Handler = "postgresql"

@@ -14,8 +14,18 @@ export interface ManagedProcess {
 
 export type OutputMode = { kind: 'prefixed' } | { kind: 'file'; path: string };
 
-/** Spawns a long-running child whose output is prefixed on our stdout or written to a file. */
-export function startProcess(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, output: OutputMode): ManagedProcess {
+/**
+ * Spawns a long-running child whose output is prefixed on our stdout or written to a file.
+ * `stopSignal` is what asks it to stop (PostgreSQL wants SIGINT for a fast shutdown).
+ */
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  output: OutputMode,
+  stopSignal: NodeJS.Signals = 'SIGTERM',
+): ManagedProcess {
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const recent: string[] = [];
   const file = output.kind === 'file' ? createWriteStream(output.path, { flags: 'a' }) : undefined;
@@ -39,7 +49,7 @@ export function startProcess(name: string, command: string, args: string[], env:
     recentOutput: () => recent.join('\n'),
     async stop(graceMs = 10_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
+      child.kill(stopSignal);
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { startPostgres } from './postgres';
 import { freePort, startProcess, waitForPort, type ManagedProcess, type OutputMode } from './processes';
 
 export interface StackOptions {
@@ -19,6 +20,10 @@ export interface StackOptions {
   serviceEnv?: NodeJS.ProcessEnv;
   /** The gateway's port; with `ports: 'random'`, a free one is used when this is 0. */
   gatewayPort?: number;
+  /** Which backend the local FerretDB runs on, when MONGODB_URI is not given. */
+  mongoBackend?: 'postgresql' | 'sqlite';
+  /** Delete the local servers' data when the stack stops (test stacks). */
+  ephemeral?: boolean;
 }
 
 export interface RunningStack {
@@ -36,6 +41,7 @@ export interface RunningStack {
 
 const HOST = '127.0.0.1';
 const DEFAULT_PORTS = {
+  postgres: 5433,
   mongo: 27017,
   nats: 4222,
   s3: 4569,
@@ -55,8 +61,10 @@ const START_TIMEOUT_MS = 60_000;
  */
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   const started: ManagedProcess[] = [];
+  const cleanups: Array<() => void> = [];
   const stop = async () => {
     for (const managed of [...started].reverse()) await managed.stop();
+    if (options.ephemeral) for (const cleanup of cleanups) cleanup();
   };
   const port = async (fixed: number) => (options.ports === 'default' ? fixed : freePort());
   const outputOf = (name: string): OutputMode =>
@@ -74,9 +82,18 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     let mongodbUri = options.env.MONGODB_URI ?? '';
     if (!mongodbUri) {
       const mongoPort = await port(DEFAULT_PORTS.mongo);
-      const dir = join(options.dataDir, 'ferretdb');
-      mkdirSync(dir, { recursive: true });
-      const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort}`, '--sqlite-dir', `${dir}/`], process.env, outputOf('ferretdb'));
+      let backendArgs: string[];
+      if ((options.mongoBackend ?? 'postgresql') === 'postgresql') {
+        const postgres = await startPostgres(join(options.dataDir, 'postgres'), HOST, await port(DEFAULT_PORTS.postgres), outputOf('postgres'));
+        started.push(postgres.process);
+        cleanups.push(postgres.removeData);
+        backendArgs = ['--postgresql-url', postgres.url];
+      } else {
+        const dir = join(options.dataDir, 'ferretdb');
+        mkdirSync(dir, { recursive: true });
+        backendArgs = ['--sqlite-dir', `${dir}/`];
+      }
+      const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort}`, ...backendArgs], process.env, outputOf('ferretdb'));
       started.push(ferret);
       await waitForPort(HOST, mongoPort, ferret, START_TIMEOUT_MS);
       mongodbUri = `mongodb://${HOST}:${mongoPort}/`;

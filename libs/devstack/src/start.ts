@@ -25,6 +25,7 @@ async function main(): Promise<void> {
     dataDir: resolve(rootDir, config.LOCAL_STACK_DATA_DIR),
     ports: config.LOCAL_STACK_PORTS,
     gatewayPort: config.GATEWAY_PORT,
+    mongoBackend: config.LOCAL_MONGODB_BACKEND,
     output: 'prefixed',
     env: process.env,
     databasePrefix: 'ota_',

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '@ota/devstack';
+import { clusterHome, freePort } from '@ota/devstack';
 
 // `npm start` runs in the foreground, and Ctrl-C (SIGINT to its whole process group, as a terminal
 // sends it) leaves no process of the stack running.
@@ -46,5 +46,6 @@ it('serves a ready gateway, and Ctrl-C stops every process it started', async ()
   } finally {
     if (start.exitCode === null) process.kill(-start.pid!, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(clusterHome(join(dataDir, 'postgres')), { recursive: true, force: true });
   }
 });

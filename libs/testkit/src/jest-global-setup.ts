@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { startStack, type RunningStack } from '@ota/devstack';
+import { loadConfig } from '@ota/config';
+import { localStackSettings, startStack, type RunningStack } from '@ota/devstack';
 import { STACK_ENV_KEY, type TestStack } from './stack-env';
 
 const rootDir = join(__dirname, '..', '..', '..');
@@ -19,6 +20,8 @@ export default async function globalSetup(): Promise<void> {
     output: { logDir: join(dataDir, 'logs') },
     env: process.env,
     databasePrefix: `ota_${runId}_`,
+    ephemeral: process.env.OTA_KEEP_TEST_DATA !== '1',
+    mongoBackend: loadConfig({ LOCAL_MONGODB_BACKEND: localStackSettings.LOCAL_MONGODB_BACKEND }).LOCAL_MONGODB_BACKEND,
     serviceEnv: { LOG_LEVEL: 'info', VIEW_RELOAD_INTERVAL_MS: '5000' },
   });
   const published: TestStack = {

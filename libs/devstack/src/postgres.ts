@@ -1,0 +1,87 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startProcess, waitForPort, type ManagedProcess, type OutputMode } from './processes';
+
+// A private PostgreSQL cluster for FerretDB's PostgreSQL backend. FerretDB v1 answers every
+// filtered read and update with a scan on either backend, but PostgreSQL scans several times faster
+// than SQLite and lets writes run concurrently, where SQLite has one writer per database.
+
+/** The directory of Debian's PostgreSQL server binaries, newest version first, or undefined. */
+export function postgresBinDir(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root)
+    .filter((version) => existsSync(join(root, version, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? join(root, versions[0], 'bin') : undefined;
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+/** PostgreSQL refuses to run as root: as root, run it as the `postgres` user Debian creates. */
+function asPostgres(command: string, args: string[]): [string, string[]] {
+  return isRoot() ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', command, ...args]] : [command, args];
+}
+
+function postgresUid(): { uid: number; gid: number } {
+  const id = (flag: string) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/**
+ * Where the cluster lives. As root it must be somewhere the `postgres` user can reach whatever the
+ * permissions of the checkout's parent directories (a clone under /root, a 0700 temp directory):
+ * its own home, in a directory named after `dataDir`.
+ */
+export function clusterHome(dataDir: string): string {
+  if (!isRoot()) return dataDir;
+  return join('/var/lib/postgresql/ota-local', createHash('sha256').update(dataDir).digest('hex').slice(0, 16));
+}
+
+export interface RunningPostgres {
+  process: ManagedProcess;
+  url: string;
+  /** Deletes the cluster's files (for throwaway stacks); call after the process stopped. */
+  removeData(): void;
+}
+
+export async function startPostgres(dataDir: string, host: string, port: number, output: OutputMode): Promise<RunningPostgres> {
+  const bin = postgresBinDir();
+  if (!bin) {
+    throw new Error('PostgreSQL server binaries are missing (expected /usr/lib/postgresql/<version>/bin). Run "npm run build" as root to install them, or set LOCAL_MONGODB_BACKEND=sqlite.');
+  }
+  const home = clusterHome(dataDir);
+  const clusterDir = join(home, 'cluster');
+  const socketDir = join(home, 'socket');
+  mkdirSync(socketDir, { recursive: true });
+  if (isRoot()) {
+    const { uid, gid } = postgresUid();
+    for (const dir of [join(home, '..'), home, socketDir]) chownSync(dir, uid, gid);
+  }
+  if (!existsSync(join(clusterDir, 'PG_VERSION'))) {
+    const [command, args] = asPostgres(join(bin, 'initdb'), ['-D', clusterDir, '-U', 'ferretdb', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8']);
+    const init = spawnSync(command, args, { encoding: 'utf8' });
+    if (init.status !== 0) throw new Error(`initdb failed:\n${init.stderr || init.stdout}`);
+  }
+  const [command, args] = asPostgres(join(bin, 'postgres'), [
+    '-D',
+    clusterDir,
+    '-p',
+    String(port),
+    '-k',
+    socketDir,
+    '-c',
+    `listen_addresses=${host}`,
+    '-c',
+    'max_connections=200',
+  ]);
+  const postgres = startProcess('postgres', command, args, process.env, output, 'SIGINT');
+  await waitForPort(host, port, postgres, 60_000);
+  return {
+    process: postgres,
+    url: `postgres://ferretdb@${host}:${port}/postgres`,
+    removeData: () => rmSync(home, { recursive: true, force: true }),
+  };
+}
