@@ -13,20 +13,32 @@ export interface PlaceDoc {
 }
 
 const MAX_ATTEMPTS = 10_000;
+const MAX_PLACE_ROUNDS = 50;
+// Uncapped places take a random number above this, which no capped place reaches.
+const UNCAPPED_BASE = 2 ** 31;
 
-/**
- * Takes a free place 1..cap in `scope` (cap 0: no upper bound). Returns its number, or null when
- * all `cap` places are held. Concurrent callers can never hold more than `cap` places together.
- */
 export async function takePlace(places: Collection<PlaceDoc>, scope: string, cap: number): Promise<number | null> {
-  const held = await places.countDocuments({ scope });
-  // Places above the count are usually free; places given back leave holes below it.
-  const candidates = function* () {
-    const upper = cap > 0 ? cap : held + MAX_ATTEMPTS;
-    for (let place = held + 1; place <= upper; place += 1) yield place;
-    for (let place = 1; place <= Math.min(held, upper); place += 1) yield place;
-  };
-  for (const place of candidates()) {
+  if (cap === 0) {
+    // Nothing to enforce, so nothing to read: a random number, as good as unique, that still counts
+    // towards a cap set later (the cap check counts every place of the scope).
+    for (;;) {
+      const place = UNCAPPED_BASE + Math.floor(Math.random() * 2 ** 40);
+      try {
+        await places.insertOne({ _id: `${scope}#${place}`, scope, place });
+        return place;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+  }
+  for (let round = 0; round < MAX_PLACE_ROUNDS; round += 1) {
+    const held = new Set((await places.find({ scope }, { projection: { place: 1 } }).toArray()).map((doc) => doc.place));
+    if (held.size >= cap) return null;
+    const free: number[] = [];
+    for (let place = 1; place <= cap; place += 1) if (!held.has(place)) free.push(place);
+    // A random free place, so that concurrent takers rarely collide (they all read the same set).
+    const place = free[Math.floor(Math.random() * free.length)];
+    if (place === undefined) return null;
     try {
       await places.insertOne({ _id: `${scope}#${place}`, scope, place });
       return place;
@@ -34,7 +46,7 @@ export async function takePlace(places: Collection<PlaceDoc>, scope: string, cap
       if (!isDuplicateKey(error)) throw error;
     }
   }
-  return null;
+  throw new Error(`no free place in ${scope} after ${MAX_PLACE_ROUNDS} rounds`);
 }
 
 export async function releasePlace(places: Collection<PlaceDoc>, scope: string, place: number): Promise<void> {

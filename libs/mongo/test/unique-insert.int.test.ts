@@ -27,6 +27,7 @@ describe('takePlace', () => {
     const taken = await Promise.all(Array.from({ length: 25 }, () => takePlace(places, 'owner-1', 7)));
     const granted = taken.filter((place): place is number => place !== null);
     expect(granted.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(taken.filter((place) => place === null)).toHaveLength(18);
     expect(await places.countDocuments({ scope: 'owner-1' })).toBe(7);
   });
 
@@ -36,13 +37,16 @@ describe('takePlace', () => {
     expect(await takePlace(places, 'a', 3)).toBeNull();
     await releasePlace(places, 'a', 2);
     expect(await takePlace(places, 'a', 3)).toBe(2);
-    expect(await takePlace(places, 'b', 3)).toBe(1);
+    expect(await takePlace(places, 'a', 3)).toBeNull();
+    expect([1, 2, 3]).toContain(await takePlace(places, 'b', 3));
   });
 
-  it('counts without bound when the cap is 0', async () => {
+  it('counts without bound when the cap is 0, and those places count against a cap set later', async () => {
     const places = db.collection<PlaceDoc>('places');
     const taken = await Promise.all(Array.from({ length: 12 }, () => takePlace(places, 'free', 0)));
     expect(new Set(taken).size).toBe(12);
+    expect(await takePlace(places, 'free', 12)).toBeNull();
+    expect(await takePlace(places, 'free', 13)).not.toBeNull();
   });
 });
 

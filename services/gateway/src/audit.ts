@@ -23,7 +23,7 @@ export class AuditLog {
       project_id: entry.projectId,
       action: entry.action,
       actor_type: principal.token.kind === 'personal' ? 'user' : 'project_token',
-      actor_id: principal.token.kind === 'personal' ? principal.userId : principal.token._id,
+      actor_id: principal.token.kind === 'personal' ? principal.userId : principal.token.id,
       token_prefix: principal.token.prefix,
       target_type: entry.targetType,
       target_id: entry.targetId,

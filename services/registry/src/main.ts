@@ -21,7 +21,7 @@ void runUntilSignalled(logger, async () => {
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
   const models = registerModels(mongo);
   await ensureIndexes(mongo);
-  const registry = new Registry({ store: new MongoRegistryStore(models) });
+  const registry = new Registry({ store: new MongoRegistryStore(models, config.HEARTBEAT_RESOLUTION_MS) });
 
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
   await bus.ensureStreams();

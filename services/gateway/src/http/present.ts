@@ -15,7 +15,7 @@ export function channelJson(channel: registry.Channel) {
 
 export function tokenJson(token: TokenDoc, raw?: string) {
   return {
-    id: token._id,
+    id: token.id,
     name: token.name,
     prefix: token.prefix,
     scope: token.scope || (token.kind === 'personal' ? 'personal' : token.kind),

@@ -64,7 +64,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       const principal = principalOf(ctx);
       const token = await store.findToken(pathId(ctx, 'tid', 'token'));
       if (!token || token.kind !== 'personal' || token.user_id !== principal.userId) throw notFound('token not found');
-      await store.revokeToken(token._id);
+      await store.revokeToken(token);
       ctx.status = 204;
     },
   );
@@ -113,7 +113,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
         projectId: project.id,
         action: 'token.created',
         targetType: 'token',
-        targetId: token._id,
+        targetId: token.id,
         details: { scope: body.scope, prefix: token.prefix, name: body.name },
       });
       ctx.status = 201;
@@ -135,12 +135,12 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       const { project, principal } = await projectFor(deps, ctx, 'write');
       const token = await store.findToken(pathId(ctx, 'tid', 'token'));
       if (!token || token.kind !== 'project' || token.project_id !== project.id) throw notFound('token not found');
-      await store.revokeToken(token._id);
+      await store.revokeToken(token);
       await audit.record(principal, {
         projectId: project.id,
         action: 'token.revoked',
         targetType: 'token',
-        targetId: token._id,
+        targetId: token.id,
         details: { prefix: token.prefix },
       });
       ctx.status = 204;

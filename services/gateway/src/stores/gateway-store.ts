@@ -57,8 +57,8 @@ export class GatewayStore {
   async createToken(input: NewToken): Promise<{ token: TokenDoc; raw: string }> {
     const raw = newRawToken(input.kind);
     const token: TokenDoc = {
-      _id: randomUUID(),
-      hash: hashToken(raw),
+      _id: hashToken(raw),
+      id: randomUUID(),
       prefix: prefixOf(raw),
       kind: input.kind,
       scope: input.scope,
@@ -76,10 +76,10 @@ export class GatewayStore {
   }
 
   /**
-   * One indexed lookup by hash, no cache: a revoked token stops working on the very next request.
+   * One primary-key read of the hash, no cache: a revoked token stops working on the very next request.
    */
   async authenticate(raw: string): Promise<TokenDoc | null> {
-    const token = await this.models.Token.findOne({ hash: hashToken(raw) }).lean<TokenDoc>();
+    const token = await this.models.Token.findById(hashToken(raw)).lean<TokenDoc>();
     if (!token || token.revoked_at) return null;
     const now = Date.now();
     if (!token.last_used_at || now - token.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
@@ -97,12 +97,12 @@ export class GatewayStore {
   }
 
   findToken(id: string): Promise<TokenDoc | null> {
-    return this.models.Token.findById(id).lean<TokenDoc>().exec();
+    return this.models.Token.findOne({ id }).lean<TokenDoc>().exec();
   }
 
   /** Revocation keeps the record, so last_used_at stays readable afterwards. */
-  async revokeToken(id: string): Promise<void> {
-    await this.models.Token.collection.updateOne({ _id: id, revoked_at: null } as never, { $set: { revoked_at: new Date() } });
+  async revokeToken(token: TokenDoc): Promise<void> {
+    await this.models.Token.collection.updateOne({ _id: token._id } as never, { $set: { revoked_at: new Date() } });
   }
 
   /** Every project and device token of the project: used when the project is deleted. */

@@ -15,9 +15,14 @@ export interface UserDoc {
 }
 
 export interface TokenDoc {
+  /**
+   * SHA-256 hex of the raw token; the raw token itself is never stored. The hash is the primary
+   * key so that authentication is one primary-key read (the only lookup FerretDB's SQLite backend
+   * serves without reading the whole collection).
+   */
   _id: string;
-  /** SHA-256 hex of the raw token; the raw token itself is never stored. */
-  hash: string;
+  /** The token's public id, shown in the API. */
+  id: string;
   prefix: string;
   kind: TokenKind;
   /** Project tokens: `api` or `device`. Empty for the other kinds. */
@@ -52,7 +57,7 @@ export function registerGatewayModels(connection: Connection) {
   const tokenSchema = new Schema<TokenDoc>(
     {
       _id: String,
-      hash: { type: String, required: true },
+      id: { type: String, required: true },
       prefix: String,
       kind: String,
       scope: String,
@@ -67,7 +72,7 @@ export function registerGatewayModels(connection: Connection) {
     },
     options,
   );
-  tokenSchema.index({ hash: 1 }, { unique: true });
+  tokenSchema.index({ id: 1 }, { unique: true });
   tokenSchema.index({ user_id: 1, kind: 1 });
   tokenSchema.index({ project_id: 1, kind: 1 });
 

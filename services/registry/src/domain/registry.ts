@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
+import { deviceUuid } from './device-uuid';
 import {
   DEFAULT_CHANNEL_NAME,
   type Channel,
@@ -220,7 +221,7 @@ export class Registry {
 
 function newDevice(projectId: string, deviceId: string, reported: ReportedProfile, channelId: string, at: Date): Device {
   return {
-    id: randomUUID(),
+    id: deviceUuid(projectId, deviceId),
     projectId,
     deviceId,
     framework: reported.framework,

@@ -39,11 +39,13 @@ export interface DecisionQuery {
 }
 
 export interface TelemetryStore {
-  /** Stores a record once: a redelivered event with the same id changes nothing. */
-  insertDecision(record: DecisionRecord): Promise<void>;
-  /** Deletes all but the newest `keep` records of the device. */
-  trimDecisions(projectId: string, deviceUuid: string, keep: number): Promise<void>;
-  listDecisions(query: DecisionQuery): Promise<DecisionRecord[]>;
+  /**
+   * Adds a record to the device's history and keeps only the newest `keep`. A redelivered event
+   * with the same id changes nothing.
+   */
+  addDecision(record: DecisionRecord, keep: number): Promise<void>;
+  /** The device's records, newest first (id breaking ties). */
+  deviceDecisions(projectId: string, deviceUuid: string): Promise<DecisionRecord[]>;
   deleteDecisions(projectId: string, deviceUuid: string): Promise<void>;
   insertAudit(record: AuditRecord): Promise<void>;
   listAudit(projectId: string): Promise<AuditRecord[]>;

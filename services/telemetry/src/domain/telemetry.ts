@@ -7,7 +7,7 @@ export class Telemetry {
   async recordDecision(event: DecisionRecordedEvent): Promise<void> {
     // A device that was never registered (over_limit) has no history to keep.
     if (!event.device_uuid) return;
-    await this.store.insertDecision({
+    await this.store.addDecision({
       id: event.id,
       projectId: event.project_id,
       deviceId: event.device_id,
@@ -20,13 +20,16 @@ export class Telemetry {
       reportedBuildNumber: event.reported_build_number,
       reportedVersion: event.reported_version,
       message: event.message,
-    });
-    await this.store.trimDecisions(event.project_id, event.device_uuid, DECISIONS_KEPT_PER_DEVICE);
+    }, DECISIONS_KEPT_PER_DEVICE);
   }
 
-  listDecisions(query: DecisionQuery): Promise<DecisionRecord[]> {
+  /** Spec 4.2: newest first, filtered, at most `limit` (default and cap 20). */
+  async listDecisions(query: DecisionQuery): Promise<DecisionRecord[]> {
     const limit = Math.min(Math.max(query.limit || DECISIONS_KEPT_PER_DEVICE, 1), DECISIONS_KEPT_PER_DEVICE);
-    return this.store.listDecisions({ ...query, limit });
+    const records = await this.store.deviceDecisions(query.projectId, query.deviceUuid);
+    return records
+      .filter((record) => (!query.since || record.createdAt >= query.since) && (!query.decision || record.decision === query.decision) && (!query.status || record.status === query.status))
+      .slice(0, limit);
   }
 
   deleteDecisions(projectId: string, deviceUuid: string): Promise<void> {

@@ -50,6 +50,8 @@ export interface DeviceDoc {
   channel_id: string;
   metadata: Record<string, unknown>;
   created_at: Date;
+  /** A copy of the memberships, kept on the device so that a check reads it by primary key. */
+  group_ids: string[];
   /** The owner's device place this device holds (see device_places). */
   place: number;
   token_required: boolean;
@@ -125,6 +127,7 @@ export function registerModels(connection: Connection) {
       channel_id: String,
       metadata: { type: Schema.Types.Mixed, default: {} },
       created_at: Date,
+      group_ids: [String],
       place: Number,
       token_required: Boolean,
     },

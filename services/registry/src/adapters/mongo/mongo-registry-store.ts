@@ -1,10 +1,19 @@
 import { isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
+import { deviceUuid } from '../../domain/device-uuid';
 import type { Channel, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
 import type { RegistryStore } from '../../domain/registry-store';
 import type { ChannelDoc, DeviceDoc, GroupDoc, MembershipDoc, ProjectDoc, RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
-  constructor(private readonly models: RegistryModels) {}
+  /**
+   * @param heartbeatResolutionMs A check that changes nothing rewrites the stored times only when
+   *   they are older than this: every write costs milliseconds and waits for the database's one
+   *   writer, and a fleet checks far more often than it changes.
+   */
+  constructor(
+    private readonly models: RegistryModels,
+    private readonly heartbeatResolutionMs = 60_000,
+  ) {}
 
   async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
     try {
@@ -103,9 +112,9 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null> {
-    const device = await this.findDevice(projectId, { id: deviceId });
-    if (!device) return null;
-    // One document per membership: concurrent changes to one device's groups cannot lose each other.
+    if (!(await this.findDeviceDoc(projectId, { id: deviceId }))) return null;
+    // Membership documents are the truth (inserts and deletes are atomic); the device keeps a copy
+    // of its group ids so that a check reads them with the device, by primary key.
     const _id = `${groupId}:${deviceId}`;
     if (member) {
       try {
@@ -116,19 +125,34 @@ export class MongoRegistryStore implements RegistryStore {
     } else {
       await this.models.Membership.deleteOne({ _id });
     }
+    await this.copyGroupIds(deviceId);
     return this.findDevice(projectId, { id: deviceId });
+  }
+
+  /**
+   * Copies the device's memberships onto it, and checks the copy afterwards: a concurrent change
+   * to the same device's groups may have written an older set after ours, and then we write again.
+   */
+  private async copyGroupIds(deviceId: string): Promise<void> {
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const groupIds = (await this.models.Membership.find({ device_id: deviceId }, { group_id: 1 }).lean<MembershipDoc[]>())
+        .map((membership) => membership.group_id)
+        .sort();
+      await this.models.Device.collection.updateOne({ _id: deviceId } as never, { $set: { group_ids: groupIds } });
+      const stored = await this.models.Device.findById(deviceId, { group_ids: 1 }).lean<Pick<DeviceDoc, 'group_ids'>>();
+      const now = (await this.models.Membership.find({ device_id: deviceId }, { group_id: 1 }).lean<MembershipDoc[]>()).map((m) => m.group_id).sort();
+      if (!stored || JSON.stringify([...(stored.group_ids ?? [])].sort()) === JSON.stringify(now)) return;
+    }
   }
 
   async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
     const query: Record<string, unknown> = { project_id: projectId };
     if (filter.active !== undefined) query.active = filter.active;
     if (filter.channelId) query.channel_id = filter.channelId;
-    if (filter.groupId) {
-      const members = await this.models.Membership.find({ group_id: filter.groupId, project_id: projectId }, { device_id: 1 }).lean<MembershipDoc[]>();
-      query._id = { $in: members.map((member) => member.device_id) };
-    }
+    // Equality with an array field matches documents whose array holds the value.
+    if (filter.groupId) query.group_ids = filter.groupId;
     const docs = await this.models.Device.find(query).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
-    return this.withGroups(docs);
+    return docs.map(deviceOf);
   }
 
   countDevices(projectId: string): Promise<number> {
@@ -136,8 +160,9 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean> {
-    const doc = await this.models.Device.findOneAndDelete({ _id: id, project_id: projectId }).lean<DeviceDoc>();
+    const doc = await this.findDeviceDoc(projectId, { id });
     if (!doc) return false;
+    await this.models.Device.deleteOne({ _id: id });
     await this.models.Membership.deleteMany({ device_id: id });
     await this.releaseDevicePlace(ownerId, doc.place);
     return true;
@@ -145,22 +170,16 @@ export class MongoRegistryStore implements RegistryStore {
 
   async findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null> {
     const doc = await this.findDeviceDoc(projectId, key);
-    return doc ? (await this.withGroups([doc]))[0]! : null;
+    return doc ? deviceOf(doc) : null;
   }
 
-  private findDeviceDoc(projectId: string, key: { id: string } | { deviceId: string }): Promise<DeviceDoc | null> {
-    const filter = 'id' in key ? { _id: key.id, project_id: projectId } : { project_id: projectId, device_id: key.deviceId };
-    return this.models.Device.findOne(filter).lean<DeviceDoc>().exec();
-  }
-
-  /** Devices with their group ids, read from the memberships in one query. */
-  private async withGroups(docs: DeviceDoc[]): Promise<Device[]> {
-    if (docs.length === 0) return [];
-    const memberships = await this.models.Membership.find({ device_id: { $in: docs.map((doc) => doc._id) } }, { group_id: 1, device_id: 1 })
-      .lean<MembershipDoc[]>();
-    const groupsOf = new Map<string, string[]>();
-    for (const membership of memberships) groupsOf.set(membership.device_id, [...(groupsOf.get(membership.device_id) ?? []), membership.group_id]);
-    return docs.map((doc) => deviceOf(doc, groupsOf.get(doc._id) ?? []));
+  // A device_id maps to the primary key (see deviceUuid), so every device read filters on exactly
+  // `{_id}`, which FerretDB evaluates in SQL instead of decoding every document; the project is
+  // checked here.
+  private async findDeviceDoc(projectId: string, key: { id: string } | { deviceId: string }): Promise<DeviceDoc | null> {
+    const id = 'id' in key ? key.id : deviceUuid(projectId, key.deviceId);
+    const doc = await this.models.Device.findById(id).lean<DeviceDoc>();
+    return doc && doc.project_id === projectId && ('id' in key || doc.device_id === key.deviceId) ? doc : null;
   }
 
   private async releaseDevicePlace(ownerId: string, place: number | undefined): Promise<void> {
@@ -168,14 +187,14 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date, viaProjectToken: boolean): Promise<Device | null> {
-    const filter: Record<string, unknown> = { project_id: projectId, device_id: deviceId, active: true };
-    if (viaProjectToken) filter.token_required = { $ne: true };
-    const doc = await this.models.Device.collection.findOneAndUpdate(
-      filter,
-      { $set: heartbeatFields(reported, at) },
-      { returnDocument: 'after' },
-    );
-    return doc ? (await this.withGroups([doc as unknown as DeviceDoc]))[0]! : null;
+    const doc = await this.findDeviceDoc(projectId, { deviceId });
+    if (!doc || doc.active === false || (viaProjectToken && doc.token_required)) return null;
+    const fields = heartbeatFields(reported, at);
+    const changed = Object.entries(fields).some(([key, value]) => key !== 'last_seen' && doc[key as keyof DeviceDoc] !== value);
+    const stale = !doc.last_seen || at.getTime() - doc.last_seen.getTime() >= this.heartbeatResolutionMs;
+    if (!changed && !stale) return deviceOf(doc);
+    await this.models.Device.collection.updateOne({ _id: doc._id } as never, { $set: fields });
+    return deviceOf({ ...doc, ...fields });
   }
 
   async registerDevice(
@@ -204,10 +223,12 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async recordCheckOutcome(projectId: string, id: string, status: string, at: Date): Promise<void> {
-    await this.models.Device.collection.updateOne(
-      { _id: id, project_id: projectId, $or: [{ last_check_at: null }, { last_check_at: { $lte: at } }] } as never,
-      { $set: { last_check_at: at, last_check_status: status } },
-    );
+    const doc = await this.findDeviceDoc(projectId, { id });
+    // Decision events may arrive late or twice: an older outcome never replaces a newer one.
+    if (!doc || (doc.last_check_at && doc.last_check_at > at)) return;
+    const repeated = doc.last_check_status === status && doc.last_check_at && at.getTime() - doc.last_check_at.getTime() < this.heartbeatResolutionMs;
+    if (repeated) return;
+    await this.models.Device.collection.updateOne({ _id: id } as never, { $set: { last_check_at: at, last_check_status: status } });
   }
 
   async updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null> {
@@ -219,12 +240,12 @@ export class MongoRegistryStore implements RegistryStore {
     if (set.channelId !== undefined) fields.channel_id = set.channelId;
     if (set.metadata !== undefined) fields.metadata = set.metadata;
     if (set.tokenRequired !== undefined) fields.token_required = set.tokenRequired;
-    const doc = await this.models.Device.collection.findOneAndUpdate(
-      { _id: id, project_id: projectId } as never,
-      { $set: fields },
-      { returnDocument: 'after' },
-    );
-    return doc ? (await this.withGroups([doc as unknown as DeviceDoc]))[0]! : null;
+    // Filters of exactly `{_id}`: FerretDB evaluates those in SQL, any other filter by decoding every
+    // document, which costs far more.
+    const doc = await this.findDeviceDoc(projectId, { id });
+    if (!doc) return null;
+    await this.models.Device.collection.updateOne({ _id: id } as never, { $set: fields });
+    return deviceOf({ ...doc, ...fields });
   }
 }
 
@@ -257,7 +278,7 @@ function channelOf(doc: ChannelDoc): Channel {
   return { id: doc._id, projectId: doc.project_id, name: doc.name, isDefault: doc.is_default, createdAt: doc.created_at };
 }
 
-function deviceOf(doc: DeviceDoc, groupIds: string[]): Device {
+function deviceOf(doc: DeviceDoc): Device {
   return {
     id: doc._id,
     projectId: doc.project_id,
@@ -279,7 +300,7 @@ function deviceOf(doc: DeviceDoc, groupIds: string[]): Device {
     lastCheckAt: doc.last_check_at ?? null,
     lastCheckStatus: doc.last_check_status ?? '',
     channelId: doc.channel_id ?? '',
-    groupIds,
+    groupIds: doc.group_ids ?? [],
     metadata: doc.metadata ?? {},
     createdAt: doc.created_at,
     tokenRequired: doc.token_required ?? false,
@@ -310,6 +331,7 @@ function docOf(device: Device, place: number): DeviceDoc {
     channel_id: device.channelId,
     metadata: device.metadata,
     created_at: device.createdAt,
+    group_ids: device.groupIds,
     place,
     token_required: device.tokenRequired,
   };

@@ -1,12 +1,10 @@
 import { isDuplicateKey } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
-import type { AuditRecord, DecisionQuery, DecisionRecord, TelemetryStore } from '../../domain/model';
+import type { AuditRecord, DecisionRecord, TelemetryStore } from '../../domain/model';
 
 interface DecisionDoc {
-  _id: string;
-  project_id: string;
+  id: string;
   device_id: string;
-  device_uuid: string;
   created_at: Date;
   decision: string;
   status: string;
@@ -15,6 +13,17 @@ interface DecisionDoc {
   reported_build_number: number | null;
   reported_version: string;
   message: string;
+}
+
+/**
+ * The newest decisions of one device, in one document keyed by the device's UUID: adding one is a
+ * primary-key read and write, which FerretDB serves without reading the whole collection, and the
+ * trim to 20 happens here rather than with $push/$slice (which FerretDB ignores).
+ */
+interface DecisionHistoryDoc {
+  _id: string;
+  project_id: string;
+  decisions: DecisionDoc[];
 }
 
 interface AuditDoc {
@@ -33,13 +42,11 @@ interface AuditDoc {
 const options = { versionKey: false as const, strict: false as const };
 
 export function registerTelemetryModels(connection: Connection) {
-  const decisionSchema = new Schema<DecisionDoc>({ _id: String }, options);
-  // Newest first with the id as tie-breaker: the order the API promises is deterministic.
-  decisionSchema.index({ project_id: 1, device_uuid: 1, created_at: -1, _id: -1 });
+  const historySchema = new Schema<DecisionHistoryDoc>({ _id: String }, options);
   const auditSchema = new Schema<AuditDoc>({ _id: String }, options);
   auditSchema.index({ project_id: 1, created_at: -1, _id: -1 });
   return {
-    Decision: connection.model<DecisionDoc>('Decision', decisionSchema, 'decisions'),
+    DecisionHistory: connection.model<DecisionHistoryDoc>('DecisionHistory', historySchema, 'decision_histories'),
     Audit: connection.model<AuditDoc>('Audit', auditSchema, 'audit_events'),
   };
 }
@@ -49,45 +56,28 @@ type TelemetryModels = ReturnType<typeof registerTelemetryModels>;
 export class MongoTelemetryStore implements TelemetryStore {
   constructor(private readonly models: TelemetryModels) {}
 
-  async insertDecision(record: DecisionRecord): Promise<void> {
-    await insertOnce(() =>
-      this.models.Decision.collection.insertOne({
-        _id: record.id,
-        project_id: record.projectId,
-        device_id: record.deviceId,
-        device_uuid: record.deviceUuid,
-        created_at: record.createdAt,
-        decision: record.decision,
-        status: record.status,
-        deployment_id: record.deploymentId,
-        artifact_build_number: record.artifactBuildNumber,
-        reported_build_number: record.reportedBuildNumber,
-        reported_version: record.reportedVersion,
-        message: record.message,
-      } as never),
+  async addDecision(record: DecisionRecord, keep: number): Promise<void> {
+    // Telemetry handles one event at a time per replica; a rare race between replicas over one
+    // device can lose a record, which the spec allows (recording is best effort).
+    const history = await this.models.DecisionHistory.findById(record.deviceUuid).lean<DecisionHistoryDoc>();
+    const decisions = history?.decisions ?? [];
+    if (decisions.some((decision) => decision.id === record.id)) return;
+    const updated = [...decisions, decisionDocOf(record)].sort(newestFirst).slice(0, keep);
+    await this.models.DecisionHistory.collection.replaceOne(
+      { _id: record.deviceUuid } as never,
+      { project_id: record.projectId, decisions: updated } as never,
+      { upsert: true },
     );
   }
 
-  async trimDecisions(projectId: string, deviceUuid: string, keep: number): Promise<void> {
-    // No $push/$slice (FerretDB ignores $slice): find what lies past the newest `keep` and delete it.
-    const surplus = await this.models.Decision.find({ project_id: projectId, device_uuid: deviceUuid }, { _id: 1 })
-      .sort({ created_at: -1, _id: -1 })
-      .skip(keep)
-      .lean<Array<{ _id: string }>>();
-    if (surplus.length > 0) await this.models.Decision.deleteMany({ _id: { $in: surplus.map((doc) => doc._id) } });
-  }
-
-  async listDecisions(query: DecisionQuery): Promise<DecisionRecord[]> {
-    const filter: Record<string, unknown> = { project_id: query.projectId, device_uuid: query.deviceUuid };
-    if (query.since) filter.created_at = { $gte: query.since };
-    if (query.decision) filter.decision = query.decision;
-    if (query.status) filter.status = query.status;
-    const docs = await this.models.Decision.find(filter).sort({ created_at: -1, _id: -1 }).limit(query.limit).lean<DecisionDoc[]>();
-    return docs.map((doc) => ({
-      id: doc._id,
-      projectId: doc.project_id,
+  async deviceDecisions(projectId: string, deviceUuid: string): Promise<DecisionRecord[]> {
+    const history = await this.models.DecisionHistory.findById(deviceUuid).lean<DecisionHistoryDoc>();
+    if (!history || history.project_id !== projectId) return [];
+    return [...history.decisions].sort(newestFirst).map((doc) => ({
+      id: doc.id,
+      projectId: history.project_id,
       deviceId: doc.device_id,
-      deviceUuid: doc.device_uuid,
+      deviceUuid,
       createdAt: doc.created_at,
       decision: doc.decision,
       status: doc.status,
@@ -100,7 +90,7 @@ export class MongoTelemetryStore implements TelemetryStore {
   }
 
   async deleteDecisions(projectId: string, deviceUuid: string): Promise<void> {
-    await this.models.Decision.deleteMany({ project_id: projectId, device_uuid: deviceUuid });
+    await this.models.DecisionHistory.deleteOne({ _id: deviceUuid, project_id: projectId });
   }
 
   async insertAudit(record: AuditRecord): Promise<void> {
@@ -144,4 +134,24 @@ async function insertOnce(insert: () => Promise<unknown>): Promise<void> {
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
   }
+}
+
+function decisionDocOf(record: DecisionRecord): DecisionDoc {
+  return {
+    id: record.id,
+    device_id: record.deviceId,
+    created_at: record.createdAt,
+    decision: record.decision,
+    status: record.status,
+    deployment_id: record.deploymentId,
+    artifact_build_number: record.artifactBuildNumber,
+    reported_build_number: record.reportedBuildNumber,
+    reported_version: record.reportedVersion,
+    message: record.message,
+  };
+}
+
+/** Newest first, the id breaking ties, so that the order is the same on every read. */
+function newestFirst(a: { created_at: Date; id: string }, b: { created_at: Date; id: string }): number {
+  return b.created_at.getTime() - a.created_at.getTime() || b.id.localeCompare(a.id);
 }

@@ -1,0 +1,18 @@
+import { deviceUuid } from './device-uuid';
+
+describe('deviceUuid', () => {
+  const project = '0b9d8a2e-1f3c-4e5a-8b7c-6d5e4f3a2b1c';
+
+  it('is a lowercase version-5 UUID, the same for the same project and device_id', () => {
+    const id = deviceUuid(project, 'sensor-1');
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(deviceUuid(project, 'sensor-1')).toBe(id);
+  });
+
+  it('differs between devices and between projects', () => {
+    expect(deviceUuid(project, 'sensor-1')).not.toBe(deviceUuid(project, 'sensor-2'));
+    expect(deviceUuid(project, 'sensor-1')).not.toBe(deviceUuid('1b9d8a2e-1f3c-4e5a-8b7c-6d5e4f3a2b1c', 'sensor-1'));
+    // The separator keeps ("a", "b\nc") and ("a\nb", "c") apart.
+    expect(deviceUuid('a', 'b\nc')).not.toBe(deviceUuid('a\nb', 'c'));
+  });
+});
