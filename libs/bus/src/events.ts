@@ -29,6 +29,20 @@ export interface DeploymentChangedEvent {
   updated_at: string;
 }
 
+export interface DeviceStatusChangedEvent {
+  deployment_id: string;
+  device_id: string;
+  /** The device's highest status in the deployment now. */
+  status: string;
+  rank: number;
+  rolled_back: boolean;
+}
+
+export interface DeviceForgottenEvent {
+  /** The device's UUID. */
+  device_id: string;
+}
+
 export interface DecisionRecordedEvent {
   id: string;
   project_id: string;

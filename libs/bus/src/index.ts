@@ -29,6 +29,7 @@ export type EventHandler<T> = (event: T, subject: string) => Promise<void> | voi
 export class Bus {
   private readonly subscriptions: Subscription[] = [];
   private readonly consumers: Array<{ stop(): void; done: Promise<void> }> = [];
+  private readonly reconnectListeners: Array<() => void> = [];
   private closing = false;
 
   private constructor(
@@ -143,6 +144,14 @@ export class Bus {
     this.consumers.push({ stop: () => messages.stop(), done });
   }
 
+  /**
+   * Calls `listener` after each reconnection. Core subscriptions miss whatever was published while
+   * the connection was down, so an in-memory view fed by them must resync then.
+   */
+  onReconnect(listener: () => void): void {
+    this.reconnectListeners.push(listener);
+  }
+
   /** Stops consumers after their current event, flushes what was published, and closes. */
   async drain(): Promise<void> {
     if (this.closing) return;
@@ -157,6 +166,7 @@ export class Bus {
     void (async () => {
       for await (const status of this.connection.status()) {
         if (status.type === 'disconnect' || status.type === 'reconnect') logger.warn({ nats: status.type }, 'nats connection');
+        if (status.type === 'reconnect') for (const listener of this.reconnectListeners) listener();
       }
     })();
   }

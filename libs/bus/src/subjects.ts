@@ -6,6 +6,10 @@ export const SUBJECTS = {
   artifactChanged: 'ota.artifacts.artifact.changed',
   /** rollout → rollout replicas (core): a deployment was created or changed state. */
   deploymentChanged: 'ota.rollout.deployment.changed',
+  /** rollout → rollout replicas (core): a device reached a status in a deployment. */
+  deviceStatusChanged: 'ota.rollout.device_status.changed',
+  /** rollout → rollout replicas (core): a device was deleted; forget its statuses. */
+  deviceForgotten: 'ota.rollout.device.forgotten',
   /** gateway → telemetry and registry (JetStream): the outcome of one device check. */
   decisionRecorded: 'ota.telemetry.decision',
   /** gateway → telemetry (JetStream): a customer mutation, for the audit log. */

@@ -4,6 +4,7 @@ import { commonServiceSettings } from '@ota/grpc';
 export const rolloutSettings = {
   ...commonServiceSettings({ grpcPort: 50053, metricsPort: 9103, database: 'ota_rollout' }),
   ARTIFACTS_ADDR: str('address of the artifacts service', '127.0.0.1:50052'),
+  DEVICE_STATUS_CACHE_ENTRIES: int('how many (deployment, device) statuses each replica keeps in memory', 500_000, 1),
   VIEW_RELOAD_INTERVAL_MS: int('how often the in-memory views reload in full, as a safety net for missed events', 30_000, 1_000),
 };
 

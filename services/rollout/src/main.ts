@@ -1,4 +1,4 @@
-import { Bus, SUBJECTS, type ArtifactChangedEvent, type DeploymentChangedEvent } from '@ota/bus';
+import { Bus, SUBJECTS, type ArtifactChangedEvent, type DeploymentChangedEvent, type DeviceForgottenEvent, type DeviceStatusChangedEvent } from '@ota/bus';
 import { createServiceClient, runUntilSignalled, serveGrpc } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
 import { ServiceMetrics } from '@ota/metrics';
@@ -7,6 +7,7 @@ import { artifacts as artifactsPb, rollout as pb } from '@ota/proto';
 import { GrpcArtifactCatalog, summaryOfEvent } from './adapters/artifacts-client';
 import { MongoRolloutStore, registerRolloutModels } from './adapters/mongo/mongo-rollout-store';
 import { loadRolloutConfig } from './config';
+import { DeviceStatusCache } from './domain/device-status-cache';
 import { Rollout } from './domain/rollout';
 import { rolloutHandlers } from './grpc/rollout-handlers';
 import { InMemoryRolloutViews } from './views/rollout-views';
@@ -43,6 +44,13 @@ void runUntilSignalled(logger, async () => {
   // Subscribe before the first load, so that nothing that changes during the load is missed.
   bus.subscribe<ArtifactChangedEvent>(SUBJECTS.artifactChanged, (event) => views.artifactSeen(summaryOfEvent(event)));
   bus.subscribe<DeploymentChangedEvent>(SUBJECTS.deploymentChanged, (event) => views.deploymentChanged(event.id));
+  const statusCache = new DeviceStatusCache(config.DEVICE_STATUS_CACHE_ENTRIES);
+  bus.subscribe<DeviceStatusChangedEvent>(SUBJECTS.deviceStatusChanged, (event) => {
+    statusCache.merge(event.deployment_id, event.device_id, { status: event.status, rank: event.rank, rolledBack: event.rolled_back });
+  });
+  bus.subscribe<DeviceForgottenEvent>(SUBJECTS.deviceForgotten, (event) => statusCache.forgetDevice(event.device_id));
+  // Broadcasts sent while NATS was away are lost; what is not cached is read from the store again.
+  bus.onReconnect(() => statusCache.clear());
   await retryUntil(() => views.reload(), 60_000, (error) => logger.warn({ err: error }, 'views not loaded yet; retrying'));
   views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
 
@@ -51,6 +59,7 @@ void runUntilSignalled(logger, async () => {
     deviceStates: store,
     catalog,
     views,
+    statusCache,
     events: {
       deploymentChanged: (deployment) =>
         bus.publish<DeploymentChangedEvent>(SUBJECTS.deploymentChanged, {
@@ -59,6 +68,15 @@ void runUntilSignalled(logger, async () => {
           state: deployment.state,
           updated_at: deployment.updatedAt.toISOString(),
         }),
+      deviceStatusChanged: (deploymentId, deviceId, status) =>
+        bus.publish<DeviceStatusChangedEvent>(SUBJECTS.deviceStatusChanged, {
+          deployment_id: deploymentId,
+          device_id: deviceId,
+          status: status.status,
+          rank: status.rank,
+          rolled_back: status.rolledBack,
+        }),
+      deviceForgotten: (deviceId) => bus.publish<DeviceForgottenEvent>(SUBJECTS.deviceForgotten, { device_id: deviceId }),
     },
   });
 

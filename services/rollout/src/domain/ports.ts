@@ -1,3 +1,4 @@
+import type { DeviceStatusEntry } from './device-status-cache';
 import type { ArtifactSummary, Deployment, DeploymentState } from './model';
 
 export interface DeploymentStore {
@@ -35,14 +36,13 @@ export interface DeviceStateStore {
   /**
    * Stores that the device reached `status` in the deployment. Each status is stored once per
    * device and deployment, except `failed`, of which every report is kept (each one counts). The
-   * device's status is the highest-ranked one stored, so it can never move backwards. Returns the
-   * device's status afterwards.
+   * device's status is the highest-ranked one stored, so it can never move backwards.
    */
-  recordEvent(event: DeviceEvent): Promise<string>;
+  recordEvent(event: DeviceEvent): Promise<void>;
+  /** The device's highest stored status in the deployment, or null when it has none. */
+  highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null>;
   /** Failures per deployment: every `failed`, and one `rolled_back` per device. */
   failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>>;
-  /** Of `deploymentIds`, those the device reported `rolled_back` for. */
-  rolledBack(deviceId: string, deploymentIds: readonly string[]): Promise<Set<string>>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
   deleteDeviceStates(projectId: string, deviceId: string): Promise<void>;
 }
@@ -63,4 +63,7 @@ export interface RolloutViews {
 
 export interface RolloutEvents {
   deploymentChanged(deployment: Deployment): void;
+  deviceStatusChanged(deploymentId: string, deviceId: string, status: DeviceStatusEntry): void;
+  /** The device was deleted: every replica forgets its statuses. */
+  deviceForgotten(deviceId: string): void;
 }

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
 import { decideOffer, type Decision } from './decide';
 import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
+import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
+import { targetsDevice } from './targeting';
 import type { DecisionDevice, Deployment, DeploymentState } from './model';
 import type { ArtifactCatalog, DeploymentStore, DeviceStateRecord, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
 import { applyTransition, validPercentage, type TransitionRequest } from './transitions';
@@ -14,6 +16,7 @@ export interface RolloutDeps {
   catalog: ArtifactCatalog;
   views: RolloutViews;
   events: RolloutEvents;
+  statusCache: DeviceStatusCache;
   now?: () => Date;
 }
 
@@ -113,16 +116,21 @@ export class Rollout {
     return this.deps.deployments.countDeployments(projectId, states as DeploymentState[], artifactId);
   }
 
-  deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
-    return this.deps.deviceStates.deleteDeviceStates(projectId, deviceId);
+  async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
+    await this.deps.deviceStates.deleteDeviceStates(projectId, deviceId);
+    // A deleted device that comes back (with the same derived UUID) starts afresh, on every replica.
+    this.deps.statusCache.forgetDevice(deviceId);
+    this.deps.events.deviceForgotten(deviceId);
   }
 
   /** Decides from the in-memory views; records `offered` for an offer. */
   async decideOffer(projectId: string, device: DecisionDevice): Promise<Decision> {
     const active = this.deps.views.activeDeployments(projectId);
-    const candidates = active.map((deployment) => deployment.id);
-    // Read only when something could be offered: most checks of a settled fleet skip it.
-    const rolledBack = candidates.length > 0 ? await this.deps.deviceStates.rolledBack(device.id, candidates) : new Set<string>();
+    // Device statuses matter only for deployments that target the device: most checks of a
+    // settled fleet target nothing, or find the status in memory.
+    const targeting = active.filter((deployment) => targetsDevice(deployment, device));
+    const statuses = await Promise.all(targeting.map((deployment) => this.deviceStatus(deployment.id, device.id)));
+    const rolledBack = new Set(targeting.filter((_, index) => statuses[index]!.rolledBack).map((deployment) => deployment.id));
     const decision = decideOffer({
       device,
       activeDeployments: active,
@@ -130,15 +138,10 @@ export class Rollout {
       rolledBack,
     });
     if (decision.status === 'offered') {
-      await this.deps.deviceStates.recordEvent({
-        deploymentId: decision.deployment.id,
-        projectId,
-        deviceId: device.id,
-        status: 'offered',
-        rank: rankOf('offered'),
-        reason: '',
-        at: this.now(),
-      });
+      const known = statuses[targeting.indexOf(decision.deployment)]!;
+      if (known.rank < rankOf('offered')) {
+        await this.record({ deploymentId: decision.deployment.id, projectId, deviceId: device.id, status: 'offered', reason: '' });
+      }
     }
     return decision;
   }
@@ -157,16 +160,29 @@ export class Rollout {
     const status = statusOfEvent(input.event);
     if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${DEVICE_EVENTS.join(', ')}`);
     await this.findDeployment(input.projectId, input.deploymentId);
-    const finalStatus = await this.deps.deviceStates.recordEvent({
-      deploymentId: input.deploymentId,
-      projectId: input.projectId,
-      deviceId: input.deviceId,
-      status,
-      rank: rankOf(status),
-      reason: input.reason,
-      at: this.now(),
+    const after = await this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason });
+    return { accepted: true, finalStatus: after.status };
+  }
+
+  /** Stores the event (the truth), then raises the in-memory status and tells the other replicas. */
+  private async record(event: { deploymentId: string; projectId: string; deviceId: string; status: string; reason: string }): Promise<DeviceStatusEntry> {
+    await this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at: this.now() });
+    await this.deviceStatus(event.deploymentId, event.deviceId);
+    const after = this.deps.statusCache.merge(event.deploymentId, event.deviceId, {
+      status: event.status,
+      rank: rankOf(event.status),
+      rolledBack: event.status === 'rolled_back',
     });
-    return { accepted: true, finalStatus };
+    this.deps.events.deviceStatusChanged(event.deploymentId, event.deviceId, after);
+    return after;
+  }
+
+  /** The device's highest status in the deployment: from memory, or once from the store. */
+  private async deviceStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry> {
+    const cached = this.deps.statusCache.get(deploymentId, deviceId);
+    if (cached) return cached;
+    const stored = await this.deps.deviceStates.highestStatus(deploymentId, deviceId);
+    return this.deps.statusCache.merge(deploymentId, deviceId, stored ?? NO_STATUS);
   }
 
   private changed(deployment: Deployment): void {

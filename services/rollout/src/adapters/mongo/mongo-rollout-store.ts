@@ -2,6 +2,7 @@ import { isDuplicateKey } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { Deployment, DeploymentState } from '../../domain/model';
 import { randomUUID } from 'node:crypto';
+import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import type { DeploymentStore, DeviceEvent, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
 
 interface DeploymentDoc {
@@ -33,12 +34,14 @@ interface TransitionDoc {
 }
 
 /**
- * One status a device reached in a deployment. `_id` is `${deployment}:${device}:${status}`, so the
- * key admits each status once, except for `failed`, whose key adds a random suffix so that every
- * report is kept. Only inserts, never updates: FerretDB makes inserts atomic, not updates.
+ * Only inserts, never updates (FerretDB makes inserts atomic, not updates), of two kinds:
+ * - `status`: that a device reached a status in a deployment. `_id` is
+ *   `${deployment}:${device}:${status}`, so each status is stored once.
+ * - `failure`: one `failed` report; `_id` adds a random suffix, so that every report counts.
  */
 interface DeviceEventDoc {
   _id: string;
+  kind: 'status' | 'failure';
   deployment_id: string;
   project_id: string;
   device_id: string;
@@ -77,6 +80,7 @@ export function registerRolloutModels(connection: Connection) {
   const deviceEventSchema = new Schema<DeviceEventDoc>(
     {
       _id: String,
+      kind: String,
       deployment_id: String,
       project_id: String,
       device_id: String,
@@ -87,8 +91,8 @@ export function registerRolloutModels(connection: Connection) {
     },
     options,
   );
-  deviceEventSchema.index({ deployment_id: 1, device_id: 1 });
-  deviceEventSchema.index({ deployment_id: 1, status: 1 });
+  deviceEventSchema.index({ deployment_id: 1, device_id: 1, kind: 1, rank: -1 });
+  deviceEventSchema.index({ device_id: 1, status: 1 });
   deviceEventSchema.index({ project_id: 1, device_id: 1 });
 
   const transitionSchema = new Schema<TransitionDoc>({ _id: String, deployment_id: String, version: Number, set: Schema.Types.Mixed }, options);
@@ -168,11 +172,11 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
   }
 
   async listStates(deploymentId: string): Promise<DeviceStateRecord[]> {
-    const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId }).lean<DeviceEventDoc[]>();
+    const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId, kind: 'status' }).lean<DeviceEventDoc[]>();
     const latest = new Map<string, DeviceEventDoc>();
     for (const doc of docs) {
       const current = latest.get(doc.device_id);
-      if (!current || doc.rank > current.rank || (doc.rank === current.rank && doc.at > current.at)) latest.set(doc.device_id, doc);
+      if (!current || doc.rank > current.rank) latest.set(doc.device_id, doc);
     }
     return [...latest.values()]
       .sort((a, b) => b.at.getTime() - a.at.getTime() || a.device_id.localeCompare(b.device_id))
@@ -183,45 +187,46 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
     await this.models.DeviceEvent.deleteMany({ project_id: projectId, device_id: deviceId });
   }
 
-  async recordEvent(event: DeviceEvent): Promise<string> {
-    const key = `${event.deploymentId}:${event.deviceId}:${event.status}`;
+  async recordEvent(event: DeviceEvent): Promise<void> {
+    const key = `${event.deploymentId}:${event.deviceId}`;
+    const doc = (kind: DeviceEventDoc['kind'], _id: string): DeviceEventDoc => ({
+      _id,
+      kind,
+      deployment_id: event.deploymentId,
+      project_id: event.projectId,
+      device_id: event.deviceId,
+      status: event.status,
+      rank: event.rank,
+      reason: event.reason,
+      at: event.at,
+    });
+    if (event.status === 'failed') await this.models.DeviceEvent.collection.insertOne(doc('failure', `${key}:failed:${randomUUID()}`) as never);
     try {
-      await this.models.DeviceEvent.collection.insertOne({
-        _id: event.status === 'failed' ? `${key}:${randomUUID()}` : key,
-        deployment_id: event.deploymentId,
-        project_id: event.projectId,
-        device_id: event.deviceId,
-        status: event.status,
-        rank: event.rank,
-        reason: event.reason,
-        at: event.at,
-      } as DeviceEventDoc as never);
+      await this.models.DeviceEvent.collection.insertOne(doc('status', `${key}:${event.status}`) as never);
     } catch (error) {
       // The device already reached this status: a repeated or resent event, stored once.
       if (!isDuplicateKey(error)) throw error;
     }
-    const [highest] = await this.models.DeviceEvent.find({ deployment_id: event.deploymentId, device_id: event.deviceId }, { status: 1 })
-      .sort({ rank: -1 })
-      .limit(1)
-      .lean<Array<Pick<DeviceEventDoc, 'status'>>>();
-    return highest?.status ?? event.status;
+  }
+
+  async highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null> {
+    const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId, device_id: deviceId, kind: 'status' }, { status: 1, rank: 1 }).lean<
+      DeviceEventDoc[]
+    >();
+    if (docs.length === 0) return null;
+    const highest = docs.reduce((best, doc) => (doc.rank > best.rank ? doc : best));
+    return { status: highest.status, rank: highest.rank, rolledBack: docs.some((doc) => doc.status === 'rolled_back') };
   }
 
   async failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>> {
     if (deploymentIds.length === 0) return new Map();
-    // $group with $sum is within what FerretDB v1 supports.
+    // Every failure report, and the one rolled_back status a device can have. $group with $sum is
+    // within what FerretDB v1 supports.
     const rows = await this.models.DeviceEvent.aggregate<{ _id: string; failures: number }>([
-      { $match: { deployment_id: { $in: [...deploymentIds] }, status: { $in: ['failed', 'rolled_back'] } } },
+      { $match: { deployment_id: { $in: [...deploymentIds] }, $or: [{ kind: 'failure' }, { kind: 'status', status: 'rolled_back' }] } },
       { $group: { _id: '$deployment_id', failures: { $sum: 1 } } },
     ]);
     return new Map(rows.map((row) => [row._id, row.failures]));
-  }
-
-  async rolledBack(deviceId: string, deploymentIds: readonly string[]): Promise<Set<string>> {
-    if (deploymentIds.length === 0) return new Set();
-    const docs = await this.models.DeviceEvent.find({ _id: { $in: deploymentIds.map((id) => `${id}:${deviceId}:rolled_back`) } }, { deployment_id: 1 })
-      .lean<Array<Pick<DeviceEventDoc, 'deployment_id'>>>();
-    return new Set(docs.map((doc) => doc.deployment_id));
   }
 }
 

@@ -1,0 +1,56 @@
+import { rankOf } from './device-status';
+
+export interface DeviceStatusEntry {
+  /** The device's highest status in the deployment. */
+  status: string;
+  rank: number;
+  /** Whether it ever reported rolled_back (then it is not offered the deployment again). */
+  rolledBack: boolean;
+}
+
+export const NO_STATUS: DeviceStatusEntry = { status: 'pending', rank: rankOf('pending'), rolledBack: false };
+
+/**
+ * Each (deployment, device)'s highest status, in memory, so that the check and status paths do not
+ * read the store for it. The stored events remain the truth: an entry only ever rises, from this
+ * replica's own writes, from other replicas' NATS broadcasts, and from the store on a miss. The
+ * oldest entries are dropped beyond `maxEntries`, and read from the store again when needed.
+ */
+export class DeviceStatusCache {
+  private readonly entries = new Map<string, DeviceStatusEntry>();
+
+  constructor(private readonly maxEntries: number) {}
+
+  get(deploymentId: string, deviceId: string): DeviceStatusEntry | undefined {
+    return this.entries.get(`${deploymentId}:${deviceId}`);
+  }
+
+  /** Combines what is known with `incoming`: the higher status wins, and rolled_back sticks. */
+  merge(deploymentId: string, deviceId: string, incoming: DeviceStatusEntry): DeviceStatusEntry {
+    const key = `${deploymentId}:${deviceId}`;
+    const known = this.entries.get(key);
+    const merged: DeviceStatusEntry =
+      known && known.rank >= incoming.rank
+        ? { ...known, rolledBack: known.rolledBack || incoming.rolledBack }
+        : { ...incoming, rolledBack: incoming.rolledBack || (known?.rolledBack ?? false) };
+    // Re-inserting moves the key to the end: the map's order is the order of last use.
+    this.entries.delete(key);
+    this.entries.set(key, merged);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    return merged;
+  }
+
+  /** Forgets everything: after missing broadcasts, an entry may be lower than the store's truth. */
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Forgets a device (it was deleted): a linear pass, for a rare developer action. */
+  forgetDevice(deviceId: string): void {
+    for (const key of this.entries.keys()) if (key.endsWith(`:${deviceId}`)) this.entries.delete(key);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
