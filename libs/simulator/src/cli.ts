@@ -1,0 +1,76 @@
+// `npm run simulate -- --token <device-scope token> [options]`: a fleet of virtual devices.
+import { parseArgs } from 'node:util';
+import { simulate } from './simulator';
+
+const USAGE = `usage: npm run simulate -- --token TOKEN [options]
+
+  --token TOKEN            a project token of device scope (required)
+  --url URL                the gateway (default http://127.0.0.1:8080)
+  --devices N              how many virtual devices (default 100)
+  --prefix TEXT            device ids are <prefix><index> (default sim-)
+  --concurrency N          requests in flight at once (default 50)
+  --fail SHARE             share of devices that report failed, 0..1 (default 0)
+  --roll-back SHARE        share of devices that report rolled_back (default 0)
+  --signature-invalid SHARE  share that report failed with signature_invalid (default 0)
+  --seed TEXT              which devices get which behaviour (default ota)
+  --framework NAME         arduino or esp_idf (default esp_idf)
+  --chip-family NAME       (default esp32)
+
+Progress goes to stderr every second; the summary is one JSON line on stdout.`;
+
+function share(value: string | undefined, name: string): number {
+  const number = Number(value ?? '0');
+  if (!Number.isFinite(number) || number < 0 || number > 1) throw new Error(`--${name} takes a share from 0 to 1`);
+  return number;
+}
+
+function whole(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new Error(`--${name} takes a whole number above 0`);
+  return Number(value);
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      token: { type: 'string' },
+      url: { type: 'string', default: 'http://127.0.0.1:8080' },
+      devices: { type: 'string' },
+      prefix: { type: 'string', default: 'sim-' },
+      concurrency: { type: 'string' },
+      fail: { type: 'string' },
+      'roll-back': { type: 'string' },
+      'signature-invalid': { type: 'string' },
+      seed: { type: 'string', default: 'ota' },
+      framework: { type: 'string', default: 'esp_idf' },
+      'chip-family': { type: 'string', default: 'esp32' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help || !values.token) throw new Error(USAGE);
+  const summary = await simulate(
+    {
+      url: values.url!.replace(/\/$/, ''),
+      token: values.token,
+      devices: whole(values.devices, 'devices', 100),
+      prefix: values.prefix!,
+      concurrency: whole(values.concurrency, 'concurrency', 50),
+      shares: { fail: share(values.fail, 'fail'), rollBack: share(values['roll-back'], 'roll-back'), signatureInvalid: share(values['signature-invalid'], 'signature-invalid') },
+      seed: values.seed!,
+      framework: values.framework!,
+      chipFamily: values['chip-family']!,
+    },
+    (done, progress) =>
+      process.stderr.write(
+        `[simulate] ${done}/${progress.devices} devices  offered ${progress.offered}  confirmed ${progress.confirmed}  ` +
+          `failed ${progress.failedReports}  rolled back ${progress.rolledBack}  errors ${progress.errors}\n`,
+      ),
+  );
+  const { builds: _builds, behaviours: _behaviours, ...totals } = summary;
+  process.stdout.write(`${JSON.stringify(totals)}\n`);
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,177 @@
+import { createHash } from 'node:crypto';
+import { assignBehaviours, type Behaviour, type InjectedShares } from './fleet';
+
+export interface SimulationOptions {
+  /** The gateway, e.g. http://127.0.0.1:8080. */
+  url: string;
+  /** A project token of `device` scope. */
+  token: string;
+  devices: number;
+  /** Device ids are `${prefix}${index}`, zero-padded. */
+  prefix: string;
+  /** Requests in flight at once. */
+  concurrency: number;
+  shares: InjectedShares;
+  /** Seeds which devices get which behaviour. */
+  seed: string;
+  framework: string;
+  chipFamily: string;
+  /** Each device's build before the run (the builds of a previous run carry over via `fleet`). */
+  fleet?: Map<string, number>;
+}
+
+export interface SimulationSummary {
+  devices: number;
+  checks: number;
+  /** Check answers by status. */
+  statuses: Record<string, number>;
+  offered: number;
+  downloadedBytes: number;
+  confirmed: number;
+  /** Status reports of `failed` sent (every one counts against the deployment). */
+  failedReports: number;
+  rolledBack: number;
+  checksumMismatches: number;
+  /** HTTP errors: answers other than 200, and network failures. */
+  errors: number;
+  /** The errors by HTTP status (`network` for failures to connect or read). */
+  errorsByStatus: Record<string, number>;
+  /** Each device's build after the run. */
+  builds: Map<string, number>;
+  behaviours: Map<string, Behaviour>;
+  seconds: number;
+}
+
+export type Progress = (done: number, summary: SimulationSummary) => void;
+
+const LIFECYCLE_BEFORE_APPLY = ['offered', 'download_started'] as const;
+const LIFECYCLE_AFTER_DOWNLOAD = ['downloaded', 'flashed', 'validated', 'reboot'] as const;
+
+/**
+ * Runs every device once through check, download, checksum verification and status reports, with
+ * the injected failures. Devices that are not offered only check.
+ */
+export async function simulate(options: SimulationOptions, onProgress?: Progress): Promise<SimulationSummary> {
+  const startedAt = Date.now();
+  const width = String(options.devices - 1).length;
+  const deviceIds = Array.from({ length: options.devices }, (_, i) => `${options.prefix}${String(i).padStart(width, '0')}`);
+  const behaviours = assignBehaviours(deviceIds, options.shares, options.seed);
+  const summary: SimulationSummary = {
+    devices: options.devices,
+    checks: 0,
+    statuses: {},
+    offered: 0,
+    downloadedBytes: 0,
+    confirmed: 0,
+    failedReports: 0,
+    rolledBack: 0,
+    checksumMismatches: 0,
+    errors: 0,
+    errorsByStatus: {},
+    builds: new Map(deviceIds.map((id) => [id, options.fleet?.get(id) ?? 0])),
+    behaviours,
+    seconds: 0,
+  };
+  const headers = { authorization: `Bearer ${options.token}`, 'content-type': 'application/json' };
+
+  const countError = (status: string) => {
+    summary.errors += 1;
+    summary.errorsByStatus[status] = (summary.errorsByStatus[status] ?? 0) + 1;
+  };
+
+  async function post(path: string, body: unknown): Promise<Record<string, unknown> | undefined> {
+    try {
+      const response = await fetch(`${options.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const answer = (await response.json()) as Record<string, unknown>;
+      if (response.status !== 200) {
+        countError(String(response.status));
+        return undefined;
+      }
+      return answer;
+    } catch {
+      countError('network');
+      return undefined;
+    }
+  }
+
+  async function runDevice(deviceId: string): Promise<void> {
+    const current = summary.builds.get(deviceId)!;
+    summary.checks += 1;
+    const offer = await post('/api/v1/ota/check/', {
+      device_id: deviceId,
+      framework: options.framework,
+      chip_family: options.chipFamily,
+      current_build_number: current,
+      version_label: `sim-${current}`,
+    });
+    if (!offer) return;
+    const status = offer.update_available ? 'offered' : String(offer.status);
+    summary.statuses[status] = (summary.statuses[status] ?? 0) + 1;
+    if (!offer.update_available) return;
+    summary.offered += 1;
+
+    const deploymentId = String(offer.deployment_id);
+    const report = (event: string, extra: Record<string, unknown> = {}) => post('/api/v1/ota/status/', { device_id: deviceId, deployment_id: deploymentId, event, ...extra });
+    for (const event of LIFECYCLE_BEFORE_APPLY) await report(event);
+
+    const download = await fetch(String(offer.url)).catch(() => undefined);
+    if (!download || download.status !== 200) {
+      countError(download ? String(download.status) : 'network');
+      summary.failedReports += 1;
+      await report('failed', { reason: 'download_failed' });
+      return;
+    }
+    const bytes = Buffer.from(await download.arrayBuffer());
+    summary.downloadedBytes += bytes.length;
+    if (createHash('sha256').update(bytes).digest('hex') !== offer.checksum) {
+      summary.checksumMismatches += 1;
+      summary.failedReports += 1;
+      await report('failed', { reason: 'checksum_mismatch' });
+      return;
+    }
+
+    const behaviour = behaviours.get(deviceId)!;
+    if (behaviour === 'signature_invalid') {
+      summary.failedReports += 1;
+      await report('failed', { reason: 'signature_invalid' });
+      return;
+    }
+    if (behaviour === 'fail') {
+      summary.failedReports += 1;
+      await report('failed', { reason: 'flash_write_failed' });
+      return;
+    }
+    for (const event of LIFECYCLE_AFTER_DOWNLOAD) await report(event);
+    if (behaviour === 'roll_back') {
+      summary.rolledBack += 1;
+      await report('rolled_back', { reason: 'confirm_timeout' });
+      return;
+    }
+    // A real device resends `confirmed` until it is accepted.
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const answer = await report('confirmed', { build_number: offer.build_number });
+      if (answer?.accepted) break;
+    }
+    summary.confirmed += 1;
+    summary.builds.set(deviceId, Number(offer.build_number));
+  }
+
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < deviceIds.length) {
+      const deviceId = deviceIds[next++]!;
+      await runDevice(deviceId);
+      done += 1;
+    }
+  };
+  const ticker = onProgress ? setInterval(() => onProgress(done, summary), 1_000) : undefined;
+  try {
+    await Promise.all(Array.from({ length: Math.min(options.concurrency, deviceIds.length) }, worker));
+  } finally {
+    clearInterval(ticker);
+  }
+  summary.seconds = (Date.now() - startedAt) / 1000;
+  onProgress?.(done, summary);
+  return summary;
+}

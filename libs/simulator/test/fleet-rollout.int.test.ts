@@ -1,0 +1,76 @@
+import { randomBytes } from 'node:crypto';
+import { simulate, type SimulationOptions } from '@ota/simulator';
+import { api, setupProject, testStack, uploadForm, MANIFEST } from '@ota/testkit';
+
+// A 1,000-device rollout driven by the fleet simulator: 10%, then a ramp to 100%, with 5% of the
+// devices injected to fail. Afterwards the states, the failure counter and every device's build
+// must match exactly what was injected.
+
+it('rolls out to 1,000 devices at 10% then 100%, with 5% failing', async () => {
+  const f = await setupProject({ name: 'fleet', maxDevices: 0 });
+  const release = await api('POST', `/api/v1/projects/${f.project.id}/release/`, {
+    token: f.user.token,
+    body: uploadForm(MANIFEST, randomBytes(512), { rollout_percentage: '10' }),
+  });
+  const options: SimulationOptions = {
+    url: testStack().gatewayUrl,
+    token: f.deviceScopeToken,
+    devices: 1000,
+    prefix: 'fleet-',
+    concurrency: 10,
+    shares: { fail: 0.05, rollBack: 0, signatureInvalid: 0 },
+    seed: 'rollout-test',
+    framework: MANIFEST.framework,
+    chipFamily: MANIFEST.chip_family,
+  };
+
+  const first = await simulate(options);
+  expect(first.errors).toBe(0);
+  expect(first.checks).toBe(1000);
+  // About a tenth of the fleet; the exact share is the cohort tests' business.
+  expect(first.offered).toBeGreaterThan(50);
+  expect(first.offered).toBeLessThan(150);
+  expect(first.statuses.not_in_rollout).toBe(1000 - first.offered);
+
+  await api('POST', `/api/v1/projects/${f.project.id}/deployments/${release.body.deployment_id}/transition/`, {
+    token: f.user.token,
+    json: { action: 'ramp', rollout_percentage: 100 },
+  });
+  const second = await simulate({ ...options, fleet: first.builds });
+  expect(second.errors).toBe(0);
+
+  const failing = [...first.behaviours].filter(([, behaviour]) => behaviour === 'fail').map(([id]) => id);
+  expect(failing).toHaveLength(50);
+  // Devices that confirmed in the first round were up to date in the second.
+  expect(second.statuses.up_to_date).toBe(first.confirmed);
+  expect(first.confirmed + second.confirmed).toBe(950);
+
+  const devices = (await api('GET', `/api/v1/projects/${f.project.id}/devices/`, { token: f.user.token })).body as Array<{
+    id: string;
+    device_id: string;
+    current_build_number: number;
+    last_ota_status: string;
+  }>;
+  expect(devices).toHaveLength(1000);
+  for (const device of devices) {
+    const injected = failing.includes(device.device_id);
+    expect([device.device_id, device.current_build_number, device.last_ota_status]).toEqual([
+      device.device_id,
+      injected ? 0 : release.body.build_number,
+      injected ? 'failed' : 'confirmed',
+    ]);
+  }
+
+  const states = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${release.body.deployment_id}/states/`, { token: f.user.token }))
+    .body as Array<{ device_id: string; status: string }>;
+  const uuidOf = new Map(devices.map((device) => [device.device_id, device.id]));
+  const failedStates = states.filter((state) => state.status === 'failed').map((state) => state.device_id).sort();
+  expect(failedStates).toEqual(failing.map((id) => uuidOf.get(id)).sort());
+  expect(states.filter((state) => state.status === 'confirmed')).toHaveLength(950);
+  expect(states).toHaveLength(1000);
+
+  const deployment = await api('GET', `/api/v1/projects/${f.project.id}/deployments/${release.body.deployment_id}/`, { token: f.user.token });
+  // Every failed report counts: failing devices in the first cohort failed twice.
+  expect(deployment.body.failure_count).toBe(first.failedReports + second.failedReports);
+  expect(second.failedReports).toBe(50);
+}, 300_000);
