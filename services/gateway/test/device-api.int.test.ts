@@ -89,6 +89,21 @@ describe('check outcomes', () => {
     expect((await check(f.deviceScopeToken, 'own-token')).body.status).toBe('no_active_deployment');
   });
 
+  it('serves a device with its own token: check, offer and reports without device_id', async () => {
+    const f = await setupProject();
+    const provisioned = await api('POST', `/api/v1/projects/${f.project.id}/devices/`, { token: f.user.token, json: { device_id: 'solo-1' } });
+    const released = await release(f);
+    const { device_id: _omitted, ...body } = checkBody('solo-1');
+    const offer = await api('POST', '/api/v1/ota/check/', { token: provisioned.body.token, json: body });
+    expect(offer.body).toMatchObject({ update_available: true, deployment_id: released.deployment_id, build_number: released.build_number });
+    const failed = await report(provisioned.body.token, { deployment_id: released.deployment_id, event: 'failed', reason: 'flash_write_failed' });
+    expect(failed.body).toEqual({ accepted: true, final_status: 'failed' });
+    const detail = await api('GET', `/api/v1/projects/${f.project.id}/devices/${provisioned.body.id}/`, { token: f.user.token });
+    expect(detail.body).toMatchObject({ device_id: 'solo-1', last_ota_status: 'failed', last_ota_reason: 'flash_write_failed' });
+    // A failed device is offered the build again; only a roll-back excludes it.
+    expect((await api('POST', '/api/v1/ota/check/', { token: provisioned.body.token, json: body })).body.update_available).toBe(true);
+  });
+
   it('records the heartbeat and the reported fields', async () => {
     const f = await setupProject();
     await check(f.deviceScopeToken, 'hb-1', {
@@ -192,6 +207,16 @@ describe('status events', () => {
     // A rolled-back deployment is not offered to that device again.
     expect((await check(f.deviceScopeToken, 'f-2')).body).toMatchObject({ update_available: false, status: 'not_in_rollout' });
     expect((await check(f.deviceScopeToken, 'f-1')).body.update_available).toBe(true);
+  });
+
+  it('offers a newer deployment to a device that rolled back an older one', async () => {
+    const f = await setupProject();
+    const first = await release(f);
+    await check(f.deviceScopeToken, 'rb-1');
+    await report(f.deviceScopeToken, { device_id: 'rb-1', deployment_id: first.deployment_id, event: 'rolled_back', reason: 'boot_failed' });
+    expect((await check(f.deviceScopeToken, 'rb-1')).body).toMatchObject({ status: 'not_in_rollout', message: expect.stringContaining('rolled back') });
+    const second = await release(f, { ...MANIFEST, version_label: '1.0.1' });
+    expect((await check(f.deviceScopeToken, 'rb-1')).body).toMatchObject({ update_available: true, deployment_id: second.deployment_id });
   });
 
   it('treats concurrent repeats of confirmed as one', async () => {

@@ -83,6 +83,11 @@ describe('OTA decision records', () => {
     );
     const limited = await api('GET', `${path}?limit=3`, { token: userToken });
     expect(limited.body).toHaveLength(3);
+    // `since` keeps the records created at or after it: from the 5th newest on, 5 of them.
+    const since = await api('GET', `${path}?since=${encodeURIComponent(events.body[4].created_at)}`, { token: userToken });
+    expect(since.body.map((event: { id: string }) => event.id)).toEqual(events.body.slice(0, 5).map((event: { id: string }) => event.id));
+    const sinceLater = await api('GET', `${path}?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`, { token: userToken });
+    expect(sinceLater.body).toEqual([]);
   });
 
   it('refuses invalid query parameters with a 422 array', async () => {
