@@ -39,3 +39,4 @@ export { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from './
 export async function pingMongo(connection: Connection): Promise<void> {
   await connection.db!.admin().command({ ping: 1 });
 }
+export { runMigration } from './migrate';

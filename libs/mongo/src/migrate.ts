@@ -1,0 +1,26 @@
+import type { Connection } from 'mongoose';
+import { connectMongo, ensureIndexes } from './index';
+
+/**
+ * The body of each service's `dist/migrate.js`: creates the service's collections and indexes in
+ * its database, prints one JSON line, and exits (1 on failure, with the reason on stderr). The Helm
+ * chart runs these in a hook Job, so that an upgrade's new indexes exist before its pods start;
+ * every service also ensures them at start, so a missed Job costs time, never correctness.
+ */
+export async function runMigration(
+  service: string,
+  settings: { MONGODB_URI: string; MONGODB_DATABASE: string },
+  registerModels: (connection: Connection) => unknown,
+): Promise<void> {
+  try {
+    const connection = await connectMongo({ uri: settings.MONGODB_URI, database: settings.MONGODB_DATABASE });
+    registerModels(connection);
+    await ensureIndexes(connection);
+    const collections = Object.values(connection.models).map((model) => model.collection.collectionName).sort();
+    await connection.close();
+    process.stdout.write(`${JSON.stringify({ service, database: settings.MONGODB_DATABASE, collections })}\n`);
+  } catch (error) {
+    process.stderr.write(`${service}: migration failed: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+}
