@@ -3,7 +3,8 @@
 //   1. pnpm itself, pinned, installed under .tools/ (no global install needed);
 //   2. the workspace's node_modules, when a package.json or the lockfile changed;
 //   3. the local servers built from Go modules: FerretDB (our own main) and nats-server;
-//   4. the generated proto code and the TypeScript build (tsc -b is incremental).
+//   4. the generated proto code and the TypeScript build (tsc -b is incremental);
+//   5. with --chart-tools (the test command): helm and our offline Kubernetes schema validator.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -16,6 +17,7 @@ const quiet = process.argv.includes('--quiet');
 const toolsDir = join(root, '.tools');
 const PNPM_VERSION = '9.15.9';
 const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2@v2.12.15';
+const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm@v3.22.0';
 
 function say(message) {
   if (!quiet) process.stderr.write(`[ensure] ${message}\n`);
@@ -149,6 +151,22 @@ function ensureGeneratedProtos() {
   });
 }
 
+// The chart checks (deploy/test/chart.test.ts) need helm and deploy/k8s-validate, both built from
+// Go modules here so that no check downloads a binary or a schema at run time.
+function ensureChartTools() {
+  const binDir = join(toolsDir, 'bin');
+  unlessStamped(join(binDir, '.helm-stamp'), HELM_MODULE, () => {
+    say(`building helm (${HELM_MODULE}); the first build takes about two minutes`);
+    run('go', ['install', HELM_MODULE], { env: { ...process.env, GOBIN: binDir } });
+  });
+  const validatorSource = join(root, 'deploy', 'k8s-validate');
+  const fingerprint = hashFiles(['go.mod', 'go.sum', 'main.go'].map((file) => join(validatorSource, file)));
+  unlessStamped(join(binDir, '.k8s-validate-stamp'), fingerprint, () => {
+    say('building the Kubernetes schema validator from deploy/k8s-validate');
+    run('go', ['build', '-o', join(binDir, 'k8s-validate'), '.'], { cwd: validatorSource });
+  });
+}
+
 function ensureTypeScriptBuild() {
   say('building TypeScript (tsc -b)');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'tsconfig.json']);
@@ -161,6 +179,7 @@ function main() {
   ensurePostgres();
   ensureGeneratedProtos();
   ensureTypeScriptBuild();
+  if (process.argv.includes('--chart-tools')) ensureChartTools();
   say('ready');
 }
 
