@@ -59,6 +59,7 @@ function workspaceManifests() {
       if (existsSync(manifest)) manifests.push(manifest);
     }
   }
+  manifests.push(join(root, 'bench', 'package.json'));
   return manifests;
 }
 

@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { loadConfig } from '@ota/config';
+import { freePort, localStackSettings, startStack, type RunningStack } from '@ota/devstack';
+
+/** The whole stack on free loopback ports, as `npm start` runs it, with fresh data. */
+export async function startBenchStack(rootDir: string, runId: string, serviceEnv: NodeJS.ProcessEnv): Promise<RunningStack> {
+  const dataDir = join(rootDir, '.data', 'bench', runId);
+  return startStack({
+    rootDir,
+    dataDir,
+    ports: 'random',
+    output: { logDir: join(dataDir, 'logs') },
+    env: process.env,
+    databasePrefix: `bench_${runId}_`,
+    ephemeral: true,
+    mongoBackend: loadConfig({ LOCAL_MONGODB_BACKEND: localStackSettings.LOCAL_MONGODB_BACKEND }).LOCAL_MONGODB_BACKEND,
+    serviceEnv: { LOG_LEVEL: 'warn', ...serviceEnv },
+  });
+}
+
+/** The pid of each process of the stack, by name, for CPU and memory readings. */
+export function stackPids(stack: RunningStack): Record<string, number> {
+  return Object.fromEntries(stack.processes.filter((managed) => managed.child.pid).map((managed) => [managed.name, managed.child.pid!]));
+}
+
+export interface BaselineServer {
+  url: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts S0's bare node:http server against the stack's MongoDB-protocol server. */
+export async function startBaseline(rootDir: string, stack: RunningStack): Promise<BaselineServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(rootDir, 'bench', 'dist', 'baseline-server.js')], {
+    env: { ...process.env, MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+    child.once('exit', (code) => reject(new Error(`the baseline server exited with ${code}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    process: child,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}

@@ -1,0 +1,100 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import type { Outcome } from './open-loop';
+
+/** The gateway as the benchmark sees it: an HTTP pool and the API calls that set a fleet up. */
+export class Gateway {
+  readonly pool: Pool;
+
+  constructor(readonly url: string) {
+    this.pool = new Pool(url, { connections: 128, pipelining: 1 });
+  }
+
+  async api(method: string, path: string, token: string, body?: unknown): Promise<any> {
+    const isForm = body instanceof FormData;
+    const response = await fetch(`${this.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body && !isForm ? { 'content-type': 'application/json' } : {}) },
+      body: isForm ? body : body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  }
+
+  /** One device API call over the pool; `parse` reads the JSON answer when the caller needs it. */
+  async post(path: string, token: string, body: unknown, parse = false): Promise<Outcome & { body?: any }> {
+    const response = await this.pool.request({
+      method: 'POST',
+      path,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const outcome = { status: response.statusCode, retryAfter: response.headers['retry-after'] !== undefined };
+    if (parse) return { ...outcome, body: await response.body.json() };
+    await response.body.dump();
+    return outcome;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+export interface Fleet {
+  userToken: string;
+  projectId: string;
+  deviceToken: string;
+  defaultChannelId: string;
+}
+
+/** A user without caps (through the real admin command), a project and a device-scope token. */
+export async function createFleet(gateway: Gateway, rootDir: string, gatewayEnv: NodeJS.ProcessEnv, name: string): Promise<Fleet> {
+  const admin = spawnSync(
+    process.execPath,
+    [join(rootDir, 'services', 'gateway', 'dist', 'admin', 'cli.js'), 'create-user', '--email', `bench-${randomUUID()}@example.com`, '--max-devices', '0', '--max-uploads-per-month', '0'],
+    { env: { ...gatewayEnv, PATH: process.env.PATH }, encoding: 'utf8' },
+  );
+  if (admin.status !== 0) throw new Error(`admin create-user failed: ${admin.stderr}`);
+  const userToken = (JSON.parse(admin.stdout) as { token: string }).token;
+  const project = await gateway.api('POST', '/api/v1/projects/', userToken, { name });
+  const token = await gateway.api('POST', `/api/v1/projects/${project.id}/tokens/`, userToken, { name: 'fleet', scope: 'device' });
+  const channels = (await gateway.api('GET', `/api/v1/projects/${project.id}/channels/`, userToken)) as Array<{ id: string; is_default: boolean }>;
+  return { userToken, projectId: project.id, deviceToken: token.token, defaultChannelId: channels.find((channel) => channel.is_default)!.id };
+}
+
+export const FRAMEWORK = 'esp_idf';
+export const CHIP = 'esp32';
+
+/** Uploads a build and creates a deployment of it at `percentage` targeting `channelIds`; starts it unless `draft`. */
+export async function createDeployment(
+  gateway: Gateway,
+  fleet: Fleet,
+  manifest: Record<string, unknown>,
+  channelIds: string[],
+  percentage: number,
+  draft = false,
+): Promise<{ deploymentId: string; buildNumber: number }> {
+  const form = new FormData();
+  form.append('manifest', JSON.stringify({ framework: FRAMEWORK, chip_family: CHIP, ...manifest }));
+  form.append('binary', new Blob([randomBytes(4096)]), 'firmware.bin');
+  const artifact = await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/artifacts/`, fleet.userToken, form);
+  const deployment = await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/`, fleet.userToken, {
+    artifact_id: artifact.id,
+    target_channel_ids: channelIds,
+    rollout_percentage: percentage,
+  });
+  if (!draft) await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/${deployment.id}/transition/`, fleet.userToken, { action: 'start', confirm_all: true });
+  return { deploymentId: deployment.id, buildNumber: artifact.build_number };
+}
+
+/** Runs `count` tasks with `concurrency` at a time (fleet set-up, not measured). */
+export async function inParallel(count: number, concurrency: number, task: (index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}

@@ -1,0 +1,29 @@
+import { spawn } from 'node:child_process';
+import { usageOf } from './process-usage';
+
+// The child burns 300 ms of its own CPU time (measured by itself, so a busy machine only makes it
+// take longer), says so, and waits to be killed.
+const CHILD = `
+const start = process.cpuUsage();
+const spent = () => { const used = process.cpuUsage(start); return (used.user + used.system) / 1000; };
+while (spent() < 300);
+console.log('busy');
+setInterval(() => {}, 1000);`;
+
+describe('process usage', () => {
+  it('sums the CPU time and memory of a process and its children', async () => {
+    const parent = spawn(process.execPath, ['-e', `require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(CHILD)}], { stdio: 'inherit' }); setInterval(() => {}, 1000);`], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise<void>((resolve) => parent.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('busy') && resolve()));
+      const usage = usageOf({ tree: parent.pid! }).tree!;
+      expect(usage.cpuMs).toBeGreaterThanOrEqual(290);
+      // Two Node.js processes hold well over 2 MiB each.
+      expect(usage.rssBytes).toBeGreaterThan(4 * 2 ** 20);
+    } finally {
+      process.kill(-parent.pid!, 'SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,74 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { summarize, type LatencySummary } from './latency';
+import { runOpenLoop, type Outcome, type Sample } from './open-loop';
+import { perRequest, usageOf } from './process-usage';
+
+/** The target the issue sets for the device API: p99 at most 50 ms, with no errors. */
+export const P99_TARGET_MS = 50;
+
+export interface Step {
+  rate: number;
+  latency: LatencySummary;
+  /** CPU ms per request and resident memory, per process, over the whole step. */
+  usage: ReturnType<typeof perRequest>;
+}
+
+export interface RateSearchOptions {
+  startRate: number;
+  stepMs: number;
+  /** Steps at most; 1 runs the start rate only (smoke runs). */
+  maxSteps: number;
+  pids: Record<string, number>;
+  /** Sends request number `index`; indexes keep counting across steps. */
+  send: (index: number) => Promise<Outcome>;
+  log: (message: string) => void;
+}
+
+export interface RateSearchResult {
+  /** The highest rate with p99 under the target and no errors (0: none held). */
+  maxRate: number;
+  atMax: Step | undefined;
+  steps: Step[];
+}
+
+const held = (step: Step) => step.latency.p99 <= P99_TARGET_MS && step.latency.requests > 0 && Object.keys(step.latency.errors).length === 0;
+
+/** One step at a fixed rate; the first fifth of it is warm-up and left out of the latencies. */
+export async function measureStep(rate: number, stepMs: number, pids: Record<string, number>, send: (index: number) => Promise<Outcome>, offset: number) {
+  const before = usageOf(pids);
+  const samples: Sample[] = await runOpenLoop({ phases: [{ rate, durationMs: stepMs }], send: (index) => send(offset + index) });
+  const after = usageOf(pids);
+  const measured = samples.filter((sample) => sample.intendedAt >= stepMs / 5);
+  const step: Step = { rate, latency: summarize(measured), usage: perRequest(before, after, samples.length) };
+  return { step, sent: samples.length };
+}
+
+/**
+ * Finds the highest rate the path holds: raises the rate by half until a step misses the target,
+ * then halves the gap between the best held and the first missed rate while it is above 15%.
+ */
+export async function highestRate(options: RateSearchOptions): Promise<RateSearchResult> {
+  const steps: Step[] = [];
+  let rate = options.startRate;
+  let best: Step | undefined;
+  let missed = Number.POSITIVE_INFINITY;
+  let offset = 0;
+  for (let round = 0; round < options.maxSteps; round += 1) {
+    const { step, sent } = await measureStep(rate, options.stepMs, options.pids, options.send, offset);
+    offset += sent;
+    steps.push(step);
+    const ok = held(step);
+    options.log(
+      `  ${String(rate).padStart(5)}/s  p50 ${step.latency.p50} ms  p99 ${step.latency.p99} ms  p99.9 ${step.latency.p999} ms  errors ${JSON.stringify(step.latency.errors)}  ${ok ? 'held' : 'missed'}`,
+    );
+    if (ok && (!best || rate > best.rate)) best = step;
+    else if (!ok) missed = Math.min(missed, rate);
+    const low = best?.rate ?? 0;
+    if (Number.isFinite(missed) && low > 0 && missed / low < 1.15) break;
+    rate = Number.isFinite(missed) ? Math.round((low + missed) / 2) : Math.round(rate * 1.5);
+    if (rate <= 0 || rate === low || rate === missed) break;
+    // Let queues drain, so that one step's backlog does not count against the next.
+    await sleep(1_000);
+  }
+  return { maxRate: best?.rate ?? 0, atMax: best, steps };
+}

@@ -1,0 +1,77 @@
+import { execSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+
+export function machine() {
+  const commit = (command: string) => {
+    try {
+      return execSync(command, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return '';
+    }
+  };
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    commit: commit('git rev-parse --short HEAD') + (commit('git status --porcelain') ? '+changes' : ''),
+  };
+}
+
+export function writeResult(dir: string, scenario: string, result: unknown): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${scenario}.json`);
+  writeFileSync(path, `${JSON.stringify(result, null, 2)}\n`);
+  return path;
+}
+
+const BEGIN = '<!-- bench:results:begin -->';
+const END = '<!-- bench:results:end -->';
+
+const ms = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? `${value}` : '–');
+
+/** Rewrites the generated table of docs/performance.md from every result in `dir`. */
+export function updatePerformanceDoc(docPath: string, dir: string): void {
+  const rows: string[] = [];
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+    const result = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<string, any>;
+    const at = result.atMax ?? result;
+    const latency = at.latency ?? result.storm ?? {};
+    const usage = (at.usage ?? result.usage ?? {}) as Record<string, { cpuMsPerRequest: number; rssMiB: number }>;
+    const cpu = Object.entries(usage)
+      .map(([name, value]) => `${name} ${value.cpuMsPerRequest}`)
+      .join(', ');
+    const rss = Object.entries(usage)
+      .map(([name, value]) => `${name} ${value.rssMiB}`)
+      .join(', ');
+    const held = result.maxRate !== undefined ? `${result.maxRate}/s` : result.stormRate ? `storm ${result.stormRate}/s` : `${result.rate}/s`;
+    const notes = [
+      result.ratioToS0 !== undefined ? `${result.ratioToS0}× s0` : '',
+      result.acceptedButNotStored !== undefined ? `${result.acceptedButNotStored} accepted events not stored` : '',
+      result.recoverySeconds !== undefined ? `recovered in ${result.recoverySeconds} s, ${result.unexpectedErrors} errors other than 429/503 with Retry-After` : '',
+      result.propagationMs !== undefined ? `pause honoured within ${result.propagationMs} ms` : '',
+    ]
+      .filter(Boolean)
+      .join('; ');
+    rows.push(
+      `| ${result.scenario} | ${held} | ${ms(latency.p50)} | ${ms(latency.p99)} | ${ms(latency.p999)} | ${ms(latency.errorRate)} | ${cpu} | ${rss} | ${notes} |`,
+    );
+  }
+  const first = JSON.parse(readFileSync(join(dir, readdirSync(dir).filter((name) => name.endsWith('.json')).sort()[0]!), 'utf8'));
+  const table = [
+    BEGIN,
+    `Measured on ${first.machine.cores} cores (${first.machine.cpu}), ${first.machine.memoryGiB} GiB, Node.js ${first.machine.node}, commit ${first.machine.commit}, ${first.date}.`,
+    '',
+    '| Scenario | Highest rate with p99 ≤ 50 ms | p50 ms | p99 ms | p99.9 ms | Error rate | CPU ms per request | RSS MiB | Notes |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    END,
+  ].join('\n');
+  const doc = readFileSync(docPath, 'utf8');
+  const begin = doc.indexOf(BEGIN);
+  const end = doc.indexOf(END);
+  if (begin < 0 || end < 0) throw new Error(`${docPath} has no ${BEGIN} … ${END} section`);
+  writeFileSync(docPath, doc.slice(0, begin) + table + doc.slice(end + END.length));
+}

@@ -1,0 +1,310 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RunningStack } from '@ota/devstack';
+import { startBaseline, stackPids } from './bench-stack';
+import { CHIP, createFleet, FRAMEWORK, Gateway, inParallel, createDeployment, type Fleet } from './fleet';
+import { quantile, summarize } from './latency';
+import { runOpenLoop } from './open-loop';
+import { perRequest, usageOf } from './process-usage';
+import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
+
+export const SCENARIOS = {
+  s0: 'baseline: a bare node:http process doing a check\'s minimum store work (token lookup, device upsert, decision insert)',
+  s1: 'check of known devices (no deployment), compared with s0 in the same run',
+  s2: 'check with auto-registration: every device is new',
+  s3: 'check with offers: active deployments at 50%, with board and channel filters',
+  s4: 'status ingestion, with every accepted event checked against the stored states',
+  s5: 'mixed: 90% checks with offers, 10% status events',
+  s6: 'wake storm: 10 times the steady check rate for a while, then back',
+  s9: 'propagation: a deployment paused under load; how long until no check offers it',
+} as const;
+export type ScenarioName = keyof typeof SCENARIOS;
+
+export interface BenchSettings {
+  smoke: boolean;
+  stepMs: number;
+  maxSteps: number;
+  startRate: number;
+  /** Known devices of s1 and s6. */
+  devices: number;
+  /** Devices of the fleet with deployments (s3, s4, s5, s9). */
+  offerDevices: number;
+  stormMs: number;
+  log: (message: string) => void;
+}
+
+const LIFECYCLE = ['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed'] as const;
+const BOARDS = ['board-a', 'board-b'] as const;
+
+/** Runs scenarios against one stack, setting up each fleet the first time a scenario needs it. */
+export class Scenarios {
+  private readonly gateway: Gateway;
+  private readonly pids: Record<string, number>;
+  private known?: Promise<Fleet>;
+  private offering?: Promise<{ fleet: Fleet; deploymentIds: string[] }>;
+  private statusTarget?: Promise<{ deploymentId: string; buildNumber: number }>;
+  private statusCounter = 0;
+  /** Steady check rate for s6 and s9: half of what s1/s3 held, once measured. */
+  private knownMaxRate = 0;
+  /** s0 is measured once per run: s1 compares with it. */
+  private baselineResult?: Promise<RateSearchResult>;
+  private offerMaxRate = 0;
+
+  constructor(
+    private readonly rootDir: string,
+    private readonly stack: RunningStack,
+    private readonly settings: BenchSettings,
+  ) {
+    this.gateway = new Gateway(stack.gatewayUrl);
+    this.pids = stackPids(stack);
+  }
+
+  close(): Promise<void> {
+    return this.gateway.close();
+  }
+
+  async run(name: ScenarioName): Promise<object> {
+    switch (name) {
+      case 's0':
+        return this.baseline();
+      case 's1': {
+        const baseline = await this.baseline();
+        const known = await this.knownDevices();
+        const result = await this.search('s1', (index) => this.checkKnown(known, index));
+        this.knownMaxRate = result.maxRate;
+        return { ...result, s0: baseline, ratioToS0: baseline.maxRate ? Math.round((result.maxRate / baseline.maxRate) * 100) / 100 : null };
+      }
+      case 's2': {
+        const fleet = await this.knownDevices();
+        const run = Date.now().toString(36);
+        return this.search('s2', (index) => this.check(fleet, `new-${run}-${index}`));
+      }
+      case 's3': {
+        const { fleet } = await this.offeringFleet();
+        const result = await this.search('s3', (index) => this.checkOffering(fleet, index));
+        this.offerMaxRate = result.maxRate;
+        return result;
+      }
+      case 's4':
+        return this.statusIngestion();
+      case 's5': {
+        const { fleet } = await this.offeringFleet();
+        const target = await this.statusDeployment();
+        return this.search('s5', (index) => (index % 10 === 9 ? this.report(fleet, target, this.statusCounter++) : this.checkOffering(fleet, index)));
+      }
+      case 's6':
+        return this.wakeStorm();
+      case 's9':
+        return this.propagation();
+    }
+  }
+
+  private search(label: string, send: (index: number) => Promise<{ status: number; retryAfter: boolean }>): Promise<RateSearchResult> {
+    this.settings.log(`${label}: searching the highest rate with p99 under ${P99_TARGET_MS} ms`);
+    return highestRate({ startRate: this.settings.startRate, stepMs: this.settings.stepMs, maxSteps: this.settings.maxSteps, pids: this.pids, send, log: this.settings.log });
+  }
+
+  private baseline(): Promise<RateSearchResult> {
+    this.baselineResult ??= this.measureBaseline();
+    return this.baselineResult;
+  }
+
+  private async measureBaseline(): Promise<RateSearchResult> {
+    const fleet = await this.knownDevices();
+    const server = await startBaseline(this.rootDir, this.stack);
+    const direct = new Gateway(server.url);
+    try {
+      this.settings.log('s0: the bare baseline');
+      return await highestRate({
+        startRate: this.settings.startRate,
+        stepMs: this.settings.stepMs,
+        maxSteps: this.settings.maxSteps,
+        pids: { baseline: server.process.pid!, ferretdb: this.pids.ferretdb!, ...(this.pids.postgres ? { postgres: this.pids.postgres } : {}) },
+        send: (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`)),
+        log: this.settings.log,
+      });
+    } finally {
+      await direct.close();
+      await server.stop();
+    }
+  }
+
+  private check(fleet: Fleet, deviceId: string, extra: Record<string, unknown> = {}) {
+    return this.gateway.post('/api/v1/ota/check/', fleet.deviceToken, checkBody(deviceId, extra));
+  }
+
+  private checkKnown(fleet: Fleet, index: number) {
+    return this.check(fleet, `known-${index % this.settings.devices}`);
+  }
+
+  private checkOffering(fleet: Fleet, index: number) {
+    const device = index % this.settings.offerDevices;
+    return this.check(fleet, `offer-${device}`, { board_id: BOARDS[device % 2] });
+  }
+
+  /** The fleet of s1: `devices` devices, registered by their first checks. */
+  private knownDevices(): Promise<Fleet> {
+    this.known ??= (async () => {
+      const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'known devices');
+      await this.register(fleet, this.settings.devices, (index) => this.check(fleet, `known-${index}`));
+      return fleet;
+    })();
+    return this.known;
+  }
+
+  /** The fleet of s3: a deployment per board at 50% on the default channel, and a beta channel no device is on. */
+  private offeringFleet() {
+    this.offering ??= (async () => {
+      const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'offering fleet');
+      await this.gateway.api('POST', `/api/v1/projects/${fleet.projectId}/channels/`, fleet.userToken, { name: 'beta' });
+      const deploymentIds: string[] = [];
+      for (const board of BOARDS) {
+        deploymentIds.push((await createDeployment(this.gateway, fleet, { version_label: `2.0-${board}`, board_id: board }, [fleet.defaultChannelId], 50)).deploymentId);
+      }
+      await this.register(fleet, this.settings.offerDevices, (index) => this.checkOffering(fleet, index));
+      return { fleet, deploymentIds };
+    })();
+    return this.offering;
+  }
+
+  private async register(fleet: Fleet, count: number, check: (index: number) => Promise<{ status: number }>): Promise<void> {
+    const started = Date.now();
+    let failed = 0;
+    await inParallel(count, 32, async (index) => {
+      if ((await check(index)).status !== 200) failed += 1;
+      if (index > 0 && index % 5000 === 0) this.settings.log(`  registered ${index}/${count} devices`);
+    });
+    if (failed > 0) throw new Error(`${failed} of ${count} registration checks failed`);
+    this.settings.log(`  ${count} devices registered in ${((Date.now() - started) / 1000).toFixed(1)} s (fleet ${fleet.projectId})`);
+  }
+
+  /**
+   * s4 and s5 report to a deployment of their own, so that its stored states come only from them.
+   * A report needs the deployment to exist, not to be active: a draft offers nothing to s3's checks.
+   */
+  private statusDeployment() {
+    this.statusTarget ??= this.offeringFleet().then(({ fleet }) => createDeployment(this.gateway, fleet, { version_label: '3.0' }, [], 100, true));
+    return this.statusTarget;
+  }
+
+  private expected = new Map<number, number>();
+
+  private async report(fleet: Fleet, target: { deploymentId: string; buildNumber: number }, counter: number) {
+    const device = counter % this.settings.offerDevices;
+    const event = LIFECYCLE[Math.floor(counter / this.settings.offerDevices) % LIFECYCLE.length]!;
+    const answer = await this.gateway.post(
+      '/api/v1/ota/status/',
+      fleet.deviceToken,
+      { device_id: `offer-${device}`, deployment_id: target.deploymentId, event, build_number: target.buildNumber },
+      true,
+    );
+    if (answer.status === 200 && answer.body?.accepted) this.expected.set(device, Math.max(this.expected.get(device) ?? -1, LIFECYCLE.indexOf(event)));
+    return answer;
+  }
+
+  private async statusIngestion() {
+    const { fleet } = await this.offeringFleet();
+    const target = await this.statusDeployment();
+    const result = await this.search('s4', () => this.report(fleet, target, this.statusCounter++));
+    // Every event answered accepted: true must be stored: each device's state is the highest of them.
+    const devices = (await this.gateway.api('GET', `/api/v1/projects/${fleet.projectId}/devices/`, fleet.userToken)) as Array<{ id: string; device_id: string }>;
+    const states = (await this.gateway.api('GET', `/api/v1/projects/${fleet.projectId}/deployments/${target.deploymentId}/states/`, fleet.userToken)) as Array<{
+      device_id: string;
+      status: string;
+    }>;
+    const stored = new Map(states.map((state) => [state.device_id, state.status]));
+    let lost = 0;
+    for (const device of devices) {
+      const index = Number(device.device_id.replace('offer-', ''));
+      const highest = this.expected.get(index);
+      if (highest !== undefined && stored.get(device.id) !== LIFECYCLE[highest]) lost += 1;
+    }
+    this.settings.log(`  accepted events checked against stored states for ${this.expected.size} devices: ${lost} missing`);
+    return { ...result, acceptedDevicesChecked: this.expected.size, acceptedButNotStored: lost };
+  }
+
+  private async wakeStorm() {
+    const fleet = await this.knownDevices();
+    const steady = Math.max(10, Math.round((this.knownMaxRate || this.settings.startRate * 2) / 2));
+    const calm = this.settings.smoke ? 2_000 : 10_000;
+    const after = this.settings.smoke ? 3_000 : 20_000;
+    this.settings.log(`s6: ${steady}/s for ${calm / 1000} s, ${steady * 10}/s for ${this.settings.stormMs / 1000} s, ${steady}/s for ${after / 1000} s`);
+    const before = usageOf(this.pids);
+    const samples = await runOpenLoop({
+      phases: [
+        { rate: steady, durationMs: calm },
+        { rate: steady * 10, durationMs: this.settings.stormMs },
+        { rate: steady, durationMs: after },
+      ],
+      send: (index) => this.checkKnown(fleet, index),
+      maxInFlight: 20_000,
+    });
+    const usage = perRequest(before, usageOf(this.pids), samples.length);
+    const stormEnd = calm + this.settings.stormMs;
+    const phase = (from: number, to: number) => summarize(samples.filter((sample) => sample.intendedAt >= from && sample.intendedAt < to));
+    const normalP99 = phase(calm / 5, calm).p99;
+    // Seconds after the storm until every later one-second window has its p99 back under the target
+    // (or under twice the calm p99, when that is higher).
+    const limit = Math.max(P99_TARGET_MS, normalP99 * 2);
+    const windows: Array<{ second: number; p99: number }> = [];
+    for (let from = stormEnd; from < stormEnd + after; from += 1_000) {
+      const latencies = samples.filter((sample) => sample.intendedAt >= from && sample.intendedAt < from + 1_000).map((sample) => sample.latencyMs).sort((a, b) => a - b);
+      windows.push({ second: (from - stormEnd) / 1000, p99: Math.round(quantile(latencies, 0.99) * 10) / 10 });
+    }
+    const lastBad = [...windows].reverse().find((window) => !(window.p99 <= limit));
+    const recoverySeconds = lastBad === undefined ? 0 : lastBad.second + 1;
+    const storm = phase(calm, stormEnd);
+    const unexpectedErrors = Object.entries(storm.errors)
+      .filter(([status]) => status !== '429' && status !== '503')
+      .reduce((sum, [, count]) => sum + count, 0);
+    const shedWithoutRetryAfter = (storm.errors['429'] ?? 0) + (storm.errors['503'] ?? 0) - storm.shedWithRetryAfter;
+    this.settings.log(
+      `  storm: p99 ${storm.p99} ms, errors ${JSON.stringify(storm.errors)} (${storm.shedWithRetryAfter} shed with Retry-After); p99 back under ${limit} ms ${recoverySeconds} s after`,
+    );
+    return {
+      steadyRate: steady,
+      stormRate: steady * 10,
+      stormSeconds: this.settings.stormMs / 1000,
+      calm: phase(calm / 5, calm),
+      storm,
+      after: phase(stormEnd, stormEnd + after),
+      unexpectedErrors: unexpectedErrors + shedWithoutRetryAfter,
+      recoverySeconds,
+      windowsAfter: windows,
+      usage,
+    };
+  }
+
+  private async propagation() {
+    const { fleet, deploymentIds } = await this.offeringFleet();
+    const paused = deploymentIds[0]!;
+    const rate = Math.max(10, Math.round((this.offerMaxRate || this.settings.startRate * 2) / 2));
+    const durationMs = this.settings.smoke ? 3_000 : 10_000;
+    this.settings.log(`s9: checks at ${rate}/s; deployment ${paused} paused half-way`);
+    let pausedAt = Number.POSITIVE_INFINITY;
+    const started = performance.now();
+    const pausing = sleep(durationMs / 2).then(async () => {
+      await this.gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/${paused}/transition/`, fleet.userToken, { action: 'pause' });
+      pausedAt = performance.now() - started;
+    });
+    const samples = await runOpenLoop({
+      phases: [{ rate, durationMs }],
+      send: async (index) => {
+        const device = index % this.settings.offerDevices;
+        const answer = await this.gateway.post('/api/v1/ota/check/', fleet.deviceToken, checkBody(`offer-${device}`, { board_id: BOARDS[device % 2] }), true);
+        return { status: answer.status, retryAfter: answer.retryAfter, tag: answer.body?.deployment_id ?? '' };
+      },
+    });
+    await pausing;
+    await this.gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/${paused}/transition/`, fleet.userToken, { action: 'resume' });
+    // Checks sent after the pause was acknowledged that still offered the deployment.
+    const late = samples.filter((sample) => sample.intendedAt >= pausedAt && sample.tag === paused);
+    const offeredBefore = samples.filter((sample) => sample.intendedAt < pausedAt && sample.tag === paused).length;
+    const propagationMs = late.length === 0 ? 0 : Math.round(Math.max(...late.map((sample) => sample.intendedAt + sample.latencyMs)) - pausedAt);
+    this.settings.log(`  ${offeredBefore} offers before the pause; ${late.length} after it; every check honoured the pause within ${propagationMs} ms`);
+    return { rate, latency: summarize(samples), offersBeforePause: offeredBefore, offersAfterPause: late.length, propagationMs };
+  }
+}
+
+function checkBody(deviceId: string, extra: Record<string, unknown> = {}) {
+  return { device_id: deviceId, framework: FRAMEWORK, chip_family: CHIP, current_build_number: 0, version_label: '1.0.0', ...extra };
+}

@@ -1,0 +1,41 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// A short run of every benchmark scenario on its own stack, as CI can afford it. It asserts what
+// the scenarios measure correctly, never how fast: these machines are shared and noisy.
+
+const root = join(__dirname, '..', '..');
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9'];
+
+it('runs every scenario and reports complete results', () => {
+  const out = mkdtempSync(join(tmpdir(), 'ota-bench-smoke-'));
+  try {
+    const run = spawnSync(process.execPath, [join(root, 'bench', 'dist', 'cli.js'), 'all', '--smoke', '--out', out], { encoding: 'utf8', timeout: 240_000 });
+    expect(run.stderr).not.toMatch(/Error|failed/);
+    expect(run.status).toBe(0);
+    const result = (name: string) => JSON.parse(readFileSync(join(out, `${name}.json`), 'utf8'));
+    for (const name of SCENARIOS) {
+      expect(result(name)).toMatchObject({ scenario: name, mode: 'smoke', machine: { cores: expect.any(Number) } });
+    }
+    for (const name of ['s0', 's1', 's2', 's3', 's4', 's5']) {
+      const [step] = result(name).steps;
+      expect([name, step.latency.requests]).toEqual([name, expect.any(Number)]);
+      expect(step.latency.requests).toBeGreaterThan(0);
+      // No answer of the routine paths may be a server error.
+      expect([name, Object.keys(step.latency.errors).filter((status) => status.startsWith('5') || status === '0')]).toEqual([name, []]);
+      expect(Object.keys(step.usage)).toEqual(expect.arrayContaining(name === 's0' ? ['baseline', 'ferretdb'] : ['gateway', 'registry', 'rollout', 'ferretdb']));
+    }
+    expect(result('s1').ratioToS0).toEqual(expect.any(Number));
+    expect(result('s4')).toMatchObject({ acceptedButNotStored: 0 });
+    expect(result('s4').acceptedDevicesChecked).toBeGreaterThan(0);
+    expect(result('s6').storm.requests).toBeGreaterThan(result('s6').calm.requests);
+    expect(result('s6').unexpectedErrors).toBe(0);
+    // The paused deployment was offered before the pause, and never after it.
+    expect(result('s9').offersBeforePause).toBeGreaterThan(0);
+    expect(result('s9').offersAfterPause).toBe(0);
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}, 300_000);
