@@ -73,6 +73,11 @@ function filesUnder(dir, suffix) {
   return found.sort();
 }
 
+/** What a Go build in `dir` depends on: its module files and every .go file. */
+function goSources(dir) {
+  return [join(dir, 'go.mod'), join(dir, 'go.sum'), ...readdirSync(dir).filter((name) => name.endsWith('.go')).sort().map((name) => join(dir, name))];
+}
+
 export const pnpmBin = join(toolsDir, 'pnpm', 'node_modules', '.bin', 'pnpm');
 
 function ensurePnpm() {
@@ -104,7 +109,7 @@ function ensureGoBinaries() {
   }
   const ferretSource = join(root, 'deploy', 'ferretdb');
   if (needMongo) {
-    const fingerprint = hashFiles(['go.mod', 'go.sum', 'main.go'].map((file) => join(ferretSource, file)));
+    const fingerprint = hashFiles(goSources(ferretSource));
     unlessStamped(join(binDir, '.ferretdb-stamp'), fingerprint, () => {
       say('building FerretDB v1 (SQLite backend) from deploy/ferretdb; the first build takes about two minutes');
       run('go', ['build', '-o', join(binDir, 'ferretdb'), '.'], { cwd: ferretSource });
@@ -161,7 +166,7 @@ function ensureChartTools() {
     run('go', ['install', HELM_MODULE], { env: { ...process.env, GOBIN: binDir } });
   });
   const validatorSource = join(root, 'deploy', 'k8s-validate');
-  const fingerprint = hashFiles(['go.mod', 'go.sum', 'main.go'].map((file) => join(validatorSource, file)));
+  const fingerprint = hashFiles(goSources(validatorSource));
   unlessStamped(join(binDir, '.k8s-validate-stamp'), fingerprint, () => {
     say('building the Kubernetes schema validator from deploy/k8s-validate');
     run('go', ['build', '-o', join(binDir, 'k8s-validate'), '.'], { cwd: validatorSource });

@@ -1,4 +1,4 @@
-// Command ferretdb runs FerretDB v1 with its SQLite backend as a local MongoDB-protocol server.
+// Command ferretdb runs FerretDB v1 with its SQLite or PostgreSQL backend as a local MongoDB-protocol server.
 //
 // `go install github.com/FerretDB/FerretDB/cmd/ferretdb` panics on a version file the module does
 // not ship, so local development and CI build this small main against the embeddable package.
@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
@@ -24,6 +25,7 @@ func main() {
 	// commit: a commit survives the crash or kill -9 of any process, and only an OS crash or power
 	// loss can lose the last ones. FULL makes every commit wait for the disk (about 10 ms here).
 	synchronous := flag.String("sqlite-synchronous", "normal", "SQLite synchronous pragma: off, normal, full or extra")
+	ginMirror := flag.Duration("postgresql-gin-mirror-interval", time.Second, "with PostgreSQL: how often to add GIN indexes that FerretDB's queries can use (gin_mirror.go); 0 disables")
 	flag.Parse()
 
 	config := &ferretdb.Config{
@@ -47,6 +49,10 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+
+	if *postgresURL != "" && *ginMirror > 0 {
+		go mirrorIndexes(ctx, *postgresURL, *ginMirror)
+	}
 
 	log.Printf("ferretdb listening on %s", *listen)
 	if err := server.Run(ctx); err != nil {

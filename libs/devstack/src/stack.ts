@@ -24,11 +24,17 @@ export interface StackOptions {
   mongoBackend?: 'postgresql' | 'sqlite';
   /** Delete the local servers' data when the stack stops (test stacks). */
   ephemeral?: boolean;
+  /** More arguments for the local FerretDB (benchmarks switch its features off to compare). */
+  ferretdbArgs?: string[];
+  /** Node.js arguments for the services and the gateway, e.g. `--cpu-prof` for profiling. */
+  serviceNodeArgs?: string[];
 }
 
 export interface RunningStack {
   gatewayUrl: string;
   mongodbUri: string;
+  /** The PostgreSQL cluster under the local FerretDB; empty when FerretDB runs on SQLite or MONGODB_URI is given. */
+  postgresUrl: string;
   s3Endpoint: string;
   natsUrl: string;
   /** The environment the services run with (database names, addresses), for the admin command. */
@@ -80,6 +86,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
 
   try {
     let mongodbUri = options.env.MONGODB_URI ?? '';
+    let postgresUrl = '';
     if (!mongodbUri) {
       const mongoPort = await port(DEFAULT_PORTS.mongo);
       let backendArgs: string[];
@@ -88,12 +95,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         started.push(postgres.process);
         cleanups.push(postgres.removeData);
         backendArgs = ['--postgresql-url', postgres.url];
+        postgresUrl = postgres.url;
       } else {
         const dir = join(options.dataDir, 'ferretdb');
         mkdirSync(dir, { recursive: true });
         backendArgs = ['--sqlite-dir', `${dir}/`];
       }
-      const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort}`, ...backendArgs], process.env, outputOf('ferretdb'));
+      const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort}`, ...backendArgs, ...(options.ferretdbArgs ?? [])], process.env, outputOf('ferretdb'));
       started.push(ferret);
       await waitForPort(HOST, mongoPort, ferret, START_TIMEOUT_MS);
       mongodbUri = `mongodb://${HOST}:${mongoPort}/`;
@@ -164,14 +172,14 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         env.GRPC_HOST = HOST;
       }
       if (name === 'artifacts') Object.assign(env, s3Credentials, { S3_ENDPOINT: s3Endpoint });
-      const managed = startProcess(name, process.execPath, [join(options.rootDir, 'services', name, 'dist', 'main.js')], env, outputOf(name));
+      const managed = startProcess(name, process.execPath, [...(options.serviceNodeArgs ?? []), join(options.rootDir, 'services', name, 'dist', 'main.js')], env, outputOf(name));
       started.push(managed);
       await waitForPort(HOST, name === 'gateway' ? ports.gateway : ports[name], managed, START_TIMEOUT_MS);
     }
 
     const gatewayUrl = `http://${HOST}:${ports.gateway}`;
     await waitForReady(gatewayUrl, started.at(-1)!);
-    return { gatewayUrl, mongodbUri, s3Endpoint, natsUrl, gatewayEnv, metricsUrls, processes: started, stop };
+    return { gatewayUrl, mongodbUri, postgresUrl, s3Endpoint, natsUrl, gatewayEnv, metricsUrls, processes: started, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -27,6 +27,7 @@ export default async function globalSetup(): Promise<void> {
   const published: TestStack = {
     gatewayUrl: stack.gatewayUrl,
     mongodbUri: stack.mongodbUri,
+    postgresUrl: stack.postgresUrl,
     s3Endpoint: stack.s3Endpoint,
     natsUrl: stack.natsUrl,
     gatewayEnv: stack.gatewayEnv,

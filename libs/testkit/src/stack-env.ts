@@ -2,6 +2,8 @@
 export interface TestStack {
   gatewayUrl: string;
   mongodbUri: string;
+  /** The PostgreSQL cluster under the local FerretDB, or empty (SQLite backend, or MONGODB_URI given). */
+  postgresUrl: string;
   s3Endpoint: string;
   natsUrl: string;
   /** The gateway's own environment: what the admin command needs to reach the same database. */
