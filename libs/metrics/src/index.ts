@@ -58,6 +58,12 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly shedRequests = new Counter({
+    name: 'http_requests_shed_total',
+    help: 'Requests refused with 503 because the process was at its concurrency limit.',
+    registers: [this.registry],
+  });
+
   constructor(service: string) {
     this.registry.setDefaultLabels({ service });
     collectDefaultMetrics({ register: this.registry });

@@ -3,6 +3,7 @@ import { koaBody } from 'koa-body';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
 import { HttpError, errorMiddleware } from './http/errors';
+import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
 import Router from '@koa/router';
 import { buildOpenApiDocument } from './http/openapi';
 import { OperationTable } from './http/operations';
@@ -13,6 +14,8 @@ import { deviceRoutes } from './routes/devices';
 import { healthRoutes } from './routes/health';
 import { projectRoutes } from './routes/projects';
 import { tokenRoutes } from './routes/tokens';
+
+const DEVICE_API_PATHS = new Set(['/api/v1/ota/check/', '/api/v1/ota/status/', '/api/v1/ota/check', '/api/v1/ota/status']);
 
 /** Builds the gateway's Koa app without listening, so that tests can drive it directly. */
 export function createApp(deps: GatewayDeps): Koa {
@@ -37,6 +40,15 @@ export function createApp(deps: GatewayDeps): Koa {
     }
   });
   app.use(errorMiddleware(deps.logger));
+  // The device API is what a whole fleet hits at once; its overload is shed here, before the body
+  // is parsed and the token read.
+  const deviceApiLimiter = new ConcurrencyLimiter({
+    maxConcurrent: deps.config.DEVICE_API_MAX_CONCURRENCY,
+    maxQueued: deps.config.DEVICE_API_MAX_QUEUED,
+    maxWaitMs: deps.config.DEVICE_API_MAX_WAIT_MS,
+  });
+  const shedDeviceApi = shedLoad(deviceApiLimiter, deps.config.OVERLOAD_RETRY_AFTER_SECONDS, () => metrics.shedRequests.inc());
+  app.use((ctx, next) => (DEVICE_API_PATHS.has(ctx.path) ? shedDeviceApi(ctx, next) : next()));
   app.use(
     koaBody({
       // Multipart bodies are streamed by the upload routes themselves, never buffered here.

@@ -23,6 +23,11 @@ export const gatewaySettings = {
   DEFAULT_MAX_UPLOADS_PER_MONTH: int("a new user's artifact uploads per UTC month (0: no cap)", 100, 0),
   PLAN_CACHE_TTL_MS: int('how long the device check reuses an owner plan it read', 10_000, 0),
   SHUTDOWN_GRACE_MS: int('how long in-flight requests may take to finish on SIGTERM', 10_000, 0),
+  DEVICE_API_MAX_CONCURRENCY: int('device API requests (check, status) one gateway serves at once; more wait', 64, 1),
+  DEVICE_API_MAX_QUEUED: int('device API requests that may wait for a place; beyond it they get 503', 1_024, 0),
+  DEVICE_API_MAX_WAIT_MS: int('how long a device API request may wait for a place before it gets 503', 250, 0),
+  OVERLOAD_RETRY_AFTER_SECONDS: int('Retry-After of a 503 for overload, jittered to half to one and a half times this', 30, 1),
+  CHECK_POLL_INTERVAL_SECONDS: int('poll_after_seconds suggested in every check answer, jittered the same way (0: no suggestion)', 1_800, 0),
 };
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

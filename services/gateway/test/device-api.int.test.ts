@@ -24,7 +24,13 @@ describe('check outcomes', () => {
     const released = await release(f);
     const offer = await check(f.deviceScopeToken, 'c-1');
     expect(offer.body).toMatchObject({ update_available: true, build_number: released.build_number, deployment_id: released.deployment_id });
-    expect((await check(f.deviceScopeToken, 'c-1', { current_build_number: released.build_number })).body.status).toBe('up_to_date');
+    const upToDate = await check(f.deviceScopeToken, 'c-1', { current_build_number: released.build_number });
+    expect(upToDate.body.status).toBe('up_to_date');
+    // Every answer suggests the next check: the 1,800 s default, spread over half to one and a half times it.
+    for (const answer of [offer, upToDate]) {
+      expect(answer.body.poll_after_seconds).toBeGreaterThanOrEqual(900);
+      expect(answer.body.poll_after_seconds).toBeLessThanOrEqual(2700);
+    }
   });
 
   it('answers no_compatible_build for other hardware, and 400 when a declared dimension is missing', async () => {

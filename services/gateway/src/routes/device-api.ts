@@ -7,6 +7,7 @@ import { Readable } from 'node:stream';
 import { principalOf, type Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { HttpError } from '../http/errors';
+import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
 import { checkBody, statusBody, type CheckBody, type StatusBody } from '../http/schemas';
@@ -21,6 +22,10 @@ const MESSAGES = {
 /** The device API (spec 4.5): business outcomes are 200 with a status, never errors. */
 export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients } = deps;
+
+  /** When the device should check next: the configured interval, jittered so that a fleet spreads out. */
+  const pollAfter = (): { poll_after_seconds?: number } =>
+    deps.config.CHECK_POLL_INTERVAL_SECONDS > 0 ? { poll_after_seconds: jitteredSeconds(deps.config.CHECK_POLL_INTERVAL_SECONDS) } : {};
 
   /** The device_id a request speaks for: from the body with a project token, from the token otherwise. */
   function deviceIdOf(principal: Principal, bodyDeviceId: string | undefined): string {
@@ -99,17 +104,17 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
 
     if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT) {
       record('over_limit', MESSAGES.over_limit);
-      ctx.body = { update_available: false, status: 'over_limit', message: MESSAGES.over_limit };
+      ctx.body = { update_available: false, status: 'over_limit', message: MESSAGES.over_limit, ...pollAfter() };
       return;
     }
     if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE) {
       record('device_inactive', MESSAGES.device_inactive);
-      ctx.body = { update_available: false, status: 'device_inactive', message: MESSAGES.device_inactive };
+      ctx.body = { update_available: false, status: 'device_inactive', message: MESSAGES.device_inactive, ...pollAfter() };
       return;
     }
     if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED) {
       record('token_required', MESSAGES.token_required);
-      ctx.body = { update_available: false, status: 'token_required', message: MESSAGES.token_required };
+      ctx.body = { update_available: false, status: 'token_required', message: MESSAGES.token_required, ...pollAfter() };
       return;
     }
     const device = checkIn.device!;
@@ -137,7 +142,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     const offer = decision.offer;
     if (!offer) {
       record(decision.status, decision.message);
-      ctx.body = { update_available: false, status: decision.status, message: decision.message };
+      ctx.body = { update_available: false, status: decision.status, message: decision.message, ...pollAfter() };
       return;
     }
     record('offered', decision.message, { deployment_id: offer.deploymentId, artifact_build_number: offer.buildNumber });
@@ -152,6 +157,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       deployment_id: offer.deploymentId,
       security_mode: offer.securityMode,
       ...(offer.signature ? { signature: offer.signature, signing_key_id: offer.signingKeyId } : {}),
+      ...pollAfter(),
     };
   }
 
