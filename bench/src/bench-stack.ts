@@ -3,8 +3,27 @@ import { join } from 'node:path';
 import { loadConfig } from '@ota/config';
 import { freePort, localStackSettings, startStack, type RunningStack } from '@ota/devstack';
 
+/** How a stack differs from the default one: a change switched off, for a side-by-side comparison. */
+export interface Variant {
+  serviceEnv?: NodeJS.ProcessEnv;
+  ferretdbArgs?: string[];
+  serviceNodeArgs?: string[];
+}
+
+/** Changes that `--compare-without` can switch off, each measured against the same stack with it on. */
+export const CHANGES: Record<string, { description: string; off: Variant }> = {
+  'gin-mirror': {
+    description: 'GIN indexes that serve FerretDB\'s own pushdown queries on PostgreSQL (deploy/ferretdb/gin_mirror.go)',
+    off: { ferretdbArgs: ['--postgresql-gin-mirror-interval=0'] },
+  },
+  'load-shedding': {
+    description: 'the device API concurrency limit with 503 and Retry-After (services/gateway/src/http/load-shedding.ts)',
+    off: { serviceEnv: { DEVICE_API_MAX_CONCURRENCY: '1000000', DEVICE_API_MAX_QUEUED: '0' } },
+  },
+};
+
 /** The whole stack on free loopback ports, as `npm start` runs it, with fresh data. */
-export async function startBenchStack(rootDir: string, runId: string, serviceEnv: NodeJS.ProcessEnv): Promise<RunningStack> {
+export async function startBenchStack(rootDir: string, runId: string, variant: Variant = {}): Promise<RunningStack> {
   const dataDir = join(rootDir, '.data', 'bench', runId);
   return startStack({
     rootDir,
@@ -15,7 +34,9 @@ export async function startBenchStack(rootDir: string, runId: string, serviceEnv
     databasePrefix: `bench_${runId}_`,
     ephemeral: true,
     mongoBackend: loadConfig({ LOCAL_MONGODB_BACKEND: localStackSettings.LOCAL_MONGODB_BACKEND }).LOCAL_MONGODB_BACKEND,
-    serviceEnv: { LOG_LEVEL: 'warn', ...serviceEnv },
+    serviceEnv: { LOG_LEVEL: 'warn', ...variant.serviceEnv },
+    ferretdbArgs: variant.ferretdbArgs ?? [],
+    serviceNodeArgs: variant.serviceNodeArgs ?? [],
   });
 }
 

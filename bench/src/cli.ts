@@ -1,9 +1,9 @@
 // `npm run bench -- <scenario…|all> [--smoke] [--step-seconds N] [--devices N] [--out DIR]`
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startBenchStack } from './bench-stack';
+import { CHANGES, startBenchStack, type Variant } from './bench-stack';
 import { machine, updatePerformanceDoc, writeResult } from './report';
-import { SCENARIOS, Scenarios, type ScenarioName } from './scenarios';
+import { SCENARIOS, Scenarios, type BenchSettings, type ScenarioName } from './scenarios';
 
 const rootDir = resolve(__dirname, '..', '..');
 const ORDER = Object.keys(SCENARIOS) as ScenarioName[];
@@ -20,7 +20,13 @@ Options:
   --offer-devices N  devices of the fleet with deployments (default 5000; smoke 200)
   --storm-seconds N  length of the s6 storm (default 60; smoke 3)
   --start-rate N     first rate of each search, per second (default 100; smoke 50)
+  --max-steps N      rate steps per search at most (default 10; smoke 1)
+  --cpu-prof DIR     run every service with node --cpu-prof, writing .cpuprofile files to DIR
   --out DIR          where results go (default bench/results; smoke: .data/bench/smoke-results)
+  --compare-without CHANGE
+                     run the scenarios twice in this one run, first with CHANGE switched off, then
+                     with it on, and write <out>/compare-CHANGE.json with both and their ratios.
+                     CHANGE: ${Object.keys(CHANGES).join(', ')}
 
 A full run writes bench/results/<scenario>.json and the results table of docs/performance.md.`;
 
@@ -35,6 +41,9 @@ async function main(): Promise<void> {
       'storm-seconds': { type: 'string' },
       'start-rate': { type: 'string' },
       out: { type: 'string' },
+      'compare-without': { type: 'string' },
+      'max-steps': { type: 'string' },
+      'cpu-prof': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -50,10 +59,10 @@ async function main(): Promise<void> {
     return Number(value);
   };
   const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
-  const settings = {
+  const settings: BenchSettings = {
     smoke,
     stepMs: number(values['step-seconds'], smoke ? 2 : 10, 'step-seconds') * 1000,
-    maxSteps: smoke ? 1 : 10,
+    maxSteps: number(values['max-steps'], smoke ? 1 : 10, 'max-steps'),
     startRate: number(values['start-rate'], smoke ? 50 : 100, 'start-rate'),
     devices: number(values.devices, smoke ? 200 : 50_000, 'devices'),
     offerDevices: number(values['offer-devices'], smoke ? 200 : 5_000, 'offer-devices'),
@@ -62,35 +71,79 @@ async function main(): Promise<void> {
   };
   const out = resolve(values.out ?? (smoke ? join(rootDir, '.data', 'bench', 'smoke-results') : join(rootDir, 'bench', 'results')));
 
-  const runId = `${Date.now().toString(36)}`;
-  log(`starting the stack (${smoke ? 'smoke run' : 'full run'})`);
-  const stack = await startBenchStack(rootDir, runId, {});
+  const compare = values['compare-without'];
+  if (compare !== undefined && !CHANGES[compare]) throw new Error(`--compare-without takes one of: ${Object.keys(CHANGES).join(', ')}`);
+  const selected = ORDER.filter((scenario) => requested.includes(scenario));
+  const record = (name: ScenarioName, result: object, extra: object = {}) => ({
+    scenario: name,
+    description: SCENARIOS[name],
+    mode: smoke ? 'smoke' : 'full',
+    date: new Date().toISOString(),
+    machine: machine(),
+    settings: { ...settings, log: undefined },
+    ...extra,
+    ...result,
+  });
+
+  if (compare) {
+    log(`comparing without and with ${compare}: ${CHANGES[compare]!.description}`);
+    const without = await runOnStack(selected, settings, CHANGES[compare]!.off, `without ${compare}`);
+    const withChange = await runOnStack(selected, settings, {}, `with ${compare}`);
+    const comparison = {
+      change: compare,
+      description: CHANGES[compare]!.description,
+      date: new Date().toISOString(),
+      machine: machine(),
+      scenarios: Object.fromEntries(
+        selected.map((name) => {
+          const [off, on] = [without.get(name) as Record<string, any>, withChange.get(name) as Record<string, any>];
+          const ratio = off.maxRate ? Math.round((on.maxRate / off.maxRate) * 100) / 100 : null;
+          return [name, { without: record(name, off), with: record(name, on), maxRateRatio: ratio }];
+        }),
+      ),
+    };
+    log(`written: ${writeResult(out, `compare-${compare}`, comparison)}`);
+    return;
+  }
+
+  const profiling: Variant = values['cpu-prof']
+    ? { serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] }
+    : {};
+  const results = await runOnStack(selected, settings, profiling, 'default stack');
+  for (const [name, result] of results) log(`${name}: ${writeResult(out, name, record(name, result))}`);
+  if (!smoke && !values.out) {
+    updatePerformanceDoc(join(rootDir, 'docs', 'performance.md'), out);
+    log('docs/performance.md results table updated');
+  }
+}
+
+/** Starts a stack of the given variant, runs the scenarios in the documented order, stops it. */
+async function runOnStack(selected: ScenarioName[], settings: BenchSettings, variant: Variant, label: string): Promise<Map<ScenarioName, object>> {
+  settings.log(`starting the stack (${label}${settings.smoke ? ', smoke run' : ''})`);
+  const stack = await startBenchStack(rootDir, Date.now().toString(36), variant);
   const scenarios = new Scenarios(rootDir, stack, settings);
+  // Ctrl-C stops the stack this run started instead of leaving it behind.
+  const onSignal = (signal: NodeJS.Signals) => {
+    settings.log(`${signal}: stopping the stack`);
+    void stack.stop().then(() => process.exit(130));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const results = new Map<ScenarioName, object>();
   try {
-    // Always in the documented order, so that s6 and s9 can start from what s1 and s3 held.
-    for (const name of ORDER.filter((scenario) => requested.includes(scenario))) {
+    // s6 and s9 start from what s1 and s3 held, so the order is fixed.
+    for (const name of selected) {
       const started = Date.now();
-      const result = await scenarios.run(name);
-      const path = writeResult(out, name, {
-        scenario: name,
-        description: SCENARIOS[name],
-        mode: smoke ? 'smoke' : 'full',
-        date: new Date().toISOString(),
-        seconds: Math.round((Date.now() - started) / 1000),
-        machine: machine(),
-        settings: { ...settings, log: undefined },
-        ...result,
-      });
-      log(`${name} done in ${Math.round((Date.now() - started) / 1000)} s: ${path}`);
-    }
-    if (!smoke && !values.out) {
-      updatePerformanceDoc(join(rootDir, 'docs', 'performance.md'), out);
-      log('docs/performance.md results table updated');
+      results.set(name, { ...(await scenarios.run(name)), seconds: Math.round((Date.now() - started) / 1000) });
+      settings.log(`${name} done in ${Math.round((Date.now() - started) / 1000)} s`);
     }
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     await scenarios.close();
     await stack.stop();
   }
+  return results;
 }
 
 main().catch((error: Error) => {

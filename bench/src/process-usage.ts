@@ -4,14 +4,25 @@ import { readdirSync, readFileSync } from 'node:fs';
 // PostgreSQL server works in one child process per connection, so its tree is what counts.
 
 const CLOCK_TICKS_PER_SECOND = 100;
-const PAGE_BYTES = 4096;
+
+/**
+ * Proportional set size: resident memory with each shared page divided among the processes that
+ * map it. Summing RSS instead would count PostgreSQL's shared buffers once per backend.
+ */
+function pssBytes(pid: number): number {
+  try {
+    const match = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
 
 interface ProcStat {
   pid: number;
   ppid: number;
   /** user + system CPU time, in clock ticks. */
   cpuTicks: number;
-  rssPages: number;
 }
 
 function readStat(pid: number): ProcStat | undefined {
@@ -19,7 +30,7 @@ function readStat(pid: number): ProcStat | undefined {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may hold spaces: fields start after the last ')'.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { pid, ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]), rssPages: Number(fields[21]) };
+    return { pid, ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]) };
   } catch {
     return undefined;
   }
@@ -34,6 +45,7 @@ function allProcesses(): ProcStat[] {
 
 export interface Usage {
   cpuMs: number;
+  /** Resident memory as proportional set size (see pssBytes). */
   rssBytes: number;
 }
 
@@ -50,7 +62,7 @@ export function usageOf(roots: Record<string, number>): Record<string, Usage> {
     while (queue.length > 0) {
       const stat = queue.pop()!;
       usage.cpuMs += (stat.cpuTicks * 1000) / CLOCK_TICKS_PER_SECOND;
-      usage.rssBytes += stat.rssPages * PAGE_BYTES;
+      usage.rssBytes += pssBytes(stat.pid);
       queue.push(...(childrenOf.get(stat.pid) ?? []));
     }
     result[name] = usage;
