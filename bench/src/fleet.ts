@@ -9,7 +9,9 @@ export class Gateway {
   readonly pool: Pool;
 
   constructor(readonly url: string) {
-    this.pool = new Pool(url, { connections: 128, pipelining: 1 });
+    // Enough connections that the server, not this client, decides what waits: a fleet's devices
+    // each have their own connection, and a wake storm must reach the gateway's load shedding.
+    this.pool = new Pool(url, { connections: 2048, pipelining: 1 });
   }
 
   async api(method: string, path: string, token: string, body?: unknown): Promise<any> {

@@ -35,7 +35,10 @@ const ms = (value: unknown) => (typeof value === 'number' && Number.isFinite(val
 /** Rewrites the generated table of docs/performance.md from every result in `dir`. */
 export function updatePerformanceDoc(docPath: string, dir: string): void {
   const rows: string[] = [];
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+  const scenarioFiles = readdirSync(dir)
+    .filter((name) => /^s\d+\.json$/.test(name))
+    .sort((a, b) => Number(a.slice(1, -5)) - Number(b.slice(1, -5)));
+  for (const file of scenarioFiles) {
     const result = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<string, any>;
     const at = result.atMax ?? result;
     const latency = at.latency ?? result.storm ?? {};
@@ -59,12 +62,13 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
       `| ${result.scenario} | ${held} | ${ms(latency.p50)} | ${ms(latency.p99)} | ${ms(latency.p999)} | ${ms(latency.errorRate)} | ${cpu} | ${rss} | ${notes} |`,
     );
   }
-  const first = JSON.parse(readFileSync(join(dir, readdirSync(dir).filter((name) => name.endsWith('.json')).sort()[0]!), 'utf8'));
+  if (scenarioFiles.length === 0) throw new Error(`no scenario results in ${dir}`);
+  const first = JSON.parse(readFileSync(join(dir, scenarioFiles[0]!), 'utf8'));
   const table = [
     BEGIN,
     `Measured on ${first.machine.cores} cores (${first.machine.cpu}), ${first.machine.memoryGiB} GiB, Node.js ${first.machine.node}, commit ${first.machine.commit}, ${first.date}.`,
     '',
-    '| Scenario | Highest rate with p99 ≤ 50 ms | p50 ms | p99 ms | p99.9 ms | Error rate | CPU ms per request | RSS MiB | Notes |',
+    '| Scenario | Highest rate with p99 ≤ 50 ms | p50 ms | p99 ms | p99.9 ms | Error rate | CPU ms per request | Memory (PSS) MiB | Notes |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows,
     END,
