@@ -11,7 +11,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflicts with what exists.',
   413: 'The JSON body is larger than the limit.',
   422: 'The body or query fails its schema; `detail` lists each problem.',
-  503: 'A service or store is unavailable; retry after `Retry-After` seconds.',
+  503: 'The service is busy (load is being shed) or a service or store is unavailable; retry after `Retry-After` seconds.',
 };
 
 function errorsOf(operation: Operation): number[] {
