@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPostgres } from './postgres';
@@ -72,6 +72,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     for (const managed of [...started].reverse()) await managed.stop();
     if (options.ephemeral) for (const cleanup of cleanups) cleanup();
   };
+  /** A data directory of a local server, deleted with an ephemeral stack (logs are kept). */
+  const dataDirOf = (name: string) => {
+    const dir = join(options.dataDir, name);
+    mkdirSync(dir, { recursive: true });
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  };
   const port = async (fixed: number) => (options.ports === 'default' ? fixed : freePort());
   const outputOf = (name: string): OutputMode =>
     options.output === 'prefixed' ? { kind: 'prefixed' } : { kind: 'file', path: join(options.output.logDir, `${name}.log`) };
@@ -97,9 +104,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         backendArgs = ['--postgresql-url', postgres.url];
         postgresUrl = postgres.url;
       } else {
-        const dir = join(options.dataDir, 'ferretdb');
-        mkdirSync(dir, { recursive: true });
-        backendArgs = ['--sqlite-dir', `${dir}/`];
+        backendArgs = ['--sqlite-dir', `${dataDirOf('ferretdb')}/`];
       }
       const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort}`, ...backendArgs, ...(options.ferretdbArgs ?? [])], process.env, outputOf('ferretdb'));
       started.push(ferret);
@@ -110,9 +115,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     let natsUrl = options.env.NATS_URL ?? '';
     if (!natsUrl) {
       const natsPort = await port(DEFAULT_PORTS.nats);
-      const dir = join(options.dataDir, 'nats');
-      mkdirSync(dir, { recursive: true });
-      const nats = startProcess('nats', bin('nats-server'), ['-a', HOST, '-p', String(natsPort), '-js', '-sd', dir], process.env, outputOf('nats'));
+      const nats = startProcess('nats', bin('nats-server'), ['-a', HOST, '-p', String(natsPort), '-js', '-sd', dataDirOf('nats')], process.env, outputOf('nats'));
       started.push(nats);
       await waitForPort(HOST, natsPort, nats, START_TIMEOUT_MS);
       natsUrl = `nats://${HOST}:${natsPort}`;
@@ -122,10 +125,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     let s3Credentials = { S3_ACCESS_KEY_ID: options.env.S3_ACCESS_KEY_ID ?? '', S3_SECRET_ACCESS_KEY: options.env.S3_SECRET_ACCESS_KEY ?? '' };
     if (!s3Endpoint) {
       const s3Port = await port(DEFAULT_PORTS.s3);
-      const dir = join(options.dataDir, 's3');
-      mkdirSync(dir, { recursive: true });
       const s3rverCli = require.resolve('s3rver/bin/s3rver.js');
-      const s3 = startProcess('s3rver', process.execPath, [s3rverCli, '-d', dir, '-a', HOST, '-p', String(s3Port), '--silent'], process.env, outputOf('s3rver'));
+      const s3 = startProcess('s3rver', process.execPath, [s3rverCli, '-d', dataDirOf('s3'), '-a', HOST, '-p', String(s3Port), '--silent'], process.env, outputOf('s3rver'));
       started.push(s3);
       await waitForPort(HOST, s3Port, s3, START_TIMEOUT_MS);
       s3Endpoint = `http://${HOST}:${s3Port}`;
