@@ -225,6 +225,19 @@ describe('status events', () => {
     expect((await check(f.deviceScopeToken, 'rb-1')).body).toMatchObject({ update_available: true, deployment_id: second.deployment_id });
   });
 
+  it('accepts reports for a deployment that is no longer active', async () => {
+    const f = await setupProject();
+    const released = await release(f);
+    await check(f.deviceScopeToken, 'paused-1');
+    await api('POST', `/api/v1/projects/${f.project.id}/deployments/${released.deployment_id}/transition/`, { token: f.user.token, json: { action: 'pause' } });
+    const late = await report(f.deviceScopeToken, { device_id: 'paused-1', deployment_id: released.deployment_id, event: 'downloaded' });
+    expect(late.body).toEqual({ accepted: true, final_status: 'downloaded' });
+    // Another project's deployment stays invisible, active or not.
+    const other = await setupProject();
+    await check(other.deviceScopeToken, 'paused-1');
+    expect((await report(other.deviceScopeToken, { device_id: 'paused-1', deployment_id: released.deployment_id, event: 'downloaded' })).status).toBe(404);
+  });
+
   it('treats concurrent repeats of confirmed as one', async () => {
     const f = await setupProject();
     const released = await release(f);

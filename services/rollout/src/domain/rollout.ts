@@ -159,15 +159,22 @@ export class Rollout {
   }): Promise<{ accepted: boolean; finalStatus: string }> {
     const status = statusOfEvent(input.event);
     if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${DEVICE_EVENTS.join(', ')}`);
-    await this.findDeployment(input.projectId, input.deploymentId);
+    // Reports are almost always for an active deployment, which this replica holds in memory; any
+    // other (paused, completed, or not yet in this replica's view) is read from the store.
+    const active = this.deps.views.activeDeployments(input.projectId).some((deployment) => deployment.id === input.deploymentId);
+    if (!active) await this.findDeployment(input.projectId, input.deploymentId);
     const after = await this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason });
     return { accepted: true, finalStatus: after.status };
   }
 
   /** Stores the event (the truth), then raises the in-memory status and tells the other replicas. */
   private async record(event: { deploymentId: string; projectId: string; deviceId: string; status: string; reason: string }): Promise<DeviceStatusEntry> {
-    await this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at: this.now() });
-    await this.deviceStatus(event.deploymentId, event.deviceId);
+    // The status before this event (from memory, or from the store on a miss) is read alongside the
+    // insert: whether or not the read sees the new event, it is merged with it below.
+    await Promise.all([
+      this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at: this.now() }),
+      this.deviceStatus(event.deploymentId, event.deviceId),
+    ]);
     const after = this.deps.statusCache.merge(event.deploymentId, event.deviceId, {
       status: event.status,
       rank: rankOf(event.status),
