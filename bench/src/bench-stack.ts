@@ -5,6 +5,8 @@ import { freePort, localStackSettings, startStack, type RunningStack } from '@ot
 
 /** How a stack differs from the default one: a change switched off, for a side-by-side comparison. */
 export interface Variant {
+  /** A checkout whose services (and local servers) run instead of this one's: another commit. */
+  rootDir?: string;
   serviceEnv?: NodeJS.ProcessEnv;
   ferretdbArgs?: string[];
   serviceNodeArgs?: string[];

@@ -1,4 +1,6 @@
 // `npm run bench -- <scenario…|all> [--smoke] [--step-seconds N] [--devices N] [--out DIR]`
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CHANGES, startBenchStack, type Variant } from './bench-stack';
@@ -27,6 +29,10 @@ Options:
                      run the scenarios twice in this one run, first with CHANGE switched off, then
                      with it on, and write <out>/compare-CHANGE.json with both and their ratios.
                      CHANGE: ${Object.keys(CHANGES).join(', ')}
+  --compare-with-commit REV
+                     the same, with the "without" stack built from commit REV (a git worktree
+                     under .data/bench/worktrees, built by its own scripts/ensure-built.mjs):
+                     writes <out>/compare-REV.json
 
 A full run writes bench/results/<scenario>.json and the results table of docs/performance.md.`;
 
@@ -42,6 +48,7 @@ async function main(): Promise<void> {
       'start-rate': { type: 'string' },
       out: { type: 'string' },
       'compare-without': { type: 'string' },
+      'compare-with-commit': { type: 'string' },
       'max-steps': { type: 'string' },
       'cpu-prof': { type: 'string' },
       help: { type: 'boolean' },
@@ -85,25 +92,30 @@ async function main(): Promise<void> {
     ...result,
   });
 
-  if (compare) {
-    log(`comparing without and with ${compare}: ${CHANGES[compare]!.description}`);
-    const without = await runOnStack(selected, settings, CHANGES[compare]!.off, `without ${compare}`);
-    const withChange = await runOnStack(selected, settings, {}, `with ${compare}`);
-    const comparison = {
-      change: compare,
-      description: CHANGES[compare]!.description,
+  const comparison = async (name: string, description: string, baseline: Variant, baselineLabel: string) => {
+    log(`comparing ${baselineLabel} with this checkout: ${description}`);
+    const without = await runOnStack(selected, settings, baseline, baselineLabel);
+    const withChange = await runOnStack(selected, settings, {}, 'this checkout');
+    const result = {
+      change: name,
+      description,
       date: new Date().toISOString(),
       machine: machine(),
       scenarios: Object.fromEntries(
-        selected.map((name) => {
-          const [off, on] = [without.get(name) as Record<string, any>, withChange.get(name) as Record<string, any>];
+        selected.map((scenario) => {
+          const [off, on] = [without.get(scenario) as Record<string, any>, withChange.get(scenario) as Record<string, any>];
           const ratio = off.maxRate ? Math.round((on.maxRate / off.maxRate) * 100) / 100 : null;
-          return [name, { without: record(name, off), with: record(name, on), maxRateRatio: ratio }];
+          return [scenario, { without: record(scenario, off), with: record(scenario, on), maxRateRatio: ratio }];
         }),
       ),
     };
-    log(`written: ${writeResult(out, `compare-${compare}`, comparison)}`);
-    return;
+    log(`written: ${writeResult(out, `compare-${name}`, result)}`);
+  };
+  if (compare) return comparison(compare, CHANGES[compare]!.description, CHANGES[compare]!.off, `without ${compare}`);
+  const baseCommit = values['compare-with-commit'];
+  if (baseCommit) {
+    const tree = checkoutCommit(baseCommit, log);
+    return comparison(baseCommit, `this checkout (${machine().commit}) against commit ${baseCommit}`, { rootDir: tree }, `commit ${baseCommit}`);
   }
 
   const profiling: Variant = values['cpu-prof']
@@ -120,8 +132,9 @@ async function main(): Promise<void> {
 /** Starts a stack of the given variant, runs the scenarios in the documented order, stops it. */
 async function runOnStack(selected: ScenarioName[], settings: BenchSettings, variant: Variant, label: string): Promise<Map<ScenarioName, object>> {
   settings.log(`starting the stack (${label}${settings.smoke ? ', smoke run' : ''})`);
-  const stack = await startBenchStack(rootDir, Date.now().toString(36), variant);
-  const scenarios = new Scenarios(rootDir, stack, settings);
+  const tree = variant.rootDir ?? rootDir;
+  const stack = await startBenchStack(tree, Date.now().toString(36), variant);
+  const scenarios = new Scenarios(tree, stack, settings);
   // Ctrl-C stops the stack this run started instead of leaving it behind.
   const onSignal = (signal: NodeJS.Signals) => {
     settings.log(`${signal}: stopping the stack`);
@@ -144,6 +157,25 @@ async function runOnStack(selected: ScenarioName[], settings: BenchSettings, var
     await stack.stop();
   }
   return results;
+}
+
+/** A worktree of `rev`, built as a fresh clone would build itself; reused when it is already at `rev`. */
+function checkoutCommit(rev: string, log: (message: string) => void): string {
+  const git = (args: string[], cwd = rootDir) => {
+    const result = spawnSync('git', args, { cwd, encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${result.stderr}`);
+    return result.stdout.trim();
+  };
+  const commit = git(['rev-parse', '--verify', `${rev}^{commit}`]);
+  const tree = join(rootDir, '.data', 'bench', 'worktrees', commit.slice(0, 12));
+  if (!existsSync(join(tree, '.git'))) {
+    log(`checking out ${commit.slice(0, 12)} into ${tree}`);
+    git(['worktree', 'add', '--detach', '--force', tree, commit]);
+  }
+  log(`building ${commit.slice(0, 12)} (scripts/ensure-built.mjs)`);
+  const built = spawnSync(process.execPath, ['scripts/ensure-built.mjs'], { cwd: tree, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (built.status !== 0) throw new Error(`building ${rev} failed`);
+  return tree;
 }
 
 main().catch((error: Error) => {

@@ -70,14 +70,13 @@ export async function createFleet(gateway: Gateway, rootDir: string, gatewayEnv:
 export const FRAMEWORK = 'esp_idf';
 export const CHIP = 'esp32';
 
-/** Uploads a build and creates a deployment of it at `percentage` targeting `channelIds`; starts it unless `draft`. */
+/** Uploads a build, creates a deployment of it at `percentage` targeting `channelIds`, and starts it. */
 export async function createDeployment(
   gateway: Gateway,
   fleet: Fleet,
   manifest: Record<string, unknown>,
   channelIds: string[],
   percentage: number,
-  draft = false,
 ): Promise<{ deploymentId: string; buildNumber: number }> {
   const form = new FormData();
   form.append('manifest', JSON.stringify({ framework: FRAMEWORK, chip_family: CHIP, ...manifest }));
@@ -88,7 +87,7 @@ export async function createDeployment(
     target_channel_ids: channelIds,
     rollout_percentage: percentage,
   });
-  if (!draft) await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/${deployment.id}/transition/`, fleet.userToken, { action: 'start', confirm_all: true });
+  await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/${deployment.id}/transition/`, fleet.userToken, { action: 'start', confirm_all: true });
   return { deploymentId: deployment.id, buildNumber: artifact.build_number };
 }
 

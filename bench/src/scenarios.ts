@@ -40,7 +40,7 @@ export class Scenarios {
   private readonly gateway: Gateway;
   private readonly pids: Record<string, number>;
   private known?: Promise<Fleet>;
-  private offering?: Promise<{ fleet: Fleet; deploymentIds: string[] }>;
+  private offering?: Promise<{ fleet: Fleet; deploymentIds: string[]; betaChannelId: string }>;
   private statusTarget?: Promise<{ deploymentId: string; buildNumber: number }>;
   private statusCounter = 0;
   /** Steady check rate for s6 and s9: half of what s1/s3 held, once measured. */
@@ -155,13 +155,13 @@ export class Scenarios {
   private offeringFleet() {
     this.offering ??= (async () => {
       const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'offering fleet');
-      await this.gateway.api('POST', `/api/v1/projects/${fleet.projectId}/channels/`, fleet.userToken, { name: 'beta' });
+      const beta = await this.gateway.api('POST', `/api/v1/projects/${fleet.projectId}/channels/`, fleet.userToken, { name: 'beta' });
       const deploymentIds: string[] = [];
       for (const board of BOARDS) {
         deploymentIds.push((await createDeployment(this.gateway, fleet, { version_label: `2.0-${board}`, board_id: board }, [fleet.defaultChannelId], 50)).deploymentId);
       }
       await this.register(fleet, this.settings.offerDevices, (index) => this.checkOffering(fleet, index));
-      return { fleet, deploymentIds };
+      return { fleet, deploymentIds, betaChannelId: beta.id as string };
     })();
     return this.offering;
   }
@@ -179,10 +179,13 @@ export class Scenarios {
 
   /**
    * s4 and s5 report to a deployment of their own, so that its stored states come only from them.
-   * A report needs the deployment to exist, not to be active: a draft offers nothing to s3's checks.
+   * It is active, as the deployments devices report on are, but targets the beta channel, which no
+   * device is on, so that it offers nothing to s3's checks.
    */
   private statusDeployment() {
-    this.statusTarget ??= this.offeringFleet().then(({ fleet }) => createDeployment(this.gateway, fleet, { version_label: '3.0' }, [], 100, true));
+    this.statusTarget ??= this.offeringFleet().then(({ fleet, betaChannelId }) =>
+      createDeployment(this.gateway, fleet, { version_label: '3.0' }, [betaChannelId], 100),
+    );
     return this.statusTarget;
   }
 
