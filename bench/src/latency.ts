@@ -35,7 +35,7 @@ export function summarize(samples: readonly Sample[]): LatencySummary {
   return {
     requests: samples.length,
     errors,
-    errorRate: samples.length ? round((failed / samples.length) * 100) / 100 : 0,
+    errorRate: samples.length ? Number((failed / samples.length).toFixed(4)) : 0,
     shedWithRetryAfter: shed,
     p50: round(quantile(latencies, 0.5)),
     p99: round(quantile(latencies, 0.99)),

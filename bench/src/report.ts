@@ -30,7 +30,7 @@ export function writeResult(dir: string, scenario: string, result: unknown): str
 const BEGIN = '<!-- bench:results:begin -->';
 const END = '<!-- bench:results:end -->';
 
-const ms = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? `${value}` : '–');
+const ms = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? `${Number(value.toFixed(4))}` : '–');
 
 /** Rewrites the generated table of docs/performance.md from every result in `dir`. */
 export function updatePerformanceDoc(docPath: string, dir: string): void {
