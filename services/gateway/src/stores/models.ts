@@ -17,8 +17,8 @@ export interface UserDoc {
 export interface TokenDoc {
   /**
    * SHA-256 hex of the raw token; the raw token itself is never stored. The hash is the primary
-   * key so that authentication is one primary-key read (the only lookup FerretDB's SQLite backend
-   * serves without reading the whole collection).
+   * key so that authentication, on every request, is one primary-key read (docs/architecture.md,
+   * "Where the data-access rules come from").
    */
   _id: string;
   /** The token's public id, shown in the API. */

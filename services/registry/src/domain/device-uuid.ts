@@ -5,8 +5,8 @@ const NAMESPACE = Buffer.from('6f1b2d6e4c3a4b8f9e0d1c2b3a495867', 'hex');
 
 /**
  * A device's UUID, derived from its project and its own device_id (UUIDv5). A device check names
- * the device by device_id; deriving the key means the check finds the record by primary key,
- * which is the one lookup FerretDB's SQLite backend serves without reading the whole collection.
+ * the device by device_id; deriving the key means the check finds the record by primary key, the
+ * cheapest lookup there is (docs/architecture.md, "Where the data-access rules come from").
  */
 export function deviceUuid(projectId: string, deviceId: string): string {
   // The project id's length first, so that no two (project, device) pairs make the same name.

@@ -173,9 +173,8 @@ export class MongoRegistryStore implements RegistryStore {
     return doc ? deviceOf(doc) : null;
   }
 
-  // A device_id maps to the primary key (see deviceUuid), so every device read filters on exactly
-  // `{_id}`, which FerretDB evaluates in SQL instead of decoding every document; the project is
-  // checked here.
+  // A device_id maps to the primary key (see deviceUuid), so every device read is a primary-key
+  // read; the project is checked here rather than in the filter.
   private async findDeviceDoc(projectId: string, key: { id: string } | { deviceId: string }): Promise<DeviceDoc | null> {
     const id = 'id' in key ? key.id : deviceUuid(projectId, key.deviceId);
     const doc = await this.models.Device.findById(id).lean<DeviceDoc>();
@@ -240,8 +239,6 @@ export class MongoRegistryStore implements RegistryStore {
     if (set.channelId !== undefined) fields.channel_id = set.channelId;
     if (set.metadata !== undefined) fields.metadata = set.metadata;
     if (set.tokenRequired !== undefined) fields.token_required = set.tokenRequired;
-    // Filters of exactly `{_id}`: FerretDB evaluates those in SQL, any other filter by decoding every
-    // document, which costs far more.
     const doc = await this.findDeviceDoc(projectId, { id });
     if (!doc) return null;
     await this.models.Device.collection.updateOne({ _id: id } as never, { $set: fields });

@@ -17,8 +17,8 @@ interface DecisionDoc {
 
 /**
  * The newest decisions of one device, in one document keyed by the device's UUID: adding one is a
- * primary-key read and write, which FerretDB serves without reading the whole collection, and the
- * trim to 20 happens here rather than with $push/$slice (which FerretDB ignores).
+ * primary-key read and write, and the trim to 20 happens here rather than with $push/$slice
+ * (which FerretDB ignores).
  */
 interface DecisionHistoryDoc {
   _id: string;
