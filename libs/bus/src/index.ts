@@ -31,6 +31,7 @@ export class Bus {
   private readonly consumers: Array<{ stop(): void; done: Promise<void> }> = [];
   private readonly reconnectListeners: Array<() => void> = [];
   private closing = false;
+  private connected = true;
 
   private constructor(
     readonly connection: NatsConnection,
@@ -144,6 +145,11 @@ export class Bus {
     this.consumers.push({ stop: () => messages.stop(), done });
   }
 
+  /** False between a disconnect and the reconnection that follows it. */
+  isConnected(): boolean {
+    return this.connected && !this.connection.isClosed();
+  }
+
   /**
    * Calls `listener` after each reconnection. Core subscriptions miss whatever was published while
    * the connection was down, so an in-memory view fed by them must resync then.
@@ -166,6 +172,8 @@ export class Bus {
     void (async () => {
       for await (const status of this.connection.status()) {
         if (status.type === 'disconnect' || status.type === 'reconnect') logger.warn({ nats: status.type }, 'nats connection');
+        if (status.type === 'disconnect') this.connected = false;
+        if (status.type === 'reconnect') this.connected = true;
         if (status.type === 'reconnect') for (const listener of this.reconnectListeners) listener();
       }
     })();

@@ -10,6 +10,10 @@ export interface ManagedProcess {
   /** The last lines the process printed, for error messages when it dies. */
   recentOutput(): string;
   stop(graceMs?: number): Promise<void>;
+  /** Ends the process with SIGKILL, as a crash or an OOM kill would, and waits for its exit. */
+  kill(): Promise<void>;
+  /** Starts the same command again, with the same arguments, environment and output. */
+  relaunch(): ManagedProcess;
 }
 
 export type OutputMode = { kind: 'prefixed' } | { kind: 'file'; path: string };
@@ -43,16 +47,26 @@ export function startProcess(
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('exit', () => file?.end());
+  const hasExited = () => child.exitCode !== null || child.signalCode !== null;
   return {
     name,
     child,
     recentOutput: () => recent.join('\n'),
     async stop(graceMs = 10_000) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (hasExited()) return;
       child.kill(stopSignal);
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
+    },
+    async kill() {
+      if (hasExited()) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+    relaunch() {
+      if (!hasExited()) throw new Error(`${name} is still running; kill or stop it before relaunching`);
+      return startProcess(name, command, args, env, output, stopSignal);
     },
   };
 }

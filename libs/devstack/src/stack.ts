@@ -42,6 +42,10 @@ export interface RunningStack {
   /** Each service's Prometheus endpoint, by service name. */
   metricsUrls: Record<string, string>;
   processes: ManagedProcess[];
+  /** Kills a process of the stack (ferretdb, nats, s3rver, a service or the gateway) with SIGKILL. */
+  kill(name: string): Promise<void>;
+  /** Starts a killed process again on the same port with the same data, and waits for its port. */
+  relaunch(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -67,6 +71,8 @@ const START_TIMEOUT_MS = 60_000;
  */
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   const started: ManagedProcess[] = [];
+  /** The port each process listens on, for relaunching it. */
+  const portOf = new Map<string, number>();
   const cleanups: Array<() => void> = [];
   const stop = async () => {
     for (const managed of [...started].reverse()) await managed.stop();
@@ -108,6 +114,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       }
       const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort}`, ...backendArgs, ...(options.ferretdbArgs ?? [])], process.env, outputOf('ferretdb'));
       started.push(ferret);
+      portOf.set('ferretdb', mongoPort);
       await waitForPort(HOST, mongoPort, ferret, START_TIMEOUT_MS);
       mongodbUri = `mongodb://${HOST}:${mongoPort}/`;
     }
@@ -117,6 +124,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       const natsPort = await port(DEFAULT_PORTS.nats);
       const nats = startProcess('nats', bin('nats-server'), ['-a', HOST, '-p', String(natsPort), '-js', '-sd', dataDirOf('nats')], process.env, outputOf('nats'));
       started.push(nats);
+      portOf.set('nats', natsPort);
       await waitForPort(HOST, natsPort, nats, START_TIMEOUT_MS);
       natsUrl = `nats://${HOST}:${natsPort}`;
     }
@@ -128,6 +136,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       const s3rverCli = require.resolve('s3rver/bin/s3rver.js');
       const s3 = startProcess('s3rver', process.execPath, [s3rverCli, '-d', dataDirOf('s3'), '-a', HOST, '-p', String(s3Port), '--silent'], process.env, outputOf('s3rver'));
       started.push(s3);
+      portOf.set('s3rver', s3Port);
       await waitForPort(HOST, s3Port, s3, START_TIMEOUT_MS);
       s3Endpoint = `http://${HOST}:${s3Port}`;
       // s3rver accepts only its own fixed credentials.
@@ -175,12 +184,35 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       if (name === 'artifacts') Object.assign(env, s3Credentials, { S3_ENDPOINT: s3Endpoint });
       const managed = startProcess(name, process.execPath, [...(options.serviceNodeArgs ?? []), join(options.rootDir, 'services', name, 'dist', 'main.js')], env, outputOf(name));
       started.push(managed);
-      await waitForPort(HOST, name === 'gateway' ? ports.gateway : ports[name], managed, START_TIMEOUT_MS);
+      portOf.set(name, ports[name]);
+      await waitForPort(HOST, ports[name], managed, START_TIMEOUT_MS);
     }
 
     const gatewayUrl = `http://${HOST}:${ports.gateway}`;
     await waitForReady(gatewayUrl, started.at(-1)!);
-    return { gatewayUrl, mongodbUri, postgresUrl, s3Endpoint, natsUrl, gatewayEnv, metricsUrls, processes: started, stop };
+    const processNamed = (name: string) => {
+      const index = started.findIndex((managed) => managed.name === name);
+      if (index < 0) throw new Error(`this stack did not start ${name}`);
+      return index;
+    };
+    return {
+      gatewayUrl,
+      mongodbUri,
+      postgresUrl,
+      s3Endpoint,
+      natsUrl,
+      gatewayEnv,
+      metricsUrls,
+      processes: started,
+      kill: (name) => started[processNamed(name)]!.kill(),
+      async relaunch(name) {
+        const index = processNamed(name);
+        const relaunched = started[index]!.relaunch();
+        started[index] = relaunched;
+        await waitForPort(HOST, portOf.get(name)!, relaunched, START_TIMEOUT_MS);
+      },
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

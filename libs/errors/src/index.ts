@@ -33,3 +33,39 @@ export const unavailable = (message: string) => new DomainError('Unavailable', m
 export function isDomainError(error: unknown, kind?: ErrorKind): error is DomainError {
   return error instanceof DomainError && (kind === undefined || error.kind === kind);
 }
+
+// Errors of a backing store or peer that is down or unreachable, by the names and codes the
+// MongoDB driver, mongoose, the AWS SDK, nats.js and Node's sockets give them. They are not bugs:
+// the caller gets Unavailable (503 with Retry-After) and may retry.
+const UNAVAILABLE_ERROR_NAMES = new Set([
+  'MongoServerSelectionError',
+  'MongooseServerSelectionError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoNotConnectedError',
+  'MongoPoolClearedError',
+  'MongoTopologyClosedError',
+  'TimeoutError', // nats.js: no acknowledgement in time; AWS SDK: socket timeout
+  'RequestTimeout',
+  'ServiceUnavailable',
+  'SlowDown',
+]);
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** True for an error that says a backing store or peer is unreachable, down, or too slow now. */
+export function isDependencyUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 4) return false;
+  const { name, code, message, cause, $metadata } = error as {
+    name?: string;
+    code?: string;
+    message?: string;
+    cause?: unknown;
+    $metadata?: { httpStatusCode?: number };
+  };
+  if (name && UNAVAILABLE_ERROR_NAMES.has(name)) return true;
+  if (typeof code === 'string' && UNAVAILABLE_SOCKET_CODES.has(code)) return true;
+  // nats.js while disconnected; mongoose when its connection is down and buffering times out.
+  if (code === 'CONNECTION_CLOSED' || code === 'DISCONNECT' || /buffering timed out|connection (is )?closed|disconnected/i.test(message ?? '')) return true;
+  if ($metadata?.httpStatusCode !== undefined && $metadata.httpStatusCode >= 500) return true;
+  return isDependencyUnavailable(cause, depth + 1);
+}

@@ -128,6 +128,7 @@ export class GrpcServer {
       metrics.grpcServerHandled.inc({ ...labels, grpc_code: codeName(code) });
       metrics.grpcServerHandling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
       if (code === status.INTERNAL) ctx.logger.error({ err: error }, 'rpc failed');
+      else if (code === status.UNAVAILABLE) ctx.logger.warn({ err: error }, 'rpc failed: a backing store is unavailable');
       else if (error !== undefined) ctx.logger.debug({ code: codeName(code), detail: (error as Error).message }, 'rpc refused');
       return error === undefined ? undefined : statusOfError(error);
     };

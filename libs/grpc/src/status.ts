@@ -1,5 +1,5 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import { DomainError, type ErrorKind } from '@ota/errors';
+import { DomainError, isDependencyUnavailable, type ErrorKind } from '@ota/errors';
 
 // The one table between the domain error vocabulary and gRPC status codes, used in both
 // directions: servers send a DomainError as its code, clients turn the code back into one.
@@ -30,6 +30,9 @@ export interface StatusObject {
 export function statusOfError(error: unknown): StatusObject {
   if (error instanceof DomainError) {
     return { code: CODE_OF_KIND[error.kind], details: error.message, metadata: new Metadata() };
+  }
+  if (isDependencyUnavailable(error)) {
+    return { code: status.UNAVAILABLE, details: 'a backing store is unavailable; retry later', metadata: new Metadata() };
   }
   return { code: status.INTERNAL, details: 'internal error', metadata: new Metadata() };
 }

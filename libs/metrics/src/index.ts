@@ -64,6 +64,28 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
+  readonly rateLimitedRequests = new Counter({
+    name: 'http_requests_rate_limited_total',
+    help: 'Requests refused with 429 because their token was over its rate limit, by token kind.',
+    labelNames: ['token_kind'] as const,
+    registers: [this.registry],
+  });
+  readonly timedOutRequests = new Counter({
+    name: 'http_requests_timed_out_total',
+    help: 'Requests answered 503 because they did not complete within REQUEST_TIMEOUT_MS.',
+    registers: [this.registry],
+  });
+  readonly auditOutboxWritten = new Counter({
+    name: 'audit_outbox_written_total',
+    help: 'Audit events kept in the outbox because JetStream could not store them at once.',
+    registers: [this.registry],
+  });
+  readonly auditOutboxRelayed = new Counter({
+    name: 'audit_outbox_relayed_total',
+    help: 'Audit events moved from the outbox to JetStream.',
+    registers: [this.registry],
+  });
+
   constructor(service: string) {
     this.registry.setDefaultLabels({ service });
     collectDefaultMetrics({ register: this.registry });

@@ -7,6 +7,8 @@ import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
 import Router from '@koa/router';
 import { buildOpenApiDocument } from './http/openapi';
 import { OperationTable } from './http/operations';
+import { TokenRateLimiter } from './http/rate-limit';
+import { requestDeadline } from './http/request-deadline';
 import { artifactRoutes } from './routes/artifacts';
 import { deploymentRoutes } from './routes/deployments';
 import { deviceApiRoutes } from './routes/device-api';
@@ -40,6 +42,7 @@ export function createApp(deps: GatewayDeps): Koa {
     }
   });
   app.use(errorMiddleware(deps.logger));
+  app.use(requestDeadline(deps.config.REQUEST_TIMEOUT_MS, 5, deps.logger, () => metrics.timedOutRequests.inc()));
   // The device API is what a whole fleet hits at once; its overload is shed here, before the body
   // is parsed and the token read.
   const deviceApiLimiter = new ConcurrencyLimiter({
@@ -67,7 +70,16 @@ export function createApp(deps: GatewayDeps): Koa {
     }),
   );
 
-  const api = new OperationTable(new Router({ prefix: '/api/v1' }), deps.store);
+  const { config } = deps;
+  const rateLimiter = new TokenRateLimiter({
+    developer: { perSecond: config.RATE_LIMIT_DEVELOPER_PER_SECOND, burst: config.RATE_LIMIT_DEVELOPER_BURST },
+    device_token: { perSecond: config.RATE_LIMIT_DEVICE_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_DEVICE_TOKEN_BURST },
+    fleet_token: { perSecond: config.RATE_LIMIT_FLEET_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_FLEET_TOKEN_BURST },
+  });
+  const api = new OperationTable(new Router({ prefix: '/api/v1' }), deps.store, {
+    limiter: rateLimiter,
+    onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
+  });
   for (const addRoutes of [deviceApiRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes]) addRoutes(api, deps);
   const openApiDocument = buildOpenApiDocument(api.operations, '0.1.0');
   api.router.get('/openapi.json', (ctx) => {

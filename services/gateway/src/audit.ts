@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Bus, SUBJECTS, type AuditRecordedEvent } from '@ota/bus';
+import type { Logger } from '@ota/logging';
+import type { ServiceMetrics } from '@ota/metrics';
 import type { Principal } from './auth/principal';
+import type { GatewayModels } from './stores/models';
 
 export interface AuditEntry {
   projectId: string;
@@ -11,11 +14,19 @@ export interface AuditEntry {
 }
 
 /**
- * Publishes an audit event to JetStream and waits for the server to store it, so that a mutation
- * is acknowledged to the caller only once its audit event is durable.
+ * Records the audit event of a mutation before the mutation is acknowledged. The event goes to
+ * JetStream; when NATS is away or does not acknowledge in time, it goes to the gateway's
+ * `audit_outbox` collection instead, and `AuditOutboxRelay` publishes it once NATS is back. Either
+ * way the event is durable before the caller hears of success; if both fail, the caller gets an
+ * error (503) rather than a success without an audit event.
  */
 export class AuditLog {
-  constructor(private readonly bus: Bus) {}
+  constructor(
+    private readonly bus: Bus,
+    private readonly models: GatewayModels,
+    private readonly metrics: ServiceMetrics,
+    private readonly logger: Logger,
+  ) {}
 
   async record(principal: Principal, entry: AuditEntry): Promise<void> {
     const event: AuditRecordedEvent = {
@@ -30,6 +41,67 @@ export class AuditLog {
       created_at: new Date().toISOString(),
       details: entry.details ?? {},
     };
-    await this.bus.publishDurable(SUBJECTS.auditRecorded, event, event.id);
+    if (this.bus.isConnected()) {
+      try {
+        await this.bus.publishDurable(SUBJECTS.auditRecorded, event, event.id);
+        return;
+      } catch (error) {
+        this.logger.warn({ err: error, auditId: event.id }, 'JetStream did not store an audit event; keeping it in the outbox');
+      }
+    }
+    await this.models.AuditOutbox.collection.insertOne({ _id: event.id, event, created_at: new Date() } as never);
+    this.metrics.auditOutboxWritten.inc();
+  }
+}
+
+/**
+ * Moves audit events from the outbox to JetStream while NATS is connected, oldest first. Every
+ * gateway replica runs one; two replicas relaying the same event is harmless, because JetStream
+ * drops a repeated message id and telemetry stores events keyed by their id.
+ */
+export class AuditOutboxRelay {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly models: GatewayModels,
+    private readonly metrics: ServiceMetrics,
+    private readonly logger: Logger,
+    private readonly intervalMs: number,
+    private readonly batchSize = 100,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (!this.running) this.running = this.relayOnce().then(() => (this.running = undefined));
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Publishes what the outbox holds, in batches; returns how many events it moved. */
+  async relayOnce(): Promise<number> {
+    let moved = 0;
+    try {
+      for (;;) {
+        if (!this.bus.isConnected()) return moved;
+        const docs = await this.models.AuditOutbox.find().sort({ created_at: 1, _id: 1 }).limit(this.batchSize).lean();
+        for (const doc of docs) {
+          await this.bus.publishDurable(SUBJECTS.auditRecorded, doc.event, doc._id);
+          await this.models.AuditOutbox.deleteOne({ _id: doc._id });
+          this.metrics.auditOutboxRelayed.inc();
+          moved += 1;
+        }
+        if (docs.length < this.batchSize) return moved;
+      }
+    } catch (error) {
+      this.logger.warn({ err: error, moved }, 'audit outbox relay stopped early; it tries again');
+      return moved;
+    }
   }
 }

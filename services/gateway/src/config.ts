@@ -27,6 +27,14 @@ export const gatewaySettings = {
   DEVICE_API_MAX_QUEUED: int('device API requests that may wait for a place; beyond it they get 503', 1_024, 0),
   DEVICE_API_MAX_WAIT_MS: int('how long a device API request may wait for a place before it gets 503', 250, 0),
   OVERLOAD_RETRY_AFTER_SECONDS: int('Retry-After of a 503 for overload, jittered to half to one and a half times this', 30, 1),
+  REQUEST_TIMEOUT_MS: int('longest a request (other than an upload or a download) may take before it is answered 503 with Retry-After', 10_000, 100),
+  AUDIT_OUTBOX_RELAY_INTERVAL_MS: int('how often audit events kept while NATS was away are moved to JetStream', 2_000, 100),
+  RATE_LIMIT_DEVELOPER_PER_SECOND: int('requests per second one personal or api-scope token may make, per gateway replica (0: no limit)', 20, 0),
+  RATE_LIMIT_DEVELOPER_BURST: int('requests such a token may make at once above its rate', 200, 1),
+  RATE_LIMIT_DEVICE_TOKEN_PER_SECOND: int('requests per second one per-device token may make, per gateway replica (0: no limit)', 2, 0),
+  RATE_LIMIT_DEVICE_TOKEN_BURST: int('requests a per-device token may make at once above its rate', 30, 1),
+  RATE_LIMIT_FLEET_TOKEN_PER_SECOND: int('requests per second one device-scope project token (shared by a fleet) may make, per gateway replica (0: no limit)', 0, 0),
+  RATE_LIMIT_FLEET_TOKEN_BURST: int('requests a device-scope project token may make at once above its rate', 1_000, 1),
   CHECK_POLL_INTERVAL_SECONDS: int('poll_after_seconds suggested in every check answer, jittered the same way (0: no suggestion)', 1_800, 0),
 };
 

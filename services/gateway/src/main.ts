@@ -5,7 +5,7 @@ import { createLogger } from '@ota/logging';
 import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
 import { connectMongo, ensureIndexes, pingMongo } from '@ota/mongo';
 import { createApp } from './app';
-import { AuditLog } from './audit';
+import { AuditLog, AuditOutboxRelay } from './audit';
 import { closeServiceClients, createServiceClients } from './clients';
 import { loadGatewayConfig } from './config';
 import { DownloadUrlSigner } from './download-url';
@@ -22,11 +22,14 @@ void runUntilSignalled(logger, async () => {
   const metrics = new ServiceMetrics(SERVICE);
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
-  const store = new GatewayStore(registerGatewayModels(mongo));
+  const models = registerGatewayModels(mongo);
+  const store = new GatewayStore(models);
   await ensureIndexes(mongo);
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
   await bus.ensureStreams();
   const clients = createServiceClients(config, metrics);
+  const auditRelay = new AuditOutboxRelay(bus, models, metrics, logger, config.AUDIT_OUTBOX_RELAY_INTERVAL_MS);
+  auditRelay.start();
 
   const app = createApp({
     config,
@@ -35,7 +38,7 @@ void runUntilSignalled(logger, async () => {
     store,
     clients,
     bus,
-    audit: new AuditLog(bus),
+    audit: new AuditLog(bus, models, metrics, logger),
     signer: new DownloadUrlSigner(config.OTA_URL_SIGNING_KEY, config.OTA_URL_TTL_SECONDS),
     plans: new PlanCache(store, config.PLAN_CACHE_TTL_MS),
     async checkReadiness() {
@@ -59,6 +62,7 @@ void runUntilSignalled(logger, async () => {
   return [
     () => mongo.close(),
     () => bus.drain(),
+    () => auditRelay.stop(),
     () => closeServiceClients(clients),
     () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
     // Stop accepting, let in-flight requests finish, then drop idle keep-alive connections.

@@ -49,8 +49,13 @@ void runUntilSignalled(logger, async () => {
     statusCache.merge(event.deployment_id, event.device_id, { status: event.status, rank: event.rank, rolledBack: event.rolled_back });
   });
   bus.subscribe<DeviceForgottenEvent>(SUBJECTS.deviceForgotten, (event) => statusCache.forgetDevice(event.device_id));
-  // Broadcasts sent while NATS was away are lost; what is not cached is read from the store again.
-  bus.onReconnect(() => statusCache.clear());
+  // Core subscriptions missed whatever was published while NATS was away: forget the cached
+  // statuses (what is not cached is read from the store again) and reload the views at once
+  // rather than at the next periodic reload.
+  bus.onReconnect(() => {
+    statusCache.clear();
+    views.reload().catch((error: unknown) => logger.warn({ err: error }, 'view reload after reconnect failed; the periodic reload retries'));
+  });
   await retryUntil(() => views.reload(), 60_000, (error) => logger.warn({ err: error }, 'views not loaded yet; retrying'));
   views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
 

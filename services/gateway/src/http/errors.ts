@@ -1,4 +1,4 @@
-import { DomainError, type ErrorKind } from '@ota/errors';
+import { DomainError, isDependencyUnavailable, type ErrorKind } from '@ota/errors';
 import type { Logger } from '@ota/logging';
 import type { Context, Next } from 'koa';
 
@@ -70,6 +70,13 @@ export function errorMiddleware(logger: Logger) {
         return;
       }
       const requestId = ctx.state.requestId as string;
+      if (isDependencyUnavailable(error)) {
+        (ctx.state.logger as Logger | undefined ?? logger).warn({ err: error, requestId }, 'a backing store is unavailable');
+        ctx.status = 503;
+        ctx.set('Retry-After', '5');
+        ctx.body = { detail: 'a backing store is unavailable; retry later' };
+        return;
+      }
       (ctx.state.logger as Logger | undefined ?? logger).error({ err: error, requestId }, 'request failed');
       ctx.status = 500;
       ctx.body = { detail: `internal error (request id ${requestId})` };

@@ -1,7 +1,15 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { authenticate, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
+import { authenticate, type Principal, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
 import type { GatewayStore } from '../stores/gateway-store';
+import { HttpError } from './errors';
+import { rateLimitClassOf, type RateLimitClass, type TokenRateLimiter } from './rate-limit';
+
+/** The per-token rate limit applied to every authenticated operation. */
+export interface OperationRateLimit {
+  limiter: TokenRateLimiter;
+  onLimited(kind: RateLimitClass): void;
+}
 
 /** Who may call an operation (spec 5.4): the gateway checks it, the OpenAPI document states it. */
 export type Access = 'developer' | 'personal' | 'staff' | 'device' | 'public';
@@ -39,6 +47,7 @@ export class OperationTable {
   constructor(
     readonly router: Router,
     private readonly store: GatewayStore,
+    private readonly rateLimit?: OperationRateLimit,
   ) {}
 
   add(operation: Operation, handler: Handler): void {
@@ -46,11 +55,21 @@ export class OperationTable {
     const check = ACCESS_CHECKS[operation.access];
     this.router[operation.method](operation.path, async (ctx: Context) => {
       if (check) {
-        await authenticate(this.store, ctx);
+        const principal = await authenticate(this.store, ctx);
+        this.enforceRateLimit(principal.token);
         check(ctx);
       }
       await handler(ctx);
     });
+  }
+
+  private enforceRateLimit(token: Principal['token']): void {
+    if (!this.rateLimit) return;
+    const kind = rateLimitClassOf(token);
+    const waitSeconds = this.rateLimit.limiter.take(token.id, kind);
+    if (waitSeconds === 0) return;
+    this.rateLimit.onLimited(kind);
+    throw new HttpError(429, `this token is over its rate limit; retry in ${waitSeconds} seconds`, { 'Retry-After': String(waitSeconds) });
   }
 }
 

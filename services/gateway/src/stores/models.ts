@@ -39,6 +39,17 @@ export interface TokenDoc {
   revoked_at: Date | null;
 }
 
+/**
+ * An audit event that could not be stored in JetStream when its mutation was acknowledged (NATS
+ * away or slow); the outbox relay publishes it later and deletes it (see ../audit.ts).
+ */
+export interface AuditOutboxDoc {
+  /** The audit event's id, which is also its JetStream message id. */
+  _id: string;
+  event: Record<string, unknown>;
+  created_at: Date;
+}
+
 const options = { versionKey: false as const, strict: 'throw' as const };
 
 export function registerGatewayModels(connection: Connection) {
@@ -76,9 +87,13 @@ export function registerGatewayModels(connection: Connection) {
   tokenSchema.index({ user_id: 1, kind: 1 });
   tokenSchema.index({ project_id: 1, kind: 1 });
 
+  const auditOutboxSchema = new Schema<AuditOutboxDoc>({ _id: String, event: Schema.Types.Mixed, created_at: Date }, options);
+  auditOutboxSchema.index({ created_at: 1 });
+
   return {
     User: connection.model<UserDoc>('User', userSchema, 'users'),
     Token: connection.model<TokenDoc>('Token', tokenSchema, 'tokens'),
+    AuditOutbox: connection.model<AuditOutboxDoc>('AuditOutbox', auditOutboxSchema, 'audit_outbox'),
   };
 }
 

@@ -1,0 +1,36 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from '@ota/logging';
+import { HttpError } from './errors';
+
+/** Uploads and downloads stream for as long as the bytes take; their gRPC streams have their own deadline. */
+export function isStreamingRequest(ctx: Context): boolean {
+  if (ctx.method === 'GET') return ctx.path.startsWith('/api/v1/ota/download/');
+  return ctx.method === 'POST' && /^\/api\/v1\/projects\/[^/]+\/(artifacts|release)\/?$/.test(ctx.path);
+}
+
+/**
+ * Answers 503 with Retry-After when a request has not completed within `timeoutMs`, whatever it
+ * waits on (a store that is down, a peer that does not answer), so that no caller hangs. The work
+ * itself is not cancelled and may still complete; a caller that retries must expect that, which is
+ * why every device report and every retried mutation is safe to repeat or is refused as a duplicate.
+ */
+export function requestDeadline(timeoutMs: number, retryAfterSeconds: number, logger: Logger, onTimeout: () => void) {
+  return async (ctx: Context, next: Next) => {
+    if (isStreamingRequest(ctx)) return next();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(() => resolve('expired'), timeoutMs);
+    });
+    const work = next().then(() => 'done' as const);
+    try {
+      const outcome = await Promise.race([work, expired]);
+      if (outcome === 'expired') {
+        onTimeout();
+        work.catch((error: unknown) => logger.warn({ err: error, requestId: ctx.state.requestId }, 'request failed after its deadline'));
+        throw new HttpError(503, `the request did not complete within ${timeoutMs} ms; retry later`, { 'Retry-After': String(retryAfterSeconds) });
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
