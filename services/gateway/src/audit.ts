@@ -51,6 +51,7 @@ export class AuditLog {
     }
     await this.models.AuditOutbox.collection.insertOne({ _id: event.id, event, created_at: new Date() } as never);
     this.metrics.auditOutboxWritten.inc();
+    this.logger.warn({ auditId: event.id, action: event.action }, 'audit event kept in the outbox until NATS stores it');
   }
 }
 
