@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { recordIssuedTokens } from './issued-tokens';
 import { OpenApiCheck } from './openapi-check';
 import { testStack } from './stack-env';
 
@@ -43,6 +44,7 @@ export async function api<T = any>(method: string, path: string, options: Reques
   let parsed: unknown = text;
   if (contentType.includes('application/json') && text) parsed = JSON.parse(text);
   (await openApi()).check(method, url, response.status, contentType, parsed);
+  recordIssuedTokens(testStack().issuedTokensFile, parsed);
   return { status: response.status, headers: response.headers, body: parsed as T };
 }
 
@@ -71,7 +73,9 @@ export function createUser(options: { staff?: boolean; maxDevices?: number; maxU
   if (options.maxUploadsPerMonth !== undefined) args.push('--max-uploads-per-month', String(options.maxUploadsPerMonth));
   const result = adminCommand(args);
   if (result.status !== 0) throw new Error(`admin create-user failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as CreatedUser;
+  const user = JSON.parse(result.stdout) as CreatedUser;
+  recordIssuedTokens(testStack().issuedTokensFile, user);
+  return user;
 }
 
 /** A multipart body with the manifest first, then the binary, then any other fields. */

@@ -1,3 +1,5 @@
 export { api, adminCommand, createUser, uploadForm, type ApiResponse, type CreatedUser } from './api';
-export { testStack, type TestStack } from './stack-env';
+export { STACK_ENV_KEY, testStack, type TestStack } from './stack-env';
 export { MANIFEST, checkBody, eventually, setupProject, type ProjectFixture } from './fixtures';
+export { startExtraGateway, type ExtraGateway } from './extra-gateway';
+export { findTokensInLogs, recordIssuedTokens, type TokenSighting } from './issued-tokens';

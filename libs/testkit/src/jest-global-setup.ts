@@ -22,7 +22,10 @@ export default async function globalSetup(): Promise<void> {
     databasePrefix: `ota_${runId}_`,
     ephemeral: process.env.OTA_KEEP_TEST_DATA !== '1',
     mongoBackend: loadConfig({ LOCAL_MONGODB_BACKEND: localStackSettings.LOCAL_MONGODB_BACKEND }).LOCAL_MONGODB_BACKEND,
-    serviceEnv: { LOG_LEVEL: 'info', VIEW_RELOAD_INTERVAL_MS: '5000' },
+    // Debug level, so that the log scan at the end (jest-global-teardown) covers every line a
+    // service can write. The per-device token limit is raised because the security tests call
+    // every operation with one device token; the limit itself is tested on a gateway of its own.
+    serviceEnv: { LOG_LEVEL: 'debug', VIEW_RELOAD_INTERVAL_MS: '5000', RATE_LIMIT_DEVICE_TOKEN_PER_SECOND: '100', RATE_LIMIT_DEVICE_TOKEN_BURST: '1000' },
   });
   const published: TestStack = {
     gatewayUrl: stack.gatewayUrl,
@@ -32,6 +35,8 @@ export default async function globalSetup(): Promise<void> {
     natsUrl: stack.natsUrl,
     gatewayEnv: stack.gatewayEnv,
     metricsUrls: stack.metricsUrls,
+    logDir: join(dataDir, 'logs'),
+    issuedTokensFile: join(dataDir, 'issued-tokens.txt'),
   };
   process.env[STACK_ENV_KEY] = JSON.stringify(published);
   process.stderr.write(`\n[test stack] gateway ${stack.gatewayUrl}; logs in ${join(dataDir, 'logs')}\n`);

@@ -10,6 +10,10 @@ export interface TestStack {
   gatewayEnv: NodeJS.ProcessEnv;
   /** Each service's Prometheus endpoint, by service name. */
   metricsUrls: Record<string, string>;
+  /** Where every process of the stack writes its log. */
+  logDir: string;
+  /** Every raw token handed to a test, one per line: the end of the run looks for them in the logs. */
+  issuedTokensFile: string;
 }
 
 export const STACK_ENV_KEY = 'OTA_TEST_STACK';

@@ -11,15 +11,16 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   409: 'Conflicts with what exists.',
   413: 'The JSON body is larger than the limit.',
   422: 'The body or query fails its schema; `detail` lists each problem.',
+  429: "The token is over its rate limit (per gateway replica); retry after `Retry-After` seconds.",
   503: 'The service is busy (load is being shed) or a service or store is unavailable; retry after `Retry-After` seconds.',
 };
 
 function errorsOf(operation: Operation): number[] {
   const common: Record<Access, number[]> = {
-    developer: [400, 401, 403, 404, 422, 503],
-    personal: [400, 401, 403, 404, 422, 503],
-    staff: [401, 403, 422, 503],
-    device: [400, 401, 403, 404, 503],
+    developer: [400, 401, 403, 404, 422, 429, 503],
+    personal: [400, 401, 403, 404, 422, 429, 503],
+    staff: [401, 403, 422, 429, 503],
+    device: [400, 401, 403, 404, 429, 503],
     public: [403, 404, 503],
   };
   const statuses = new Set([...common[operation.access], ...(operation.errors ?? [])]);
@@ -81,6 +82,8 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       ...(requestBody ? { requestBody } : {}),
       responses,
       security: operation.access === 'public' ? [] : [{ bearer: [] }],
+      // Machine-readable "who may call" (spec 5.4): developer, personal, staff, device or public.
+      'x-access': operation.access,
     };
   }
   return {
