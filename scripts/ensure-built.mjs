@@ -4,7 +4,8 @@
 //   2. the workspace's node_modules, when a package.json or the lockfile changed;
 //   3. the local servers built from Go modules: FerretDB (our own main) and nats-server;
 //   4. the generated proto code and the TypeScript build (tsc -b is incremental);
-//   5. with --chart-tools (the test command): helm and our offline Kubernetes schema validator.
+//   5. with --chart-tools (the test command): helm and our offline Kubernetes schema validator;
+//   6. with --fuzz-tools (npm run test:fuzz): schemathesis, pinned, in a Python venv under .tools/.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -18,6 +19,8 @@ const toolsDir = join(root, '.tools');
 const PNPM_VERSION = '9.15.9';
 const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2@v2.12.15';
 const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm@v3.22.0';
+const SCHEMATHESIS_REQUIREMENT = 'schemathesis==4.32.5';
+export const fuzzVenv = join(toolsDir, 'fuzz-venv');
 
 function say(message) {
   if (!quiet) process.stderr.write(`[ensure] ${message}\n`);
@@ -173,6 +176,15 @@ function ensureChartTools() {
   });
 }
 
+// The API fuzzer (scripts/fuzz.mjs) is schemathesis from PyPI, in a venv of its own.
+function ensureFuzzTools() {
+  unlessStamped(join(fuzzVenv, '.stamp'), SCHEMATHESIS_REQUIREMENT, () => {
+    say(`installing ${SCHEMATHESIS_REQUIREMENT} into .tools/fuzz-venv`);
+    run('python3', ['-m', 'venv', fuzzVenv]);
+    run(join(fuzzVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', SCHEMATHESIS_REQUIREMENT]);
+  });
+}
+
 function ensureTypeScriptBuild() {
   say('building TypeScript (tsc -b)');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'tsconfig.json']);
@@ -186,6 +198,7 @@ function main() {
   ensureGeneratedProtos();
   ensureTypeScriptBuild();
   if (process.argv.includes('--chart-tools')) ensureChartTools();
+  if (process.argv.includes('--fuzz-tools')) ensureFuzzTools();
   say('ready');
 }
 

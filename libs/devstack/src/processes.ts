@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -93,8 +93,17 @@ export async function waitForPort(host: string, port: number, process: ManagedPr
   }
 }
 
-/** A port that was free a moment ago, for test stacks that must not collide with anything. */
+/**
+ * A free port for a test stack, drawn from below the kernel's ephemeral range, so that no outgoing
+ * connection (which takes its local port from that range) can take it between this call and the
+ * server's listen. Falls back to a port the kernel picks when the range leaves no room below.
+ */
 export async function freePort(): Promise<number> {
+  const ephemeralLow = ephemeralRangeStart();
+  for (let attempt = 0; attempt < 50 && ephemeralLow > 11_000; attempt += 1) {
+    const candidate = 10_000 + Math.floor(Math.random() * (ephemeralLow - 10_000));
+    if (await canListen(candidate)) return candidate;
+  }
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -102,5 +111,21 @@ export async function freePort(): Promise<number> {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
+  });
+}
+
+function ephemeralRangeStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }

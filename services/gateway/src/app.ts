@@ -2,7 +2,7 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
-import { HttpError, errorMiddleware } from './http/errors';
+import { HttpError, ValidationFailed, errorMiddleware } from './http/errors';
 import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
 import Router from '@koa/router';
 import { buildOpenApiDocument } from './http/openapi';
@@ -18,6 +18,34 @@ import { projectRoutes } from './routes/projects';
 import { tokenRoutes } from './routes/tokens';
 
 const DEVICE_API_PATHS = new Set(['/api/v1/ota/check/', '/api/v1/ota/status/', '/api/v1/ota/check', '/api/v1/ota/status']);
+
+// Text the stores cannot hold is refused at the door, before it reaches a service: a lone UTF-16
+// surrogate (from a `\\ud800` escape) is valid JSON but cannot be encoded as UTF-8, and a NUL
+// character cannot be stored or searched in PostgreSQL-backed document stores.
+const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** The location of the first string (or key) in `value` that holds unstorable text, if any. */
+function unstorableTextAt(value: unknown, loc: Array<string | number>, depth = 0): Array<string | number> | undefined {
+  if (typeof value === 'string') return UNSTORABLE_TEXT.test(value) ? loc : undefined;
+  if (!value || typeof value !== 'object' || depth > 32) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    if (UNSTORABLE_TEXT.test(key)) return [...loc, key];
+    const found = unstorableTextAt(inner, [...loc, Array.isArray(value) ? Number(key) : key], depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** 422 on the developer API, 400 on the device API (decisions.md section 2), like any malformed input. */
+async function refuseUnstorableText(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const loc = unstorableTextAt(ctx.request.body, ['body']) ?? unstorableTextAt(ctx.query, ['query']);
+  if (loc) {
+    const msg = 'text may not hold NUL characters or unpaired UTF-16 surrogates';
+    if (DEVICE_API_PATHS.has(ctx.path)) throw new HttpError(400, `${loc.slice(1).join('.')}: ${msg}`);
+    throw new ValidationFailed([{ loc, msg, type: 'text' }]);
+  }
+  await next();
+}
 
 /** Builds the gateway's Koa app without listening, so that tests can drive it directly. */
 export function createApp(deps: GatewayDeps): Koa {
@@ -70,6 +98,7 @@ export function createApp(deps: GatewayDeps): Koa {
     }),
   );
 
+  app.use(refuseUnstorableText);
   const { config } = deps;
   const rateLimiter = new TokenRateLimiter({
     developer: { perSecond: config.RATE_LIMIT_DEVELOPER_PER_SECOND, burst: config.RATE_LIMIT_DEVELOPER_BURST },
@@ -86,13 +115,24 @@ export function createApp(deps: GatewayDeps): Koa {
     ctx.body = openApiDocument;
   });
 
-  for (const router of [healthRoutes(deps), api.router]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
+  const routers = [healthRoutes(deps), api.router];
+  for (const router of routers) app.use(router.routes());
+  // What no route served: a known path with another method is 405 with Allow (OPTIONS lists the
+  // methods), anything else 404; both with a `detail`, as every error.
   app.use((ctx) => {
-    ctx.status = 404;
-    ctx.body = { detail: 'no such endpoint' };
+    const allowed = new Set(routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+    if (allowed.size === 0) {
+      ctx.status = 404;
+      ctx.body = { detail: 'no such endpoint' };
+      return;
+    }
+    const allow = [...allowed, 'OPTIONS'].join(', ');
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 204;
+      ctx.set('Allow', allow);
+      return;
+    }
+    throw new HttpError(405, `${ctx.method} is not allowed on this path`, { Allow: allow });
   });
   return app;
 }

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { api, createUser, uploadForm } from '@ota/testkit';
+import { request as httpRequest } from 'node:http';
+import { api, createUser, testStack, uploadForm } from '@ota/testkit';
+
+const testStackUrl = () => testStack().gatewayUrl;
 
 // Bad input on the first path is a 4xx with a `detail`, never a 5xx.
 
@@ -98,5 +101,73 @@ describe('bad input on the first path', () => {
     expectDetail(await api('GET', `/api/v1/projects/${projectId}/`, { token: deviceToken }), 401);
     const apiToken = (await api('POST', `/api/v1/projects/${projectId}/tokens/`, { token: userToken, json: { name: 'ci', scope: 'api' } })).body.token;
     expectDetail(await api('POST', '/api/v1/projects/', { token: apiToken, json: { name: 'x' } }), 403);
+  });
+});
+
+// Each of these was a 500 found by the fuzzer (npm run test:fuzz) before the gateway refused it.
+describe('input the stores cannot hold, refused before it reaches them', () => {
+  it('refuses a NUL character anywhere in a developer body or query with 422 naming where', async () => {
+    const named = await api('POST', '/api/v1/projects/', { token: userToken, json: { name: 'nul\u0000name' } });
+    expect(named.status).toBe(422);
+    expect(named.body.detail[0].loc).toEqual(['body', 'name']);
+    const staff = createUser({ staff: true });
+    const query = await api('GET', '/api/v1/users?email=a%00b@example.com', { token: staff.token });
+    expect(query.status).toBe(422);
+    expect(query.body.detail[0].loc).toEqual(['query', 'email']);
+  });
+
+  it('refuses an unpaired UTF-16 surrogate in a device body with 400', async () => {
+    const response = await api('POST', '/api/v1/ota/status/', {
+      token: deviceToken,
+      body: '{"device_id": "d-1", "deployment_id": "00000000-0000-4000-8000-000000000000", "event": "x\\udbf5y"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectDetail(response, 400);
+  });
+
+  it.each([
+    ['a key with a dot', { 'a.b': 1 }],
+    ['a key starting with $', { $where: 1 }],
+    ['an empty key', { '': 1 }],
+    ['an array inside an array', { matrix: [[1, 2]] }],
+    ['nesting deeper than four levels', { a: { b: { c: { d: { e: 1 } } } } }],
+  ])('refuses device metadata with %s (422)', async (_name, metadata) => {
+    const response = await api('POST', `/api/v1/projects/${projectId}/devices/`, { token: userToken, json: { device_id: `meta-${randomBytes(4).toString('hex')}`, metadata } });
+    expect(response.status).toBe(422);
+  });
+
+  it('stores metadata of every allowed shape as given', async () => {
+    const metadata = { site: 'plant-7', 'rack $2': { slot: 3, tags: ['a', { b: null }] }, ok: true };
+    const created = await api('POST', `/api/v1/projects/${projectId}/devices/`, { token: userToken, json: { device_id: `meta-${randomBytes(4).toString('hex')}`, metadata } });
+    expect(created.status).toBe(201);
+    expect(created.body.metadata).toEqual(metadata);
+  });
+
+  it('refuses a build number beyond 2^31 - 1 and a since that names no date with 422/400', async () => {
+    expectDetail(await api('POST', '/api/v1/ota/check/', { token: deviceToken, json: { device_id: 'd-1', framework: 'esp_idf', chip_family: 'esp32', current_build_number: 2 ** 31 } }), 400);
+    const device = await api('POST', `/api/v1/projects/${projectId}/devices/`, { token: userToken, json: { device_id: `since-${randomBytes(4).toString('hex')}` } });
+    const events = await api('GET', `/api/v1/projects/${projectId}/devices/${device.body.id}/check-events/?since=2026-13-45T00:00Z`, { token: userToken });
+    expect(events.status).toBe(422);
+    expect(events.body.detail[0].loc).toEqual(['query', 'since']);
+  });
+
+  it('answers 405 with Allow for a method a path does not take, and lists them for OPTIONS', async () => {
+    // fetch refuses to send TRACE; node:http does not.
+    const trace = await new Promise<{ status: number; allow: string; body: string }>((resolve, reject) => {
+      const request = httpRequest(`${testStackUrl()}/api/v1/projects/`, { method: 'TRACE', headers: { authorization: `Bearer ${userToken}` } }, (response) => {
+        let body = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, allow: String(response.headers.allow), body }));
+      });
+      request.once('error', reject).end();
+    });
+    expect(trace.status).toBe(405);
+    expect(trace.allow).toContain('POST');
+    expect(JSON.parse(trace.body).detail).toBeTruthy();
+    const put = await api('PUT', `/api/v1/projects/${projectId}/`, { token: userToken, json: {} });
+    expectDetail(put, 405);
+    const options = await fetch(`${testStackUrl()}/api/v1/projects/${projectId}/`, { method: 'OPTIONS' });
+    expect(options.status).toBe(204);
+    expect(options.headers.get('allow')).toMatch(/GET.*DELETE|DELETE.*GET/);
   });
 });

@@ -6,6 +6,8 @@ import { CHECK_STATUSES } from './response-schemas';
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
 const UUID = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } as const;
 const SHORT_TEXT = { type: 'string', maxLength: 128 } as const;
+/** Build numbers and schema versions: whole numbers, bounded so that they stay exact through JSON and JavaScript. */
+const COUNT = { type: 'integer', minimum: 0, maximum: 2_147_483_647 } as const;
 
 export const createProjectBody = {
   type: 'object',
@@ -38,13 +40,13 @@ export const checkBody = {
     device_id: { type: 'string', pattern: DEVICE_ID_PATTERN },
     framework: { type: 'string', enum: ['arduino', 'esp_idf'] },
     chip_family: { ...SHORT_TEXT, minLength: 1 },
-    current_build_number: { type: 'integer', minimum: 0 },
+    current_build_number: COUNT,
     board_id: SHORT_TEXT,
     hardware_revision: SHORT_TEXT,
     version_label: SHORT_TEXT,
     current_hash: { type: 'string', maxLength: 64 },
     partition_profile: SHORT_TEXT,
-    nvs_schema_version: { type: 'integer', minimum: 0 },
+    nvs_schema_version: COUNT,
     security_mode: SHORT_TEXT,
   },
 } as const;
@@ -70,7 +72,7 @@ export const statusBody = {
     device_id: { type: 'string', pattern: DEVICE_ID_PATTERN },
     deployment_id: UUID,
     event: { type: 'string', minLength: 1, maxLength: 64 },
-    build_number: { type: 'integer', minimum: 0 },
+    build_number: COUNT,
     reason: { type: ['string', 'null'], maxLength: 128 },
     detail: { type: ['object', 'null'] },
   },
@@ -121,7 +123,23 @@ export const addMemberBody = {
   properties: { device_id: { ...UUID, description: "The device's UUID (its `id`)." } },
 } as const;
 
-const METADATA = { type: 'object', maxProperties: 100 } as const;
+/**
+ * Device metadata: a JSON object of up to 100 keys, nested at most four levels. Keys may not be
+ * empty, contain `.` or start with `$`, and an array may not hold an array: the document stores
+ * refuse both (FerretDB has no nested arrays). The nesting is spelled out rather than recursive so
+ * that the schema stays self-contained in the OpenAPI document.
+ */
+const METADATA_KEY = { type: 'string', pattern: '^[^.$][^.]{0,127}$' } as const;
+const METADATA_SCALAR = { type: ['string', 'number', 'boolean', 'null'] } as const;
+function metadataObject(depth: number): object {
+  return { type: 'object', maxProperties: 100, propertyNames: METADATA_KEY, additionalProperties: metadataValue(depth - 1) };
+}
+function metadataValue(depth: number): object {
+  if (depth === 0) return METADATA_SCALAR;
+  const element = depth > 1 ? { anyOf: [METADATA_SCALAR, metadataObject(depth - 1)] } : METADATA_SCALAR;
+  return { anyOf: [METADATA_SCALAR, metadataObject(depth), { type: 'array', maxItems: 100, items: element }] };
+}
+const METADATA = metadataObject(4);
 
 export const createDeviceBody = {
   type: 'object',
@@ -134,7 +152,7 @@ export const createDeviceBody = {
     board_id: SHORT_TEXT,
     hardware_revision: SHORT_TEXT,
     partition_profile: SHORT_TEXT,
-    nvs_schema_version: { type: 'integer', minimum: 0 },
+    nvs_schema_version: COUNT,
     security_mode: SHORT_TEXT,
     channel_id: UUID,
     active: { type: 'boolean' },

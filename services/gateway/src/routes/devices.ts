@@ -19,6 +19,7 @@ import {
   type ListDevicesQuery,
   type UpdateDeviceBody,
 } from '../http/schemas';
+import { ValidationFailed } from '../http/errors';
 import { parseBody, parseQuery } from '../http/validate';
 import { pathId, projectFor, rpc } from './context';
 
@@ -250,13 +251,16 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
       const query = parseQuery<CheckEventsQuery>(checkEventsQuery, { ...ctx.query });
+      const since = query.since ? new Date(query.since) : undefined;
+      // The pattern admits the shape of a date-time; a date that does not exist (month 13) is caught here.
+      if (since && Number.isNaN(since.getTime())) throw new ValidationFailed([{ loc: ['query', 'since'], msg: 'not a date-time that exists', type: 'format' }]);
       const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
       const { decisions } = await clients.telemetry.listDecisions(
         {
           projectId: project.id,
           deviceId: device!.id,
           limit: query.limit ? Number(query.limit) : 20,
-          since: query.since ? new Date(query.since) : undefined,
+          since,
           decision: query.decision ?? '',
           status: query.status ?? '',
         },
