@@ -34,6 +34,7 @@ export async function ensureIndexes(connection: Connection): Promise<void> {
 }
 
 export { isDuplicateKey } from './errors';
+export { PerKeyQueue } from './per-key-queue';
 export { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from './unique-insert';
 
 export async function pingMongo(connection: Connection): Promise<void> {

@@ -59,6 +59,21 @@ describe('tokens', () => {
     expect(after.last_used_at).toBe(entry.last_used_at);
   });
 
+  it('stays revoked when the revocation races the token\'s first uses (its usage is recorded apart from it)', async () => {
+    const user = createUser();
+    for (let round = 0; round < 5; round += 1) {
+      const created = await api('POST', '/api/v1/me/tokens/', { token: user.token, json: { name: `race-${round}` } });
+      // First uses record last_used_at while the revocation writes revoked_at.
+      const uses = Array.from({ length: 20 }, () => api('GET', '/api/v1/projects/', { token: created.body.token }));
+      const revoked = api('DELETE', `/api/v1/me/tokens/${created.body.id}/`, { token: user.token });
+      await Promise.all([...uses, revoked]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await api('GET', '/api/v1/projects/', { token: created.body.token })).status).toBe(401);
+      const listed = (await api('GET', '/api/v1/me/tokens/', { token: user.token })).body.find((token: { id: string }) => token.id === created.body.id);
+      expect(listed.revoked_at).not.toBeNull();
+    }
+  });
+
   it('revokes project tokens, and not another project’s', async () => {
     const f = await setupProject();
     const g = await setupProject();

@@ -3,6 +3,7 @@ import { SUBJECTS, type DecisionRecordedEvent } from '@ota/bus';
 import { notFound } from '@ota/errors';
 import { registry } from '@ota/proto';
 import type { Context } from 'koa';
+import type { Logger } from '@ota/logging';
 import { Readable } from 'node:stream';
 import { principalOf, type Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
@@ -244,12 +245,19 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     ctx.status = 200;
     ctx.type = 'application/octet-stream';
     ctx.length = Number(query.size);
-    ctx.body = Readable.from(
+    const body = Readable.from(
       (async function* () {
         if (!first.done) yield first.value.chunk;
         for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value.chunk;
       })(),
     );
+    // The 200 and the length are sent: a stream that breaks now (artifacts or S3 gone) can only
+    // end the connection, so that the device sees a short download at once instead of waiting.
+    body.once('error', (error) => {
+      (ctx.state.logger as Logger).warn({ err: error, artifactId }, 'download stream broke after its headers were sent');
+      ctx.res.destroy(error);
+    });
+    ctx.body = body;
     },
   );
 }

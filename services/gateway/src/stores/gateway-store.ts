@@ -20,7 +20,18 @@ export interface NewToken {
 
 /** The gateway's own data: users, their plans, and tokens of every kind. */
 export class GatewayStore {
-  constructor(private readonly models: GatewayModels) {}
+  /** When this replica last wrote each token's usage: at most one write per token per resolution. */
+  private readonly usageWritten = new Map<string, number>();
+  private readonly usageSweeper: NodeJS.Timeout;
+
+  constructor(private readonly models: GatewayModels) {
+    // Forget what is older than the resolution: the map holds only tokens used within the last minute.
+    this.usageSweeper = setInterval(() => {
+      const cutoff = Date.now() - LAST_USED_RESOLUTION_MS;
+      for (const [id, at] of this.usageWritten) if (at < cutoff) this.usageWritten.delete(id);
+    }, LAST_USED_RESOLUTION_MS);
+    this.usageSweeper.unref();
+  }
 
   async createUser(email: string, isStaff: boolean, plan: Plan): Promise<UserDoc> {
     const user: UserDoc = { _id: randomUUID(), email: email.toLowerCase(), is_staff: isStaff, plan, created_at: new Date() };
@@ -82,22 +93,34 @@ export class GatewayStore {
     const token = await this.models.Token.findById(hashToken(raw)).lean<TokenDoc>();
     if (!token || token.revoked_at) return null;
     const now = Date.now();
-    if (!token.last_used_at || now - token.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
-      // Off the request path: the answer does not wait for the bookkeeping write.
-      void this.models.Token.collection
-        .updateOne({ _id: token._id } as never, { $set: { last_used_at: new Date(now) } })
+    const written = this.usageWritten.get(token._id);
+    if (written === undefined || now - written > LAST_USED_RESOLUTION_MS) {
+      this.usageWritten.set(token._id, now);
+      // Off the request path: the answer does not wait for the bookkeeping write. Two replicas
+      // upserting at once may collide on the key; either time will do.
+      void this.models.TokenUsage.collection
+        .updateOne({ _id: token._id } as never, { $set: { last_used_at: new Date(now) } }, { upsert: true })
         .catch(() => undefined);
     }
     return token;
   }
 
-  listTokens(filter: { userId: string; kind: 'personal' } | { projectId: string; kind: 'project' }): Promise<TokenDoc[]> {
+  async listTokens(filter: { userId: string; kind: 'personal' } | { projectId: string; kind: 'project' }): Promise<TokenDoc[]> {
     const query = 'userId' in filter ? { user_id: filter.userId, kind: filter.kind } : { project_id: filter.projectId, kind: filter.kind };
-    return this.models.Token.find(query).sort({ created_at: 1, _id: 1 }).lean<TokenDoc[]>().exec();
+    return this.withUsage(await this.models.Token.find(query).sort({ created_at: 1, _id: 1 }).lean<TokenDoc[]>().exec());
   }
 
-  findToken(id: string): Promise<TokenDoc | null> {
-    return this.models.Token.findOne({ id }).lean<TokenDoc>().exec();
+  async findToken(id: string): Promise<TokenDoc | null> {
+    const token = await this.models.Token.findOne({ id }).lean<TokenDoc>().exec();
+    return token ? (await this.withUsage([token]))[0]! : null;
+  }
+
+  /** The tokens with `last_used_at` from their usage records (older versions kept it on the token). */
+  private async withUsage(tokens: TokenDoc[]): Promise<TokenDoc[]> {
+    if (tokens.length === 0) return tokens;
+    const usage = await this.models.TokenUsage.find({ _id: { $in: tokens.map((token) => token._id) } }).lean();
+    const lastUsed = new Map(usage.map((doc) => [doc._id, doc.last_used_at]));
+    return tokens.map((token) => ({ ...token, last_used_at: lastUsed.get(token._id) ?? token.last_used_at }));
   }
 
   /** Revocation keeps the record, so last_used_at stays readable afterwards. */

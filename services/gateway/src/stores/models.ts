@@ -40,6 +40,16 @@ export interface TokenDoc {
 }
 
 /**
+ * When a token was last used, apart from the token itself: FerretDB v1 runs an update as
+ * read-then-write of the whole document, so a usage write racing a revocation on the token's own
+ * document could undo the revocation. Keyed by the token's hash, like the token.
+ */
+export interface TokenUsageDoc {
+  _id: string;
+  last_used_at: Date;
+}
+
+/**
  * An audit event that could not be stored in JetStream when its mutation was acknowledged (NATS
  * away or slow); the outbox relay publishes it later and deletes it (see ../audit.ts).
  */
@@ -94,6 +104,7 @@ export function registerGatewayModels(connection: Connection) {
     User: connection.model<UserDoc>('User', userSchema, 'users'),
     Token: connection.model<TokenDoc>('Token', tokenSchema, 'tokens'),
     AuditOutbox: connection.model<AuditOutboxDoc>('AuditOutbox', auditOutboxSchema, 'audit_outbox'),
+    TokenUsage: connection.model<TokenUsageDoc>('TokenUsage', new Schema<TokenUsageDoc>({ _id: String, last_used_at: Date }, options), 'token_usage'),
   };
 }
 

@@ -1,10 +1,12 @@
-import { isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
+import { PerKeyQueue, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { deviceUuid } from '../../domain/device-uuid';
 import type { Channel, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
 import type { RegistryStore } from '../../domain/registry-store';
 import type { ChannelDoc, DeviceDoc, GroupDoc, MembershipDoc, ProjectDoc, RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
+  private readonly deviceWrites = new PerKeyQueue();
+
   /**
    * @param heartbeatResolutionMs A check that changes nothing rewrites the stored times only when
    *   they are older than this: every write costs milliseconds and waits for the database's one
@@ -138,7 +140,7 @@ export class MongoRegistryStore implements RegistryStore {
       const groupIds = (await this.models.Membership.find({ device_id: deviceId }, { group_id: 1 }).lean<MembershipDoc[]>())
         .map((membership) => membership.group_id)
         .sort();
-      await this.models.Device.collection.updateOne({ _id: deviceId } as never, { $set: { group_ids: groupIds } });
+      await this.writeDevice(deviceId, { group_ids: groupIds });
       const stored = await this.models.Device.findById(deviceId, { group_ids: 1 }).lean<Pick<DeviceDoc, 'group_ids'>>();
       const now = (await this.models.Membership.find({ device_id: deviceId }, { group_id: 1 }).lean<MembershipDoc[]>()).map((m) => m.group_id).sort();
       if (!stored || JSON.stringify([...(stored.group_ids ?? [])].sort()) === JSON.stringify(now)) return;
@@ -192,8 +194,13 @@ export class MongoRegistryStore implements RegistryStore {
     const changed = Object.entries(fields).some(([key, value]) => key !== 'last_seen' && doc[key as keyof DeviceDoc] !== value);
     const stale = !doc.last_seen || at.getTime() - doc.last_seen.getTime() >= this.heartbeatResolutionMs;
     if (!changed && !stale) return deviceOf(doc);
-    await this.models.Device.collection.updateOne({ _id: doc._id } as never, { $set: fields });
+    await this.writeDevice(doc._id, fields);
     return deviceOf({ ...doc, ...fields });
+  }
+
+  /** Every update of a device document goes through here: one at a time per device (see PerKeyQueue). */
+  private writeDevice(id: string, fields: Partial<DeviceDoc>): Promise<unknown> {
+    return this.deviceWrites.run(id, () => this.models.Device.collection.updateOne({ _id: id } as never, { $set: fields }));
   }
 
   async registerDevice(
@@ -227,7 +234,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (!doc || (doc.last_check_at && doc.last_check_at > at)) return;
     const repeated = doc.last_check_status === status && doc.last_check_at && at.getTime() - doc.last_check_at.getTime() < this.heartbeatResolutionMs;
     if (repeated) return;
-    await this.models.Device.collection.updateOne({ _id: id } as never, { $set: { last_check_at: at, last_check_status: status } });
+    await this.writeDevice(id, { last_check_at: at, last_check_status: status });
   }
 
   async updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null> {
@@ -241,7 +248,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (set.tokenRequired !== undefined) fields.token_required = set.tokenRequired;
     const doc = await this.findDeviceDoc(projectId, { id });
     if (!doc) return null;
-    await this.models.Device.collection.updateOne({ _id: id } as never, { $set: fields });
+    await this.writeDevice(id, fields);
     return deviceOf({ ...doc, ...fields });
   }
 }
