@@ -21,6 +21,8 @@ export interface StatusReport {
   deploymentId: string;
   event: string;
   accepted: boolean;
+  /** The build a `confirmed` report names. */
+  buildNumber?: number;
 }
 
 /** A mutation answered with success, and the audit event it must have. */

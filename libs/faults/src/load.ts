@@ -66,7 +66,7 @@ export class MixedLoad {
     const report = async (deploymentId: string, event: string, extra: Record<string, unknown> = {}): Promise<boolean> => {
       const answer = await post('/api/v1/ota/status/', { device_id: deviceId, deployment_id: deploymentId, event, ...extra });
       const accepted = answer?.status === 200 && answer.body.accepted === true;
-      ledger.statusReports.push({ deviceId, deploymentId, event, accepted });
+      ledger.statusReports.push({ deviceId, deploymentId, event, accepted, buildNumber: typeof extra.build_number === 'number' ? extra.build_number : undefined });
       return accepted;
     };
     let build = 0;

@@ -101,3 +101,19 @@ export function summarize(ledger: Ledger): string {
     .map(([endpoint, row]) => `${endpoint}: ${[...row].map(([outcome, count]) => `${outcome}=${count}`).join(' ')}`)
     .join('\n');
 }
+
+/**
+ * Registry's side of the status path: each device's `current_build_number` is the highest build of
+ * its accepted `confirmed` reports (builds only rise, and no other event changes it).
+ */
+export function wrongBuilds(ledger: Ledger, devices: ReadonlyArray<{ device_id: string; current_build_number: number }>): string[] {
+  const confirmed = new Map<string, number>();
+  for (const report of ledger.statusReports) {
+    if (report.accepted && report.event === 'confirmed' && report.buildNumber !== undefined) {
+      confirmed.set(report.deviceId, Math.max(confirmed.get(report.deviceId) ?? 0, report.buildNumber));
+    }
+  }
+  return devices
+    .filter((device) => confirmed.has(device.device_id) && confirmed.get(device.device_id) !== device.current_build_number)
+    .map((device) => `${device.device_id}: registry has build ${device.current_build_number}, accepted confirmed ${confirmed.get(device.device_id)}`);
+}

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STACK_ENV_KEY, api, createUser, findTokensInLogs, type TestStack } from '@ota/testkit';
-import { Ledger, MixedLoad, brokenAnswers, call, checkStoredStatuses, startFaultStack, summarize, type FaultStack, type Outage } from '../src';
+import { Ledger, MixedLoad, brokenAnswers, call, checkStoredStatuses, startFaultStack, summarize, wrongBuilds, type FaultStack, type Outage } from '../src';
 
 // Fault injection under a mixed fleet and developer load (docs/security.md, "Faults"): each
 // service killed with SIGKILL and started again, FerretDB down for 10 s, NATS down for 30 s, S3
@@ -211,13 +211,15 @@ describe('afterwards, over everything the load saw', () => {
   });
 
   test('every status report answered accepted: true is stored exactly once', async () => {
-    const devices = (await api('GET', `/api/v1/projects/${projectId}/devices/`, { token: ownerToken })).body as Array<{ id: string; device_id: string }>;
+    const devices = (await api('GET', `/api/v1/projects/${projectId}/devices/`, { token: ownerToken })).body as Array<{ id: string; device_id: string; current_build_number: number }>;
     const problems = await checkStoredStatuses(faults.stack.mongodbUri, faults.databaseOf('rollout'), ledger, new Map(devices.map((device) => [device.device_id, device.id])));
     progress(`accepted statuses checked in the store: ${problems.checked}`);
     expect(problems.checked).toBeGreaterThan(100);
     expect(problems.missing).toEqual([]);
     expect(problems.duplicated).toEqual([]);
     expect(problems.failuresOutOfRange).toEqual([]);
+    // And registry's record of each device names the build of its last accepted `confirmed`.
+    expect(wrongBuilds(ledger, devices)).toEqual([]);
   });
 
   test('no raw token appears in any log of the run', async () => {
