@@ -233,7 +233,13 @@ describe('afterwards, over everything the load saw', () => {
     let missing: string[] = [];
     const giveUpAt = Date.now() + 60_000;
     do {
-      const events = (await api('GET', `/api/v1/projects/${projectId}/audit/`, { token: ownerToken })).body as Array<{ action: string; target_id: string }>;
+      const events: Array<{ id: string; action: string; target_id: string }> = [];
+      for (let before = ''; ; ) {
+        const page = (await api('GET', `/api/v1/projects/${projectId}/audit/?limit=1000${before ? `&before=${before}` : ''}`, { token: ownerToken })).body as typeof events;
+        events.push(...page);
+        if (page.length < 1000) break;
+        before = page.at(-1)!.id;
+      }
       const recorded = new Set(events.map((event) => `${event.action} ${event.target_id}`));
       missing = [...expected].filter((key) => !recorded.has(key));
       if (missing.length === 0) break;

@@ -88,3 +88,32 @@ it('refuses a JSON body over the documented limit with 413', async () => {
   expect(response.status).toBe(413);
   expect(response.body.detail).toContain('65536');
 });
+
+it('lists the trail in pages: limit, then before the last event of the page, to the end', async () => {
+  const f = await setupProject({ name: 'audit pages' });
+  const p = `/api/v1/projects/${f.project.id}`;
+  for (let i = 0; i < 12; i += 1) await api('POST', `${p}/groups/`, { token: f.apiToken, json: { name: `g${i}` } });
+  // setupProject's two tokens and the project itself make three more.
+  const all = await eventually(
+    () => api('GET', `${p}/audit/`, { token: f.user.token }),
+    (response) => response.body.length === 15,
+  );
+  expect(all.body).toHaveLength(15);
+  const paged: Array<{ id: string }> = [];
+  let before = '';
+  for (;;) {
+    const page = await api('GET', `${p}/audit/?limit=4${before ? `&before=${before}` : ''}`, { token: f.user.token });
+    expect(page.status).toBe(200);
+    expect(page.body.length).toBeLessThanOrEqual(4);
+    paged.push(...page.body);
+    if (page.body.length < 4) break;
+    before = page.body.at(-1).id;
+  }
+  expect(paged.map((event) => event.id)).toEqual(all.body.map((event: { id: string }) => event.id));
+  expect((await api('GET', `${p}/audit/?limit=1001`, { token: f.user.token })).status).toBe(422);
+  expect((await api('GET', `${p}/audit/?limit=0`, { token: f.user.token })).status).toBe(422);
+  // Another project's event id names nothing here.
+  const other = await setupProject({ name: 'audit elsewhere' });
+  const foreign = (await eventually(() => api('GET', `/api/v1/projects/${other.project.id}/audit/`, { token: other.user.token }), (response) => response.body.length > 0)).body[0].id;
+  expect((await api('GET', `${p}/audit/?before=${foreign}`, { token: f.user.token })).status).toBe(404);
+});

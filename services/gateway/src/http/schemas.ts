@@ -271,4 +271,13 @@ export const usersQuery = {
   properties: { email: { type: 'string', minLength: 3, maxLength: 254 } },
 } as const;
 
+export const auditQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^(?:[1-9]\\d{0,2}|1000)$', description: 'At most this many events, 1 to 1000; default 100.' },
+    before: { ...UUID, description: 'Only events older than this one: the `id` of the last event of the previous page.' },
+  },
+} as const;
+
 export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;

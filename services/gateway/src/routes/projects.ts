@@ -4,7 +4,7 @@ import { HttpError } from '../http/errors';
 import type { OperationTable } from '../http/operations';
 import { auditJson, projectJson, userJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { createProjectBody, listProjectsQuery, noQuery, usersQuery } from '../http/schemas';
+import { auditQuery, createProjectBody, listProjectsQuery, usersQuery } from '../http/schemas';
 import { parseBody, parseQuery } from '../http/validate';
 import { principalOf } from '../auth/principal';
 import { projectFor, rpc } from './context';
@@ -115,15 +115,20 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       path: '/projects/:id/audit/',
       operationId: 'listAuditEvents',
       summary: 'List audit events',
-      description: 'Newest first. Every customer mutation writes one, with the actor and the token prefix.',
+      description:
+        'Newest first, in pages: `limit` events (default 100, at most 1000), and the next page with `before` set to the `id` of the last event of this one. Every customer mutation writes one, with the actor and the token prefix.',
       tag: 'Projects',
       access: 'developer',
-      query: noQuery,
+      query: auditQuery,
       responses: { 200: R.arrayOf(R.AuditEvent) },
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
-      const { events } = await clients.telemetry.listAuditEvents({ projectId: project.id }, rpc(ctx));
+      const query = parseQuery<{ limit?: string; before?: string }>(auditQuery, { ...ctx.query });
+      const { events } = await clients.telemetry.listAuditEvents(
+        { projectId: project.id, limit: query.limit ? Number(query.limit) : 100, beforeId: query.before ?? '' },
+        rpc(ctx),
+      );
       ctx.body = events.map(auditJson);
     },
   );

@@ -48,5 +48,6 @@ export interface TelemetryStore {
   deviceDecisions(projectId: string, deviceUuid: string): Promise<DecisionRecord[]>;
   deleteDecisions(projectId: string, deviceUuid: string): Promise<void>;
   insertAudit(record: AuditRecord): Promise<void>;
-  listAudit(projectId: string): Promise<AuditRecord[]>;
+  /** Newest first, at most `limit`, older than the event `beforeId` when given; null if `beforeId` names no event of the project. */
+  listAudit(projectId: string, limit: number, beforeId?: string): Promise<AuditRecord[] | null>;
 }

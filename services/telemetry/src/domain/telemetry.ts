@@ -1,3 +1,4 @@
+import { notFound } from '@ota/errors';
 import type { AuditRecordedEvent, DecisionRecordedEvent } from '@ota/bus';
 import { DECISIONS_KEPT_PER_DEVICE, type AuditRecord, type DecisionQuery, type DecisionRecord, type TelemetryStore } from './model';
 
@@ -51,7 +52,9 @@ export class Telemetry {
     });
   }
 
-  listAudit(projectId: string): Promise<AuditRecord[]> {
-    return this.store.listAudit(projectId);
+  async listAudit(projectId: string, limit: number, beforeId: string): Promise<AuditRecord[]> {
+    const records = await this.store.listAudit(projectId, limit, beforeId || undefined);
+    if (!records) throw notFound(`no audit event ${beforeId} in this project`);
+    return records;
   }
 }

@@ -34,7 +34,7 @@ export function telemetryHandlers(telemetry: Telemetry): Handlers<typeof pb.Tele
       return {};
     },
     async listAuditEvents(request) {
-      const records = await telemetry.listAudit(request.projectId);
+      const records = await telemetry.listAudit(request.projectId, request.limit || 100, request.beforeId);
       return {
         events: records.map((record) => ({
           id: record.id,

@@ -110,8 +110,15 @@ export class MongoTelemetryStore implements TelemetryStore {
     );
   }
 
-  async listAudit(projectId: string): Promise<AuditRecord[]> {
-    const docs = await this.models.Audit.find({ project_id: projectId }).sort({ created_at: -1, _id: -1 }).lean<AuditDoc[]>();
+  async listAudit(projectId: string, limit: number, beforeId?: string): Promise<AuditRecord[] | null> {
+    const filter: Record<string, unknown> = { project_id: projectId };
+    if (beforeId) {
+      const before = await this.models.Audit.findById(beforeId).lean<AuditDoc>();
+      if (!before || before.project_id !== projectId) return null;
+      // The order is (created_at, _id) descending: older, or as old with a smaller id.
+      filter.$or = [{ created_at: { $lt: before.created_at } }, { created_at: before.created_at, _id: { $lt: before._id } }];
+    }
+    const docs = await this.models.Audit.find(filter).sort({ created_at: -1, _id: -1 }).limit(limit).lean<AuditDoc[]>();
     return docs.map((doc) => ({
       id: doc._id,
       projectId: doc.project_id,
