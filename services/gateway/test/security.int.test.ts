@@ -260,7 +260,7 @@ describe('API2 broken authentication', () => {
     'prefix only': { authorization: `Bearer ${valid.slice(0, 12)}` },
   });
 
-  test('malformed credentials on every operation: 401 with WWW-Authenticate or detail, never served', async () => {
+  test('malformed credentials on every operation: 401 with a detail, never served', async () => {
     const answers: string[] = [];
     for (const operation of operations.filter((candidate) => candidate.access !== 'public')) {
       const valid = operation.access === 'device' ? victim.deviceScopeToken : victim.user.token;
