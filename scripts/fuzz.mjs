@@ -9,7 +9,7 @@
 // stack's data and logs.
 import { spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ import { fuzzVenv } from './ensure-built.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const { startStack } = require(join(root, 'libs', 'devstack', 'dist', 'index.js'));
+const { startStack, throwawayStack } = require(join(root, 'libs', 'devstack', 'dist', 'index.js'));
 
 const MAX_EXAMPLES = process.env.FUZZ_MAX_EXAMPLES ?? '50';
 const SEED = process.env.FUZZ_SEED ?? '20261122';
@@ -147,21 +147,10 @@ headers = { Authorization = ${toml(`Bearer ${ids.fleetToken}`)} }
 }
 
 async function main() {
-  const runId = `z${Date.now().toString(36)}`;
-  const dataDir = join(root, '.data', 'fuzz', runId);
-  mkdirSync(dataDir, { recursive: true });
-  say(`starting a stack of its own (logs in ${join(dataDir, 'logs')})`);
-  const stack = await startStack({
-    rootDir: root,
-    dataDir,
-    ports: 'random',
-    output: { logDir: join(dataDir, 'logs') },
-    env: process.env,
-    databasePrefix: `ota_${runId}_`,
-    ephemeral: true,
-    // The fuzzer is one client sending as fast as it can: the per-token limit would only make it wait.
-    serviceEnv: { LOG_LEVEL: 'info', RATE_LIMIT_DEVELOPER_PER_SECOND: '0', RATE_LIMIT_FLEET_TOKEN_PER_SECOND: '0' },
-  });
+  // The fuzzer is one client sending as fast as it can: the per-token limit would only make it wait.
+  const { dataDir, logDir, options } = throwawayStack(root, 'fuzz', { LOG_LEVEL: 'info', RATE_LIMIT_DEVELOPER_PER_SECOND: '0', RATE_LIMIT_FLEET_TOKEN_PER_SECOND: '0' });
+  say(`starting a stack of its own (logs in ${logDir})`);
+  const stack = await startStack(options);
   let status = 1;
   try {
     const ids = await seed(stack);

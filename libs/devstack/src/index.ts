@@ -2,3 +2,4 @@ export { startStack, type RunningStack, type StackOptions } from './stack';
 export { freePort, startProcess, waitForPort, type ManagedProcess } from './processes';
 export { localStackSettings } from './start-settings';
 export { clusterHome } from './postgres';
+export { throwawayStack, type ThrowawayStack } from './throwaway';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { freePort, startProcess, startStack, waitForPort, type ManagedProcess, type RunningStack } from '@ota/devstack';
+import { freePort, startProcess, startStack, throwawayStack, waitForPort, type ManagedProcess, type RunningStack } from '@ota/devstack';
 
 const HOST = '127.0.0.1';
 
@@ -29,20 +29,9 @@ export interface FaultStack {
  * stack), on free ports with fresh data, with the shipped defaults except where `serviceEnv` says.
  */
 export async function startFaultStack(rootDir: string, serviceEnv: NodeJS.ProcessEnv = {}): Promise<FaultStack> {
-  const runId = `f${Date.now().toString(36)}`;
-  const dataDir = join(rootDir, '.data', 'faults', runId);
-  const logDir = join(dataDir, 'logs');
-  const databasePrefix = `ota_${runId}_`;
-  const stack = await startStack({
-    rootDir,
-    dataDir,
-    ports: 'random',
-    output: { logDir },
-    env: process.env,
-    databasePrefix,
-    ephemeral: process.env.OTA_KEEP_TEST_DATA !== '1',
-    serviceEnv: { LOG_LEVEL: 'info', ...serviceEnv },
-  });
+  const { logDir, options } = throwawayStack(rootDir, 'faults', { LOG_LEVEL: 'info', ...serviceEnv });
+  const databasePrefix = options.databasePrefix;
+  const stack = await startStack(options);
 
   const extras = new Map<string, { process: ManagedProcess; port: number }>();
   try {

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { loadConfig } from '@ota/config';
-import { localStackSettings, startStack, type RunningStack } from '@ota/devstack';
+import { startStack, throwawayStack, type RunningStack } from '@ota/devstack';
 import { STACK_ENV_KEY, type TestStack } from './stack-env';
 
 const rootDir = join(__dirname, '..', '..', '..');
@@ -11,22 +10,16 @@ const rootDir = join(__dirname, '..', '..', '..');
  * A server that cannot start fails the run with its name and output; no test is skipped.
  */
 export default async function globalSetup(): Promise<void> {
-  const runId = `t${Date.now().toString(36)}`;
-  const dataDir = join(rootDir, '.data', 'test', runId);
-  const stack = await startStack({
-    rootDir,
-    dataDir,
-    ports: 'random',
-    output: { logDir: join(dataDir, 'logs') },
-    env: process.env,
-    databasePrefix: `ota_${runId}_`,
-    ephemeral: process.env.OTA_KEEP_TEST_DATA !== '1',
-    mongoBackend: loadConfig({ LOCAL_MONGODB_BACKEND: localStackSettings.LOCAL_MONGODB_BACKEND }).LOCAL_MONGODB_BACKEND,
+  const { dataDir, logDir, options } = throwawayStack(rootDir, 'test', {
     // Debug level, so that the log scan at the end (jest-global-teardown) covers every line a
     // service can write. The per-device token limit is raised because the security tests call
     // every operation with one device token; the limit itself is tested on a gateway of its own.
-    serviceEnv: { LOG_LEVEL: 'debug', VIEW_RELOAD_INTERVAL_MS: '5000', RATE_LIMIT_DEVICE_TOKEN_PER_SECOND: '100', RATE_LIMIT_DEVICE_TOKEN_BURST: '1000' },
+    LOG_LEVEL: 'debug',
+    VIEW_RELOAD_INTERVAL_MS: '5000',
+    RATE_LIMIT_DEVICE_TOKEN_PER_SECOND: '100',
+    RATE_LIMIT_DEVICE_TOKEN_BURST: '1000',
   });
+  const stack = await startStack(options);
   const published: TestStack = {
     gatewayUrl: stack.gatewayUrl,
     mongodbUri: stack.mongodbUri,
@@ -35,10 +28,10 @@ export default async function globalSetup(): Promise<void> {
     natsUrl: stack.natsUrl,
     gatewayEnv: stack.gatewayEnv,
     metricsUrls: stack.metricsUrls,
-    logDir: join(dataDir, 'logs'),
+    logDir,
     issuedTokensFile: join(dataDir, 'issued-tokens.txt'),
   };
   process.env[STACK_ENV_KEY] = JSON.stringify(published);
-  process.stderr.write(`\n[test stack] gateway ${stack.gatewayUrl}; logs in ${join(dataDir, 'logs')}\n`);
+  process.stderr.write(`\n[test stack] gateway ${stack.gatewayUrl}; logs in ${logDir}\n`);
   (globalThis as { otaTestStack?: { stack: RunningStack; dataDir: string } }).otaTestStack = { stack, dataDir };
 }
