@@ -27,7 +27,9 @@ it('runs every scenario and reports complete results', () => {
       expect([name, Object.keys(step.latency.errors).filter((status) => status.startsWith('5') || status === '0')]).toEqual([name, []]);
       expect(Object.keys(step.usage)).toEqual(expect.arrayContaining(name === 's0' ? ['baseline', 'ferretdb'] : ['gateway', 'registry', 'rollout', 'ferretdb']));
     }
-    expect(result('s1').ratioToS0).toEqual(expect.any(Number));
+    // The ratio is there whenever s0 held a rate; on a busy machine a smoke step may hold none.
+    const s1 = result('s1');
+    expect(s1.ratioToS0).toEqual(s1.s0.maxRate ? Math.round((s1.maxRate / s1.s0.maxRate) * 100) / 100 : null);
     expect(result('s4')).toMatchObject({ acceptedButNotStored: 0 });
     expect(result('s4').acceptedDevicesChecked).toBeGreaterThan(0);
     const storm = result('s6').storm;
