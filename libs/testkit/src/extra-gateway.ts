@@ -4,6 +4,7 @@ import { testStack } from './stack-env';
 
 export interface ExtraGateway {
   url: string;
+  metricsUrl: string;
   stop(): Promise<void>;
 }
 
@@ -14,13 +15,14 @@ export interface ExtraGateway {
 export async function startExtraGateway(settings: NodeJS.ProcessEnv): Promise<ExtraGateway> {
   const stack = testStack();
   const port = await freePort();
+  const metricsPort = await freePort();
   const gateway = startProcess(
     'gateway-extra',
     process.execPath,
     [join(__dirname, '..', '..', '..', 'services', 'gateway', 'dist', 'main.js')],
-    { ...stack.gatewayEnv, ...settings, GATEWAY_PORT: String(port), METRICS_PORT: String(await freePort()) },
+    { ...stack.gatewayEnv, ...settings, GATEWAY_PORT: String(port), METRICS_PORT: String(metricsPort) },
     { kind: 'file', path: join(stack.logDir, `gateway-extra-${port}.log`) },
   );
   await waitForPort('127.0.0.1', port, gateway, 60_000);
-  return { url: `http://127.0.0.1:${port}`, stop: () => gateway.stop() };
+  return { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, stop: () => gateway.stop() };
 }
