@@ -2,7 +2,7 @@ import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
-import { HttpError, ValidationFailed, errorMiddleware } from './http/errors';
+import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS, ValidationFailed, errorMiddleware } from './http/errors';
 import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
 import Router from '@koa/router';
 import { buildOpenApiDocument } from './http/openapi';
@@ -70,7 +70,7 @@ export function createApp(deps: GatewayDeps): Koa {
     }
   });
   app.use(errorMiddleware(deps.logger));
-  app.use(requestDeadline(deps.config.REQUEST_TIMEOUT_MS, 5, deps.logger, () => metrics.timedOutRequests.inc()));
+  app.use(requestDeadline(deps.config.REQUEST_TIMEOUT_MS, UNAVAILABLE_RETRY_AFTER_SECONDS, deps.logger, () => metrics.timedOutRequests.inc()));
   // The device API is what a whole fleet hits at once; its overload is shed here, before the body
   // is parsed and the token read.
   const deviceApiLimiter = new ConcurrencyLimiter({

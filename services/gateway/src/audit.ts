@@ -3,7 +3,7 @@ import { Bus, SUBJECTS, type AuditRecordedEvent } from '@ota/bus';
 import type { Logger } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import type { Principal } from './auth/principal';
-import type { GatewayModels } from './stores/models';
+import type { AuditOutboxDoc, GatewayModels } from './stores/models';
 
 export interface AuditEntry {
   projectId: string;
@@ -49,7 +49,7 @@ export class AuditLog {
         this.logger.warn({ err: error, auditId: event.id }, 'JetStream did not store an audit event; keeping it in the outbox');
       }
     }
-    await this.models.AuditOutbox.collection.insertOne({ _id: event.id, event, created_at: new Date() } as never);
+    await this.models.AuditOutbox.collection.insertOne({ _id: event.id, event, created_at: new Date() } as AuditOutboxDoc as never);
     this.metrics.auditOutboxWritten.inc();
     this.logger.warn({ auditId: event.id, action: event.action }, 'audit event kept in the outbox until NATS stores it');
   }

@@ -27,6 +27,9 @@ export class HttpError extends Error {
   }
 }
 
+/** Retry-After of a 503 for a store or service that is away, and of the readiness probe's 503. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 // The one table from the domain error vocabulary (carried over gRPC as status codes) to HTTP.
 const HTTP_STATUS_OF_KIND: Record<ErrorKind, number> = {
   InvalidArgument: 400,
@@ -58,7 +61,7 @@ export function errorMiddleware(logger: Logger) {
       }
       if (error instanceof DomainError) {
         ctx.status = HTTP_STATUS_OF_KIND[error.kind];
-        if (ctx.status === 503 || ctx.status === 429) ctx.set('Retry-After', '5');
+        if (ctx.status === 503 || ctx.status === 429) ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
         ctx.body = { detail: error.message };
         return;
       }
@@ -73,7 +76,7 @@ export function errorMiddleware(logger: Logger) {
       if (isDependencyUnavailable(error)) {
         (ctx.state.logger as Logger | undefined ?? logger).warn({ err: error, requestId }, 'a backing store is unavailable');
         ctx.status = 503;
-        ctx.set('Retry-After', '5');
+        ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
         ctx.body = { detail: 'a backing store is unavailable; retry later' };
         return;
       }

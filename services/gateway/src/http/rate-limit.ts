@@ -17,8 +17,14 @@ export function rateLimitClassOf(token: TokenDoc): RateLimitClass {
 }
 
 interface Bucket {
+  limit: RateLimit;
   tokens: number;
   updatedAt: number;
+}
+
+/** The bucket's tokens at `now`: what it held plus what its rate has added since, up to the burst. */
+function tokensAt(bucket: Bucket, now: number): number {
+  return Math.min(bucket.limit.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * bucket.limit.perSecond);
 }
 
 /**
@@ -45,8 +51,8 @@ export class TokenRateLimiter {
     if (limit.perSecond === 0) return 0;
     const key = `${kind}:${tokenId}`;
     const now = this.now();
-    const bucket = this.buckets.get(key) ?? { tokens: limit.burst, updatedAt: now };
-    bucket.tokens = Math.min(limit.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * limit.perSecond);
+    const bucket = this.buckets.get(key) ?? { limit, tokens: limit.burst, updatedAt: now };
+    bucket.tokens = tokensAt(bucket, now);
     bucket.updatedAt = now;
     this.buckets.set(key, bucket);
     if (bucket.tokens >= 1) {
@@ -62,10 +68,7 @@ export class TokenRateLimiter {
 
   sweep(): void {
     const now = this.now();
-    for (const [key, bucket] of this.buckets) {
-      const limit = this.limits[key.slice(0, key.indexOf(':')) as RateLimitClass];
-      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * limit.perSecond >= limit.burst) this.buckets.delete(key);
-    }
+    for (const [key, bucket] of this.buckets) if (tokensAt(bucket, now) >= bucket.limit.burst) this.buckets.delete(key);
   }
 
   close(): void {

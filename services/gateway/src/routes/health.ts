@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { GatewayDeps } from '../deps';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../http/errors';
 
 export function healthRoutes(deps: GatewayDeps): Router {
   const router = new Router();
@@ -14,7 +15,7 @@ export function healthRoutes(deps: GatewayDeps): Router {
       ctx.body = { status: 'ready' };
     } catch (error) {
       ctx.status = 503;
-      ctx.set('Retry-After', '5');
+      ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
       ctx.body = { status: 'not ready', detail: (error as Error).message };
     }
   });

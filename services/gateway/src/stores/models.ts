@@ -1,3 +1,4 @@
+import type { AuditRecordedEvent } from '@ota/bus';
 import { Schema, type Connection } from 'mongoose';
 import type { TokenKind } from '../auth/tokens';
 
@@ -56,7 +57,7 @@ export interface TokenUsageDoc {
 export interface AuditOutboxDoc {
   /** The audit event's id, which is also its JetStream message id. */
   _id: string;
-  event: Record<string, unknown>;
+  event: AuditRecordedEvent;
   created_at: Date;
 }
 
