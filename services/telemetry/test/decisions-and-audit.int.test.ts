@@ -92,7 +92,7 @@ describe('OTA decision records', () => {
 
   it('refuses invalid query parameters with a 422 array', async () => {
     const uuid = await deviceUuidOf('d-history');
-    const response = await api('GET', `/api/v1/projects/${projectId}/devices/${uuid}/check-events/?limit=21&status=nope`, { token: userToken });
+    const response = await api('GET', `/api/v1/projects/${projectId}/devices/${uuid}/check-events/?limit=0&status=nope`, { token: userToken });
     expect(response.status).toBe(422);
     expect(response.body.detail.map((issue: { loc: string[] }) => issue.loc[1]).sort()).toEqual(['limit', 'status']);
   });

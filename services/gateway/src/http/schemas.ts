@@ -88,12 +88,32 @@ export interface StatusBody {
 }
 
 
+/**
+ * A `limit` query parameter: any whole number from 1 up. A larger one than the endpoint serves is
+ * capped, not refused (spec 4.2: "capped at 20"); read it with `cappedLimit`.
+ */
+export function limitParameter(defaultLimit: number, maxLimit: number) {
+  return {
+    type: 'string',
+    pattern: '^[1-9]\\d{0,8}$',
+    description: `At most this many records, newest first. Default ${defaultLimit}; a larger value than ${maxLimit} is served as ${maxLimit}.`,
+  } as const;
+}
+
+/** The limit a request asked for, or the default, never above the cap. */
+export function cappedLimit(text: string | undefined, defaultLimit: number, maxLimit: number): number {
+  return text === undefined ? defaultLimit : Math.min(Number(text), maxLimit);
+}
+
+export const CHECK_EVENTS_LIMIT = { default: 20, max: 20 } as const;
+export const AUDIT_LIMIT = { default: 100, max: 1000 } as const;
+
 /** Query parameters arrive as strings; each is checked in its text form. */
 export const checkEventsQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: { type: 'string', pattern: '^(?:[1-9]|1[0-9]|20)$' },
+    limit: limitParameter(CHECK_EVENTS_LIMIT.default, CHECK_EVENTS_LIMIT.max),
     since: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:\\d{2})$' },
     decision: { type: 'string', enum: ['offered', 'no_update'] },
     status: { type: 'string', enum: CHECK_STATUSES },
@@ -275,7 +295,7 @@ export const auditQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: { type: 'string', pattern: '^(?:[1-9]\\d{0,2}|1000)$', description: 'At most this many events, 1 to 1000; default 100.' },
+    limit: limitParameter(AUDIT_LIMIT.default, AUDIT_LIMIT.max),
     before: { ...UUID, description: 'Only events older than this one: the `id` of the last event of the previous page.' },
   },
 } as const;

@@ -9,6 +9,8 @@ import * as R from '../http/response-schemas';
 import {
   addMemberBody,
   checkEventsQuery,
+  cappedLimit,
+  CHECK_EVENTS_LIMIT,
   createChannelBody,
   createDeviceBody,
   createGroupBody,
@@ -259,7 +261,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
         {
           projectId: project.id,
           deviceId: device!.id,
-          limit: query.limit ? Number(query.limit) : 20,
+          limit: cappedLimit(query.limit, CHECK_EVENTS_LIMIT.default, CHECK_EVENTS_LIMIT.max),
           since,
           decision: query.decision ?? '',
           status: query.status ?? '',

@@ -4,7 +4,7 @@ import { HttpError } from '../http/errors';
 import type { OperationTable } from '../http/operations';
 import { auditJson, projectJson, userJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { auditQuery, createProjectBody, listProjectsQuery, usersQuery } from '../http/schemas';
+import { AUDIT_LIMIT, auditQuery, cappedLimit, createProjectBody, listProjectsQuery, usersQuery } from '../http/schemas';
 import { parseBody, parseQuery } from '../http/validate';
 import { principalOf } from '../auth/principal';
 import { projectFor, rpc } from './context';
@@ -126,7 +126,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       const { project } = await projectFor(deps, ctx, 'read');
       const query = parseQuery<{ limit?: string; before?: string }>(auditQuery, { ...ctx.query });
       const { events } = await clients.telemetry.listAuditEvents(
-        { projectId: project.id, limit: query.limit ? Number(query.limit) : 100, beforeId: query.before ?? '' },
+        { projectId: project.id, limit: cappedLimit(query.limit, AUDIT_LIMIT.default, AUDIT_LIMIT.max), beforeId: query.before ?? '' },
         rpc(ctx),
       );
       ctx.body = events.map(auditJson);
