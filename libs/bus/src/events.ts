@@ -21,6 +21,10 @@ export interface ArtifactChangedEvent {
   created_at: string;
 }
 
+export interface PlanChangedEvent {
+  user_id: string;
+}
+
 export interface DeploymentChangedEvent {
   id: string;
   project_id: string;

@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, RetentionPolicy, StorageType, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import type { Logger } from '@ota/logging';
 
@@ -15,6 +15,11 @@ export interface BusOptions {
   logger: Logger;
   /** How long a JetStream publish waits for the server's acknowledgement. */
   publishTimeoutMs?: number;
+  /**
+   * For short-lived commands: fail at once when NATS cannot be reached, instead of waiting for it
+   * as a service does.
+   */
+  failFast?: boolean;
 }
 
 export type EventHandler<T> = (event: T, subject: string) => Promise<void> | void;
@@ -44,10 +49,10 @@ export class Bus {
     const connection = await connect({
       servers: options.url.split(','),
       name: options.name,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 1_000,
-      // Without this, a NATS that is down at start would fail the process instead of waiting.
-      waitOnFirstConnect: true,
+      ...(options.failFast
+        ? { maxReconnectAttempts: 0, timeout: 3_000 }
+        : // Without waitOnFirstConnect, a NATS that is down at start would fail the process instead of waiting.
+          { maxReconnectAttempts: -1, reconnectTimeWait: 1_000, waitOnFirstConnect: true }),
     });
     const bus = new Bus(connection, jetstream(connection), await jetstreamManager(connection), options);
     bus.watchStatus();
@@ -80,6 +85,27 @@ export class Bus {
     this.connection.publish(subject, JSON.stringify(event));
   }
 
+  /**
+   * Asks every subscriber of `subject` (core NATS, each replica of a service) and collects the
+   * answers that arrive until none has come for `stallMs`, or `maxWaitMs` passed. An empty list
+   * when nobody serves the subject.
+   */
+  async requestAll<T, R>(subject: string, event: T, timing: { stallMs: number; maxWaitMs: number }): Promise<R[]> {
+    const answers: R[] = [];
+    try {
+      const replies = await this.connection.requestMany(subject, JSON.stringify(event), {
+        strategy: 'stall',
+        stall: timing.stallMs,
+        maxWait: timing.maxWaitMs,
+      });
+      for await (const reply of replies) answers.push(reply.json<R>());
+    } catch (error) {
+      // "no responders": no replica subscribes; the answers gathered so far are all there are.
+      if (!/no responders|503/i.test((error as Error)?.message ?? '')) throw error;
+    }
+    return answers;
+  }
+
   /** Stores the event in JetStream; `messageId` makes a retried publish a no-op. */
   async publishDurable<T>(subject: string, event: T, messageId: string): Promise<void> {
     await this.js.publish(subject, JSON.stringify(event), {
@@ -89,6 +115,18 @@ export class Bus {
   }
 
   subscribe<T>(subject: string, handler: EventHandler<T>): void {
+    this.listen(subject, (message) => handler(message.json<T>(), message.subject));
+  }
+
+  /** Answers `requestAll` on `subject` with what `handler` returns, on every replica. */
+  serve<T, R>(subject: string, handler: (event: T) => Promise<R> | R): void {
+    this.listen(subject, async (message) => {
+      message.respond(JSON.stringify(await handler(message.json<T>())));
+    });
+  }
+
+  /** A core subscription whose handler failures are logged, never thrown into the NATS client. */
+  private listen(subject: string, handle: (message: Msg) => Promise<void> | void): void {
     const subscription = this.connection.subscribe(subject, {
       callback: (error, message) => {
         if (error) {
@@ -96,7 +134,7 @@ export class Bus {
           return;
         }
         Promise.resolve()
-          .then(() => handler(message.json<T>(), message.subject))
+          .then(() => handle(message))
           .catch((handlerError: unknown) =>
             this.options.logger.error({ err: handlerError, subject: message.subject }, 'event handler failed'),
           );

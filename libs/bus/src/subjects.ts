@@ -12,6 +12,11 @@ export const SUBJECTS = {
   deviceForgotten: 'ota.rollout.device.forgotten',
   /** gateway → telemetry and registry (JetStream): the outcome of one device check. */
   decisionRecorded: 'ota.telemetry.decision',
+  /**
+   * admin command → gateway replicas (core request, each replica answers): an owner's plan changed;
+   * drop it from the plan cache so that the next check reads the new cap.
+   */
+  planChanged: 'ota.gateway.plan.changed',
   /** gateway → telemetry (JetStream): a customer mutation, for the audit log. */
   auditRecorded: 'ota.telemetry.audit',
 } as const;

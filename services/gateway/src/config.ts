@@ -21,7 +21,7 @@ export const gatewaySettings = {
   MANIFEST_LIMIT_BYTES: int('largest manifest form field accepted', 64 * 1024, 1024),
   DEFAULT_MAX_DEVICES: int("a new user's device cap across all projects (0: no cap)", 1_000, 0),
   DEFAULT_MAX_UPLOADS_PER_MONTH: int("a new user's artifact uploads per UTC month (0: no cap)", 100, 0),
-  PLAN_CACHE_TTL_MS: int('how long the device check reuses an owner plan it read', 10_000, 0),
+  PLAN_CACHE_TTL_MS: int("how long the device check reuses an owner plan it read; set-plan clears it on every replica at once over NATS, so this bounds only a change that could not be announced", 10_000, 0),
   SHUTDOWN_GRACE_MS: int('how long in-flight requests may take to finish on SIGTERM', 10_000, 0),
   DEVICE_API_MAX_CONCURRENCY: int('device API requests (check, status) one gateway serves at once; more wait', 64, 1),
   DEVICE_API_MAX_QUEUED: int('device API requests that may wait for a place; beyond it they get 503', 1_024, 0),

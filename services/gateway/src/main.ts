@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { Bus } from '@ota/bus';
+import { Bus, SUBJECTS, type PlanChangedEvent } from '@ota/bus';
 import { runUntilSignalled } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
 import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
@@ -31,6 +31,13 @@ void runUntilSignalled(logger, async () => {
   const auditRelay = new AuditOutboxRelay(bus, models, metrics, logger, config.AUDIT_OUTBOX_RELAY_INTERVAL_MS);
   auditRelay.start();
 
+  const plans = new PlanCache(store, config.PLAN_CACHE_TTL_MS);
+  bus.serve<PlanChangedEvent, { forgotten: boolean }>(SUBJECTS.planChanged, (event) => {
+    plans.forget(event.user_id);
+    return { forgotten: true };
+  });
+  bus.onReconnect(() => plans.clear());
+
   const app = createApp({
     config,
     logger,
@@ -40,7 +47,7 @@ void runUntilSignalled(logger, async () => {
     bus,
     audit: new AuditLog(bus, models, metrics, logger),
     signer: new DownloadUrlSigner(config.OTA_URL_SIGNING_KEY, config.OTA_URL_TTL_SECONDS),
-    plans: new PlanCache(store, config.PLAN_CACHE_TTL_MS),
+    plans,
     async checkReadiness() {
       await pingMongo(mongo).catch(() => Promise.reject(new Error('MongoDB is unreachable')));
       if (bus.connection.isClosed()) throw new Error('NATS is unreachable');

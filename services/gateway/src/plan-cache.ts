@@ -3,8 +3,11 @@ import type { GatewayStore } from './stores/gateway-store';
 
 /**
  * Owner plans for the device check, which needs the device cap only to register a new device but
- * must not read the user on every check. A plan change reaches the check path within the TTL;
- * developer endpoints always read the plan fresh.
+ * must not read the user on every check. The admin command's `set-plan` asks every gateway replica
+ * over NATS to forget the owner's entry (`forget`), so a change counts from the next check; the
+ * whole cache is dropped when this replica's NATS connection comes back (it may have missed such a
+ * request), and the TTL bounds what any other gap could leave. Developer endpoints always read the
+ * plan fresh.
  */
 export class PlanCache {
   private readonly entries = new Map<string, { plan: Plan; expiresAt: number }>();
@@ -21,5 +24,13 @@ export class PlanCache {
     const plan = user?.plan ?? { max_devices: 0, max_uploads_per_month: 0 };
     this.entries.set(userId, { plan, expiresAt: Date.now() + this.ttlMs });
     return plan;
+  }
+
+  forget(userId: string): void {
+    this.entries.delete(userId);
+  }
+
+  clear(): void {
+    this.entries.clear();
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { adminCommand, api } from '@ota/testkit';
+import { adminCommand, api, checkBody, setupProject, startExtraGateway } from '@ota/testkit';
 
 describe('the admin command', () => {
   it('creates a user with a working personal token, and sets the plan', () => {
@@ -26,3 +26,38 @@ describe('the admin command', () => {
     expect(adminCommand(['launch-rockets']).stderr).toContain('usage');
   });
 });
+
+describe('a plan change', () => {
+  it('counts from the next check on every gateway, though each caches plans', async () => {
+    const f = await setupProject({ maxDevices: 1 });
+    // A second gateway whose cache would keep the old plan for ten minutes if nobody told it.
+    const other = await startExtraGateway({ PLAN_CACHE_TTL_MS: '600000' });
+    try {
+      const check = (base: string, deviceId: string) =>
+        api('POST', `${base}/api/v1/ota/check/`, { token: f.deviceScopeToken, json: checkBody(deviceId) }).then((response) => response.body.status);
+      expect(await check('', 'plan-1')).toBe('no_active_deployment');
+      // Both gateways now hold the plan with its cap of one.
+      expect(await check('', 'plan-2')).toBe('over_limit');
+      expect(await check(other.url, 'plan-2')).toBe('over_limit');
+
+      const raised = adminCommand(['set-plan', '--email', f.user.email, '--max-devices', '3']);
+      expect(raised.status).toBe(0);
+      expect(raised.stderr).toMatch(/gateways that applied the plan at once: [2-9]/);
+      expect(await check(other.url, 'plan-2')).toBe('no_active_deployment');
+      expect(await check('', 'plan-3')).toBe('no_active_deployment');
+      expect(await check(other.url, 'plan-4')).toBe('over_limit');
+
+      // Lowering it counts at once too: a freed place is not taken by a new device.
+      await api('DELETE', `/api/v1/projects/${f.project.id}/devices/${(await deviceUuid(f, 'plan-3'))}/`, { token: f.user.token });
+      expect(adminCommand(['set-plan', '--email', f.user.email, '--max-devices', '2']).status).toBe(0);
+      expect(await check(other.url, 'plan-5')).toBe('over_limit');
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
+async function deviceUuid(f: Awaited<ReturnType<typeof setupProject>>, deviceId: string): Promise<string> {
+  const devices = await api('GET', `/api/v1/projects/${f.project.id}/devices/`, { token: f.user.token });
+  return devices.body.find((device: { device_id: string }) => device.device_id === deviceId).id;
+}

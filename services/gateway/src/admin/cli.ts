@@ -1,5 +1,7 @@
 // The admin command (decisions.md section 1). Users are never created through the API; this
 // talks to the gateway's own database with the gateway's configuration and store code.
+import { Bus, SUBJECTS, type PlanChangedEvent } from '@ota/bus';
+import { createLogger } from '@ota/logging';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { loadGatewayConfig } from '../config';
 import { GatewayStore } from '../stores/gateway-store';
@@ -64,9 +66,28 @@ async function main(): Promise<void> {
     } else {
       const user = await store.setPlan(email, { max_devices: maxDevices, max_uploads_per_month: maxUploads });
       process.stdout.write(`${JSON.stringify({ user_id: user._id, email: user.email, ...user.plan })}\n`);
+      await tellGateways(config.NATS_URL, user._id, config.PLAN_CACHE_TTL_MS);
     }
   } finally {
     await mongo.close();
+  }
+}
+
+/**
+ * Asks every running gateway to drop the owner's cached plan, so that the change counts from the
+ * next device check. The plan is stored either way; without NATS it counts within the cache TTL.
+ */
+async function tellGateways(natsUrl: string, userId: string, cacheTtlMs: number): Promise<void> {
+  const later = `the plan is stored; gateways apply it within PLAN_CACHE_TTL_MS (${cacheTtlMs} ms)`;
+  let bus: Bus | undefined;
+  try {
+    bus = await Bus.connect({ url: natsUrl, name: 'admin', logger: createLogger('admin', 'silent'), failFast: true });
+    const answers = await bus.requestAll<PlanChangedEvent, unknown>(SUBJECTS.planChanged, { user_id: userId }, { stallMs: 250, maxWaitMs: 2_000 });
+    process.stderr.write(answers.length > 0 ? `gateways that applied the plan at once: ${answers.length}\n` : `no gateway answered; ${later}\n`);
+  } catch (error) {
+    process.stderr.write(`could not reach NATS at ${natsUrl} (${(error as Error).message}); ${later}\n`);
+  } finally {
+    await bus?.drain().catch(() => undefined);
   }
 }
 
