@@ -12,12 +12,28 @@ const SOURCES = [
   ['artifacts', 'services/artifacts/dist/config', 'artifactsSettings'],
   ['rollout', 'services/rollout/dist/config', 'rolloutSettings'],
   ['telemetry', 'services/telemetry/dist/config', 'telemetrySettings'],
-  ['npm start (local stack)', 'libs/devstack/dist/start-settings', 'localStackSettings'],
+  [
+    'npm start (local stack)',
+    'libs/devstack/dist/start-settings',
+    'localStackSettings',
+    [
+      'How ports are chosen: with `LOCAL_STACK_PORTS=default`, each local server takes the port of its',
+      'setting below, the services 50051-50054 and their metrics 9100-9104; with `random`, every one of',
+      'them takes a free port. The gateway always serves on `GATEWAY_PORT`. Every port is checked before',
+      'anything starts, and each server is checked to be the one answering on its port once it does: a',
+      'port another program holds stops `npm start` with one line naming the port and the setting that',
+      'moves it, and leaves nothing running, so the stack never goes on against a server it did not start.',
+      'To use a MongoDB, NATS or S3 of your own on purpose, set `MONGODB_URI`, `NATS_URL` or `S3_ENDPOINT`.',
+      'A second `npm start` on the same `LOCAL_STACK_DATA_DIR` is refused while the first runs.',
+    ].join('\n'),
+  ],
 ];
 
 function render() {
   const { describeConfig } = require(join(root, 'libs/config/dist'));
-  const sections = SOURCES.map(([name, path, key]) => `## ${name}\n\n${describeConfig(require(join(root, path))[key])}\n`);
+  const sections = SOURCES.map(
+    ([name, path, key, note]) => `## ${name}\n\n${note ? `${note}\n\n` : ''}${describeConfig(require(join(root, path))[key])}\n`,
+  );
   return [
     '# Configuration',
     '',

@@ -122,10 +122,11 @@ function ephemeralRangeStart(): number {
   }
 }
 
-function canListen(port: number): Promise<boolean> {
+/** Whether a server could listen on host:port now (nothing else holds it). */
+export function canListen(port: number, host = '127.0.0.1'): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    server.listen(port, host, () => server.close(() => resolve(true)));
   });
 }

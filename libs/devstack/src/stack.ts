@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ensureListenerIsOurs, ensurePortsFree, lockDataDir, type PlannedPort } from './port-ownership';
 import { startPostgres } from './postgres';
 import { freePort, startProcess, waitForPort, type ManagedProcess, type OutputMode } from './processes';
 
@@ -11,6 +12,8 @@ export interface StackOptions {
   dataDir: string;
   /** `default`: the documented fixed ports (npm start). `random`: free ports (tests). */
   ports: 'default' | 'random';
+  /** Ports of the local servers that override either mode (npm start's LOCAL_*_PORT settings). */
+  serverPorts?: Partial<LocalServerPorts>;
   output: 'prefixed' | { logDir: string };
   /** MONGODB_URI, S3_ENDPOINT, NATS_URL (and S3 credentials) of servers that already run. */
   env: NodeJS.ProcessEnv;
@@ -49,12 +52,17 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
+export interface LocalServerPorts {
+  postgres: number;
+  mongo: number;
+  nats: number;
+  s3: number;
+}
+
 const HOST = '127.0.0.1';
+export const DEFAULT_SERVER_PORTS: LocalServerPorts = { postgres: 5433, mongo: 27017, nats: 4222, s3: 4569 };
 const DEFAULT_PORTS = {
-  postgres: 5433,
-  mongo: 27017,
-  nats: 4222,
-  s3: 4569,
+  ...DEFAULT_SERVER_PORTS,
   registry: 50051,
   artifacts: 50052,
   rollout: 50053,
@@ -70,13 +78,16 @@ const START_TIMEOUT_MS = 60_000;
  * reverse order, if any step fails.
  */
 export async function startStack(options: StackOptions): Promise<RunningStack> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const releaseLock = lockDataDir(options.dataDir);
   const started: ManagedProcess[] = [];
   /** The port each process listens on, for relaunching it. */
-  const portOf = new Map<string, number>();
+  const portOf = new Map<string, PlannedPort>();
   const cleanups: Array<() => void> = [];
   const stop = async () => {
     for (const managed of [...started].reverse()) await managed.stop();
     if (options.ephemeral) for (const cleanup of cleanups) cleanup();
+    releaseLock();
   };
   /** A data directory of a local server, deleted with an ephemeral stack (logs are kept). */
   const dataDirOf = (name: string) => {
@@ -85,7 +96,6 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     return dir;
   };
-  const port = async (fixed: number) => (options.ports === 'default' ? fixed : freePort());
   const outputOf = (name: string): OutputMode =>
     options.output === 'prefixed' ? { kind: 'prefixed' } : { kind: 'file', path: join(options.output.logDir, `${name}.log`) };
   if (options.output !== 'prefixed') mkdirSync(options.output.logDir, { recursive: true });
@@ -96,99 +106,120 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     }
     return path;
   };
+  /** Waits until `managed` answers on its planned port, and makes sure it is really `managed` that answers. */
+  const listening = async (managed: ManagedProcess, planned: PlannedPort) => {
+    await waitForPort(HOST, planned.port, managed, START_TIMEOUT_MS);
+    ensureListenerIsOurs(managed.child.pid!, planned);
+  };
 
   try {
+    // Every port is chosen, and checked to be free, before anything starts: a taken one is refused
+    // with one line naming it, and nothing is left running.
+    const planned: PlannedPort[] = [];
+    const plan = async (owner: string, fixed: number, remedy: string, override?: number): Promise<PlannedPort> => {
+      let chosen = override ?? (options.ports === 'default' ? fixed : await freePort());
+      while (options.ports === 'random' && override === undefined && planned.some((other) => other.port === chosen)) chosen = await freePort();
+      const entry = { owner, port: chosen, remedy };
+      planned.push(entry);
+      return entry;
+    };
+    const movable = (setting: string) => `set ${setting} to a free port (or LOCAL_STACK_PORTS=random for free ports throughout)`;
+    const servicesRemedy = 'set LOCAL_STACK_PORTS=random to give the services free ports';
+    const localMongo = !options.env.MONGODB_URI;
+    const localPostgres = localMongo && (options.mongoBackend ?? 'postgresql') === 'postgresql';
+    const servers = options.serverPorts ?? {};
+    const postgresPort = localPostgres ? await plan('PostgreSQL', DEFAULT_PORTS.postgres, movable('LOCAL_POSTGRES_PORT'), servers.postgres) : undefined;
+    const mongoPort = localMongo ? await plan('FerretDB', DEFAULT_PORTS.mongo, `${movable('LOCAL_FERRETDB_PORT')}, or point MONGODB_URI at that server on purpose`, servers.mongo) : undefined;
+    const natsPort = options.env.NATS_URL ? undefined : await plan('nats-server', DEFAULT_PORTS.nats, `${movable('LOCAL_NATS_PORT')}, or point NATS_URL at that server on purpose`, servers.nats);
+    const s3Port = options.env.S3_ENDPOINT ? undefined : await plan('s3rver', DEFAULT_PORTS.s3, movable('LOCAL_S3_PORT'), servers.s3);
+    const services = ['registry', 'artifacts', 'telemetry', 'rollout'] as const;
+    const servicePorts = {} as Record<(typeof services)[number] | 'gateway', PlannedPort>;
+    const metricsPorts = {} as Record<(typeof services)[number] | 'gateway', PlannedPort>;
+    for (const name of services) servicePorts[name] = await plan(`the ${name} service`, DEFAULT_PORTS[name], servicesRemedy);
+    servicePorts.gateway = await plan('the gateway', DEFAULT_PORTS.gateway, 'set GATEWAY_PORT to a free port', options.gatewayPort || undefined);
+    for (const name of [...services, 'gateway'] as const) metricsPorts[name] = await plan(`the ${name} metrics endpoint`, DEFAULT_PORTS.metrics[name], servicesRemedy);
+    await ensurePortsFree(HOST, planned);
+
     let mongodbUri = options.env.MONGODB_URI ?? '';
     let postgresUrl = '';
-    if (!mongodbUri) {
-      const mongoPort = await port(DEFAULT_PORTS.mongo);
+    if (mongoPort) {
       let backendArgs: string[];
-      if ((options.mongoBackend ?? 'postgresql') === 'postgresql') {
-        const postgres = await startPostgres(join(options.dataDir, 'postgres'), HOST, await port(DEFAULT_PORTS.postgres), outputOf('postgres'));
+      if (postgresPort) {
+        const postgres = await startPostgres(join(options.dataDir, 'postgres'), HOST, postgresPort.port, outputOf('postgres'));
         started.push(postgres.process);
         cleanups.push(postgres.removeData);
+        ensureListenerIsOurs(postgres.process.child.pid!, postgresPort);
         backendArgs = ['--postgresql-url', postgres.url];
         postgresUrl = postgres.url;
       } else {
         backendArgs = ['--sqlite-dir', `${dataDirOf('ferretdb')}/`];
       }
-      const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort}`, ...backendArgs, ...(options.ferretdbArgs ?? [])], process.env, outputOf('ferretdb'));
+      const ferret = startProcess('ferretdb', bin('ferretdb'), ['--listen-addr', `${HOST}:${mongoPort.port}`, ...backendArgs, ...(options.ferretdbArgs ?? [])], process.env, outputOf('ferretdb'));
       started.push(ferret);
       portOf.set('ferretdb', mongoPort);
-      await waitForPort(HOST, mongoPort, ferret, START_TIMEOUT_MS);
-      mongodbUri = `mongodb://${HOST}:${mongoPort}/`;
+      await listening(ferret, mongoPort);
+      mongodbUri = `mongodb://${HOST}:${mongoPort.port}/`;
     }
 
     let natsUrl = options.env.NATS_URL ?? '';
-    if (!natsUrl) {
-      const natsPort = await port(DEFAULT_PORTS.nats);
-      const nats = startProcess('nats', bin('nats-server'), ['-a', HOST, '-p', String(natsPort), '-js', '-sd', dataDirOf('nats')], process.env, outputOf('nats'));
+    if (natsPort) {
+      const nats = startProcess('nats', bin('nats-server'), ['-a', HOST, '-p', String(natsPort.port), '-js', '-sd', dataDirOf('nats')], process.env, outputOf('nats'));
       started.push(nats);
       portOf.set('nats', natsPort);
-      await waitForPort(HOST, natsPort, nats, START_TIMEOUT_MS);
-      natsUrl = `nats://${HOST}:${natsPort}`;
+      await listening(nats, natsPort);
+      natsUrl = `nats://${HOST}:${natsPort.port}`;
     }
 
     let s3Endpoint = options.env.S3_ENDPOINT ?? '';
     let s3Credentials = { S3_ACCESS_KEY_ID: options.env.S3_ACCESS_KEY_ID ?? '', S3_SECRET_ACCESS_KEY: options.env.S3_SECRET_ACCESS_KEY ?? '' };
-    if (!s3Endpoint) {
-      const s3Port = await port(DEFAULT_PORTS.s3);
+    if (s3Port) {
       const s3rverCli = require.resolve('s3rver/bin/s3rver.js');
-      const s3 = startProcess('s3rver', process.execPath, [s3rverCli, '-d', dataDirOf('s3'), '-a', HOST, '-p', String(s3Port), '--silent'], process.env, outputOf('s3rver'));
+      const s3 = startProcess('s3rver', process.execPath, [s3rverCli, '-d', dataDirOf('s3'), '-a', HOST, '-p', String(s3Port.port), '--silent'], process.env, outputOf('s3rver'));
       started.push(s3);
       portOf.set('s3rver', s3Port);
-      await waitForPort(HOST, s3Port, s3, START_TIMEOUT_MS);
-      s3Endpoint = `http://${HOST}:${s3Port}`;
+      await listening(s3, s3Port);
+      s3Endpoint = `http://${HOST}:${s3Port.port}`;
       // s3rver accepts only its own fixed credentials.
       s3Credentials = { S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER' };
     }
 
-    const ports = {
-      registry: await port(DEFAULT_PORTS.registry),
-      artifacts: await port(DEFAULT_PORTS.artifacts),
-      rollout: await port(DEFAULT_PORTS.rollout),
-      telemetry: await port(DEFAULT_PORTS.telemetry),
-      gateway: options.gatewayPort || (await port(DEFAULT_PORTS.gateway)),
-    };
     // Settings the caller gave (S3_BUCKET, OTA_URL_SIGNING_KEY, ...) reach every service; the
     // addresses and database names of this stack take precedence.
     const shared: NodeJS.ProcessEnv = {
       ...options.env,
       MONGODB_URI: mongodbUri,
       NATS_URL: natsUrl,
-      REGISTRY_ADDR: `${HOST}:${ports.registry}`,
-      ARTIFACTS_ADDR: `${HOST}:${ports.artifacts}`,
-      ROLLOUT_ADDR: `${HOST}:${ports.rollout}`,
-      TELEMETRY_ADDR: `${HOST}:${ports.telemetry}`,
+      REGISTRY_ADDR: `${HOST}:${servicePorts.registry.port}`,
+      ARTIFACTS_ADDR: `${HOST}:${servicePorts.artifacts.port}`,
+      ROLLOUT_ADDR: `${HOST}:${servicePorts.rollout.port}`,
+      TELEMETRY_ADDR: `${HOST}:${servicePorts.telemetry.port}`,
       ...options.serviceEnv,
     };
-    const services = ['registry', 'artifacts', 'telemetry', 'rollout'] as const;
     let gatewayEnv: NodeJS.ProcessEnv = {};
     const metricsUrls: Record<string, string> = {};
     for (const name of [...services, 'gateway'] as const) {
-      const metricsPort = await port(DEFAULT_PORTS.metrics[name]);
-      metricsUrls[name] = `http://${HOST}:${metricsPort}/metrics`;
+      metricsUrls[name] = `http://${HOST}:${metricsPorts[name].port}/metrics`;
       const env: NodeJS.ProcessEnv = {
         ...shared,
         MONGODB_DATABASE: `${options.databasePrefix}${name}`,
-        METRICS_PORT: String(metricsPort),
+        METRICS_PORT: String(metricsPorts[name].port),
       };
       if (name === 'gateway') {
-        env.GATEWAY_PORT = String(ports.gateway);
+        env.GATEWAY_PORT = String(servicePorts.gateway.port);
         env.GATEWAY_HOST = HOST;
         gatewayEnv = env;
       } else {
-        env.GRPC_PORT = String(ports[name]);
+        env.GRPC_PORT = String(servicePorts[name].port);
         env.GRPC_HOST = HOST;
       }
       if (name === 'artifacts') Object.assign(env, s3Credentials, { S3_ENDPOINT: s3Endpoint });
       const managed = startProcess(name, process.execPath, [...(options.serviceNodeArgs ?? []), join(options.rootDir, 'services', name, 'dist', 'main.js')], env, outputOf(name));
       started.push(managed);
-      portOf.set(name, ports[name]);
-      await waitForPort(HOST, ports[name], managed, START_TIMEOUT_MS);
+      portOf.set(name, servicePorts[name]);
+      await listening(managed, servicePorts[name]);
     }
 
-    const gatewayUrl = `http://${HOST}:${ports.gateway}`;
+    const gatewayUrl = `http://${HOST}:${servicePorts.gateway.port}`;
     await waitForReady(gatewayUrl, started.at(-1)!);
     const processNamed = (name: string) => {
       const index = started.findIndex((managed) => managed.name === name);
@@ -209,7 +240,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         const index = processNamed(name);
         const relaunched = started[index]!.relaunch();
         started[index] = relaunched;
-        await waitForPort(HOST, portOf.get(name)!, relaunched, START_TIMEOUT_MS);
+        await listening(relaunched, portOf.get(name)!);
       },
       stop,
     };

@@ -24,6 +24,10 @@ async function main(): Promise<void> {
     rootDir,
     dataDir: resolve(rootDir, config.LOCAL_STACK_DATA_DIR),
     ports: config.LOCAL_STACK_PORTS,
+    serverPorts:
+      config.LOCAL_STACK_PORTS === 'default'
+        ? { postgres: config.LOCAL_POSTGRES_PORT, mongo: config.LOCAL_FERRETDB_PORT, nats: config.LOCAL_NATS_PORT, s3: config.LOCAL_S3_PORT }
+        : {},
     gatewayPort: config.GATEWAY_PORT,
     mongoBackend: config.LOCAL_MONGODB_BACKEND,
     output: 'prefixed',
@@ -48,6 +52,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: Error) => {
+  // A taken port or a running stack is one line a person can act on; anything else keeps its detail.
   process.stderr.write(`npm start failed: ${error.message}\n`);
   process.exit(1);
 });

@@ -1,8 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusterHome, freePort } from '@ota/devstack';
+import { clusterHome, freePort, listensOn, startStack } from '@ota/devstack';
 
 // `npm start` runs in the foreground, and Ctrl-C (SIGINT to its whole process group, as a terminal
 // sends it) leaves no process of the stack running.
@@ -37,6 +38,12 @@ it('serves a ready gateway, and Ctrl-C stops every process it started', async ()
     expect(ready.status).toBe(200);
     expect(processesInGroup(start.pid!).length).toBeGreaterThan(5);
 
+    // A second npm start of the same clone is refused in one line and starts nothing.
+    const second = spawnSync(process.execPath, [join(rootDir, 'libs', 'devstack', 'dist', 'start.js')], { env, encoding: 'utf8', timeout: 60_000 });
+    expect(second.status).toBe(1);
+    expect(second.stderr.trim().split('\n')).toEqual([expect.stringContaining(`a stack is already running on ${dataDir} (process ${start.pid})`)]);
+    expect((await fetch(`http://127.0.0.1:${gatewayPort}/readyz`)).status).toBe(200);
+
     process.kill(-start.pid!, 'SIGINT');
     await exited;
     // Children get a grace period to drain; give them a moment beyond the parent's exit.
@@ -47,5 +54,73 @@ it('serves a ready gateway, and Ctrl-C stops every process it started', async ()
     if (start.exitCode === null) process.kill(-start.pid!, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(clusterHome(join(dataDir, 'postgres')), { recursive: true, force: true });
+  }
+});
+
+/** A program of someone else's that holds a port and answers every connection. */
+async function squatter(): Promise<{ port: number; server: Server }> {
+  const port = await freePort();
+  const server = createServer((socket) => socket.end('not ours\n'));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { port, server };
+}
+
+it('refuses a taken gateway port in one line that names it, and leaves nothing running', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ota-start-'));
+  const taken = await squatter();
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, LOCAL_STACK_PORTS: 'random', LOCAL_STACK_DATA_DIR: dataDir, GATEWAY_PORT: String(taken.port) };
+    const start = spawn(process.execPath, [join(rootDir, 'libs', 'devstack', 'dist', 'start.js')], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    start.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => start.once('exit', (exitCode) => resolve(exitCode)));
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toEqual([
+      `npm start failed: port ${taken.port} (the gateway) is already in use by another program: stop that program, or set GATEWAY_PORT to a free port.`,
+    ]);
+    expect(processesInGroup(start.pid!)).toEqual([]);
+  } finally {
+    taken.server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+it('never goes on against a server it did not start: a taken FerretDB port is refused before anything starts', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ota-stack-'));
+  const taken = await squatter();
+  try {
+    const { MONGODB_URI: _mongo, NATS_URL: _nats, S3_ENDPOINT: _s3, ...env } = process.env;
+    await expect(
+      startStack({
+        rootDir,
+        dataDir,
+        ports: 'random',
+        serverPorts: { mongo: taken.port },
+        output: { logDir: join(dataDir, 'logs') },
+        env,
+        databasePrefix: 'ota_taken_',
+        mongoBackend: 'sqlite',
+        ephemeral: true,
+      }),
+    ).rejects.toThrow(`port ${taken.port} (FerretDB) is already in use by another program`);
+    // Nothing was started: no process runs on this stack's data directory, and it is not locked.
+    const running = spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).stdout.split('\n');
+    expect(running.filter((args) => args.includes(dataDir))).toEqual([]);
+    expect(existsSync(join(dataDir, 'stack.pid'))).toBe(false);
+  } finally {
+    taken.server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+it('tells whether a process is the one listening on a port', async () => {
+  const taken = await squatter();
+  const other = spawn('sleep', ['30']);
+  try {
+    expect(listensOn(process.pid, taken.port)).toBe(true);
+    expect(listensOn(other.pid!, taken.port)).toBe(false);
+  } finally {
+    other.kill();
+    taken.server.close();
   }
 });
