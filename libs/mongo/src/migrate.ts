@@ -7,15 +7,18 @@ import { connectMongo, ensureIndexes } from './index';
  * chart runs these in a hook Job, so that an upgrade's new indexes exist before its pods start;
  * every service also ensures them at start, so a missed Job costs time, never correctness.
  */
-export async function runMigration(
+export async function runMigration<M>(
   service: string,
   settings: { MONGODB_URI: string; MONGODB_DATABASE: string },
-  registerModels: (connection: Connection) => unknown,
+  registerModels: (connection: Connection) => M,
+  /** Idempotent changes to stored documents, run after the indexes exist. */
+  migrateData?: (models: M) => Promise<void>,
 ): Promise<void> {
   try {
     const connection = await connectMongo({ uri: settings.MONGODB_URI, database: settings.MONGODB_DATABASE });
-    registerModels(connection);
+    const models = registerModels(connection);
     await ensureIndexes(connection);
+    await migrateData?.(models);
     const collections = Object.values(connection.models).map((model) => model.collection.collectionName).sort();
     await connection.close();
     process.stdout.write(`${JSON.stringify({ service, database: settings.MONGODB_DATABASE, collections })}\n`);

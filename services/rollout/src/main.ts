@@ -24,6 +24,7 @@ void runUntilSignalled(logger, async () => {
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
   const store = new MongoRolloutStore(registerRolloutModels(mongo));
   await ensureIndexes(mongo);
+  await store.backfillStatusBits();
 
   const artifactsClient = createServiceClient('ota.artifacts.v1.ArtifactsService', artifactsPb.ArtifactsServiceService, config.ARTIFACTS_ADDR, {
     defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS,
@@ -62,6 +63,7 @@ void runUntilSignalled(logger, async () => {
   const rollout = new Rollout({
     deployments: store,
     deviceStates: store,
+    reports: store,
     catalog,
     views,
     statusCache,

@@ -1,5 +1,6 @@
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { TokenDoc, UserDoc } from '../stores/models';
+import { ROLLOUT_STATUSES } from './response-schemas';
 
 // The JSON shapes of the API (spec section 2 and decisions.md section 3), from service messages.
 
@@ -47,6 +48,39 @@ export function signingKeyJson(key: artifacts.SigningKey) {
 
 export function deviceStateJson(state: rollout.DeviceState) {
   return { device_id: state.deviceId, status: state.status, reason: state.reason, updated_at: iso(state.updatedAt) };
+}
+
+export function deploymentSummaryJson(deployment: rollout.Deployment, summary: rollout.GetDeploymentSummaryResponse, targetedDevices: number) {
+  const recorded = Object.values(summary.devicesByStatus).reduce((sum, count) => sum + count, 0);
+  // Devices the targets reach that have no state record yet are `pending`.
+  const unrecorded = Math.max(0, targetedDevices - recorded);
+  const devicesByStatus = Object.fromEntries(
+    ROLLOUT_STATUSES.map((status) => [status, (summary.devicesByStatus[status] ?? 0) + (status === 'pending' ? unrecorded : 0)]),
+  );
+  return {
+    deployment_id: deployment.id,
+    state: deployment.state,
+    rollout_percentage: deployment.rolloutPercentage,
+    targeted_devices: targetedDevices,
+    devices_by_status: devicesByStatus,
+    failure_count: summary.failureCount,
+    failures_by_reason: Object.entries(summary.failuresByReason)
+      .map(([reason, count]) => ({ reason: reason || null, count }))
+      .sort((a, b) => b.count - a.count || (a.reason ?? '').localeCompare(b.reason ?? '')),
+  };
+}
+
+export function deviceEventJson(report: rollout.DeviceReport) {
+  return {
+    id: report.id,
+    deployment_id: report.deploymentId,
+    event: report.event,
+    status: report.status,
+    build_number: report.buildNumber ?? null,
+    reason: report.reason || null,
+    detail: report.detailJson ? (JSON.parse(report.detailJson) as Record<string, unknown>) : null,
+    created_at: iso(report.createdAt),
+  };
 }
 
 export type CheckState = 'never_seen' | 'waiting_for_next_check' | 'no_pending_check';

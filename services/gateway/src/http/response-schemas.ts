@@ -130,14 +130,46 @@ export const Deployment = object({
   updated_at: TIME,
 });
 
+export const ROLLOUT_STATUSES = ['pending', 'offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed', 'failed', 'rolled_back'] as const;
+const ROLLOUT_STATUS = { type: 'string', enum: ROLLOUT_STATUSES } as const;
+const COUNT = { type: 'integer', minimum: 0 } as const;
+
 export const DeviceState = object({
   device_id: UUID,
-  status: {
-    type: 'string',
-    enum: ['pending', 'offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed', 'failed', 'rolled_back'],
-  },
+  status: ROLLOUT_STATUS,
   reason: { type: 'string' },
   updated_at: TIME,
+});
+
+export const DeploymentSummary = object({
+  deployment_id: UUID,
+  state: { type: 'string' },
+  rollout_percentage: { type: 'integer' },
+  targeted_devices: { ...COUNT, description: 'Devices the targets reach now (groups and channels, any percentage).' },
+  devices_by_status: {
+    type: 'object',
+    additionalProperties: false,
+    required: [...ROLLOUT_STATUSES],
+    properties: Object.fromEntries(ROLLOUT_STATUSES.map((status) => [status, COUNT])),
+    description: 'Devices per current rollout status. `pending`: targeted devices with no state record yet (not offered, outside the percentage, or not checked since).',
+  },
+  failure_count: COUNT,
+  failures_by_reason: {
+    type: 'array',
+    items: object({ reason: { type: ['string', 'null'] }, count: COUNT }),
+    description: 'The failures of `failure_count` by `reason`, most first; `null` for failures reported without one.',
+  },
+});
+
+export const DeviceEvent = object({
+  id: UUID,
+  deployment_id: UUID,
+  event: { type: 'string', description: 'As the device sent it (the legacy `rebooted` included).' },
+  status: ROLLOUT_STATUS,
+  build_number: { type: ['integer', 'null'] },
+  reason: { type: ['string', 'null'] },
+  detail: { type: ['object', 'null'] },
+  created_at: TIME,
 });
 
 export const Release = object({

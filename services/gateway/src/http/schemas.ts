@@ -120,6 +120,17 @@ export const checkEventsQuery = {
   },
 } as const;
 
+export const DEVICE_EVENTS_LIMIT = { default: 100, max: 100 } as const;
+
+export const deviceEventsQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: limitParameter(DEVICE_EVENTS_LIMIT.default, DEVICE_EVENTS_LIMIT.max),
+    since: checkEventsQuery.properties.since,
+  },
+} as const;
+
 export interface CheckEventsQuery {
   limit?: string;
   since?: string;

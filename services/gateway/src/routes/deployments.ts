@@ -1,7 +1,7 @@
 import { invalidArgument } from '@ota/errors';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
-import { deploymentJson, deviceStateJson } from '../http/present';
+import { deploymentJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createDeploymentBody, transitionBody, type CreateDeploymentBody, type TransitionBody } from '../http/schemas';
 import { parseBody } from '../http/validate';
@@ -106,7 +106,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       const deploymentId = pathId(ctx, 'did', 'deployment');
       const body = parseBody<TransitionBody>(transitionBody, ctx.request.body);
       const needsCount = body.action === 'start' || body.action === 'resume';
-      const projectDeviceCount = needsCount ? (await clients.registry.countDevices({ projectId: project.id }, rpc(ctx))).count : 0;
+      const projectDeviceCount = needsCount ? (await clients.registry.countDevices({ projectId: project.id, groupIds: [], channelIds: [] }, rpc(ctx))).count : 0;
       const { deployment } = await clients.rollout.transitionDeployment(
         {
           projectId: project.id,
@@ -126,6 +126,30 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         details: { state: deployment!.state, rollout_percentage: deployment!.rolloutPercentage },
       });
       ctx.body = deploymentJson(deployment!);
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/deployments/:did/summary/',
+      operationId: 'getDeploymentSummary',
+      summary: 'Rollout progress in one call',
+      description:
+        'Devices per current rollout status, the failure count and failures per `reason`, and how many devices the targets reach, in any state. The store counts; no state record is read one by one, so the cost does not grow with a list of the fleet.',
+      tag: 'Deployments',
+      access: 'developer',
+      responses: { 200: R.DeploymentSummary },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const deploymentId = pathId(ctx, 'did', 'deployment');
+      const { deployment } = await clients.rollout.getDeployment({ projectId: project.id, deploymentId }, rpc(ctx));
+      const [summary, targeted] = await Promise.all([
+        clients.rollout.getDeploymentSummary({ projectId: project.id, deploymentId }, rpc(ctx)),
+        clients.registry.countDevices({ projectId: project.id, groupIds: deployment!.targetGroupIds, channelIds: deployment!.targetChannelIds }, rpc(ctx)),
+      ]);
+      ctx.body = deploymentSummaryJson(deployment!, summary, targeted.count);
     },
   );
 

@@ -4,13 +4,15 @@ import type { Context } from 'koa';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
-import { channelJson, checkStateOf, decisionJson, deviceJson, groupJson } from '../http/present';
+import { channelJson, checkStateOf, decisionJson, deviceEventJson, deviceJson, groupJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import {
   addMemberBody,
   checkEventsQuery,
   cappedLimit,
   CHECK_EVENTS_LIMIT,
+  DEVICE_EVENTS_LIMIT,
+  deviceEventsQuery,
   createChannelBody,
   createDeviceBody,
   createGroupBody,
@@ -253,9 +255,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
       const query = parseQuery<CheckEventsQuery>(checkEventsQuery, { ...ctx.query });
-      const since = query.since ? new Date(query.since) : undefined;
-      // The pattern admits the shape of a date-time; a date that does not exist (month 13) is caught here.
-      if (since && Number.isNaN(since.getTime())) throw new ValidationFailed([{ loc: ['query', 'since'], msg: 'not a date-time that exists', type: 'format' }]);
+      const since = sinceOf(query.since);
       const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
       const { decisions } = await clients.telemetry.listDecisions(
         {
@@ -269,6 +269,32 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
         rpc(ctx),
       );
       ctx.body = decisions.map(decisionJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/devices/:did/events/',
+      operationId: 'listDeviceEvents',
+      summary: "List a device's lifecycle events",
+      description:
+        'What the device posted to the status endpoint and had accepted, newest first, as it sent it (a resent event appears again); the newest 100 per device are kept. Readable as soon as the report was answered.',
+      tag: 'Devices',
+      access: 'developer',
+      query: deviceEventsQuery,
+      responses: { 200: R.arrayOf(R.DeviceEvent) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const query = parseQuery<{ limit?: string; since?: string }>(deviceEventsQuery, { ...ctx.query });
+      const since = sinceOf(query.since);
+      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      const { reports } = await clients.rollout.listDeviceReports(
+        { projectId: project.id, deviceId: device!.id, limit: cappedLimit(query.limit, DEVICE_EVENTS_LIMIT.default, DEVICE_EVENTS_LIMIT.max), since },
+        rpc(ctx),
+      );
+      ctx.body = reports.map(deviceEventJson);
     },
   );
 
@@ -405,4 +431,11 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       ctx.body = channelJson(channel!);
     },
   );
+}
+
+/** A `since` query parameter as a date; the pattern admits the shape, a date that does not exist (month 13) is caught here. */
+function sinceOf(text: string | undefined): Date | undefined {
+  const since = text ? new Date(text) : undefined;
+  if (since && Number.isNaN(since.getTime())) throw new ValidationFailed([{ loc: ['query', 'since'], msg: 'not a date-time that exists', type: 'format' }]);
+  return since;
 }

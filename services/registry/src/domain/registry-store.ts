@@ -20,7 +20,8 @@ export interface RegistryStore {
   setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null>;
 
   listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]>;
-  countDevices(projectId: string): Promise<number>;
+  /** Devices of the project; with targets, those a deployment with these targets reaches (spec 4.4). */
+  countDevices(projectId: string, targets?: DeviceTargets): Promise<number>;
   /** Deletes the device and gives its owner back a place under the cap; false when missing. */
   deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean>;
   findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null>;
@@ -37,4 +38,10 @@ export interface RegistryStore {
   /** Sets last_check_at/status unless a newer outcome is already stored (events may come late). */
   recordCheckOutcome(projectId: string, id: string, status: string, at: Date): Promise<void>;
   updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null>;
+}
+
+/** A deployment's targets: any listed group and any listed channel; an empty list is no filter. */
+export interface DeviceTargets {
+  groupIds: string[];
+  channelIds: string[];
 }

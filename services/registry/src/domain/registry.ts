@@ -14,7 +14,7 @@ import {
   type Project,
   type ReportedProfile,
 } from './model';
-import type { RegistryStore } from './registry-store';
+import type { DeviceTargets, RegistryStore } from './registry-store';
 import { slugCandidate, slugify } from './slug';
 
 const MAX_SLUG_ATTEMPTS = 50;
@@ -145,8 +145,8 @@ export class Registry {
     return this.withOrderedGroups(projectId, await this.store.listDevices(projectId, filter));
   }
 
-  countDevices(projectId: string): Promise<number> {
-    return this.store.countDevices(projectId);
+  countDevices(projectId: string, targets?: DeviceTargets): Promise<number> {
+    return this.store.countDevices(projectId, targets);
   }
 
   async getDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device> {

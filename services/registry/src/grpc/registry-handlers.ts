@@ -86,7 +86,7 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
       return { devices: devices.map(deviceMessage) };
     },
     async countDevices(request) {
-      return { count: await registry.countDevices(request.projectId) };
+      return { count: await registry.countDevices(request.projectId, { groupIds: request.groupIds, channelIds: request.channelIds }) };
     },
     async createDevice(request) {
       const device = await registry.createDevice(request.projectId, request.ownerId, request.maxDevices, {

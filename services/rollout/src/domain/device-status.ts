@@ -38,3 +38,21 @@ export function statusOfEvent(event: string): string | undefined {
 export function rankOf(status: string): number {
   return RANK[status] ?? -1;
 }
+
+/**
+ * Each status a device reached is stored with the bit `2 ** rank`, so that the sum of a device's
+ * bits says every status it reached, and the highest set bit is its current status. This lets the
+ * store count devices per current status with `$group`/`$sum` alone (all FerretDB v1 offers).
+ */
+export function bitOf(status: string): number {
+  return 2 ** rankOf(status);
+}
+
+/** The status a sum of `bitOf` values stands for: its highest set bit; undefined for 0. */
+export function statusOfBits(bits: number): string | undefined {
+  if (bits < 1) return undefined;
+  const rank = Math.floor(Math.log2(bits));
+  return Object.keys(RANK).find((status) => RANK[status] === rank);
+}
+
+export const ROLLOUT_STATUSES = Object.keys(RANK);

@@ -44,7 +44,35 @@ export interface DeviceStateStore {
   /** Failures per deployment: every `failed`, and one `rolled_back` per device. */
   failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
+  /** How many devices are at each status (their highest), computed by the store. */
+  devicesByStatus(deploymentId: string): Promise<Map<string, number>>;
+  /** The failures that `failureCounts` counts, by reason. */
+  failuresByReason(deploymentId: string): Promise<Map<string, number>>;
+  /** Forgets the device's statuses and its reports. */
   deleteDeviceStates(projectId: string, deviceId: string): Promise<void>;
+}
+
+/** One lifecycle event a device reported and had accepted, as it sent it. */
+export interface DeviceReport {
+  id: string;
+  projectId: string;
+  deploymentId: string;
+  deviceId: string;
+  event: string;
+  status: string;
+  buildNumber: number | undefined;
+  reason: string;
+  detailJson: string;
+  createdAt: Date;
+}
+
+/** Each device's newest reports (spec 6.1 as it arrived), for its timeline. */
+export interface DeviceReportStore {
+  insertReport(report: DeviceReport): Promise<void>;
+  /** Newest first, at most `limit`, created at or after `since` when given. */
+  listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]>;
+  /** Deletes all but the device's newest `keep` reports. */
+  trimReports(deviceId: string, keep: number): Promise<void>;
 }
 
 /** Authoritative artifact lookups (the artifacts service), for creating deployments. */

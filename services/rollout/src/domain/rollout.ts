@@ -5,14 +5,24 @@ import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
 import { targetsDevice } from './targeting';
 import type { DecisionDevice, Deployment, DeploymentState } from './model';
-import type { ArtifactCatalog, DeploymentStore, DeviceStateRecord, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
+import type { ArtifactCatalog, DeploymentStore, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
 import { applyTransition, validPercentage, type TransitionRequest } from './transitions';
 
 const ROLLOUT_STRATEGIES = ['immediate'];
 
+/** How many of a device's accepted reports its timeline keeps. */
+export const REPORTS_KEPT_PER_DEVICE = 100;
+
+export interface DeploymentSummary {
+  devicesByStatus: Map<string, number>;
+  failureCount: number;
+  failuresByReason: Map<string, number>;
+}
+
 export interface RolloutDeps {
   deployments: DeploymentStore;
   deviceStates: DeviceStateStore;
+  reports: DeviceReportStore;
   catalog: ArtifactCatalog;
   views: RolloutViews;
   events: RolloutEvents;
@@ -104,6 +114,21 @@ export class Rollout {
     return (await this.withFailureCounts([updated]))[0]!;
   }
 
+  /** Devices per status and failures per reason, counted by the store (no state record is read here). */
+  async deploymentSummary(projectId: string, deploymentId: string): Promise<DeploymentSummary> {
+    await this.findDeployment(projectId, deploymentId);
+    const [devicesByStatus, failuresByReason] = await Promise.all([
+      this.deps.deviceStates.devicesByStatus(deploymentId),
+      this.deps.deviceStates.failuresByReason(deploymentId),
+    ]);
+    const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
+    return { devicesByStatus, failureCount, failuresByReason };
+  }
+
+  listDeviceReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
+    return this.deps.reports.listReports(projectId, deviceId, Math.min(Math.max(limit, 1), REPORTS_KEPT_PER_DEVICE), since);
+  }
+
   async listDeviceStates(projectId: string, deploymentId: string): Promise<DeviceStateRecord[]> {
     await this.findDeployment(projectId, deploymentId);
     return this.deps.deviceStates.listStates(deploymentId);
@@ -156,6 +181,8 @@ export class Rollout {
     deviceId: string;
     event: string;
     reason: string;
+    buildNumber?: number;
+    detailJson: string;
   }): Promise<{ accepted: boolean; finalStatus: string }> {
     const status = statusOfEvent(input.event);
     if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${DEVICE_EVENTS.join(', ')}`);
@@ -163,7 +190,26 @@ export class Rollout {
     // other (paused, completed, or not yet in this replica's view) is read from the store.
     const active = this.deps.views.activeDeployments(input.projectId).some((deployment) => deployment.id === input.deploymentId);
     if (!active) await this.findDeployment(input.projectId, input.deploymentId);
-    const after = await this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason });
+    const report: DeviceReport = {
+      id: randomUUID(),
+      projectId: input.projectId,
+      deploymentId: input.deploymentId,
+      deviceId: input.deviceId,
+      event: input.event,
+      status,
+      buildNumber: input.buildNumber,
+      reason: input.reason,
+      detailJson: input.detailJson,
+      createdAt: this.now(),
+    };
+    // The report (for the device's timeline) is stored beside the status, not after it: both are
+    // durable before the answer. A resent report is stored again, as the device sent it twice.
+    const [after] = await Promise.all([
+      this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason }),
+      this.deps.reports.insertReport(report),
+    ]);
+    // Off the answer's path: a trim that fails is made good by the device's next report.
+    void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
     return { accepted: true, finalStatus: after.status };
   }
 

@@ -89,7 +89,32 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
         deviceId: request.deviceId,
         event: request.event,
         reason: request.reason,
+        buildNumber: request.buildNumber,
+        detailJson: request.detailJson,
       });
+    },
+    async listDeviceReports(request) {
+      const reports = await rollout.listDeviceReports(request.projectId, request.deviceId, request.limit, request.since);
+      return {
+        reports: reports.map((report) => ({
+          id: report.id,
+          deploymentId: report.deploymentId,
+          event: report.event,
+          status: report.status,
+          buildNumber: report.buildNumber,
+          reason: report.reason,
+          detailJson: report.detailJson,
+          createdAt: report.createdAt,
+        })),
+      };
+    },
+    async getDeploymentSummary(request) {
+      const summary = await rollout.deploymentSummary(request.projectId, request.deploymentId);
+      return {
+        devicesByStatus: Object.fromEntries(summary.devicesByStatus),
+        failureCount: summary.failureCount,
+        failuresByReason: Object.fromEntries(summary.failuresByReason),
+      };
     },
   };
 }

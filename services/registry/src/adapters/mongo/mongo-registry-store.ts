@@ -1,7 +1,7 @@
 import { PerKeyQueue, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { deviceUuid } from '../../domain/device-uuid';
 import type { Channel, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
-import type { RegistryStore } from '../../domain/registry-store';
+import type { DeviceTargets, RegistryStore } from '../../domain/registry-store';
 import type { ChannelDoc, DeviceDoc, GroupDoc, MembershipDoc, ProjectDoc, RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
@@ -157,8 +157,11 @@ export class MongoRegistryStore implements RegistryStore {
     return docs.map(deviceOf);
   }
 
-  countDevices(projectId: string): Promise<number> {
-    return this.models.Device.countDocuments({ project_id: projectId }).exec();
+  countDevices(projectId: string, targets: DeviceTargets = { groupIds: [], channelIds: [] }): Promise<number> {
+    const query: Record<string, unknown> = { project_id: projectId };
+    if (targets.groupIds.length > 0) query.group_ids = { $in: targets.groupIds };
+    if (targets.channelIds.length > 0) query.channel_id = { $in: targets.channelIds };
+    return this.models.Device.countDocuments(query).exec();
   }
 
   async deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean> {

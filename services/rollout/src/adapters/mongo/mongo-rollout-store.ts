@@ -3,7 +3,8 @@ import { Schema, type Connection } from 'mongoose';
 import type { Deployment, DeploymentState } from '../../domain/model';
 import { randomUUID } from 'node:crypto';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
-import type { DeploymentStore, DeviceEvent, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
+import { ROLLOUT_STATUSES, bitOf, statusOfBits } from '../../domain/device-status';
+import type { DeploymentStore, DeviceEvent, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
 
 interface DeploymentDoc {
   _id: string;
@@ -47,11 +48,30 @@ interface DeviceEventDoc {
   device_id: string;
   status: string;
   rank: number;
+  /** `bitOf(status)` on status documents, so the store can count devices per status; 0 on failures. */
+  bit: number;
   reason: string;
   at: Date;
 }
 
+/** One accepted report, as the device sent it; the newest REPORTS_KEPT_PER_DEVICE per device are kept. */
+interface DeviceReportDoc {
+  _id: string;
+  project_id: string;
+  deployment_id: string;
+  device_id: string;
+  event: string;
+  status: string;
+  build_number: number | null;
+  reason: string;
+  detail_json: string;
+  created_at: Date;
+}
+
 const options = { versionKey: false as const, strict: 'throw' as const };
+
+/** The device events a deployment's failure counter counts: every failure report, and one rolled_back per device. */
+const FAILURES = { $or: [{ kind: 'failure' }, { kind: 'status', status: 'rolled_back' }] };
 
 export function registerRolloutModels(connection: Connection) {
   const deploymentSchema = new Schema<DeploymentDoc>(
@@ -86,6 +106,7 @@ export function registerRolloutModels(connection: Connection) {
       device_id: String,
       status: String,
       rank: Number,
+      bit: Number,
       reason: String,
       at: Date,
     },
@@ -95,6 +116,23 @@ export function registerRolloutModels(connection: Connection) {
   deviceEventSchema.index({ device_id: 1, status: 1 });
   deviceEventSchema.index({ project_id: 1, device_id: 1 });
 
+  const deviceReportSchema = new Schema<DeviceReportDoc>(
+    {
+      _id: String,
+      project_id: String,
+      deployment_id: String,
+      device_id: String,
+      event: String,
+      status: String,
+      build_number: { type: Number, default: null },
+      reason: String,
+      detail_json: String,
+      created_at: Date,
+    },
+    options,
+  );
+  deviceReportSchema.index({ device_id: 1, created_at: -1 });
+
   const transitionSchema = new Schema<TransitionDoc>({ _id: String, deployment_id: String, version: Number, set: Schema.Types.Mixed }, options);
   transitionSchema.index({ deployment_id: 1, version: -1 });
 
@@ -102,12 +140,13 @@ export function registerRolloutModels(connection: Connection) {
     Deployment: connection.model<DeploymentDoc>('Deployment', deploymentSchema, 'deployments'),
     Transition: connection.model<TransitionDoc>('Transition', transitionSchema, 'deployment_transitions'),
     DeviceEvent: connection.model<DeviceEventDoc>('DeviceEvent', deviceEventSchema, 'device_events'),
+    DeviceReport: connection.model<DeviceReportDoc>('DeviceReport', deviceReportSchema, 'device_reports'),
   };
 }
 
 type RolloutModels = ReturnType<typeof registerRolloutModels>;
 
-export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
+export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, DeviceReportStore {
   constructor(private readonly models: RolloutModels) {}
 
   async insertDeployment(deployment: Deployment): Promise<void> {
@@ -183,8 +222,82 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
       .map((doc) => ({ deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at }));
   }
 
+  async devicesByStatus(deploymentId: string): Promise<Map<string, number>> {
+    // Per device, the sum of the bits of the statuses it reached; then devices per sum. The second
+    // stage leaves one row per combination of statuses seen, however many devices there are.
+    const rows = await this.models.DeviceEvent.aggregate<{ _id: number; devices: number }>([
+      { $match: { deployment_id: deploymentId, kind: 'status' } },
+      { $group: { _id: '$device_id', bits: { $sum: '$bit' } } },
+      { $group: { _id: '$bits', devices: { $sum: 1 } } },
+    ]);
+    const counts = new Map<string, number>();
+    for (const row of rows) {
+      const status = statusOfBits(row._id);
+      if (status) counts.set(status, (counts.get(status) ?? 0) + row.devices);
+    }
+    return counts;
+  }
+
+  async failuresByReason(deploymentId: string): Promise<Map<string, number>> {
+    const rows = await this.models.DeviceEvent.aggregate<{ _id: string | null; failures: number }>([
+      { $match: { deployment_id: deploymentId, ...FAILURES } },
+      { $group: { _id: '$reason', failures: { $sum: 1 } } },
+    ]);
+    return new Map(rows.map((row) => [row._id ?? '', row.failures]));
+  }
+
+  /**
+   * Status documents stored before they carried their bit get it (idempotent; run by migrate.js
+   * and at start, so that `devicesByStatus` counts every device).
+   */
+  async backfillStatusBits(): Promise<void> {
+    for (const status of ROLLOUT_STATUSES) {
+      await this.models.DeviceEvent.collection.updateMany({ kind: 'status', status, bit: { $exists: false } } as never, { $set: { bit: bitOf(status) } });
+    }
+  }
+
   async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
     await this.models.DeviceEvent.deleteMany({ project_id: projectId, device_id: deviceId });
+    await this.models.DeviceReport.deleteMany({ project_id: projectId, device_id: deviceId });
+  }
+
+  async insertReport(report: DeviceReport): Promise<void> {
+    const doc: DeviceReportDoc = {
+      _id: report.id,
+      project_id: report.projectId,
+      deployment_id: report.deploymentId,
+      device_id: report.deviceId,
+      event: report.event,
+      status: report.status,
+      build_number: report.buildNumber ?? null,
+      reason: report.reason,
+      detail_json: report.detailJson,
+      created_at: report.createdAt,
+    };
+    await this.models.DeviceReport.collection.insertOne(doc as never);
+  }
+
+  async listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
+    const query: Record<string, unknown> = { project_id: projectId, device_id: deviceId };
+    if (since) query.created_at = { $gte: since };
+    const docs = await this.models.DeviceReport.find(query).sort({ created_at: -1, _id: -1 }).limit(limit).lean<DeviceReportDoc[]>();
+    return docs.map((doc) => ({
+      id: doc._id,
+      projectId: doc.project_id,
+      deploymentId: doc.deployment_id,
+      deviceId: doc.device_id,
+      event: doc.event,
+      status: doc.status,
+      buildNumber: doc.build_number ?? undefined,
+      reason: doc.reason ?? '',
+      detailJson: doc.detail_json ?? '',
+      createdAt: doc.created_at,
+    }));
+  }
+
+  async trimReports(deviceId: string, keep: number): Promise<void> {
+    const older = await this.models.DeviceReport.find({ device_id: deviceId }, { _id: 1 }).sort({ created_at: -1, _id: -1 }).skip(keep).lean<Array<{ _id: string }>>();
+    if (older.length > 0) await this.models.DeviceReport.deleteMany({ _id: { $in: older.map((doc) => doc._id) } });
   }
 
   async recordEvent(event: DeviceEvent): Promise<void> {
@@ -197,6 +310,7 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
       device_id: event.deviceId,
       status: event.status,
       rank: event.rank,
+      bit: kind === 'status' ? bitOf(event.status) : 0,
       reason: event.reason,
       at: event.at,
     });
@@ -223,7 +337,7 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore {
     // Every failure report, and the one rolled_back status a device can have. $group with $sum is
     // within what FerretDB v1 supports.
     const rows = await this.models.DeviceEvent.aggregate<{ _id: string; failures: number }>([
-      { $match: { deployment_id: { $in: [...deploymentIds] }, $or: [{ kind: 'failure' }, { kind: 'status', status: 'rolled_back' }] } },
+      { $match: { deployment_id: { $in: [...deploymentIds] }, ...FAILURES } },
       { $group: { _id: '$deployment_id', failures: { $sum: 1 } } },
     ]);
     return new Map(rows.map((row) => [row._id, row.failures]));
