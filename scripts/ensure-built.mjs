@@ -5,7 +5,9 @@
 //   3. the local servers built from Go modules: FerretDB (our own main) and nats-server;
 //   4. the generated proto code and the TypeScript build (tsc -b is incremental);
 //   5. with --chart-tools (the test command): helm and our offline Kubernetes schema validator;
-//   6. with --fuzz-tools (npm run test:fuzz): schemathesis, pinned, in a Python venv under .tools/.
+//   6. with --fuzz-tools (npm run test:fuzz): schemathesis, pinned, in a Python venv under .tools/;
+//   7. the web console (services/console, Vite), which the gateway serves under /console/;
+//   8. with --browser (the test command): Debian's chromium, for the console's browser tests.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -185,6 +187,35 @@ function ensureFuzzTools() {
   });
 }
 
+// The console is built by Vite, not by tsc -b: it is a browser bundle, not a Node package.
+function ensureConsole() {
+  const consoleDir = join(root, 'services', 'console');
+  const inputs = [...filesUnder(join(consoleDir, 'src'), ''), ...['index.html', 'vite.config.ts', 'tsconfig.json', 'package.json'].map((name) => join(consoleDir, name))];
+  unlessStamped(join(consoleDir, 'dist', '.stamp'), hashFiles(inputs), () => {
+    say('building the web console (vite build)');
+    run(pnpmBin, ['--filter', '@ota/console', 'run', 'build']);
+  });
+}
+
+/** Debian's chromium binary, where the browser tests expect it (CONSOLE_TEST_CHROMIUM overrides). */
+export const chromiumPath = process.env.CONSOLE_TEST_CHROMIUM || '/usr/bin/chromium';
+
+// The browser tests drive Debian's chromium through playwright-core: Playwright's own browser
+// downloads cannot work here, and a package manager's browser is kept up to date with the system.
+function ensureBrowser() {
+  if (existsSync(chromiumPath)) return;
+  if (process.getuid?.() !== 0) {
+    throw new Error(`Chromium is missing (expected ${chromiumPath}). Install Debian's "chromium" package, or set CONSOLE_TEST_CHROMIUM to a Chromium binary.`);
+  }
+  say('installing Chromium from Debian (apt-get install chromium) for the console tests');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () => spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', 'chromium'], { stdio: ['ignore', process.stderr, process.stderr], env });
+  if (install().status !== 0) {
+    run('apt-get', ['update', '-q'], { env });
+    if (install().status !== 0) throw new Error('apt-get install chromium failed');
+  }
+}
+
 function ensureTypeScriptBuild() {
   say('building TypeScript (tsc -b)');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'tsconfig.json']);
@@ -197,7 +228,9 @@ function main() {
   ensurePostgres();
   ensureGeneratedProtos();
   ensureTypeScriptBuild();
+  ensureConsole();
   if (process.argv.includes('--chart-tools')) ensureChartTools();
+  if (process.argv.includes('--browser')) ensureBrowser();
   if (process.argv.includes('--fuzz-tools')) ensureFuzzTools();
   say('ready');
 }

@@ -13,15 +13,15 @@ const root = join(__dirname, '..', '..');
 const pnpm = join(root, '.tools', 'pnpm', 'node_modules', '.bin', 'pnpm');
 
 const COLLECTIONS: Record<string, string[]> = {
-  gateway: ['audit_outbox', 'token_usage', 'tokens', 'users'],
+  gateway: ['audit_outbox', 'sessions', 'token_usage', 'tokens', 'users'],
   registry: ['channels', 'device_places', 'devices', 'groups', 'memberships', 'projects'],
   artifacts: ['artifacts', 'signing_keys', 'upload_places'],
-  rollout: ['deployment_transitions', 'deployments', 'device_events'],
+  rollout: ['deployment_transitions', 'deployments', 'device_events', 'device_reports'],
   telemetry: ['audit_events', 'decision_histories'],
 };
 
 // Our own development dependencies (a library may still bring typings such as @types/node along).
-const DEV_ONLY = ['jest', 'typescript', '@swc/core', '@swc/jest', '@ota/testkit'];
+const DEV_ONLY = ['jest', 'typescript', '@swc/core', '@swc/jest', '@ota/testkit', 'react', 'vite', 'playwright-core'];
 
 // Lists every collection's index names, from inside the bundle (with the bundle's own mongoose).
 const LIST_INDEXES = `
@@ -56,6 +56,8 @@ describe.each(Object.keys(COLLECTIONS))('the %s image bundle', (service) => {
       const stored = name.replace('/', '+');
       expect([name, installed.filter((entry) => entry.startsWith(`${stored}@`))]).toEqual([name, []]);
     }
+    // The gateway serves the built console from its own bundle; the console's build tools stay out.
+    if (service === 'gateway') expect(existsSync(join(bundle, 'node_modules', '@ota', 'console', 'dist', 'index.html'))).toBe(true);
   });
 
   it("creates the service's collections and indexes with dist/migrate.js", () => {

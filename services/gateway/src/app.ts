@@ -15,6 +15,8 @@ import { deviceApiRoutes } from './routes/device-api';
 import { deviceRoutes } from './routes/devices';
 import { healthRoutes } from './routes/health';
 import { projectRoutes } from './routes/projects';
+import { sessionRoutes } from './routes/session';
+import { consoleRoutes } from './routes/console';
 import { tokenRoutes } from './routes/tokens';
 
 const DEVICE_API_PATHS = new Set(['/api/v1/ota/check/', '/api/v1/ota/status/', '/api/v1/ota/check', '/api/v1/ota/status']);
@@ -109,13 +111,13 @@ export function createApp(deps: GatewayDeps): Koa {
     limiter: rateLimiter,
     onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
   });
-  for (const addRoutes of [deviceApiRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes]) addRoutes(api, deps);
+  for (const addRoutes of [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes]) addRoutes(api, deps);
   const openApiDocument = buildOpenApiDocument(api.operations, '0.1.0');
   api.router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
   });
 
-  const routers = [healthRoutes(deps), api.router];
+  const routers = [healthRoutes(deps), consoleRoutes(deps), api.router];
   for (const router of routers) app.use(router.routes());
   // What no route served: a known path with another method is 405 with Allow (OPTIONS lists the
   // methods), anything else 404; both with a `detail`, as every error.

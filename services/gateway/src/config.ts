@@ -22,6 +22,8 @@ export const gatewaySettings = {
   DEFAULT_MAX_DEVICES: int("a new user's device cap across all projects (0: no cap)", 1_000, 0),
   DEFAULT_MAX_UPLOADS_PER_MONTH: int("a new user's artifact uploads per UTC month (0: no cap)", 100, 0),
   PLAN_CACHE_TTL_MS: int("how long the device check reuses an owner plan it read; set-plan clears it on every replica at once over NATS, so this bounds only a change that could not be announced", 10_000, 0),
+  SESSION_TTL_SECONDS: int('lifetime of a console session from sign-in; revoking its token or signing out ends it sooner', 43_200, 60),
+  CONSOLE_DIR: str('directory of the built web console served under /console/; empty: the @ota/console package built beside the gateway', ''),
   SHUTDOWN_GRACE_MS: int('how long in-flight requests may take to finish on SIGTERM', 10_000, 0),
   DEVICE_API_MAX_CONCURRENCY: int('device API requests (check, status) one gateway serves at once; more wait', 64, 1),
   DEVICE_API_MAX_QUEUED: int('device API requests that may wait for a place; beyond it they get 503', 1_024, 0),

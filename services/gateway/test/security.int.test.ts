@@ -119,6 +119,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     transitionDeployment: { action: 'cancel' },
     checkForUpdate: checkBody('unit-device'),
     reportStatus: { device_id: 'unit-device', deployment_id: world.deploymentId, event: 'downloaded' },
+    createSession: { token: world.user.token },
   };
   if (!(operation.operationId in bodies)) throw new Error(`no valid body known for ${operation.operationId}: add one here`);
   return { json: bodies[operation.operationId] };

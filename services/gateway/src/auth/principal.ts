@@ -1,32 +1,67 @@
+import { timingSafeEqual } from 'node:crypto';
+import { permissionDenied, unauthenticated } from '@ota/errors';
 import type { Context } from 'koa';
 import { HttpError } from '../http/errors';
-import type { TokenDoc } from '../stores/models';
+import type { SessionDoc, TokenDoc } from '../stores/models';
+import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
 import type { GatewayStore } from '../stores/gateway-store';
 
-/** Who is calling, resolved from the bearer token on every request. */
+/** Who is calling, resolved from the bearer token (or the console's session cookie) on every request. */
 export interface Principal {
   token: TokenDoc;
   /** Personal token: its user. Project and device tokens: the project's owner. */
   userId: string;
   isStaff: boolean;
+  /** Set when the caller is the console, signed in with a session cookie. */
+  session?: SessionDoc;
 }
 
-/** Resolves the bearer token of the request into ctx.state.principal, or answers 401. */
+/**
+ * Resolves the caller into ctx.state.principal, or answers 401. A bearer token is used when the
+ * request carries one; otherwise the console's session cookie, which acts with the personal token
+ * it was opened with (so revoking that token ends the session), and whose mutating calls must
+ * carry the session's CSRF token.
+ */
 export async function authenticate(store: GatewayStore, ctx: Context): Promise<Principal> {
   const header = ctx.get('authorization');
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!match) throw new HttpError(401, 'missing bearer token', { 'WWW-Authenticate': 'Bearer' });
-  const token = await store.authenticate(match[1]!);
-  if (!token) throw new HttpError(401, 'invalid or revoked token', { 'WWW-Authenticate': 'Bearer' });
+  let token: TokenDoc | null;
+  let session: SessionDoc | undefined;
+  if (header) {
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!match) throw new HttpError(401, 'missing bearer token', { 'WWW-Authenticate': 'Bearer' });
+    token = await store.authenticate(match[1]!);
+    if (!token) throw new HttpError(401, 'invalid or revoked token', { 'WWW-Authenticate': 'Bearer' });
+  } else {
+    const rawSession = ctx.cookies.get(SESSION_COOKIE);
+    if (!rawSession) throw new HttpError(401, 'missing bearer token', { 'WWW-Authenticate': 'Bearer' });
+    session = (await store.findSession(rawSession)) ?? undefined;
+    if (!session) throw unauthenticated('the console session has ended; sign in again');
+    token = await store.authenticateHash(session.token_hash);
+    if (!token) {
+      await store.deleteSession(session._id);
+      throw unauthenticated('the token this session was opened with is revoked; sign in again');
+    }
+    if (!SAFE_METHODS.has(ctx.method) && !sameSecret(ctx.get(CSRF_HEADER), session.csrf_token)) {
+      throw permissionDenied(`a call made with the console session must carry its CSRF token in ${CSRF_HEADER}`);
+    }
+  }
   let isStaff = false;
   if (token.kind === 'personal') {
     const user = await store.findUser(token.user_id);
     if (!user) throw new HttpError(401, 'invalid or revoked token');
     isStaff = user.is_staff;
   }
-  const principal: Principal = { token, userId: token.user_id, isStaff };
+  const principal: Principal = { token, userId: token.user_id, isStaff, session };
   ctx.state.principal = principal;
   return principal;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export function principalOf(ctx: Context): Principal {

@@ -21,3 +21,8 @@ export function hashToken(raw: string): string {
 export function prefixOf(raw: string): string {
   return raw.slice(0, PREFIX_LENGTH);
 }
+
+/** A console session id or CSRF token: 32 random bytes, carrying no marker (it is no API token). */
+export function newSessionSecret(): string {
+  return randomBytes(32).toString('base64url');
+}

@@ -29,12 +29,19 @@ function errorsOf(operation: Operation): number[] {
 }
 
 const SECURITY: Record<Access, string> = {
-  developer: 'A personal token, or a project token of `api` scope.',
-  personal: 'A personal token only; a project token gets 403.',
+  developer: 'A personal token, or a project token of `api` scope (or the console session of a personal token).',
+  personal: 'A personal token only (or its console session); a project token gets 403.',
   staff: "A staff user's personal token; others get 403.",
   device: 'A project token of `device` scope (with `device_id` in the body), or a per-device token.',
-  public: 'No token: the URL carries its own signature.',
+  public: 'No bearer token: a download URL carries its own signature, and the console sign-in takes a personal token in its body.',
 };
+
+/** Which credentials an operation takes: a bearer token, and for people also the console's session cookie. */
+function securityOf(access: Access): object[] {
+  if (access === 'public') return [];
+  if (access === 'device') return [{ bearer: [] }];
+  return [{ bearer: [] }, { session: [] }];
+}
 
 /** The OpenAPI 3.1 document of the HTTP API, built from the same table that serves it. */
 export function buildOpenApiDocument(operations: readonly Operation[], version: string): object {
@@ -81,7 +88,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses,
-      security: operation.access === 'public' ? [] : [{ bearer: [] }],
+      security: securityOf(operation.access),
       // Machine-readable "who may call" (spec 5.4): developer, personal, staff, device or public.
       'x-access': operation.access,
     };
@@ -95,7 +102,17 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
         'The developer API (`/projects`, `/me`, `/users`) for people and CI, and the device API (`/ota`) for fleets. Errors carry a `detail` string; body and query schema failures on the developer API are 422 with `detail` as an array.',
     },
     servers: [{ url: '/' }],
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'ota_session',
+          description: 'The web console\'s session (POST /api/v1/session/); mutating calls with it also need the `x-csrf-token` header.',
+        },
+      },
+    },
     paths,
   };
 }

@@ -1,5 +1,5 @@
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
-import type { TokenDoc, UserDoc } from '../stores/models';
+import type { SessionDoc, TokenDoc, UserDoc } from '../stores/models';
 import { ROLLOUT_STATUSES } from './response-schemas';
 
 // The JSON shapes of the API (spec section 2 and decisions.md section 3), from service messages.
@@ -24,6 +24,15 @@ export function tokenJson(token: TokenDoc, raw?: string) {
     last_used_at: iso(token.last_used_at),
     revoked_at: iso(token.revoked_at),
     ...(raw ? { token: raw } : {}),
+  };
+}
+
+export function sessionJson(session: SessionDoc, user: UserDoc, token: TokenDoc) {
+  return {
+    user: { id: user._id, email: user.email, is_staff: user.is_staff },
+    token_prefix: token.prefix,
+    csrf_token: session.csrf_token,
+    expires_at: iso(session.expires_at),
   };
 }
 

@@ -38,6 +38,13 @@ export const User = object({
   created_at: TIME,
 });
 
+export const Session = object({
+  user: object({ id: UUID, email: { type: 'string' }, is_staff: { type: 'boolean' } }),
+  token_prefix: { type: 'string', description: 'The prefix of the personal token the session acts with.' },
+  csrf_token: { type: 'string', description: 'Send it in `x-csrf-token` on every mutating call made with the session cookie.' },
+  expires_at: TIME,
+});
+
 export const Channel = object({ id: UUID, name: { type: 'string' }, is_default: { type: 'boolean' }, created_at: TIME });
 
 export const Group = object({ id: UUID, name: { type: 'string' }, created_at: TIME });

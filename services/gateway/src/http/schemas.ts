@@ -16,6 +16,13 @@ export const createProjectBody = {
   properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
 } as const;
 
+export const createSessionBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['token'],
+  properties: { token: { type: 'string', minLength: 1, maxLength: 512, description: 'A personal token (`ota_pat_...`).' } },
+} as const;
+
 export const createPersonalTokenBody = {
   type: 'object',
   additionalProperties: false,

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, notFound } from '@ota/errors';
 import { isDuplicateKey } from '@ota/mongo';
-import { hashToken, newRawToken, prefixOf, type TokenKind } from '../auth/tokens';
-import type { GatewayModels, Plan, TokenDoc, UserDoc } from './models';
+import { hashToken, newRawToken, newSessionSecret, prefixOf, type TokenKind } from '../auth/tokens';
+import type { GatewayModels, Plan, SessionDoc, TokenDoc, UserDoc } from './models';
 
 // last_used_at is written at most this often per token, so that a polling fleet does not turn
 // every check into a write.
@@ -89,8 +89,13 @@ export class GatewayStore {
   /**
    * One primary-key read of the hash, no cache: a revoked token stops working on the very next request.
    */
-  async authenticate(raw: string): Promise<TokenDoc | null> {
-    const token = await this.models.Token.findById(hashToken(raw)).lean<TokenDoc>();
+  authenticate(raw: string): Promise<TokenDoc | null> {
+    return this.authenticateHash(hashToken(raw));
+  }
+
+  /** `authenticate` for a token known by its hash (a console session's token). */
+  async authenticateHash(tokenHash: string): Promise<TokenDoc | null> {
+    const token = await this.models.Token.findById(tokenHash).lean<TokenDoc>();
     if (!token || token.revoked_at) return null;
     const now = Date.now();
     const written = this.usageWritten.get(token._id);
@@ -103,6 +108,39 @@ export class GatewayStore {
         .catch(() => undefined);
     }
     return token;
+  }
+
+  /** Opens a console session for a personal token; the raw session id is returned once, for the cookie. */
+  async createSession(token: TokenDoc, ttlSeconds: number): Promise<{ session: SessionDoc; raw: string }> {
+    const now = new Date();
+    // Sessions past their expiry are deleted here, at sign-in, and when presented: no TTL index on FerretDB.
+    await this.models.Session.deleteMany({ expires_at: { $lt: now } });
+    const raw = newSessionSecret();
+    const session: SessionDoc = {
+      _id: hashToken(raw),
+      token_hash: token._id,
+      user_id: token.user_id,
+      csrf_token: newSessionSecret(),
+      created_at: now,
+      expires_at: new Date(now.getTime() + ttlSeconds * 1000),
+    };
+    await this.models.Session.collection.insertOne(session as never);
+    return { session, raw };
+  }
+
+  /** The live session for a raw session id: one primary-key read; an expired one is deleted and not returned. */
+  async findSession(raw: string): Promise<SessionDoc | null> {
+    const session = await this.models.Session.findById(hashToken(raw)).lean<SessionDoc>();
+    if (!session) return null;
+    if (session.expires_at.getTime() <= Date.now()) {
+      await this.deleteSession(session._id);
+      return null;
+    }
+    return session;
+  }
+
+  async deleteSession(id: string): Promise<void> {
+    await this.models.Session.deleteOne({ _id: id });
   }
 
   async listTokens(filter: { userId: string; kind: 'personal' } | { projectId: string; kind: 'project' }): Promise<TokenDoc[]> {

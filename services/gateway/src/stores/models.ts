@@ -61,6 +61,22 @@ export interface AuditOutboxDoc {
   created_at: Date;
 }
 
+/**
+ * A console sign-in: the browser holds the raw session id in an HttpOnly cookie; only its SHA-256
+ * is stored. It acts with the personal token it was opened with, so revoking that token ends it.
+ */
+export interface SessionDoc {
+  /** SHA-256 hex of the raw session id. */
+  _id: string;
+  /** The `_id` (hash) of the personal token the session was opened with. */
+  token_hash: string;
+  user_id: string;
+  /** Sent back by the console in `x-csrf-token` on every mutating call. */
+  csrf_token: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
 const options = { versionKey: false as const, strict: 'throw' as const };
 
 export function registerGatewayModels(connection: Connection) {
@@ -101,11 +117,17 @@ export function registerGatewayModels(connection: Connection) {
   const auditOutboxSchema = new Schema<AuditOutboxDoc>({ _id: String, event: Schema.Types.Mixed, created_at: Date }, options);
   auditOutboxSchema.index({ created_at: 1 });
 
+  const sessionSchema = new Schema<SessionDoc>(
+    { _id: String, token_hash: String, user_id: String, csrf_token: String, created_at: Date, expires_at: Date },
+    options,
+  );
+  sessionSchema.index({ expires_at: 1 });
   return {
     User: connection.model<UserDoc>('User', userSchema, 'users'),
     Token: connection.model<TokenDoc>('Token', tokenSchema, 'tokens'),
     AuditOutbox: connection.model<AuditOutboxDoc>('AuditOutbox', auditOutboxSchema, 'audit_outbox'),
     TokenUsage: connection.model<TokenUsageDoc>('TokenUsage', new Schema<TokenUsageDoc>({ _id: String, last_used_at: Date }, options), 'token_usage'),
+    Session: connection.model<SessionDoc>('Session', sessionSchema, 'sessions'),
   };
 }
 

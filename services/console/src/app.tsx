@@ -1,0 +1,115 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { Link, NavLink, Navigate, Outlet, Route, Routes, useNavigate, useParams } from 'react-router-dom';
+import { ErrorNote } from './components/feedback';
+import { ArtifactsPage } from './pages/artifacts';
+import { AuditPage } from './pages/audit';
+import { DeploymentPage } from './pages/deployment';
+import { DeploymentsPage } from './pages/deployments';
+import { DevicePage } from './pages/device';
+import { DevicesPage } from './pages/devices';
+import { GroupPage, GroupsAndChannelsPage } from './pages/groups';
+import { PersonalTokensPage, ProjectTokensPage } from './pages/tokens';
+import { ProjectsPage, useProject } from './pages/projects';
+import { SignInPage } from './pages/sign-in';
+import { signOut, useSession } from './session';
+
+export function App() {
+  const session = useSession();
+  if (session.isLoading) return <p className="page muted" role="status">Loading…</p>;
+  if (session.error) return <main className="page"><ErrorNote error={session.error} /></main>;
+  if (!session.data) {
+    return (
+      <Routes>
+        <Route path="*" element={<SignInPage />} />
+      </Routes>
+    );
+  }
+  return (
+    <Routes>
+      <Route element={<Shell email={session.data.user.email} />}>
+        <Route index element={<ProjectsPage />} />
+        <Route path="tokens" element={<PersonalTokensPage />} />
+        <Route path="projects/:projectId" element={<ProjectShell />}>
+          <Route index element={<Navigate to="deployments" replace />} />
+          <Route path="devices" element={<DevicesPage />} />
+          <Route path="devices/:deviceId" element={<DevicePage />} />
+          <Route path="artifacts" element={<ArtifactsPage />} />
+          <Route path="deployments" element={<DeploymentsPage />} />
+          <Route path="deployments/:deploymentId" element={<DeploymentPage />} />
+          <Route path="groups" element={<GroupsAndChannelsPage />} />
+          <Route path="groups/:groupId" element={<GroupPage />} />
+          <Route path="tokens" element={<ProjectTokensPage />} />
+          <Route path="audit" element={<AuditPage />} />
+        </Route>
+        <Route path="*" element={<p className="muted">No such page. <Link to="/">Back to the projects</Link></p>} />
+      </Route>
+    </Routes>
+  );
+}
+
+function Shell({ email }: { email: string }) {
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <header className="top">
+        <Link to="/" className="brand">
+          OTA console
+        </Link>
+        <nav aria-label="Account">
+          <NavLink to="/tokens">Personal tokens</NavLink>
+          <span className="muted">{email}</span>
+          <button
+            type="button"
+            onClick={async () => {
+              await signOut();
+              navigate('/');
+              // The session first, so that the sign-in page replaces every page at once; then
+              // whatever the signed-in pages had read.
+              queryClient.setQueryData(['session'], null);
+              queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== 'session' });
+            }}
+          >
+            Sign out
+          </button>
+        </nav>
+      </header>
+      <main id="main" className="page">
+        <Outlet />
+      </main>
+    </>
+  );
+}
+
+const PROJECT_TABS = [
+  ['deployments', 'Deployments'],
+  ['devices', 'Devices'],
+  ['artifacts', 'Artifacts'],
+  ['groups', 'Groups and channels'],
+  ['tokens', 'Tokens and keys'],
+  ['audit', 'Audit'],
+] as const;
+
+function ProjectShell() {
+  const { projectId = '' } = useParams();
+  const project = useProject(projectId);
+  return (
+    <>
+      <p className="crumbs">
+        <Link to="/">Projects</Link> / <strong>{project.data?.name ?? '…'}</strong>
+      </p>
+      <ErrorNote error={project.error} />
+      <nav className="tabs" aria-label="Project">
+        {PROJECT_TABS.map(([path, label]) => (
+          <NavLink key={path} to={`/projects/${projectId}/${path}`}>
+            {label}
+          </NavLink>
+        ))}
+      </nav>
+      {project.data && <Outlet />}
+    </>
+  );
+}

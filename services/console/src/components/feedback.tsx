@@ -1,0 +1,126 @@
+import { useEffect, useRef, useState, type ReactNode } from 'react';
+import { ApiError } from '../api';
+
+/** An error as the API worded it (its `detail`), in a live region so screen readers hear it. */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const text = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
+  const status = error instanceof ApiError && error.status ? ` (${error.status})` : '';
+  return (
+    <p className="error" role="alert">
+      {text}
+      {status}
+    </p>
+  );
+}
+
+/** What a list shows while it loads, when it failed, or when it is empty; never a blank area. */
+export function LoadState({ loading, error, empty, children }: { loading: boolean; error: unknown; empty?: string | false; children: ReactNode }) {
+  if (error) return <ErrorNote error={error} />;
+  if (loading) return <p className="muted" role="status">Loading…</p>;
+  if (empty) return <p className="muted">{empty}</p>;
+  return <>{children}</>;
+}
+
+/** A button that says it is working while its action runs. */
+export function BusyButton({ busy, children, busyText = 'Working…', ...rest }: React.ButtonHTMLAttributes<HTMLButtonElement> & { busy: boolean; busyText?: string }) {
+  return (
+    <button {...rest} disabled={busy || rest.disabled} aria-busy={busy}>
+      {busy ? busyText : children}
+    </button>
+  );
+}
+
+/**
+ * A confirmation in a native modal dialog: it traps focus, closes on Escape, and returns focus
+ * to where it was. `onConfirm` runs on the confirm button; the dialog stays open (with the API's
+ * detail) if it fails.
+ */
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  confirmLabel,
+  danger,
+  onConfirm,
+  onClose,
+}: {
+  open: boolean;
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  onConfirm: () => Promise<unknown>;
+  onClose: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) {
+      setError(null);
+      dialog.showModal();
+    }
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} onClose={onClose} aria-labelledby="dialog-title">
+      <h2 id="dialog-title">{title}</h2>
+      <div>{children}</div>
+      <ErrorNote error={error} />
+      <div className="actions">
+        <button type="button" onClick={onClose}>
+          Cancel
+        </button>
+        <BusyButton
+          type="button"
+          className={danger ? 'danger' : 'primary'}
+          busy={busy}
+          onClick={async () => {
+            setBusy(true);
+            setError(null);
+            try {
+              await onConfirm();
+              onClose();
+            } catch (failure) {
+              setError(failure);
+            } finally {
+              setBusy(false);
+            }
+          }}
+        >
+          {confirmLabel}
+        </BusyButton>
+      </div>
+    </dialog>
+  );
+}
+
+/** A secret shown once (a raw token), with a copy button. */
+export function ShownOnce({ label, secret, onDismiss }: { label: string; secret: string; onDismiss: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="shown-once" role="status">
+      <p>
+        <strong>{label}</strong> It is shown this once: copy it now.
+      </p>
+      <code data-testid="raw-token">{secret}</code>
+      <div className="actions">
+        <button
+          type="button"
+          onClick={async () => {
+            await navigator.clipboard?.writeText(secret).catch(() => undefined);
+            setCopied(true);
+          }}
+        >
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" onClick={onDismiss}>
+          Done
+        </button>
+      </div>
+    </div>
+  );
+}

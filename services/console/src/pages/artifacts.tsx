@@ -1,0 +1,155 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { createColumnHelper } from '@tanstack/react-table';
+import { useState } from 'react';
+import { useParams } from 'react-router-dom';
+import { get, patch, upload } from '../api';
+import { DataTable } from '../components/data-table';
+import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
+import { RelativeTime, formatBytes } from '../components/time';
+import { projectPath } from '../queries';
+import type { Artifact } from '../types';
+
+const column = createColumnHelper<Artifact>();
+
+/** The manifest keys of decisions.md section 3, as form fields; blank optional fields are left out. */
+const OPTIONAL_TEXT_FIELDS = ['board_id', 'hardware_revision', 'partition_profile', 'security_mode', 'release_notes', 'signature'] as const;
+
+export function useArtifacts(projectId: string) {
+  return useQuery({ queryKey: ['artifacts', projectId], queryFn: () => get<Artifact[]>(`${projectPath(projectId)}/artifacts/`) });
+}
+
+export function ArtifactsPage() {
+  const { projectId = '' } = useParams();
+  const queryClient = useQueryClient();
+  const artifacts = useArtifacts(projectId);
+  const archive = useMutation({
+    mutationFn: (artifact: Artifact) => patch<Artifact>(`${projectPath(projectId)}/artifacts/${artifact.id}/`, { archived: !artifact.archived }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['artifacts', projectId] }),
+  });
+  const columns = [
+    column.accessor('build_number', { header: 'Build' }),
+    column.accessor('version_label', { header: 'Version' }),
+    column.accessor((artifact) => [artifact.framework, artifact.chip_family, artifact.board_id, artifact.hardware_revision].filter(Boolean).join(' · '), { id: 'hardware', header: 'Hardware' }),
+    column.accessor('file_size', { header: 'Size', cell: (info) => formatBytes(info.getValue()) }),
+    column.accessor('checksum_sha256', { header: 'SHA-256', cell: (info) => <span className="hash" title={info.getValue()}>{info.getValue().slice(0, 16)}…</span> }),
+    column.accessor('security_mode', { header: 'Security', cell: (info) => info.getValue() || <span className="muted">any</span> }),
+    column.accessor('created_at', { header: 'Uploaded', cell: (info) => <RelativeTime at={info.getValue()} /> }),
+    column.display({
+      id: 'archived',
+      header: 'Archived',
+      cell: (info) => (
+        <button type="button" className="small" disabled={archive.isPending} onClick={() => archive.mutate(info.row.original)}>
+          {info.row.original.archived ? 'Archived: unarchive' : 'Archive'}
+        </button>
+      ),
+    }),
+  ];
+  return (
+    <>
+      <h1>Artifacts</h1>
+      <ErrorNote error={archive.error} />
+      <LoadState loading={artifacts.isLoading} error={artifacts.error} empty={artifacts.data?.length === 0 && 'No builds yet: upload the first one below.'}>
+        <DataTable rows={artifacts.data ?? []} columns={columns} caption="Artifacts" initialSort={[{ id: 'build_number', desc: true }]} />
+      </LoadState>
+      <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: ['artifacts', projectId] })} />
+    </>
+  );
+}
+
+function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: () => void }) {
+  const [progress, setProgress] = useState<number | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<Artifact | null>(null);
+  return (
+    <section aria-labelledby="upload">
+      <h2 id="upload">Upload a build</h2>
+      <form
+        className="grid"
+        onSubmit={async (event) => {
+          event.preventDefault();
+          const data = new FormData(event.currentTarget);
+          const manifest: Record<string, unknown> = {
+            version_label: data.get('version_label'),
+            framework: data.get('framework'),
+            chip_family: data.get('chip_family'),
+          };
+          for (const key of OPTIONAL_TEXT_FIELDS) if (String(data.get(key) ?? '').trim()) manifest[key] = String(data.get(key)).trim();
+          const nvs = String(data.get('min_nvs_schema_version') ?? '').trim();
+          if (nvs) manifest.min_nvs_schema_version = Number(nvs);
+          const form = new FormData();
+          // The manifest must come before the binary (the gateway streams the binary through).
+          form.append('manifest', JSON.stringify(manifest));
+          form.append('binary', data.get('binary') as File);
+          setError(null);
+          setDone(null);
+          setProgress(0);
+          try {
+            const artifact = await upload<Artifact>(`${projectPath(projectId)}/artifacts/`, form, setProgress);
+            setDone(artifact);
+            (event.target as HTMLFormElement).reset();
+            onUploaded();
+          } catch (failure) {
+            setError(failure);
+          } finally {
+            setProgress(null);
+          }
+        }}
+      >
+        <label>
+          Version label <input name="version_label" required maxLength={64} placeholder="1.4.0" />
+        </label>
+        <label>
+          Framework
+          <select name="framework" required defaultValue="esp_idf">
+            <option value="esp_idf">esp_idf</option>
+            <option value="arduino">arduino</option>
+          </select>
+        </label>
+        <label>
+          Chip family <input name="chip_family" required placeholder="esp32s3" />
+        </label>
+        <label>
+          Board id <input name="board_id" placeholder="optional" />
+        </label>
+        <label>
+          Hardware revision <input name="hardware_revision" placeholder="optional" />
+        </label>
+        <label>
+          Partition profile <input name="partition_profile" placeholder="optional" />
+        </label>
+        <label>
+          Minimum NVS schema version <input name="min_nvs_schema_version" type="number" min={0} step={1} placeholder="optional" />
+        </label>
+        <label>
+          Security mode <input name="security_mode" placeholder="optional, e.g. signed" />
+        </label>
+        <label className="wide">
+          Release notes <textarea name="release_notes" rows={2} />
+        </label>
+        <label className="wide">
+          Signature (base64 Ed25519 of the binary) <input name="signature" placeholder="optional" />
+        </label>
+        <label className="wide">
+          Binary <input name="binary" type="file" required />
+        </label>
+        <div className="wide">
+          <BusyButton type="submit" className="primary" busy={progress !== null} busyText="Uploading…">
+            Upload
+          </BusyButton>
+          {progress !== null && (
+            <progress max={1} value={progress} aria-label="Upload progress">
+              {Math.round(progress * 100)}%
+            </progress>
+          )}
+          {progress !== null && <span role="status"> {Math.round(progress * 100)}% sent{progress >= 1 ? ', storing and hashing…' : ''}</span>}
+        </div>
+      </form>
+      <ErrorNote error={error} />
+      {done && (
+        <p role="status" className="ok">
+          Uploaded build {done.build_number} ({done.version_label}), SHA-256 <span className="hash">{done.checksum_sha256}</span>.
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,206 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router-dom';
+import { del, get, patch, post } from '../api';
+import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
+import { RelativeTime } from '../components/time';
+import { NamedOptions } from '../components/named-options';
+import { namesById, projectPath, useChannels, useGroups } from '../queries';
+import type { Decision, Device, DeviceEvent } from '../types';
+import { OtaStatus } from './devices';
+
+type TimelineEntry = { at: string; key: string } & ({ kind: 'report'; report: DeviceEvent } | { kind: 'check'; decision: Decision });
+
+/** The device's reports and its OTA decisions, merged, newest first. */
+export function mergeTimeline(reports: DeviceEvent[], decisions: Decision[]): TimelineEntry[] {
+  const entries: TimelineEntry[] = [
+    ...reports.map((report) => ({ at: report.created_at, key: `r-${report.id}`, kind: 'report' as const, report })),
+    ...decisions.map((decision) => ({ at: decision.created_at, key: `c-${decision.id}`, kind: 'check' as const, decision })),
+  ];
+  return entries.sort((a, b) => b.at.localeCompare(a.at) || a.key.localeCompare(b.key));
+}
+
+export function DevicePage() {
+  const { projectId = '', deviceId = '' } = useParams();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const base = `${projectPath(projectId)}/devices/${deviceId}`;
+  const device = useQuery({ queryKey: ['device', deviceId], queryFn: () => get<Device>(`${base}/`), refetchInterval: 5_000 });
+  const reports = useQuery({ queryKey: ['device-events', deviceId], queryFn: () => get<DeviceEvent[]>(`${base}/events/`), refetchInterval: 5_000 });
+  const decisions = useQuery({ queryKey: ['device-checks', deviceId], queryFn: () => get<Decision[]>(`${base}/check-events/`), refetchInterval: 5_000 });
+  const channels = useChannels(projectId);
+  const groups = useGroups(projectId);
+  const [rawToken, setRawToken] = useState('');
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [addGroup, setAddGroup] = useState('');
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ['device', deviceId] });
+  const update = useMutation({ mutationFn: (body: Partial<Pick<Device, 'active' | 'channel_id'>>) => patch<Device>(`${base}/`, body), onSuccess: refresh });
+  const membership = useMutation({
+    mutationFn: ({ groupId, member }: { groupId: string; member: boolean }) =>
+      member ? post(`${projectPath(projectId)}/groups/${groupId}/members/`, { device_id: deviceId }) : del(`${projectPath(projectId)}/groups/${groupId}/members/${deviceId}/`),
+    onSuccess: () => {
+      setAddGroup('');
+      return refresh();
+    },
+  });
+  const issueToken = useMutation({ mutationFn: () => post<{ token: string }>(`${base}/token/`), onSuccess: (answer) => setRawToken(answer.token) });
+  const revokeToken = useMutation({ mutationFn: () => del(`${base}/token/`) });
+  const groupNames = namesById(groups.data);
+
+  if (device.error || !device.data) return <LoadState loading={device.isLoading} error={device.error}>{null}</LoadState>;
+  const d = device.data;
+  const timeline = mergeTimeline(reports.data ?? [], decisions.data ?? []);
+  return (
+    <>
+      <p className="crumbs">
+        <Link to={`/projects/${projectId}/devices`}>Devices</Link> /
+      </p>
+      <h1>{d.device_id}</h1>
+      <dl className="facts">
+        <dt>Hardware</dt>
+        <dd>{[d.framework, d.chip_family, d.board_id, d.hardware_revision].filter(Boolean).join(' · ') || '—'}</dd>
+        <dt>Partition, NVS, security</dt>
+        <dd>{[d.partition_profile || 'any partition', d.nvs_schema_version === null ? 'NVS unknown' : `NVS ${d.nvs_schema_version}`, d.security_mode || 'security unknown'].join(' · ')}</dd>
+        <dt>Build</dt>
+        <dd>
+          {d.current_build_number} <span className="muted">{d.current_version_label}</span>
+        </dd>
+        <dt>Binary SHA-256</dt>
+        <dd className="hash">{d.current_hash || '—'}</dd>
+        <dt>Last OTA status</dt>
+        <dd>
+          <OtaStatus status={d.last_ota_status} reason={d.last_ota_reason} />
+        </dd>
+        <dt>Last check</dt>
+        <dd>
+          {d.last_check_status || 'none'} · <RelativeTime at={d.last_check_at} /> · {d.check_state}
+        </dd>
+        <dt>Last seen</dt>
+        <dd>
+          <RelativeTime at={d.last_seen} />
+        </dd>
+        <dt>Active</dt>
+        <dd>{d.active ? 'yes' : 'no: refused updates (device_inactive)'}</dd>
+      </dl>
+
+      <section aria-labelledby="manage">
+        <h2 id="manage">Manage</h2>
+        <div className="row">
+          <BusyButton type="button" busy={update.isPending} onClick={() => update.mutate({ active: !d.active })}>
+            {d.active ? 'Deactivate' : 'Reactivate'}
+          </BusyButton>
+          <label>
+            Channel
+            <select value={d.channel_id} onChange={(event) => update.mutate({ channel_id: event.target.value })} disabled={update.isPending}>
+              <NamedOptions items={channels.data} />
+            </select>
+          </label>
+        </div>
+        <ErrorNote error={update.error} />
+        <h3>Groups</h3>
+        <ul className="chips">
+          {d.group_ids.length === 0 && <li className="muted">in no group</li>}
+          {d.group_ids.map((groupId) => (
+            <li key={groupId}>
+              {groupNames.get(groupId) ?? groupId}{' '}
+              <button type="button" className="small" aria-label={`Remove from ${groupNames.get(groupId) ?? groupId}`} onClick={() => membership.mutate({ groupId, member: false })}>
+                Remove
+              </button>
+            </li>
+          ))}
+        </ul>
+        <form
+          className="inline"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (addGroup) membership.mutate({ groupId: addGroup, member: true });
+          }}
+        >
+          <label htmlFor="add-group">Add to group</label>
+          <select id="add-group" value={addGroup} onChange={(event) => setAddGroup(event.target.value)}>
+            <option value="">choose a group</option>
+            <NamedOptions items={groups.data?.filter((group) => !d.group_ids.includes(group.id))} />
+          </select>
+          <BusyButton type="submit" busy={membership.isPending} disabled={!addGroup}>
+            Add
+          </BusyButton>
+        </form>
+        <ErrorNote error={membership.error} />
+        <h3>Device token</h3>
+        <p className="muted">A token of its own lets the device check without the fleet's project token. Issuing again rotates it: the old one stops at once.</p>
+        <div className="row">
+          <BusyButton type="button" busy={issueToken.isPending} onClick={() => issueToken.mutate()}>
+            Issue or rotate token
+          </BusyButton>
+          <BusyButton type="button" busy={revokeToken.isPending} onClick={() => revokeToken.mutate()}>
+            Revoke token
+          </BusyButton>
+          {revokeToken.isSuccess && <span role="status">Revoked.</span>}
+        </div>
+        {rawToken && <ShownOnce label="The device's new token." secret={rawToken} onDismiss={() => setRawToken('')} />}
+        <ErrorNote error={issueToken.error ?? revokeToken.error} />
+        <h3>Delete</h3>
+        <button type="button" className="danger" onClick={() => setConfirmDelete(true)}>
+          Delete device…
+        </button>
+      </section>
+
+      <section aria-labelledby="timeline">
+        <h2 id="timeline">Timeline</h2>
+        <p className="muted">What the device reported (its lifecycle events) and what each of its checks was answered, newest first.</p>
+        <ErrorNote error={reports.error ?? decisions.error} />
+        {timeline.length === 0 && !reports.isLoading && <p className="muted">Nothing yet.</p>}
+        <ol className="timeline" data-testid="timeline">
+          {timeline.map((entry) => (
+            <li key={entry.key} className={entry.kind}>
+              <RelativeTime at={entry.at} />
+              {entry.kind === 'report' ? <ReportLine projectId={projectId} report={entry.report} /> : <CheckLine decision={entry.decision} />}
+            </li>
+          ))}
+        </ol>
+      </section>
+
+      <ConfirmDialog
+        open={confirmDelete}
+        title={`Delete ${d.device_id}?`}
+        confirmLabel="Delete device"
+        danger
+        onClose={() => setConfirmDelete(false)}
+        onConfirm={async () => {
+          await del(`${base}/`);
+          await queryClient.invalidateQueries({ queryKey: ['devices', projectId] });
+          navigate(`/projects/${projectId}/devices`);
+        }}
+      >
+        <p>Its history goes with it, and its place under the plan's device cap is freed. To keep the history, deactivate it instead.</p>
+      </ConfirmDialog>
+    </>
+  );
+}
+
+function ReportLine({ projectId, report }: { projectId: string; report: DeviceEvent }) {
+  return (
+    <span>
+      <span className="tag">reported</span> <strong className={`status status-${report.status}`}>{report.event}</strong>
+      {report.reason && <span className="reason"> {report.reason}</span>}
+      {report.build_number !== null && <span> build {report.build_number}</span>}
+      <span className="muted">
+        {' '}
+        in <Link to={`/projects/${projectId}/deployments/${report.deployment_id}`}>deployment {report.deployment_id.slice(0, 8)}</Link>
+      </span>
+      {report.detail && <code className="detail">{JSON.stringify(report.detail)}</code>}
+    </span>
+  );
+}
+
+function CheckLine({ decision }: { decision: Decision }) {
+  return (
+    <span>
+      <span className="tag check">checked</span> <strong>{decision.status}</strong>
+      <span className="muted">
+        {' '}
+        {decision.message} (the device ran build {decision.reported_build_number ?? '?'})
+      </span>
+    </span>
+  );
+}

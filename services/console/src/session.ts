@@ -1,0 +1,37 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { ApiError, del, get, post, setCsrfToken, whenSignedOut } from './api';
+import type { Session } from './types';
+
+const SESSION_KEY = ['session'];
+
+/** The signed-in session, or null when there is none (the API answered 401). */
+export function useSession() {
+  const queryClient = useQueryClient();
+  useEffect(() => whenSignedOut(() => queryClient.setQueryData(SESSION_KEY, null)), [queryClient]);
+  return useQuery({
+    queryKey: SESSION_KEY,
+    queryFn: async () => {
+      try {
+        const session = await get<Session>('/session/');
+        setCsrfToken(session.csrf_token);
+        return session;
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 401) return null;
+        throw error;
+      }
+    },
+    staleTime: Infinity,
+  });
+}
+
+export async function signIn(token: string): Promise<Session> {
+  const session = await post<Session>('/session/', { token });
+  setCsrfToken(session.csrf_token);
+  return session;
+}
+
+export async function signOut(): Promise<void> {
+  await del('/session/').catch(() => undefined);
+  setCsrfToken('');
+}

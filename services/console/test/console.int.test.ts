@@ -1,0 +1,203 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { api, checkBody, createUser, testStack, type CreatedUser } from '@ota/testkit';
+
+// The console in a real browser (Debian's chromium, driven by playwright-core) against the real
+// stack: a person signs in, creates a project, uploads a build, rolls it out to a canary group,
+// and follows the devices' reports in the progress view and a device's timeline. The screenshots
+// the README shows are taken here, so they show what the console really draws.
+
+const CHROMIUM = process.env.CONSOLE_TEST_CHROMIUM || '/usr/bin/chromium';
+const SCREENSHOTS = join(__dirname, '..', '..', '..', 'docs', 'images');
+const LAPTOP = { width: 1366, height: 900 };
+
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is missing at ${CHROMIUM}: "npm test" installs Debian's chromium package (or set CONSOLE_TEST_CHROMIUM).`);
+  }
+  // As root (CI, containers) Chromium refuses to start with its sandbox.
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function signIn(page: Page, user: CreatedUser): Promise<void> {
+  await page.goto(`${testStack().gatewayUrl}/console/`);
+  // By keyboard alone: the token field has the focus, Enter submits.
+  await page.getByLabel('Personal token').waitFor();
+  await page.keyboard.type(user.token);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+}
+
+/** A device of the test's fleet: checks in, then reports each event in turn. */
+async function device(token: string, deviceId: string, deploymentId: string | undefined, events: Array<{ event: string; reason?: string; build_number?: number }>) {
+  const checked = await api('POST', '/api/v1/ota/check/', { token, json: checkBody(deviceId, { chip_family: 'esp32s3' }) });
+  expect(checked.status).toBe(200);
+  for (const event of events) {
+    const reported = await api('POST', '/api/v1/ota/status/', { token, json: { device_id: deviceId, deployment_id: deploymentId, ...event } });
+    expect(reported.body.accepted).toBe(true);
+  }
+  return checked.body;
+}
+
+test('a canary rollout followed from sign-in to the device timeline, and the session ending with its token', async () => {
+  const user = createUser();
+  const context = await browser.newContext({ viewport: LAPTOP });
+  const page = await context.newPage();
+  const apiOf = (path: string) => `${testStack().gatewayUrl}/api/v1${path}`;
+
+  await signIn(page, user);
+  // The raw token is in no script-readable storage: the session is an HttpOnly cookie.
+  const stored = await page.evaluate(() => JSON.stringify({ cookie: document.cookie, local: { ...localStorage }, session: { ...sessionStorage } }));
+  expect(stored).not.toContain(user.token);
+  expect(stored).not.toContain('ota_session');
+  const cookies = await context.cookies();
+  expect(cookies.find((cookie) => cookie.name === 'ota_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+  // A mutating call with the cookie but without the CSRF token is refused.
+  const forged = await page.evaluate(async (url) => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"forged"}' })).status, apiOf('/projects/'));
+  expect(forged).toBe(403);
+
+  // A project, created in the console.
+  await page.getByLabel('New project').fill('Greenhouse sensors');
+  await page.getByRole('button', { name: 'Create project' }).click();
+  await page.getByRole('link', { name: 'Greenhouse sensors' }).click();
+  await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+  const projectId = /projects\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+
+  // A fleet token, shown once.
+  await page.getByRole('link', { name: 'Tokens and keys' }).click();
+  await page.getByLabel('New token').fill('fleet');
+  await page.getByLabel('Scope').selectOption('device');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const fleetToken = (await page.getByTestId('raw-token').textContent())!;
+  expect(fleetToken).toMatch(/^ota_prj_/);
+  await page.getByRole('button', { name: 'Done' }).click();
+
+  // Twelve devices check in; ten of them go into a canary group.
+  const fleet = Array.from({ length: 12 }, (_, i) => `greenhouse-${String(i + 1).padStart(2, '0')}`);
+  for (const deviceId of fleet) await device(fleetToken, deviceId, undefined, []);
+  await page.getByRole('link', { name: 'Groups and channels' }).click();
+  await page.getByLabel('New group').fill('canary');
+  await page.getByRole('button', { name: 'Create' }).first().click();
+  await page.getByRole('link', { name: 'canary' }).click();
+  for (const deviceId of fleet.slice(0, 10)) {
+    await page.getByLabel('Add a device').selectOption({ label: deviceId });
+    await page.getByRole('button', { name: 'Add' }).click();
+    await page.getByRole('link', { name: deviceId }).waitFor();
+  }
+
+  // A build, uploaded with its manifest and a progress bar.
+  await page.getByRole('link', { name: 'Artifacts' }).click();
+  await page.getByLabel('Version label').fill('2.1.0');
+  await page.getByLabel('Chip family').fill('esp32s3');
+  await page.getByLabel('Binary', { exact: true }).setInputFiles({ name: 'firmware.bin', mimeType: 'application/octet-stream', buffer: Buffer.alloc(256 * 1024, 7) });
+  await page.getByRole('button', { name: 'Upload' }).click();
+  await page.getByText('Uploaded build 1 (2.1.0)').waitFor();
+
+  // A draft to the canary group at 50%, ramped to 100% once started.
+  await page.getByRole('link', { name: 'Deployments' }).click();
+  await page.getByLabel('Build').selectOption({ index: 1 });
+  await page.getByRole('checkbox', { name: 'canary' }).check();
+  await page.getByLabel('Rollout percentage').fill('50');
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await page.getByRole('button', { name: 'Start' }).click();
+  await page.getByText('active', { exact: true }).first().waitFor();
+  await page.getByLabel('Ramp to').fill('100');
+  await page.getByRole('button', { name: 'Ramp' }).click();
+  await expectText(page.getByTestId('rollout-percentage'), '100%');
+  const deploymentId = /deployments\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+
+  // The canary devices update: six confirm, two fail their checksum, one rolls back, one is still downloading.
+  const done = [{ event: 'download_started' }, { event: 'downloaded' }, { event: 'flashed' }, { event: 'reboot' }, { event: 'confirmed', build_number: 1 }];
+  for (const deviceId of fleet.slice(0, 6)) await device(fleetToken, deviceId, deploymentId, done);
+  for (const deviceId of fleet.slice(6, 8)) await device(fleetToken, deviceId, deploymentId, [{ event: 'download_started' }, { event: 'failed', reason: 'checksum_mismatch' }]);
+  await device(fleetToken, fleet[8]!, deploymentId, [{ event: 'downloaded' }, { event: 'flashed' }, { event: 'rolled_back', reason: 'confirm_timeout' }]);
+  await device(fleetToken, fleet[9]!, deploymentId, [{ event: 'download_started' }, { event: 'downloaded' }]);
+  // The two devices outside the group check too, and are not offered anything.
+  for (const deviceId of fleet.slice(10)) expect((await device(fleetToken, deviceId, undefined, [])).status).toBe('no_active_deployment');
+
+  // The progress view refreshes by itself.
+  const counts = page.getByTestId('status-counts');
+  await expectText(counts.locator('[data-status="confirmed"]'), 'confirmed: 6');
+  await expectText(counts.locator('[data-status="failed"]'), 'failed: 2');
+  await expectText(counts.locator('[data-status="rolled_back"]'), 'rolled back: 1');
+  await expectText(counts.locator('[data-status="downloaded"]'), 'downloaded: 1');
+  await expectText(page.getByTestId('failure-count'), '3');
+  const reasons = await page.getByTestId('failures-by-reason').locator('tbody tr').allTextContents();
+  expect(reasons).toEqual(['checksum_mismatch2', 'confirm_timeout1']);
+  await page.getByRole('link', { name: fleet[6]! }).waitFor();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, 'console-rollout.png'), fullPage: true });
+
+  // A failed device's timeline: its reports, with the reason verbatim, merged with its checks.
+  await page.getByRole('link', { name: fleet[6]! }).click();
+  await page.getByRole('heading', { name: fleet[6]! }).waitFor();
+  const timeline = page.getByTestId('timeline');
+  await expectText(timeline.locator('li').first(), 'failed checksum_mismatch');
+  const lines = await timeline.locator('li').allTextContents();
+  expect(lines.filter((line) => line.includes('reported'))).toHaveLength(2);
+  expect(lines.some((line) => line.includes('checked') && line.includes('offered'))).toBe(true);
+  await page.screenshot({ path: join(SCREENSHOTS, 'console-device-timeline.png'), fullPage: true });
+
+  // An API refusal is shown as the API's detail: no project with an active deployment is deleted.
+  await page.getByRole('link', { name: 'Projects' }).click();
+  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('button', { name: 'Delete project' }).click();
+  await page.getByRole('dialog').getByRole('alert').waitFor();
+  expect(await page.getByRole('dialog').getByRole('alert').textContent()).toMatch(/active or paused.*\(409\)/);
+  await page.getByRole('button', { name: 'Cancel' }).click();
+
+  // A deployment with no targets asks before it reaches the whole project, and says how many devices that is.
+  await page.getByRole('link', { name: 'Greenhouse sensors' }).click();
+  await page.getByLabel('Build').selectOption({ index: 1 });
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await page.getByRole('button', { name: 'Start' }).click();
+  await expectText(page.getByRole('dialog'), 'reaches all 12 devices');
+  await page.keyboard.press('Escape');
+  await expectText(page.locator('h1 .state'), 'draft');
+
+  // Revoking the token the console signed in with ends the session: the next refresh shows the sign-in page.
+  const pats = await api('GET', '/api/v1/me/tokens/', { token: user.token });
+  expect((await api('DELETE', `/api/v1/me/tokens/${pats.body[0].id}/`, { token: user.token })).status).toBe(204);
+  await page.getByRole('heading', { name: 'Sign in to the OTA console' }).waitFor({ timeout: 15_000 });
+  const afterRevoke = await page.evaluate(async (url) => (await fetch(url)).status, apiOf(`/projects/${projectId}/`));
+  expect(afterRevoke).toBe(401);
+  await context.close();
+}, 240_000);
+
+test('signing out ends the session at once, and a wrong token is refused with the API detail', async () => {
+  const user = createUser();
+  const context = await browser.newContext({ viewport: LAPTOP });
+  const page = await context.newPage();
+  await page.goto(`${testStack().gatewayUrl}/console/`);
+  await page.getByLabel('Personal token').fill('ota_pat_not-a-real-token-at-all-000000000000');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expectText(page.getByRole('alert'), 'invalid or revoked token (401)');
+
+  await signIn(page, user);
+  const [cookie] = (await context.cookies()).filter((candidate) => candidate.name === 'ota_session');
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to the OTA console' }).waitFor();
+  // The old cookie, presented again, names no session.
+  const replayed = await api('GET', '/api/v1/session/', { headers: { cookie: `ota_session=${cookie!.value}` } });
+  expect(replayed.status).toBe(401);
+  await context.close();
+}, 120_000);
+
+/** Waits until the locator's text contains `text` (the console polls the API). */
+async function expectText(locator: ReturnType<Page['locator']>, text: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  let seen = '';
+  while (Date.now() < deadline) {
+    seen = (await locator.textContent({ timeout: 5_000 }).catch(() => '')) ?? '';
+    if (seen.includes(text)) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`expected "${text}", the page shows "${seen}"`);
+}
