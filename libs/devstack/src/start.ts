@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   });
   process.stdout.write(
     `\nThe gateway is ready at ${stack.gatewayUrl}\n` +
+      `The console:    ${stack.gatewayUrl}/console/ (sign in with a personal token)\n` +
       `Create a user:  npm run --silent admin -- create-user --email you@example.com\n` +
       `Stop:           Ctrl-C\n\n`,
   );

@@ -34,6 +34,9 @@ it('serves a ready gateway, and Ctrl-C stops every process it started', async ()
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(output).toContain(`The gateway is ready at http://127.0.0.1:${gatewayPort}`);
+    expect(output).toContain(`The console:    http://127.0.0.1:${gatewayPort}/console/`);
+    const consolePage = await fetch(`http://127.0.0.1:${gatewayPort}/console/`);
+    expect([consolePage.status, await consolePage.text()]).toEqual([200, expect.stringContaining('<div id="root">')]);
     const ready = await fetch(`http://127.0.0.1:${gatewayPort}/readyz`);
     expect(ready.status).toBe(200);
     expect(processesInGroup(start.pid!).length).toBeGreaterThan(5);
