@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize, type LatencySummary } from './latency';
 import { runOpenLoop, type Outcome, type Sample } from './open-loop';
 import { perRequest, usageOf } from './process-usage';
+import { FLEET_CHECKS_PER_SECOND, costOf, statementsPerRequest } from './store-statements';
 
 /** The target the issue sets for the device API: p99 at most 50 ms, with no errors. */
 export const P99_TARGET_MS = 50;
@@ -11,6 +12,8 @@ export interface Step {
   latency: LatencySummary;
   /** CPU ms per request and resident memory, per process, over the whole step. */
   usage: ReturnType<typeof perRequest>;
+  /** PostgreSQL statements per request over the whole step, where they can be counted. */
+  storeStatementsPerRequest?: number;
 }
 
 export interface RateSearchOptions {
@@ -22,9 +25,11 @@ export interface RateSearchOptions {
   /** Sends request number `index`; indexes keep counting across steps. */
   send: (index: number) => Promise<Outcome>;
   log: (message: string) => void;
+  /** Reads PostgreSQL's statement counter, where there is one. */
+  countStatements?: () => number | undefined;
 }
 
-export interface RateSearchResult {
+export interface RateSearchResult extends Partial<NonNullable<ReturnType<typeof costOf>>> {
   /** The highest rate with p99 under the target and no errors (0: none held). */
   maxRate: number;
   atMax: Step | undefined;
@@ -34,12 +39,21 @@ export interface RateSearchResult {
 const held = (step: Step) => step.latency.p99 <= P99_TARGET_MS && step.latency.requests > 0 && Object.keys(step.latency.errors).length === 0;
 
 /** One step at a fixed rate; the first fifth of it is warm-up and left out of the latencies. */
-export async function measureStep(rate: number, stepMs: number, pids: Record<string, number>, send: (index: number) => Promise<Outcome>, offset: number) {
+export async function measureStep(
+  rate: number,
+  stepMs: number,
+  pids: Record<string, number>,
+  send: (index: number) => Promise<Outcome>,
+  offset: number,
+  countStatements?: () => number | undefined,
+) {
+  const statementsBefore = countStatements?.();
   const before = usageOf(pids);
   const samples: Sample[] = await runOpenLoop({ phases: [{ rate, durationMs: stepMs }], send: (index) => send(offset + index) });
   const after = usageOf(pids);
+  const statements = statementsPerRequest(statementsBefore, countStatements?.(), samples.length);
   const measured = samples.filter((sample) => sample.intendedAt >= stepMs / 5);
-  const step: Step = { rate, latency: summarize(measured), usage: perRequest(before, after, samples.length) };
+  const step: Step = { rate, latency: summarize(measured), usage: perRequest(before, after, samples.length), ...(statements === undefined ? {} : { storeStatementsPerRequest: statements }) };
   return { step, sent: samples.length };
 }
 
@@ -54,12 +68,12 @@ export async function highestRate(options: RateSearchOptions): Promise<RateSearc
   let missed = Number.POSITIVE_INFINITY;
   let offset = 0;
   for (let round = 0; round < options.maxSteps; round += 1) {
-    const { step, sent } = await measureStep(rate, options.stepMs, options.pids, options.send, offset);
+    const { step, sent } = await measureStep(rate, options.stepMs, options.pids, options.send, offset, options.countStatements);
     offset += sent;
     steps.push(step);
     const ok = held(step);
     options.log(
-      `  ${String(rate).padStart(5)}/s  p50 ${step.latency.p50} ms  p99 ${step.latency.p99} ms  p99.9 ${step.latency.p999} ms  errors ${JSON.stringify(step.latency.errors)}  ${ok ? 'held' : 'missed'}`,
+      `  ${String(rate).padStart(5)}/s  p50 ${step.latency.p50} ms  p99 ${step.latency.p99} ms  p99.9 ${step.latency.p999} ms  errors ${JSON.stringify(step.latency.errors)}${step.storeStatementsPerRequest === undefined ? '' : `  store statements/request ${step.storeStatementsPerRequest}`}  ${ok ? 'held' : 'missed'}`,
     );
     if (ok && (!best || rate > best.rate)) best = step;
     else if (!ok) missed = Math.min(missed, rate);
@@ -70,5 +84,11 @@ export async function highestRate(options: RateSearchOptions): Promise<RateSearc
     // Let queues drain, so that one step's backlog does not count against the next.
     await sleep(1_000);
   }
-  return { maxRate: best?.rate ?? 0, atMax: best, steps };
+  const cost = costOf(best?.usage);
+  if (cost) {
+    options.log(
+      `  at ${best!.rate}/s: our services ${cost.servicesCpuMsPerRequest} ms CPU per request (${cost.servicesCoresFor556PerSecond} cores for ${FLEET_CHECKS_PER_SECOND} requests/s), the store ${cost.storeCpuMsPerRequest} ms`,
+    );
+  }
+  return { maxRate: best?.rate ?? 0, atMax: best, steps, ...(cost ?? {}) };
 }

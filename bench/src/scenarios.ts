@@ -6,6 +6,7 @@ import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
 import { perRequest, usageOf } from './process-usage';
 import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
+import { statementCounter } from './store-statements';
 
 export const SCENARIOS = {
   s0: 'baseline: a bare node:http process doing a check\'s minimum store work (token lookup, device upsert, decision insert)',
@@ -45,6 +46,8 @@ export class Scenarios {
   private statusCounter = 0;
   /** Steady check rate for s6 and s9: half of what s1/s3 held, once measured. */
   private knownMaxRate = 0;
+  /** PostgreSQL's statement counter, where the stack runs a local PostgreSQL. */
+  private readonly countStatements: (() => number | undefined) | undefined;
   /** s0 is measured once per run: s1 compares with it. */
   private baselineResult?: Promise<RateSearchResult>;
   private offerMaxRate = 0;
@@ -56,6 +59,7 @@ export class Scenarios {
   ) {
     this.gateway = new Gateway(stack.gatewayUrl);
     this.pids = stackPids(stack);
+    this.countStatements = statementCounter(stack.postgresUrl);
   }
 
   close(): Promise<void> {
@@ -100,7 +104,15 @@ export class Scenarios {
 
   private search(label: string, send: (index: number) => Promise<{ status: number; retryAfter: boolean }>): Promise<RateSearchResult> {
     this.settings.log(`${label}: searching the highest rate with p99 under ${P99_TARGET_MS} ms`);
-    return highestRate({ startRate: this.settings.startRate, stepMs: this.settings.stepMs, maxSteps: this.settings.maxSteps, pids: this.pids, send, log: this.settings.log });
+    return highestRate({
+      startRate: this.settings.startRate,
+      stepMs: this.settings.stepMs,
+      maxSteps: this.settings.maxSteps,
+      pids: this.pids,
+      send,
+      log: this.settings.log,
+      countStatements: this.countStatements,
+    });
   }
 
   private baseline(): Promise<RateSearchResult> {
@@ -121,6 +133,7 @@ export class Scenarios {
         pids: { baseline: server.process.pid!, ferretdb: this.pids.ferretdb!, ...(this.pids.postgres ? { postgres: this.pids.postgres } : {}) },
         send: (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`)),
         log: this.settings.log,
+        countStatements: this.countStatements,
       });
     } finally {
       await direct.close();

@@ -47,23 +47,6 @@ export interface DeviceForgottenEvent {
   device_id: string;
 }
 
-export interface DecisionRecordedEvent {
-  id: string;
-  project_id: string;
-  /** The unit's own device_id string. */
-  device_id: string;
-  /** The device's UUID; empty when the device was not registered (over_limit). */
-  device_uuid: string;
-  created_at: string;
-  decision: 'offered' | 'no_update';
-  status: string;
-  deployment_id: string;
-  artifact_build_number: number | null;
-  reported_build_number: number | null;
-  reported_version: string;
-  message: string;
-}
-
 export interface AuditRecordedEvent {
   id: string;
   project_id: string;

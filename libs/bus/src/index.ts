@@ -6,7 +6,7 @@ import type { Logger } from '@ota/logging';
 
 export * from './subjects';
 export * from './events';
-import { STREAMS, type StreamSpec } from './subjects';
+import { OBSOLETE_DURABLES, STREAMS, type StreamSpec } from './subjects';
 
 export interface BusOptions {
   url: string;
@@ -78,6 +78,11 @@ export class Bus {
         if (!isNotFound(error)) throw error;
         await this.jsm.streams.add(config);
       }
+    }
+    for (const durable of OBSOLETE_DURABLES) {
+      await this.jsm.consumers.delete(durable.stream, durable.name).catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
     }
   }
 

@@ -10,8 +10,6 @@ export const SUBJECTS = {
   deviceStatusChanged: 'ota.rollout.device_status.changed',
   /** rollout → rollout replicas (core): a device was deleted; forget its statuses. */
   deviceForgotten: 'ota.rollout.device.forgotten',
-  /** gateway → telemetry and registry (JetStream): the outcome of one device check. */
-  decisionRecorded: 'ota.telemetry.decision',
   /**
    * admin command → gateway replicas (core request, each replica answers): an owner's plan changed;
    * drop it from the plan cache so that the next check reads the new cap.
@@ -38,7 +36,14 @@ export const STREAMS: readonly StreamSpec[] = [TELEMETRY_STREAM];
 
 /** Durable consumer names: one per consuming service and purpose, shared by its replicas. */
 export const DURABLES = {
-  telemetryDecisions: 'telemetry-decisions',
   telemetryAudit: 'telemetry-audit',
-  registryCheckStatus: 'registry-check-status',
 } as const;
+
+/**
+ * Durable consumers of earlier versions that nothing reads any more (check outcomes now reach
+ * registry in the check itself); ensureStreams deletes them so that they hold no state.
+ */
+export const OBSOLETE_DURABLES: ReadonlyArray<{ stream: string; name: string }> = [
+  { stream: 'OTA_TELEMETRY', name: 'telemetry-decisions' },
+  { stream: 'OTA_TELEMETRY', name: 'registry-check-status' },
+];

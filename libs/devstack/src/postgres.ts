@@ -76,12 +76,29 @@ export async function startPostgres(dataDir: string, host: string, port: number,
     `listen_addresses=${host}`,
     '-c',
     'max_connections=200',
+    // Statement counts per request, which the benchmarks read (bench/src/store-statements.ts).
+    '-c',
+    'shared_preload_libraries=pg_stat_statements',
   ]);
   const postgres = startProcess('postgres', command, args, process.env, output, 'SIGINT');
   await waitForPort(host, port, postgres, 60_000);
+  await createStatementStats(bin, host, port, postgres);
   return {
     process: postgres,
     url: `postgres://ferretdb@${host}:${port}/postgres`,
     removeData: () => rmSync(home, { recursive: true, force: true }),
   };
+}
+
+/** pg_stat_statements in the database FerretDB uses; PostgreSQL may take a moment to accept logins after it listens. */
+async function createStatementStats(bin: string, host: string, port: number, postgres: ManagedProcess): Promise<void> {
+  let last = '';
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const result = spawnSync(join(bin, 'psql'), ['-h', host, '-p', String(port), '-U', 'ferretdb', '-d', 'postgres', '-Atqc', 'CREATE EXTENSION IF NOT EXISTS pg_stat_statements'], { encoding: 'utf8' });
+    if (result.status === 0) return;
+    last = result.stderr || result.stdout;
+    if (postgres.child.exitCode !== null) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`could not enable pg_stat_statements in the local PostgreSQL: ${last.trim()}`);
 }

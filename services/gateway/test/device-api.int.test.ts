@@ -273,3 +273,41 @@ describe('status events', () => {
     expect((await report(f.deviceScopeToken, { device_id: 'owned', deployment_id: released.deployment_id, event: 'downloaded' })).status).toBe(403);
   });
 });
+
+describe('what a check writes down', () => {
+  it('is readable as soon as the check is answered, and last_seen advances on every check', async () => {
+    const f = await setupProject();
+    const read = async () => {
+      const device = await deviceOf(f, 'seen-1');
+      const events = await api('GET', `/api/v1/projects/${f.project.id}/devices/${device.id}/check-events/`, { token: f.user.token });
+      return { device, events: events.body };
+    };
+    expect((await check(f.deviceScopeToken, 'seen-1', { version_label: 'v1' })).status).toBe(200);
+    const first = await read();
+    expect(first.device).toMatchObject({ last_check_status: 'no_active_deployment', current_version_label: 'v1' });
+    expect(first.device.last_seen).toBe(first.device.last_check_at);
+    expect(first.events).toHaveLength(1);
+    expect(first.events[0]).toMatchObject({ status: 'no_active_deployment', reported_version: 'v1', created_at: first.device.last_check_at });
+
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const released = await release(f);
+    expect((await check(f.deviceScopeToken, 'seen-1', { version_label: 'v1', current_build_number: 0 })).body.update_available).toBe(true);
+    const second = await read();
+    expect(new Date(second.device.last_seen).getTime()).toBeGreaterThanOrEqual(new Date(first.device.last_seen).getTime() + 1_000);
+    expect(second.device).toMatchObject({ last_check_status: 'offered', last_seen: second.device.last_check_at });
+    expect(second.events.map((event: { status: string }) => event.status)).toEqual(['offered', 'no_active_deployment']);
+    expect(second.events[0]).toMatchObject({ deployment_id: released.deployment_id, artifact_build_number: released.build_number, created_at: second.device.last_check_at });
+  });
+
+  it('records no heartbeat for an inactive device, but records its check', async () => {
+    const f = await setupProject();
+    await check(f.deviceScopeToken, 'quiet-1');
+    const before = await deviceOf(f, 'quiet-1');
+    await api('PATCH', `/api/v1/projects/${f.project.id}/devices/${before.id}/`, { token: f.user.token, json: { active: false } });
+    expect((await check(f.deviceScopeToken, 'quiet-1', { version_label: 'changed' })).body.status).toBe('device_inactive');
+    const after = await deviceOf(f, 'quiet-1');
+    expect(after).toMatchObject({ last_seen: before.last_seen, current_version_label: before.current_version_label, last_check_status: 'device_inactive' });
+    const events = await api('GET', `/api/v1/projects/${f.project.id}/devices/${before.id}/check-events/`, { token: f.user.token });
+    expect(events.body[0].status).toBe('device_inactive');
+  });
+});

@@ -1,4 +1,3 @@
-import { DURABLES, SUBJECTS, TELEMETRY_STREAM, Bus, type DecisionRecordedEvent } from '@ota/bus';
 import { runUntilSignalled, serveGrpc } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
 import { ServiceMetrics } from '@ota/metrics';
@@ -21,26 +20,11 @@ void runUntilSignalled(logger, async () => {
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
   const models = registerModels(mongo);
   await ensureIndexes(mongo);
-  const registry = new Registry({ store: new MongoRegistryStore(models, config.HEARTBEAT_RESOLUTION_MS) });
-
-  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
-  await bus.ensureStreams();
-  await bus.consumeDurable<DecisionRecordedEvent>(
-    TELEMETRY_STREAM.name,
-    DURABLES.registryCheckStatus,
-    SUBJECTS.decisionRecorded,
-    async (event) => {
-      if (event.device_uuid) await registry.recordCheckOutcome(event.project_id, event.device_uuid, event.status, new Date(event.created_at));
-    },
-  );
+  const registry = new Registry({ store: new MongoRegistryStore(models) });
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
     server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry)),
   );
 
-  return [
-    () => mongo.close(),
-    () => bus.drain(),
-    ...serving,
-  ];
+  return [() => mongo.close(), ...serving];
 });

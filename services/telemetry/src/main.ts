@@ -1,4 +1,4 @@
-import { Bus, DURABLES, SUBJECTS, TELEMETRY_STREAM, type AuditRecordedEvent, type DecisionRecordedEvent } from '@ota/bus';
+import { Bus, DURABLES, SUBJECTS, TELEMETRY_STREAM, type AuditRecordedEvent } from '@ota/bus';
 import { runUntilSignalled, serveGrpc } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
 import { ServiceMetrics } from '@ota/metrics';
@@ -24,9 +24,6 @@ void runUntilSignalled(logger, async () => {
 
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
   await bus.ensureStreams();
-  await bus.consumeDurable<DecisionRecordedEvent>(TELEMETRY_STREAM.name, DURABLES.telemetryDecisions, SUBJECTS.decisionRecorded, (event) =>
-    telemetry.recordDecision(event),
-  );
   await bus.consumeDurable<AuditRecordedEvent>(TELEMETRY_STREAM.name, DURABLES.telemetryAudit, SUBJECTS.auditRecorded, (event) =>
     telemetry.recordAudit(event),
   );

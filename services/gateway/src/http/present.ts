@@ -176,7 +176,7 @@ export function deploymentJson(deployment: rollout.Deployment) {
   };
 }
 
-export function decisionJson(decision: telemetry.Decision) {
+export function decisionJson(decision: registry.CheckEvent) {
   return {
     id: decision.id,
     project_id: decision.projectId,

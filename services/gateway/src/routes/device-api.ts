@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { SUBJECTS, type DecisionRecordedEvent } from '@ota/bus';
 import { notFound } from '@ota/errors';
 import { registry } from '@ota/proto';
 import type { Context } from 'koa';
@@ -64,57 +63,70 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
 
     const canRegister = principal.token.kind === 'project';
     const maxDevices = canRegister ? (await deps.plans.planOf(principal.userId)).max_devices : 0;
+    const reported = {
+      framework: body.framework,
+      chipFamily: body.chip_family,
+      boardId: body.board_id,
+      hardwareRevision: body.hardware_revision,
+      partitionProfile: body.partition_profile,
+      nvsSchemaVersion: body.nvs_schema_version,
+      securityMode: body.security_mode,
+      versionLabel: body.version_label,
+      currentHash: body.current_hash,
+    };
     const checkIn = await clients.registry.checkInDevice(
-      {
-        projectId,
-        ownerId: principal.userId,
-        deviceId,
-        viaProjectToken: canRegister,
-        maxDevices,
-        reported: {
-          framework: body.framework,
-          chipFamily: body.chip_family,
-          boardId: body.board_id,
-          hardwareRevision: body.hardware_revision,
-          partitionProfile: body.partition_profile,
-          nvsSchemaVersion: body.nvs_schema_version,
-          securityMode: body.security_mode,
-          versionLabel: body.version_label,
-          currentHash: body.current_hash,
-        },
-      },
+      { projectId, ownerId: principal.userId, deviceId, viaProjectToken: canRegister, maxDevices, reported },
       { requestId },
     );
 
-    const record = (status: string, message: string, extra: Partial<DecisionRecordedEvent> = {}) =>
-      publishDecision(deps, {
-        id: randomUUID(),
-        project_id: projectId,
-        device_id: deviceId,
-        device_uuid: checkIn.device?.id ?? '',
-        created_at: new Date().toISOString(),
-        decision: status === 'offered' ? 'offered' : 'no_update',
-        status,
-        deployment_id: '',
-        artifact_build_number: null,
-        reported_build_number: body.current_build_number,
-        reported_version: body.version_label ?? '',
-        message,
-        ...extra,
-      });
+    /**
+     * Writes the check down before it is answered, so that a read right after the answer sees it:
+     * the device's heartbeat (unless `heartbeat` is false) and outcome in one write, and the
+     * decision record. Recording is best effort (spec 4.2): a failure is logged, the answer stands.
+     */
+    const recordCheck = async (status: string, message: string, heartbeat: boolean, offer?: { deploymentId: string; buildNumber: number }) => {
+      const device = checkIn.device;
+      // A device that was not registered (over_limit) has nothing to record on.
+      if (!device) return;
+      await clients.registry
+        .recordCheck(
+          {
+            projectId,
+            id: device.id,
+            checkCount: device.checkCount,
+            heartbeat,
+            reported,
+            event: {
+              id: randomUUID(),
+              projectId,
+              deviceId,
+              createdAt: new Date(),
+              decision: offer ? 'offered' : 'no_update',
+              status,
+              deploymentId: offer?.deploymentId ?? '',
+              artifactBuildNumber: offer?.buildNumber,
+              reportedBuildNumber: body.current_build_number,
+              reportedVersion: body.version_label ?? '',
+              message,
+            },
+          },
+          { requestId },
+        )
+        .catch((error: unknown) => (ctx.state.logger as Logger).warn({ err: error, device_id: deviceId }, 'check not recorded'));
+    };
 
     if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT) {
-      record('over_limit', MESSAGES.over_limit);
       ctx.body = { update_available: false, status: 'over_limit', message: MESSAGES.over_limit, ...pollAfter() };
       return;
     }
+    // An inactive device, and one that must use its own token, get no heartbeat (decisions.md 5).
     if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE) {
-      record('device_inactive', MESSAGES.device_inactive);
+      await recordCheck('device_inactive', MESSAGES.device_inactive, false);
       ctx.body = { update_available: false, status: 'device_inactive', message: MESSAGES.device_inactive, ...pollAfter() };
       return;
     }
     if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED) {
-      record('token_required', MESSAGES.token_required);
+      await recordCheck('token_required', MESSAGES.token_required, false);
       ctx.body = { update_available: false, status: 'token_required', message: MESSAGES.token_required, ...pollAfter() };
       return;
     }
@@ -141,12 +153,11 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       { requestId },
     );
     const offer = decision.offer;
+    await recordCheck(decision.status, decision.message, true, offer);
     if (!offer) {
-      record(decision.status, decision.message);
       ctx.body = { update_available: false, status: decision.status, message: decision.message, ...pollAfter() };
       return;
     }
-    record('offered', decision.message, { deployment_id: offer.deploymentId, artifact_build_number: offer.buildNumber });
     const baseUrl = deps.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
     ctx.body = {
       update_available: true,
@@ -260,11 +271,4 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     ctx.body = body;
     },
   );
-}
-
-/** Off the response path: the spec makes decision records best effort. */
-function publishDecision(deps: GatewayDeps, event: DecisionRecordedEvent): void {
-  deps.bus.publishDurable(SUBJECTS.decisionRecorded, event, event.id).catch((error: unknown) => {
-    deps.logger.warn({ err: error, device_id: event.device_id }, 'decision record not published');
-  });
 }

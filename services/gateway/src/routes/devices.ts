@@ -182,7 +182,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       path: '/projects/:id/devices/:did/',
       operationId: 'deleteDevice',
       summary: 'Delete a device and its history',
-      description: 'Removes the rollout states and decision records too, and revokes its token. Prefer `active: false` to keep the history.',
+      description: 'Removes its rollout states, lifecycle events and decision records too, and revokes its token. Prefer `active: false` to keep the history.',
       tag: 'Devices',
       access: 'developer',
       responses: { 204: null },
@@ -193,7 +193,6 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       // History first and the record last: every step is safe to repeat if the call is retried.
       await store.revokeDeviceTokens(device!.id);
       await clients.rollout.deleteDeviceStates({ projectId: project.id, deviceId: device!.id }, rpc(ctx));
-      await clients.telemetry.deleteDeviceDecisions({ projectId: project.id, deviceId: device!.id }, rpc(ctx));
       await clients.registry.deleteDevice({ projectId: project.id, ownerId: project.ownerId, id: device!.id }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'device.deleted', targetType: 'device', targetId: device!.id, details: { device_id: device!.deviceId } });
       ctx.status = 204;
@@ -246,7 +245,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       path: '/projects/:id/devices/:did/check-events/',
       operationId: 'listCheckEvents',
       summary: "List a device's OTA decisions",
-      description: 'Newest first; only the newest 20 per device are kept. Recording is best effort and arrives within moments of the check.',
+      description: 'Newest first; only the newest 20 per device are kept. A check is recorded before it is answered (best effort: a failure to record does not change the answer).',
       tag: 'Devices',
       access: 'developer',
       query: checkEventsQuery,
@@ -257,10 +256,10 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       const query = parseQuery<CheckEventsQuery>(checkEventsQuery, { ...ctx.query });
       const since = sinceOf(query.since);
       const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
-      const { decisions } = await clients.telemetry.listDecisions(
+      const { events } = await clients.registry.listCheckEvents(
         {
           projectId: project.id,
-          deviceId: device!.id,
+          id: device!.id,
           limit: cappedLimit(query.limit, CHECK_EVENTS_LIMIT.default, CHECK_EVENTS_LIMIT.max),
           since,
           decision: query.decision ?? '',
@@ -268,7 +267,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
         },
         rpc(ctx),
       );
-      ctx.body = decisions.map(decisionJson);
+      ctx.body = events.map(decisionJson);
     },
   );
 

@@ -93,6 +93,49 @@ export interface Device {
   createdAt: Date;
   /** The device has its own token; the shared project token may not speak for it. */
   tokenRequired: boolean;
+  /** Checks recorded so far (the decision history's sequence). */
+  checkCount: number;
+}
+
+/** Spec 4.2 and 8: the newest 20 decision records per device are kept, with no time expiry. */
+export const CHECK_EVENTS_KEPT_PER_DEVICE = 20;
+
+/** One OTA decision (spec 2.6). */
+export interface CheckEvent {
+  id: string;
+  projectId: string;
+  /** The unit's own device_id string. */
+  deviceId: string;
+  createdAt: Date;
+  decision: string;
+  status: string;
+  deploymentId: string;
+  artifactBuildNumber: number | null;
+  reportedBuildNumber: number | null;
+  reportedVersion: string;
+  message: string;
+}
+
+/** What the check wrote down about a device, in one write: the heartbeat (if recorded) and the outcome. */
+export interface CheckRecord {
+  projectId: string;
+  /** The device's UUID. */
+  id: string;
+  /** The device's checkCount as CheckInDevice read it. */
+  checkCount: number;
+  /** The heartbeat and reported fields; absent for an inactive device (decisions.md section 5). */
+  reported?: ReportedProfile;
+  event: CheckEvent;
+}
+
+export interface CheckEventQuery {
+  projectId: string;
+  /** The device's UUID. */
+  id: string;
+  limit: number;
+  since?: Date;
+  decision?: string;
+  status?: string;
 }
 
 export type CheckInResult =

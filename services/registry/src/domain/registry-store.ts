@@ -1,4 +1,4 @@
-import type { Channel, Device, DeviceFilter, Group, Project, ReportedProfile } from './model';
+import type { Channel, CheckEvent, CheckRecord, Device, DeviceFilter, Group, Project } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
@@ -26,18 +26,21 @@ export interface RegistryStore {
   deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean>;
   findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null>;
   /**
-   * Records a heartbeat on an active device and returns it; null when it is missing, inactive, or
-   * (with `viaProjectToken`) has a token of its own.
-   */
-  recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date, viaProjectToken: boolean): Promise<Device | null>;
-  /**
    * Registers a device unless its owner already has `maxDevices` (0: no cap). Atomic: concurrent
    * registrations never exceed the cap, and the same device_id is registered once.
    */
   registerDevice(device: Device, ownerId: string, maxDevices: number): Promise<{ device: Device; created: boolean } | 'over_limit'>;
-  /** Sets last_check_at/status unless a newer outcome is already stored (events may come late). */
-  recordCheckOutcome(projectId: string, id: string, status: string, at: Date): Promise<void>;
+  /**
+   * Writes what a check found, before it is answered: one update of the device (last_check_at,
+   * last_check_status, the next check_count, and with `reported` last_seen and the reported
+   * fields) and one write of the decision into history slot `checkCount mod keep`.
+   */
+  recordCheck(record: CheckRecord, keep: number): Promise<void>;
+  /** The device's decision history, newest first. */
+  listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]>;
   updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null>;
+  /** Sets what a status report says of the device, without reading it; false when no such device. */
+  applyDeviceReport(projectId: string, id: string, set: Partial<Device>): Promise<boolean>;
 }
 
 /** A deployment's targets: any listed group and any listed channel; an empty list is no filter. */

@@ -3,9 +3,13 @@ import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
 import { deviceUuid } from './device-uuid';
 import {
+  CHECK_EVENTS_KEPT_PER_DEVICE,
   DEFAULT_CHANNEL_NAME,
   type Channel,
+  type CheckEvent,
+  type CheckEventQuery,
   type CheckInResult,
+  type CheckRecord,
   type Device,
   type DeviceChange,
   type DeviceFilter,
@@ -100,9 +104,9 @@ export class Registry {
   }
 
   /**
-   * The registry half of a device check (decisions.md section 5, steps 2 to 4): an unknown device
-   * is registered within the owner's cap, an inactive one is reported as such, and an active one
-   * gets its heartbeat and reported fields recorded.
+   * The first registry half of a device check (decisions.md section 5, steps 2 and 3): the device
+   * as stored, or an unknown one registered within the owner's cap. Nothing is written for a known
+   * device: the heartbeat goes into `recordCheck`'s one write, with the outcome.
    */
   async checkInDevice(input: {
     projectId: string;
@@ -112,33 +116,34 @@ export class Registry {
     viaProjectToken: boolean;
     maxDevices: number;
   }): Promise<CheckInResult> {
-    const at = this.now();
-    const updated = await this.store.recordHeartbeat(input.projectId, input.deviceId, input.reported, at, input.viaProjectToken);
-    if (updated) return { outcome: 'known', device: updated };
-
     const existing = await this.store.findDevice(input.projectId, { deviceId: input.deviceId });
-    if (existing) {
-      if (!existing.active) return { outcome: 'inactive', device: existing };
-      if (existing.tokenRequired && input.viaProjectToken) return { outcome: 'token_required', device: existing };
-      // Registered by a concurrent first check between the two reads above: record this one too.
-      const device = await this.store.recordHeartbeat(input.projectId, input.deviceId, input.reported, at, input.viaProjectToken);
-      return { outcome: 'known', device: device ?? existing };
-    }
+    if (existing) return outcomeOf(existing, input.viaProjectToken);
     // A device token names a device that exists; only the shared project token registers.
     if (!input.viaProjectToken) throw notFound('device not found');
-
     const defaultChannel = await this.store.findDefaultChannel(input.projectId);
     if (!defaultChannel) throw notFound('project not found');
     const registered = await this.store.registerDevice(
-      newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, at),
+      newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, this.now()),
       input.ownerId,
       input.maxDevices,
     );
     if (registered === 'over_limit') return { outcome: 'over_limit' };
-    if (registered.created) return { outcome: 'registered', device: registered.device };
-    // Lost a race with a concurrent first check of the same device: record this heartbeat too.
-    const device = await this.store.recordHeartbeat(input.projectId, input.deviceId, input.reported, at, input.viaProjectToken);
-    return device ? { outcome: 'known', device } : { outcome: 'inactive', device: registered.device };
+    // Lost a race with a concurrent first check of the same device: it is known now.
+    return registered.created ? { outcome: 'registered', device: registered.device } : outcomeOf(registered.device, input.viaProjectToken);
+  }
+
+  /** The second half: the heartbeat, the reported fields and the outcome in one device write, and the decision record. */
+  recordCheck(record: CheckRecord): Promise<void> {
+    return this.store.recordCheck(record, CHECK_EVENTS_KEPT_PER_DEVICE);
+  }
+
+  /** Spec 4.2: newest first, filtered, at most `limit` (default and cap 20). */
+  async listCheckEvents(query: CheckEventQuery): Promise<CheckEvent[]> {
+    const limit = Math.min(Math.max(query.limit || CHECK_EVENTS_KEPT_PER_DEVICE, 1), CHECK_EVENTS_KEPT_PER_DEVICE);
+    const events = await this.store.listCheckEvents(query.projectId, query.id);
+    return events
+      .filter((event) => (!query.since || event.createdAt >= query.since) && (!query.decision || event.decision === query.decision) && (!query.status || event.status === query.status))
+      .slice(0, limit);
   }
 
   async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
@@ -207,16 +212,17 @@ export class Registry {
     }));
   }
 
-  async applyDeviceReport(projectId: string, id: string, event: string, reason: string, buildNumber?: number): Promise<Device> {
-    const device = await this.store.updateDevice(projectId, id, deviceReportChange(event, reason, buildNumber));
-    if (!device) throw notFound('device not found');
-    return device;
+  /** One update of the device, reading nothing: a status report's cost is its writes (issue of the hot path). */
+  async applyDeviceReport(projectId: string, id: string, event: string, reason: string, buildNumber?: number): Promise<void> {
+    if (!(await this.store.applyDeviceReport(projectId, id, deviceReportChange(event, reason, buildNumber)))) throw notFound('device not found');
   }
+}
 
-  /** Keeps last_check_at and last_check_status in step with the decision records. */
-  async recordCheckOutcome(projectId: string, id: string, status: string, at: Date): Promise<void> {
-    await this.store.recordCheckOutcome(projectId, id, status, at);
-  }
+/** What a check of a stored device may go on with: an inactive device and a device that needs its own token stop here. */
+function outcomeOf(device: Device, viaProjectToken: boolean): CheckInResult {
+  if (!device.active) return { outcome: 'inactive', device };
+  if (device.tokenRequired && viaProjectToken) return { outcome: 'token_required', device };
+  return { outcome: 'known', device };
 }
 
 function newDevice(projectId: string, deviceId: string, reported: ReportedProfile, channelId: string, at: Date): Device {
@@ -245,5 +251,6 @@ function newDevice(projectId: string, deviceId: string, reported: ReportedProfil
     metadata: {},
     createdAt: at,
     tokenRequired: false,
+    checkCount: 0,
   };
 }

@@ -1,6 +1,7 @@
+import { invalidArgument } from '@ota/errors';
 import type { CallContext, Handlers } from '@ota/grpc';
 import { registry as pb } from '@ota/proto';
-import type { Channel, Device, Group, Project } from '../domain/model';
+import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
 import type { Registry } from '../domain/registry';
 
 type RegistryHandlers = Handlers<typeof pb.RegistryServiceService>;
@@ -49,28 +50,58 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
       return { channel: channelMessage(await registry.createChannel(request.projectId, request.name)) };
     },
     async checkInDevice(request, _ctx: CallContext) {
-      const reported = request.reported ?? pb.ReportedProfile.fromPartial({});
       const result = await registry.checkInDevice({
         projectId: request.projectId,
         ownerId: request.ownerId,
         deviceId: request.deviceId,
         viaProjectToken: request.viaProjectToken,
         maxDevices: request.maxDevices,
-        reported: {
-          framework: reported.framework,
-          chipFamily: reported.chipFamily,
-          boardId: reported.boardId,
-          hardwareRevision: reported.hardwareRevision,
-          partitionProfile: reported.partitionProfile,
-          nvsSchemaVersion: reported.nvsSchemaVersion,
-          securityMode: reported.securityMode,
-          versionLabel: reported.versionLabel,
-          currentHash: reported.currentHash,
-        },
+        reported: reportedProfileOf(request.reported),
       });
       return {
         outcome: OUTCOME[result.outcome],
         device: result.outcome === 'over_limit' ? undefined : deviceMessage(result.device),
+      };
+    },
+    async recordCheck(request) {
+      const event = request.event;
+      if (!event) throw invalidArgument('event is required');
+      await registry.recordCheck({
+        projectId: request.projectId,
+        id: request.id,
+        checkCount: request.checkCount,
+        reported: request.heartbeat ? reportedProfileOf(request.reported) : undefined,
+        event: {
+          id: event.id,
+          projectId: request.projectId,
+          deviceId: event.deviceId,
+          createdAt: event.createdAt ?? new Date(),
+          decision: event.decision,
+          status: event.status,
+          deploymentId: event.deploymentId,
+          artifactBuildNumber: event.artifactBuildNumber ?? null,
+          reportedBuildNumber: event.reportedBuildNumber ?? null,
+          reportedVersion: event.reportedVersion,
+          message: event.message,
+        },
+      });
+      return {};
+    },
+    async listCheckEvents(request) {
+      const events = await registry.listCheckEvents({
+        projectId: request.projectId,
+        id: request.id,
+        limit: request.limit,
+        since: request.since,
+        decision: request.decision || undefined,
+        status: request.status || undefined,
+      });
+      return {
+        events: events.map((event) => ({
+          ...event,
+          artifactBuildNumber: event.artifactBuildNumber ?? undefined,
+          reportedBuildNumber: event.reportedBuildNumber ?? undefined,
+        })),
       };
     },
     async getDevice(request) {
@@ -119,14 +150,8 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
       return {};
     },
     async applyDeviceReport(request) {
-      const device = await registry.applyDeviceReport(
-        request.projectId,
-        request.id,
-        request.event,
-        request.reason,
-        request.buildNumber,
-      );
-      return { device: deviceMessage(device) };
+      await registry.applyDeviceReport(request.projectId, request.id, request.event, request.reason, request.buildNumber);
+      return {};
     },
   };
 }
@@ -175,5 +200,21 @@ export function deviceMessage(device: Device): pb.Device {
     metadata: device.metadata,
     createdAt: device.createdAt,
     tokenRequired: device.tokenRequired,
+    checkCount: device.checkCount,
+  };
+}
+
+function reportedProfileOf(reported: pb.ReportedProfile | undefined): ReportedProfile {
+  const profile = reported ?? pb.ReportedProfile.fromPartial({});
+  return {
+    framework: profile.framework,
+    chipFamily: profile.chipFamily,
+    boardId: profile.boardId,
+    hardwareRevision: profile.hardwareRevision,
+    partitionProfile: profile.partitionProfile,
+    nvsSchemaVersion: profile.nvsSchemaVersion,
+    securityMode: profile.securityMode,
+    versionLabel: profile.versionLabel,
+    currentHash: profile.currentHash,
   };
 }

@@ -55,6 +55,31 @@ export interface DeviceDoc {
   /** The owner's device place this device holds (see device_places). */
   place: number;
   token_required: boolean;
+  /** Checks recorded so far; each decision record takes the slot check_count mod 20. */
+  check_count: number;
+}
+
+/**
+ * One OTA decision of a device (spec 2.6), in one of its 20 history slots: `_id` is
+ * `${device_uuid}:${slot}`. A check writes its slot whole, so the history is one write per
+ * check, holds the newest 20 with nothing to trim, and never reads itself back first.
+ */
+export interface CheckEventDoc {
+  _id: string;
+  project_id: string;
+  device_uuid: string;
+  /** The device's check_count for this record: newest first is seq descending. */
+  seq: number;
+  id: string;
+  device_id: string;
+  created_at: Date;
+  decision: string;
+  status: string;
+  deployment_id: string;
+  artifact_build_number: number | null;
+  reported_build_number: number | null;
+  reported_version: string;
+  message: string;
 }
 
 /** One membership of a device in a group; `_id` is `${group_id}:${device_id}`. */
@@ -130,6 +155,7 @@ export function registerModels(connection: Connection) {
       group_ids: [String],
       place: Number,
       token_required: Boolean,
+      check_count: { type: Number, default: 0 },
     },
     { ...options, minimize: false },
   );
@@ -145,7 +171,29 @@ export function registerModels(connection: Connection) {
   const devicePlaceSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
   devicePlaceSchema.index({ scope: 1 });
 
+  const checkEventSchema = new Schema<CheckEventDoc>(
+    {
+      _id: String,
+      project_id: String,
+      device_uuid: String,
+      seq: Number,
+      id: String,
+      device_id: String,
+      created_at: Date,
+      decision: String,
+      status: String,
+      deployment_id: String,
+      artifact_build_number: { type: Number, default: null },
+      reported_build_number: { type: Number, default: null },
+      reported_version: String,
+      message: String,
+    },
+    options,
+  );
+  checkEventSchema.index({ device_uuid: 1 });
+
   return {
+    CheckEvent: connection.model<CheckEventDoc>('CheckEvent', checkEventSchema, 'check_events'),
     Project: connection.model<ProjectDoc>('Project', projectSchema, 'projects'),
     Channel: connection.model<ChannelDoc>('Channel', channelSchema, 'channels'),
     Group: connection.model<GroupDoc>('Group', groupSchema, 'groups'),

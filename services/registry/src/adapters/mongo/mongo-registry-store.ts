@@ -1,21 +1,13 @@
 import { PerKeyQueue, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { deviceUuid } from '../../domain/device-uuid';
-import type { Channel, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
+import type { Channel, CheckEvent, CheckRecord, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/registry-store';
-import type { ChannelDoc, DeviceDoc, GroupDoc, MembershipDoc, ProjectDoc, RegistryModels } from './models';
+import type { ChannelDoc, CheckEventDoc, DeviceDoc, GroupDoc, MembershipDoc, ProjectDoc, RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
 
-  /**
-   * @param heartbeatResolutionMs A check that changes nothing rewrites the stored times only when
-   *   they are older than this: every write costs milliseconds and waits for the database's one
-   *   writer, and a fleet checks far more often than it changes.
-   */
-  constructor(
-    private readonly models: RegistryModels,
-    private readonly heartbeatResolutionMs = 60_000,
-  ) {}
+  constructor(private readonly models: RegistryModels) {}
 
   async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
     try {
@@ -52,6 +44,7 @@ export class MongoRegistryStore implements RegistryStore {
       await this.releaseDevicePlace(project.ownerId, device.place);
     }
     await this.models.Membership.deleteMany({ project_id: project.id });
+    await this.models.CheckEvent.deleteMany({ project_id: project.id });
     await this.models.Group.deleteMany({ project_id: project.id });
     await this.models.Channel.deleteMany({ project_id: project.id });
     await this.models.Project.deleteOne({ _id: project.id });
@@ -169,6 +162,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (!doc) return false;
     await this.models.Device.deleteOne({ _id: id });
     await this.models.Membership.deleteMany({ device_id: id });
+    await this.models.CheckEvent.deleteMany({ device_uuid: id });
     await this.releaseDevicePlace(ownerId, doc.place);
     return true;
   }
@@ -188,17 +182,6 @@ export class MongoRegistryStore implements RegistryStore {
 
   private async releaseDevicePlace(ownerId: string, place: number | undefined): Promise<void> {
     if (place) await releasePlace(this.models.DevicePlace.collection as never, ownerId, place);
-  }
-
-  async recordHeartbeat(projectId: string, deviceId: string, reported: ReportedProfile, at: Date, viaProjectToken: boolean): Promise<Device | null> {
-    const doc = await this.findDeviceDoc(projectId, { deviceId });
-    if (!doc || doc.active === false || (viaProjectToken && doc.token_required)) return null;
-    const fields = heartbeatFields(reported, at);
-    const changed = Object.entries(fields).some(([key, value]) => key !== 'last_seen' && doc[key as keyof DeviceDoc] !== value);
-    const stale = !doc.last_seen || at.getTime() - doc.last_seen.getTime() >= this.heartbeatResolutionMs;
-    if (!changed && !stale) return deviceOf(doc);
-    await this.writeDevice(doc._id, fields);
-    return deviceOf({ ...doc, ...fields });
   }
 
   /** Every update of a device document goes through here: one at a time per device (see PerKeyQueue). */
@@ -231,29 +214,85 @@ export class MongoRegistryStore implements RegistryStore {
     }
   }
 
-  async recordCheckOutcome(projectId: string, id: string, status: string, at: Date): Promise<void> {
-    const doc = await this.findDeviceDoc(projectId, { id });
-    // Decision events may arrive late or twice: an older outcome never replaces a newer one.
-    if (!doc || (doc.last_check_at && doc.last_check_at > at)) return;
-    const repeated = doc.last_check_status === status && doc.last_check_at && at.getTime() - doc.last_check_at.getTime() < this.heartbeatResolutionMs;
-    if (repeated) return;
-    await this.writeDevice(id, { last_check_at: at, last_check_status: status });
+  async recordCheck(record: CheckRecord, keep: number): Promise<void> {
+    const { event } = record;
+    const fields: Partial<DeviceDoc> = {
+      ...(record.reported ? heartbeatFields(record.reported, event.createdAt) : {}),
+      last_check_at: event.createdAt,
+      last_check_status: event.status,
+      check_count: record.checkCount + 1,
+    };
+    const slot = record.checkCount % keep;
+    const doc: CheckEventDoc = {
+      _id: `${record.id}:${slot}`,
+      project_id: record.projectId,
+      device_uuid: record.id,
+      seq: record.checkCount + 1,
+      id: event.id,
+      device_id: event.deviceId,
+      created_at: event.createdAt,
+      decision: event.decision,
+      status: event.status,
+      deployment_id: event.deploymentId,
+      artifact_build_number: event.artifactBuildNumber,
+      reported_build_number: event.reportedBuildNumber,
+      reported_version: event.reportedVersion,
+      message: event.message,
+    };
+    await Promise.all([
+      this.writeDevice(record.id, fields),
+      this.models.CheckEvent.collection.replaceOne({ _id: doc._id } as never, doc as never, { upsert: true }),
+    ]);
+  }
+
+  async listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]> {
+    const docs = await this.models.CheckEvent.find({ device_uuid: id }).lean<CheckEventDoc[]>();
+    return docs
+      .filter((doc) => doc.project_id === projectId)
+      .sort((a, b) => b.seq - a.seq || b.created_at.getTime() - a.created_at.getTime() || b.id.localeCompare(a.id))
+      .map((doc) => ({
+        id: doc.id,
+        projectId: doc.project_id,
+        deviceId: doc.device_id,
+        createdAt: doc.created_at,
+        decision: doc.decision,
+        status: doc.status,
+        deploymentId: doc.deployment_id,
+        artifactBuildNumber: doc.artifact_build_number ?? null,
+        reportedBuildNumber: doc.reported_build_number ?? null,
+        reportedVersion: doc.reported_version ?? '',
+        message: doc.message ?? '',
+      }));
   }
 
   async updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null> {
-    const fields: Partial<DeviceDoc> = {};
-    if (set.lastOtaStatus !== undefined) fields.last_ota_status = set.lastOtaStatus;
-    if (set.lastOtaReason !== undefined) fields.last_ota_reason = set.lastOtaReason;
-    if (set.currentBuildNumber !== undefined) fields.current_build_number = set.currentBuildNumber;
-    if (set.active !== undefined) fields.active = set.active;
-    if (set.channelId !== undefined) fields.channel_id = set.channelId;
-    if (set.metadata !== undefined) fields.metadata = set.metadata;
-    if (set.tokenRequired !== undefined) fields.token_required = set.tokenRequired;
+    const fields = changedFields(set);
     const doc = await this.findDeviceDoc(projectId, { id });
     if (!doc) return null;
     await this.writeDevice(id, fields);
     return deviceOf({ ...doc, ...fields });
   }
+
+  async applyDeviceReport(projectId: string, id: string, set: Partial<Device>): Promise<boolean> {
+    // The project in the filter keeps a report within its project; matchedCount says whether the device exists.
+    const result = await this.deviceWrites.run(id, () =>
+      this.models.Device.collection.updateOne({ _id: id, project_id: projectId } as never, { $set: changedFields(set) }),
+    );
+    return result.matchedCount > 0;
+  }
+}
+
+/** The stored fields of a change to a device. */
+function changedFields(set: Partial<Device>): Partial<DeviceDoc> {
+  const fields: Partial<DeviceDoc> = {};
+  if (set.lastOtaStatus !== undefined) fields.last_ota_status = set.lastOtaStatus;
+  if (set.lastOtaReason !== undefined) fields.last_ota_reason = set.lastOtaReason;
+  if (set.currentBuildNumber !== undefined) fields.current_build_number = set.currentBuildNumber;
+  if (set.active !== undefined) fields.active = set.active;
+  if (set.channelId !== undefined) fields.channel_id = set.channelId;
+  if (set.metadata !== undefined) fields.metadata = set.metadata;
+  if (set.tokenRequired !== undefined) fields.token_required = set.tokenRequired;
+  return fields;
 }
 
 /** The fields a check updates. Dimensions the request left out keep their stored value. */
@@ -311,6 +350,7 @@ function deviceOf(doc: DeviceDoc): Device {
     metadata: doc.metadata ?? {},
     createdAt: doc.created_at,
     tokenRequired: doc.token_required ?? false,
+    checkCount: doc.check_count ?? 0,
   };
 }
 
@@ -341,5 +381,6 @@ function docOf(device: Device, place: number): DeviceDoc {
     group_ids: device.groupIds,
     place,
     token_required: device.tokenRequired,
+    check_count: device.checkCount,
   };
 }
