@@ -27,7 +27,7 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       access: 'public',
       body: createSessionBody,
       responses: { 201: R.Session },
-      errors: [401, 422],
+      errors: [400, 401, 422],
     },
     async (ctx) => {
       const body = parseBody<{ token: string }>(createSessionBody, ctx.request.body);
