@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..', '..');
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+ 
 const { render } = require(join(root, 'scripts', 'config-reference.js')) as { render(): string };
 
 it('docs/configuration.md lists every setting with its real default', () => {

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { connectMongo, ensureIndexes } from './index';
+import { connectMongo, ensureIndexes } from './connection';
 
 /**
  * The body of each service's `dist/migrate.js`: creates the service's collections and indexes in

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Bus, SUBJECTS, type AuditRecordedEvent } from '@ota/bus';
+import { type Bus, SUBJECTS, type AuditRecordedEvent } from '@ota/bus';
 import type { Logger } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import type { Principal } from './auth/principal';

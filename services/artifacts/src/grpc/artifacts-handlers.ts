@@ -1,6 +1,6 @@
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
-import { artifacts as pb } from '@ota/proto';
+import { type artifacts as pb } from '@ota/proto';
 import type { Artifacts, UploadHeader } from '../domain/artifacts';
 import type { Artifact } from '../domain/model';
 import type { SigningKey } from '../domain/signing-keys';

@@ -1,6 +1,6 @@
 import type { ArtifactChangedEvent } from '@ota/bus';
 import type { ServiceClient } from '@ota/grpc';
-import { artifacts as pb } from '@ota/proto';
+import { type artifacts as pb } from '@ota/proto';
 import type { ArtifactSummary } from '../domain/model';
 import type { ArtifactCatalog } from '../domain/ports';
 

@@ -1,6 +1,6 @@
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
-import { rollout as pb } from '@ota/proto';
+import { type rollout as pb } from '@ota/proto';
 import type { Deployment } from '../domain/model';
 import type { Rollout } from '../domain/rollout';
 

@@ -1,5 +1,5 @@
 import type { Handlers } from '@ota/grpc';
-import { telemetry as pb } from '@ota/proto';
+import { type telemetry as pb } from '@ota/proto';
 import type { Telemetry } from '../domain/telemetry';
 
 export function telemetryHandlers(telemetry: Telemetry): Handlers<typeof pb.TelemetryServiceService> {
