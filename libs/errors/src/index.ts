@@ -6,6 +6,8 @@ export type ErrorKind =
   | 'InvalidArgument'
   | 'AlreadyExists'
   | 'FailedPrecondition'
+  /** The request conflicts with the resource's current state (HTTP 409), e.g. deleting a project that is rolling out. */
+  | 'Aborted'
   | 'PermissionDenied'
   | 'Unauthenticated'
   | 'ResourceExhausted'
@@ -15,6 +17,8 @@ export class DomainError extends Error {
   constructor(
     readonly kind: ErrorKind,
     message: string,
+    /** ResourceExhausted and Unavailable: when the caller may try again, if the thrower knows. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = kind;
@@ -25,10 +29,11 @@ export const notFound = (message: string) => new DomainError('NotFound', message
 export const invalidArgument = (message: string) => new DomainError('InvalidArgument', message);
 export const alreadyExists = (message: string) => new DomainError('AlreadyExists', message);
 export const failedPrecondition = (message: string) => new DomainError('FailedPrecondition', message);
+export const conflict = (message: string) => new DomainError('Aborted', message);
 export const permissionDenied = (message: string) => new DomainError('PermissionDenied', message);
 export const unauthenticated = (message: string) => new DomainError('Unauthenticated', message);
-export const resourceExhausted = (message: string) => new DomainError('ResourceExhausted', message);
-export const unavailable = (message: string) => new DomainError('Unavailable', message);
+export const resourceExhausted = (message: string, retryAfterSeconds?: number) => new DomainError('ResourceExhausted', message, retryAfterSeconds);
+export const unavailable = (message: string, retryAfterSeconds?: number) => new DomainError('Unavailable', message, retryAfterSeconds);
 
 export function isDomainError(error: unknown, kind?: ErrorKind): error is DomainError {
   return error instanceof DomainError && (kind === undefined || error.kind === kind);

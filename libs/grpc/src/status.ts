@@ -8,6 +8,7 @@ const CODE_OF_KIND: Record<ErrorKind, status> = {
   InvalidArgument: status.INVALID_ARGUMENT,
   AlreadyExists: status.ALREADY_EXISTS,
   FailedPrecondition: status.FAILED_PRECONDITION,
+  Aborted: status.ABORTED,
   PermissionDenied: status.PERMISSION_DENIED,
   Unauthenticated: status.UNAUTHENTICATED,
   ResourceExhausted: status.RESOURCE_EXHAUSTED,

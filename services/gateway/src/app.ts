@@ -1,3 +1,4 @@
+import { invalidArgument } from '@ota/errors';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
@@ -6,7 +7,7 @@ import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS, ValidationFailed, errorMidd
 import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
 import Router from '@koa/router';
 import { buildOpenApiDocument } from './http/openapi';
-import { OperationTable } from './http/operations';
+import { OperationTable, type Operation } from './http/operations';
 import { TokenRateLimiter } from './http/rate-limit';
 import { requestDeadline } from './http/request-deadline';
 import { artifactRoutes } from './routes/artifacts';
@@ -19,7 +20,13 @@ import { sessionRoutes } from './routes/session';
 import { consoleRoutes } from './routes/console';
 import { tokenRoutes } from './routes/tokens';
 
-const DEVICE_API_PATHS = new Set(['/api/v1/ota/check/', '/api/v1/ota/status/', '/api/v1/ota/check', '/api/v1/ota/status']);
+const API_PREFIX = '/api/v1';
+
+/** The paths of the operations a fleet calls (access `device`), with and without the trailing slash. */
+function deviceApiPaths(operations: readonly Operation[]): Set<string> {
+  const paths = operations.filter((operation) => operation.access === 'device').map((operation) => `${API_PREFIX}${operation.path}`);
+  return new Set([...paths, ...paths.map((path) => path.replace(/\/$/, ''))]);
+}
 
 // Text the stores cannot hold is refused at the door, before it reaches a service: a lone UTF-16
 // surrogate (from a `\\ud800` escape) is valid JSON but cannot be encoded as UTF-8, and a NUL
@@ -39,20 +46,33 @@ function unstorableTextAt(value: unknown, loc: Array<string | number>, depth = 0
 }
 
 /** 422 on the developer API, 400 on the device API (decisions.md section 2), like any malformed input. */
-async function refuseUnstorableText(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-  const loc = unstorableTextAt(ctx.request.body, ['body']) ?? unstorableTextAt(ctx.query, ['query']);
-  if (loc) {
-    const msg = 'text may not hold NUL characters or unpaired UTF-16 surrogates';
-    if (DEVICE_API_PATHS.has(ctx.path)) throw new HttpError(400, `${loc.slice(1).join('.')}: ${msg}`);
-    throw new ValidationFailed([{ loc, msg, type: 'text' }]);
-  }
-  await next();
+function refuseUnstorableText(devicePaths: ReadonlySet<string>) {
+  return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
+    const loc = unstorableTextAt(ctx.request.body, ['body']) ?? unstorableTextAt(ctx.query, ['query']);
+    if (loc) {
+      const msg = 'text may not hold NUL characters or unpaired UTF-16 surrogates';
+      if (devicePaths.has(ctx.path)) throw invalidArgument(`${loc.slice(1).join('.')}: ${msg}`);
+      throw new ValidationFailed([{ loc, msg, type: 'text' }]);
+    }
+    await next();
+  };
 }
 
 /** Builds the gateway's Koa app without listening, so that tests can drive it directly. */
 export function createApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: true });
-  const { metrics } = deps;
+  const { metrics, config } = deps;
+  const rateLimiter = new TokenRateLimiter({
+    developer: { perSecond: config.RATE_LIMIT_DEVELOPER_PER_SECOND, burst: config.RATE_LIMIT_DEVELOPER_BURST },
+    device_token: { perSecond: config.RATE_LIMIT_DEVICE_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_DEVICE_TOKEN_BURST },
+    fleet_token: { perSecond: config.RATE_LIMIT_FLEET_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_FLEET_TOKEN_BURST },
+  });
+  const api = new OperationTable(new Router({ prefix: API_PREFIX }), deps.store, {
+    limiter: rateLimiter,
+    onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
+  });
+  for (const addRoutes of [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes]) addRoutes(api, deps);
+  const devicePaths = deviceApiPaths(api.operations);
 
   app.use(async (ctx, next) => {
     const requestId = requestIdFrom(ctx.get(REQUEST_ID_HEADER) || undefined);
@@ -81,7 +101,7 @@ export function createApp(deps: GatewayDeps): Koa {
     maxWaitMs: deps.config.DEVICE_API_MAX_WAIT_MS,
   });
   const shedDeviceApi = shedLoad(deviceApiLimiter, deps.config.OVERLOAD_RETRY_AFTER_SECONDS, () => metrics.shedRequests.inc());
-  app.use((ctx, next) => (DEVICE_API_PATHS.has(ctx.path) ? shedDeviceApi(ctx, next) : next()));
+  app.use((ctx, next) => (devicePaths.has(ctx.path) ? shedDeviceApi(ctx, next) : next()));
   app.use(
     koaBody({
       // Multipart bodies are streamed by the upload routes themselves, never buffered here.
@@ -95,23 +115,12 @@ export function createApp(deps: GatewayDeps): Koa {
         const tooLarge = (error as { status?: number }).status === 413;
         throw tooLarge
           ? new HttpError(413, `JSON body is larger than ${deps.config.JSON_BODY_LIMIT_BYTES} bytes`)
-          : new HttpError(400, 'body is not valid JSON');
+          : invalidArgument('body is not valid JSON');
       },
     }),
   );
 
-  app.use(refuseUnstorableText);
-  const { config } = deps;
-  const rateLimiter = new TokenRateLimiter({
-    developer: { perSecond: config.RATE_LIMIT_DEVELOPER_PER_SECOND, burst: config.RATE_LIMIT_DEVELOPER_BURST },
-    device_token: { perSecond: config.RATE_LIMIT_DEVICE_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_DEVICE_TOKEN_BURST },
-    fleet_token: { perSecond: config.RATE_LIMIT_FLEET_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_FLEET_TOKEN_BURST },
-  });
-  const api = new OperationTable(new Router({ prefix: '/api/v1' }), deps.store, {
-    limiter: rateLimiter,
-    onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
-  });
-  for (const addRoutes of [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes]) addRoutes(api, deps);
+  app.use(refuseUnstorableText(devicePaths));
   const openApiDocument = buildOpenApiDocument(api.operations, '0.1.0');
   api.router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;

@@ -1,7 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { permissionDenied, unauthenticated } from '@ota/errors';
 import type { Context } from 'koa';
-import { HttpError } from '../http/errors';
 import type { SessionDoc, TokenDoc } from '../stores/models';
 import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
 import type { GatewayStore } from '../stores/gateway-store';
@@ -28,12 +27,12 @@ export async function authenticate(store: GatewayStore, ctx: Context): Promise<P
   let session: SessionDoc | undefined;
   if (header) {
     const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new HttpError(401, 'missing bearer token', { 'WWW-Authenticate': 'Bearer' });
+    if (!match) throw unauthenticated('missing bearer token');
     token = await store.authenticate(match[1]!);
-    if (!token) throw new HttpError(401, 'invalid or revoked token', { 'WWW-Authenticate': 'Bearer' });
+    if (!token) throw unauthenticated('invalid or revoked token');
   } else {
     const rawSession = ctx.cookies.get(SESSION_COOKIE);
-    if (!rawSession) throw new HttpError(401, 'missing bearer token', { 'WWW-Authenticate': 'Bearer' });
+    if (!rawSession) throw unauthenticated('missing bearer token');
     session = (await store.findSession(rawSession)) ?? undefined;
     if (!session) throw unauthenticated('the console session has ended; sign in again');
     token = await store.authenticateHash(session.token_hash);
@@ -48,7 +47,7 @@ export async function authenticate(store: GatewayStore, ctx: Context): Promise<P
   let isStaff = false;
   if (token.kind === 'personal') {
     const user = await store.findUser(token.user_id);
-    if (!user) throw new HttpError(401, 'invalid or revoked token');
+    if (!user) throw unauthenticated('invalid or revoked token');
     isStaff = user.is_staff;
   }
   const principal: Principal = { token, userId: token.user_id, isStaff, session };
@@ -73,20 +72,20 @@ export function requireDeveloperToken(ctx: Context): Principal {
   const principal = principalOf(ctx);
   const { kind, scope } = principal.token;
   if (kind === 'personal' || (kind === 'project' && scope === 'api')) return principal;
-  throw new HttpError(401, 'this token cannot call the developer API');
+  throw unauthenticated('this token cannot call the developer API');
 }
 
 /** Project create/delete: personal tokens only; a project token is a valid credential, so 403. */
 export function requirePersonalToken(ctx: Context): Principal {
   const principal = requireDeveloperToken(ctx);
-  if (principal.token.kind !== 'personal') throw new HttpError(403, 'this endpoint requires a personal API token');
+  if (principal.token.kind !== 'personal') throw permissionDenied('this endpoint requires a personal API token');
   return principal;
 }
 
 /** Staff-only endpoints: a staff user's personal token; other valid credentials get 403. */
 export function requireStaff(ctx: Context): Principal {
   const principal = requirePersonalToken(ctx);
-  if (!principal.isStaff) throw new HttpError(403, 'this endpoint is for staff only');
+  if (!principal.isStaff) throw permissionDenied('this endpoint is for staff only');
   return principal;
 }
 
@@ -95,5 +94,5 @@ export function requireDeviceToken(ctx: Context): Principal {
   const principal = principalOf(ctx);
   const { kind, scope } = principal.token;
   if (kind === 'device' || (kind === 'project' && scope === 'device')) return principal;
-  throw new HttpError(401, 'this token cannot call the device API');
+  throw unauthenticated('this token cannot call the device API');
 }

@@ -16,7 +16,10 @@ export class ValidationFailed extends Error {
   }
 }
 
-/** An answer the gateway itself gives, with its HTTP status. */
+/**
+ * An answer that only HTTP has a word for (405 with Allow, 413); every other refusal is a domain
+ * error from @ota/errors, mapped in HTTP_STATUS_OF_KIND below.
+ */
 export class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -34,6 +37,7 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 const HTTP_STATUS_OF_KIND: Record<ErrorKind, number> = {
   InvalidArgument: 400,
   FailedPrecondition: 400,
+  Aborted: 409,
   Unauthenticated: 401,
   PermissionDenied: 403,
   NotFound: 404,
@@ -61,7 +65,8 @@ export function errorMiddleware(logger: Logger) {
       }
       if (error instanceof DomainError) {
         ctx.status = HTTP_STATUS_OF_KIND[error.kind];
-        if (ctx.status === 503 || ctx.status === 429) ctx.set('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+        if (ctx.status === 503 || ctx.status === 429) ctx.set('Retry-After', String(error.retryAfterSeconds ?? UNAVAILABLE_RETRY_AFTER_SECONDS));
+        if (ctx.status === 401) ctx.set('WWW-Authenticate', 'Bearer');
         ctx.body = { detail: error.message };
         return;
       }

@@ -1,5 +1,5 @@
+import { unavailable } from '@ota/errors';
 import type { Context, Next } from 'koa';
-import { HttpError } from './errors';
 
 export interface ConcurrencyLimitSettings {
   /** Requests served at once; more wait in the queue. */
@@ -74,7 +74,7 @@ export function shedLoad(limiter: ConcurrencyLimiter, retryAfterSeconds: number,
     if (!(await limiter.acquire())) {
       onShed();
       const seconds = jitteredSeconds(retryAfterSeconds);
-      throw new HttpError(503, `the service is busy; retry in ${seconds} seconds`, { 'Retry-After': String(seconds) });
+      throw unavailable(`the service is busy; retry in ${seconds} seconds`, seconds);
     }
     try {
       await next();

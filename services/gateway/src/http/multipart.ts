@@ -1,7 +1,7 @@
+import { invalidArgument } from '@ota/errors';
 import Busboy from 'busboy';
 import type { Context } from 'koa';
 import type { Readable } from 'node:stream';
-import { HttpError } from './errors';
 
 export interface UploadParts {
   manifest: string;
@@ -18,7 +18,7 @@ export interface UploadParts {
  * binary part starts, and its result is this function's result.
  */
 export function receiveUpload<T>(ctx: Context, manifestLimitBytes: number, handle: (parts: UploadParts) => Promise<T>): Promise<T> {
-  if (!ctx.is('multipart/form-data')) throw new HttpError(400, 'send multipart/form-data with a manifest field and a binary file');
+  if (!ctx.is('multipart/form-data')) throw invalidArgument('send multipart/form-data with a manifest field and a binary file');
   return new Promise<T>((resolve, reject) => {
     const fields = new Map<string, string>();
     let binarySeen = false;
@@ -32,7 +32,7 @@ export function receiveUpload<T>(ctx: Context, manifestLimitBytes: number, handl
     try {
       parser = Busboy({ headers: ctx.req.headers, limits: { fieldSize: manifestLimitBytes, files: 1, fields: 20, parts: 25 } });
     } catch (error) {
-      reject(new HttpError(400, `malformed multipart body: ${(error as Error).message}`));
+      reject(invalidArgument(`malformed multipart body: ${(error as Error).message}`));
       return;
     }
     const fail = (error: Error) => {
@@ -43,7 +43,7 @@ export function receiveUpload<T>(ctx: Context, manifestLimitBytes: number, handl
     };
 
     parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) fail(new HttpError(400, `form field ${name} is larger than ${manifestLimitBytes} bytes`));
+      if (info.valueTruncated) fail(invalidArgument(`form field ${name} is larger than ${manifestLimitBytes} bytes`));
       else fields.set(name, value);
     });
     parser.on('file', (name, stream: Readable) => {
@@ -55,21 +55,21 @@ export function receiveUpload<T>(ctx: Context, manifestLimitBytes: number, handl
       const manifest = fields.get('manifest');
       if (manifest === undefined) {
         stream.resume();
-        fail(new HttpError(400, 'manifest is required, and must come before the binary part'));
+        fail(invalidArgument('manifest is required, and must come before the binary part'));
         return;
       }
       handle({ manifest, binary: stream, complete }).then(resolve, reject);
     });
-    parser.on('filesLimit', () => fail(new HttpError(400, 'send exactly one binary file')));
-    parser.on('error', (error: Error) => fail(new HttpError(400, `malformed multipart body: ${error.message}`)));
+    parser.on('filesLimit', () => fail(invalidArgument('send exactly one binary file')));
+    parser.on('error', (error: Error) => fail(invalidArgument(`malformed multipart body: ${error.message}`)));
     parser.on('close', () => {
       if (!binarySeen) {
-        fail(new HttpError(400, fields.has('manifest') ? 'binary is required' : 'manifest and binary are required'));
+        fail(invalidArgument(fields.has('manifest') ? 'binary is required' : 'manifest and binary are required'));
         return;
       }
       settle?.resolve(fields);
     });
-    ctx.req.on('aborted', () => fail(new HttpError(400, 'the upload was aborted')));
+    ctx.req.on('aborted', () => fail(invalidArgument('the upload was aborted')));
     ctx.req.pipe(parser);
   });
 }

@@ -1,8 +1,8 @@
+import { resourceExhausted } from '@ota/errors';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { authenticate, type Principal, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
 import type { GatewayStore } from '../stores/gateway-store';
-import { HttpError } from './errors';
 import { rateLimitClassOf, type RateLimitClass, type TokenRateLimiter } from './rate-limit';
 
 /** The per-token rate limit applied to every authenticated operation. */
@@ -69,7 +69,7 @@ export class OperationTable {
     const waitSeconds = this.rateLimit.limiter.take(token.id, kind);
     if (waitSeconds === 0) return;
     this.rateLimit.onLimited(kind);
-    throw new HttpError(429, `this token is over its rate limit; retry in ${waitSeconds} seconds`, { 'Retry-After': String(waitSeconds) });
+    throw resourceExhausted(`this token is over its rate limit; retry in ${waitSeconds} seconds`, waitSeconds);
   }
 }
 

@@ -1,6 +1,6 @@
+import { unavailable } from '@ota/errors';
 import type { Context, Next } from 'koa';
 import type { Logger } from '@ota/logging';
-import { HttpError } from './errors';
 
 /** Uploads and downloads stream for as long as the bytes take; their gRPC streams have their own deadline. */
 export function isStreamingRequest(ctx: Context): boolean {
@@ -27,7 +27,7 @@ export function requestDeadline(timeoutMs: number, retryAfterSeconds: number, lo
       if (outcome === 'expired') {
         onTimeout();
         work.catch((error: unknown) => logger.warn({ err: error, requestId: ctx.state.requestId }, 'request failed after its deadline'));
-        throw new HttpError(503, `the request did not complete within ${timeoutMs} ms; retry later`, { 'Retry-After': String(retryAfterSeconds) });
+        throw unavailable(`the request did not complete within ${timeoutMs} ms; retry later`, retryAfterSeconds);
       }
     } finally {
       clearTimeout(timer);

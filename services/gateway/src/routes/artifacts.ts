@@ -1,8 +1,8 @@
+import { failedPrecondition, invalidArgument } from '@ota/errors';
 import { MANIFEST_SCHEMA } from '@ota/manifest';
 import type { artifacts, registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { GatewayDeps } from '../deps';
-import { HttpError } from '../http/errors';
 import { receiveUpload } from '../http/multipart';
 import type { OperationTable } from '../http/operations';
 import { artifactJson, signingKeyJson } from '../http/present';
@@ -106,7 +106,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       if (body.archived) {
         const { count } = await clients.rollout.countDeployments({ projectId: project.id, states: ['draft', 'active', 'paused'], artifactId }, rpc(ctx));
         if (count > 0) {
-          throw new HttpError(400, `${count} draft, active or paused deployment(s) use this build; cancel or complete them before archiving it`);
+          throw failedPrecondition(`${count} draft, active or paused deployment(s) use this build; cancel or complete them before archiving it`);
         }
       }
       const { artifact, changed } = await clients.artifacts.setArtifactArchived({ projectId: project.id, artifactId, archived: body.archived }, rpc(ctx));
@@ -149,11 +149,11 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
         const channelName = fields.get('channel_name') ?? 'stable';
         const percentageText = fields.get('rollout_percentage') ?? '100';
         if (!/^\d{1,3}$/.test(percentageText) || Number(percentageText) > 100) {
-          throw new HttpError(400, 'rollout_percentage must be an integer from 0 to 100');
+          throw invalidArgument('rollout_percentage must be an integer from 0 to 100');
         }
         const { channels } = await clients.registry.listChannels({ projectId: project.id }, rpc(ctx));
         const channel = channels.find((candidate) => candidate.name === channelName);
-        if (!channel) throw new HttpError(400, `channel "${channelName}" does not exist in this project`);
+        if (!channel) throw invalidArgument(`channel "${channelName}" does not exist in this project`);
         return { channel, rolloutPercentage: Number(percentageText) };
       });
       const { deployment } = await clients.rollout.createDeployment(

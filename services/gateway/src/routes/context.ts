@@ -1,9 +1,8 @@
-import { notFound } from '@ota/errors';
+import { notFound, permissionDenied } from '@ota/errors';
 import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import { principalOf, type Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
-import { HttpError } from '../http/errors';
 import { UUID_PATTERN } from '../http/validate';
 
 /** Call options that carry the request id to the services. */
@@ -35,7 +34,7 @@ export async function projectFor(deps: GatewayDeps, ctx: Context, access: 'read'
   if (project!.ownerId === principal.userId) return { project: project!, principal };
   if (principal.isStaff) {
     if (access === 'read') return { project: project!, principal };
-    throw new HttpError(403, 'staff may read, but not change, projects they do not own');
+    throw permissionDenied('staff may read, but not change, projects they do not own');
   }
   throw notFound('project not found');
 }

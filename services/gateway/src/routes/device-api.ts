@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { notFound } from '@ota/errors';
+import { invalidArgument, notFound, permissionDenied } from '@ota/errors';
 import { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { Logger } from '@ota/logging';
 import { Readable } from 'node:stream';
 import { principalOf, type Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
-import { HttpError } from '../http/errors';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
@@ -31,11 +30,11 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   function deviceIdOf(principal: Principal, bodyDeviceId: string | undefined): string {
     if (principal.token.kind === 'device') {
       if (bodyDeviceId !== undefined && bodyDeviceId !== principal.token.device_id) {
-        throw new HttpError(403, 'this device token belongs to another device');
+        throw permissionDenied('this device token belongs to another device');
       }
       return principal.token.device_id;
     }
-    if (bodyDeviceId === undefined) throw new HttpError(400, 'device_id is required with a project token');
+    if (bodyDeviceId === undefined) throw invalidArgument('device_id is required with a project token');
     return bodyDeviceId;
   }
 
@@ -192,14 +191,14 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     const principal = principalOf(ctx);
     const body = parseDeviceBody<StatusBody>(statusBody, ctx.request.body);
     const deviceId = deviceIdOf(principal, body.device_id);
-    if (body.event === 'confirmed' && body.build_number === undefined) throw new HttpError(400, 'build_number is required with confirmed');
+    if (body.event === 'confirmed' && body.build_number === undefined) throw invalidArgument('build_number is required with confirmed');
     const projectId = principal.token.project_id;
     const requestId = ctx.state.requestId as string;
 
     let deviceUuid = principal.token.device_uuid;
     if (principal.token.kind !== 'device') {
       const { device } = await clients.registry.getDevice({ projectId, id: '', deviceId }, { requestId });
-      if (device!.tokenRequired) throw new HttpError(403, MESSAGES.token_required);
+      if (device!.tokenRequired) throw permissionDenied(MESSAGES.token_required);
       deviceUuid = device!.id;
     }
     const reason = body.reason ?? '';
@@ -246,8 +245,8 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     if (!UUID_PATTERN.test(artifactId)) throw notFound('artifact not found');
     const query = ctx.query as Record<string, string | undefined>;
     const verdict = deps.signer.verify(artifactId, query.size ?? '', query.expires ?? '', query.signature ?? '');
-    if (verdict === 'expired') throw new HttpError(403, 'this download URL has expired; check again for a new one');
-    if (verdict !== 'ok') throw new HttpError(403, 'this download URL is not valid');
+    if (verdict === 'expired') throw permissionDenied('this download URL has expired; check again for a new one');
+    if (verdict !== 'ok') throw permissionDenied('this download URL is not valid');
 
     const chunks = clients.artifacts.readArtifactBinary({ artifactId }, { requestId: ctx.state.requestId as string });
     const iterator = chunks[Symbol.asyncIterator]();

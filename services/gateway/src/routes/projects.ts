@@ -1,6 +1,5 @@
-import { invalidArgument } from '@ota/errors';
+import { conflict, invalidArgument } from '@ota/errors';
 import type { GatewayDeps } from '../deps';
-import { HttpError } from '../http/errors';
 import type { OperationTable } from '../http/operations';
 import { auditJson, projectJson, userJson } from '../http/present';
 import * as R from '../http/response-schemas';
@@ -102,7 +101,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'write');
       const { count } = await clients.rollout.countDeployments({ projectId: project.id, states: ['active', 'paused'], artifactId: '' }, rpc(ctx));
-      if (count > 0) throw new HttpError(409, `the project has ${count} active or paused deployment(s); complete or cancel them first`);
+      if (count > 0) throw conflict(`the project has ${count} active or paused deployment(s); complete or cancel them first`);
       await store.revokeProjectTokens(project.id);
       await clients.registry.deleteProject({ projectId: project.id }, rpc(ctx));
       ctx.status = 204;
