@@ -122,18 +122,6 @@ export function deviceJson(device: registry.Device, checkState: CheckState) {
   };
 }
 
-/** check_state as spec 2.3 defines it, from the device and the project's active deployments. */
-export function checkStateOf(device: registry.Device, activeDeployments: rollout.Deployment[]): CheckState {
-  if (!device.lastSeen && !device.lastCheckAt) return 'never_seen';
-  const owed = activeDeployments.some((deployment) => {
-    const groupMatch = deployment.targetGroupIds.length === 0 || deployment.targetGroupIds.some((id) => device.groupIds.includes(id));
-    const channelMatch = deployment.targetChannelIds.length === 0 || deployment.targetChannelIds.includes(device.channelId);
-    const startedAt = deployment.startedAt ?? deployment.createdAt;
-    return groupMatch && channelMatch && (!device.lastCheckAt || (startedAt !== undefined && device.lastCheckAt < startedAt));
-  });
-  return owed ? 'waiting_for_next_check' : 'no_pending_check';
-}
-
 export function artifactJson(artifact: artifacts.Artifact) {
   return {
     id: artifact.id,

@@ -4,7 +4,7 @@ import type { Context } from 'koa';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
-import { channelJson, checkStateOf, decisionJson, deviceEventJson, deviceJson, groupJson } from '../http/present';
+import { channelJson, decisionJson, deviceEventJson, deviceJson, groupJson, type CheckState } from '../http/present';
 import * as R from '../http/response-schemas';
 import {
   addMemberBody,
@@ -30,11 +30,14 @@ import { pathId, projectFor, rpc } from './context';
 export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients, store, audit } = deps;
 
-  /** Device objects with check_state, which needs the project's active deployments. */
+  /** Device objects with check_state, which rollout answers from its active deployments. */
   async function present(ctx: Context, projectId: string, devices: registry.Device[]) {
-    const { deployments } = await clients.rollout.listDeployments({ projectId }, rpc(ctx));
-    const active = deployments.filter((deployment) => deployment.state === 'active');
-    return devices.map((device) => deviceJson(device, checkStateOf(device, active)));
+    if (devices.length === 0) return [];
+    const { checkStates } = await clients.rollout.checkStates(
+      { projectId, devices: devices.map(({ id, channelId, groupIds, lastSeen, lastCheckAt }) => ({ id, channelId, groupIds, lastSeen, lastCheckAt })) },
+      rpc(ctx),
+    );
+    return devices.map((device, index) => deviceJson(device, checkStates[index] as CheckState));
   }
 
   async function issueDeviceToken(ctx: Context, principal: Principal, project: registry.Project, device: registry.Device) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
+import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
 import { decideOffer, type Decision } from './decide';
 import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
@@ -123,6 +124,12 @@ export class Rollout {
     ]);
     const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
     return { devicesByStatus, failureCount, failuresByReason };
+  }
+
+  /** Each device's check_state, from this replica's view of the project's active deployments. */
+  checkStates(projectId: string, devices: readonly DeviceForCheckState[]): CheckState[] {
+    const active = this.deps.views.activeDeployments(projectId);
+    return devices.map((device) => checkStateOf(device, active));
   }
 
   listDeviceReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {

@@ -108,6 +108,9 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
         })),
       };
     },
+    async checkStates(request) {
+      return { checkStates: rollout.checkStates(request.projectId, request.devices) };
+    },
     async getDeploymentSummary(request) {
       const summary = await rollout.deploymentSummary(request.projectId, request.deploymentId);
       return {
