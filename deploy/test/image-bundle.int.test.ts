@@ -14,7 +14,7 @@ const pnpm = join(root, '.tools', 'pnpm', 'node_modules', '.bin', 'pnpm');
 
 const COLLECTIONS: Record<string, string[]> = {
   gateway: ['audit_outbox', 'sessions', 'token_usage', 'tokens', 'users'],
-  registry: ['channels', 'check_events', 'device_places', 'devices', 'groups', 'memberships', 'projects'],
+  registry: ['channels', 'device_places', 'devices', 'groups', 'memberships', 'projects'],
   artifacts: ['artifacts', 'signing_keys', 'upload_places'],
   rollout: ['deployment_transitions', 'deployments', 'device_events', 'device_reports'],
   telemetry: ['audit_events'],

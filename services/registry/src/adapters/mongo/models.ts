@@ -57,21 +57,26 @@ export interface DeviceDoc {
   token_required: boolean;
   /** Checks recorded so far; each decision record takes the slot check_count mod 20. */
   check_count: number;
+  /**
+   * The newest 20 OTA decisions, in slots `s0` to `s19` (see CheckHistoryEntry). Device reads
+   * leave it out (DEVICE_FIELDS); only the check-events listing reads it.
+   */
+  check_history?: Record<string, CheckHistoryEntry>;
 }
 
+/** Every device field but the decision history: the projection of every device read. */
+export const DEVICE_FIELDS = { check_history: 0 } as const;
+
 /**
- * One OTA decision of a device (spec 2.6), in one of its 20 history slots: `_id` is
- * `${device_uuid}:${slot}`. A check writes its slot whole, so the history is one write per
- * check, holds the newest 20 with nothing to trim, and never reads itself back first.
+ * One OTA decision of a device (spec 2.6), in one of its 20 history slots on the device document,
+ * `check_history.s<n mod 20>` for the device's n-th check. The check's one device write sets its
+ * slot whole beside the heartbeat and the outcome, so the history costs no write of its own,
+ * holds the newest 20 with nothing to trim, and is never read back first.
  */
-export interface CheckEventDoc {
-  _id: string;
-  project_id: string;
-  device_uuid: string;
+export interface CheckHistoryEntry {
   /** The device's check_count for this record: newest first is seq descending. */
   seq: number;
   id: string;
-  device_id: string;
   created_at: Date;
   decision: string;
   status: string;
@@ -156,6 +161,7 @@ export function registerModels(connection: Connection) {
       place: Number,
       token_required: Boolean,
       check_count: { type: Number, default: 0 },
+      check_history: Schema.Types.Mixed,
     },
     { ...options, minimize: false },
   );
@@ -171,29 +177,7 @@ export function registerModels(connection: Connection) {
   const devicePlaceSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
   devicePlaceSchema.index({ scope: 1 });
 
-  const checkEventSchema = new Schema<CheckEventDoc>(
-    {
-      _id: String,
-      project_id: String,
-      device_uuid: String,
-      seq: Number,
-      id: String,
-      device_id: String,
-      created_at: Date,
-      decision: String,
-      status: String,
-      deployment_id: String,
-      artifact_build_number: { type: Number, default: null },
-      reported_build_number: { type: Number, default: null },
-      reported_version: String,
-      message: String,
-    },
-    options,
-  );
-  checkEventSchema.index({ device_uuid: 1 });
-
   return {
-    CheckEvent: connection.model<CheckEventDoc>('CheckEvent', checkEventSchema, 'check_events'),
     Project: connection.model<ProjectDoc>('Project', projectSchema, 'projects'),
     Channel: connection.model<ChannelDoc>('Channel', channelSchema, 'channels'),
     Group: connection.model<GroupDoc>('Group', groupSchema, 'groups'),

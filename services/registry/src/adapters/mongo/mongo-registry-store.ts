@@ -2,7 +2,7 @@ import { PerKeyQueue, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo
 import { deviceUuid } from '../../domain/device-uuid';
 import type { Channel, CheckEvent, CheckRecord, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/registry-store';
-import type { ChannelDoc, CheckEventDoc, DeviceDoc, GroupDoc, MembershipDoc, ProjectDoc, RegistryModels } from './models';
+import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
@@ -44,7 +44,6 @@ export class MongoRegistryStore implements RegistryStore {
       await this.releaseDevicePlace(project.ownerId, device.place);
     }
     await this.models.Membership.deleteMany({ project_id: project.id });
-    await this.models.CheckEvent.deleteMany({ project_id: project.id });
     await this.models.Group.deleteMany({ project_id: project.id });
     await this.models.Channel.deleteMany({ project_id: project.id });
     await this.models.Project.deleteOne({ _id: project.id });
@@ -146,7 +145,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (filter.channelId) query.channel_id = filter.channelId;
     // Equality with an array field matches documents whose array holds the value.
     if (filter.groupId) query.group_ids = filter.groupId;
-    const docs = await this.models.Device.find(query).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
+    const docs = await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
     return docs.map(deviceOf);
   }
 
@@ -162,7 +161,6 @@ export class MongoRegistryStore implements RegistryStore {
     if (!doc) return false;
     await this.models.Device.deleteOne({ _id: id });
     await this.models.Membership.deleteMany({ device_id: id });
-    await this.models.CheckEvent.deleteMany({ device_uuid: id });
     await this.releaseDevicePlace(ownerId, doc.place);
     return true;
   }
@@ -176,7 +174,7 @@ export class MongoRegistryStore implements RegistryStore {
   // read; the project is checked here rather than in the filter.
   private async findDeviceDoc(projectId: string, key: { id: string } | { deviceId: string }): Promise<DeviceDoc | null> {
     const id = 'id' in key ? key.id : deviceUuid(projectId, key.deviceId);
-    const doc = await this.models.Device.findById(id).lean<DeviceDoc>();
+    const doc = await this.models.Device.findById(id, DEVICE_FIELDS).lean<DeviceDoc>();
     return doc && doc.project_id === projectId && ('id' in key || doc.device_id === key.deviceId) ? doc : null;
   }
 
@@ -184,8 +182,11 @@ export class MongoRegistryStore implements RegistryStore {
     if (place) await releasePlace(this.models.DevicePlace.collection as never, ownerId, place);
   }
 
-  /** Every update of a device document goes through here: one at a time per device (see PerKeyQueue). */
-  private writeDevice(id: string, fields: Partial<DeviceDoc>): Promise<unknown> {
+  /**
+   * Every update of a device document goes through here: one at a time per device (see
+   * PerKeyQueue). `fields` may name a path inside the document (`check_history.s3`).
+   */
+  private writeDevice(id: string, fields: Partial<DeviceDoc> | Record<string, unknown>): Promise<unknown> {
     return this.deviceWrites.run(id, () => this.models.Device.collection.updateOne({ _id: id } as never, { $set: fields }));
   }
 
@@ -216,20 +217,9 @@ export class MongoRegistryStore implements RegistryStore {
 
   async recordCheck(record: CheckRecord, keep: number): Promise<void> {
     const { event } = record;
-    const fields: Partial<DeviceDoc> = {
-      ...(record.reported ? heartbeatFields(record.reported, event.createdAt) : {}),
-      last_check_at: event.createdAt,
-      last_check_status: event.status,
-      check_count: record.checkCount + 1,
-    };
-    const slot = record.checkCount % keep;
-    const doc: CheckEventDoc = {
-      _id: `${record.id}:${slot}`,
-      project_id: record.projectId,
-      device_uuid: record.id,
+    const entry: CheckHistoryEntry = {
       seq: record.checkCount + 1,
       id: event.id,
-      device_id: event.deviceId,
       created_at: event.createdAt,
       decision: event.decision,
       status: event.status,
@@ -239,29 +229,32 @@ export class MongoRegistryStore implements RegistryStore {
       reported_version: event.reportedVersion,
       message: event.message,
     };
-    await Promise.all([
-      this.writeDevice(record.id, fields),
-      this.models.CheckEvent.collection.replaceOne({ _id: doc._id } as never, doc as never, { upsert: true }),
-    ]);
+    await this.writeDevice(record.id, {
+      ...(record.reported ? heartbeatFields(record.reported, event.createdAt) : {}),
+      last_check_at: event.createdAt,
+      last_check_status: event.status,
+      check_count: record.checkCount + 1,
+      [`check_history.s${record.checkCount % keep}`]: entry,
+    });
   }
 
   async listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]> {
-    const docs = await this.models.CheckEvent.find({ device_uuid: id }).lean<CheckEventDoc[]>();
-    return docs
-      .filter((doc) => doc.project_id === projectId)
+    const doc = await this.models.Device.findById(id, { project_id: 1, device_id: 1, check_history: 1 }).lean<Pick<DeviceDoc, 'project_id' | 'device_id' | 'check_history'>>();
+    if (!doc || doc.project_id !== projectId) return [];
+    return Object.values(doc.check_history ?? {})
       .sort((a, b) => b.seq - a.seq || b.created_at.getTime() - a.created_at.getTime() || b.id.localeCompare(a.id))
-      .map((doc) => ({
-        id: doc.id,
+      .map((entry) => ({
+        id: entry.id,
         projectId: doc.project_id,
         deviceId: doc.device_id,
-        createdAt: doc.created_at,
-        decision: doc.decision,
-        status: doc.status,
-        deploymentId: doc.deployment_id,
-        artifactBuildNumber: doc.artifact_build_number ?? null,
-        reportedBuildNumber: doc.reported_build_number ?? null,
-        reportedVersion: doc.reported_version ?? '',
-        message: doc.message ?? '',
+        createdAt: entry.created_at,
+        decision: entry.decision,
+        status: entry.status,
+        deploymentId: entry.deployment_id,
+        artifactBuildNumber: entry.artifact_build_number ?? null,
+        reportedBuildNumber: entry.reported_build_number ?? null,
+        reportedVersion: entry.reported_version ?? '',
+        message: entry.message ?? '',
       }));
   }
 
