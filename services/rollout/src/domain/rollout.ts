@@ -4,6 +4,7 @@ import { checkStateOf, type CheckState, type DeviceForCheckState } from './check
 import { decideOffer, type Decision } from './decide';
 import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
+import { ReportTrimSchedule } from './report-trim-schedule';
 import { targetsDevice } from './targeting';
 import type { DecisionDevice, Deployment, DeploymentState } from './model';
 import type { ArtifactCatalog, DeploymentStore, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
@@ -13,6 +14,10 @@ const ROLLOUT_STRATEGIES = ['immediate'];
 
 /** How many of a device's accepted reports its timeline keeps. */
 export const REPORTS_KEPT_PER_DEVICE = 100;
+/** A device's reports are trimmed on every tenth of its reports (so at most 109 are stored). */
+const REPORT_TRIM_EVERY = 10;
+/** Devices whose count towards the next trim is remembered (about 100 bytes each). */
+const REPORT_TRIM_DEVICES = 100_000;
 
 export interface DeploymentSummary {
   devicesByStatus: Map<string, number>;
@@ -44,6 +49,7 @@ export interface NewDeployment {
 
 export class Rollout {
   private readonly now: () => Date;
+  private readonly reportTrims = new ReportTrimSchedule(REPORT_TRIM_EVERY, REPORT_TRIM_DEVICES);
 
   constructor(private readonly deps: RolloutDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -215,8 +221,9 @@ export class Rollout {
       this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason }),
       this.deps.reports.insertReport(report),
     ]);
-    // Off the answer's path: a trim that fails is made good by the device's next report.
-    void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
+    // Off the answer's path, and only now and then (ReportTrimSchedule); a trim that fails is
+    // made good by a later one.
+    if (this.reportTrims.due(input.deviceId)) void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
     return { accepted: true, finalStatus: after.status };
   }
 
