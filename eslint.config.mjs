@@ -1,8 +1,15 @@
 // The lint rules this codebase holds itself to (shared/STYLE.md): promises are awaited or handed
-// on explicitly, imports never form a cycle, and types are imported as types. Typed rules read the
-// TypeScript project of each file through typescript-eslint's project service.
+// on explicitly, imports never form a cycle, types are imported as types, and the boundaries of
+// docs/architecture.md hold (a service imports no other service; domain code does no I/O and does
+// not import its adapters). Typed rules read the TypeScript project of each file through
+// typescript-eslint's project service.
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+
+const SERVICES = ['artifacts', 'gateway', 'registry', 'rollout', 'telemetry'];
+
+/** Libraries that talk to the outside world: domain code reaches them only through its ports. */
+const IO_LIBRARIES = ['mongoose', 'mongodb', '@aws-sdk/*', '@nats-io/*', '@grpc/*', 'koa', '@koa/*', '@ota/mongo', '@ota/grpc', '@ota/proto', '@ota/bus'];
 
 export default tseslint.config(
   {
@@ -24,6 +31,37 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'import-x/no-cycle': 'error',
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            ...SERVICES.map((service) => ({
+              target: `./services/${service}`,
+              from: SERVICES.filter((other) => other !== service).map((other) => `./services/${other}`),
+              message: 'a service does not import another service: ask it over gRPC, or move shared code to libs/',
+            })),
+            ...SERVICES.map((service) => ({
+              target: `./services/${service}/src/domain`,
+              from: [`./services/${service}/src/adapters`, `./services/${service}/src/grpc`, `./services/${service}/src/http`, `./services/${service}/src/main.ts`],
+              message: 'domain code does not import its adapters or its inbound side: they import it',
+            })),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['services/*/src/domain/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            // Types of messages are allowed: the domain may name what its ports carry.
+            { group: IO_LIBRARIES, allowTypeImports: true, message: 'domain code does no I/O: reach the outside world through a port (domain/ports.ts) implemented in adapters/' },
+          ],
+        },
+      ],
     },
   },
   {
