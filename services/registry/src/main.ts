@@ -3,6 +3,7 @@ import { createLogger } from '@ota/logging';
 import { ServiceMetrics } from '@ota/metrics';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { registry as pb } from '@ota/proto';
+import { moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
 import { registerModels } from './adapters/mongo/models';
 import { MongoRegistryStore } from './adapters/mongo/mongo-registry-store';
 import { loadRegistryConfig } from './config';
@@ -20,6 +21,7 @@ void runUntilSignalled(logger, async () => {
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
   const models = registerModels(mongo);
   await ensureIndexes(mongo);
+  await moveCheckEventsOntoDevices(models);
   const registry = new Registry({ store: new MongoRegistryStore(models) });
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
