@@ -3,7 +3,9 @@ import type { CheckHistoryEntry, RegistryModels } from './models';
 /** A decision record as the `check_events` collection held it, one document per slot, before the history moved onto the device. */
 interface LegacyCheckEventDoc extends CheckHistoryEntry {
   _id: string;
+  project_id: string;
   device_uuid: string;
+  device_id: string;
 }
 
 /**
@@ -20,24 +22,10 @@ export async function moveCheckEventsOntoDevices(models: RegistryModels): Promis
   const legacy = database.collection<LegacyCheckEventDoc>('check_events');
   for await (const doc of legacy.find()) {
     const slot = doc._id.slice(doc._id.lastIndexOf(':') + 1);
-    const { _id, device_uuid, ...entry } = doc;
+    // The device already holds the project and device_id; the rest is the history entry as it was.
+    const { _id, project_id: _project, device_uuid, device_id: _deviceId, ...entry } = doc;
     const path = `check_history.s${slot}`;
-    await models.Device.collection.updateOne({ _id: device_uuid, [path]: { $exists: false } } as never, { $set: { [path]: entryOf(entry) } });
+    await models.Device.collection.updateOne({ _id: device_uuid, [path]: { $exists: false } } as never, { $set: { [path]: entry } });
   }
   await legacy.drop();
-}
-
-function entryOf(doc: Omit<LegacyCheckEventDoc, '_id' | 'device_uuid'> & Record<string, unknown>): CheckHistoryEntry {
-  return {
-    seq: doc.seq,
-    id: doc.id,
-    created_at: doc.created_at,
-    decision: doc.decision,
-    status: doc.status,
-    deployment_id: doc.deployment_id,
-    artifact_build_number: doc.artifact_build_number ?? null,
-    reported_build_number: doc.reported_build_number ?? null,
-    reported_version: doc.reported_version ?? '',
-    message: doc.message ?? '',
-  };
 }
