@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { STACK_ENV_KEY, api, createUser, findTokensInLogs, type TestStack } from '@ota/testkit';
@@ -13,6 +14,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const DEADLINE_MS = REQUEST_TIMEOUT_MS + 5_000;
 const TRANSFER_DEADLINE_MS = 120_000;
 const RECOVERY_LIMIT_MS = 120_000;
+/** Every process of the fault stack that holds a MongoDB connection, by its log's name. */
+const STORE_CLIENTS = ['registry', 'artifacts', 'rollout', 'rollout-2', 'telemetry', 'gateway', 'gateway-2'];
 
 let faults: FaultStack;
 let load: MixedLoad;
@@ -62,10 +65,15 @@ async function crash(name: string, downMs: number, whileDown?: () => Promise<voi
   const from = Date.now();
   await faults.kill(name);
   progress(`${name} killed (SIGKILL); back in ${downMs / 1000} s`);
-  const work = whileDown?.();
-  await sleep(downMs);
-  await work;
-  await faults.relaunch(name);
+  // The process comes back even when what was checked meanwhile failed, so that one failure does
+  // not leave the rest of the suite without it.
+  try {
+    const work = whileDown?.();
+    await sleep(downMs);
+    await work;
+  } finally {
+    await faults.relaunch(name);
+  }
   const recoveredAfter = await waitForRecovery();
   outages.push({ process: name, from, to: Date.now() });
   phases.push(`${name}: down ${downMs / 1000} s, serving again ${(recoveredAfter / 1000).toFixed(1)} s after its relaunch`);
@@ -126,8 +134,24 @@ describe('under a mixed fleet and developer load', () => {
     });
   }
 
-  test('FerretDB stopped for 10 s', async () => {
+  test('FerretDB stopped for 10 s: every process loses it, and has it back without a restart', async () => {
+    const logged = () => new Map(STORE_CLIENTS.map((name) => [name, readFileSync(join(faults.logDir, `${name}.log`), 'utf8')]));
+    const before = logged();
     await crash('ferretdb', 10_000);
+    // Each process's MongoDB driver reports losing the server and having it back (libs/mongo's
+    // reportReachability); one that never has it back is stuck, whatever its requests show.
+    const giveUpAt = Date.now() + RECOVERY_LIMIT_MS;
+    let stuck: string[] = [];
+    do {
+      const now = logged();
+      stuck = STORE_CLIENTS.filter((name) => {
+        const since = now.get(name)!.slice(before.get(name)!.length);
+        return !since.includes('MongoDB server unreachable') || since.lastIndexOf('MongoDB server reachable again') < since.lastIndexOf('MongoDB server unreachable');
+      });
+      if (stuck.length === 0) break;
+      await sleep(1_000);
+    } while (Date.now() < giveUpAt);
+    expect(stuck).toEqual([]);
   });
 
   test('NATS stopped for 30 s: a pause made meanwhile reaches the other rollout replica, and the two views agree again', async () => {

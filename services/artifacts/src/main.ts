@@ -19,7 +19,7 @@ void runUntilSignalled(logger, async () => {
   logger.level = config.LOG_LEVEL;
   const metrics = new ServiceMetrics(SERVICE);
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const models = registerArtifactModels(mongo);
   await ensureIndexes(mongo);
 

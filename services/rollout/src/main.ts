@@ -21,7 +21,7 @@ void runUntilSignalled(logger, async () => {
   logger.level = config.LOG_LEVEL;
   const metrics = new ServiceMetrics(SERVICE);
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const store = new MongoRolloutStore(registerRolloutModels(mongo));
   await ensureIndexes(mongo);
   await store.backfillStatusBits();

@@ -17,7 +17,7 @@ void runUntilSignalled(logger, async () => {
   logger.level = config.LOG_LEVEL;
   const metrics = new ServiceMetrics(SERVICE);
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const store = new MongoTelemetryStore(registerTelemetryModels(mongo));
   await ensureIndexes(mongo);
   const telemetry = new Telemetry(store);
