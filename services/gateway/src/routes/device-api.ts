@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import { invalidArgument, notFound, permissionDenied } from '@ota/errors';
-import { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { Logger } from '@ota/logging';
 import { Readable } from 'node:stream';
@@ -11,12 +9,8 @@ import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
 import { checkBody, statusBody, type CheckBody, type StatusBody } from '../http/schemas';
 import { UUID_PATTERN, parseDeviceBody } from '../http/validate';
-
-const MESSAGES = {
-  over_limit: "the owner's plan device cap is reached; the device was not registered",
-  device_inactive: 'the device is deactivated',
-  token_required: 'this device has its own token: check with it, not with the project token',
-} as const;
+import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
+import { reportDeviceStatus } from '../use-cases/device-report';
 
 /** The device API (spec 4.5): business outcomes are 200 with a status, never errors. */
 export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void {
@@ -56,107 +50,19 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   async function checkHandler(ctx: Context) {
     const principal = principalOf(ctx);
     const body = parseDeviceBody<CheckBody>(checkBody, ctx.request.body);
-    const deviceId = deviceIdOf(principal, body.device_id);
-    const projectId = principal.token.project_id;
-    const requestId = ctx.state.requestId as string;
-
-    const canRegister = principal.token.kind === 'project';
-    const maxDevices = canRegister ? (await deps.plans.planOf(principal.userId)).max_devices : 0;
-    const reported = {
-      framework: body.framework,
-      chipFamily: body.chip_family,
-      boardId: body.board_id,
-      hardwareRevision: body.hardware_revision,
-      partitionProfile: body.partition_profile,
-      nvsSchemaVersion: body.nvs_schema_version,
-      securityMode: body.security_mode,
-      versionLabel: body.version_label,
-      currentHash: body.current_hash,
-    };
-    const checkIn = await clients.registry.checkInDevice(
-      { projectId, ownerId: principal.userId, deviceId, viaProjectToken: canRegister, maxDevices, reported },
-      { requestId },
-    );
-
-    /**
-     * Writes the check down before it is answered, so that a read right after the answer sees it:
-     * the device's heartbeat (unless `heartbeat` is false) and outcome in one write, and the
-     * decision record. Recording is best effort (spec 4.2): a failure is logged, the answer stands.
-     */
-    const recordCheck = async (status: string, message: string, heartbeat: boolean, offer?: { deploymentId: string; buildNumber: number }) => {
-      const device = checkIn.device;
-      // A device that was not registered (over_limit) has nothing to record on.
-      if (!device) return;
-      await clients.registry
-        .recordCheck(
-          {
-            projectId,
-            id: device.id,
-            checkCount: device.checkCount,
-            heartbeat,
-            reported,
-            event: {
-              id: randomUUID(),
-              projectId,
-              deviceId,
-              createdAt: new Date(),
-              decision: offer ? 'offered' : 'no_update',
-              status,
-              deploymentId: offer?.deploymentId ?? '',
-              artifactBuildNumber: offer?.buildNumber,
-              reportedBuildNumber: body.current_build_number,
-              reportedVersion: body.version_label ?? '',
-              message,
-            },
-          },
-          { requestId },
-        )
-        .catch((error: unknown) => (ctx.state.logger as Logger).warn({ err: error, device_id: deviceId }, 'check not recorded'));
-    };
-
-    if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT) {
-      ctx.body = { update_available: false, status: 'over_limit', message: MESSAGES.over_limit, ...pollAfter() };
+    const outcome = await checkDevice(checkPorts(ctx), {
+      projectId: principal.token.project_id,
+      ownerId: principal.userId,
+      deviceId: deviceIdOf(principal, body.device_id),
+      viaProjectToken: principal.token.kind === 'project',
+      body,
+      requestId: ctx.state.requestId as string,
+    });
+    if (!outcome.offer) {
+      ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...pollAfter() };
       return;
     }
-    // An inactive device, and one that must use its own token, get no heartbeat (decisions.md 5).
-    if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE) {
-      await recordCheck('device_inactive', MESSAGES.device_inactive, false);
-      ctx.body = { update_available: false, status: 'device_inactive', message: MESSAGES.device_inactive, ...pollAfter() };
-      return;
-    }
-    if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED) {
-      await recordCheck('token_required', MESSAGES.token_required, false);
-      ctx.body = { update_available: false, status: 'token_required', message: MESSAGES.token_required, ...pollAfter() };
-      return;
-    }
-    const device = checkIn.device!;
-    const decision = await clients.rollout.decideOffer(
-      {
-        projectId,
-        device: {
-          id: device.id,
-          channelId: device.channelId,
-          groupIds: device.groupIds,
-          framework: body.framework,
-          chipFamily: body.chip_family,
-          boardId: body.board_id ?? '',
-          hardwareRevision: body.hardware_revision ?? '',
-          boardIdReported: body.board_id !== undefined,
-          hardwareRevisionReported: body.hardware_revision !== undefined,
-          partitionProfile: body.partition_profile ?? '',
-          nvsSchemaVersion: body.nvs_schema_version,
-          securityMode: body.security_mode ?? '',
-          currentBuildNumber: body.current_build_number,
-        },
-      },
-      { requestId },
-    );
-    const offer = decision.offer;
-    await recordCheck(decision.status, decision.message, true, offer);
-    if (!offer) {
-      ctx.body = { update_available: false, status: decision.status, message: decision.message, ...pollAfter() };
-      return;
-    }
+    const { offer } = outcome;
     const baseUrl = deps.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
     ctx.body = {
       update_available: true,
@@ -169,6 +75,16 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       security_mode: offer.securityMode,
       ...(offer.signature ? { signature: offer.signature, signing_key_id: offer.signingKeyId } : {}),
       ...pollAfter(),
+    };
+  }
+
+  /** The check's ports: the gRPC clients, the plan cache, and the request's logger for what could not be recorded. */
+  function checkPorts(ctx: Context): DeviceCheckPorts {
+    return {
+      registry: clients.registry,
+      rollout: clients.rollout,
+      maxDevicesOf: async (ownerId) => (await deps.plans.planOf(ownerId)).max_devices,
+      recordFailed: (error, deviceId) => (ctx.state.logger as Logger).warn({ err: error, device_id: deviceId }, 'check not recorded'),
     };
   }
 
@@ -192,39 +108,13 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     const body = parseDeviceBody<StatusBody>(statusBody, ctx.request.body);
     const deviceId = deviceIdOf(principal, body.device_id);
     if (body.event === 'confirmed' && body.build_number === undefined) throw invalidArgument('build_number is required with confirmed');
-    const projectId = principal.token.project_id;
-    const requestId = ctx.state.requestId as string;
-
-    let deviceUuid = principal.token.device_uuid;
-    if (principal.token.kind !== 'device') {
-      const { device } = await clients.registry.getDevice({ projectId, id: '', deviceId }, { requestId });
-      if (device!.tokenRequired) throw permissionDenied(MESSAGES.token_required);
-      deviceUuid = device!.id;
-    }
-    const reason = body.reason ?? '';
-    const result = await clients.rollout.recordDeviceEvent(
-      {
-        projectId,
-        deploymentId: body.deployment_id,
-        deviceId: deviceUuid,
-        event: body.event,
-        buildNumber: body.build_number,
-        reason,
-        detailJson: body.detail ? JSON.stringify(body.detail) : '',
-      },
-      { requestId },
-    );
-    await clients.registry.applyDeviceReport(
-      {
-        projectId,
-        id: deviceUuid,
-        event: result.finalStatus,
-        reason,
-        buildNumber: body.event === 'confirmed' ? body.build_number : undefined,
-      },
-      { requestId },
-    );
-    ctx.body = { accepted: result.accepted, final_status: result.finalStatus };
+    ctx.body = await reportDeviceStatus(clients, {
+      projectId: principal.token.project_id,
+      deviceId,
+      deviceUuid: principal.token.kind === 'device' ? principal.token.device_uuid : undefined,
+      body,
+      requestId: ctx.state.requestId as string,
+    });
   }
 
   // Signed download URLs. No bearer token: the signature is the credential. The binary streams

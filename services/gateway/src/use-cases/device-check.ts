@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { registry, type rollout } from '@ota/proto';
+import type { ServiceClients } from '../clients';
+import type { CheckBody } from '../http/schemas';
+
+/** What a device check needs from the services around the gateway; tests pass fakes. */
+export interface DeviceCheckPorts {
+  registry: Pick<ServiceClients['registry'], 'checkInDevice' | 'recordCheck'>;
+  rollout: Pick<ServiceClients['rollout'], 'decideOffer'>;
+  /** The owner's plan cap on devices (from the plan cache). */
+  maxDevicesOf(ownerId: string): Promise<number>;
+  /** Where a check that could not be recorded is reported (recording is best effort). */
+  recordFailed(error: unknown, deviceId: string): void;
+}
+
+export interface DeviceCheck {
+  projectId: string;
+  ownerId: string;
+  /** The device_id the check speaks for (from the body with a project token, from the token otherwise). */
+  deviceId: string;
+  /** Only the shared project token registers unknown devices and may not speak for a device with its own token. */
+  viaProjectToken: boolean;
+  body: CheckBody;
+  requestId: string;
+}
+
+/** The answer's substance: an offer, or a routine outcome with its message. */
+export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | { status: string; message: string; offer?: undefined };
+
+export const CHECK_MESSAGES = {
+  over_limit: "the owner's plan device cap is reached; the device was not registered",
+  device_inactive: 'the device is deactivated',
+  token_required: 'this device has its own token: check with it, not with the project token',
+} as const;
+
+/**
+ * A device check (spec 4.5, decisions.md 5): registry reads or registers the device, rollout
+ * decides, and registry writes the check down (heartbeat, outcome and decision record in one
+ * device write) before the answer, so that a read right after it sees all of it.
+ */
+export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): Promise<DeviceCheckOutcome> {
+  const { body, projectId, requestId } = check;
+  const reported = {
+    framework: body.framework,
+    chipFamily: body.chip_family,
+    boardId: body.board_id,
+    hardwareRevision: body.hardware_revision,
+    partitionProfile: body.partition_profile,
+    nvsSchemaVersion: body.nvs_schema_version,
+    securityMode: body.security_mode,
+    versionLabel: body.version_label,
+    currentHash: body.current_hash,
+  };
+  const maxDevices = check.viaProjectToken ? await ports.maxDevicesOf(check.ownerId) : 0;
+  const checkIn = await ports.registry.checkInDevice(
+    { projectId, ownerId: check.ownerId, deviceId: check.deviceId, viaProjectToken: check.viaProjectToken, maxDevices, reported },
+    { requestId },
+  );
+  // A device that was not registered has nothing to record on.
+  if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT || !checkIn.device) {
+    return { status: 'over_limit', message: CHECK_MESSAGES.over_limit };
+  }
+  const device = checkIn.device;
+
+  /** Recording is best effort (spec 4.2): a failure is reported, and the answer stands. */
+  const record = async (status: string, message: string, heartbeat: boolean, offer?: rollout.Offer) => {
+    await ports.registry
+      .recordCheck(
+        {
+          projectId,
+          id: device.id,
+          checkCount: device.checkCount,
+          heartbeat,
+          reported,
+          event: {
+            id: randomUUID(),
+            projectId,
+            deviceId: check.deviceId,
+            createdAt: new Date(),
+            decision: offer ? 'offered' : 'no_update',
+            status,
+            deploymentId: offer?.deploymentId ?? '',
+            artifactBuildNumber: offer?.buildNumber,
+            reportedBuildNumber: body.current_build_number,
+            reportedVersion: body.version_label ?? '',
+            message,
+          },
+        },
+        { requestId },
+      )
+      .catch((error: unknown) => ports.recordFailed(error, check.deviceId));
+  };
+
+  // An inactive device, and one that must use its own token, get no heartbeat (decisions.md 5).
+  if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE) {
+    await record('device_inactive', CHECK_MESSAGES.device_inactive, false);
+    return { status: 'device_inactive', message: CHECK_MESSAGES.device_inactive };
+  }
+  if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED) {
+    await record('token_required', CHECK_MESSAGES.token_required, false);
+    return { status: 'token_required', message: CHECK_MESSAGES.token_required };
+  }
+  const decision = await ports.rollout.decideOffer(
+    {
+      projectId,
+      device: {
+        id: device.id,
+        channelId: device.channelId,
+        groupIds: device.groupIds,
+        framework: body.framework,
+        chipFamily: body.chip_family,
+        boardId: body.board_id ?? '',
+        hardwareRevision: body.hardware_revision ?? '',
+        boardIdReported: body.board_id !== undefined,
+        hardwareRevisionReported: body.hardware_revision !== undefined,
+        partitionProfile: body.partition_profile ?? '',
+        nvsSchemaVersion: body.nvs_schema_version,
+        securityMode: body.security_mode ?? '',
+        currentBuildNumber: body.current_build_number,
+      },
+    },
+    { requestId },
+  );
+  await record(decision.status, decision.message, true, decision.offer);
+  return decision.offer ? { status: 'offered', offer: decision.offer } : { status: decision.status, message: decision.message };
+}

@@ -1,0 +1,53 @@
+import { permissionDenied } from '@ota/errors';
+import type { ServiceClients } from '../clients';
+import type { StatusBody } from '../http/schemas';
+import { CHECK_MESSAGES } from './device-check';
+
+/** What a status report needs from the services around the gateway; tests pass fakes. */
+export interface DeviceReportPorts {
+  registry: Pick<ServiceClients['registry'], 'getDevice' | 'applyDeviceReport'>;
+  rollout: Pick<ServiceClients['rollout'], 'recordDeviceEvent'>;
+}
+
+export interface DeviceReport {
+  projectId: string;
+  /** The device_id the report speaks for. */
+  deviceId: string;
+  /** Set when the device's own token was used: it names the device, so nothing is read. */
+  deviceUuid?: string;
+  body: StatusBody;
+  requestId: string;
+}
+
+/**
+ * A lifecycle event (spec 4.6): rollout stores it (the status never moves backwards), then
+ * registry applies it to the device; `accepted` is answered only after both stores wrote. With the
+ * project token, the device is read first: a device with its own token may not report with it.
+ */
+export async function reportDeviceStatus(ports: DeviceReportPorts, report: DeviceReport): Promise<{ accepted: boolean; final_status: string }> {
+  const { body, projectId, requestId } = report;
+  let deviceUuid = report.deviceUuid;
+  if (deviceUuid === undefined) {
+    const { device } = await ports.registry.getDevice({ projectId, id: '', deviceId: report.deviceId }, { requestId });
+    if (device!.tokenRequired) throw permissionDenied(CHECK_MESSAGES.token_required);
+    deviceUuid = device!.id;
+  }
+  const reason = body.reason ?? '';
+  const result = await ports.rollout.recordDeviceEvent(
+    {
+      projectId,
+      deploymentId: body.deployment_id,
+      deviceId: deviceUuid,
+      event: body.event,
+      buildNumber: body.build_number,
+      reason,
+      detailJson: body.detail ? JSON.stringify(body.detail) : '',
+    },
+    { requestId },
+  );
+  await ports.registry.applyDeviceReport(
+    { projectId, id: deviceUuid, event: result.finalStatus, reason, buildNumber: body.event === 'confirmed' ? body.build_number : undefined },
+    { requestId },
+  );
+  return { accepted: result.accepted, final_status: result.finalStatus };
+}
