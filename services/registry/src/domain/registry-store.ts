@@ -31,9 +31,9 @@ export interface RegistryStore {
    */
   registerDevice(device: Device, ownerId: string, maxDevices: number): Promise<{ device: Device; created: boolean } | 'over_limit'>;
   /**
-   * Writes what a check found, before it is answered: one update of the device (last_check_at,
-   * last_check_status, the next check_count, and with `reported` last_seen and the reported
-   * fields) and one write of the decision into history slot `checkCount mod keep`.
+   * Writes what a check found, before it is answered, in one update of the device: last_check_at,
+   * last_check_status, the next check_count, the decision in history slot `checkCount mod keep`,
+   * and with `reported` last_seen and the reported fields.
    */
   recordCheck(record: CheckRecord, keep: number): Promise<void>;
   /** The device's decision history, newest first. */

@@ -132,7 +132,7 @@ export class Registry {
     return registered.created ? { outcome: 'registered', device: registered.device } : outcomeOf(registered.device, input.viaProjectToken);
   }
 
-  /** The second half: the heartbeat, the reported fields and the outcome in one device write, and the decision record. */
+  /** The second half: the heartbeat, the reported fields, the outcome and the decision record in one device write. */
   recordCheck(record: CheckRecord): Promise<void> {
     return this.store.recordCheck(record, CHECK_EVENTS_KEPT_PER_DEVICE);
   }
