@@ -155,9 +155,19 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
 
   // A deployment with no targets asks before it reaches the whole project, and says how many devices that is.
   await page.getByRole('link', { name: 'Greenhouse sensors' }).click();
+  // The new deployment's first summary is held back until the dialog has been seen: a Start pressed before
+  // the count has loaded must still ask (the API refuses a target-less start without confirm_all).
+  let releaseSummary!: () => void;
+  const summaryHeld = new Promise<void>((resolve) => (releaseSummary = resolve));
+  await page.route('**/deployments/*/summary/', async (route) => {
+    await summaryHeld;
+    await route.continue();
+  });
   await page.getByLabel('Build').selectOption({ index: 1 });
   await page.getByRole('button', { name: 'Create draft' }).click();
   await page.getByRole('button', { name: 'Start' }).click();
+  await expectText(page.getByRole('dialog'), 'reaches every device of the project');
+  releaseSummary();
   await expectText(page.getByRole('dialog'), 'reaches all 12 devices');
   await page.keyboard.press('Escape');
   await expectText(page.locator('h1 .state'), 'draft');

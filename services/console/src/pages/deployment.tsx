@@ -48,8 +48,9 @@ export function DeploymentPage() {
   const channelNames = namesById(channels.data);
   const deviceNames = new Map((devices.data ?? []).map((device) => [device.id, device.device_id]));
   const act = (action: 'start' | 'pause' | 'resume' | 'complete' | 'cancel') => {
-    // A deployment with no targets reaches the whole project: say how many before it starts.
-    if ((action === 'start' || action === 'resume') && untargeted && (reach ?? 0) >= 2) setConfirming(action);
+    // A deployment with no targets reaches the whole project: say how many before it starts. Until the
+    // count has loaded it asks as well, rather than sending a start the API would refuse.
+    if ((action === 'start' || action === 'resume') && untargeted && (reach === undefined || reach >= 2)) setConfirming(action);
     else transition.mutate({ action });
   };
   const rows = (states.data ?? []).map((state) => ({ ...state, name: deviceNames.get(state.device_id) ?? state.device_id }));
@@ -173,12 +174,14 @@ export function DeploymentPage() {
       <ConfirmDialog
         open={confirming !== null}
         title={`${confirming === 'resume' ? 'Resume' : 'Start'} for every device?`}
-        confirmLabel={`${confirming === 'resume' ? 'Resume' : 'Start'} for all ${reach ?? ''} devices`}
+        confirmLabel={`${confirming === 'resume' ? 'Resume' : 'Start'} for all ${reach === undefined ? '' : `${reach} `}devices`}
         onClose={() => setConfirming(null)}
         onConfirm={() => transition.mutateAsync({ action: confirming!, confirm_all: true })}
       >
         <p>
-          This deployment names no group and no channel, so it reaches <strong>all {reach} devices</strong> of the project (at {d.rollout_percentage}%).
+          This deployment names no group and no channel, so it reaches{' '}
+          <strong>{reach === undefined ? 'every device' : `all ${reach} devices`}</strong> of the project (at {d.rollout_percentage}%)
+          {reach === undefined ? ' (counting them…)' : ''}.
         </p>
       </ConfirmDialog>
     </>
