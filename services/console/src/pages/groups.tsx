@@ -9,9 +9,9 @@ import { projectPath, useChannels, useGroups } from '../queries';
 import type { Device } from '../types';
 
 /** A one-field create form for a group or a channel. */
-function CreateNamed({ label, onCreate, pending, error }: { label: string; onCreate: (name: string) => void; pending: boolean; error: unknown }) {
+function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'channel'; onCreate: (name: string) => void; pending: boolean; error: unknown }) {
   const [name, setName] = useState('');
-  const id = `new-${label.replace(/\s/g, '-')}`;
+  const id = `new-${noun}`;
   return (
     <>
       <form
@@ -22,9 +22,9 @@ function CreateNamed({ label, onCreate, pending, error }: { label: string; onCre
           setName('');
         }}
       >
-        <label htmlFor={id}>{label}</label>
+        <label htmlFor={id}>New {noun}</label>
         <input id={id} required pattern="[A-Za-z0-9._\-]{1,64}" title="1 to 64 letters, digits, dots, dashes or underscores" value={name} onChange={(event) => setName(event.target.value)} />
-        <BusyButton type="submit" busy={pending}>
+        <BusyButton type="submit" busy={pending} aria-label={`Create ${noun}`}>
           Create
         </BusyButton>
       </form>
@@ -62,7 +62,7 @@ export function GroupsAndChannelsPage() {
               ))}
             </ul>
           </LoadState>
-          <CreateNamed label="New group" onCreate={(name) => createGroup.mutate(name)} pending={createGroup.isPending} error={createGroup.error} />
+          <CreateNamed noun="group" onCreate={(name) => createGroup.mutate(name)} pending={createGroup.isPending} error={createGroup.error} />
         </section>
         <section aria-labelledby="channels">
           <h2 id="channels">Channels</h2>
@@ -79,7 +79,7 @@ export function GroupsAndChannelsPage() {
               ))}
             </ul>
           </LoadState>
-          <CreateNamed label="New channel" onCreate={(name) => createChannel.mutate(name)} pending={createChannel.isPending} error={createChannel.error} />
+          <CreateNamed noun="channel" onCreate={(name) => createChannel.mutate(name)} pending={createChannel.isPending} error={createChannel.error} />
         </section>
       </div>
     </>
