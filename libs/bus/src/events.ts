@@ -51,7 +51,8 @@ export interface AuditRecordedEvent {
   id: string;
   project_id: string;
   action: string;
-  actor_type: 'user' | 'project_token';
+  /** `system` for what a deployment did by itself (actor_id names the service). */
+  actor_type: 'user' | 'project_token' | 'system';
   actor_id: string;
   token_prefix: string;
   target_type: string;

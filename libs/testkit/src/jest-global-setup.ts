@@ -16,6 +16,8 @@ export default async function globalSetup(): Promise<void> {
     // every operation with one device token; the limit itself is tested on a gateway of its own.
     LOG_LEVEL: 'debug',
     VIEW_RELOAD_INTERVAL_MS: '5000',
+    // Deployments judge their guardrails and ramp their stages within a second, for the guardrail tests.
+    SUPERVISE_INTERVAL_MS: '500',
     RATE_LIMIT_DEVICE_TOKEN_PER_SECOND: '100',
     RATE_LIMIT_DEVICE_TOKEN_BURST: '1000',
   });

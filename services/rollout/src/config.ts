@@ -6,6 +6,7 @@ export const rolloutSettings = {
   ARTIFACTS_ADDR: str('address of the artifacts service', '127.0.0.1:50052'),
   DEVICE_STATUS_CACHE_ENTRIES: int('how many (deployment, device) statuses each replica keeps in memory', 500_000, 1),
   VIEW_RELOAD_INTERVAL_MS: int('how often the in-memory views reload in full, as a safety net for missed events', 30_000, 1_000),
+  SUPERVISE_INTERVAL_MS: int('how often each replica judges the guardrails of active deployments (silent devices, reason windows) and ramps staged ones whose stage is due', 10_000, 100),
 };
 
 export type RolloutConfig = ReturnType<typeof loadRolloutConfig>;

@@ -5,6 +5,7 @@ import { ServiceMetrics } from '@ota/metrics';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as artifactsPb, rollout as pb } from '@ota/proto';
 import { GrpcArtifactCatalog, summaryOfEvent } from './adapters/artifacts-client';
+import { AutomaticAudit } from './adapters/automatic-audit';
 import { MongoRolloutStore, registerRolloutModels } from './adapters/mongo/mongo-rollout-store';
 import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
@@ -60,6 +61,7 @@ void runUntilSignalled(logger, async () => {
   await retryUntil(() => views.reload(), 60_000, (error) => logger.warn({ err: error }, 'views not loaded yet; retrying'));
   views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
 
+  const automaticAudit = new AutomaticAudit(bus, logger);
   const rollout = new Rollout({
     deployments: store,
     deviceStates: store,
@@ -67,6 +69,7 @@ void runUntilSignalled(logger, async () => {
     catalog,
     views,
     statusCache,
+    warn: (error, message) => logger.warn({ err: error }, message),
     events: {
       deploymentChanged: (deployment) =>
         bus.publish<DeploymentChangedEvent>(SUBJECTS.deploymentChanged, {
@@ -84,18 +87,33 @@ void runUntilSignalled(logger, async () => {
           rolled_back: status.rolledBack,
         }),
       deviceForgotten: (deviceId) => bus.publish<DeviceForgottenEvent>(SUBJECTS.deviceForgotten, { device_id: deviceId }),
+      changedByItself: (deployment, action, details) => automaticAudit.record(deployment, action, details),
     },
   });
+  // Every replica supervises; the store lets one of them make each change.
+  let supervising: Promise<void> | undefined;
+  const supervisor = setInterval(() => {
+    supervising ??= rollout
+      .superviseActive()
+      .catch((error: unknown) => logger.warn({ err: error }, 'supervising active deployments failed; the next round tries again'))
+      .finally(() => (supervising = undefined));
+  }, config.SUPERVISE_INTERVAL_MS);
+  supervisor.unref();
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
     server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout)),
   );
 
+  // Stopped in reverse order: supervision first, while the store and NATS are still there.
   return [
     () => mongo.close(),
     () => artifactsClient.close(),
     () => bus.drain(),
     () => views.stop(),
     ...serving,
+    async () => {
+      clearInterval(supervisor);
+      await supervising;
+    },
   ];
 });

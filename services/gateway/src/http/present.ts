@@ -161,6 +161,29 @@ export function deploymentJson(deployment: rollout.Deployment) {
     created_at: iso(deployment.createdAt),
     started_at: iso(deployment.startedAt),
     updated_at: iso(deployment.updatedAt),
+    guardrails: guardrailsJson(deployment.guardrails),
+    stages: deployment.stages.map((stage) => ({ percentage: stage.percentage, min_wait_seconds: stage.minWaitSeconds, approval_required: stage.approvalRequired })),
+    stage:
+      deployment.stages.length === 0
+        ? null
+        : {
+            index: deployment.stageIndex,
+            entered_at: iso(deployment.stageEnteredAt),
+            next_stage_at: iso(deployment.nextStageAt),
+            next_stage_needs_approval: deployment.nextStageNeedsApproval,
+          },
+    guardrail_pause: deployment.guardrailPause
+      ? { guardrail: deployment.guardrailPause.guardrail, detail: deployment.guardrailPause.detail, figures: deployment.guardrailPause.figures, at: iso(deployment.guardrailPause.at) }
+      : null,
+  };
+}
+
+function guardrailsJson(guardrails: rollout.Guardrails | undefined) {
+  const threshold = guardrails?.failureThreshold;
+  return {
+    failure_threshold: threshold ? { percent: threshold.percent, min_finished: threshold.minFinished } : null,
+    reason_limits: (guardrails?.reasonLimits ?? []).map((limit) => ({ reason: limit.reason, count: limit.count, window_seconds: limit.windowSeconds })),
+    confirm_timeout_seconds: guardrails?.confirmTimeoutSeconds ?? null,
   };
 }
 

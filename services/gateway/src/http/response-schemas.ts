@@ -135,6 +135,31 @@ export const Deployment = object({
   created_at: TIME,
   started_at: NULLABLE_TIME,
   updated_at: TIME,
+  guardrails: object({
+    failure_threshold: { oneOf: [{ type: 'null' }, object({ percent: { type: 'number' }, min_finished: { type: 'integer' } })] },
+    reason_limits: { type: 'array', items: object({ reason: { type: 'string' }, count: { type: 'integer' }, window_seconds: { type: 'integer' } }) },
+    confirm_timeout_seconds: { type: ['integer', 'null'] },
+  }),
+  stages: { type: 'array', items: object({ percentage: { type: 'integer' }, min_wait_seconds: { type: 'integer' }, approval_required: { type: 'boolean' } }) },
+  stage: {
+    description: 'Where a staged deployment stands; null without stages. next_stage_at is when the current stage\'s wait ends (null at the last stage or before the start).',
+    oneOf: [
+      { type: 'null' },
+      object({ index: { type: 'integer' }, entered_at: NULLABLE_TIME, next_stage_at: NULLABLE_TIME, next_stage_needs_approval: { type: 'boolean' } }),
+    ],
+  },
+  guardrail_pause: {
+    description: 'Why a guardrail paused the deployment, with the figures it saw; null unless a guardrail holds it paused (a resume clears it).',
+    oneOf: [
+      { type: 'null' },
+      object({
+        guardrail: { type: 'string', enum: ['failure_threshold', 'reason_limit'] },
+        detail: { type: 'string' },
+        figures: { type: 'object', additionalProperties: { type: 'integer' } },
+        at: TIME,
+      }),
+    ],
+  },
 });
 
 export const ROLLOUT_STATUSES = ['pending', 'offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed', 'failed', 'rolled_back'] as const;
@@ -216,7 +241,7 @@ export const AuditEvent = object({
   id: UUID,
   project_id: UUID,
   action: { type: 'string' },
-  actor_type: { type: 'string', enum: ['user', 'project_token'] },
+  actor_type: { type: 'string', enum: ['user', 'project_token', 'system'] },
   actor_id: { type: 'string' },
   token_prefix: { type: 'string' },
   target_type: { type: 'string' },

@@ -252,8 +252,71 @@ export const createDeploymentBody = {
     rollout_percentage: PERCENTAGE,
     rollout_strategy: { type: 'string', enum: ['immediate'] },
     notes: { type: 'string', maxLength: 2000 },
+    guardrails: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Optional. What pauses the deployment by itself (docs/api.md, "Guardrails"); a person resumes it.',
+      properties: {
+        failure_threshold: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['percent', 'min_finished'],
+          description: 'Pause when at least min_finished targeted devices finished and failed + rolled_back (+ timed out) over finished is at or above percent.',
+          properties: { percent: { type: 'number', exclusiveMinimum: 0, maximum: 100 }, min_finished: { type: 'integer', minimum: 1, maximum: 1_000_000_000 } },
+        },
+        reason_limits: {
+          type: 'array',
+          maxItems: 20,
+          description: 'Pause at once when count failures with the reason arrive within window_seconds.',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['reason', 'count', 'window_seconds'],
+            properties: {
+              reason: { type: 'string', pattern: '^[a-z0-9_]{1,64}$' },
+              count: { type: 'integer', minimum: 1, maximum: 1_000_000_000 },
+              window_seconds: { type: 'integer', minimum: 1, maximum: 604_800 },
+            },
+          },
+        },
+        confirm_timeout_seconds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 604_800,
+          description: 'A device that reported progress but neither confirmed nor failed this long after its last status counts as failed (reason no_confirmation).',
+        },
+      },
+    },
+    stages: {
+      type: 'array',
+      maxItems: 10,
+      description:
+        'Optional staged plan. Starting begins at the first stage (rollout_percentage, if given, must equal its percentage); after min_wait_seconds without a guardrail tripping the deployment ramps itself to the next stage, unless that stage has approval_required, which waits for a person\'s ramp.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['percentage'],
+        properties: {
+          percentage: { type: 'integer', minimum: 1, maximum: 100 },
+          min_wait_seconds: { type: 'integer', minimum: 0, maximum: 2_592_000, default: 0 },
+          approval_required: { type: 'boolean', default: false },
+        },
+      },
+    },
   },
 } as const;
+
+export interface GuardrailsBody {
+  failure_threshold?: { percent: number; min_finished: number };
+  reason_limits?: Array<{ reason: string; count: number; window_seconds: number }>;
+  confirm_timeout_seconds?: number;
+}
+
+export interface StageBody {
+  percentage: number;
+  min_wait_seconds?: number;
+  approval_required?: boolean;
+}
 
 export interface CreateDeploymentBody {
   artifact_id: string;
@@ -262,6 +325,8 @@ export interface CreateDeploymentBody {
   rollout_percentage?: number;
   rollout_strategy?: string;
   notes?: string;
+  guardrails?: GuardrailsBody;
+  stages?: StageBody[];
 }
 
 export const transitionBody = {

@@ -166,6 +166,8 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
           rolloutStrategy: 'immediate',
           notes: '',
           start: true,
+          guardrails: undefined,
+          stages: [],
         },
         rpc(ctx),
       );

@@ -1,9 +1,10 @@
 import { invalidArgument } from '@ota/errors';
+import type { rollout } from '@ota/proto';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { deploymentJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { createDeploymentBody, transitionBody, type CreateDeploymentBody, type TransitionBody } from '../http/schemas';
+import { createDeploymentBody, transitionBody, type CreateDeploymentBody, type GuardrailsBody, type TransitionBody } from '../http/schemas';
 import { parseBody } from '../http/validate';
 import { pathId, projectFor, rpc } from './context';
 
@@ -64,6 +65,8 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
           rolloutStrategy: body.rollout_strategy ?? '',
           notes: body.notes ?? '',
           start: false,
+          guardrails: body.guardrails && guardrailsMessage(body.guardrails),
+          stages: (body.stages ?? []).map((stage) => ({ percentage: stage.percentage, minWaitSeconds: stage.min_wait_seconds ?? 0, approvalRequired: stage.approval_required ?? false })),
         },
         rpc(ctx),
       );
@@ -72,7 +75,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         action: 'deployment.created',
         targetType: 'deployment',
         targetId: deployment!.id,
-        details: { artifact_id: body.artifact_id, rollout_percentage: deployment!.rolloutPercentage },
+        details: { artifact_id: body.artifact_id, rollout_percentage: deployment!.rolloutPercentage, guardrails: body.guardrails, stages: body.stages },
       });
       ctx.status = 201;
       ctx.body = deploymentJson(deployment!);
@@ -170,4 +173,13 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       ctx.body = states.map(deviceStateJson);
     },
   );
+}
+
+function guardrailsMessage(body: GuardrailsBody): rollout.Guardrails {
+  const threshold = body.failure_threshold;
+  return {
+    failureThreshold: threshold && { percent: threshold.percent, minFinished: threshold.min_finished },
+    reasonLimits: (body.reason_limits ?? []).map((limit) => ({ reason: limit.reason, count: limit.count, windowSeconds: limit.window_seconds })),
+    confirmTimeoutSeconds: body.confirm_timeout_seconds,
+  };
 }

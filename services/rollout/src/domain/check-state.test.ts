@@ -1,26 +1,10 @@
 import { checkStateOf } from './check-state';
 import type { Deployment } from './model';
+import { testDeployment } from './test-deployment';
 
 const startedAt = new Date('2026-11-01T12:00:00Z');
-const deployment = (targets: Partial<Pick<Deployment, 'targetGroupIds' | 'targetChannelIds'>>): Deployment => ({
-  id: 'd',
-  projectId: 'p',
-  artifactId: 'a',
-  buildNumber: 2,
-  versionLabel: '2',
-  state: 'active',
-  targetGroupIds: [],
-  targetChannelIds: [],
-  rolloutPercentage: 100,
-  rolloutStrategy: 'immediate',
-  notes: '',
-  failureCount: 0,
-  createdAt: new Date('2026-11-01T11:00:00Z'),
-  startedAt,
-  updatedAt: startedAt,
-  version: 2,
-  ...targets,
-});
+const deployment = (targets: Partial<Pick<Deployment, 'targetGroupIds' | 'targetChannelIds'>>): Deployment =>
+  testDeployment({ targetChannelIds: [], createdAt: new Date('2026-11-01T11:00:00Z'), startedAt, updatedAt: startedAt, version: 2, ...targets });
 const device = (lastCheckAt: Date | undefined, extra: { channelId?: string; groupIds?: string[]; lastSeen?: Date } = {}) => ({
   channelId: extra.channelId ?? 'stable',
   groupIds: extra.groupIds ?? [],

@@ -1,6 +1,7 @@
 import { isDomainError } from '@ota/errors';
 import { decideOffer } from './decide';
 import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
+import { testDeployment } from './test-deployment';
 
 const artifact = (overrides: Partial<ArtifactSummary> = {}): ArtifactSummary => ({
   id: 'artifact-1',
@@ -22,25 +23,7 @@ const artifact = (overrides: Partial<ArtifactSummary> = {}): ArtifactSummary => 
   ...overrides,
 });
 
-const deployment = (overrides: Partial<Deployment> = {}): Deployment => ({
-  id: 'deployment-1',
-  projectId: 'p',
-  artifactId: 'artifact-1',
-  buildNumber: 5,
-  versionLabel: '1.5.0',
-  state: 'active',
-  targetGroupIds: [],
-  targetChannelIds: ['stable'],
-  rolloutPercentage: 100,
-  rolloutStrategy: 'immediate',
-  notes: '',
-  failureCount: 0,
-  createdAt: new Date(1_000),
-  startedAt: new Date(2_000),
-  updatedAt: new Date(2_000),
-  version: 1,
-  ...overrides,
-});
+const deployment = testDeployment;
 
 const device = (overrides: Partial<DecisionDevice> = {}): DecisionDevice => ({
   id: 'device-1',

@@ -1,3 +1,6 @@
+import type { GuardrailTrip, Guardrails } from './guardrails';
+import type { Stage, StageProgress } from './stages';
+
 export type DeploymentState = 'draft' | 'active' | 'paused' | 'completed' | 'cancelled';
 
 export interface Deployment {
@@ -18,6 +21,16 @@ export interface Deployment {
   updatedAt: Date;
   /** Rises by one with each transition; a transition claims the next version or fails. */
   version: number;
+  guardrails: Guardrails;
+  /** The staged plan; empty for a deployment ramped only by hand. */
+  stages: Stage[];
+  stage: StageProgress;
+  /** Why a guardrail paused the deployment; cleared by a person's resume. */
+  guardrailPause: GuardrailPause | null;
+}
+
+export interface GuardrailPause extends GuardrailTrip {
+  at: Date;
 }
 
 /** What the decision needs of an artifact (from the artifacts read model). */

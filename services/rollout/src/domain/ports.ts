@@ -1,5 +1,9 @@
 import type { DeviceStatusEntry } from './device-status-cache';
+import type { GuardrailFigures, Guardrails } from './guardrails';
 import type { ArtifactSummary, Deployment, DeploymentState } from './model';
+
+/** What a transition changes; the store applies it as one claimed version. */
+export type TransitionFields = Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt' | 'stage' | 'guardrailPause'>;
 
 export interface DeploymentStore {
   insertDeployment(deployment: Deployment): Promise<void>;
@@ -11,7 +15,7 @@ export interface DeploymentStore {
    * Applies a transition made from `fromVersion`. Of concurrent transitions from one version only
    * one succeeds; the others get null and must read the deployment again.
    */
-  applyTransition(id: string, fromVersion: number, set: Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt'>): Promise<Deployment | null>;
+  applyTransition(id: string, fromVersion: number, set: TransitionFields): Promise<Deployment | null>;
   countDeployments(projectId: string, states: readonly DeploymentState[], artifactId?: string): Promise<number>;
 }
 
@@ -46,6 +50,8 @@ export interface DeviceStateStore {
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
   /** How many devices are at each status (their highest), computed by the store. */
   devicesByStatus(deploymentId: string): Promise<Map<string, number>>;
+  /** What the deployment's guardrails are judged on, counted now by the store. */
+  guardrailFigures(deploymentId: string, guardrails: Guardrails, now: Date): Promise<GuardrailFigures>;
   /** The failures that `failureCounts` counts, by reason. */
   failuresByReason(deploymentId: string): Promise<Map<string, number>>;
   /** Forgets the device's statuses and its reports. */
@@ -91,6 +97,11 @@ export interface RolloutViews {
 
 export interface RolloutEvents {
   deploymentChanged(deployment: Deployment): void;
+  /**
+   * The deployment changed by itself (a guardrail paused it, its plan ramped it): the audit event,
+   * whose id is derived from the deployment's version so that a repeat is stored once.
+   */
+  changedByItself(deployment: Deployment, action: 'deployment.paused' | 'deployment.ramped', details: Record<string, unknown>): void;
   deviceStatusChanged(deploymentId: string, deviceId: string, status: DeviceStatusEntry): void;
   /** The device was deleted: every replica forgets its statuses. */
   deviceForgotten(deviceId: string): void;

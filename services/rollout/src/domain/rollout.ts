@@ -4,11 +4,14 @@ import { checkStateOf, type CheckState, type DeviceForCheckState } from './check
 import { decideOffer, type Decision } from './decide';
 import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
+import { CoalescedRuns } from './coalesced-runs';
+import { hasGuardrails, NO_CONFIRMATION, trippedGuardrail, validGuardrails, type Guardrails } from './guardrails';
 import { ReportTrimSchedule } from './report-trim-schedule';
+import { dueStage, validStages, type Stage } from './stages';
 import { targetsDevice } from './targeting';
 import type { DecisionDevice, Deployment, DeploymentState } from './model';
 import type { ArtifactCatalog, DeploymentStore, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
-import { applyTransition, validPercentage, type TransitionRequest } from './transitions';
+import { applyTransition, guardrailPauseOf, stageAdvanceOf, validPercentage, type TransitionChange, type TransitionRequest } from './transitions';
 
 const ROLLOUT_STRATEGIES = ['immediate'];
 
@@ -33,6 +36,8 @@ export interface RolloutDeps {
   views: RolloutViews;
   events: RolloutEvents;
   statusCache: DeviceStatusCache;
+  /** Logs work that failed off a request's path (a later run makes it good). */
+  warn: (error: unknown, message: string) => void;
   now?: () => Date;
 }
 
@@ -45,18 +50,26 @@ export interface NewDeployment {
   rolloutStrategy: string;
   notes: string;
   start: boolean;
+  guardrails: Guardrails;
+  stages: Stage[];
 }
 
 export class Rollout {
   private readonly now: () => Date;
   private readonly reportTrims = new ReportTrimSchedule(REPORT_TRIM_EVERY, REPORT_TRIM_DEVICES);
+  private readonly guardrailRuns = new CoalescedRuns<void>();
 
   constructor(private readonly deps: RolloutDeps) {
     this.now = deps.now ?? (() => new Date());
   }
 
   async createDeployment(input: NewDeployment, requestId: string): Promise<Deployment> {
-    const rolloutPercentage = validPercentage(input.rolloutPercentage ?? 100);
+    const guardrails = validGuardrails(input.guardrails);
+    const stages = validStages(input.stages);
+    const rolloutPercentage = validPercentage(input.rolloutPercentage ?? stages[0]?.percentage ?? 100);
+    if (stages.length > 0 && rolloutPercentage !== stages[0]!.percentage) {
+      throw invalidArgument('with stages, rollout_percentage is the first stage\'s percentage: leave it out or make them equal');
+    }
     const rolloutStrategy = input.rolloutStrategy || 'immediate';
     if (!ROLLOUT_STRATEGIES.includes(rolloutStrategy)) {
       throw invalidArgument(`rollout_strategy must be one of ${ROLLOUT_STRATEGIES.join(', ')}`);
@@ -86,6 +99,10 @@ export class Rollout {
       startedAt: input.start ? now : null,
       updatedAt: now,
       version: 1,
+      guardrails,
+      stages,
+      stage: { index: 0, enteredAt: input.start ? now : null },
+      guardrailPause: null,
     };
     await this.deps.deployments.insertDeployment(deployment);
     this.changed(deployment);
@@ -121,15 +138,100 @@ export class Rollout {
     return (await this.withFailureCounts([updated]))[0]!;
   }
 
-  /** Devices per status and failures per reason, counted by the store (no state record is read here). */
+  /**
+   * Devices per status and failures per reason, counted by the store (no state record is read
+   * here). With a confirm timeout, devices silent past it are failures with reason `no_confirmation`.
+   */
   async deploymentSummary(projectId: string, deploymentId: string): Promise<DeploymentSummary> {
-    await this.findDeployment(projectId, deploymentId);
-    const [devicesByStatus, failuresByReason] = await Promise.all([
+    const deployment = await this.findDeployment(projectId, deploymentId);
+    const timeout = deployment.guardrails.confirmTimeoutSeconds;
+    const [devicesByStatus, failuresByReason, figures] = await Promise.all([
       this.deps.deviceStates.devicesByStatus(deploymentId),
       this.deps.deviceStates.failuresByReason(deploymentId),
+      timeout === null ? null : this.deps.deviceStates.guardrailFigures(deploymentId, { ...deployment.guardrails, reasonLimits: [] }, this.now()),
     ]);
+    if (figures && figures.timedOut > 0) failuresByReason.set(NO_CONFIRMATION, figures.timedOut);
     const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
     return { devicesByStatus, failureCount, failuresByReason };
+  }
+
+  /**
+   * Judges an active deployment's guardrails on the store's figures now, and pauses it when one
+   * trips. Calls during a run share the next one; replicas racing to pause it make one pause.
+   */
+  enforceGuardrails(deploymentId: string): Promise<void> {
+    return this.guardrailRuns.run(deploymentId, async () => {
+      const deployment = await this.deps.deployments.findDeployment(deploymentId);
+      if (!deployment || deployment.state !== 'active' || !hasGuardrails(deployment.guardrails)) return;
+      const figures = await this.deps.deviceStates.guardrailFigures(deployment.id, deployment.guardrails, this.now());
+      const trip = trippedGuardrail(deployment.guardrails, figures);
+      if (!trip) return;
+      await this.changeByItself(deployment, (current, now) => guardrailPauseOf(current, trip, now), 'deployment.paused', () => ({
+        automatic: true,
+        guardrail: trip.guardrail,
+        detail: trip.detail,
+        figures: trip.figures,
+      }));
+    });
+  }
+
+  /**
+   * One round of what deployments do by themselves, run by every replica on a timer: the
+   * guardrails of each active deployment that has them (silent devices and windows move with
+   * time), then the ramp of each staged one whose stage is due.
+   */
+  async superviseActive(): Promise<void> {
+    const active = await this.deps.deployments.listActiveDeployments();
+    for (const deployment of active) {
+      try {
+        if (hasGuardrails(deployment.guardrails)) await this.enforceGuardrails(deployment.id);
+        if (deployment.stages.length > 0) await this.advanceStage(deployment);
+      } catch (error) {
+        this.deps.warn(error, `supervising deployment ${deployment.id} failed; the next round tries again`);
+      }
+    }
+  }
+
+  private async advanceStage(deployment: Deployment): Promise<void> {
+    const due = (current: Deployment, now: Date): TransitionChange | null => {
+      const index = dueStage(current.stages, current.stage, now);
+      return index === null ? null : stageAdvanceOf(current, index, now);
+    };
+    if (!due(deployment, this.now())) return;
+    // Read again: a guardrail may have paused it just now, and the version must be current.
+    const current = await this.deps.deployments.findDeployment(deployment.id);
+    if (!current) return;
+    await this.changeByItself(current, due, 'deployment.ramped', (updated) => ({
+      automatic: true,
+      stage: updated.stage.index,
+      rollout_percentage: updated.rolloutPercentage,
+    }));
+  }
+
+  /**
+   * Applies a change the deployment makes by itself. The store lets one change claim each version,
+   * so replicas making the same change make it once; the loser reads the deployment again and asks
+   * `change` whether anything is left to do.
+   */
+  private async changeByItself(
+    deployment: Deployment,
+    change: (current: Deployment, now: Date) => TransitionChange | null,
+    action: 'deployment.paused' | 'deployment.ramped',
+    details: (updated: Deployment) => Record<string, unknown>,
+  ): Promise<void> {
+    let current: Deployment | null = deployment;
+    for (let attempt = 0; attempt < 3 && current; attempt += 1) {
+      const now = this.now();
+      const fields = change(current, now);
+      if (!fields) return;
+      const updated = await this.deps.deployments.applyTransition(current.id, current.version, { ...fields, updatedAt: now });
+      if (updated) {
+        this.changed(updated);
+        this.deps.events.changedByItself(updated, action, details(updated));
+        return;
+      }
+      current = await this.deps.deployments.findDeployment(deployment.id);
+    }
   }
 
   /** Each device's check_state, from this replica's view of the project's active deployments. */
@@ -224,6 +326,12 @@ export class Rollout {
     // Off the answer's path, and only now and then (ReportTrimSchedule); a trim that fails is
     // made good by a later one.
     if (this.reportTrims.due(input.deviceId)) void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
+    // A failure may trip a guardrail: judged before the answer, so that the pause is in place when
+    // the reporting device hears back. The report is stored either way; a judgement that fails is
+    // made again by the timer.
+    if ((status === 'failed' || status === 'rolled_back') && this.guardedActive(input.projectId, input.deploymentId)) {
+      await this.enforceGuardrails(input.deploymentId).catch((error: unknown) => this.deps.warn(error, 'judging guardrails after a failure failed; the timer judges again'));
+    }
     return { accepted: true, finalStatus: after.status };
   }
 
@@ -250,6 +358,11 @@ export class Rollout {
     if (cached) return cached;
     const stored = await this.deps.deviceStates.highestStatus(deploymentId, deviceId);
     return this.deps.statusCache.merge(deploymentId, deviceId, stored ?? NO_STATUS);
+  }
+
+  private guardedActive(projectId: string, deploymentId: string): boolean {
+    const deployment = this.deps.views.activeDeployments(projectId).find((candidate) => candidate.id === deploymentId);
+    return deployment !== undefined && hasGuardrails(deployment.guardrails);
   }
 
   private changed(deployment: Deployment): void {

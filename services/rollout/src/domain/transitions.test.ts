@@ -1,25 +1,10 @@
 import { isDomainError } from '@ota/errors';
 import type { Deployment, DeploymentState } from './model';
-import { applyTransition } from './transitions';
+import { testDeployment } from './test-deployment';
+import { applyTransition, guardrailPauseOf, stageAdvanceOf } from './transitions';
 
-const base = (state: DeploymentState, targeted = true): Deployment => ({
-  id: 'd',
-  projectId: 'p',
-  artifactId: 'a',
-  buildNumber: 1,
-  versionLabel: '1',
-  state,
-  targetGroupIds: [],
-  targetChannelIds: targeted ? ['c'] : [],
-  rolloutPercentage: 10,
-  rolloutStrategy: 'immediate',
-  notes: '',
-  failureCount: 0,
-  createdAt: new Date(0),
-  startedAt: null,
-  updatedAt: new Date(0),
-  version: 1,
-});
+const base = (state: DeploymentState, targeted = true): Deployment =>
+  testDeployment({ state, targetChannelIds: targeted ? ['c'] : [], rolloutPercentage: 10, startedAt: null, stage: { index: 0, enteredAt: null } });
 
 const request = (action: string, extra: Partial<{ rolloutPercentage: number; confirmAll: boolean; projectDeviceCount: number }> = {}) => ({
   action,
@@ -84,5 +69,42 @@ describe('deployment transitions (decisions.md section 4)', () => {
 
   it('refuses an unknown action', () => {
     expect(refusal(() => applyTransition(base('draft'), request('explode'), new Date()))).toBe('InvalidArgument');
+  });
+});
+
+describe('staged plans and guardrail pauses', () => {
+  const stages = [
+    { percentage: 5, minWaitSeconds: 60, approvalRequired: false },
+    { percentage: 50, minWaitSeconds: 60, approvalRequired: false },
+    { percentage: 100, minWaitSeconds: 0, approvalRequired: true },
+  ];
+  const now = new Date(100_000);
+  const trip = { guardrail: 'reason_limit' as const, detail: '3 failures', figures: { failures: 3 } };
+
+  test('start begins at the first stage, whatever percentage the draft held', () => {
+    const change = applyTransition(base('draft'), request('start'), now);
+    expect(change).toMatchObject({ state: 'active', startedAt: now, stage: { index: 0, enteredAt: now } });
+    expect(applyTransition({ ...base('draft'), stages }, request('start'), now).rolloutPercentage).toBe(5);
+  });
+
+  test('a guardrail pauses only an active deployment, and a resume clears why and restarts the stage wait', () => {
+    const paused = guardrailPauseOf(base('active'), trip, now);
+    expect(paused).toMatchObject({ state: 'paused', guardrailPause: { ...trip, at: now } });
+    expect(guardrailPauseOf(base('paused'), trip, now)).toBeNull();
+    const resumed = applyTransition({ ...base('paused'), stages, stage: { index: 1, enteredAt: new Date(0) }, guardrailPause: { ...trip, at: now } }, request('resume'), now);
+    expect(resumed).toMatchObject({ state: 'active', guardrailPause: null, stage: { index: 1, enteredAt: now } });
+  });
+
+  test('the plan ramps forward only, and never below a percentage a person ramped to', () => {
+    const active = { ...base('active'), stages, rolloutPercentage: 5 };
+    expect(stageAdvanceOf(active, 1, now)).toMatchObject({ rolloutPercentage: 50, stage: { index: 1, enteredAt: now } });
+    expect(stageAdvanceOf({ ...active, rolloutPercentage: 70 }, 1, now)!.rolloutPercentage).toBe(70);
+    expect(stageAdvanceOf({ ...active, stage: { index: 1, enteredAt: now } }, 1, now)).toBeNull();
+    expect(stageAdvanceOf({ ...active, state: 'paused' }, 1, now)).toBeNull();
+  });
+
+  test("a person's ramp moves a staged deployment to the stage its percentage reaches", () => {
+    const change = applyTransition({ ...base('active'), stages }, request('ramp', { rolloutPercentage: 60 }), now);
+    expect(change).toMatchObject({ rolloutPercentage: 60, stage: { index: 1, enteredAt: now } });
   });
 });

@@ -1,5 +1,7 @@
 import { failedPrecondition, invalidArgument } from '@ota/errors';
-import type { Deployment, DeploymentState } from './model';
+import type { GuardrailTrip } from './guardrails';
+import type { Deployment, DeploymentState, GuardrailPause } from './model';
+import { stageOfPercentage, type StageProgress } from './stages';
 
 export type TransitionAction = 'start' | 'pause' | 'resume' | 'ramp' | 'complete' | 'cancel';
 
@@ -24,6 +26,8 @@ export interface TransitionChange {
   state: DeploymentState;
   rolloutPercentage: number;
   startedAt: Date | null;
+  stage: StageProgress;
+  guardrailPause: GuardrailPause | null;
 }
 
 /** Validates a transition and returns the deployment's new fields; every refusal is a 400. */
@@ -37,16 +41,50 @@ export function applyTransition(deployment: Deployment, request: TransitionReque
     state: rule.to === 'unchanged' ? deployment.state : rule.to,
     rolloutPercentage: deployment.rolloutPercentage,
     startedAt: deployment.startedAt,
+    stage: deployment.stage,
+    guardrailPause: deployment.guardrailPause,
   };
   if (request.action === 'ramp') {
     if (request.rolloutPercentage === undefined) throw invalidArgument('ramp needs rollout_percentage');
     change.rolloutPercentage = validPercentage(request.rolloutPercentage);
+    // A person's ramp moves a staged plan to the stage that percentage reaches; its wait starts again.
+    if (deployment.stages.length > 0) change.stage = { index: stageOfPercentage(deployment.stages, change.rolloutPercentage), enteredAt: now };
   }
   if (request.action === 'start' || request.action === 'resume') {
     requireConfirmAll(deployment, request);
-    if (request.action === 'start') change.startedAt = now;
+    // The current stage's wait starts on the start and again on a resume: time spent paused proves nothing.
+    change.stage = { index: deployment.stage.index, enteredAt: now };
+    change.guardrailPause = null;
+    if (request.action === 'start') {
+      change.startedAt = now;
+      if (deployment.stages.length > 0) change.rolloutPercentage = deployment.stages[0]!.percentage;
+    }
   }
   return change;
+}
+
+/** A guardrail pauses an active deployment; null when it is no longer active. */
+export function guardrailPauseOf(deployment: Deployment, trip: GuardrailTrip, now: Date): TransitionChange | null {
+  if (deployment.state !== 'active') return null;
+  return { ...unchanged(deployment), state: 'paused', guardrailPause: { ...trip, at: now } };
+}
+
+/** The plan ramps an active deployment into stage `index`; null when it is no longer active. */
+export function stageAdvanceOf(deployment: Deployment, index: number, now: Date): TransitionChange | null {
+  const stage = deployment.stages[index];
+  if (deployment.state !== 'active' || !stage || index <= deployment.stage.index) return null;
+  // Monotone: a person may have ramped past the plan's percentage meanwhile.
+  return { ...unchanged(deployment), rolloutPercentage: Math.max(stage.percentage, deployment.rolloutPercentage), stage: { index, enteredAt: now } };
+}
+
+function unchanged(deployment: Deployment): TransitionChange {
+  return {
+    state: deployment.state,
+    rolloutPercentage: deployment.rolloutPercentage,
+    startedAt: deployment.startedAt,
+    stage: deployment.stage,
+    guardrailPause: deployment.guardrailPause,
+  };
 }
 
 export function validPercentage(value: number): number {

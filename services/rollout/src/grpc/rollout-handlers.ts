@@ -1,7 +1,9 @@
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
 import { type rollout as pb } from '@ota/proto';
+import type { Guardrails } from '../domain/guardrails';
 import type { Deployment } from '../domain/model';
+import { nextStage, type Stage } from '../domain/stages';
 import type { Rollout } from '../domain/rollout';
 
 export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutServiceService> {
@@ -17,6 +19,8 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
           rolloutStrategy: request.rolloutStrategy,
           notes: request.notes,
           start: request.start,
+          guardrails: guardrailsOf(request.guardrails),
+          stages: request.stages.map(stageOf),
         },
         ctx.requestId,
       );
@@ -123,6 +127,7 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
 }
 
 function deploymentMessage(deployment: Deployment): pb.Deployment {
+  const next = deployment.state === 'active' || deployment.state === 'paused' ? nextStage(deployment.stages, deployment.stage) : null;
   return {
     id: deployment.id,
     projectId: deployment.projectId,
@@ -139,5 +144,32 @@ function deploymentMessage(deployment: Deployment): pb.Deployment {
     createdAt: deployment.createdAt,
     startedAt: deployment.startedAt ?? undefined,
     updatedAt: deployment.updatedAt,
+    guardrails: guardrailsMessage(deployment.guardrails),
+    stages: deployment.stages,
+    stageIndex: deployment.stage.index,
+    stageEnteredAt: deployment.stage.enteredAt ?? undefined,
+    guardrailPause: deployment.guardrailPause ?? undefined,
+    nextStageAt: next?.dueAt,
+    nextStageNeedsApproval: next?.approvalRequired ?? false,
   };
+}
+
+function guardrailsOf(message: pb.Guardrails | undefined): Guardrails {
+  return {
+    failureThreshold: message?.failureThreshold ?? null,
+    reasonLimits: message?.reasonLimits ?? [],
+    confirmTimeoutSeconds: message?.confirmTimeoutSeconds ?? null,
+  };
+}
+
+function guardrailsMessage(guardrails: Guardrails): pb.Guardrails {
+  return {
+    failureThreshold: guardrails.failureThreshold ?? undefined,
+    reasonLimits: guardrails.reasonLimits,
+    confirmTimeoutSeconds: guardrails.confirmTimeoutSeconds ?? undefined,
+  };
+}
+
+function stageOf(message: pb.Stage): Stage {
+  return { percentage: message.percentage, minWaitSeconds: message.minWaitSeconds, approvalRequired: message.approvalRequired };
 }

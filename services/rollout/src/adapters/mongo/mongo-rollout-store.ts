@@ -1,10 +1,12 @@
 import { isDuplicateKey } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
-import type { Deployment, DeploymentState } from '../../domain/model';
+import type { Deployment, DeploymentState, GuardrailPause } from '../../domain/model';
+import type { GuardrailFigures, Guardrails } from '../../domain/guardrails';
+import type { Stage } from '../../domain/stages';
 import { randomUUID } from 'node:crypto';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import { ROLLOUT_STATUSES, bitOf, statusOfBits } from '../../domain/device-status';
-import type { DeploymentStore, DeviceEvent, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
+import type { DeploymentStore, DeviceEvent, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore, TransitionFields as DomainTransitionFields } from '../../domain/ports';
 
 interface DeploymentDoc {
   _id: string;
@@ -22,9 +24,34 @@ interface DeploymentDoc {
   started_at: Date | null;
   updated_at: Date;
   version: number;
+  /** Absent on deployments stored before guardrails existed: none. */
+  guardrails?: GuardrailsDoc;
+  stages?: StageDoc[];
+  stage_index?: number;
+  stage_entered_at?: Date | null;
+  guardrail_pause?: GuardrailPauseDoc | null;
 }
 
-type TransitionFields = Pick<DeploymentDoc, 'state' | 'rollout_percentage' | 'started_at' | 'updated_at'>;
+interface GuardrailsDoc {
+  failure_threshold: { percent: number; min_finished: number } | null;
+  reason_limits: Array<{ reason: string; count: number; window_seconds: number }>;
+  confirm_timeout_seconds: number | null;
+}
+
+interface StageDoc {
+  percentage: number;
+  min_wait_seconds: number;
+  approval_required: boolean;
+}
+
+interface GuardrailPauseDoc {
+  guardrail: GuardrailPause['guardrail'];
+  detail: string;
+  figures: Record<string, number>;
+  at: Date;
+}
+
+type TransitionFields = Pick<DeploymentDoc, 'state' | 'rollout_percentage' | 'started_at' | 'updated_at' | 'stage_index' | 'stage_entered_at' | 'guardrail_pause'>;
 
 /** One applied transition; `_id` is `${deployment_id}:${version}`, so each version is claimed once. */
 interface TransitionDoc {
@@ -73,6 +100,9 @@ const options = { versionKey: false as const, strict: 'throw' as const };
 /** The device events a deployment's failure counter counts: every failure report, and one rolled_back per device. */
 const FAILURES = { $or: [{ kind: 'failure' }, { kind: 'status', status: 'rolled_back' }] };
 
+/** The statuses of a device that was offered the build, reported progress, and has not finished. */
+const IN_PROGRESS = ['download_started', 'downloaded', 'flashed', 'validated', 'reboot'] as const;
+
 export function registerRolloutModels(connection: Connection) {
   const deploymentSchema = new Schema<DeploymentDoc>(
     {
@@ -91,6 +121,11 @@ export function registerRolloutModels(connection: Connection) {
       started_at: { type: Date, default: null },
       updated_at: Date,
       version: Number,
+      guardrails: Schema.Types.Mixed,
+      stages: Schema.Types.Mixed,
+      stage_index: Number,
+      stage_entered_at: { type: Date, default: null },
+      guardrail_pause: Schema.Types.Mixed,
     },
     options,
   );
@@ -168,16 +203,15 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     return docs.map(deploymentOf);
   }
 
-  async applyTransition(
-    id: string,
-    fromVersion: number,
-    set: Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt'>,
-  ): Promise<Deployment | null> {
+  async applyTransition(id: string, fromVersion: number, set: DomainTransitionFields): Promise<Deployment | null> {
     const fields: TransitionFields = {
       state: set.state,
       rollout_percentage: set.rolloutPercentage,
       started_at: set.startedAt,
       updated_at: set.updatedAt,
+      stage_index: set.stage.index,
+      stage_entered_at: set.stage.enteredAt,
+      guardrail_pause: set.guardrailPause ? guardrailPauseDocOf(set.guardrailPause) : null,
     };
     const version = fromVersion + 1;
     try {
@@ -222,11 +256,12 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
       .map((doc) => ({ deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at }));
   }
 
-  async devicesByStatus(deploymentId: string): Promise<Map<string, number>> {
+  async devicesByStatus(deploymentId: string, since?: Date): Promise<Map<string, number>> {
     // Per device, the sum of the bits of the statuses it reached; then devices per sum. The second
-    // stage leaves one row per combination of statuses seen, however many devices there are.
+    // stage leaves one row per combination of statuses seen, however many devices there are. With
+    // `since`, only statuses reached since then count.
     const rows = await this.models.DeviceEvent.aggregate<{ _id: number; devices: number }>([
-      { $match: { deployment_id: deploymentId, kind: 'status' } },
+      { $match: { deployment_id: deploymentId, kind: 'status', ...(since ? { at: { $gte: since } } : {}) } },
       { $group: { _id: '$device_id', bits: { $sum: '$bit' } } },
       { $group: { _id: '$bits', devices: { $sum: 1 } } },
     ]);
@@ -236,6 +271,27 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
       if (status) counts.set(status, (counts.get(status) ?? 0) + row.devices);
     }
     return counts;
+  }
+
+  async guardrailFigures(deploymentId: string, guardrails: Guardrails, now: Date): Promise<GuardrailFigures> {
+    const timeout = guardrails.confirmTimeoutSeconds;
+    const [byStatus, recentByStatus, ...reasonCounts] = await Promise.all([
+      this.devicesByStatus(deploymentId),
+      timeout === null ? new Map<string, number>() : this.devicesByStatus(deploymentId, new Date(now.getTime() - timeout * 1000)),
+      ...guardrails.reasonLimits.map((limit) =>
+        this.models.DeviceEvent.countDocuments({ deployment_id: deploymentId, ...FAILURES, reason: limit.reason, at: { $gte: new Date(now.getTime() - limit.windowSeconds * 1000) } }).exec(),
+      ),
+    ]);
+    const count = (counts: Map<string, number>, statuses: readonly string[]) => statuses.reduce((sum, status) => sum + (counts.get(status) ?? 0), 0);
+    // Silent devices: those whose current status is a step in progress, less those that reached a
+    // status within the timeout (statuses only rise, so a device's newest status is its current one).
+    const timedOut = timeout === null ? 0 : Math.max(0, count(byStatus, IN_PROGRESS) - count(recentByStatus, IN_PROGRESS));
+    return {
+      confirmed: count(byStatus, ['confirmed']),
+      failed: count(byStatus, ['failed', 'rolled_back']),
+      timedOut,
+      recentFailuresByReason: new Map(guardrails.reasonLimits.map((limit, index) => [limit.reason, reasonCounts[index]!])),
+    };
   }
 
   async failuresByReason(deploymentId: string): Promise<Map<string, number>> {
@@ -361,7 +417,38 @@ function docOf(deployment: Deployment): DeploymentDoc {
     started_at: deployment.startedAt,
     updated_at: deployment.updatedAt,
     version: deployment.version,
+    guardrails: guardrailsDocOf(deployment.guardrails),
+    stages: deployment.stages.map((stage) => ({ percentage: stage.percentage, min_wait_seconds: stage.minWaitSeconds, approval_required: stage.approvalRequired })),
+    stage_index: deployment.stage.index,
+    stage_entered_at: deployment.stage.enteredAt,
+    guardrail_pause: deployment.guardrailPause ? guardrailPauseDocOf(deployment.guardrailPause) : null,
   };
+}
+
+function guardrailsDocOf(guardrails: Guardrails): GuardrailsDoc {
+  const threshold = guardrails.failureThreshold;
+  return {
+    failure_threshold: threshold ? { percent: threshold.percent, min_finished: threshold.minFinished } : null,
+    reason_limits: guardrails.reasonLimits.map((limit) => ({ reason: limit.reason, count: limit.count, window_seconds: limit.windowSeconds })),
+    confirm_timeout_seconds: guardrails.confirmTimeoutSeconds,
+  };
+}
+
+function guardrailPauseDocOf(pause: GuardrailPause): GuardrailPauseDoc {
+  return { guardrail: pause.guardrail, detail: pause.detail, figures: pause.figures, at: pause.at };
+}
+
+function guardrailsOf(doc: GuardrailsDoc | undefined): Guardrails {
+  const threshold = doc?.failure_threshold;
+  return {
+    failureThreshold: threshold ? { percent: threshold.percent, minFinished: threshold.min_finished } : null,
+    reasonLimits: (doc?.reason_limits ?? []).map((limit) => ({ reason: limit.reason, count: limit.count, windowSeconds: limit.window_seconds })),
+    confirmTimeoutSeconds: doc?.confirm_timeout_seconds ?? null,
+  };
+}
+
+function stageOf(doc: StageDoc): Stage {
+  return { percentage: doc.percentage, minWaitSeconds: doc.min_wait_seconds, approvalRequired: doc.approval_required };
 }
 
 function deploymentOf(doc: DeploymentDoc): Deployment {
@@ -383,5 +470,9 @@ function deploymentOf(doc: DeploymentDoc): Deployment {
     startedAt: doc.started_at ?? null,
     updatedAt: doc.updated_at,
     version: doc.version ?? 1,
+    guardrails: guardrailsOf(doc.guardrails),
+    stages: (doc.stages ?? []).map(stageOf),
+    stage: { index: doc.stage_index ?? 0, enteredAt: doc.stage_entered_at ?? doc.started_at ?? null },
+    guardrailPause: doc.guardrail_pause ? { ...doc.guardrail_pause, at: new Date(doc.guardrail_pause.at) } : null,
   };
 }

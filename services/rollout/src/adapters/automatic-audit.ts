@@ -1,0 +1,63 @@
+import { createHash } from 'node:crypto';
+import { SUBJECTS, type AuditRecordedEvent, type Bus } from '@ota/bus';
+import type { Logger } from '@ota/logging';
+import type { Deployment } from '../domain/model';
+
+// The namespace of automatic audit event ids (a fixed random UUID), for UUIDv5 per RFC 9562.
+const NAMESPACE = Buffer.from('3d0c8f5a9b7e4e21a6f4c2d9e8b17a50', 'hex');
+const ATTEMPTS = 10;
+const FIRST_RETRY_MS = 1_000;
+const LONGEST_RETRY_MS = 60_000;
+
+/**
+ * Audits what a deployment did by itself (a guardrail pause, a ramp by its plan) as the `system`
+ * actor. The event id is derived from the deployment and the version the change claimed, so the
+ * replicas and retries that publish it again are stored once (JetStream drops a repeated message
+ * id; telemetry keys events by id). Publishing is retried with back-off for about six minutes; the
+ * change itself is already stored on the deployment, where it stays visible either way.
+ */
+export class AutomaticAudit {
+  constructor(
+    private readonly bus: Bus,
+    private readonly logger: Logger,
+  ) {}
+
+  record(deployment: Deployment, action: string, details: Record<string, unknown>): void {
+    const event: AuditRecordedEvent = {
+      id: auditIdOf(deployment.id, deployment.version),
+      project_id: deployment.projectId,
+      action,
+      actor_type: 'system',
+      actor_id: 'rollout',
+      token_prefix: '',
+      target_type: 'deployment',
+      target_id: deployment.id,
+      created_at: deployment.updatedAt.toISOString(),
+      details,
+    };
+    void this.publish(event, 1);
+  }
+
+  private async publish(event: AuditRecordedEvent, attempt: number): Promise<void> {
+    try {
+      await this.bus.publishDurable(SUBJECTS.auditRecorded, event, event.id);
+    } catch (error) {
+      if (attempt >= ATTEMPTS) {
+        this.logger.error({ err: error, auditId: event.id, action: event.action }, 'an automatic audit event could not be published; the deployment still shows the change');
+        return;
+      }
+      const delay = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), LONGEST_RETRY_MS);
+      this.logger.warn({ err: error, auditId: event.id, attempt, retryInMs: delay }, 'automatic audit event not published yet; retrying');
+      setTimeout(() => void this.publish(event, attempt + 1), delay).unref();
+    }
+  }
+}
+
+/** The audit event id of the change that made `version`: a UUIDv5 of the deployment and version. */
+export function auditIdOf(deploymentId: string, version: number): string {
+  const hash = createHash('sha1').update(NAMESPACE).update(`${deploymentId}:${version}`).digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,106 @@
+import { invalidArgument } from '@ota/errors';
+
+/** Pause when, of at least `minFinished` finished devices, `percent` or more failed. */
+export interface FailureThreshold {
+  percent: number;
+  minFinished: number;
+}
+
+/** Pause when `count` failures with `reason` arrive within `windowSeconds`. */
+export interface ReasonLimit {
+  reason: string;
+  count: number;
+  windowSeconds: number;
+}
+
+export interface Guardrails {
+  failureThreshold: FailureThreshold | null;
+  reasonLimits: ReasonLimit[];
+  /** A device silent this long after reporting progress counts as failed (`no_confirmation`). */
+  confirmTimeoutSeconds: number | null;
+}
+
+export const NO_GUARDRAILS: Guardrails = { failureThreshold: null, reasonLimits: [], confirmTimeoutSeconds: null };
+
+/** The reason a device that went silent after reporting progress is counted as failed with. */
+export const NO_CONFIRMATION = 'no_confirmation';
+
+const MAX_REASON_LIMITS = 20;
+const MAX_WINDOW_SECONDS = 7 * 24 * 3600;
+
+export function hasGuardrails(guardrails: Guardrails): boolean {
+  return guardrails.failureThreshold !== null || guardrails.reasonLimits.length > 0 || guardrails.confirmTimeoutSeconds !== null;
+}
+
+/** Checks a deployment's guardrails as a client sent them; every refusal is a 400 naming the field. */
+export function validGuardrails(guardrails: Guardrails): Guardrails {
+  const threshold = guardrails.failureThreshold;
+  if (threshold) {
+    if (!(threshold.percent > 0 && threshold.percent <= 100)) throw invalidArgument('failure_threshold.percent must be above 0 and at most 100');
+    if (!Number.isInteger(threshold.minFinished) || threshold.minFinished < 1) throw invalidArgument('failure_threshold.min_finished must be an integer of at least 1');
+  }
+  if (guardrails.reasonLimits.length > MAX_REASON_LIMITS) throw invalidArgument(`reason_limits holds at most ${MAX_REASON_LIMITS} limits`);
+  const reasons = new Set<string>();
+  for (const [index, limit] of guardrails.reasonLimits.entries()) {
+    const at = `reason_limits[${index}]`;
+    if (!/^[a-z0-9_]{1,64}$/.test(limit.reason)) throw invalidArgument(`${at}.reason must be 1 to 64 lowercase letters, digits or underscores`);
+    if (reasons.has(limit.reason)) throw invalidArgument(`${at}.reason "${limit.reason}" is limited twice`);
+    reasons.add(limit.reason);
+    if (!Number.isInteger(limit.count) || limit.count < 1) throw invalidArgument(`${at}.count must be an integer of at least 1`);
+    if (!Number.isInteger(limit.windowSeconds) || limit.windowSeconds < 1 || limit.windowSeconds > MAX_WINDOW_SECONDS) {
+      throw invalidArgument(`${at}.window_seconds must be an integer from 1 to ${MAX_WINDOW_SECONDS}`);
+    }
+  }
+  const timeout = guardrails.confirmTimeoutSeconds;
+  if (timeout !== null && (!Number.isInteger(timeout) || timeout < 1 || timeout > MAX_WINDOW_SECONDS)) {
+    throw invalidArgument(`confirm_timeout_seconds must be an integer from 1 to ${MAX_WINDOW_SECONDS}`);
+  }
+  return guardrails;
+}
+
+/** What the guardrails are judged on, counted by the store at one moment. */
+export interface GuardrailFigures {
+  /** Devices whose current status is confirmed. */
+  confirmed: number;
+  /** Devices whose current status is failed or rolled_back. */
+  failed: number;
+  /** Devices counted as failed because they went silent (`no_confirmation`). */
+  timedOut: number;
+  /** Failures per limited reason within that limit's window. */
+  recentFailuresByReason: Map<string, number>;
+}
+
+/** Why a deployment paused itself: the guardrail and the figures it saw. */
+export interface GuardrailTrip {
+  guardrail: 'failure_threshold' | 'reason_limit';
+  detail: string;
+  figures: Record<string, number>;
+}
+
+/** The first guardrail the figures trip, or null. A reason limit is checked first: it is the sharper signal. */
+export function trippedGuardrail(guardrails: Guardrails, figures: GuardrailFigures): GuardrailTrip | null {
+  for (const limit of guardrails.reasonLimits) {
+    const failures = figures.recentFailuresByReason.get(limit.reason) ?? 0;
+    if (failures >= limit.count) {
+      return {
+        guardrail: 'reason_limit',
+        detail: `${failures} failures with reason ${limit.reason} within ${limit.windowSeconds} s (limit ${limit.count})`,
+        figures: { failures, count: limit.count, window_seconds: limit.windowSeconds },
+      };
+    }
+  }
+  const threshold = guardrails.failureThreshold;
+  if (threshold) {
+    const failed = figures.failed + figures.timedOut;
+    const finished = figures.confirmed + failed;
+    if (finished >= threshold.minFinished && failed * 100 >= threshold.percent * finished) {
+      const percent = Math.round((failed * 1000) / finished) / 10;
+      return {
+        guardrail: 'failure_threshold',
+        detail: `${failed} of ${finished} finished devices failed (${percent}%, threshold ${threshold.percent}% from ${threshold.minFinished} finished)`,
+        figures: { finished, failed, timed_out: figures.timedOut, confirmed: figures.confirmed },
+      };
+    }
+  }
+  return null;
+}
