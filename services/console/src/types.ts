@@ -89,6 +89,16 @@ export interface Deployment {
   created_at: string;
   started_at: string | null;
   updated_at: string;
+  guardrails: Guardrails;
+  stages: Array<{ percentage: number; min_wait_seconds: number; approval_required: boolean }>;
+  stage: { index: number; entered_at: string | null; next_stage_at: string | null; next_stage_needs_approval: boolean } | null;
+  guardrail_pause: { guardrail: 'failure_threshold' | 'reason_limit'; detail: string; figures: Record<string, number>; at: string } | null;
+}
+
+export interface Guardrails {
+  failure_threshold: { percent: number; min_finished: number } | null;
+  reason_limits: Array<{ reason: string; count: number; window_seconds: number }>;
+  confirm_timeout_seconds: number | null;
 }
 
 export const ROLLOUT_STATUSES = ['pending', 'offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed', 'failed', 'rolled_back'] as const;

@@ -8,7 +8,7 @@ import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/f
 import { RolloutBar } from '../components/rollout-bar';
 import { RelativeTime } from '../components/time';
 import { namesById, projectPath, useChannels, useGroups } from '../queries';
-import type { Deployment, DeploymentState, DeploymentSummary, Device, DeviceState } from '../types';
+import type { Deployment, DeploymentState, DeploymentSummary, Device, DeviceState, Guardrails } from '../types';
 
 /** Which actions each state allows (decisions.md section 4), in the order they are offered. */
 const ACTIONS: Record<DeploymentState, Array<'start' | 'pause' | 'resume' | 'complete' | 'cancel'>> = {
@@ -78,6 +78,22 @@ export function DeploymentPage() {
         </dd>
         <dt>Rollout</dt>
         <dd data-testid="rollout-percentage">{d.rollout_percentage}%</dd>
+        {d.stage && (
+          <>
+            <dt>Plan</dt>
+            <dd data-testid="stage">
+              stage {d.stage.index + 1} of {d.stages.length} ({d.stages.map((stage) => `${stage.percentage}%`).join(' → ')})
+              {d.stage.next_stage_at && (
+                <span className="muted">
+                  {' '}
+                  · next stage {d.stage.next_stage_needs_approval ? 'needs your ramp, due' : 'by itself'} <RelativeTime at={d.stage.next_stage_at} />
+                </span>
+              )}
+            </dd>
+          </>
+        )}
+        <dt>Guardrails</dt>
+        <dd data-testid="guardrails">{guardrailsText(d.guardrails)}</dd>
         <dt>Started</dt>
         <dd>
           <RelativeTime at={d.started_at} never="not yet" />
@@ -89,6 +105,13 @@ export function DeploymentPage() {
           </>
         )}
       </dl>
+
+      {d.guardrail_pause && d.state === 'paused' && (
+        <p className="error" role="status" data-testid="guardrail-pause">
+          Paused by the {d.guardrail_pause.guardrail === 'reason_limit' ? 'reason limit' : 'failure threshold'} <RelativeTime at={d.guardrail_pause.at} />: {d.guardrail_pause.detail}. Investigate,
+          then resume.
+        </p>
+      )}
 
       <section aria-labelledby="steer">
         <h2 id="steer">Steer</h2>
@@ -186,4 +209,14 @@ export function DeploymentPage() {
       </ConfirmDialog>
     </>
   );
+}
+
+/** The deployment's guardrails in one line, or that it has none. */
+function guardrailsText(guardrails: Guardrails): string {
+  const parts = [
+    guardrails.failure_threshold && `pause at ${guardrails.failure_threshold.percent}% failed of at least ${guardrails.failure_threshold.min_finished} finished`,
+    ...guardrails.reason_limits.map((limit) => `pause on ${limit.count} × ${limit.reason} within ${limit.window_seconds} s`),
+    guardrails.confirm_timeout_seconds !== null && `silent ${guardrails.confirm_timeout_seconds} s after progress counts as failed`,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join('; ') : 'none (steered by hand)';
 }
