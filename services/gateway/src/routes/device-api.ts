@@ -144,11 +144,26 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     const first = await iterator.next();
     ctx.status = 200;
     ctx.type = 'application/octet-stream';
-    ctx.length = Number(query.size);
+    const size = Number(query.size);
+    ctx.length = size;
     const body = Readable.from(
       (async function* () {
-        if (!first.done) yield first.value.chunk;
-        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value.chunk;
+        let sent = 0;
+        try {
+          if (!first.done) {
+            sent += first.value.chunk.length;
+            yield first.value.chunk;
+          }
+          for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+            sent += next.value.chunk.length;
+            yield next.value.chunk;
+          }
+        } catch (error) {
+          // Every byte was sent and only the stream's end was lost (artifacts went away after the
+          // last chunk): the download is whole. Ending the response normally keeps the device's
+          // connection, which may already carry its next request, instead of cutting it.
+          if (sent !== size) throw error;
+        }
       })(),
     );
     // The 200 and the length are sent: a stream that breaks now (artifacts or S3 gone) can only
