@@ -39,6 +39,11 @@ export function rankOf(status: string): number {
   return RANK[status] ?? -1;
 }
 
+/** A step between the offer and the end: the device reported progress and has not finished. */
+export function isInProgress(status: string): boolean {
+  return rankOf(status) > RANK.offered! && rankOf(status) < RANK.failed!;
+}
+
 /**
  * Each status a device reached is stored with the bit `2 ** rank`, so that the sum of a device's
  * bits says every status it reached, and the highest set bit is its current status. This lets the

@@ -1,5 +1,5 @@
 import { isDomainError } from '@ota/errors';
-import { NO_GUARDRAILS, trippedGuardrail, validGuardrails, type GuardrailFigures, type Guardrails } from './guardrails';
+import { NO_GUARDRAILS, silentDevices, trippedGuardrail, validGuardrails, type GuardrailFigures, type Guardrails } from './guardrails';
 
 const figures = (overrides: Partial<GuardrailFigures> = {}): GuardrailFigures => ({
   confirmed: 0,
@@ -60,4 +60,13 @@ test('invalid guardrails are refused with the field named', () => {
   expect(refusal({ ...NO_GUARDRAILS, reasonLimits: [{ ...limit, windowSeconds: 0 }] })).toMatch(/^reason_limits\[0\].window_seconds/);
   expect(refusal({ ...NO_GUARDRAILS, confirmTimeoutSeconds: 0 })).toMatch(/^confirm_timeout_seconds/);
   expect(refusal({ ...threshold(12.5, 3), reasonLimits: [limit], confirmTimeoutSeconds: 3600 })).toBe('accepted');
+});
+
+test('silent devices are those in progress that reached no status within the timeout', () => {
+  // 2 downloading and 1 flashed now; of them, 1 reached its status recently. Offered and finished devices never count.
+  const byStatus = new Map([['offered', 5], ['downloaded', 2], ['flashed', 1], ['confirmed', 4], ['failed', 1]]);
+  const recent = new Map([['flashed', 1], ['confirmed', 2]]);
+  expect(silentDevices(byStatus, recent)).toBe(2);
+  expect(silentDevices(byStatus, new Map())).toBe(3);
+  expect(silentDevices(new Map([['offered', 3]]), new Map())).toBe(0);
 });

@@ -1,4 +1,5 @@
 import { invalidArgument } from '@ota/errors';
+import { isInProgress } from './device-status';
 
 /** Pause when, of at least `minFinished` finished devices, `percent` or more failed. */
 export interface FailureThreshold {
@@ -68,6 +69,16 @@ export interface GuardrailFigures {
   timedOut: number;
   /** Failures per limited reason within that limit's window. */
   recentFailuresByReason: Map<string, number>;
+}
+
+/**
+ * Devices silent past the confirm timeout: those whose current status is a step in progress, less
+ * those that reached a status within the timeout (`recentByStatus`, counted over the statuses
+ * reached since then). Statuses only rise, so a device's newest status is its current one.
+ */
+export function silentDevices(byStatus: ReadonlyMap<string, number>, recentByStatus: ReadonlyMap<string, number>): number {
+  const inProgress = (counts: ReadonlyMap<string, number>) => [...counts].reduce((sum, [status, devices]) => sum + (isInProgress(status) ? devices : 0), 0);
+  return Math.max(0, inProgress(byStatus) - inProgress(recentByStatus));
 }
 
 /** Why a deployment paused itself: the guardrail and the figures it saw. */

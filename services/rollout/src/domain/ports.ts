@@ -1,5 +1,4 @@
 import type { DeviceStatusEntry } from './device-status-cache';
-import type { GuardrailFigures, Guardrails } from './guardrails';
 import type { ArtifactSummary, Deployment, DeploymentState } from './model';
 
 /** What a transition changes; the store applies it as one claimed version. */
@@ -48,10 +47,13 @@ export interface DeviceStateStore {
   /** Failures per deployment: every `failed`, and one `rolled_back` per device. */
   failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
-  /** How many devices are at each status (their highest), computed by the store. */
-  devicesByStatus(deploymentId: string): Promise<Map<string, number>>;
-  /** What the deployment's guardrails are judged on, counted now by the store. */
-  guardrailFigures(deploymentId: string, guardrails: Guardrails, now: Date): Promise<GuardrailFigures>;
+  /**
+   * How many devices are at each status (their highest), computed by the store. With `since`, only
+   * the statuses reached since then count.
+   */
+  devicesByStatus(deploymentId: string, since?: Date): Promise<Map<string, number>>;
+  /** The failures that `failureCounts` counts with this reason, stored since `since`. */
+  countRecentFailures(deploymentId: string, reason: string, since: Date): Promise<number>;
   /** The failures that `failureCounts` counts, by reason. */
   failuresByReason(deploymentId: string): Promise<Map<string, number>>;
   /** Forgets the device's statuses and its reports. */

@@ -5,7 +5,7 @@ import { decideOffer, type Decision } from './decide';
 import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
 import { CoalescedRuns } from './coalesced-runs';
-import { hasGuardrails, NO_CONFIRMATION, trippedGuardrail, validGuardrails, type Guardrails } from './guardrails';
+import { hasGuardrails, NO_CONFIRMATION, silentDevices, trippedGuardrail, validGuardrails, type GuardrailFigures, type Guardrails } from './guardrails';
 import { ReportTrimSchedule } from './report-trim-schedule';
 import { dueStage, validStages, type Stage } from './stages';
 import { targetsDevice } from './targeting';
@@ -144,15 +144,39 @@ export class Rollout {
    */
   async deploymentSummary(projectId: string, deploymentId: string): Promise<DeploymentSummary> {
     const deployment = await this.findDeployment(projectId, deploymentId);
-    const timeout = deployment.guardrails.confirmTimeoutSeconds;
-    const [devicesByStatus, failuresByReason, figures] = await Promise.all([
+    const [devicesByStatus, failuresByReason, recentByStatus] = await Promise.all([
       this.deps.deviceStates.devicesByStatus(deploymentId),
       this.deps.deviceStates.failuresByReason(deploymentId),
-      timeout === null ? null : this.deps.deviceStates.guardrailFigures(deploymentId, { ...deployment.guardrails, reasonLimits: [] }, this.now()),
+      this.recentByStatus(deployment),
     ]);
-    if (figures && figures.timedOut > 0) failuresByReason.set(NO_CONFIRMATION, figures.timedOut);
+    const silent = recentByStatus ? silentDevices(devicesByStatus, recentByStatus) : 0;
+    if (silent > 0) failuresByReason.set(NO_CONFIRMATION, silent);
     const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
     return { devicesByStatus, failureCount, failuresByReason };
+  }
+
+  /** What the deployment's guardrails are judged on, counted by the store now. */
+  private async guardrailFigures(deployment: Deployment): Promise<GuardrailFigures> {
+    const { reasonLimits } = deployment.guardrails;
+    const now = this.now().getTime();
+    const [byStatus, recentByStatus, recentFailures] = await Promise.all([
+      this.deps.deviceStates.devicesByStatus(deployment.id),
+      this.recentByStatus(deployment),
+      Promise.all(reasonLimits.map((limit) => this.deps.deviceStates.countRecentFailures(deployment.id, limit.reason, new Date(now - limit.windowSeconds * 1000)))),
+    ]);
+    return {
+      confirmed: byStatus.get('confirmed') ?? 0,
+      failed: (byStatus.get('failed') ?? 0) + (byStatus.get('rolled_back') ?? 0),
+      timedOut: recentByStatus ? silentDevices(byStatus, recentByStatus) : 0,
+      recentFailuresByReason: new Map(reasonLimits.map((limit, index) => [limit.reason, recentFailures[index]!])),
+    };
+  }
+
+  /** Devices per status reached within the confirm timeout; undefined without one. */
+  private recentByStatus(deployment: Deployment): Promise<Map<string, number>> | undefined {
+    const timeout = deployment.guardrails.confirmTimeoutSeconds;
+    if (timeout === null) return undefined;
+    return this.deps.deviceStates.devicesByStatus(deployment.id, new Date(this.now().getTime() - timeout * 1000));
   }
 
   /**
@@ -163,7 +187,7 @@ export class Rollout {
     return this.guardrailRuns.run(deploymentId, async () => {
       const deployment = await this.deps.deployments.findDeployment(deploymentId);
       if (!deployment || deployment.state !== 'active' || !hasGuardrails(deployment.guardrails)) return;
-      const figures = await this.deps.deviceStates.guardrailFigures(deployment.id, deployment.guardrails, this.now());
+      const figures = await this.guardrailFigures(deployment);
       const trip = trippedGuardrail(deployment.guardrails, figures);
       if (!trip) return;
       await this.changeByItself(deployment, (current, now) => guardrailPauseOf(current, trip, now), 'deployment.paused', () => ({

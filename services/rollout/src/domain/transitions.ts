@@ -37,13 +37,7 @@ export function applyTransition(deployment: Deployment, request: TransitionReque
   if (!rule.from.includes(deployment.state)) {
     throw invalidArgument(`cannot ${request.action} a deployment that is ${deployment.state}`);
   }
-  const change: TransitionChange = {
-    state: rule.to === 'unchanged' ? deployment.state : rule.to,
-    rolloutPercentage: deployment.rolloutPercentage,
-    startedAt: deployment.startedAt,
-    stage: deployment.stage,
-    guardrailPause: deployment.guardrailPause,
-  };
+  const change: TransitionChange = { ...unchanged(deployment), state: rule.to === 'unchanged' ? deployment.state : rule.to };
   if (request.action === 'ramp') {
     if (request.rolloutPercentage === undefined) throw invalidArgument('ramp needs rollout_percentage');
     change.rolloutPercentage = validPercentage(request.rolloutPercentage);

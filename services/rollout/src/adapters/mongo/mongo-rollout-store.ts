@@ -1,7 +1,7 @@
 import { isDuplicateKey } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { Deployment, DeploymentState, GuardrailPause } from '../../domain/model';
-import type { GuardrailFigures, Guardrails } from '../../domain/guardrails';
+import type { Guardrails } from '../../domain/guardrails';
 import type { Stage } from '../../domain/stages';
 import { randomUUID } from 'node:crypto';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
@@ -99,9 +99,6 @@ const options = { versionKey: false as const, strict: 'throw' as const };
 
 /** The device events a deployment's failure counter counts: every failure report, and one rolled_back per device. */
 const FAILURES = { $or: [{ kind: 'failure' }, { kind: 'status', status: 'rolled_back' }] };
-
-/** The statuses of a device that was offered the build, reported progress, and has not finished. */
-const IN_PROGRESS = ['download_started', 'downloaded', 'flashed', 'validated', 'reboot'] as const;
 
 export function registerRolloutModels(connection: Connection) {
   const deploymentSchema = new Schema<DeploymentDoc>(
@@ -273,25 +270,8 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     return counts;
   }
 
-  async guardrailFigures(deploymentId: string, guardrails: Guardrails, now: Date): Promise<GuardrailFigures> {
-    const timeout = guardrails.confirmTimeoutSeconds;
-    const [byStatus, recentByStatus, ...reasonCounts] = await Promise.all([
-      this.devicesByStatus(deploymentId),
-      timeout === null ? new Map<string, number>() : this.devicesByStatus(deploymentId, new Date(now.getTime() - timeout * 1000)),
-      ...guardrails.reasonLimits.map((limit) =>
-        this.models.DeviceEvent.countDocuments({ deployment_id: deploymentId, ...FAILURES, reason: limit.reason, at: { $gte: new Date(now.getTime() - limit.windowSeconds * 1000) } }).exec(),
-      ),
-    ]);
-    const count = (counts: Map<string, number>, statuses: readonly string[]) => statuses.reduce((sum, status) => sum + (counts.get(status) ?? 0), 0);
-    // Silent devices: those whose current status is a step in progress, less those that reached a
-    // status within the timeout (statuses only rise, so a device's newest status is its current one).
-    const timedOut = timeout === null ? 0 : Math.max(0, count(byStatus, IN_PROGRESS) - count(recentByStatus, IN_PROGRESS));
-    return {
-      confirmed: count(byStatus, ['confirmed']),
-      failed: count(byStatus, ['failed', 'rolled_back']),
-      timedOut,
-      recentFailuresByReason: new Map(guardrails.reasonLimits.map((limit, index) => [limit.reason, reasonCounts[index]!])),
-    };
+  countRecentFailures(deploymentId: string, reason: string, since: Date): Promise<number> {
+    return this.models.DeviceEvent.countDocuments({ deployment_id: deploymentId, ...FAILURES, reason, at: { $gte: since } }).exec();
   }
 
   async failuresByReason(deploymentId: string): Promise<Map<string, number>> {
