@@ -17,6 +17,7 @@ export const SCENARIOS = {
   s5: 'mixed: 90% checks with offers, 10% status events',
   s6: 'wake storm: 10 times the steady check rate for a while, then back',
   s9: 'propagation: a deployment paused under load; how long until no check offers it',
+  s10: 'deployment preview over the known fleet (--devices): how long it takes, against its deadline (PREVIEW_TIMEOUT_MS)',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -99,7 +100,42 @@ export class Scenarios {
         return this.wakeStorm();
       case 's9':
         return this.propagation();
+      case 's10':
+        return this.preview();
     }
+  }
+
+  /** Previews a 50% deployment of the known fleet a few times, each alone, and cancels it after. */
+  private async preview() {
+    const fleet = await this.knownDevices();
+    const { deploymentId } = await createDeployment(this.gateway, fleet, { version_label: 'preview' }, [fleet.defaultChannelId], 50);
+    const path = `/api/v1/projects/${fleet.projectId}/deployments/${deploymentId}/`;
+    const runs = 3;
+    const durations: number[] = [];
+    let preview: { device_count: number; outcomes: Record<string, { count: number }> } | undefined;
+    const before = usageOf(this.pids);
+    try {
+      for (let run = 0; run < runs; run++) {
+        const started = performance.now();
+        preview = await this.gateway.api('GET', `${path}preview/`, fleet.userToken);
+        durations.push(performance.now() - started);
+        this.settings.log(`s10: preview of ${preview!.device_count} devices in ${Math.round(durations[run]!)} ms`);
+      }
+    } finally {
+      // Cancelled so that later scenarios run without it; a failure here must not hide the preview's.
+      await this.gateway.api('POST', `${path}transition/`, fleet.userToken, { action: 'cancel' }).catch((error: unknown) => this.settings.log(`s10: cancel failed: ${String(error)}`));
+    }
+    const previewMs = Math.round(quantile([...durations].sort((a, b) => a - b), 0.5));
+    const previewTimeoutMs = Number(this.stack.gatewayEnv.PREVIEW_TIMEOUT_MS ?? 60_000);
+    return {
+      devices: preview!.device_count,
+      runs,
+      previewMs,
+      microsecondsPerDevice: Math.round((previewMs * 1000) / Math.max(1, preview!.device_count)),
+      shareOfPreviewDeadline: Math.round((previewMs / previewTimeoutMs) * 100) / 100,
+      outcomes: Object.fromEntries(Object.entries(preview!.outcomes).map(([outcome, bucket]) => [outcome, bucket.count])),
+      usage: perRequest(before, usageOf(this.pids), runs),
+    };
   }
 
   private search(label: string, send: (index: number) => Promise<{ status: number; retryAfter: boolean }>): Promise<RateSearchResult> {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { STACK_ENV_KEY, api, createUser, findTokensInLogs, type TestStack } from '@ota/testkit';
+import { randomBytes } from 'node:crypto';
+import { MANIFEST, STACK_ENV_KEY, WebhookReceiver, api, createUser, eventually, findTokensInLogs, uploadForm, type TestStack } from '@ota/testkit';
 import { Ledger, MixedLoad, brokenAnswers, call, checkStoredStatuses, startFaultStack, summarize, wrongBuilds, type FaultStack, type Outage } from '../src';
 
 // Fault injection under a mixed fleet and developer load (docs/security.md, "Faults"): each
@@ -25,6 +26,14 @@ let projectId: string;
 let ownerToken: string;
 let fleetToken: string;
 const phases: string[] = [];
+
+// A webhook on the project, whose receiver (in this process) refuses the first attempt of every
+// delivery, and holds the attempts made while `holding`: telemetry is killed with one in flight.
+const WEBHOOK_EVENTS = ['artifact.uploaded', 'release.created', 'deployment.ramped'];
+let receiver: WebhookReceiver;
+let webhookSecret: string;
+let holding = false;
+let heldDeliveryId = '';
 
 function progress(message: string): void {
   process.stderr.write(`[faults +${Math.round(process.uptime())}s] ${message}\n`);
@@ -88,7 +97,9 @@ async function crash(name: string, downMs: number, whileDown?: () => Promise<voi
 
 beforeAll(async () => {
   progress('starting the stack (FerretDB on PostgreSQL, nats-server, s3rver, the services, a second rollout replica and gateway)');
-  faults = await startFaultStack(rootDir);
+  // Webhook receivers here listen on 127.0.0.1, and a delivery whose attempt died with telemetry is
+  // tried again 3 + 5 s later (its claim lapses after WEBHOOK_TIMEOUT_MS and 5 s).
+  faults = await startFaultStack(rootDir, { WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', WEBHOOK_RETRY_BASE_MS: '500', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_POLL_INTERVAL_MS: '200' });
   const published: TestStack = {
     gatewayUrl: faults.stack.gatewayUrl,
     mongodbUri: faults.stack.mongodbUri,
@@ -106,6 +117,10 @@ beforeAll(async () => {
   const project = await api('POST', '/api/v1/projects/', { token: ownerToken, json: { name: 'fault suite' } });
   projectId = project.body.id;
   fleetToken = (await api('POST', `/api/v1/projects/${projectId}/tokens/`, { token: ownerToken, json: { name: 'fleet', scope: 'device' } })).body.token;
+  receiver = await WebhookReceiver.start((_, attempt) => (holding ? 'hold' : attempt === 1 ? 503 : 200));
+  const webhook = await api('POST', `/api/v1/projects/${projectId}/webhooks/`, { token: ownerToken, json: { url: receiver.url, events: WEBHOOK_EVENTS } });
+  expect(webhook.status).toBe(201);
+  webhookSecret = webhook.body.secret;
   load = new MixedLoad({
     gateways: faults.gatewayUrls,
     ledger,
@@ -125,12 +140,30 @@ beforeAll(async () => {
 afterAll(async () => {
   await load?.stop();
   await faults?.stop();
+  await receiver?.close();
 }, 120_000);
 
 describe('under a mixed fleet and developer load', () => {
   for (const service of ['registry', 'artifacts', 'rollout', 'telemetry', 'gateway'] as const) {
     test(`${service} killed with SIGKILL and started again: the rest recover without a restart`, async () => {
-      await crash(service, 3_000);
+      if (service !== 'telemetry') return crash(service, 3_000);
+      // Killed mid-delivery: an upload's webhook delivery is held by the receiver when telemetry dies.
+      holding = true;
+      const attemptsBefore = receiver.attempts.length;
+      const upload = await api('POST', `/api/v1/projects/${projectId}/artifacts/`, { token: ownerToken, body: uploadForm({ ...MANIFEST, version_label: 'webhook-in-flight' }, randomBytes(256)) });
+      expect(upload.status).toBe(201);
+      ledger.mutations.push({ projectId, action: 'artifact.uploaded', targetId: upload.body.id });
+      const held = await eventually(
+        async () => receiver.attempts.slice(attemptsBefore).find((attempt) => attempt.answered === 0 && JSON.parse(attempt.body).audit_event.target_id === upload.body.id),
+        (attempt) => attempt !== undefined,
+        30_000,
+      );
+      expect(held).toBeDefined();
+      heldDeliveryId = held!.id;
+      progress(`webhook delivery ${heldDeliveryId} in flight (held by the receiver) as telemetry is killed`);
+      await crash(service, 3_000, async () => {
+        holding = false;
+      });
     });
   }
 
@@ -250,6 +283,27 @@ describe('afterwards, over everything the load saw', () => {
     const scan = findTokensInLogs(join(faults.logDir, '..', 'issued-tokens.txt'), faults.logDir);
     expect(scan.tokens).toBeGreaterThanOrEqual(2);
     expect(scan.sightings).toEqual([]);
+  });
+
+  test('every audit event of a subscribed kind reached the webhook, signed, once in effect, the one in flight when telemetry died too', async () => {
+    const expected = new Set<string>();
+    for (let before = ''; ; ) {
+      const page = (await api('GET', `/api/v1/projects/${projectId}/audit/?limit=1000${before ? `&before=${before}` : ''}`, { token: ownerToken })).body as Array<{ id: string; action: string }>;
+      for (const event of page) if (WEBHOOK_EVENTS.includes(event.action)) expected.add(event.id);
+      if (page.length < 1000) break;
+      before = page.at(-1)!.id;
+    }
+    const deliveredAuditIds = () => new Set(receiver.accepted().map((delivery) => JSON.parse(delivery.body).audit_event.id as string));
+    const delivered = await eventually(async () => deliveredAuditIds(), (ids) => [...expected].every((id) => ids.has(id)), 60_000);
+    progress(`webhook: ${expected.size} subscribed audit events, ${receiver.attempts.length} delivery attempts`);
+    expect([...expected].filter((id) => !delivered.has(id))).toEqual([]);
+    expect(expected.size).toBeGreaterThan(3);
+    // One delivery per event: a retry (or a second attempt after the kill) reuses the delivery id.
+    expect(receiver.accepted()).toHaveLength(delivered.size);
+    expect(receiver.attempts.filter((attempt) => !WebhookReceiver.signatureIsValid(webhookSecret, attempt))).toEqual([]);
+    const inFlight = receiver.attempts.filter((attempt) => attempt.id === heldDeliveryId);
+    expect(inFlight[0]!.answered).toBe(0);
+    expect(inFlight.at(-1)!.answered).toBe(200);
   });
 
   test('every acknowledged mutation has its audit event', async () => {

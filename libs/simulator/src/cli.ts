@@ -12,6 +12,10 @@ const USAGE = `usage: npm run simulate -- --token TOKEN [options]
   --fail SHARE             share of devices that report failed, 0..1 (default 0)
   --roll-back SHARE        share of devices that report rolled_back (default 0)
   --signature-invalid SHARE  share that report failed with signature_invalid (default 0)
+  --silent SHARE           share that install, report up to reboot and then never confirm
+                           (default 0): what confirm_timeout_seconds counts as no_confirmation
+  --burst                  the failing devices run first, so their failures arrive together
+                           (what failure_threshold and reason_limits react to)
   --seed TEXT              which devices get which behaviour (default ota)
   --framework NAME         arduino or esp_idf (default esp_idf)
   --chip-family NAME       (default esp32)
@@ -41,6 +45,8 @@ async function main(): Promise<void> {
       fail: { type: 'string' },
       'roll-back': { type: 'string' },
       'signature-invalid': { type: 'string' },
+      silent: { type: 'string' },
+      burst: { type: 'boolean', default: false },
       seed: { type: 'string', default: 'ota' },
       framework: { type: 'string', default: 'esp_idf' },
       'chip-family': { type: 'string', default: 'esp32' },
@@ -55,7 +61,8 @@ async function main(): Promise<void> {
       devices: whole(values.devices, 'devices', 100),
       prefix: values.prefix!,
       concurrency: whole(values.concurrency, 'concurrency', 50),
-      shares: { fail: share(values.fail, 'fail'), rollBack: share(values['roll-back'], 'roll-back'), signatureInvalid: share(values['signature-invalid'], 'signature-invalid') },
+      shares: { fail: share(values.fail, 'fail'), rollBack: share(values['roll-back'], 'roll-back'), signatureInvalid: share(values['signature-invalid'], 'signature-invalid'), silent: share(values.silent, 'silent') },
+      burst: values.burst,
       seed: values.seed!,
       framework: values.framework!,
       chipFamily: values['chip-family']!,
@@ -63,7 +70,7 @@ async function main(): Promise<void> {
     (done, progress) =>
       process.stderr.write(
         `[simulate] ${done}/${progress.devices} devices  offered ${progress.offered}  confirmed ${progress.confirmed}  ` +
-          `failed ${progress.failedReports}  rolled back ${progress.rolledBack}  errors ${progress.errors}\n`,
+          `failed ${progress.failedReports}  rolled back ${progress.rolledBack}  silent ${progress.silent}  errors ${progress.errors}\n`,
       ),
   );
   const { builds: _builds, behaviours: _behaviours, ...totals } = summary;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /** What a virtual device does when it is offered a build. */
-export type Behaviour = 'succeed' | 'fail' | 'roll_back' | 'signature_invalid';
+export type Behaviour = 'succeed' | 'fail' | 'roll_back' | 'signature_invalid' | 'go_silent';
 
 export interface InjectedShares {
   /** Share of devices that report `failed` (`flash_write_failed`). */
@@ -10,6 +10,8 @@ export interface InjectedShares {
   rollBack: number;
   /** Share of devices that report `failed` with `signature_invalid`. */
   signatureInvalid: number;
+  /** Share of devices that install the build, report up to `reboot`, and then say nothing more. */
+  silent: number;
 }
 
 /**
@@ -22,6 +24,7 @@ export function assignBehaviours(deviceIds: readonly string[], shares: InjectedS
     ['fail', Math.round(shares.fail * deviceIds.length)],
     ['roll_back', Math.round(shares.rollBack * deviceIds.length)],
     ['signature_invalid', Math.round(shares.signatureInvalid * deviceIds.length)],
+    ['go_silent', Math.round(shares.silent * deviceIds.length)],
   ];
   const total = counts.reduce((sum, [, count]) => sum + count, 0);
   if (total > deviceIds.length) throw new Error('the injected shares add up to more than the fleet');

@@ -18,6 +18,11 @@ export interface SimulationOptions {
   chipFamily: string;
   /** Each device's build before the run (the builds of a previous run carry over via `fleet`). */
   fleet?: Map<string, number>;
+  /**
+   * The devices that fail (fail, roll back, signature_invalid) run first, so that their failures
+   * reach the deployment together, as a burst, before the rest of the fleet confirms.
+   */
+  burst?: boolean;
 }
 
 export interface SimulationSummary {
@@ -31,6 +36,8 @@ export interface SimulationSummary {
   /** Status reports of `failed` sent (every one counts against the deployment). */
   failedReports: number;
   rolledBack: number;
+  /** Devices that went silent after `reboot` (never confirmed). */
+  silent: number;
   checksumMismatches: number;
   /** HTTP errors: answers other than 200, and network failures. */
   errors: number;
@@ -65,6 +72,7 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
     confirmed: 0,
     failedReports: 0,
     rolledBack: 0,
+    silent: 0,
     checksumMismatches: 0,
     errors: 0,
     errorsByStatus: {},
@@ -147,6 +155,10 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
       await report('rolled_back', { reason: 'confirm_timeout' });
       return;
     }
+    if (behaviour === 'go_silent') {
+      summary.silent += 1;
+      return;
+    }
     // A real device resends `confirmed` until it is accepted.
     for (let attempt = 0; attempt < 5; attempt += 1) {
       const answer = await report('confirmed', { build_number: offer.build_number });
@@ -156,11 +168,13 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
     summary.builds.set(deviceId, Number(offer.build_number));
   }
 
+  const failing = (id: string) => ['fail', 'roll_back', 'signature_invalid'].includes(behaviours.get(id)!);
+  const order = options.burst ? [...deviceIds.filter(failing), ...deviceIds.filter((id) => !failing(id))] : deviceIds;
   let next = 0;
   let done = 0;
   const worker = async () => {
-    while (next < deviceIds.length) {
-      const deviceId = deviceIds[next++]!;
+    while (next < order.length) {
+      const deviceId = order[next++]!;
       await runDevice(deviceId);
       done += 1;
     }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { simulate, type SimulationOptions } from '@ota/simulator';
-import { api, setupProject, testStack, uploadForm, MANIFEST } from '@ota/testkit';
+import { api, eventually, setupProject, testStack, uploadForm, MANIFEST } from '@ota/testkit';
 
 // A 1,000-device rollout driven by the fleet simulator: 10%, then a ramp to 100%, with 5% of the
 // devices injected to fail. Afterwards the states, the failure counter and every device's build
@@ -18,7 +18,7 @@ it('rolls out to 1,000 devices at 10% then 100%, with 5% failing', async () => {
     devices: 1000,
     prefix: 'fleet-',
     concurrency: 10,
-    shares: { fail: 0.05, rollBack: 0, signatureInvalid: 0 },
+    shares: { fail: 0.05, rollBack: 0, signatureInvalid: 0, silent: 0 },
     seed: 'rollout-test',
     framework: MANIFEST.framework,
     chipFamily: MANIFEST.chip_family,
@@ -74,3 +74,54 @@ it('rolls out to 1,000 devices at 10% then 100%, with 5% failing', async () => {
   expect(deployment.body.failure_count).toBe(first.failedReports + second.failedReports);
   expect(second.failedReports).toBe(50);
 }, 300_000);
+
+/** A project without a device cap, and a started deployment on its default channel with `options`. */
+async function guardedDeployment(options: Record<string, unknown>) {
+  const f = await setupProject({ maxDevices: 0 });
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(256)) })).body;
+  const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, {
+    token: f.user.token,
+    json: { artifact_id: artifact.id, target_channel_ids: [f.defaultChannelId], ...options },
+  });
+  const path = `/api/v1/projects/${f.project.id}/deployments/${created.body.id}/`;
+  expect((await api('POST', `${path}transition/`, { token: f.user.token, json: { action: 'start' } })).status).toBe(200);
+  const simulation = (shares: Partial<SimulationOptions['shares']>, burst: boolean): SimulationOptions => ({
+    url: testStack().gatewayUrl,
+    token: f.deviceScopeToken,
+    devices: 100,
+    prefix: 'guarded-',
+    concurrency: 5,
+    shares: { fail: 0, rollBack: 0, signatureInvalid: 0, silent: 0, ...shares },
+    seed: 'guardrails',
+    framework: MANIFEST.framework,
+    chipFamily: MANIFEST.chip_family,
+    burst,
+  });
+  return { f, path, simulation };
+}
+
+it('a simulated failure burst pauses a guarded deployment before most of the fleet is offered it', async () => {
+  const { f, path, simulation } = await guardedDeployment({ guardrails: { failure_threshold: { percent: 20, min_finished: 10 } } });
+  const run = await simulate(simulation({ fail: 0.3 }, true));
+  expect(run.errors).toBe(0);
+  const deployment = (await api('GET', path, { token: f.user.token })).body;
+  expect(deployment).toMatchObject({ state: 'paused', guardrail_pause: { guardrail: 'failure_threshold' } });
+  // The burst came first: the pause stopped the offers long before the 100 devices were through.
+  expect(run.offered).toBeLessThan(50);
+  expect(run.statuses.no_active_deployment).toBe(100 - run.offered);
+}, 120_000);
+
+it('a simulated silent share counts as no_confirmation once its timeout passes', async () => {
+  const { f, path, simulation } = await guardedDeployment({ guardrails: { confirm_timeout_seconds: 1, failure_threshold: { percent: 50, min_finished: 10 } } });
+  const run = await simulate(simulation({ silent: 0.2 }, false));
+  expect([run.errors, run.offered, run.silent, run.confirmed]).toEqual([0, 100, 20, 80]);
+  const summary = await eventually(
+    async () => (await api('GET', `${path}summary/`, { token: f.user.token })).body,
+    // The last silent devices pass their timeout a second after the run.
+    (body) => body.failures_by_reason[0]?.count === 20,
+    20_000,
+  );
+  expect(summary.failures_by_reason).toEqual([{ reason: 'no_confirmation', count: 20 }]);
+  // 20 of 100 finished is below the 50% threshold: still active.
+  expect((await api('GET', path, { token: f.user.token })).body.state).toBe('active');
+}, 120_000);

@@ -3,3 +3,4 @@ export { STACK_ENV_KEY, testStack, type TestStack } from './stack-env';
 export { MANIFEST, checkBody, eventually, setupProject, type ProjectFixture } from './fixtures';
 export { startExtraGateway, type ExtraGateway } from './extra-gateway';
 export { findTokensInLogs, recordIssuedTokens, type TokenSighting } from './issued-tokens';
+export { WebhookReceiver, type ReceivedDelivery } from './webhook-receiver';

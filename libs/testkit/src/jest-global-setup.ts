@@ -18,6 +18,11 @@ export default async function globalSetup(): Promise<void> {
     VIEW_RELOAD_INTERVAL_MS: '5000',
     // Deployments judge their guardrails and ramp their stages within a second, for the guardrail tests.
     SUPERVISE_INTERVAL_MS: '500',
+    // Webhook receivers in the tests listen on 127.0.0.1, and their retries come within seconds.
+    WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    WEBHOOK_RETRY_BASE_MS: '200',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    WEBHOOK_POLL_INTERVAL_MS: '100',
     RATE_LIMIT_DEVICE_TOKEN_PER_SECOND: '100',
     RATE_LIMIT_DEVICE_TOKEN_BURST: '1000',
   });

@@ -114,6 +114,18 @@ export interface DeploymentSummary {
   failures_by_reason: Array<{ reason: string | null; count: number }>;
 }
 
+export const PREVIEW_OUTCOMES = ['offered', 'up_to_date', 'not_in_rollout', 'no_compatible_build', 'device_inactive', 'not_targeted', 'unknown_hardware'] as const;
+export type PreviewOutcome = (typeof PREVIEW_OUTCOMES)[number];
+
+export interface DeploymentPreview {
+  deployment_id: string;
+  state: DeploymentState;
+  as_if_active: boolean;
+  rollout_percentage: number;
+  device_count: number;
+  outcomes: Record<PreviewOutcome, { count: number; device_ids: string[] }>;
+}
+
 export interface DeviceState {
   device_id: string;
   status: RolloutStatus;

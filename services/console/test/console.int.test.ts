@@ -132,6 +132,17 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   const reasons = await page.getByTestId('failures-by-reason').locator('tbody tr').allTextContents();
   expect(reasons).toEqual(['checksum_mismatch2', 'confirm_timeout1']);
   await page.getByRole('link', { name: fleet[6]! }).waitFor();
+
+  // The preview: what the next check of each device would answer. The six that confirmed are up to
+  // date, the failed and the downloading devices would be offered the build again, the one that
+  // rolled back is never offered it again, and the two outside the group are not targeted.
+  await page.getByRole('button', { name: 'Preview the next checks' }).click();
+  const outcomes = page.getByTestId('preview-counts');
+  await expectText(outcomes.locator('[data-status="up_to_date"]'), 'up to date: 6');
+  await expectText(outcomes.locator('[data-status="offered"]'), 'offered: 3');
+  await expectText(outcomes.locator('[data-status="not_in_rollout"]'), 'not in rollout: 1');
+  await expectText(outcomes.locator('[data-status="not_targeted"]'), 'not targeted: 2');
+  for (const deviceId of fleet.slice(10)) await expectText(page.getByTestId('preview-samples'), deviceId);
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, 'console-rollout.png'), fullPage: true });
 
@@ -140,6 +151,8 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await page.getByRole('heading', { name: fleet[6]! }).waitFor();
   const timeline = page.getByTestId('timeline');
   await expectText(timeline.locator('li').first(), 'failed checksum_mismatch');
+  // Reports and checks load separately: wait for the check that offered the build.
+  await expectText(timeline, 'checked');
   const lines = await timeline.locator('li').allTextContents();
   expect(lines.filter((line) => line.includes('reported'))).toHaveLength(2);
   expect(lines.some((line) => line.includes('checked') && line.includes('offered'))).toBe(true);
@@ -171,6 +184,26 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await expectText(page.getByRole('dialog'), 'reaches all 12 devices');
   await page.keyboard.press('Escape');
   await expectText(page.locator('h1 .state'), 'draft');
+
+  // A deployment that protects itself: guardrails and a staged plan set in the form, shown on its page.
+  await page.getByRole('link', { name: 'Deployments', exact: true }).first().click();
+  await page.getByLabel('Build').selectOption({ index: 1 });
+  await page.getByText('Guardrails and staged plan (optional)').click();
+  await page.getByLabel('Failed share reaches (%)').fill('20');
+  await page.getByLabel('once this many devices finished').fill('5');
+  await page.getByLabel('reach this many').fill('3');
+  await page.getByLabel('Stages (percentages, comma-separated)').fill('10, 50, 100');
+  await page.getByLabel('Minutes at each stage before the next').fill('30');
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await expectText(page.getByTestId('guardrails'), 'pause at 20% failed of at least 5 finished; pause on 3 × signature_invalid within 600 s');
+  await expectText(page.getByTestId('stage'), '3 stages (10% for 30 min → 50% for 30 min → 100% for 30 min)');
+  // A plan the API refuses shows its detail.
+  await page.getByRole('link', { name: 'Deployments', exact: true }).first().click();
+  await page.getByLabel('Build').selectOption({ index: 1 });
+  await page.getByText('Guardrails and staged plan (optional)').click();
+  await page.getByLabel('Stages (percentages, comma-separated)').fill('50, 20');
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await expectText(page.getByRole('alert'), 'stages[1].percentage must be above the stage before it');
 
   // Revoking the token the console signed in with ends the session: the next refresh shows the sign-in page.
   const pats = await api('GET', '/api/v1/me/tokens/', { token: user.token });

@@ -19,6 +19,7 @@ import { projectRoutes } from './routes/projects';
 import { sessionRoutes } from './routes/session';
 import { consoleRoutes } from './routes/console';
 import { tokenRoutes } from './routes/tokens';
+import { webhookRoutes } from './routes/webhooks';
 
 const API_PREFIX = '/api/v1';
 
@@ -71,7 +72,7 @@ export function createApp(deps: GatewayDeps): Koa {
     limiter: rateLimiter,
     onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
   });
-  for (const addRoutes of [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes]) addRoutes(api, deps);
+  for (const addRoutes of [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes, webhookRoutes]) addRoutes(api, deps);
   const devicePaths = deviceApiPaths(api.operations);
 
   app.use(async (ctx, next) => {

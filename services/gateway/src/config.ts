@@ -14,6 +14,7 @@ export const gatewaySettings = {
   TELEMETRY_ADDR: str('address of the telemetry service', '127.0.0.1:50054'),
   GRPC_CALL_TIMEOUT_MS: int('deadline of an outgoing unary gRPC call', 5_000, 1),
   GRPC_STREAM_TIMEOUT_MS: int('deadline of an upload or download stream', 3_600_000, 1),
+  PREVIEW_TIMEOUT_MS: int("deadline of a deployment preview, which reads the project's whole fleet (in place of REQUEST_TIMEOUT_MS); past it the preview is 503 with Retry-After", 60_000, 1_000),
   PUBLIC_BASE_URL: str('base URL devices reach the gateway at, for download URLs; empty: the request origin', ''),
   OTA_URL_SIGNING_KEY: str('secret that signs download URLs; set the same value on every gateway replica', 'local-development-only-signing-key'),
   OTA_URL_TTL_SECONDS: int('lifetime of a signed download URL', 900, 1),

@@ -1,9 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
 
 // Deployments that protect the fleet by themselves (docs/api.md, "Guardrails and staged plans"),
 // driven through the public API against the real services. The stack supervises every 500 ms
 // (SUPERVISE_INTERVAL_MS in the test stack), so what happens on the timer shows within seconds.
+// Each project has a webhook whose receiver fails the first two attempts of every delivery: what
+// the deployment did must reach it, signed, once in effect.
+
+const receivers: WebhookReceiver[] = [];
+const DEPLOYMENT_EVENTS = ['created', 'started', 'paused', 'resumed', 'ramped', 'completed', 'cancelled', 'guardrail_tripped', 'stage_advanced'].map((kind) => `deployment.${kind}`);
+afterAll(() => Promise.all(receivers.map((receiver) => receiver.close())));
 
 const check = (f: ProjectFixture, deviceId: string) => api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId) });
 const report = (f: ProjectFixture, deployment: { id: string; build_number: number }, deviceId: string, event: string, reason?: string) =>
@@ -14,9 +20,30 @@ const report = (f: ProjectFixture, deployment: { id: string; build_number: numbe
   });
 const fleetOf = (prefix: string, size: number) => Array.from({ length: size }, (_, i) => `${prefix}-${i + 1}`);
 
-/** A project with `fleet` checked in, and a started deployment over all of it with `options`. */
+/** A project with `fleet` checked in, a webhook, and a started deployment over all of it with `options`. */
 async function startedDeployment(fleet: string[], options: Record<string, unknown>) {
   const f = await setupProject();
+  const receiver = await WebhookReceiver.start((_, attempt) => (attempt <= 2 ? 503 : 204));
+  receivers.push(receiver);
+  const webhook = await api('POST', `/api/v1/projects/${f.project.id}/webhooks/`, { token: f.user.token, json: { url: receiver.url, events: ['artifact.uploaded', ...DEPLOYMENT_EVENTS] } });
+  expect(webhook.status).toBe(201);
+  /** The events the receiver accepted, once each, after checking every attempt's signature. */
+  const delivered = async (events: string[]) => {
+    const accepted = await eventually(
+      async () => receiver.accepted().map((delivery) => delivery.event).sort(),
+      (kinds) => JSON.stringify(kinds) === JSON.stringify([...events].sort()),
+      30_000,
+    );
+    expect(accepted).toEqual([...events].sort());
+    for (const attempt of receiver.attempts) expect(WebhookReceiver.signatureIsValid(webhook.body.secret, attempt)).toBe(true);
+    // Two refused attempts, then the one accepted; each attempt of a delivery sent the same body.
+    for (const delivery of receiver.accepted()) {
+      const attempts = receiver.attempts.filter((attempt) => attempt.id === delivery.id);
+      expect(attempts.map((attempt) => attempt.answered).slice(0, 3)).toEqual([503, 503, 204]);
+      expect(new Set(attempts.map((attempt) => attempt.body)).size).toBe(1);
+    }
+    return receiver.accepted().map((delivery) => JSON.parse(delivery.body) as { event: string; kinds: string[]; audit_event: Record<string, unknown> });
+  };
   for (const deviceId of fleet) expect((await check(f, deviceId)).status).toBe(200);
   const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, ...options } });
@@ -29,7 +56,7 @@ async function startedDeployment(fleet: string[], options: Record<string, unknow
     ((await api('GET', `/api/v1/projects/${f.project.id}/audit/?limit=1000`, { token: f.user.token })).body as Array<Record<string, unknown>>).filter(
       (event) => event.action === action && event.target_id === created.body.id,
     );
-  return { f, deployment: started.body, path, read, audit };
+  return { f, deployment: started.body, path, read, audit, delivered };
 }
 
 test('a staged rollout ramps itself stage by stage, and waits for a person where a stage needs approval', async () => {
@@ -40,7 +67,7 @@ test('a staged rollout ramps itself stage by stage, and waits for a person where
     { percentage: 80, min_wait_seconds: 0, approval_required: true },
     { percentage: 100, min_wait_seconds: 1 },
   ];
-  const { f, deployment, path, read, audit } = await startedDeployment(fleet, { stages });
+  const { f, deployment, path, read, audit, delivered } = await startedDeployment(fleet, { stages });
   // The start begins at the first stage, with its wait running.
   expect(deployment).toMatchObject({ state: 'active', rollout_percentage: 10, stages: stages.map((stage) => ({ min_wait_seconds: 0, approval_required: false, ...stage })) });
   expect(deployment.stage).toMatchObject({ index: 0, next_stage_needs_approval: false });
@@ -59,11 +86,21 @@ test('a staged rollout ramps itself stage by stage, and waits for a person where
   expect(done).toMatchObject({ state: 'active', rollout_percentage: 100, stage: { index: 3, next_stage_at: null } });
   // At 100% every device of the fleet is offered the build.
   for (const deviceId of fleet) expect((await check(f, deviceId)).body.update_available).toBe(true);
-}, 90_000);
+  const events = await delivered(['artifact.uploaded', 'deployment.created', 'deployment.started', 'deployment.stage_advanced', 'deployment.ramped', 'deployment.stage_advanced']);
+  const advances = events.filter((event) => event.event === 'deployment.stage_advanced');
+  expect(advances.map((event) => event.kinds)).toEqual([
+    ['deployment.ramped', 'deployment.stage_advanced'],
+    ['deployment.ramped', 'deployment.stage_advanced'],
+  ]);
+  expect(advances.map((event) => event.audit_event.details).sort((a, b) => Number((a as { stage: number }).stage) - Number((b as { stage: number }).stage))).toMatchObject([
+    { stage: 1, rollout_percentage: 50 },
+    { stage: 3, rollout_percentage: 100 },
+  ]);
+}, 120_000);
 
 test('a deployment pauses itself once, at the report that takes its failed share to the threshold, and a person resumes it', async () => {
   const fleet = fleetOf('threshold', 12);
-  const { f, deployment, path, read, audit } = await startedDeployment(fleet, { guardrails: { failure_threshold: { percent: 40, min_finished: 5 } } });
+  const { f, deployment, path, read, audit, delivered } = await startedDeployment(fleet, { guardrails: { failure_threshold: { percent: 40, min_finished: 5 } } });
   for (const deviceId of fleet) expect((await check(f, deviceId)).body.update_available).toBe(true);
   // 3 confirmed and 1 failed: 4 finished is below min_finished, and 25% below the threshold.
   for (const deviceId of fleet.slice(0, 3)) expect((await report(f, deployment, deviceId, 'confirmed')).status).toBe(200);
@@ -88,11 +125,21 @@ test('a deployment pauses itself once, at the report that takes its failed share
   // Only a person lifts it; the resume clears why it paused.
   const resumed = await api('POST', `${path}transition/`, { token: f.user.token, json: { action: 'resume', confirm_all: true } });
   expect(resumed.body).toMatchObject({ state: 'active', guardrail_pause: null });
-}, 90_000);
+  // The figures the person looked at do not pause it again: the guardrails now judge what happens
+  // after the resume (three supervision rounds pass here), and a new failure alone is below min_finished.
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  await report(f, deployment, fleet[9]!, 'failed', 'flash_write_error');
+  expect((await read()).state).toBe('active');
+  const events = await delivered(['artifact.uploaded', 'deployment.created', 'deployment.started', 'deployment.guardrail_tripped', 'deployment.resumed']);
+  expect(events.find((event) => event.event === 'deployment.guardrail_tripped')).toMatchObject({
+    kinds: ['deployment.paused', 'deployment.guardrail_tripped'],
+    audit_event: { actor_type: 'system', details: { guardrail: 'failure_threshold' } },
+  });
+}, 120_000);
 
 test('a burst of signature_invalid failures pauses the deployment at once, other reasons do not count towards it', async () => {
   const fleet = fleetOf('signature', 8);
-  const { f, deployment, read } = await startedDeployment(fleet, { guardrails: { reason_limits: [{ reason: 'signature_invalid', count: 3, window_seconds: 600 }] } });
+  const { f, deployment, read, delivered } = await startedDeployment(fleet, { guardrails: { reason_limits: [{ reason: 'signature_invalid', count: 3, window_seconds: 600 }] } });
   for (const deviceId of fleet) await check(f, deviceId);
   await report(f, deployment, fleet[0]!, 'failed', 'signature_invalid');
   await report(f, deployment, fleet[1]!, 'failed', 'signature_invalid');
@@ -102,7 +149,9 @@ test('a burst of signature_invalid failures pauses the deployment at once, other
   const paused = await read();
   expect(paused).toMatchObject({ state: 'paused', guardrail_pause: { guardrail: 'reason_limit', figures: { failures: 3, count: 3, window_seconds: 600 } } });
   expect(paused.guardrail_pause.detail).toBe('3 failures with reason signature_invalid within 600 s (limit 3)');
-}, 60_000);
+  const events = await delivered(['artifact.uploaded', 'deployment.created', 'deployment.started', 'deployment.guardrail_tripped']);
+  expect(events.find((event) => event.event === 'deployment.guardrail_tripped')!.audit_event).toMatchObject({ details: { guardrail: 'reason_limit' } });
+}, 90_000);
 
 test('a device silent after reporting progress counts as failed (no_confirmation) until it confirms', async () => {
   const fleet = fleetOf('silent', 4);

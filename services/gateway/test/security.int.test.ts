@@ -31,6 +31,7 @@ interface World extends ProjectFixture {
   artifactId: string;
   deploymentId: string;
   signingKeyId: string;
+  webhookId: string;
   apiTokenId: string;
   patId: string;
 }
@@ -51,9 +52,10 @@ async function buildWorld(): Promise<World> {
   const artifact = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBytes(2048)) });
   const deployment = await api('POST', `${base}/deployments/`, { token, json: { artifact_id: artifact.body.id, target_group_ids: [group.body.id] } });
   const key = await api('POST', `${base}/signing-keys/`, { token, json: { name: 'release key', public_key: ed25519PublicKey() } });
+  const webhook = await api('POST', `${base}/webhooks/`, { token, json: { url: 'https://hooks.example.com/ota', events: ['artifact.uploaded'] } });
   const tokens = await api('GET', `${base}/tokens/`, { token });
   const pats = await api('GET', '/api/v1/me/tokens/', { token });
-  for (const created of [device, group, channel, artifact, deployment, key]) expect(created.status).toBe(201);
+  for (const created of [device, group, channel, artifact, deployment, key, webhook]) expect(created.status).toBe(201);
   return {
     ...fixture,
     deviceUuid: device.body.id,
@@ -64,6 +66,7 @@ async function buildWorld(): Promise<World> {
     artifactId: artifact.body.id,
     deploymentId: deployment.body.id,
     signingKeyId: key.body.id,
+    webhookId: webhook.body.id,
     apiTokenId: tokens.body.find((entry: { scope: string }) => entry.scope === 'api').id,
     patId: pats.body[0].id,
   };
@@ -93,6 +96,7 @@ function pathOf(operation: Operation, ids: World): string {
     .replace('{artifactId}', ids.artifactId)
     .replace('{gid}', ids.groupId)
     .replace('{key_id}', ids.signingKeyId)
+    .replace('{wid}', ids.webhookId)
     .replace('{tid}', path.startsWith('/api/v1/me/') ? ids.patId : ids.apiTokenId)
     .replace('{did}', path.includes('/deployments/') ? ids.deploymentId : ids.deviceUuid);
 }
@@ -120,6 +124,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     checkForUpdate: checkBody('unit-device'),
     reportStatus: { device_id: 'unit-device', deployment_id: world.deploymentId, event: 'downloaded' },
     createSession: { token: world.user.token },
+    createWebhook: { url: 'https://hooks.example.com/ota', events: ['deployment.started'] },
   };
   if (!(operation.operationId in bodies)) throw new Error(`no valid body known for ${operation.operationId}: add one here`);
   return { json: bodies[operation.operationId] };

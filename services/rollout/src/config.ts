@@ -4,6 +4,7 @@ import { commonServiceSettings } from '@ota/grpc';
 export const rolloutSettings = {
   ...commonServiceSettings({ grpcPort: 50053, metricsPort: 9103, database: 'ota_rollout' }),
   ARTIFACTS_ADDR: str('address of the artifacts service', '127.0.0.1:50052'),
+  REGISTRY_ADDR: str('address of the registry service (deployment previews read the fleet from it)', '127.0.0.1:50051'),
   DEVICE_STATUS_CACHE_ENTRIES: int('how many (deployment, device) statuses each replica keeps in memory', 500_000, 1),
   VIEW_RELOAD_INTERVAL_MS: int('how often the in-memory views reload in full, as a safety net for missed events', 30_000, 1_000),
   SUPERVISE_INTERVAL_MS: int('how often each replica judges the guardrails of active deployments (silent devices, reason windows) and ramps staged ones whose stage is due', 10_000, 100),

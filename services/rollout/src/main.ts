@@ -3,9 +3,10 @@ import { createServiceClient, runUntilSignalled, serveGrpc } from '@ota/grpc';
 import { createLogger } from '@ota/logging';
 import { ServiceMetrics } from '@ota/metrics';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
-import { artifacts as artifactsPb, rollout as pb } from '@ota/proto';
+import { artifacts as artifactsPb, registry as registryPb, rollout as pb } from '@ota/proto';
 import { GrpcArtifactCatalog, summaryOfEvent } from './adapters/artifacts-client';
 import { AutomaticAudit } from './adapters/automatic-audit';
+import { GrpcFleet } from './adapters/registry-client';
 import { MongoRolloutStore, registerRolloutModels } from './adapters/mongo/mongo-rollout-store';
 import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
@@ -33,6 +34,12 @@ void runUntilSignalled(logger, async () => {
     metrics,
   });
   const catalog = new GrpcArtifactCatalog(artifactsClient);
+  // A preview's read of the fleet runs under the deadline of the gateway's call.
+  const registryClient = createServiceClient('ota.registry.v1.RegistryService', registryPb.RegistryServiceService, config.REGISTRY_ADDR, {
+    defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS,
+    streamTimeoutMs: config.GRPC_CALL_TIMEOUT_MS,
+    metrics,
+  });
 
   const views = new InMemoryRolloutViews(
     {
@@ -67,6 +74,7 @@ void runUntilSignalled(logger, async () => {
     deviceStates: store,
     reports: store,
     catalog,
+    fleet: new GrpcFleet(registryClient),
     views,
     statusCache,
     warn: (error, message) => logger.warn({ err: error }, message),
@@ -108,6 +116,7 @@ void runUntilSignalled(logger, async () => {
   return [
     () => mongo.close(),
     () => artifactsClient.close(),
+    () => registryClient.close(),
     () => bus.drain(),
     () => views.stop(),
     ...serving,

@@ -1,8 +1,15 @@
-import { loadConfig } from '@ota/config';
+import { bool, int, loadConfig } from '@ota/config';
 import { commonServiceSettings } from '@ota/grpc';
 
 export const telemetrySettings = {
   ...commonServiceSettings({ grpcPort: 50054, metricsPort: 9104, database: 'ota_telemetry' }),
+  WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: bool('allow webhook URLs that are or resolve to loopback, link-local or private addresses (receivers inside the cluster)', false),
+  WEBHOOK_TIMEOUT_MS: int('how long one webhook delivery attempt waits for the receiver to answer', 10_000, 100),
+  WEBHOOK_RETRY_BASE_MS: int('wait after the first failed webhook attempt; it doubles with each failure', 10_000, 10),
+  WEBHOOK_RETRY_MAX_DELAY_MS: int('longest wait between two webhook attempts', 3_600_000, 10),
+  WEBHOOK_RETRY_WINDOW_MS: int('how long after its event a webhook delivery is retried before it is given up', 86_400_000, 1_000),
+  WEBHOOK_CONCURRENCY: int('webhook deliveries each telemetry replica attempts at once', 8, 1),
+  WEBHOOK_POLL_INTERVAL_MS: int('how often each telemetry replica looks for webhook retries that fell due', 1_000, 50),
 };
 
 export type TelemetryConfig = ReturnType<typeof loadTelemetryConfig>;

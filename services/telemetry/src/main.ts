@@ -4,9 +4,13 @@ import { createLogger } from '@ota/logging';
 import { ServiceMetrics } from '@ota/metrics';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { telemetry as pb } from '@ota/proto';
+import { HttpWebhookSender } from './adapters/http-webhook-sender';
 import { MongoTelemetryStore, registerTelemetryModels } from './adapters/mongo/mongo-telemetry-store';
+import { MongoWebhookStore, registerWebhookModels } from './adapters/mongo/mongo-webhook-store';
 import { loadTelemetryConfig } from './config';
 import { Telemetry } from './domain/telemetry';
+import { WebhookDispatcher } from './domain/webhook-dispatcher';
+import { Webhooks } from './domain/webhooks';
 import { telemetryHandlers } from './grpc/telemetry-handlers';
 
 const SERVICE = 'telemetry';
@@ -19,22 +23,36 @@ void runUntilSignalled(logger, async () => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const store = new MongoTelemetryStore(registerTelemetryModels(mongo));
+  const webhookStore = new MongoWebhookStore(registerWebhookModels(mongo));
   await ensureIndexes(mongo);
   const telemetry = new Telemetry(store);
+  const webhooks = new Webhooks(webhookStore, new HttpWebhookSender(config.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS), {
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    baseDelayMs: config.WEBHOOK_RETRY_BASE_MS,
+    maxDelayMs: config.WEBHOOK_RETRY_MAX_DELAY_MS,
+    windowMs: config.WEBHOOK_RETRY_WINDOW_MS,
+    allowNonPublicDestinations: config.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS,
+  });
+  const dispatcher = new WebhookDispatcher(webhooks, config.WEBHOOK_CONCURRENCY, (error, message) => logger.warn({ err: error }, message));
 
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
   await bus.ensureStreams();
-  await bus.consumeDurable<AuditRecordedEvent>(TELEMETRY_STREAM.name, DURABLES.telemetryAudit, SUBJECTS.auditRecorded, (event) =>
-    telemetry.recordAudit(event),
-  );
+  // The event is acknowledged once it and its webhook deliveries are stored: a crash in between
+  // gets it again, and both writes keep one copy.
+  await bus.consumeDurable<AuditRecordedEvent>(TELEMETRY_STREAM.name, DURABLES.telemetryAudit, SUBJECTS.auditRecorded, async (event) => {
+    if (await webhooks.enqueue(await telemetry.recordAudit(event))) dispatcher.wake();
+  });
+  dispatcher.start(config.WEBHOOK_POLL_INTERVAL_MS);
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.telemetry.v1.TelemetryService', pb.TelemetryServiceService, telemetryHandlers(telemetry)),
+    server.addService('ota.telemetry.v1.TelemetryService', pb.TelemetryServiceService, telemetryHandlers(telemetry, webhooks)),
   );
 
+  // Stopped in reverse order: deliveries under way finish (and are stored) while the store is there.
   return [
     () => mongo.close(),
     () => bus.drain(),
     ...serving,
+    () => dispatcher.stop(),
   ];
 });

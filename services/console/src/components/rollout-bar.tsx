@@ -1,5 +1,5 @@
 import { Bar, BarChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { ROLLOUT_STATUSES, type RolloutStatus } from '../types';
+import { PREVIEW_OUTCOMES, ROLLOUT_STATUSES, type DeploymentPreview, type PreviewOutcome, type RolloutStatus } from '../types';
 
 /** One colour per status: greys for waiting, blues for in progress, green for done, reds for failures. */
 export const STATUS_COLOURS: Record<RolloutStatus, string> = {
@@ -15,35 +15,57 @@ export const STATUS_COLOURS: Record<RolloutStatus, string> = {
   rolled_back: '#e08a2c',
 };
 
+/** Blue for what the check would offer, green for done, greys for the rest, orange and red for what needs a look. */
+export const OUTCOME_COLOURS: Record<PreviewOutcome, string> = {
+  offered: '#3f72c9',
+  up_to_date: '#2e9d5b',
+  not_in_rollout: '#9db4d8',
+  no_compatible_build: '#d64545',
+  device_inactive: '#8a8f98',
+  not_targeted: '#c9ced6',
+  unknown_hardware: '#e08a2c',
+};
+
 /**
- * The deployment's devices per rollout status as one stacked bar (recharts). The counts below it,
- * in rollout order with their colours, are the legend, and the text for whoever cannot see colours.
+ * Counts as one stacked bar (recharts). The counts below it, in order with their colours, are the
+ * legend, and the text for whoever cannot see colours.
  */
-export function RolloutBar({ counts }: { counts: Record<RolloutStatus, number> }) {
-  const total = ROLLOUT_STATUSES.reduce((sum, status) => sum + counts[status], 0);
+function StackedCounts<K extends string>({ label, order, colours, counts, testId }: { label: string; order: readonly K[]; colours: Record<K, string>; counts: Record<K, number>; testId: string }) {
+  const total = order.reduce((sum, key) => sum + counts[key], 0);
   const row = { name: 'devices', ...counts };
   return (
-    <figure className="rollout-bar" aria-label="Devices per rollout status">
+    <figure className="rollout-bar" aria-label={label}>
       <ResponsiveContainer width="100%" height={80}>
         <BarChart data={[row]} layout="vertical" margin={{ top: 0, right: 16, bottom: 0, left: 0 }}>
           <XAxis type="number" domain={[0, Math.max(total, 1)]} allowDecimals={false} />
           <YAxis type="category" dataKey="name" hide />
           <Tooltip />
-          {ROLLOUT_STATUSES.map((status) => (
-            <Bar key={status} dataKey={status} stackId="devices" fill={STATUS_COLOURS[status]} isAnimationActive={false} />
+          {order.map((key) => (
+            <Bar key={key} dataKey={key} stackId="devices" fill={colours[key]} isAnimationActive={false} />
           ))}
         </BarChart>
       </ResponsiveContainer>
       <figcaption>
-        <ul className="counts" data-testid="status-counts">
-          {ROLLOUT_STATUSES.map((status) => (
-            <li key={status} data-status={status}>
-              <span className="swatch" style={{ background: STATUS_COLOURS[status] }} aria-hidden="true" />
-              {status.replace('_', ' ')}: <strong>{counts[status]}</strong>
+        <ul className="counts" data-testid={testId}>
+          {order.map((key) => (
+            <li key={key} data-status={key}>
+              <span className="swatch" style={{ background: colours[key] }} aria-hidden="true" />
+              {key.replaceAll('_', ' ')}: <strong>{counts[key]}</strong>
             </li>
           ))}
         </ul>
       </figcaption>
     </figure>
   );
+}
+
+/** The deployment's devices per rollout status. */
+export function RolloutBar({ counts }: { counts: Record<RolloutStatus, number> }) {
+  return <StackedCounts label="Devices per rollout status" order={ROLLOUT_STATUSES} colours={STATUS_COLOURS} counts={counts} testId="status-counts" />;
+}
+
+/** The project's devices per answer the next check would give. */
+export function PreviewBar({ outcomes }: { outcomes: DeploymentPreview['outcomes'] }) {
+  const counts = Object.fromEntries(PREVIEW_OUTCOMES.map((outcome) => [outcome, outcomes[outcome].count])) as Record<PreviewOutcome, number>;
+  return <StackedCounts label="Devices per answer of the next check" order={PREVIEW_OUTCOMES} colours={OUTCOME_COLOURS} counts={counts} testId="preview-counts" />;
 }

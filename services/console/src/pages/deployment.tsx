@@ -5,10 +5,10 @@ import { Link, useParams } from 'react-router-dom';
 import { get, post } from '../api';
 import { DataTable } from '../components/data-table';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
-import { RolloutBar } from '../components/rollout-bar';
+import { PreviewBar, RolloutBar } from '../components/rollout-bar';
 import { RelativeTime } from '../components/time';
 import { namesById, projectPath, useChannels, useGroups } from '../queries';
-import type { Deployment, DeploymentState, DeploymentSummary, Device, DeviceState, Guardrails } from '../types';
+import { PREVIEW_OUTCOMES, type Deployment, type DeploymentPreview, type DeploymentState, type DeploymentSummary, type Device, type DeviceState, type Guardrails } from '../types';
 
 /** Which actions each state allows (decisions.md section 4), in the order they are offered. */
 const ACTIONS: Record<DeploymentState, Array<'start' | 'pause' | 'resume' | 'complete' | 'cancel'>> = {
@@ -30,6 +30,8 @@ export function DeploymentPage() {
   const summary = useQuery({ queryKey: ['summary', deploymentId], queryFn: () => get<DeploymentSummary>(`${base}/summary/`), refetchInterval: REFRESH_MS });
   const states = useQuery({ queryKey: ['states', deploymentId], queryFn: () => get<DeviceState[]>(`${base}/states/`), refetchInterval: REFRESH_MS * 2 });
   const devices = useQuery({ queryKey: ['devices', projectId, ''], queryFn: () => get<Device[]>(`${projectPath(projectId)}/devices/?`) });
+  // On demand: a preview reads every device of the project.
+  const preview = useQuery({ queryKey: ['preview', deploymentId], queryFn: () => get<DeploymentPreview>(`${base}/preview/`), enabled: false });
   const groups = useGroups(projectId);
   const channels = useChannels(projectId);
   const [percentage, setPercentage] = useState<number | ''>('');
@@ -78,12 +80,13 @@ export function DeploymentPage() {
         </dd>
         <dt>Rollout</dt>
         <dd data-testid="rollout-percentage">{d.rollout_percentage}%</dd>
-        {d.stage && (
+        {d.stages.length > 0 && (
           <>
             <dt>Plan</dt>
             <dd data-testid="stage">
-              stage {d.stage.index + 1} of {d.stages.length} ({d.stages.map((stage) => `${stage.percentage}%`).join(' → ')})
-              {d.stage.next_stage_at && (
+              {d.stage && d.state !== 'draft' ? `stage ${d.stage.index + 1} of ${d.stages.length}` : `${d.stages.length} stages`} (
+              {d.stages.map((stage, index) => `${index > 0 && stage.approval_required ? 'your ramp to ' : ''}${stage.percentage}%${stage.min_wait_seconds ? ` for ${waitText(stage.min_wait_seconds)}` : ''}`).join(' → ')})
+              {d.stage?.next_stage_at && (
                 <span className="muted">
                   {' '}
                   · next stage {d.stage.next_stage_needs_approval ? 'needs your ramp, due' : 'by itself'} <RelativeTime at={d.stage.next_stage_at} />
@@ -177,6 +180,41 @@ export function DeploymentPage() {
         </LoadState>
       </section>
 
+      <section aria-labelledby="preview">
+        <h2 id="preview">Preview</h2>
+        <div className="row">
+          <BusyButton type="button" busy={preview.isFetching} onClick={() => void preview.refetch()}>
+            {preview.data ? 'Preview again' : 'Preview the next checks'}
+          </BusyButton>
+          <span className="muted">
+            {preview.isFetching
+              ? `Deciding for every device of the project${reach === undefined ? '' : ` (this deployment targets ${reach})`}…`
+              : 'What a check of each device of the project would answer now, decided by the check’s own rules.'}
+          </span>
+        </div>
+        <ErrorNote error={preview.error} />
+        {preview.data && !preview.isFetching && (
+          <>
+            <p>
+              {preview.data.device_count} devices
+              {preview.data.as_if_active && ` · as if ${d.state === 'draft' ? 'started' : 'resumed'} now, at ${preview.data.rollout_percentage}%`}
+            </p>
+            <PreviewBar outcomes={preview.data.outcomes} />
+            <dl className="facts" data-testid="preview-samples">
+              {PREVIEW_OUTCOMES.filter((outcome) => preview.data.outcomes[outcome].count > 0).map((outcome) => (
+                <div key={outcome}>
+                  <dt>{outcome.replaceAll('_', ' ')}</dt>
+                  <dd>
+                    {[...preview.data.outcomes[outcome].device_ids].sort().join(', ')}
+                    {preview.data.outcomes[outcome].count > preview.data.outcomes[outcome].device_ids.length && <span className="muted"> and {preview.data.outcomes[outcome].count - preview.data.outcomes[outcome].device_ids.length} more</span>}
+                  </dd>
+                </div>
+              ))}
+            </dl>
+          </>
+        )}
+      </section>
+
       <section aria-labelledby="per-device">
         <h2 id="per-device">Devices in this rollout</h2>
         <LoadState loading={states.isLoading} error={states.error} empty={rows.length === 0 && 'No device has been offered this build yet.'}>
@@ -219,4 +257,11 @@ function guardrailsText(guardrails: Guardrails): string {
     guardrails.confirm_timeout_seconds !== null && `silent ${guardrails.confirm_timeout_seconds} s after progress counts as failed`,
   ].filter(Boolean);
   return parts.length > 0 ? parts.join('; ') : 'none (steered by hand)';
+}
+
+/** A stage's wait in the largest whole unit that fits. */
+function waitText(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
 }

@@ -56,15 +56,20 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   const [channelIds, setChannelIds] = useState<string[]>([]);
   const [percentage, setPercentage] = useState(10);
   const [notes, setNotes] = useState('');
+  const [protection, setProtection] = useState<ProtectionFields>(NO_PROTECTION);
   const create = useMutation({
-    mutationFn: () =>
-      post<Deployment>(`${projectPath(projectId)}/deployments/`, {
+    mutationFn: () => {
+      const { guardrails, stages } = protectionOf(protection);
+      return post<Deployment>(`${projectPath(projectId)}/deployments/`, {
         artifact_id: artifactId,
         target_group_ids: groupIds,
         target_channel_ids: channelIds,
-        rollout_percentage: percentage,
+        // A staged plan starts at its first stage's percentage.
+        ...(stages ? { stages } : { rollout_percentage: percentage }),
+        ...(guardrails ? { guardrails } : {}),
         ...(notes ? { notes } : {}),
-      }),
+      });
+    },
     onSuccess: async (deployment) => {
       await queryClient.invalidateQueries({ queryKey: ['deployments', projectId] });
       navigate(`/projects/${projectId}/deployments/${deployment.id}`);
@@ -120,6 +125,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
         <label>
           Notes <input value={notes} maxLength={500} onChange={(event) => setNotes(event.target.value)} />
         </label>
+        <ProtectionFieldset value={protection} onChange={setProtection} />
         <div className="wide">
           <BusyButton type="submit" className="primary" busy={create.isPending}>
             Create draft
@@ -128,5 +134,99 @@ function CreateDeployment({ projectId }: { projectId: string }) {
       </form>
       <ErrorNote error={create.error ?? artifacts.error} />
     </section>
+  );
+}
+
+/** The optional guardrails and staged plan, as typed into the form (blank: not used). */
+interface ProtectionFields {
+  thresholdPercent: string;
+  thresholdMinFinished: string;
+  reason: string;
+  reasonCount: string;
+  reasonWindowSeconds: string;
+  confirmTimeoutSeconds: string;
+  stages: string;
+  stageWaitMinutes: string;
+  stageApproval: boolean;
+}
+
+const NO_PROTECTION: ProtectionFields = {
+  thresholdPercent: '',
+  thresholdMinFinished: '',
+  reason: 'signature_invalid',
+  reasonCount: '',
+  reasonWindowSeconds: '600',
+  confirmTimeoutSeconds: '',
+  stages: '',
+  stageWaitMinutes: '60',
+  stageApproval: false,
+};
+
+/** The API's `guardrails` and `stages` from the form; each is left out when its fields are blank. The API checks the numbers. */
+function protectionOf(fields: ProtectionFields) {
+  const guardrails = {
+    ...(fields.thresholdPercent ? { failure_threshold: { percent: Number(fields.thresholdPercent), min_finished: Number(fields.thresholdMinFinished || 0) } } : {}),
+    ...(fields.reasonCount ? { reason_limits: [{ reason: fields.reason, count: Number(fields.reasonCount), window_seconds: Number(fields.reasonWindowSeconds) }] } : {}),
+    ...(fields.confirmTimeoutSeconds ? { confirm_timeout_seconds: Number(fields.confirmTimeoutSeconds) } : {}),
+  };
+  const percentages = fields.stages.split(',').map((part) => part.trim()).filter(Boolean).map(Number);
+  const stages = percentages.map((percentage, index) => ({
+    percentage,
+    min_wait_seconds: Math.round(Number(fields.stageWaitMinutes || 0) * 60),
+    approval_required: index > 0 && fields.stageApproval,
+  }));
+  return { guardrails: Object.keys(guardrails).length > 0 ? guardrails : undefined, stages: stages.length > 0 ? stages : undefined };
+}
+
+function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onChange: (value: ProtectionFields) => void }) {
+  const field = (key: keyof ProtectionFields) => ({
+    value: value[key] as string,
+    onChange: (event: { target: { value: string } }) => onChange({ ...value, [key]: event.target.value }),
+  });
+  return (
+    <details className="wide">
+      <summary>Guardrails and staged plan (optional)</summary>
+      <fieldset className="field-grid">
+        <legend>Pause by itself when</legend>
+        <label>
+          Failed share reaches (%)
+          <input type="number" min={1} max={100} step={1} {...field('thresholdPercent')} />
+        </label>
+        <label>
+          once this many devices finished
+          <input type="number" min={1} step={1} {...field('thresholdMinFinished')} />
+        </label>
+        <label>
+          Failures with reason
+          <input {...field('reason')} />
+        </label>
+        <label>
+          reach this many
+          <input type="number" min={1} step={1} {...field('reasonCount')} />
+        </label>
+        <label>
+          within (seconds)
+          <input type="number" min={1} step={1} {...field('reasonWindowSeconds')} />
+        </label>
+        <label className="wide">
+          Count a device as failed after this many seconds of silence after progress
+          <input type="number" min={1} step={1} {...field('confirmTimeoutSeconds')} />
+        </label>
+      </fieldset>
+      <fieldset className="field-grid">
+        <legend>Staged plan</legend>
+        <label>
+          Stages (percentages, comma-separated)
+          <input placeholder="10, 50, 100" {...field('stages')} />
+        </label>
+        <label>
+          Minutes at each stage before the next
+          <input type="number" min={0} step={1} {...field('stageWaitMinutes')} />
+        </label>
+        <label className="check wide">
+          <input type="checkbox" checked={value.stageApproval} onChange={(event) => onChange({ ...value, stageApproval: event.target.checked })} /> Wait for a person&apos;s ramp before each next stage
+        </label>
+      </fieldset>
+    </details>
   );
 }

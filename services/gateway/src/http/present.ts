@@ -79,6 +79,17 @@ export function deploymentSummaryJson(deployment: rollout.Deployment, summary: r
   };
 }
 
+export function deploymentPreviewJson(deploymentId: string, preview: rollout.PreviewDeploymentResponse) {
+  return {
+    deployment_id: deploymentId,
+    state: preview.state,
+    as_if_active: preview.state !== 'active',
+    rollout_percentage: preview.rolloutPercentage,
+    device_count: preview.deviceCount,
+    outcomes: Object.fromEntries(preview.buckets.map((bucket) => [bucket.outcome, { count: bucket.count, device_ids: bucket.deviceIds }])),
+  };
+}
+
 export function deviceEventJson(report: rollout.DeviceReport) {
   return {
     id: report.id,
@@ -215,5 +226,23 @@ export function auditJson(event: telemetry.AuditEvent) {
     target_id: event.targetId,
     created_at: iso(event.createdAt),
     details: event.detailsJson ? (JSON.parse(event.detailsJson) as Record<string, unknown>) : {},
+  };
+}
+
+export function webhookJson(webhook: telemetry.Webhook, secret?: string) {
+  return { id: webhook.id, url: webhook.url, events: webhook.events, created_at: iso(webhook.createdAt), ...(secret ? { secret } : {}) };
+}
+
+export function webhookDeliveryJson(delivery: telemetry.WebhookDelivery) {
+  return {
+    id: delivery.id,
+    event: delivery.event,
+    audit_event_id: delivery.auditEventId,
+    state: delivery.state,
+    attempts: delivery.attempts.map((attempt) => ({ at: iso(attempt.at), status_code: attempt.statusCode ?? null, error: attempt.error, duration_ms: attempt.durationMs })),
+    next_attempt_at: iso(delivery.nextAttemptAt),
+    created_at: iso(delivery.createdAt),
+    delivered_at: iso(delivery.deliveredAt),
+    payload: JSON.parse(delivery.body) as unknown,
   };
 }

@@ -2,9 +2,13 @@ import { unavailable } from '@ota/errors';
 import type { Context, Next } from 'koa';
 import type { Logger } from '@ota/logging';
 
-/** Uploads and downloads stream for as long as the bytes take; their gRPC streams have their own deadline. */
-export function isStreamingRequest(ctx: Context): boolean {
-  if (ctx.method === 'GET') return ctx.path.startsWith('/api/v1/ota/download/');
+/**
+ * Requests whose gRPC calls carry their own deadline: uploads and downloads stream for as long as
+ * the bytes take (GRPC_STREAM_TIMEOUT_MS), and a deployment preview reads the whole fleet
+ * (PREVIEW_TIMEOUT_MS).
+ */
+export function hasOwnDeadline(ctx: Context): boolean {
+  if (ctx.method === 'GET') return ctx.path.startsWith('/api/v1/ota/download/') || /^\/api\/v1\/projects\/[^/]+\/deployments\/[^/]+\/preview\/?$/.test(ctx.path);
   return ctx.method === 'POST' && /^\/api\/v1\/projects\/[^/]+\/(artifacts|release)\/?$/.test(ctx.path);
 }
 
@@ -16,7 +20,7 @@ export function isStreamingRequest(ctx: Context): boolean {
  */
 export function requestDeadline(timeoutMs: number, retryAfterSeconds: number, logger: Logger, onTimeout: () => void) {
   return async (ctx: Context, next: Next) => {
-    if (isStreamingRequest(ctx)) return next();
+    if (hasOwnDeadline(ctx)) return next();
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<'expired'>((resolve) => {
       timer = setTimeout(() => resolve('expired'), timeoutMs);

@@ -193,6 +193,22 @@ export const DeploymentSummary = object({
   },
 });
 
+const PREVIEW_OUTCOMES = ['offered', 'up_to_date', 'not_in_rollout', 'no_compatible_build', 'device_inactive', 'not_targeted', 'unknown_hardware'];
+
+export const DeploymentPreview = object({
+  deployment_id: UUID,
+  state: { type: 'string' },
+  as_if_active: { type: 'boolean', description: 'True when the deployment is not active and was previewed as if started or resumed now.' },
+  rollout_percentage: { type: 'integer', description: 'The percentage the preview assumed.' },
+  device_count: { ...COUNT, description: "The project's devices; the outcomes' counts add up to it." },
+  outcomes: {
+    type: 'object',
+    additionalProperties: false,
+    required: PREVIEW_OUTCOMES,
+    properties: Object.fromEntries(PREVIEW_OUTCOMES.map((outcome) => [outcome, object({ count: COUNT, device_ids: { type: 'array', maxItems: 20, items: { type: 'string' } } })])),
+  },
+});
+
 export const DeviceEvent = object({
   id: UUID,
   deployment_id: UUID,
@@ -285,3 +301,24 @@ export const StatusResponse = object({ accepted: { type: 'boolean' }, final_stat
 export const Health = object({ status: { type: 'string' }, detail: { type: 'string' } }, ['detail']);
 
 export const arrayOf = (items: object) => ({ type: 'array', items }) as const;
+
+const webhookFields = { id: UUID, url: { type: 'string' }, events: { type: 'array', items: { type: 'string' } }, created_at: TIME };
+
+export const Webhook = object(webhookFields);
+
+export const WebhookCreated = object({ ...webhookFields, secret: { type: 'string', description: 'Shown in this answer only: the receiver keeps it to check `OTA-Signature`.' } });
+
+export const WebhookDelivery = object({
+  id: { type: 'string', description: 'The same on every attempt (the `OTA-Delivery-Id` header): receivers drop what they already have.' },
+  event: { type: 'string' },
+  audit_event_id: UUID,
+  state: { type: 'string', enum: ['pending', 'delivered', 'failed'], description: '`failed`: given up after the retry window.' },
+  attempts: {
+    type: 'array',
+    items: object({ at: TIME, status_code: { type: ['integer', 'null'] }, error: { type: 'string' }, duration_ms: COUNT }),
+  },
+  next_attempt_at: NULLABLE_TIME,
+  created_at: TIME,
+  delivered_at: NULLABLE_TIME,
+  payload: { type: 'object', description: 'The JSON body every attempt sends.' },
+});

@@ -384,3 +384,46 @@ export const auditQuery = {
 } as const;
 
 export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+/**
+ * The event kinds a webhook may subscribe to: audit actions, and two a deployment makes by itself
+ * (an automatic pause is also `deployment.guardrail_tripped`, an automatic ramp also
+ * `deployment.stage_advanced`).
+ */
+export const WEBHOOK_EVENT_KINDS = [
+  'deployment.created',
+  'deployment.started',
+  'deployment.paused',
+  'deployment.resumed',
+  'deployment.ramped',
+  'deployment.completed',
+  'deployment.cancelled',
+  'deployment.guardrail_tripped',
+  'deployment.stage_advanced',
+  'artifact.uploaded',
+  'artifact.archived',
+  'release.created',
+] as const;
+
+export const createWebhookBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url', 'events'],
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'An absolute http or https URL; loopback, link-local and private destinations are refused unless the operator allows them.' },
+    events: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: WEBHOOK_EVENT_KINDS } },
+  },
+} as const;
+
+export interface CreateWebhookBody {
+  url: string;
+  events: string[];
+}
+
+export const WEBHOOK_DELIVERIES_LIMIT = { default: 20, max: 100 } as const;
+
+export const webhookDeliveriesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { limit: limitParameter(WEBHOOK_DELIVERIES_LIMIT.default, WEBHOOK_DELIVERIES_LIMIT.max) },
+} as const;

@@ -2,7 +2,7 @@ import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
-import { deploymentJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
+import { deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createDeploymentBody, transitionBody, type CreateDeploymentBody, type GuardrailsBody, type TransitionBody } from '../http/schemas';
 import { parseBody } from '../http/validate';
@@ -108,8 +108,10 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       const { project, principal } = await projectFor(deps, ctx, 'write');
       const deploymentId = pathId(ctx, 'did', 'deployment');
       const body = parseBody<TransitionBody>(transitionBody, ctx.request.body);
+      // Whether the project has none, one, or two or more devices is all a start or resume needs
+      // (confirm_all): counting stops at two, whatever the size of the fleet.
       const needsCount = body.action === 'start' || body.action === 'resume';
-      const projectDeviceCount = needsCount ? (await clients.registry.countDevices({ projectId: project.id, groupIds: [], channelIds: [] }, rpc(ctx))).count : 0;
+      const projectDeviceCount = needsCount ? (await clients.registry.countDevices({ projectId: project.id, groupIds: [], channelIds: [], atMost: 2 }, rpc(ctx))).count : 0;
       const { deployment } = await clients.rollout.transitionDeployment(
         {
           projectId: project.id,
@@ -150,9 +152,30 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       const { deployment } = await clients.rollout.getDeployment({ projectId: project.id, deploymentId }, rpc(ctx));
       const [summary, targeted] = await Promise.all([
         clients.rollout.getDeploymentSummary({ projectId: project.id, deploymentId }, rpc(ctx)),
-        clients.registry.countDevices({ projectId: project.id, groupIds: deployment!.targetGroupIds, channelIds: deployment!.targetChannelIds }, rpc(ctx)),
+        clients.registry.countDevices({ projectId: project.id, groupIds: deployment!.targetGroupIds, channelIds: deployment!.targetChannelIds, atMost: 0 }, rpc(ctx)),
       ]);
       ctx.body = deploymentSummaryJson(deployment!, summary, targeted.count);
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/deployments/:did/preview/',
+      operationId: 'previewDeployment',
+      summary: 'Who a check would reach now',
+      description:
+        "What a check of each of the project's devices would answer now, counted by outcome with up to 20 `device_id`s each, decided by the check's own code from each device's last reported profile. A deployment that is not active is previewed as if it were started or resumed now (a draft at its first stage's percentage). `not_targeted`: outside the deployment's groups and channels; `unknown_hardware`: the device never reported its hardware, or left out a dimension a targeted build declares. Reads the whole fleet in pages, so its time grows with the fleet; it has its own deadline (`PREVIEW_TIMEOUT_MS`, default 60 s) in place of `REQUEST_TIMEOUT_MS`.",
+      tag: 'Deployments',
+      access: 'developer',
+      responses: { 200: R.DeploymentPreview },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const deploymentId = pathId(ctx, 'did', 'deployment');
+      // A preview reads the whole fleet: it gets a deadline of its own, not one unary call's.
+      const preview = await clients.rollout.previewDeployment({ projectId: project.id, deploymentId }, { ...rpc(ctx), timeoutMs: deps.config.PREVIEW_TIMEOUT_MS });
+      ctx.body = deploymentPreviewJson(deploymentId, preview);
     },
   );
 

@@ -92,7 +92,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'deleteProject',
       summary: 'Delete a project',
       description:
-        'Personal tokens only. Refused with 409 while a deployment is active or paused. Deletes the channels, groups and devices, and revokes the project and device tokens; artifacts are kept.',
+        'Personal tokens only. Refused with 409 while a deployment is active or paused. Deletes the channels, groups, devices and webhooks, and revokes the project and device tokens; artifacts are kept.',
       tag: 'Projects',
       access: 'personal',
       responses: { 204: null },
@@ -104,6 +104,9 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       if (count > 0) throw conflict(`the project has ${count} active or paused deployment(s); complete or cancel them first`);
       await store.revokeProjectTokens(project.id);
       await clients.registry.deleteProject({ projectId: project.id }, rpc(ctx));
+      // Its webhooks go with it: a deleted project has no more events to send.
+      const { webhooks } = await clients.telemetry.listWebhooks({ projectId: project.id }, rpc(ctx));
+      for (const webhook of webhooks) await clients.telemetry.deleteWebhook({ projectId: project.id, webhookId: webhook.id }, rpc(ctx));
       ctx.status = 204;
     },
   );

@@ -20,8 +20,13 @@ export interface RegistryStore {
   setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null>;
 
   listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]>;
-  /** Devices of the project; with targets, those a deployment with these targets reaches (spec 4.4). */
-  countDevices(projectId: string, targets?: DeviceTargets): Promise<number>;
+  /** Every device of the project, `pageSize` at a time, read from one cursor. */
+  streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]>;
+  /**
+   * Devices of the project; with targets, those a deployment with these targets reaches (spec 4.4).
+   * With `atMost`, counting stops there, reading no more devices than that.
+   */
+  countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<number>;
   /** Deletes the device and gives its owner back a place under the cap; false when missing. */
   deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean>;
   findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null>;

@@ -22,6 +22,8 @@ import type { DeviceTargets, RegistryStore } from './registry-store';
 import { slugCandidate, slugify } from './slug';
 
 const MAX_SLUG_ATTEMPTS = 50;
+// About 0.5 MB of gRPC message per page: well under the 8 MB message limit.
+const DEVICE_PAGE_SIZE = 1000;
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const NAME_RULE = 'name must be 1 to 64 letters, digits, dots, dashes or underscores';
 
@@ -150,8 +152,13 @@ export class Registry {
     return this.withOrderedGroups(projectId, await this.store.listDevices(projectId, filter));
   }
 
-  countDevices(projectId: string, targets?: DeviceTargets): Promise<number> {
-    return this.store.countDevices(projectId, targets);
+  /** Every device of the project in pages; group ids as stored (callers that only match ids need no order). */
+  streamDevices(projectId: string): AsyncIterable<Device[]> {
+    return this.store.streamDevices(projectId, DEVICE_PAGE_SIZE);
+  }
+
+  countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<number> {
+    return this.store.countDevices(projectId, targets, atMost);
   }
 
   async getDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device> {

@@ -116,8 +116,11 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
       });
       return { devices: devices.map(deviceMessage) };
     },
+    async *streamDevices(request) {
+      for await (const devices of registry.streamDevices(request.projectId)) yield { devices: devices.map(deviceMessage) };
+    },
     async countDevices(request) {
-      return { count: await registry.countDevices(request.projectId, { groupIds: request.groupIds, channelIds: request.channelIds }) };
+      return { count: await registry.countDevices(request.projectId, { groupIds: request.groupIds, channelIds: request.channelIds }, request.atMost || undefined) };
     },
     async createDevice(request) {
       const device = await registry.createDevice(request.projectId, request.ownerId, request.maxDevices, {

@@ -1,27 +1,9 @@
 import { isDomainError } from '@ota/errors';
 import { decideOffer } from './decide';
 import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
-import { testDeployment } from './test-deployment';
+import { testArtifact, testDeployment } from './test-deployment';
 
-const artifact = (overrides: Partial<ArtifactSummary> = {}): ArtifactSummary => ({
-  id: 'artifact-1',
-  projectId: 'p',
-  buildNumber: 5,
-  versionLabel: '1.5.0',
-  framework: 'esp_idf',
-  chipFamily: 'esp32',
-  boardId: '',
-  hardwareRevision: '',
-  partitionProfile: '',
-  minNvsSchemaVersion: null,
-  securityMode: '',
-  checksumSha256: 'c',
-  fileSize: 10,
-  archived: false,
-  signature: '',
-  signingKeyId: '',
-  ...overrides,
-});
+const artifact = testArtifact;
 
 const deployment = testDeployment;
 

@@ -27,6 +27,11 @@ export interface Deployment {
   stage: StageProgress;
   /** Why a guardrail paused the deployment; cleared by a person's resume. */
   guardrailPause: GuardrailPause | null;
+  /**
+   * Set when a person resumes a deployment a guardrail paused: from then on its guardrails judge
+   * only what devices reached since, so the figures that person looked at do not pause it again.
+   */
+  guardrailsJudgedSince: Date | null;
 }
 
 export interface GuardrailPause extends GuardrailTrip {

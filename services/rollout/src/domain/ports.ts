@@ -1,8 +1,9 @@
 import type { DeviceStatusEntry } from './device-status-cache';
 import type { ArtifactSummary, Deployment, DeploymentState } from './model';
+import type { FleetDevice } from './preview';
 
 /** What a transition changes; the store applies it as one claimed version. */
-export type TransitionFields = Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt' | 'stage' | 'guardrailPause'>;
+export type TransitionFields = Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt' | 'stage' | 'guardrailPause' | 'guardrailsJudgedSince'>;
 
 export interface DeploymentStore {
   insertDeployment(deployment: Deployment): Promise<void>;
@@ -56,6 +57,8 @@ export interface DeviceStateStore {
   countRecentFailures(deploymentId: string, reason: string, since: Date): Promise<number>;
   /** The failures that `failureCounts` counts, by reason. */
   failuresByReason(deploymentId: string): Promise<Map<string, number>>;
+  /** Per device, which of these deployments it reported `rolled_back` for (devices with none are absent). */
+  rolledBackDevices(deploymentIds: readonly string[]): Promise<Map<string, Set<string>>>;
   /** Forgets the device's statuses and its reports. */
   deleteDeviceStates(projectId: string, deviceId: string): Promise<void>;
 }
@@ -86,6 +89,12 @@ export interface DeviceReportStore {
 /** Authoritative artifact lookups (the artifacts service), for creating deployments. */
 export interface ArtifactCatalog {
   getArtifact(projectId: string, artifactId: string, requestId: string): Promise<ArtifactSummary>;
+}
+
+/** The project's devices as the registry stores them (the registry service), for previews. */
+export interface Fleet {
+  /** Pages of the project's devices, read under the caller's request id and deadline. */
+  devices(projectId: string, call: { requestId: string; deadline: Date | number }): AsyncIterable<FleetDevice[]>;
 }
 
 /** The in-memory read models the check path decides from. */

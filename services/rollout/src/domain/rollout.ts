@@ -6,11 +6,12 @@ import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
 import { CoalescedRuns } from './coalesced-runs';
 import { hasGuardrails, NO_CONFIRMATION, silentDevices, trippedGuardrail, validGuardrails, type GuardrailFigures, type Guardrails } from './guardrails';
+import { asIfActive, PreviewTally } from './preview';
 import { ReportTrimSchedule } from './report-trim-schedule';
 import { dueStage, validStages, type Stage } from './stages';
 import { targetsDevice } from './targeting';
 import type { DecisionDevice, Deployment, DeploymentState } from './model';
-import type { ArtifactCatalog, DeploymentStore, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore, RolloutEvents, RolloutViews } from './ports';
+import type { ArtifactCatalog, DeploymentStore, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore, Fleet, RolloutEvents, RolloutViews } from './ports';
 import { applyTransition, guardrailPauseOf, stageAdvanceOf, validPercentage, type TransitionChange, type TransitionRequest } from './transitions';
 
 const ROLLOUT_STRATEGIES = ['immediate'];
@@ -33,6 +34,7 @@ export interface RolloutDeps {
   deviceStates: DeviceStateStore;
   reports: DeviceReportStore;
   catalog: ArtifactCatalog;
+  fleet: Fleet;
   views: RolloutViews;
   events: RolloutEvents;
   statusCache: DeviceStatusCache;
@@ -103,6 +105,7 @@ export class Rollout {
       stages,
       stage: { index: 0, enteredAt: input.start ? now : null },
       guardrailPause: null,
+      guardrailsJudgedSince: null,
     };
     await this.deps.deployments.insertDeployment(deployment);
     this.changed(deployment);
@@ -155,14 +158,35 @@ export class Rollout {
     return { devicesByStatus, failureCount, failuresByReason };
   }
 
-  /** What the deployment's guardrails are judged on, counted by the store now. */
+  /**
+   * What a check of each of the project's devices would answer now, were the deployment active
+   * (as it is, or as it would start or resume): the check's decideOffer over the active
+   * deployments, the registry's stored devices and the rolled-back records, page by page.
+   */
+  async previewDeployment(projectId: string, deploymentId: string, call: { requestId: string; deadline: Date | number }): Promise<{ state: DeploymentState; tally: PreviewTally }> {
+    const stored = await this.findDeployment(projectId, deploymentId);
+    const deployment = asIfActive(stored, this.now());
+    const active = [...this.deps.views.activeDeployments(projectId).filter((other) => other.id !== deployment.id), deployment];
+    const rolledBack = await this.deps.deviceStates.rolledBackDevices(active.map((candidate) => candidate.id));
+    const none = new Set<string>();
+    const tally = new PreviewTally(deployment, active, (id) => this.deps.views.artifact(id), (deviceId) => rolledBack.get(deviceId) ?? none);
+    for await (const page of this.deps.fleet.devices(projectId, call)) for (const device of page) tally.add(device);
+    return { state: stored.state, tally };
+  }
+
+  /**
+   * What the deployment's guardrails are judged on, counted by the store now: since a person last
+   * resumed it from a guardrail pause, or from the start.
+   */
   private async guardrailFigures(deployment: Deployment): Promise<GuardrailFigures> {
     const { reasonLimits } = deployment.guardrails;
     const now = this.now().getTime();
+    const since = deployment.guardrailsJudgedSince ?? undefined;
+    const windowStart = (seconds: number) => new Date(Math.max(now - seconds * 1000, since?.getTime() ?? 0));
     const [byStatus, recentByStatus, recentFailures] = await Promise.all([
-      this.deps.deviceStates.devicesByStatus(deployment.id),
-      this.recentByStatus(deployment),
-      Promise.all(reasonLimits.map((limit) => this.deps.deviceStates.countRecentFailures(deployment.id, limit.reason, new Date(now - limit.windowSeconds * 1000)))),
+      this.deps.deviceStates.devicesByStatus(deployment.id, since),
+      this.recentByStatus(deployment, since),
+      Promise.all(reasonLimits.map((limit) => this.deps.deviceStates.countRecentFailures(deployment.id, limit.reason, windowStart(limit.windowSeconds)))),
     ]);
     return {
       confirmed: byStatus.get('confirmed') ?? 0,
@@ -172,11 +196,12 @@ export class Rollout {
     };
   }
 
-  /** Devices per status reached within the confirm timeout; undefined without one. */
-  private recentByStatus(deployment: Deployment): Promise<Map<string, number>> | undefined {
+  /** Devices per status reached within the confirm timeout (and since `since`); undefined without one. */
+  private recentByStatus(deployment: Deployment, since?: Date): Promise<Map<string, number>> | undefined {
     const timeout = deployment.guardrails.confirmTimeoutSeconds;
     if (timeout === null) return undefined;
-    return this.deps.deviceStates.devicesByStatus(deployment.id, new Date(this.now().getTime() - timeout * 1000));
+    const from = this.now().getTime() - timeout * 1000;
+    return this.deps.deviceStates.devicesByStatus(deployment.id, new Date(Math.max(from, since?.getTime() ?? 0)));
   }
 
   /**

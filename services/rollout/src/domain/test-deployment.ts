@@ -1,5 +1,5 @@
 import { NO_GUARDRAILS } from './guardrails';
-import type { Deployment } from './model';
+import type { ArtifactSummary, Deployment } from './model';
 
 /** A deployment for unit tests: active, build 5, on channel `stable`, at 100%, no guardrails or stages. */
 export function testDeployment(overrides: Partial<Deployment> = {}): Deployment {
@@ -24,6 +24,30 @@ export function testDeployment(overrides: Partial<Deployment> = {}): Deployment 
     stages: [],
     stage: { index: 0, enteredAt: new Date(2_000) },
     guardrailPause: null,
+    guardrailsJudgedSince: null,
     ...overrides,
+  };
+}
+
+/** The artifact of testDeployment: build 5 for esp_idf on esp32, no other dimension declared. */
+export function testArtifact(overrides: Partial<ArtifactSummary> = {}): ArtifactSummary {
+  return {
+  id: 'artifact-1',
+  projectId: 'p',
+  buildNumber: 5,
+  versionLabel: '1.5.0',
+  framework: 'esp_idf',
+  chipFamily: 'esp32',
+  boardId: '',
+  hardwareRevision: '',
+  partitionProfile: '',
+  minNvsSchemaVersion: null,
+  securityMode: '',
+  checksumSha256: 'c',
+  fileSize: 10,
+  archived: false,
+  signature: '',
+  signingKeyId: '',
+  ...overrides,
   };
 }

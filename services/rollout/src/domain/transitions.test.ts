@@ -92,7 +92,9 @@ describe('staged plans and guardrail pauses', () => {
     expect(paused).toMatchObject({ state: 'paused', guardrailPause: { ...trip, at: now } });
     expect(guardrailPauseOf(base('paused'), trip, now)).toBeNull();
     const resumed = applyTransition({ ...base('paused'), stages, stage: { index: 1, enteredAt: new Date(0) }, guardrailPause: { ...trip, at: now } }, request('resume'), now);
-    expect(resumed).toMatchObject({ state: 'active', guardrailPause: null, stage: { index: 1, enteredAt: now } });
+    // From the resume on, the guardrails judge what happens after it, not the figures that tripped.
+    expect(resumed).toMatchObject({ state: 'active', guardrailPause: null, guardrailsJudgedSince: now, stage: { index: 1, enteredAt: now } });
+    expect(applyTransition(base('paused'), request('resume'), now).guardrailsJudgedSince).toBeNull();
   });
 
   test('the plan ramps forward only, and never below a percentage a person ramped to', () => {

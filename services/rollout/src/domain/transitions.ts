@@ -28,6 +28,7 @@ export interface TransitionChange {
   startedAt: Date | null;
   stage: StageProgress;
   guardrailPause: GuardrailPause | null;
+  guardrailsJudgedSince: Date | null;
 }
 
 /** Validates a transition and returns the deployment's new fields; every refusal is a 400. */
@@ -49,6 +50,7 @@ export function applyTransition(deployment: Deployment, request: TransitionReque
     // The current stage's wait starts on the start and again on a resume: time spent paused proves nothing.
     change.stage = { index: deployment.stage.index, enteredAt: now };
     change.guardrailPause = null;
+    if (deployment.guardrailPause) change.guardrailsJudgedSince = now;
     if (request.action === 'start') {
       change.startedAt = now;
       if (deployment.stages.length > 0) change.rolloutPercentage = deployment.stages[0]!.percentage;
@@ -78,6 +80,7 @@ function unchanged(deployment: Deployment): TransitionChange {
     startedAt: deployment.startedAt,
     stage: deployment.stage,
     guardrailPause: deployment.guardrailPause,
+    guardrailsJudgedSince: deployment.guardrailsJudgedSince,
   };
 }
 

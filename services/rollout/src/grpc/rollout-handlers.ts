@@ -123,6 +123,15 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
         failuresByReason: Object.fromEntries(summary.failuresByReason),
       };
     },
+    async previewDeployment(request, ctx) {
+      const { state, tally } = await rollout.previewDeployment(request.projectId, request.deploymentId, ctx);
+      return {
+        deviceCount: tally.total,
+        buckets: [...tally.buckets].map(([outcome, bucket]) => ({ outcome, count: bucket.count, deviceIds: bucket.deviceIds })),
+        rolloutPercentage: tally.rolloutPercentage,
+        state,
+      };
+    },
   };
 }
 

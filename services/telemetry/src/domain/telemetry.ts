@@ -6,8 +6,9 @@ import type { AuditRecord, TelemetryStore } from './model';
 export class Telemetry {
   constructor(private readonly store: TelemetryStore) {}
 
-  async recordAudit(event: AuditRecordedEvent): Promise<void> {
-    await this.store.insertAudit({
+  /** Stores the event once (a redelivered one is already there) and returns it as stored. */
+  async recordAudit(event: AuditRecordedEvent): Promise<AuditRecord> {
+    const record: AuditRecord = {
       id: event.id,
       projectId: event.project_id,
       action: event.action,
@@ -18,7 +19,9 @@ export class Telemetry {
       targetId: event.target_id,
       createdAt: new Date(event.created_at),
       details: event.details,
-    });
+    };
+    await this.store.insertAudit(record);
+    return record;
   }
 
   async listAudit(projectId: string, limit: number, beforeId: string): Promise<AuditRecord[]> {

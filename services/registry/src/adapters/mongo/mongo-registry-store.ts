@@ -149,10 +149,25 @@ export class MongoRegistryStore implements RegistryStore {
     return docs.map(deviceOf);
   }
 
-  countDevices(projectId: string, targets: DeviceTargets = { groupIds: [], channelIds: [] }): Promise<number> {
+  async *streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]> {
+    const cursor = this.models.Device.find({ project_id: projectId }, DEVICE_FIELDS).lean<DeviceDoc[]>().cursor({ batchSize: pageSize });
+    let page: Device[] = [];
+    for await (const doc of cursor) {
+      page.push(deviceOf(doc as DeviceDoc));
+      if (page.length === pageSize) {
+        yield page;
+        page = [];
+      }
+    }
+    if (page.length > 0) yield page;
+  }
+
+  async countDevices(projectId: string, targets: DeviceTargets = { groupIds: [], channelIds: [] }, atMost?: number): Promise<number> {
     const query: Record<string, unknown> = { project_id: projectId };
     if (targets.groupIds.length > 0) query.group_ids = { $in: targets.groupIds };
     if (targets.channelIds.length > 0) query.channel_id = { $in: targets.channelIds };
+    // A bounded count reads at most that many devices (FerretDB counts by reading every match).
+    if (atMost) return (await this.models.Device.find(query, { _id: 1 }).limit(atMost).lean()).length;
     return this.models.Device.countDocuments(query).exec();
   }
 

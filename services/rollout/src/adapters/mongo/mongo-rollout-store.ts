@@ -30,6 +30,7 @@ interface DeploymentDoc {
   stage_index?: number;
   stage_entered_at?: Date | null;
   guardrail_pause?: GuardrailPauseDoc | null;
+  guardrails_judged_since?: Date | null;
 }
 
 interface GuardrailsDoc {
@@ -51,7 +52,7 @@ interface GuardrailPauseDoc {
   at: Date;
 }
 
-type TransitionFields = Pick<DeploymentDoc, 'state' | 'rollout_percentage' | 'started_at' | 'updated_at' | 'stage_index' | 'stage_entered_at' | 'guardrail_pause'>;
+type TransitionFields = Pick<DeploymentDoc, 'state' | 'rollout_percentage' | 'started_at' | 'updated_at' | 'stage_index' | 'stage_entered_at' | 'guardrail_pause' | 'guardrails_judged_since'>;
 
 /** One applied transition; `_id` is `${deployment_id}:${version}`, so each version is claimed once. */
 interface TransitionDoc {
@@ -209,6 +210,7 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
       stage_index: set.stage.index,
       stage_entered_at: set.stage.enteredAt,
       guardrail_pause: set.guardrailPause ? guardrailPauseDocOf(set.guardrailPause) : null,
+      guardrails_judged_since: set.guardrailsJudgedSince,
     };
     const version = fromVersion + 1;
     try {
@@ -368,6 +370,16 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     return { status: highest.status, rank: highest.rank, rolledBack: docs.some((doc) => doc.status === 'rolled_back') };
   }
 
+  async rolledBackDevices(deploymentIds: readonly string[]): Promise<Map<string, Set<string>>> {
+    const docs = await this.models.DeviceEvent.find(
+      { deployment_id: { $in: [...deploymentIds] }, kind: 'status', status: 'rolled_back' },
+      { deployment_id: 1, device_id: 1 },
+    ).lean<Pick<DeviceEventDoc, 'deployment_id' | 'device_id'>[]>();
+    const deploymentsByDevice = new Map<string, Set<string>>();
+    for (const doc of docs) deploymentsByDevice.set(doc.device_id, (deploymentsByDevice.get(doc.device_id) ?? new Set()).add(doc.deployment_id));
+    return deploymentsByDevice;
+  }
+
   async failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>> {
     if (deploymentIds.length === 0) return new Map();
     // Every failure report, and the one rolled_back status a device can have. $group with $sum is
@@ -402,6 +414,7 @@ function docOf(deployment: Deployment): DeploymentDoc {
     stage_index: deployment.stage.index,
     stage_entered_at: deployment.stage.enteredAt,
     guardrail_pause: deployment.guardrailPause ? guardrailPauseDocOf(deployment.guardrailPause) : null,
+    guardrails_judged_since: deployment.guardrailsJudgedSince,
   };
 }
 
@@ -454,5 +467,6 @@ function deploymentOf(doc: DeploymentDoc): Deployment {
     stages: (doc.stages ?? []).map(stageOf),
     stage: { index: doc.stage_index ?? 0, enteredAt: doc.stage_entered_at ?? doc.started_at ?? null },
     guardrailPause: doc.guardrail_pause ? { ...doc.guardrail_pause, at: new Date(doc.guardrail_pause.at) } : null,
+    guardrailsJudgedSince: doc.guardrails_judged_since ? new Date(doc.guardrails_judged_since) : null,
   };
 }

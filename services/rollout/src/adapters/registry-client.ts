@@ -1,0 +1,32 @@
+import type { ServiceClient } from '@ota/grpc';
+import type { registry as pb } from '@ota/proto';
+import type { Fleet } from '../domain/ports';
+import type { FleetDevice } from '../domain/preview';
+
+type RegistryClient = ServiceClient<typeof pb.RegistryServiceService>;
+
+export class GrpcFleet implements Fleet {
+  constructor(private readonly client: RegistryClient) {}
+
+  async *devices(projectId: string, call: { requestId: string; deadline: Date | number }): AsyncIterable<FleetDevice[]> {
+    for await (const page of this.client.streamDevices({ projectId }, call)) yield page.devices.map(fleetDeviceOf);
+  }
+}
+
+function fleetDeviceOf(device: pb.Device): FleetDevice {
+  return {
+    id: device.id,
+    deviceId: device.deviceId,
+    active: device.active,
+    channelId: device.channelId,
+    groupIds: device.groupIds,
+    framework: device.framework,
+    chipFamily: device.chipFamily,
+    boardId: device.boardId,
+    hardwareRevision: device.hardwareRevision,
+    partitionProfile: device.partitionProfile,
+    nvsSchemaVersion: device.nvsSchemaVersion,
+    securityMode: device.securityMode,
+    currentBuildNumber: device.currentBuildNumber,
+  };
+}

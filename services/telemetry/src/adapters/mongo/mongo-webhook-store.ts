@@ -1,0 +1,149 @@
+import { isDuplicateKey } from '@ota/mongo';
+import { Schema, type Connection } from 'mongoose';
+import type { DeliveryAttempt, DeliveryState, Webhook, WebhookDelivery, WebhookStore } from '../../domain/webhook-model';
+
+interface WebhookDoc {
+  _id: string;
+  project_id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  created_at: Date;
+}
+
+interface AttemptDoc {
+  at: Date;
+  status_code: number | null;
+  error: string;
+  duration_ms: number;
+}
+
+interface DeliveryDoc {
+  _id: string;
+  webhook_id: string;
+  project_id: string;
+  event: string;
+  audit_event_id: string;
+  body: string;
+  state: DeliveryState;
+  attempts: AttemptDoc[];
+  next_attempt_at: Date | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+const options = { versionKey: false as const, strict: false as const };
+
+export function registerWebhookModels(connection: Connection) {
+  const webhookSchema = new Schema<WebhookDoc>({ _id: String }, options);
+  webhookSchema.index({ project_id: 1 });
+  const deliverySchema = new Schema<DeliveryDoc>({ _id: String }, options);
+  deliverySchema.index({ state: 1, next_attempt_at: 1 });
+  deliverySchema.index({ webhook_id: 1, created_at: -1 });
+  return {
+    Webhook: connection.model<WebhookDoc>('Webhook', webhookSchema, 'webhooks'),
+    Delivery: connection.model<DeliveryDoc>('WebhookDelivery', deliverySchema, 'webhook_deliveries'),
+  };
+}
+
+type WebhookModels = ReturnType<typeof registerWebhookModels>;
+
+export class MongoWebhookStore implements WebhookStore {
+  constructor(private readonly models: WebhookModels) {}
+
+  async insertWebhook(webhook: Webhook): Promise<void> {
+    await this.models.Webhook.collection.insertOne({
+      _id: webhook.id,
+      project_id: webhook.projectId,
+      url: webhook.url,
+      events: webhook.events,
+      secret: webhook.secret,
+      created_at: webhook.createdAt,
+    } as never);
+  }
+
+  async listWebhooks(projectId: string): Promise<Webhook[]> {
+    const docs = await this.models.Webhook.find({ project_id: projectId }).sort({ created_at: 1, _id: 1 }).lean<WebhookDoc[]>();
+    return docs.map(webhookOf);
+  }
+
+  async findWebhook(webhookId: string): Promise<Webhook | null> {
+    const doc = await this.models.Webhook.findById(webhookId).lean<WebhookDoc>();
+    return doc ? webhookOf(doc) : null;
+  }
+
+  async deleteWebhook(projectId: string, webhookId: string): Promise<boolean> {
+    const { deletedCount } = await this.models.Webhook.deleteOne({ _id: webhookId, project_id: projectId });
+    if (deletedCount === 0) return false;
+    await this.models.Delivery.deleteMany({ webhook_id: webhookId });
+    return true;
+  }
+
+  async insertDeliveries(deliveries: WebhookDelivery[]): Promise<void> {
+    // One at a time: a duplicate (an event delivered again) must not stop the others.
+    for (const delivery of deliveries) {
+      try {
+        await this.models.Delivery.collection.insertOne({
+          _id: delivery.id,
+          webhook_id: delivery.webhookId,
+          project_id: delivery.projectId,
+          event: delivery.event,
+          audit_event_id: delivery.auditEventId,
+          body: delivery.body,
+          state: delivery.state,
+          attempts: [],
+          next_attempt_at: delivery.nextAttemptAt,
+          created_at: delivery.createdAt,
+          delivered_at: null,
+        } as never);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+  }
+
+  async claimDueDelivery(now: Date, claimUntil: Date): Promise<WebhookDelivery | null> {
+    const doc = await this.models.Delivery.findOneAndUpdate(
+      { state: 'pending', next_attempt_at: { $lte: now } },
+      { $set: { next_attempt_at: claimUntil } },
+      { sort: { next_attempt_at: 1 }, new: true },
+    ).lean<DeliveryDoc>();
+    return doc ? deliveryOf(doc) : null;
+  }
+
+  async finishAttempt(deliveryId: string, attempt: DeliveryAttempt, next: { state: DeliveryState; nextAttemptAt: Date | null }): Promise<void> {
+    const logged: AttemptDoc = { at: attempt.at, status_code: attempt.statusCode, error: attempt.error, duration_ms: attempt.durationMs };
+    const set = { state: next.state, next_attempt_at: next.nextAttemptAt, ...(next.state === 'delivered' ? { delivered_at: attempt.at } : {}) };
+    // A failed attempt that ran beside a successful one (a lapsed claim) only logs itself.
+    const changesState = await this.models.Delivery.updateOne(
+      next.state === 'delivered' ? { _id: deliveryId } : { _id: deliveryId, state: 'pending' },
+      { $push: { attempts: logged }, $set: set },
+    );
+    if (changesState.matchedCount === 0) await this.models.Delivery.updateOne({ _id: deliveryId }, { $push: { attempts: logged } });
+  }
+
+  async listDeliveries(webhookId: string, limit: number): Promise<WebhookDelivery[]> {
+    const docs = await this.models.Delivery.find({ webhook_id: webhookId }).sort({ created_at: -1, _id: -1 }).limit(limit).lean<DeliveryDoc[]>();
+    return docs.map(deliveryOf);
+  }
+}
+
+function webhookOf(doc: WebhookDoc): Webhook {
+  return { id: doc._id, projectId: doc.project_id, url: doc.url, events: doc.events, secret: doc.secret, createdAt: doc.created_at };
+}
+
+function deliveryOf(doc: DeliveryDoc): WebhookDelivery {
+  return {
+    id: doc._id,
+    webhookId: doc.webhook_id,
+    projectId: doc.project_id,
+    event: doc.event,
+    auditEventId: doc.audit_event_id,
+    body: doc.body,
+    state: doc.state,
+    attempts: (doc.attempts ?? []).map((attempt) => ({ at: attempt.at, statusCode: attempt.status_code, error: attempt.error, durationMs: attempt.duration_ms })),
+    nextAttemptAt: doc.next_attempt_at,
+    createdAt: doc.created_at,
+    deliveredAt: doc.delivered_at,
+  };
+}
