@@ -184,7 +184,16 @@ describe('under a mixed fleet and developer load', () => {
       if (stuck.length === 0) break;
       await sleep(1_000);
     } while (Date.now() < giveUpAt);
-    expect(stuck).toEqual([]);
+    // Named with whether it is still running and what it logged since, so that a failure says why.
+    const alive = faults.pids();
+    const described = stuck.map((name) => {
+      const since = logged().get(name)!.slice(before.get(name)!.length).trim().split('\n');
+      return `${name} (${alive.get(name) === undefined ? 'exited' : 'running'}), its last lines:\n${since.slice(-8).join('\n')}`;
+    });
+    expect(described).toEqual([]);
+    // A driver that stopped checking is mended by reopening its client (libs/mongo's superviseDriver).
+    const reopened = STORE_CLIENTS.filter((name) => logged().get(name)!.slice(before.get(name)!.length).includes('MongoDB client reopened'));
+    if (reopened.length > 0) progress(`MongoDB client reopened after the driver stopped checking: ${reopened.join(', ')}`);
   });
 
   test('NATS stopped for 30 s: a pause made meanwhile reaches the other rollout replica, and the two views agree again', async () => {

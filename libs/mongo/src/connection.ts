@@ -5,17 +5,24 @@ export interface MongoSettings {
   database: string;
   /** Connections this process may open; the hot paths keep a few busy at once. */
   maxPoolSize?: number;
-  /** Where the server's reachability is reported (see reportReachability). */
+  /** Where the server's reachability is reported, and a stalled driver mended (see superviseDriver). */
   logger?: ReachabilityLogger;
+  /** How often the driver checks the server (the driver's default, 10 s); tests shorten it. */
+  heartbeatFrequencyMS?: number;
+  /** How long a connection, a monitoring check's included, may take to open (10 s); tests shorten it. */
+  connectTimeoutMS?: number;
 }
 
 export interface ReachabilityLogger {
+  error(fields: object, message: string): void;
   warn(fields: object, message: string): void;
   info(fields: object, message: string): void;
 }
 
 /** While the server is unreachable, failed heartbeats are reported at most this often. */
 const UNREACHABLE_REPORT_INTERVAL_MS = 30_000;
+const HEARTBEAT_FREQUENCY_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * One shared connection per process, opened at start. Indexes are built by `syncIndexes`, not by
@@ -28,19 +35,24 @@ export async function connectMongo(settings: MongoSettings): Promise<Connection>
     autoIndex: false,
     autoCreate: false,
     serverSelectionTimeoutMS: 10_000,
+    heartbeatFrequencyMS: settings.heartbeatFrequencyMS ?? HEARTBEAT_FREQUENCY_MS,
+    connectTimeoutMS: settings.connectTimeoutMS ?? CONNECT_TIMEOUT_MS,
   });
   await connection.asPromise();
-  if (settings.logger) reportReachability(connection, settings.logger);
+  if (settings.logger) {
+    reportReachability(connection, settings.logger);
+    superviseDriver(connection, settings.logger, settings.heartbeatFrequencyMS ?? HEARTBEAT_FREQUENCY_MS, settings.connectTimeoutMS ?? CONNECT_TIMEOUT_MS);
+  }
   return connection;
 }
 
 /**
  * Logs when the driver loses the server and when it has it back, and, while it is lost, how many
- * of the driver's heartbeats failed: an outage that outlasts the server's return with no failed
- * heartbeats means the driver stopped checking, which only a restart of the process mends.
+ * of the driver's heartbeats failed.
  */
 function reportReachability(connection: Connection, logger: ReachabilityLogger): void {
   const client = connection.getClient();
+  let unreachable = false;
   let failedHeartbeats = 0;
   let reportedAt = 0;
   client.on('serverDescriptionChanged', (event) => {
@@ -48,18 +60,75 @@ function reportReachability(connection: Connection, logger: ReachabilityLogger):
     const after = event.newDescription.type;
     if (before === after) return;
     if (after === 'Unknown') {
+      unreachable = true;
       failedHeartbeats = 0;
       reportedAt = Date.now();
       logger.warn({ mongodb: event.address, reason: event.newDescription.error?.message }, 'MongoDB server unreachable');
     } else if (before === 'Unknown') {
+      unreachable = false;
       logger.info({ mongodb: event.address, failedHeartbeats }, 'MongoDB server reachable again');
     }
   });
+  // The heartbeat that finds the server gone fails before the server is marked unreachable: only
+  // the ones after are counted.
   client.on('serverHeartbeatFailed', (event) => {
+    if (!unreachable) return;
     failedHeartbeats += 1;
     if (Date.now() - reportedAt < UNREACHABLE_REPORT_INTERVAL_MS) return;
     reportedAt = Date.now();
     logger.warn({ mongodb: event.connectionId, failedHeartbeats, reason: event.failure.message }, 'MongoDB server still unreachable');
+  });
+}
+
+/**
+ * Reopens the driver's client when its monitor stopped checking the server. The driver checks the
+ * server every heartbeat, whether it is reachable or not, and each check ends within the connect
+ * timeout; a driver that has made no check for two of both together has stopped. In the fault
+ * suite's runs, a process's driver sometimes never checked again after FerretDB's restart, and
+ * answered every operation with an error until the process was restarted; reopening the client
+ * (as a restart would) gives it new monitors and pools. Mongoose's models keep working on the
+ * reopened client.
+ */
+function superviseDriver(connection: Connection, logger: ReachabilityLogger, heartbeatFrequencyMS: number, connectTimeoutMS: number): void {
+  const client = connection.getClient();
+  const stalledAfterMs = 2 * (heartbeatFrequencyMS + connectTimeoutMS);
+  let lastCheckAt = Date.now();
+  const checked = () => {
+    lastCheckAt = Date.now();
+  };
+  for (const event of ['serverHeartbeatStarted', 'serverHeartbeatSucceeded', 'serverHeartbeatFailed'] as const) client.on(event, checked);
+  // A load-balanced deployment has no monitor, so no check to miss.
+  let loadBalanced = false;
+  client.on('topologyDescriptionChanged', (event) => {
+    loadBalanced = event.newDescription.type === 'LoadBalanced';
+  });
+  let reopening = false;
+  let closed = false;
+  const timer = setInterval(() => {
+    const silentForMs = Date.now() - lastCheckAt;
+    if (reopening || closed || loadBalanced || silentForMs < stalledAfterMs) return;
+    reopening = true;
+    logger.error({ silentForMs }, 'MongoDB driver stopped checking the server; reopening its client');
+    void (async () => {
+      try {
+        await client.close();
+        if (closed) return;
+        await client.connect();
+        if (closed) await client.close();
+        else logger.info({}, 'MongoDB client reopened');
+      } catch (error) {
+        logger.warn({ reason: (error as Error).message }, 'reopening the MongoDB client failed; trying again');
+      } finally {
+        reopening = false;
+        checked();
+      }
+    })();
+  }, Math.min(5_000, stalledAfterMs / 4));
+  timer.unref();
+  // Only the process's own close ends the supervision; the reopening above does not emit it.
+  connection.once('close', () => {
+    closed = true;
+    clearInterval(timer);
   });
 }
 
