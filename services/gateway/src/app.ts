@@ -14,6 +14,7 @@ import { artifactRoutes } from './routes/artifacts';
 import { deploymentRoutes } from './routes/deployments';
 import { deviceApiRoutes } from './routes/device-api';
 import { deviceRoutes } from './routes/devices';
+import { groupAndChannelRoutes } from './routes/groups-and-channels';
 import { healthRoutes } from './routes/health';
 import { projectRoutes } from './routes/projects';
 import { sessionRoutes } from './routes/session';
@@ -72,7 +73,7 @@ export function createApp(deps: GatewayDeps): Koa {
     limiter: rateLimiter,
     onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
   });
-  for (const addRoutes of [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, artifactRoutes, deploymentRoutes, webhookRoutes]) addRoutes(api, deps);
+  for (const addRoutes of [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, groupAndChannelRoutes, artifactRoutes, deploymentRoutes, webhookRoutes]) addRoutes(api, deps);
   const devicePaths = deviceApiPaths(api.operations);
 
   app.use(async (ctx, next) => {

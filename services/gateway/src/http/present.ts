@@ -1,5 +1,6 @@
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { SessionDoc, TokenDoc, UserDoc } from '../stores/models';
+import type { DeploymentProgress } from '../use-cases/deployments';
 import { ROLLOUT_STATUSES } from './response-schemas';
 
 // The JSON shapes of the API (spec section 2 and decisions.md section 3), from service messages.
@@ -59,7 +60,7 @@ export function deviceStateJson(state: rollout.DeviceState) {
   return { device_id: state.deviceId, status: state.status, reason: state.reason, updated_at: iso(state.updatedAt) };
 }
 
-export function deploymentSummaryJson(deployment: rollout.Deployment, summary: rollout.GetDeploymentSummaryResponse, targetedDevices: number) {
+export function deploymentSummaryJson({ deployment, summary, targetedDevices }: DeploymentProgress) {
   const recorded = Object.values(summary.devicesByStatus).reduce((sum, count) => sum + count, 0);
   // Devices the targets reach that have no state record yet are `pending`.
   const unrecorded = Math.max(0, targetedDevices - recorded);

@@ -1,4 +1,3 @@
-import { failedPrecondition, invalidArgument } from '@ota/errors';
 import { MANIFEST_SCHEMA } from '@ota/manifest';
 import type { artifacts, registry } from '@ota/proto';
 import type { Context } from 'koa';
@@ -9,7 +8,9 @@ import { artifactJson, signingKeyJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createSigningKeyBody, updateArtifactBody } from '../http/schemas';
 import { parseBody } from '../http/validate';
-import { pathId, projectFor, rpc } from './context';
+import { setArtifactArchived } from '../use-cases/artifact-archiving';
+import { resolveReleaseTarget, startRelease } from '../use-cases/release';
+import { callerOf, pathId, projectFor, rpc, useCasePorts } from './context';
 
 const UPLOAD_FORM = {
   required: ['manifest', 'binary'],
@@ -21,6 +22,7 @@ const UPLOAD_FORM = {
 
 export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients, store, audit } = deps;
+  const ports = useCasePorts(deps);
 
   /**
    * Streams the multipart binary to the artifacts service. `checkRest` sees every other form
@@ -100,26 +102,11 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 200: R.Artifact },
     },
     async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const { project } = await projectFor(deps, ctx, 'write');
       const artifactId = pathId(ctx, 'aid', 'artifact');
       const body = parseBody<{ archived: boolean }>(updateArtifactBody, ctx.request.body);
-      if (body.archived) {
-        const { count } = await clients.rollout.countDeployments({ projectId: project.id, states: ['draft', 'active', 'paused'], artifactId }, rpc(ctx));
-        if (count > 0) {
-          throw failedPrecondition(`${count} draft, active or paused deployment(s) use this build; cancel or complete them before archiving it`);
-        }
-      }
-      const { artifact, changed } = await clients.artifacts.setArtifactArchived({ projectId: project.id, artifactId, archived: body.archived }, rpc(ctx));
-      if (changed) {
-        await audit.record(principal, {
-          projectId: project.id,
-          action: body.archived ? 'artifact.archived' : 'artifact.unarchived',
-          targetType: 'artifact',
-          targetId: artifactId,
-          details: { build_number: artifact!.buildNumber },
-        });
-      }
-      ctx.body = artifactJson(artifact!);
+      const artifact = await setArtifactArchived(ports, callerOf(ctx), { projectId: project.id, artifactId, archived: body.archived });
+      ctx.body = artifactJson(artifact);
     },
   );
 
@@ -144,47 +131,17 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 201: R.Release },
     },
     async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const { artifact, rest } = await upload(ctx, project, async (fields) => {
-        const channelName = fields.get('channel_name') ?? 'stable';
-        const percentageText = fields.get('rollout_percentage') ?? '100';
-        if (!/^\d{1,3}$/.test(percentageText) || Number(percentageText) > 100) {
-          throw invalidArgument('rollout_percentage must be an integer from 0 to 100');
-        }
-        const { channels } = await clients.registry.listChannels({ projectId: project.id }, rpc(ctx));
-        const channel = channels.find((candidate) => candidate.name === channelName);
-        if (!channel) throw invalidArgument(`channel "${channelName}" does not exist in this project`);
-        return { channel, rolloutPercentage: Number(percentageText) };
-      });
-      const { deployment } = await clients.rollout.createDeployment(
-        {
-          projectId: project.id,
-          artifactId: artifact.id,
-          targetGroupIds: [],
-          targetChannelIds: [rest.channel.id],
-          rolloutPercentage: rest.rolloutPercentage,
-          rolloutStrategy: 'immediate',
-          notes: '',
-          start: true,
-          guardrails: undefined,
-          stages: [],
-        },
-        rpc(ctx),
-      );
-      await audit.record(principal, {
-        projectId: project.id,
-        action: 'release.created',
-        targetType: 'deployment',
-        targetId: deployment!.id,
-        details: { artifact_id: artifact.id, build_number: artifact.buildNumber, channel: rest.channel.name, rollout_percentage: rest.rolloutPercentage },
-      });
+      const { project } = await projectFor(deps, ctx, 'write');
+      const caller = callerOf(ctx);
+      const { artifact, rest: target } = await upload(ctx, project, (fields) => resolveReleaseTarget(ports, caller, project.id, fields));
+      const deployment = await startRelease(ports, caller, artifact, target);
       ctx.status = 201;
       ctx.body = {
         artifact_id: artifact.id,
         build_number: artifact.buildNumber,
-        deployment_id: deployment!.id,
-        state: deployment!.state,
-        channel: rest.channel.name,
+        deployment_id: deployment.id,
+        state: deployment.state,
+        channel: target.channel.name,
       };
     },
   );

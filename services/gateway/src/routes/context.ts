@@ -3,11 +3,24 @@ import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import { principalOf, type Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
+import { deviceJson, type CheckState } from '../http/present';
 import { UUID_PATTERN } from '../http/validate';
+import type { Caller, UseCasePorts } from '../use-cases/ports';
 
 /** Call options that carry the request id to the services. */
 export function rpc(ctx: Context): { requestId: string } {
   return { requestId: ctx.state.requestId as string };
+}
+
+/** The caller of a use case: the request's principal and its request id. */
+export function callerOf(ctx: Context): Caller {
+  return { principal: principalOf(ctx), requestId: ctx.state.requestId as string };
+}
+
+/** Every port the use cases ask for, from the gateway's dependencies. */
+export function useCasePorts(deps: GatewayDeps): UseCasePorts {
+  const { registry, rollout, artifacts, telemetry } = deps.clients;
+  return { registry, rollout, artifacts, telemetry, tokens: deps.store, users: deps.store, audit: deps.audit };
 }
 
 /** A path id that must be a UUID; anything else names nothing (404). */
@@ -37,4 +50,14 @@ export async function projectFor(deps: GatewayDeps, ctx: Context, access: 'read'
     throw permissionDenied('staff may read, but not change, projects they do not own');
   }
   throw notFound('project not found');
+}
+
+/** Device objects as the API shows them, with `check_state`, which rollout answers from its active deployments. */
+export async function presentDevices(deps: GatewayDeps, ctx: Context, projectId: string, devices: registry.Device[]) {
+  if (devices.length === 0) return [];
+  const { checkStates } = await deps.clients.rollout.checkStates(
+    { projectId, devices: devices.map(({ id, channelId, groupIds, lastSeen, lastCheckAt }) => ({ id, channelId, groupIds, lastSeen, lastCheckAt })) },
+    rpc(ctx),
+  );
+  return devices.map((device, index) => deviceJson(device, checkStates[index] as CheckState));
 }

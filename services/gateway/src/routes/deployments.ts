@@ -1,4 +1,3 @@
-import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
@@ -6,20 +5,12 @@ import { deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceSta
 import * as R from '../http/response-schemas';
 import { createDeploymentBody, transitionBody, type CreateDeploymentBody, type GuardrailsBody, type TransitionBody } from '../http/schemas';
 import { parseBody } from '../http/validate';
-import { pathId, projectFor, rpc } from './context';
-
-// The audit action each transition writes (decisions.md section 6).
-const AUDIT_ACTION: Record<string, string> = {
-  start: 'deployment.started',
-  pause: 'deployment.paused',
-  resume: 'deployment.resumed',
-  ramp: 'deployment.ramped',
-  complete: 'deployment.completed',
-  cancel: 'deployment.cancelled',
-};
+import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
+import { callerOf, pathId, projectFor, rpc, useCasePorts } from './context';
 
 export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients, audit } = deps;
+  const ports = useCasePorts(deps);
 
   table.add(
     { method: 'get', path: '/projects/:id/deployments/', operationId: 'listDeployments', summary: 'List deployments', description: 'Newest first.', tag: 'Deployments', access: 'developer', responses: { 200: R.arrayOf(R.Deployment) } },
@@ -45,40 +36,25 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
       const body = parseBody<CreateDeploymentBody>(createDeploymentBody, ctx.request.body);
-      const groupIds = body.target_group_ids ?? [];
-      const channelIds = body.target_channel_ids ?? [];
-      const [{ groups }, { channels }] = await Promise.all([
-        groupIds.length > 0 ? clients.registry.listGroups({ projectId: project.id }, rpc(ctx)) : { groups: [] },
-        channelIds.length > 0 ? clients.registry.listChannels({ projectId: project.id }, rpc(ctx)) : { channels: [] },
-      ]);
-      const unknownGroups = groupIds.filter((id) => !groups.some((group) => group.id === id));
-      const unknownChannels = channelIds.filter((id) => !channels.some((channel) => channel.id === id));
-      if (unknownGroups.length > 0) throw invalidArgument(`target_group_ids names no group of this project: ${unknownGroups.join(', ')}`);
-      if (unknownChannels.length > 0) throw invalidArgument(`target_channel_ids names no channel of this project: ${unknownChannels.join(', ')}`);
-      const { deployment } = await clients.rollout.createDeployment(
-        {
-          projectId: project.id,
-          artifactId: body.artifact_id,
-          targetGroupIds: groupIds,
-          targetChannelIds: channelIds,
-          rolloutPercentage: body.rollout_percentage,
-          rolloutStrategy: body.rollout_strategy ?? '',
-          notes: body.notes ?? '',
-          start: false,
-          guardrails: body.guardrails && guardrailsMessage(body.guardrails),
-          stages: (body.stages ?? []).map((stage) => ({ percentage: stage.percentage, minWaitSeconds: stage.min_wait_seconds ?? 0, approvalRequired: stage.approval_required ?? false })),
-        },
-        rpc(ctx),
-      );
+      const deployment = await createDeployment(ports, callerOf(ctx), project.id, {
+        artifactId: body.artifact_id,
+        targetGroupIds: body.target_group_ids ?? [],
+        targetChannelIds: body.target_channel_ids ?? [],
+        rolloutPercentage: body.rollout_percentage,
+        rolloutStrategy: body.rollout_strategy ?? '',
+        notes: body.notes ?? '',
+        guardrails: body.guardrails && guardrailsMessage(body.guardrails),
+        stages: (body.stages ?? []).map((stage) => ({ percentage: stage.percentage, minWaitSeconds: stage.min_wait_seconds ?? 0, approvalRequired: stage.approval_required ?? false })),
+      });
       await audit.record(principal, {
         projectId: project.id,
         action: 'deployment.created',
         targetType: 'deployment',
-        targetId: deployment!.id,
-        details: { artifact_id: body.artifact_id, rollout_percentage: deployment!.rolloutPercentage, guardrails: body.guardrails, stages: body.stages },
+        targetId: deployment.id,
+        details: { artifact_id: body.artifact_id, rollout_percentage: deployment.rolloutPercentage, guardrails: body.guardrails, stages: body.stages },
       });
       ctx.status = 201;
-      ctx.body = deploymentJson(deployment!);
+      ctx.body = deploymentJson(deployment);
     },
   );
 
@@ -105,32 +81,15 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       responses: { 200: R.Deployment },
     },
     async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const deploymentId = pathId(ctx, 'did', 'deployment');
+      const { project } = await projectFor(deps, ctx, 'write');
       const body = parseBody<TransitionBody>(transitionBody, ctx.request.body);
-      // Whether the project has none, one, or two or more devices is all a start or resume needs
-      // (confirm_all): counting stops at two, whatever the size of the fleet.
-      const needsCount = body.action === 'start' || body.action === 'resume';
-      const projectDeviceCount = needsCount ? (await clients.registry.countDevices({ projectId: project.id, groupIds: [], channelIds: [], atMost: 2 }, rpc(ctx))).count : 0;
-      const { deployment } = await clients.rollout.transitionDeployment(
-        {
-          projectId: project.id,
-          deploymentId,
-          action: body.action,
-          rolloutPercentage: body.rollout_percentage,
-          confirmAll: body.confirm_all ?? false,
-          projectDeviceCount,
-        },
-        rpc(ctx),
-      );
-      await audit.record(principal, {
-        projectId: project.id,
-        action: AUDIT_ACTION[body.action]!,
-        targetType: 'deployment',
-        targetId: deploymentId,
-        details: { state: deployment!.state, rollout_percentage: deployment!.rolloutPercentage },
+      const deployment = await transitionDeployment(ports, callerOf(ctx), project.id, {
+        deploymentId: pathId(ctx, 'did', 'deployment'),
+        action: body.action,
+        rolloutPercentage: body.rollout_percentage,
+        confirmAll: body.confirm_all ?? false,
       });
-      ctx.body = deploymentJson(deployment!);
+      ctx.body = deploymentJson(deployment);
     },
   );
 
@@ -149,12 +108,8 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
       const deploymentId = pathId(ctx, 'did', 'deployment');
-      const { deployment } = await clients.rollout.getDeployment({ projectId: project.id, deploymentId }, rpc(ctx));
-      const [summary, targeted] = await Promise.all([
-        clients.rollout.getDeploymentSummary({ projectId: project.id, deploymentId }, rpc(ctx)),
-        clients.registry.countDevices({ projectId: project.id, groupIds: deployment!.targetGroupIds, channelIds: deployment!.targetChannelIds, atMost: 0 }, rpc(ctx)),
-      ]);
-      ctx.body = deploymentSummaryJson(deployment!, summary, targeted.count);
+      const progress = await deploymentProgress(ports, callerOf(ctx), project.id, deploymentId);
+      ctx.body = deploymentSummaryJson(progress);
     },
   );
 

@@ -131,48 +131,48 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       responses: { 200: { type: 'string', format: 'binary' } },
     },
     async (ctx) => {
-    const artifactId = ctx.params.artifactId as string;
-    if (!UUID_PATTERN.test(artifactId)) throw notFound('artifact not found');
-    const query = ctx.query as Record<string, string | undefined>;
-    const verdict = deps.signer.verify(artifactId, query.size ?? '', query.expires ?? '', query.signature ?? '');
-    if (verdict === 'expired') throw permissionDenied('this download URL has expired; check again for a new one');
-    if (verdict !== 'ok') throw permissionDenied('this download URL is not valid');
+      const artifactId = ctx.params.artifactId as string;
+      if (!UUID_PATTERN.test(artifactId)) throw notFound('artifact not found');
+      const query = ctx.query as Record<string, string | undefined>;
+      const verdict = deps.signer.verify(artifactId, query.size ?? '', query.expires ?? '', query.signature ?? '');
+      if (verdict === 'expired') throw permissionDenied('this download URL has expired; check again for a new one');
+      if (verdict !== 'ok') throw permissionDenied('this download URL is not valid');
 
-    const chunks = clients.artifacts.readArtifactBinary({ artifactId }, { requestId: ctx.state.requestId as string });
-    const iterator = chunks[Symbol.asyncIterator]();
-    // Wait for the first chunk, so that a missing object is a clean error and not a cut-off body.
-    const first = await iterator.next();
-    ctx.status = 200;
-    ctx.type = 'application/octet-stream';
-    const size = Number(query.size);
-    ctx.length = size;
-    const body = Readable.from(
-      (async function* () {
-        let sent = 0;
-        try {
-          if (!first.done) {
-            sent += first.value.chunk.length;
-            yield first.value.chunk;
+      const chunks = clients.artifacts.readArtifactBinary({ artifactId }, { requestId: ctx.state.requestId as string });
+      const iterator = chunks[Symbol.asyncIterator]();
+      // Wait for the first chunk, so that a missing object is a clean error and not a cut-off body.
+      const first = await iterator.next();
+      ctx.status = 200;
+      ctx.type = 'application/octet-stream';
+      const size = Number(query.size);
+      ctx.length = size;
+      const body = Readable.from(
+        (async function* () {
+          let sent = 0;
+          try {
+            if (!first.done) {
+              sent += first.value.chunk.length;
+              yield first.value.chunk;
+            }
+            for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+              sent += next.value.chunk.length;
+              yield next.value.chunk;
+            }
+          } catch (error) {
+            // Every byte was sent and only the stream's end was lost (artifacts went away after the
+            // last chunk): the download is whole. Ending the response normally keeps the device's
+            // connection, which may already carry its next request, instead of cutting it.
+            if (sent !== size) throw error;
           }
-          for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-            sent += next.value.chunk.length;
-            yield next.value.chunk;
-          }
-        } catch (error) {
-          // Every byte was sent and only the stream's end was lost (artifacts went away after the
-          // last chunk): the download is whole. Ending the response normally keeps the device's
-          // connection, which may already carry its next request, instead of cutting it.
-          if (sent !== size) throw error;
-        }
-      })(),
-    );
-    // The 200 and the length are sent: a stream that breaks now (artifacts or S3 gone) can only
-    // end the connection, so that the device sees a short download at once instead of waiting.
-    body.once('error', (error) => {
-      (ctx.state.logger as Logger).warn({ err: error, artifactId }, 'download stream broke after its headers were sent');
-      ctx.res.destroy(error);
-    });
-    ctx.body = body;
+        })(),
+      );
+      // The 200 and the length are sent: a stream that breaks now (artifacts or S3 gone) can only
+      // end the connection, so that the device sees a short download at once instead of waiting.
+      body.once('error', (error) => {
+        (ctx.state.logger as Logger).warn({ err: error, artifactId }, 'download stream broke after its headers were sent');
+        ctx.res.destroy(error);
+      });
+      ctx.body = body;
     },
   );
 }

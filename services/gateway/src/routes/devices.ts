@@ -1,21 +1,16 @@
-import { notFound } from '@ota/errors';
 import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
-import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
-import { channelJson, decisionJson, deviceEventJson, deviceJson, groupJson, type CheckState } from '../http/present';
+import { decisionJson, deviceEventJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import {
-  addMemberBody,
   checkEventsQuery,
   cappedLimit,
   CHECK_EVENTS_LIMIT,
   DEVICE_EVENTS_LIMIT,
   deviceEventsQuery,
-  createChannelBody,
   createDeviceBody,
-  createGroupBody,
   listDevicesQuery,
   updateDeviceBody,
   type CheckEventsQuery,
@@ -25,46 +20,19 @@ import {
 } from '../http/schemas';
 import { ValidationFailed } from '../http/errors';
 import { parseBody, parseQuery } from '../http/validate';
-import { pathId, projectFor, rpc } from './context';
+import { deleteDeviceWithHistory } from '../use-cases/device-deletion';
+import { provisionDevice } from '../use-cases/device-provisioning';
+import { issueDeviceToken, revokeDeviceToken } from '../use-cases/device-tokens';
+import { callerOf, pathId, presentDevices, projectFor, rpc, useCasePorts } from './context';
 
 export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
-  const { clients, store, audit } = deps;
+  const { clients, audit } = deps;
+  const ports = useCasePorts(deps);
 
-  /** Device objects with check_state, which rollout answers from its active deployments. */
-  async function present(ctx: Context, projectId: string, devices: registry.Device[]) {
-    if (devices.length === 0) return [];
-    const { checkStates } = await clients.rollout.checkStates(
-      { projectId, devices: devices.map(({ id, channelId, groupIds, lastSeen, lastCheckAt }) => ({ id, channelId, groupIds, lastSeen, lastCheckAt })) },
-      rpc(ctx),
-    );
-    return devices.map((device, index) => deviceJson(device, checkStates[index] as CheckState));
-  }
-
-  async function issueDeviceToken(ctx: Context, principal: Principal, project: registry.Project, device: registry.Device) {
-    // Issuing again rotates: the old token stops working at once.
-    await store.revokeDeviceTokens(device.id);
-    if (!device.tokenRequired) await setTokenRequired(ctx, project.id, device.id, true);
-    const { token, raw } = await store.createToken({
-      kind: 'device',
-      scope: '',
-      name: `device ${device.deviceId}`,
-      userId: project.ownerId,
-      projectId: project.id,
-      deviceUuid: device.id,
-      deviceId: device.deviceId,
-    });
-    await audit.record(principal, {
-      projectId: project.id,
-      action: 'device_token.issued',
-      targetType: 'device',
-      targetId: device.id,
-      details: { prefix: token.prefix },
-    });
-    return { token: raw, prefix: token.prefix, created_at: token.created_at.toISOString() };
-  }
-
-  async function setTokenRequired(ctx: Context, projectId: string, id: string, tokenRequired: boolean) {
-    await clients.registry.updateDevice({ projectId, id, active: undefined, metadata: undefined, channelId: undefined, tokenRequired }, rpc(ctx));
+  /** The device in the path (`did`, its UUID), read from registry: 404 when the project has no such device. */
+  async function deviceFor(ctx: Context, projectId: string): Promise<registry.Device> {
+    const { device } = await clients.registry.getDevice({ projectId, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+    return device!;
   }
 
   table.add(
@@ -91,7 +59,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
         },
         rpc(ctx),
       );
-      ctx.body = await present(ctx, project.id, devices);
+      ctx.body = await presentDevices(deps, ctx, project.id, devices);
     },
   );
 
@@ -109,40 +77,23 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       errors: [409],
     },
     async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const { project } = await projectFor(deps, ctx, 'write');
       const body = parseBody<CreateDeviceBody>(createDeviceBody, ctx.request.body);
-      const owner = await store.findUser(project.ownerId);
-      const { device } = await clients.registry.createDevice(
-        {
-          projectId: project.id,
-          ownerId: project.ownerId,
-          maxDevices: owner?.plan.max_devices ?? 0,
-          deviceId: body.device_id,
-          framework: body.framework ?? '',
-          chipFamily: body.chip_family ?? '',
-          boardId: body.board_id ?? '',
-          hardwareRevision: body.hardware_revision ?? '',
-          partitionProfile: body.partition_profile ?? '',
-          nvsSchemaVersion: body.nvs_schema_version,
-          securityMode: body.security_mode ?? '',
-          channelId: body.channel_id ?? '',
-          active: body.active ?? true,
-          metadata: body.metadata ?? {},
-          // It gets its own token below: from now on the shared project token may not speak for it.
-          tokenRequired: true,
-        },
-        rpc(ctx),
-      );
-      await audit.record(principal, {
-        projectId: project.id,
-        action: 'device.created',
-        targetType: 'device',
-        targetId: device!.id,
-        details: { device_id: device!.deviceId },
+      const { device, token } = await provisionDevice(ports, callerOf(ctx), project, {
+        deviceId: body.device_id,
+        framework: body.framework ?? '',
+        chipFamily: body.chip_family ?? '',
+        boardId: body.board_id ?? '',
+        hardwareRevision: body.hardware_revision ?? '',
+        partitionProfile: body.partition_profile ?? '',
+        nvsSchemaVersion: body.nvs_schema_version,
+        securityMode: body.security_mode ?? '',
+        channelId: body.channel_id ?? '',
+        active: body.active ?? true,
+        metadata: body.metadata ?? {},
       });
-      const issued = await issueDeviceToken(ctx, principal, project, device!);
       ctx.status = 201;
-      ctx.body = { ...(await present(ctx, project.id, [device!]))[0], token: issued.token };
+      ctx.body = { ...(await presentDevices(deps, ctx, project.id, [device]))[0], token: token.token };
     },
   );
 
@@ -150,8 +101,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     { method: 'get', path: '/projects/:id/devices/:did/', operationId: 'getDevice', summary: 'Read a device', tag: 'Devices', access: 'developer', responses: { 200: R.Device } },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
-      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
-      ctx.body = (await present(ctx, project.id, [device!]))[0];
+      ctx.body = (await presentDevices(deps, ctx, project.id, [await deviceFor(ctx, project.id)]))[0];
     },
   );
 
@@ -175,7 +125,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
         rpc(ctx),
       );
       await audit.record(principal, { projectId: project.id, action: 'device.updated', targetType: 'device', targetId: device!.id, details: { ...body } });
-      ctx.body = (await present(ctx, project.id, [device!]))[0];
+      ctx.body = (await presentDevices(deps, ctx, project.id, [device!]))[0];
     },
   );
 
@@ -191,13 +141,9 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 204: null },
     },
     async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
-      // History first and the record last: every step is safe to repeat if the call is retried.
-      await store.revokeDeviceTokens(device!.id);
-      await clients.rollout.deleteDeviceStates({ projectId: project.id, deviceId: device!.id }, rpc(ctx));
-      await clients.registry.deleteDevice({ projectId: project.id, ownerId: project.ownerId, id: device!.id }, rpc(ctx));
-      await audit.record(principal, { projectId: project.id, action: 'device.deleted', targetType: 'device', targetId: device!.id, details: { device_id: device!.deviceId } });
+      const { project } = await projectFor(deps, ctx, 'write');
+      const device = await deviceFor(ctx, project.id);
+      await deleteDeviceWithHistory(ports, callerOf(ctx), project, device);
       ctx.status = 204;
     },
   );
@@ -214,10 +160,10 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 201: R.DeviceToken },
     },
     async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      const { project } = await projectFor(deps, ctx, 'write');
+      const device = await deviceFor(ctx, project.id);
       ctx.status = 201;
-      ctx.body = await issueDeviceToken(ctx, principal, project, device!);
+      ctx.body = await issueDeviceToken(ports, callerOf(ctx), project, device);
     },
   );
 
@@ -232,12 +178,9 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 204: null },
     },
     async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
-      await store.revokeDeviceTokens(device!.id);
-      // Without a token of its own, the device may use the shared project token again.
-      await setTokenRequired(ctx, project.id, device!.id, false);
-      await audit.record(principal, { projectId: project.id, action: 'device_token.revoked', targetType: 'device', targetId: device!.id });
+      const { project } = await projectFor(deps, ctx, 'write');
+      const device = await deviceFor(ctx, project.id);
+      await revokeDeviceToken(ports, callerOf(ctx), project, device);
       ctx.status = 204;
     },
   );
@@ -258,11 +201,11 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       const { project } = await projectFor(deps, ctx, 'read');
       const query = parseQuery<CheckEventsQuery>(checkEventsQuery, { ...ctx.query });
       const since = sinceOf(query.since);
-      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      const device = await deviceFor(ctx, project.id);
       const { events } = await clients.registry.listCheckEvents(
         {
           projectId: project.id,
-          id: device!.id,
+          id: device.id,
           limit: cappedLimit(query.limit, CHECK_EVENTS_LIMIT.default, CHECK_EVENTS_LIMIT.max),
           since,
           decision: query.decision ?? '',
@@ -291,146 +234,12 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       const { project } = await projectFor(deps, ctx, 'read');
       const query = parseQuery<{ limit?: string; since?: string }>(deviceEventsQuery, { ...ctx.query });
       const since = sinceOf(query.since);
-      const { device } = await clients.registry.getDevice({ projectId: project.id, id: pathId(ctx, 'did', 'device'), deviceId: '' }, rpc(ctx));
+      const device = await deviceFor(ctx, project.id);
       const { reports } = await clients.rollout.listDeviceReports(
-        { projectId: project.id, deviceId: device!.id, limit: cappedLimit(query.limit, DEVICE_EVENTS_LIMIT.default, DEVICE_EVENTS_LIMIT.max), since },
+        { projectId: project.id, deviceId: device.id, limit: cappedLimit(query.limit, DEVICE_EVENTS_LIMIT.default, DEVICE_EVENTS_LIMIT.max), since },
         rpc(ctx),
       );
       ctx.body = reports.map(deviceEventJson);
-    },
-  );
-
-  table.add(
-    { method: 'get', path: '/projects/:id/groups/', operationId: 'listGroups', summary: 'List groups', tag: 'Groups and channels', access: 'developer', responses: { 200: R.arrayOf(R.Group) } },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
-      ctx.body = (await clients.registry.listGroups({ projectId: project.id }, rpc(ctx))).groups.map(groupJson);
-    },
-  );
-
-  table.add(
-    {
-      method: 'post',
-      path: '/projects/:id/groups/',
-      operationId: 'createGroup',
-      summary: 'Create a group',
-      description: 'A name already used in the project is 409.',
-      tag: 'Groups and channels',
-      access: 'developer',
-      body: createGroupBody,
-      responses: { 201: R.Group },
-      errors: [409],
-    },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<{ name: string }>(createGroupBody, ctx.request.body);
-      const { group } = await clients.registry.createGroup({ projectId: project.id, name: body.name }, rpc(ctx));
-      await audit.record(principal, { projectId: project.id, action: 'group.created', targetType: 'group', targetId: group!.id, details: { name: body.name } });
-      ctx.status = 201;
-      ctx.body = groupJson(group!);
-    },
-  );
-
-  table.add(
-    {
-      method: 'get',
-      path: '/projects/:id/groups/:gid/members/',
-      operationId: 'listGroupMembers',
-      summary: "List a group's devices",
-      tag: 'Groups and channels',
-      access: 'developer',
-      responses: { 200: R.arrayOf(R.Device) },
-    },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
-      const groupId = pathId(ctx, 'gid', 'group');
-      const { groups } = await clients.registry.listGroups({ projectId: project.id }, rpc(ctx));
-      if (!groups.some((group) => group.id === groupId)) throw notFound('group not found');
-      const { devices } = await clients.registry.listDevices({ projectId: project.id, active: undefined, groupId, channelId: '' }, rpc(ctx));
-      ctx.body = await present(ctx, project.id, devices);
-    },
-  );
-
-  table.add(
-    {
-      method: 'post',
-      path: '/projects/:id/groups/:gid/members/',
-      operationId: 'addGroupMember',
-      summary: 'Add a device to a group',
-      description: 'Adding a member twice is not an error. Answers the device.',
-      tag: 'Groups and channels',
-      access: 'developer',
-      body: addMemberBody,
-      responses: { 201: R.Device },
-    },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const groupId = pathId(ctx, 'gid', 'group');
-      const body = parseBody<{ device_id: string }>(addMemberBody, ctx.request.body);
-      const { device } = await clients.registry.addGroupMember({ projectId: project.id, groupId, deviceId: body.device_id }, rpc(ctx));
-      await audit.record(principal, { projectId: project.id, action: 'group.member_added', targetType: 'group', targetId: groupId, details: { device_id: body.device_id } });
-      ctx.status = 201;
-      ctx.body = (await present(ctx, project.id, [device!]))[0];
-    },
-  );
-
-  table.add(
-    {
-      method: 'delete',
-      path: '/projects/:id/groups/:gid/members/:did/',
-      operationId: 'removeGroupMember',
-      summary: 'Remove a device from a group',
-      tag: 'Groups and channels',
-      access: 'developer',
-      responses: { 204: null },
-    },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const groupId = pathId(ctx, 'gid', 'group');
-      const deviceId = pathId(ctx, 'did', 'device');
-      await clients.registry.removeGroupMember({ projectId: project.id, groupId, deviceId }, rpc(ctx));
-      await audit.record(principal, { projectId: project.id, action: 'group.member_removed', targetType: 'group', targetId: groupId, details: { device_id: deviceId } });
-      ctx.status = 204;
-    },
-  );
-
-  table.add(
-    {
-      method: 'get',
-      path: '/projects/:id/channels/',
-      operationId: 'listChannels',
-      summary: 'List channels',
-      description: 'The only way to learn a channel id. The default channel, `stable`, has `is_default: true`.',
-      tag: 'Groups and channels',
-      access: 'developer',
-      responses: { 200: R.arrayOf(R.Channel) },
-    },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
-      ctx.body = (await clients.registry.listChannels({ projectId: project.id }, rpc(ctx))).channels.map(channelJson);
-    },
-  );
-
-  table.add(
-    {
-      method: 'post',
-      path: '/projects/:id/channels/',
-      operationId: 'createChannel',
-      summary: 'Create a channel',
-      description: 'A name already used in the project is 409.',
-      tag: 'Groups and channels',
-      access: 'developer',
-      body: createChannelBody,
-      responses: { 201: R.Channel },
-      errors: [409],
-    },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<{ name: string }>(createChannelBody, ctx.request.body);
-      const { channel } = await clients.registry.createChannel({ projectId: project.id, name: body.name }, rpc(ctx));
-      await audit.record(principal, { projectId: project.id, action: 'channel.created', targetType: 'channel', targetId: channel!.id, details: { name: body.name } });
-      ctx.status = 201;
-      ctx.body = channelJson(channel!);
     },
   );
 }

@@ -1,4 +1,4 @@
-import { conflict, invalidArgument } from '@ota/errors';
+import { invalidArgument } from '@ota/errors';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { auditJson, projectJson, userJson } from '../http/present';
@@ -6,7 +6,8 @@ import * as R from '../http/response-schemas';
 import { AUDIT_LIMIT, auditQuery, cappedLimit, createProjectBody, listProjectsQuery, usersQuery } from '../http/schemas';
 import { parseBody, parseQuery } from '../http/validate';
 import { principalOf } from '../auth/principal';
-import { projectFor, rpc } from './context';
+import { deleteProject } from '../use-cases/project-deletion';
+import { callerOf, projectFor, rpc, useCasePorts } from './context';
 
 export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients, store, audit } = deps;
@@ -100,13 +101,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'write');
-      const { count } = await clients.rollout.countDeployments({ projectId: project.id, states: ['active', 'paused'], artifactId: '' }, rpc(ctx));
-      if (count > 0) throw conflict(`the project has ${count} active or paused deployment(s); complete or cancel them first`);
-      await store.revokeProjectTokens(project.id);
-      await clients.registry.deleteProject({ projectId: project.id }, rpc(ctx));
-      // Its webhooks go with it: a deleted project has no more events to send.
-      const { webhooks } = await clients.telemetry.listWebhooks({ projectId: project.id }, rpc(ctx));
-      for (const webhook of webhooks) await clients.telemetry.deleteWebhook({ projectId: project.id, webhookId: webhook.id }, rpc(ctx));
+      await deleteProject(useCasePorts(deps), callerOf(ctx), project);
       ctx.status = 204;
     },
   );

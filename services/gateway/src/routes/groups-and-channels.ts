@@ -1,0 +1,147 @@
+import { notFound } from '@ota/errors';
+import type { GatewayDeps } from '../deps';
+import type { OperationTable } from '../http/operations';
+import { channelJson, groupJson } from '../http/present';
+import * as R from '../http/response-schemas';
+import { addMemberBody, createChannelBody, createGroupBody } from '../http/schemas';
+import { parseBody } from '../http/validate';
+import { pathId, presentDevices, projectFor, rpc } from './context';
+
+/** Groups, their members, and channels: registry's ways of sorting a fleet for targeting. */
+export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const { clients, audit } = deps;
+
+  table.add(
+    { method: 'get', path: '/projects/:id/groups/', operationId: 'listGroups', summary: 'List groups', tag: 'Groups and channels', access: 'developer', responses: { 200: R.arrayOf(R.Group) } },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      ctx.body = (await clients.registry.listGroups({ projectId: project.id }, rpc(ctx))).groups.map(groupJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/groups/',
+      operationId: 'createGroup',
+      summary: 'Create a group',
+      description: 'A name already used in the project is 409.',
+      tag: 'Groups and channels',
+      access: 'developer',
+      body: createGroupBody,
+      responses: { 201: R.Group },
+      errors: [409],
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<{ name: string }>(createGroupBody, ctx.request.body);
+      const { group } = await clients.registry.createGroup({ projectId: project.id, name: body.name }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.created', targetType: 'group', targetId: group!.id, details: { name: body.name } });
+      ctx.status = 201;
+      ctx.body = groupJson(group!);
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/groups/:gid/members/',
+      operationId: 'listGroupMembers',
+      summary: "List a group's devices",
+      tag: 'Groups and channels',
+      access: 'developer',
+      responses: { 200: R.arrayOf(R.Device) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      const groupId = pathId(ctx, 'gid', 'group');
+      const { groups } = await clients.registry.listGroups({ projectId: project.id }, rpc(ctx));
+      if (!groups.some((group) => group.id === groupId)) throw notFound('group not found');
+      const { devices } = await clients.registry.listDevices({ projectId: project.id, active: undefined, groupId, channelId: '' }, rpc(ctx));
+      ctx.body = await presentDevices(deps, ctx, project.id, devices);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/groups/:gid/members/',
+      operationId: 'addGroupMember',
+      summary: 'Add a device to a group',
+      description: 'Adding a member twice is not an error. Answers the device.',
+      tag: 'Groups and channels',
+      access: 'developer',
+      body: addMemberBody,
+      responses: { 201: R.Device },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const groupId = pathId(ctx, 'gid', 'group');
+      const body = parseBody<{ device_id: string }>(addMemberBody, ctx.request.body);
+      const { device } = await clients.registry.addGroupMember({ projectId: project.id, groupId, deviceId: body.device_id }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.member_added', targetType: 'group', targetId: groupId, details: { device_id: body.device_id } });
+      ctx.status = 201;
+      ctx.body = (await presentDevices(deps, ctx, project.id, [device!]))[0];
+    },
+  );
+
+  table.add(
+    {
+      method: 'delete',
+      path: '/projects/:id/groups/:gid/members/:did/',
+      operationId: 'removeGroupMember',
+      summary: 'Remove a device from a group',
+      tag: 'Groups and channels',
+      access: 'developer',
+      responses: { 204: null },
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const groupId = pathId(ctx, 'gid', 'group');
+      const deviceId = pathId(ctx, 'did', 'device');
+      await clients.registry.removeGroupMember({ projectId: project.id, groupId, deviceId }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.member_removed', targetType: 'group', targetId: groupId, details: { device_id: deviceId } });
+      ctx.status = 204;
+    },
+  );
+
+  table.add(
+    {
+      method: 'get',
+      path: '/projects/:id/channels/',
+      operationId: 'listChannels',
+      summary: 'List channels',
+      description: 'The only way to learn a channel id. The default channel, `stable`, has `is_default: true`.',
+      tag: 'Groups and channels',
+      access: 'developer',
+      responses: { 200: R.arrayOf(R.Channel) },
+    },
+    async (ctx) => {
+      const { project } = await projectFor(deps, ctx, 'read');
+      ctx.body = (await clients.registry.listChannels({ projectId: project.id }, rpc(ctx))).channels.map(channelJson);
+    },
+  );
+
+  table.add(
+    {
+      method: 'post',
+      path: '/projects/:id/channels/',
+      operationId: 'createChannel',
+      summary: 'Create a channel',
+      description: 'A name already used in the project is 409.',
+      tag: 'Groups and channels',
+      access: 'developer',
+      body: createChannelBody,
+      responses: { 201: R.Channel },
+      errors: [409],
+    },
+    async (ctx) => {
+      const { project, principal } = await projectFor(deps, ctx, 'write');
+      const body = parseBody<{ name: string }>(createChannelBody, ctx.request.body);
+      const { channel } = await clients.registry.createChannel({ projectId: project.id, name: body.name }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'channel.created', targetType: 'channel', targetId: channel!.id, details: { name: body.name } });
+      ctx.status = 201;
+      ctx.body = channelJson(channel!);
+    },
+  );
+}

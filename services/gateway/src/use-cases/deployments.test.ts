@@ -1,0 +1,72 @@
+import { isDomainError } from '@ota/errors';
+import { caller, recordingPorts } from '../../test/recording-ports';
+import { createDeployment, deploymentProgress, transitionDeployment, type NewDeployment } from './deployments';
+
+const draft = (targets: Partial<NewDeployment>): NewDeployment => ({
+  artifactId: 'a1',
+  targetGroupIds: [],
+  targetChannelIds: [],
+  rolloutPercentage: 10,
+  rolloutStrategy: '',
+  notes: '',
+  guardrails: undefined,
+  stages: [],
+  ...targets,
+});
+const registryAnswers = {
+  'registry.listGroups': () => ({ groups: [{ id: 'g1' }] }),
+  'registry.listChannels': () => ({ channels: [{ id: 'c1' }] }),
+  'rollout.createDeployment': () => ({ deployment: { id: 'd1' } }),
+};
+
+test('targets that are groups and channels of the project make a draft', async () => {
+  const { ports, called, requestOf } = recordingPorts(registryAnswers);
+  await createDeployment(ports, caller, 'p1', draft({ targetGroupIds: ['g1'], targetChannelIds: ['c1'] }));
+  expect(called()).toEqual(['registry.listGroups', 'registry.listChannels', 'rollout.createDeployment']);
+  expect(requestOf('rollout.createDeployment')).toMatchObject({ projectId: 'p1', start: false, targetGroupIds: ['g1'] });
+});
+
+test('no targets: registry is not asked', async () => {
+  const { ports, called } = recordingPorts(registryAnswers);
+  await createDeployment(ports, caller, 'p1', draft({}));
+  expect(called()).toEqual(['rollout.createDeployment']);
+});
+
+test.each([
+  [{ targetGroupIds: ['g1', 'g-other'] }, 'target_group_ids names no group of this project: g-other'],
+  [{ targetChannelIds: ['c-other'] }, 'target_channel_ids names no channel of this project: c-other'],
+])('an unknown target is refused and nothing is created', async (targets, message) => {
+  const { ports, called } = recordingPorts(registryAnswers);
+  const refusal = await createDeployment(ports, caller, 'p1', draft(targets)).catch((error: unknown) => error);
+  expect(isDomainError(refusal) && refusal.kind).toBe('InvalidArgument');
+  expect((refusal as Error).message).toBe(message);
+  expect(called()).not.toContain('rollout.createDeployment');
+});
+
+test.each([
+  ['start', true, 'deployment.started'],
+  ['resume', true, 'deployment.resumed'],
+  ['pause', false, 'deployment.paused'],
+  ['cancel', false, 'deployment.cancelled'],
+])('%s counts the devices only when confirm_all may matter, and is audited', async (action, counts, auditAction) => {
+  const { ports, called, requestOf, calls } = recordingPorts({
+    'registry.countDevices': () => ({ count: 2 }),
+    'rollout.transitionDeployment': () => ({ deployment: { id: 'd1', state: 'active', rolloutPercentage: 10 } }),
+  });
+  await transitionDeployment(ports, caller, 'p1', { deploymentId: 'd1', action, rolloutPercentage: undefined, confirmAll: false });
+  expect(called()).toEqual([...(counts ? ['registry.countDevices'] : []), 'rollout.transitionDeployment', 'audit.record']);
+  if (counts) expect(requestOf('registry.countDevices')).toMatchObject({ atMost: 2 });
+  expect(requestOf('rollout.transitionDeployment')).toMatchObject({ projectDeviceCount: counts ? 2 : 0 });
+  expect(calls.at(-1)!.args[1]).toMatchObject({ action: auditAction, targetId: 'd1' });
+});
+
+test("progress counts the devices the deployment's own targets reach", async () => {
+  const { ports, requestOf } = recordingPorts({
+    'rollout.getDeployment': () => ({ deployment: { id: 'd1', targetGroupIds: ['g1'], targetChannelIds: [] } }),
+    'rollout.getDeploymentSummary': () => ({ devicesByStatus: { offered: 3 }, failureCount: 0, failuresByReason: {} }),
+    'registry.countDevices': () => ({ count: 40 }),
+  });
+  const progress = await deploymentProgress(ports, caller, 'p1', 'd1');
+  expect(progress.targetedDevices).toBe(40);
+  expect(requestOf('registry.countDevices')).toEqual({ projectId: 'p1', groupIds: ['g1'], channelIds: [], atMost: 0 });
+});

@@ -1,0 +1,81 @@
+import { invalidArgument } from '@ota/errors';
+import type { rollout } from '@ota/proto';
+import type { AuditPort, Caller, RegistryPort, RolloutPort } from './ports';
+
+export interface DeploymentPorts {
+  registry: RegistryPort<'listGroups' | 'listChannels' | 'countDevices'>;
+  rollout: RolloutPort<'createDeployment' | 'transitionDeployment' | 'getDeployment' | 'getDeploymentSummary'>;
+  audit: AuditPort;
+}
+
+/** A new deployment as rollout takes it, less the project (the caller's) and `start` (always a draft). */
+export type NewDeployment = Omit<rollout.CreateDeploymentRequest, 'projectId' | 'start'>;
+
+/**
+ * Creates a draft deployment. Its targets are registry's groups and channels, so registry is
+ * asked first: an id that is not a group or channel of the project is 400 and nothing is stored.
+ */
+export async function createDeployment(ports: DeploymentPorts, caller: Caller, projectId: string, draft: NewDeployment): Promise<rollout.Deployment> {
+  const options = { requestId: caller.requestId };
+  const { targetGroupIds, targetChannelIds } = draft;
+  const [{ groups }, { channels }] = await Promise.all([
+    targetGroupIds.length > 0 ? ports.registry.listGroups({ projectId }, options) : { groups: [] },
+    targetChannelIds.length > 0 ? ports.registry.listChannels({ projectId }, options) : { channels: [] },
+  ]);
+  const unknownGroups = targetGroupIds.filter((id) => !groups.some((group) => group.id === id));
+  const unknownChannels = targetChannelIds.filter((id) => !channels.some((channel) => channel.id === id));
+  if (unknownGroups.length > 0) throw invalidArgument(`target_group_ids names no group of this project: ${unknownGroups.join(', ')}`);
+  if (unknownChannels.length > 0) throw invalidArgument(`target_channel_ids names no channel of this project: ${unknownChannels.join(', ')}`);
+  const { deployment } = await ports.rollout.createDeployment({ ...draft, projectId, start: false }, options);
+  return deployment!;
+}
+
+// The audit action each transition writes (decisions.md section 6).
+const AUDIT_ACTION: Record<string, string> = {
+  start: 'deployment.started',
+  pause: 'deployment.paused',
+  resume: 'deployment.resumed',
+  ramp: 'deployment.ramped',
+  complete: 'deployment.completed',
+  cancel: 'deployment.cancelled',
+};
+
+export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId' | 'action' | 'rolloutPercentage' | 'confirmAll'>;
+
+/**
+ * Moves a deployment through its states. Rollout decides; a start or resume of a deployment
+ * without targets needs `confirm_all` when the project has two or more devices, so registry's
+ * count goes with it, stopped at two whatever the size of the fleet.
+ */
+export async function transitionDeployment(ports: DeploymentPorts, caller: Caller, projectId: string, transition: Transition): Promise<rollout.Deployment> {
+  const options = { requestId: caller.requestId };
+  const needsCount = transition.action === 'start' || transition.action === 'resume';
+  const projectDeviceCount = needsCount ? (await ports.registry.countDevices({ projectId, groupIds: [], channelIds: [], atMost: 2 }, options)).count : 0;
+  const { deployment } = await ports.rollout.transitionDeployment({ ...transition, projectId, projectDeviceCount }, options);
+  await ports.audit.record(caller.principal, {
+    projectId,
+    action: AUDIT_ACTION[transition.action]!,
+    targetType: 'deployment',
+    targetId: transition.deploymentId,
+    details: { state: deployment!.state, rollout_percentage: deployment!.rolloutPercentage },
+  });
+  return deployment!;
+}
+
+export interface DeploymentProgress {
+  deployment: rollout.Deployment;
+  summary: rollout.GetDeploymentSummaryResponse;
+  /** How many devices the deployment's targets reach now, in any state (registry's count). */
+  targetedDevices: number;
+}
+
+/** A deployment's progress: rollout counts the states it recorded, registry the devices its targets reach. */
+export async function deploymentProgress(ports: DeploymentPorts, caller: Caller, projectId: string, deploymentId: string): Promise<DeploymentProgress> {
+  const options = { requestId: caller.requestId };
+  const { deployment } = await ports.rollout.getDeployment({ projectId, deploymentId }, options);
+  const [summary, targeted] = await Promise.all([
+    ports.rollout.getDeploymentSummary({ projectId, deploymentId }, options),
+    ports.registry.countDevices({ projectId, groupIds: deployment!.targetGroupIds, channelIds: deployment!.targetChannelIds, atMost: 0 }, options),
+  ]);
+  return { deployment: deployment!, summary, targetedDevices: targeted.count };
+}

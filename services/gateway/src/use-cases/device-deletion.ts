@@ -1,0 +1,22 @@
+import type { registry } from '@ota/proto';
+import type { AuditPort, Caller, RegistryPort, RolloutPort, TokenStorePort } from './ports';
+
+export interface DeviceDeletionPorts {
+  tokens: TokenStorePort<'revokeDeviceTokens'>;
+  rollout: RolloutPort<'deleteDeviceStates'>;
+  registry: RegistryPort<'deleteDevice'>;
+  audit: AuditPort;
+}
+
+/**
+ * Deletes a device with its history: its token, its rollout states, lifecycle events and
+ * decision records, then the record itself. History first and the record last: every step is safe
+ * to repeat, so a retried call finishes what a failed one started.
+ */
+export async function deleteDeviceWithHistory(ports: DeviceDeletionPorts, caller: Caller, project: registry.Project, device: registry.Device): Promise<void> {
+  const options = { requestId: caller.requestId };
+  await ports.tokens.revokeDeviceTokens(device.id);
+  await ports.rollout.deleteDeviceStates({ projectId: project.id, deviceId: device.id }, options);
+  await ports.registry.deleteDevice({ projectId: project.id, ownerId: project.ownerId, id: device.id }, options);
+  await ports.audit.record(caller.principal, { projectId: project.id, action: 'device.deleted', targetType: 'device', targetId: device.id, details: { device_id: device.deviceId } });
+}

@@ -1,0 +1,59 @@
+import { invalidArgument } from '@ota/errors';
+import type { artifacts, registry, rollout } from '@ota/proto';
+import type { AuditPort, Caller, RegistryPort, RolloutPort } from './ports';
+
+export interface ReleasePorts {
+  registry: RegistryPort<'listChannels'>;
+  rollout: RolloutPort<'createDeployment'>;
+  audit: AuditPort;
+}
+
+/** Where a release goes: a channel of the project, at a percentage. */
+export interface ReleaseTarget {
+  channel: registry.Channel;
+  rolloutPercentage: number;
+}
+
+/**
+ * The target of a release from its form fields (`channel_name`, default `stable`, must exist;
+ * `rollout_percentage`, default 100). It is resolved while the upload is still open, so that a
+ * refusal cancels the upload: nothing is stored and no build number is taken.
+ */
+export async function resolveReleaseTarget(ports: ReleasePorts, caller: Caller, projectId: string, fields: ReadonlyMap<string, string>): Promise<ReleaseTarget> {
+  const channelName = fields.get('channel_name') ?? 'stable';
+  const percentageText = fields.get('rollout_percentage') ?? '100';
+  if (!/^\d{1,3}$/.test(percentageText) || Number(percentageText) > 100) {
+    throw invalidArgument('rollout_percentage must be an integer from 0 to 100');
+  }
+  const { channels } = await ports.registry.listChannels({ projectId }, { requestId: caller.requestId });
+  const channel = channels.find((candidate) => candidate.name === channelName);
+  if (!channel) throw invalidArgument(`channel "${channelName}" does not exist in this project`);
+  return { channel, rolloutPercentage: Number(percentageText) };
+}
+
+/** Creates and starts the deployment of an uploaded build to its release target. */
+export async function startRelease(ports: ReleasePorts, caller: Caller, artifact: artifacts.Artifact, target: ReleaseTarget): Promise<rollout.Deployment> {
+  const { deployment } = await ports.rollout.createDeployment(
+    {
+      projectId: artifact.projectId,
+      artifactId: artifact.id,
+      targetGroupIds: [],
+      targetChannelIds: [target.channel.id],
+      rolloutPercentage: target.rolloutPercentage,
+      rolloutStrategy: 'immediate',
+      notes: '',
+      start: true,
+      guardrails: undefined,
+      stages: [],
+    },
+    { requestId: caller.requestId },
+  );
+  await ports.audit.record(caller.principal, {
+    projectId: artifact.projectId,
+    action: 'release.created',
+    targetType: 'deployment',
+    targetId: deployment!.id,
+    details: { artifact_id: artifact.id, build_number: artifact.buildNumber, channel: target.channel.name, rollout_percentage: target.rolloutPercentage },
+  });
+  return deployment!;
+}
