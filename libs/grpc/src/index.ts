@@ -2,6 +2,6 @@ export { GrpcServer, type CallContext, type Handlers, type GrpcServerDeps } from
 export { createServiceClient, type CallOptions, type ClientSettings, type ServiceClient } from './client';
 export { RpcError, errorOfStatus, statusOfError } from './status';
 export type { MethodDefinition, RequestOf, ResponseOf } from './types';
-export { runUntilSignalled, type Stopper } from './lifecycle';
+export { runService, runUntilSignalled, type ServiceProcess, type Stopper } from './lifecycle';
 export { commonServiceSettings } from './service-config';
 export { serveGrpc, type ServeSettings } from './serve';

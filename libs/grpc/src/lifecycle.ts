@@ -1,4 +1,5 @@
-import type { Logger } from '@ota/logging';
+import { createLogger, type Logger } from '@ota/logging';
+import { ServiceMetrics } from '@ota/metrics';
 
 export type Stopper = () => Promise<void> | void;
 
@@ -42,4 +43,29 @@ export async function runUntilSignalled(logger: Logger, start: () => Promise<Sto
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** What every service process starts from: its name, configuration, logger and metrics. */
+export interface ServiceProcess<Config> {
+  name: string;
+  config: Config;
+  logger: Logger;
+  metrics: ServiceMetrics;
+}
+
+/**
+ * A service's main: loads its configuration, sets its log level, makes its metrics, then runs
+ * `start` until signalled (runUntilSignalled). A configuration that does not load is a failed start.
+ */
+export function runService<Config extends { LOG_LEVEL: string }>(
+  name: string,
+  loadConfig: () => Config,
+  start: (service: ServiceProcess<Config>) => Promise<Stopper[]>,
+): Promise<void> {
+  const logger = createLogger(name);
+  return runUntilSignalled(logger, async () => {
+    const config = loadConfig();
+    logger.level = config.LOG_LEVEL;
+    return start({ name, config, logger, metrics: new ServiceMetrics(name) });
+  });
 }

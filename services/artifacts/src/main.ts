@@ -1,7 +1,5 @@
 import { Bus, SUBJECTS, type ArtifactChangedEvent } from '@ota/bus';
-import { runUntilSignalled, serveGrpc } from '@ota/grpc';
-import { createLogger } from '@ota/logging';
-import { ServiceMetrics } from '@ota/metrics';
+import { runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as pb } from '@ota/proto';
 import { MongoArtifactStore, registerArtifactModels } from './adapters/mongo/mongo-artifact-store';
@@ -12,12 +10,8 @@ import type { Artifact } from './domain/model';
 import { artifactsHandlers } from './grpc/artifacts-handlers';
 
 const SERVICE = 'artifacts';
-const logger = createLogger(SERVICE);
 
-void runUntilSignalled(logger, async () => {
-  const config = loadArtifactsConfig();
-  logger.level = config.LOG_LEVEL;
-  const metrics = new ServiceMetrics(SERVICE);
+void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }) => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const models = registerArtifactModels(mongo);

@@ -1,6 +1,4 @@
-import { runUntilSignalled, serveGrpc } from '@ota/grpc';
-import { createLogger } from '@ota/logging';
-import { ServiceMetrics } from '@ota/metrics';
+import { runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { registry as pb } from '@ota/proto';
 import { moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
@@ -11,12 +9,8 @@ import { Registry } from './domain/registry';
 import { registryHandlers } from './grpc/registry-handlers';
 
 const SERVICE = 'registry';
-const logger = createLogger(SERVICE);
 
-void runUntilSignalled(logger, async () => {
-  const config = loadRegistryConfig();
-  logger.level = config.LOG_LEVEL;
-  const metrics = new ServiceMetrics(SERVICE);
+void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics }) => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const models = registerModels(mongo);

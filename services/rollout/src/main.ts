@@ -1,7 +1,5 @@
 import { Bus, SUBJECTS, type ArtifactChangedEvent, type DeploymentChangedEvent, type DeviceForgottenEvent, type DeviceStatusChangedEvent } from '@ota/bus';
-import { createServiceClient, runUntilSignalled, serveGrpc } from '@ota/grpc';
-import { createLogger } from '@ota/logging';
-import { ServiceMetrics } from '@ota/metrics';
+import { createServiceClient, runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as artifactsPb, registry as registryPb, rollout as pb } from '@ota/proto';
 import { GrpcArtifactCatalog, summaryOfEvent } from './adapters/artifacts-client';
@@ -16,12 +14,8 @@ import { InMemoryRolloutViews } from './views/rollout-views';
 import { retryUntil } from './retry';
 
 const SERVICE = 'rollout';
-const logger = createLogger(SERVICE);
 
-void runUntilSignalled(logger, async () => {
-  const config = loadRolloutConfig();
-  logger.level = config.LOG_LEVEL;
-  const metrics = new ServiceMetrics(SERVICE);
+void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const store = new MongoRolloutStore(registerRolloutModels(mongo));

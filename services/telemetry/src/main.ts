@@ -1,7 +1,5 @@
 import { Bus, DURABLES, SUBJECTS, TELEMETRY_STREAM, type AuditRecordedEvent } from '@ota/bus';
-import { runUntilSignalled, serveGrpc } from '@ota/grpc';
-import { createLogger } from '@ota/logging';
-import { ServiceMetrics } from '@ota/metrics';
+import { runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { telemetry as pb } from '@ota/proto';
 import { HttpWebhookSender } from './adapters/http-webhook-sender';
@@ -14,12 +12,8 @@ import { Webhooks } from './domain/webhooks';
 import { telemetryHandlers } from './grpc/telemetry-handlers';
 
 const SERVICE = 'telemetry';
-const logger = createLogger(SERVICE);
 
-void runUntilSignalled(logger, async () => {
-  const config = loadTelemetryConfig();
-  logger.level = config.LOG_LEVEL;
-  const metrics = new ServiceMetrics(SERVICE);
+void runService(SERVICE, loadTelemetryConfig, async ({ config, logger, metrics }) => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const store = new MongoTelemetryStore(registerTelemetryModels(mongo));
