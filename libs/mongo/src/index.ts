@@ -1,5 +1,5 @@
 export { connectMongo, ensureIndexes, pingMongo, type MongoSettings } from './connection';
-export { isDuplicateKey } from './errors';
+export { insertUnique, isDuplicateKey } from './errors';
 export { PerKeyQueue } from './per-key-queue';
 export { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from './unique-insert';
 

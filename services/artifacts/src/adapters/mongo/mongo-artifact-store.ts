@@ -1,4 +1,4 @@
-import { insertWithNextNumber, isDuplicateKey, releasePlace, takePlace, type PlaceDoc } from '@ota/mongo';
+import { insertUnique, insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { Artifact } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
@@ -116,20 +116,15 @@ export class MongoArtifactStore implements ArtifactStore {
   }
 
   async insertSigningKey(key: SigningKey): Promise<'inserted' | 'duplicate'> {
-    try {
-      await this.models.SigningKey.collection.insertOne({
-        _id: key.id,
-        project_id: key.projectId,
-        name: key.name,
-        public_key: key.publicKey,
-        fingerprint: key.fingerprint,
-        created_at: key.createdAt,
-      } as SigningKeyDoc as never);
-      return 'inserted';
-    } catch (error) {
-      if (isDuplicateKey(error)) return 'duplicate';
-      throw error;
-    }
+    const inserted = await insertUnique(this.models.SigningKey.collection, {
+      _id: key.id,
+      project_id: key.projectId,
+      name: key.name,
+      public_key: key.publicKey,
+      fingerprint: key.fingerprint,
+      created_at: key.createdAt,
+    } satisfies SigningKeyDoc);
+    return inserted ? 'inserted' : 'duplicate';
   }
 
   async listSigningKeys(projectId: string): Promise<SigningKey[]> {

@@ -1,4 +1,4 @@
-import { PerKeyQueue, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
+import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { deviceUuid } from '../../domain/device-uuid';
 import type { Channel, CheckEvent, CheckRecord, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/registry-store';
@@ -10,19 +10,14 @@ export class MongoRegistryStore implements RegistryStore {
   constructor(private readonly models: RegistryModels) {}
 
   async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
-    try {
-      await this.models.Project.collection.insertOne({
-        _id: project.id,
-        name: project.name,
-        slug: project.slug,
-        owner_id: project.ownerId,
-        created_at: project.createdAt,
-      } as ProjectDoc as never);
-      return 'inserted';
-    } catch (error) {
-      if (isDuplicateKey(error)) return 'slug_taken';
-      throw error;
-    }
+    const inserted = await insertUnique(this.models.Project.collection, {
+      _id: project.id,
+      name: project.name,
+      slug: project.slug,
+      owner_id: project.ownerId,
+      created_at: project.createdAt,
+    } satisfies ProjectDoc);
+    return inserted ? 'inserted' : 'slug_taken';
   }
 
   async findProject(projectId: string): Promise<Project | null> {
@@ -50,19 +45,14 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async insertChannel(channel: Channel): Promise<'inserted' | 'name_taken'> {
-    try {
-      await this.models.Channel.collection.insertOne({
-        _id: channel.id,
-        project_id: channel.projectId,
-        name: channel.name,
-        is_default: channel.isDefault,
-        created_at: channel.createdAt,
-      } as ChannelDoc as never);
-      return 'inserted';
-    } catch (error) {
-      if (isDuplicateKey(error)) return 'name_taken';
-      throw error;
-    }
+    const inserted = await insertUnique(this.models.Channel.collection, {
+      _id: channel.id,
+      project_id: channel.projectId,
+      name: channel.name,
+      is_default: channel.isDefault,
+      created_at: channel.createdAt,
+    } satisfies ChannelDoc);
+    return inserted ? 'inserted' : 'name_taken';
   }
 
   async listChannels(projectId: string): Promise<Channel[]> {
@@ -81,18 +71,13 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async insertGroup(group: Group): Promise<'inserted' | 'name_taken'> {
-    try {
-      await this.models.Group.collection.insertOne({
-        _id: group.id,
-        project_id: group.projectId,
-        name: group.name,
-        created_at: group.createdAt,
-      } as GroupDoc as never);
-      return 'inserted';
-    } catch (error) {
-      if (isDuplicateKey(error)) return 'name_taken';
-      throw error;
-    }
+    const inserted = await insertUnique(this.models.Group.collection, {
+      _id: group.id,
+      project_id: group.projectId,
+      name: group.name,
+      created_at: group.createdAt,
+    } satisfies GroupDoc);
+    return inserted ? 'inserted' : 'name_taken';
   }
 
   async listGroups(projectId: string): Promise<Group[]> {

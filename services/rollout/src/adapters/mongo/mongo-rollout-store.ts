@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@ota/mongo';
+import { insertUnique } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { Deployment, DeploymentState, GuardrailPause } from '../../domain/model';
 import type { Guardrails } from '../../domain/guardrails';
@@ -213,11 +213,9 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
       guardrails_judged_since: set.guardrailsJudgedSince,
     };
     const version = fromVersion + 1;
-    try {
-      // Claiming the version is the atomic step; a filtered update would not be one on FerretDB.
-      await this.models.Transition.collection.insertOne({ _id: `${id}:${version}`, deployment_id: id, version, set: fields } as TransitionDoc as never);
-    } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
+    // Claiming the version is the atomic step; a filtered update would not be one on FerretDB.
+    const claimed = await insertUnique(this.models.Transition.collection, { _id: `${id}:${version}`, deployment_id: id, version, set: fields } satisfies TransitionDoc);
+    if (!claimed) {
       await this.catchUp(id);
       return null;
     }
@@ -353,12 +351,8 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
       at: event.at,
     });
     if (event.status === 'failed') await this.models.DeviceEvent.collection.insertOne(doc('failure', `${key}:failed:${randomUUID()}`) as never);
-    try {
-      await this.models.DeviceEvent.collection.insertOne(doc('status', `${key}:${event.status}`) as never);
-    } catch (error) {
-      // The device already reached this status: a repeated or resent event, stored once.
-      if (!isDuplicateKey(error)) throw error;
-    }
+    // Not inserted: the device already reached this status (a repeated or resent event, stored once).
+    await insertUnique(this.models.DeviceEvent.collection, doc('status', `${key}:${event.status}`));
   }
 
   async highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null> {

@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@ota/mongo';
+import { insertUnique } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { AuditRecord, TelemetryStore } from '../../domain/model';
 
@@ -31,20 +31,19 @@ export class MongoTelemetryStore implements TelemetryStore {
   constructor(private readonly models: TelemetryModels) {}
 
   async insertAudit(record: AuditRecord): Promise<void> {
-    await insertOnce(() =>
-      this.models.Audit.collection.insertOne({
-        _id: record.id,
-        project_id: record.projectId,
-        action: record.action,
-        actor_type: record.actorType,
-        actor_id: record.actorId,
-        token_prefix: record.tokenPrefix,
-        target_type: record.targetType,
-        target_id: record.targetId,
-        created_at: record.createdAt,
-        details: record.details,
-      } as never),
-    );
+    // JetStream delivers at least once: a duplicate of a stored event is success, not an error.
+    await insertUnique(this.models.Audit.collection, {
+      _id: record.id,
+      project_id: record.projectId,
+      action: record.action,
+      actor_type: record.actorType,
+      actor_id: record.actorId,
+      token_prefix: record.tokenPrefix,
+      target_type: record.targetType,
+      target_id: record.targetId,
+      created_at: record.createdAt,
+      details: record.details,
+    });
   }
 
   async listAudit(projectId: string, limit: number, beforeId?: string): Promise<AuditRecord[] | null> {
@@ -68,14 +67,5 @@ export class MongoTelemetryStore implements TelemetryStore {
       createdAt: doc.created_at,
       details: doc.details ?? {},
     }));
-  }
-}
-
-/** JetStream delivers at least once: a duplicate of a stored event is success, not an error. */
-async function insertOnce(insert: () => Promise<unknown>): Promise<void> {
-  try {
-    await insert();
-  } catch (error) {
-    if (!isDuplicateKey(error)) throw error;
   }
 }

@@ -1,4 +1,4 @@
-import { isDuplicateKey } from '@ota/mongo';
+import { insertUnique } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { DeliveryAttempt, DeliveryState, Webhook, WebhookDelivery, WebhookStore } from '../../domain/webhook-model';
 
@@ -82,23 +82,19 @@ export class MongoWebhookStore implements WebhookStore {
   async insertDeliveries(deliveries: WebhookDelivery[]): Promise<void> {
     // One at a time: a duplicate (an event delivered again) must not stop the others.
     for (const delivery of deliveries) {
-      try {
-        await this.models.Delivery.collection.insertOne({
-          _id: delivery.id,
-          webhook_id: delivery.webhookId,
-          project_id: delivery.projectId,
-          event: delivery.event,
-          audit_event_id: delivery.auditEventId,
-          body: delivery.body,
-          state: delivery.state,
-          attempts: [],
-          next_attempt_at: delivery.nextAttemptAt,
-          created_at: delivery.createdAt,
-          delivered_at: null,
-        } as never);
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
+      await insertUnique(this.models.Delivery.collection, {
+        _id: delivery.id,
+        webhook_id: delivery.webhookId,
+        project_id: delivery.projectId,
+        event: delivery.event,
+        audit_event_id: delivery.auditEventId,
+        body: delivery.body,
+        state: delivery.state,
+        attempts: [],
+        next_attempt_at: delivery.nextAttemptAt,
+        created_at: delivery.createdAt,
+        delivered_at: null,
+      });
     }
   }
 
