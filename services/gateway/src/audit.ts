@@ -3,7 +3,7 @@ import { type Bus, SUBJECTS, type AuditRecordedEvent } from '@ota/bus';
 import type { Logger } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import type { Principal } from './auth/principal';
-import type { AuditOutboxDoc, GatewayModels } from './stores/models';
+import type { AuditOutboxDoc, GatewayModels } from './adapters/mongo/models';
 
 export interface AuditEntry {
   projectId: string;

@@ -6,7 +6,7 @@ import type { ServiceClients } from './clients';
 import type { GatewayConfig } from './config';
 import type { DownloadUrlSigner } from './download-url';
 import type { PlanCache } from './plan-cache';
-import type { GatewayStore } from './stores/gateway-store';
+import type { GatewayStore } from './adapters/mongo/gateway-store';
 
 /** Everything the HTTP app needs, built by main.ts (or a test) and passed to createApp. */
 export interface GatewayDeps {

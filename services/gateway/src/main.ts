@@ -1,8 +1,7 @@
 import type { Server } from 'node:http';
 import { Bus, SUBJECTS, type PlanChangedEvent } from '@ota/bus';
-import { runUntilSignalled } from '@ota/grpc';
-import { createLogger } from '@ota/logging';
-import { ServiceMetrics, startMetricsServer } from '@ota/metrics';
+import { runService } from '@ota/grpc';
+import { startMetricsServer } from '@ota/metrics';
 import { connectMongo, ensureIndexes, pingMongo } from '@ota/mongo';
 import { createApp } from './app';
 import { AuditLog, AuditOutboxRelay } from './audit';
@@ -10,16 +9,12 @@ import { closeServiceClients, createServiceClients } from './clients';
 import { loadGatewayConfig } from './config';
 import { DownloadUrlSigner } from './download-url';
 import { PlanCache } from './plan-cache';
-import { GatewayStore } from './stores/gateway-store';
-import { registerGatewayModels } from './stores/models';
+import { GatewayStore } from './adapters/mongo/gateway-store';
+import { registerGatewayModels } from './adapters/mongo/models';
 
 const SERVICE = 'gateway';
-const logger = createLogger(SERVICE);
 
-void runUntilSignalled(logger, async () => {
-  const config = loadGatewayConfig();
-  logger.level = config.LOG_LEVEL;
-  const metrics = new ServiceMetrics(SERVICE);
+void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const models = registerGatewayModels(mongo);

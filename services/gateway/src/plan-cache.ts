@@ -1,5 +1,5 @@
-import type { Plan } from './stores/models';
-import type { GatewayStore } from './stores/gateway-store';
+import type { Plan } from './adapters/mongo/models';
+import type { GatewayStore } from './adapters/mongo/gateway-store';
 
 /**
  * Owner plans for the device check, which needs the device cap only to register a new device but

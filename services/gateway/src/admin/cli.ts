@@ -4,8 +4,8 @@ import { Bus, SUBJECTS, type PlanChangedEvent } from '@ota/bus';
 import { createLogger } from '@ota/logging';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { loadGatewayConfig } from '../config';
-import { GatewayStore } from '../stores/gateway-store';
-import { registerGatewayModels } from '../stores/models';
+import { GatewayStore } from '../adapters/mongo/gateway-store';
+import { registerGatewayModels } from '../adapters/mongo/models';
 
 const USAGE = `usage:
   admin create-user --email E [--staff] [--max-devices N] [--max-uploads-per-month N]

@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import { permissionDenied, unauthenticated } from '@ota/errors';
 import type { Context } from 'koa';
-import type { SessionDoc, TokenDoc } from '../stores/models';
+import type { SessionDoc, TokenDoc } from '../adapters/mongo/models';
 import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
-import type { GatewayStore } from '../stores/gateway-store';
+import type { GatewayStore } from '../adapters/mongo/gateway-store';
 
 /** Who is calling, resolved from the bearer token (or the console's session cookie) on every request. */
 export interface Principal {

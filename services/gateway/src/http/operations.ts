@@ -2,7 +2,7 @@ import { resourceExhausted } from '@ota/errors';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { authenticate, type Principal, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
-import type { GatewayStore } from '../stores/gateway-store';
+import type { GatewayStore } from '../adapters/mongo/gateway-store';
 import { rateLimitClassOf, type RateLimitClass, type TokenRateLimiter } from './rate-limit';
 
 /** The per-token rate limit applied to every authenticated operation. */

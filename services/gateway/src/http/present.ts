@@ -1,5 +1,5 @@
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
-import type { SessionDoc, TokenDoc, UserDoc } from '../stores/models';
+import type { SessionDoc, TokenDoc, UserDoc } from '../adapters/mongo/models';
 import type { DeploymentProgress } from '../use-cases/deployments';
 import { ROLLOUT_STATUSES } from './response-schemas';
 

@@ -1,4 +1,4 @@
-import type { TokenDoc } from '../stores/models';
+import type { TokenDoc } from '../adapters/mongo/models';
 
 export interface RateLimit {
   /** Tokens added per second; 0 switches the limit off. */

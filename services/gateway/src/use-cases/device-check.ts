@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { registry, type rollout } from '@ota/proto';
-import type { ServiceClients } from '../clients';
+import type { RegistryPort, RolloutPort } from './ports';
 import type { CheckBody } from '../http/schemas';
 
 /** What a device check needs from the services around the gateway; tests pass fakes. */
 export interface DeviceCheckPorts {
-  registry: Pick<ServiceClients['registry'], 'checkInDevice' | 'recordCheck'>;
-  rollout: Pick<ServiceClients['rollout'], 'decideOffer'>;
+  registry: RegistryPort<'checkInDevice' | 'recordCheck'>;
+  rollout: RolloutPort<'decideOffer'>;
   /** The owner's plan cap on devices (from the plan cache). */
   maxDevicesOf(ownerId: string): Promise<number>;
   /** Where a check that could not be recorded is reported (recording is best effort). */

@@ -1,12 +1,12 @@
 import { permissionDenied } from '@ota/errors';
-import type { ServiceClients } from '../clients';
+import type { RegistryPort, RolloutPort } from './ports';
 import type { StatusBody } from '../http/schemas';
 import { CHECK_MESSAGES } from './device-check';
 
 /** What a status report needs from the services around the gateway; tests pass fakes. */
 export interface DeviceReportPorts {
-  registry: Pick<ServiceClients['registry'], 'getDevice' | 'applyDeviceReport'>;
-  rollout: Pick<ServiceClients['rollout'], 'recordDeviceEvent'>;
+  registry: RegistryPort<'getDevice' | 'applyDeviceReport'>;
+  rollout: RolloutPort<'recordDeviceEvent'>;
 }
 
 export interface DeviceReport {

@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal';
 import type { AuditLog } from '../audit';
 import type { ServiceClients } from '../clients';
-import type { GatewayStore } from '../stores/gateway-store';
+import type { GatewayStore } from '../adapters/mongo/gateway-store';
 
 /**
  * The ports a use case may ask for, each narrowed with Pick to the calls it makes: the services'

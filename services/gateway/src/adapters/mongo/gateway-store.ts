@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, notFound } from '@ota/errors';
-import { isDuplicateKey } from '@ota/mongo';
-import { hashToken, newRawToken, newSessionSecret, prefixOf, type TokenKind } from '../auth/tokens';
+import { insertUnique } from '@ota/mongo';
+import { hashToken, newRawToken, newSessionSecret, prefixOf, type TokenKind } from '../../auth/tokens';
 import type { GatewayModels, Plan, SessionDoc, TokenDoc, UserDoc } from './models';
 
 // last_used_at is written at most this often per token, so that a polling fleet does not turn
@@ -35,12 +35,7 @@ export class GatewayStore {
 
   async createUser(email: string, isStaff: boolean, plan: Plan): Promise<UserDoc> {
     const user: UserDoc = { _id: randomUUID(), email: email.toLowerCase(), is_staff: isStaff, plan, created_at: new Date() };
-    try {
-      await this.models.User.collection.insertOne(user as never);
-    } catch (error) {
-      if (isDuplicateKey(error)) throw alreadyExists(`a user with e-mail ${email} already exists`);
-      throw error;
-    }
+    if (!(await insertUnique(this.models.User.collection, user))) throw alreadyExists(`a user with e-mail ${email} already exists`);
     return user;
   }
 

@@ -1,6 +1,6 @@
 import type { AuditRecordedEvent } from '@ota/bus';
 import { Schema, type Connection } from 'mongoose';
-import type { TokenKind } from '../auth/tokens';
+import type { TokenKind } from '../../auth/tokens';
 
 export interface Plan {
   max_devices: number;
