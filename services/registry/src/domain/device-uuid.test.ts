@@ -15,4 +15,8 @@ describe('deviceUuid', () => {
     // The separator keeps ("a", "b\nc") and ("a\nb", "c") apart.
     expect(deviceUuid('a', 'b\nc')).not.toBe(deviceUuid('a\nb', 'c'));
   });
+
+  it('keeps the ids of devices already stored: the same UUID as every earlier release derived', () => {
+    expect(deviceUuid(project, 'sensor-1')).toBe('9c97a207-9d4f-571f-9114-5aa5f1f67050');
+  });
 });

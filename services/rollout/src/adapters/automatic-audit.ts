@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import { SUBJECTS, type AuditRecordedEvent, type Bus } from '@ota/bus';
+import { uuidV5 } from '@ota/ids';
 import type { Logger } from '@ota/logging';
 import type { Deployment } from '../domain/model';
 
-// The namespace of automatic audit event ids (a fixed random UUID), for UUIDv5 per RFC 9562.
-const NAMESPACE = Buffer.from('3d0c8f5a9b7e4e21a6f4c2d9e8b17a50', 'hex');
+// The namespace of automatic audit event ids (a fixed random UUID).
+const NAMESPACE = '3d0c8f5a-9b7e-4e21-a6f4-c2d9e8b17a50';
 const ATTEMPTS = 10;
 const FIRST_RETRY_MS = 1_000;
 const LONGEST_RETRY_MS = 60_000;
@@ -55,9 +55,5 @@ export class AutomaticAudit {
 
 /** The audit event id of the change that made `version`: a UUIDv5 of the deployment and version. */
 export function auditIdOf(deploymentId: string, version: number): string {
-  const hash = createHash('sha1').update(NAMESPACE).update(`${deploymentId}:${version}`).digest();
-  hash[6] = (hash[6]! & 0x0f) | 0x50;
-  hash[8] = (hash[8]! & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidV5(NAMESPACE, `${deploymentId}:${version}`);
 }

@@ -1,0 +1,13 @@
+import { uuidV5 } from './index';
+
+test('matches the RFC 9562 example: the DNS namespace and www.example.com', () => {
+  // RFC 9562, appendix A.4.
+  expect(uuidV5('6ba7b810-9dad-11d1-80b4-00c04fd430c8', 'www.example.com')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
+});
+
+test('is a lowercase version-5 UUID of the RFC variant, different for another name or namespace', () => {
+  const id = uuidV5('6f1b2d6e-4c3a-4b8f-9e0d-1c2b3a495867', 'a');
+  expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  expect(uuidV5('6f1b2d6e-4c3a-4b8f-9e0d-1c2b3a495867', 'b')).not.toBe(id);
+  expect(uuidV5('3d0c8f5a-9b7e-4e21-a6f4-c2d9e8b17a50', 'a')).not.toBe(id);
+});
