@@ -12,83 +12,30 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export class ServiceMetrics {
   readonly registry = new Registry();
 
-  readonly grpcServerStarted = new Counter({
-    name: 'grpc_server_started_total',
-    help: 'RPCs started on the server.',
-    labelNames: ['grpc_type', 'grpc_service', 'grpc_method'] as const,
-    registers: [this.registry],
-  });
-  readonly grpcServerHandled = new Counter({
-    name: 'grpc_server_handled_total',
-    help: 'RPCs completed on the server, by status code.',
-    labelNames: ['grpc_type', 'grpc_service', 'grpc_method', 'grpc_code'] as const,
-    registers: [this.registry],
-  });
-  readonly grpcServerHandling = new Histogram({
-    name: 'grpc_server_handling_seconds',
-    help: 'Time the server took to complete an RPC.',
-    labelNames: ['grpc_type', 'grpc_service', 'grpc_method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly grpcClientHandled = new Counter({
-    name: 'grpc_client_handled_total',
-    help: 'RPCs completed by the client, by status code.',
-    labelNames: ['grpc_type', 'grpc_service', 'grpc_method', 'grpc_code'] as const,
-    registers: [this.registry],
-  });
-  readonly grpcClientHandling = new Histogram({
-    name: 'grpc_client_handling_seconds',
-    help: 'Time from the client starting an RPC to its completion.',
-    labelNames: ['grpc_type', 'grpc_service', 'grpc_method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly httpRequests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests completed, by route and status.',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly httpDuration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request latency, by route.',
-    labelNames: ['method', 'route'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-
-  readonly shedRequests = new Counter({
-    name: 'http_requests_shed_total',
-    help: 'Requests refused with 503 because the process was at its concurrency limit.',
-    registers: [this.registry],
-  });
-
-  readonly rateLimitedRequests = new Counter({
-    name: 'http_requests_rate_limited_total',
-    help: 'Requests refused with 429 because their token was over its rate limit, by token kind.',
-    labelNames: ['token_kind'] as const,
-    registers: [this.registry],
-  });
-  readonly timedOutRequests = new Counter({
-    name: 'http_requests_timed_out_total',
-    help: 'Requests answered 503 because they did not complete within REQUEST_TIMEOUT_MS.',
-    registers: [this.registry],
-  });
-  readonly auditOutboxWritten = new Counter({
-    name: 'audit_outbox_written_total',
-    help: 'Audit events kept in the outbox because JetStream could not store them at once.',
-    registers: [this.registry],
-  });
-  readonly auditOutboxRelayed = new Counter({
-    name: 'audit_outbox_relayed_total',
-    help: 'Audit events moved from the outbox to JetStream.',
-    registers: [this.registry],
-  });
+  readonly grpcServerStarted = this.counter('grpc_server_started_total', 'RPCs started on the server.', ['grpc_type', 'grpc_service', 'grpc_method']);
+  readonly grpcServerHandled = this.counter('grpc_server_handled_total', 'RPCs completed on the server, by status code.', ['grpc_type', 'grpc_service', 'grpc_method', 'grpc_code']);
+  readonly grpcServerHandling = this.latency('grpc_server_handling_seconds', 'Time the server took to complete an RPC.', ['grpc_type', 'grpc_service', 'grpc_method']);
+  readonly grpcClientHandled = this.counter('grpc_client_handled_total', 'RPCs completed by the client, by status code.', ['grpc_type', 'grpc_service', 'grpc_method', 'grpc_code']);
+  readonly grpcClientHandling = this.latency('grpc_client_handling_seconds', 'Time from the client starting an RPC to its completion.', ['grpc_type', 'grpc_service', 'grpc_method']);
+  readonly httpRequests = this.counter('http_requests_total', 'HTTP requests completed, by route and status.', ['method', 'route', 'status']);
+  readonly httpDuration = this.latency('http_request_duration_seconds', 'HTTP request latency, by route.', ['method', 'route']);
+  readonly shedRequests = this.counter('http_requests_shed_total', 'Requests refused with 503 because the process was at its concurrency limit.', []);
+  readonly rateLimitedRequests = this.counter('http_requests_rate_limited_total', 'Requests refused with 429 because their token was over its rate limit, by token kind.', ['token_kind']);
+  readonly timedOutRequests = this.counter('http_requests_timed_out_total', 'Requests answered 503 because they did not complete within REQUEST_TIMEOUT_MS.', []);
+  readonly auditOutboxWritten = this.counter('audit_outbox_written_total', 'Audit events kept in the outbox because JetStream could not store them at once.', []);
+  readonly auditOutboxRelayed = this.counter('audit_outbox_relayed_total', 'Audit events moved from the outbox to JetStream.', []);
 
   constructor(service: string) {
     this.registry.setDefaultLabels({ service });
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  private counter<Label extends string>(name: string, help: string, labelNames: readonly Label[]): Counter<Label> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private latency<Label extends string>(name: string, help: string, labelNames: readonly Label[]): Histogram<Label> {
+    return new Histogram({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
   }
 }
 
