@@ -1,12 +1,12 @@
-import { Bus, SUBJECTS, type ArtifactChangedEvent } from '@ota/bus';
+import { Bus } from '@ota/bus';
 import { runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as pb } from '@ota/proto';
 import { MongoArtifactStore, registerArtifactModels } from './adapters/mongo/mongo-artifact-store';
+import { natsArtifactEvents } from './adapters/nats/artifact-events';
 import { S3BinaryStorage, createS3Client } from './adapters/s3/s3-binary-storage';
 import { loadArtifactsConfig } from './config';
 import { Artifacts } from './domain/artifacts';
-import type { Artifact } from './domain/model';
 import { artifactsHandlers } from './grpc/artifacts-handlers';
 
 const SERVICE = 'artifacts';
@@ -35,7 +35,7 @@ void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }
     store: new MongoArtifactStore(models),
     storage,
     signedBinaryMaxBytes: config.SIGNED_BINARY_MAX_BYTES,
-    events: { artifactChanged: (artifact) => bus.publish(SUBJECTS.artifactChanged, artifactChangedEvent(artifact)) },
+    events: natsArtifactEvents(bus),
   });
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
@@ -49,25 +49,3 @@ void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }
     ...serving,
   ];
 });
-
-function artifactChangedEvent(artifact: Artifact): ArtifactChangedEvent {
-  return {
-    id: artifact.id,
-    project_id: artifact.projectId,
-    build_number: artifact.buildNumber,
-    version_label: artifact.versionLabel,
-    framework: artifact.framework,
-    chip_family: artifact.chipFamily,
-    board_id: artifact.boardId,
-    hardware_revision: artifact.hardwareRevision,
-    partition_profile: artifact.partitionProfile,
-    min_nvs_schema_version: artifact.minNvsSchemaVersion,
-    security_mode: artifact.securityMode,
-    checksum_sha256: artifact.checksumSha256,
-    file_size: artifact.fileSize,
-    archived: artifact.archived,
-    signature: artifact.signature,
-    signing_key_id: artifact.signingKeyId,
-    created_at: artifact.createdAt.toISOString(),
-  };
-}

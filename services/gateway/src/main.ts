@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { Bus, SUBJECTS, type PlanChangedEvent } from '@ota/bus';
+import { Bus } from '@ota/bus';
 import { runService } from '@ota/grpc';
 import { startMetricsServer } from '@ota/metrics';
 import { connectMongo, ensureIndexes, pingMongo } from '@ota/mongo';
@@ -10,6 +10,7 @@ import { loadGatewayConfig } from './config';
 import { DownloadUrlSigner } from './download-url';
 import { PlanCache } from './plan-cache';
 import { GatewayStore } from './adapters/mongo/gateway-store';
+import { followPlanChanges } from './adapters/nats/plan-changes';
 import { registerGatewayModels } from './adapters/mongo/models';
 
 const SERVICE = 'gateway';
@@ -27,11 +28,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
   auditRelay.start();
 
   const plans = new PlanCache(store, config.PLAN_CACHE_TTL_MS);
-  bus.serve<PlanChangedEvent, { forgotten: boolean }>(SUBJECTS.planChanged, (event) => {
-    plans.forget(event.user_id);
-    return { forgotten: true };
-  });
-  bus.onReconnect(() => plans.clear());
+  followPlanChanges(bus, plans);
 
   const app = createApp({
     config,

@@ -1,7 +1,8 @@
-import { Bus, DURABLES, SUBJECTS, TELEMETRY_STREAM, type AuditRecordedEvent } from '@ota/bus';
+import { Bus } from '@ota/bus';
 import { runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { telemetry as pb } from '@ota/proto';
+import { consumeAuditEvents } from './adapters/nats/audit-consumer';
 import { HttpWebhookSender } from './adapters/http-webhook-sender';
 import { MongoTelemetryStore, registerTelemetryModels } from './adapters/mongo/mongo-telemetry-store';
 import { MongoWebhookStore, registerWebhookModels } from './adapters/mongo/mongo-webhook-store';
@@ -30,10 +31,9 @@ void runService(SERVICE, loadTelemetryConfig, async ({ config, logger, metrics }
   const dispatcher = new WebhookDispatcher(webhooks, config.WEBHOOK_CONCURRENCY, (error, message) => logger.warn({ err: error }, message));
 
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
-  await bus.ensureStreams();
   // The event is acknowledged once it and its webhook deliveries are stored: a crash in between
   // gets it again, and both writes keep one copy.
-  await bus.consumeDurable<AuditRecordedEvent>(TELEMETRY_STREAM.name, DURABLES.telemetryAudit, SUBJECTS.auditRecorded, async (event) => {
+  await consumeAuditEvents(bus, async (event) => {
     if (await webhooks.enqueue(await telemetry.recordAudit(event))) dispatcher.wake();
   });
   dispatcher.start(config.WEBHOOK_POLL_INTERVAL_MS);

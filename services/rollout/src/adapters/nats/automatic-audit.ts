@@ -1,7 +1,7 @@
 import { SUBJECTS, type AuditRecordedEvent, type Bus } from '@ota/bus';
 import { uuidV5 } from '@ota/ids';
 import type { Logger } from '@ota/logging';
-import type { Deployment } from '../domain/model';
+import type { Deployment } from '../../domain/model';
 
 // The namespace of automatic audit event ids (a fixed random UUID).
 const NAMESPACE = '3d0c8f5a-9b7e-4e21-a6f4-c2d9e8b17a50';

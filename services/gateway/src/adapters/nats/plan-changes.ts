@@ -1,0 +1,15 @@
+import { SUBJECTS, type Bus, type PlanChangedEvent } from '@ota/bus';
+import type { PlanCache } from '../../plan-cache';
+
+/**
+ * Keeps the plan cache true: the admin command asks every gateway replica to forget a user's plan
+ * when it changes, and waits for their answers. A reconnect forgets every plan, since a change may
+ * have been announced while NATS was away.
+ */
+export function followPlanChanges(bus: Bus, plans: PlanCache): void {
+  bus.serve<PlanChangedEvent, { forgotten: boolean }>(SUBJECTS.planChanged, (event) => {
+    plans.forget(event.user_id);
+    return { forgotten: true };
+  });
+  bus.onReconnect(() => plans.clear());
+}
