@@ -1,4 +1,4 @@
-import type { Plan } from './adapters/mongo/models';
+import type { Plan } from './auth/model';
 import type { GatewayStore } from './adapters/mongo/gateway-store';
 
 /**
@@ -21,7 +21,7 @@ export class PlanCache {
     const cached = this.entries.get(userId);
     if (cached && cached.expiresAt > Date.now()) return cached.plan;
     const user = await this.store.findUser(userId);
-    const plan = user?.plan ?? { max_devices: 0, max_uploads_per_month: 0 };
+    const plan = user?.plan ?? { maxDevices: 0, maxUploadsPerMonth: 0 };
     this.entries.set(userId, { plan, expiresAt: Date.now() + this.ttlMs });
     return plan;
   }

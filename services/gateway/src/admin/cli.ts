@@ -50,23 +50,24 @@ async function main(): Promise<void> {
     const maxUploads = count(options, 'max-uploads-per-month');
     if (command === 'create-user') {
       const user = await store.createUser(email, options.get('staff') === true, {
-        max_devices: maxDevices ?? config.DEFAULT_MAX_DEVICES,
-        max_uploads_per_month: maxUploads ?? config.DEFAULT_MAX_UPLOADS_PER_MONTH,
+        maxDevices: maxDevices ?? config.DEFAULT_MAX_DEVICES,
+        maxUploadsPerMonth: maxUploads ?? config.DEFAULT_MAX_UPLOADS_PER_MONTH,
       });
       const { raw } = await store.createToken({
         kind: 'personal',
         scope: '',
         name: 'created by admin create-user',
-        userId: user._id,
+        userId: user.id,
         projectId: '',
         deviceUuid: '',
         deviceId: '',
       });
-      process.stdout.write(`${JSON.stringify({ user_id: user._id, email: user.email, is_staff: user.is_staff, token: raw })}\n`);
+      process.stdout.write(`${JSON.stringify({ user_id: user.id, email: user.email, is_staff: user.isStaff, token: raw })}\n`);
     } else {
-      const user = await store.setPlan(email, { max_devices: maxDevices, max_uploads_per_month: maxUploads });
-      process.stdout.write(`${JSON.stringify({ user_id: user._id, email: user.email, ...user.plan })}\n`);
-      await tellGateways(config.NATS_URL, user._id, config.PLAN_CACHE_TTL_MS);
+      const user = await store.setPlan(email, { maxDevices, maxUploadsPerMonth: maxUploads });
+      const plan = { max_devices: user.plan.maxDevices, max_uploads_per_month: user.plan.maxUploadsPerMonth };
+      process.stdout.write(`${JSON.stringify({ user_id: user.id, email: user.email, ...plan })}\n`);
+      await tellGateways(config.NATS_URL, user.id, config.PLAN_CACHE_TTL_MS);
     }
   } finally {
     await mongo.close();

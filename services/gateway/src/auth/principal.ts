@@ -1,18 +1,18 @@
 import { timingSafeEqual } from 'node:crypto';
 import { permissionDenied, unauthenticated } from '@ota/errors';
 import type { Context } from 'koa';
-import type { SessionDoc, TokenDoc } from '../adapters/mongo/models';
+import type { Session, Token } from './model';
 import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
 import type { GatewayStore } from '../adapters/mongo/gateway-store';
 
 /** Who is calling, resolved from the bearer token (or the console's session cookie) on every request. */
 export interface Principal {
-  token: TokenDoc;
+  token: Token;
   /** Personal token: its user. Project and device tokens: the project's owner. */
   userId: string;
   isStaff: boolean;
   /** Set when the caller is the console, signed in with a session cookie. */
-  session?: SessionDoc;
+  session?: Session;
 }
 
 /**
@@ -23,8 +23,8 @@ export interface Principal {
  */
 export async function authenticate(store: GatewayStore, ctx: Context): Promise<Principal> {
   const header = ctx.get('authorization');
-  let token: TokenDoc | null;
-  let session: SessionDoc | undefined;
+  let token: Token | null;
+  let session: Session | undefined;
   if (header) {
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw unauthenticated('missing bearer token');
@@ -35,22 +35,22 @@ export async function authenticate(store: GatewayStore, ctx: Context): Promise<P
     if (!rawSession) throw unauthenticated('missing bearer token');
     session = (await store.findSession(rawSession)) ?? undefined;
     if (!session) throw unauthenticated('the console session has ended; sign in again');
-    token = await store.authenticateHash(session.token_hash);
+    token = await store.authenticateHash(session.tokenHash);
     if (!token) {
-      await store.deleteSession(session._id);
+      await store.deleteSession(session.hash);
       throw unauthenticated('the token this session was opened with is revoked; sign in again');
     }
-    if (!SAFE_METHODS.has(ctx.method) && !sameSecret(ctx.get(CSRF_HEADER), session.csrf_token)) {
+    if (!SAFE_METHODS.has(ctx.method) && !sameSecret(ctx.get(CSRF_HEADER), session.csrfToken)) {
       throw permissionDenied(`a call made with the console session must carry its CSRF token in ${CSRF_HEADER}`);
     }
   }
   let isStaff = false;
   if (token.kind === 'personal') {
-    const user = await store.findUser(token.user_id);
+    const user = await store.findUser(token.userId);
     if (!user) throw unauthenticated('invalid or revoked token');
-    isStaff = user.is_staff;
+    isStaff = user.isStaff;
   }
-  const principal: Principal = { token, userId: token.user_id, isStaff, session };
+  const principal: Principal = { token, userId: token.userId, isStaff, session };
   ctx.state.principal = principal;
   return principal;
 }

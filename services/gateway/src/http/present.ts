@@ -1,5 +1,5 @@
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
-import type { SessionDoc, TokenDoc, UserDoc } from '../adapters/mongo/models';
+import type { Session, Token, User } from '../auth/model';
 import type { DeploymentProgress } from '../use-cases/deployments';
 import { ROLLOUT_STATUSES } from './response-schemas';
 
@@ -15,36 +15,36 @@ export function channelJson(channel: registry.Channel) {
   return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt) };
 }
 
-export function tokenJson(token: TokenDoc, raw?: string) {
+export function tokenJson(token: Token, raw?: string) {
   return {
     id: token.id,
     name: token.name,
     prefix: token.prefix,
     scope: token.scope || (token.kind === 'personal' ? 'personal' : token.kind),
-    created_at: iso(token.created_at),
-    last_used_at: iso(token.last_used_at),
-    revoked_at: iso(token.revoked_at),
+    created_at: iso(token.createdAt),
+    last_used_at: iso(token.lastUsedAt),
+    revoked_at: iso(token.revokedAt),
     ...(raw ? { token: raw } : {}),
   };
 }
 
-export function sessionJson(session: SessionDoc, user: UserDoc, token: TokenDoc) {
+export function sessionJson(session: Session, user: User, token: Token) {
   return {
-    user: { id: user._id, email: user.email, is_staff: user.is_staff },
+    user: { id: user.id, email: user.email, is_staff: user.isStaff },
     token_prefix: token.prefix,
-    csrf_token: session.csrf_token,
-    expires_at: iso(session.expires_at),
+    csrf_token: session.csrfToken,
+    expires_at: iso(session.expiresAt),
   };
 }
 
-export function userJson(user: UserDoc) {
+export function userJson(user: User) {
   return {
-    id: user._id,
+    id: user.id,
     email: user.email,
-    is_staff: user.is_staff,
-    max_devices: user.plan.max_devices,
-    max_uploads_per_month: user.plan.max_uploads_per_month,
-    created_at: iso(user.created_at),
+    is_staff: user.isStaff,
+    max_devices: user.plan.maxDevices,
+    max_uploads_per_month: user.plan.maxUploadsPerMonth,
+    created_at: iso(user.createdAt),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { TokenDoc } from '../adapters/mongo/models';
+import type { Token } from '../auth/model';
 
 export interface RateLimit {
   /** Tokens added per second; 0 switches the limit off. */
@@ -10,7 +10,7 @@ export interface RateLimit {
 /** The three kinds of caller that get their own limit (docs/security.md, "Resource consumption"). */
 export type RateLimitClass = 'developer' | 'device_token' | 'fleet_token';
 
-export function rateLimitClassOf(token: TokenDoc): RateLimitClass {
+export function rateLimitClassOf(token: Token): RateLimitClass {
   if (token.kind === 'device') return 'device_token';
   if (token.kind === 'project' && token.scope === 'device') return 'fleet_token';
   return 'developer';

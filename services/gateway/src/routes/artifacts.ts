@@ -31,7 +31,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
    */
   async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>) => Promise<T>) {
     const owner = await store.findUser(project.ownerId);
-    const maxUploadsPerMonth = owner?.plan.max_uploads_per_month ?? 0;
+    const maxUploadsPerMonth = owner?.plan.maxUploadsPerMonth ?? 0;
     let rest: T | undefined;
     const response = await receiveUpload(ctx, deps.config.MANIFEST_LIMIT_BYTES, ({ manifest, binary, complete }) => {
       const messages = async function* () {

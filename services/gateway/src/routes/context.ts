@@ -42,7 +42,7 @@ export interface ProjectAccess {
 export async function projectFor(deps: GatewayDeps, ctx: Context, access: 'read' | 'write'): Promise<ProjectAccess> {
   const principal = principalOf(ctx);
   const id = pathId(ctx, 'id', 'project');
-  if (principal.token.kind === 'project' && principal.token.project_id !== id) throw notFound('project not found');
+  if (principal.token.kind === 'project' && principal.token.projectId !== id) throw notFound('project not found');
   const { project } = await deps.clients.registry.getProject({ projectId: id }, rpc(ctx));
   if (project!.ownerId === principal.userId) return { project: project!, principal };
   if (principal.isStaff) {

@@ -23,10 +23,10 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   /** The device_id a request speaks for: from the body with a project token, from the token otherwise. */
   function deviceIdOf(principal: Principal, bodyDeviceId: string | undefined): string {
     if (principal.token.kind === 'device') {
-      if (bodyDeviceId !== undefined && bodyDeviceId !== principal.token.device_id) {
+      if (bodyDeviceId !== undefined && bodyDeviceId !== principal.token.deviceId) {
         throw permissionDenied('this device token belongs to another device');
       }
-      return principal.token.device_id;
+      return principal.token.deviceId;
     }
     if (bodyDeviceId === undefined) throw invalidArgument('device_id is required with a project token');
     return bodyDeviceId;
@@ -51,7 +51,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     const principal = principalOf(ctx);
     const body = parseDeviceBody<CheckBody>(checkBody, ctx.request.body);
     const outcome = await checkDevice(checkPorts(ctx), {
-      projectId: principal.token.project_id,
+      projectId: principal.token.projectId,
       ownerId: principal.userId,
       deviceId: deviceIdOf(principal, body.device_id),
       viaProjectToken: principal.token.kind === 'project',
@@ -83,7 +83,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     return {
       registry: clients.registry,
       rollout: clients.rollout,
-      maxDevicesOf: async (ownerId) => (await deps.plans.planOf(ownerId)).max_devices,
+      maxDevicesOf: async (ownerId) => (await deps.plans.planOf(ownerId)).maxDevices,
       recordFailed: (error, deviceId) => (ctx.state.logger as Logger).warn({ err: error, device_id: deviceId }, 'check not recorded'),
     };
   }
@@ -109,9 +109,9 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     const deviceId = deviceIdOf(principal, body.device_id);
     if (body.event === 'confirmed' && body.build_number === undefined) throw invalidArgument('build_number is required with confirmed');
     ctx.body = await reportDeviceStatus(clients, {
-      projectId: principal.token.project_id,
+      projectId: principal.token.projectId,
       deviceId,
-      deviceUuid: principal.token.kind === 'device' ? principal.token.device_uuid : undefined,
+      deviceUuid: principal.token.kind === 'device' ? principal.token.deviceUuid : undefined,
       body,
       requestId: ctx.state.requestId as string,
     });

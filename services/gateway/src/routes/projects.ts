@@ -29,7 +29,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       const principal = principalOf(ctx);
       const query = parseQuery<{ email?: string; owner_id?: string }>(listProjectsQuery, { ...ctx.query });
       if (principal.token.kind === 'project') {
-        const { project } = await clients.registry.getProject({ projectId: principal.token.project_id }, rpc(ctx));
+        const { project } = await clients.registry.getProject({ projectId: principal.token.projectId }, rpc(ctx));
         ctx.body = [projectJson(project!)];
         return;
       }
@@ -43,7 +43,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
             ctx.body = [];
             return;
           }
-          ownerId = owner._id;
+          ownerId = owner.id;
         }
       }
       const { projects } = await clients.registry.listProjects({ ownerId }, rpc(ctx));

@@ -34,10 +34,10 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       const token = await store.authenticate(body.token);
       if (!token) throw unauthenticated('invalid or revoked token');
       if (token.kind !== 'personal') throw unauthenticated('sign in to the console with a personal token');
-      const user = await store.findUser(token.user_id);
+      const user = await store.findUser(token.userId);
       if (!user) throw unauthenticated('invalid or revoked token');
       const { session, raw } = await store.createSession(token, config.SESSION_TTL_SECONDS);
-      setSessionCookie(ctx, raw, session.expires_at);
+      setSessionCookie(ctx, raw, session.expiresAt);
       ctx.status = 201;
       ctx.body = sessionJson(session, user, token);
     },
@@ -75,7 +75,7 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const principal = consoleSession(ctx);
-      await store.deleteSession(principal.session._id);
+      await store.deleteSession(principal.session.hash);
       clearSessionCookie(ctx);
       ctx.status = 204;
     },

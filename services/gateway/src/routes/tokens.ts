@@ -63,7 +63,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx) => {
       const principal = principalOf(ctx);
       const token = await store.findToken(pathId(ctx, 'tid', 'token'));
-      if (!token || token.kind !== 'personal' || token.user_id !== principal.userId) throw notFound('token not found');
+      if (!token || token.kind !== 'personal' || token.userId !== principal.userId) throw notFound('token not found');
       await store.revokeToken(token);
       ctx.status = 204;
     },
@@ -134,7 +134,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
       const token = await store.findToken(pathId(ctx, 'tid', 'token'));
-      if (!token || token.kind !== 'project' || token.project_id !== project.id) throw notFound('token not found');
+      if (!token || token.kind !== 'project' || token.projectId !== project.id) throw notFound('token not found');
       await store.revokeToken(token);
       await audit.record(principal, {
         projectId: project.id,

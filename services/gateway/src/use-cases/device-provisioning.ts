@@ -27,7 +27,7 @@ export async function provisionDevice(
       ...draft,
       projectId: project.id,
       ownerId: project.ownerId,
-      maxDevices: owner?.plan.max_devices ?? 0,
+      maxDevices: owner?.plan.maxDevices ?? 0,
       // It gets its own token below: from now on the shared project token may not speak for it.
       tokenRequired: true,
     },

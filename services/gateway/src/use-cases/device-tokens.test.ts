@@ -6,8 +6,8 @@ import { issueDeviceToken, revokeDeviceToken } from './device-tokens';
 const project = { id: 'p1', ownerId: 'user-1' } as registry.Project;
 const createdAt = new Date('2026-11-23T10:00:00Z');
 const answers = {
-  'tokens.createToken': () => ({ raw: 'ota_dev_secret', token: { prefix: 'ota_dev', created_at: createdAt } }),
-  'users.findUser': () => ({ plan: { max_devices: 50 } }),
+  'tokens.createToken': () => ({ raw: 'ota_dev_secret', token: { prefix: 'ota_dev', createdAt } }),
+  'users.findUser': () => ({ plan: { maxDevices: 50, maxUploadsPerMonth: 0 } }),
   'registry.createDevice': (request: registry.CreateDeviceRequest) => ({ device: { id: 'uuid-1', deviceId: request.deviceId, tokenRequired: true } }),
 };
 

@@ -36,7 +36,7 @@ export async function issueDeviceToken(ports: DeviceTokenPorts, caller: Caller, 
     targetId: device.id,
     details: { prefix: token.prefix },
   });
-  return { token: raw, prefix: token.prefix, created_at: token.created_at.toISOString() };
+  return { token: raw, prefix: token.prefix, created_at: token.createdAt.toISOString() };
 }
 
 /** Revokes a device's token; without one of its own, the device may use the shared project token again. */

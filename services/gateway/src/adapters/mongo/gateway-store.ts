@@ -1,22 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, notFound } from '@ota/errors';
 import { insertUnique } from '@ota/mongo';
-import { hashToken, newRawToken, newSessionSecret, prefixOf, type TokenKind } from '../../auth/tokens';
-import type { GatewayModels, Plan, SessionDoc, TokenDoc, UserDoc } from './models';
+import { hashToken, newRawToken, newSessionSecret, prefixOf } from '../../auth/tokens';
+import type { Plan, Session, Token, User } from '../../auth/model';
+import type { GatewayModels, PlanDoc, SessionDoc, TokenDoc, UserDoc } from './models';
 
 // last_used_at is written at most this often per token, so that a polling fleet does not turn
 // every check into a write.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-export interface NewToken {
-  kind: TokenKind;
-  scope: string;
-  name: string;
-  userId: string;
-  projectId: string;
-  deviceUuid: string;
-  deviceId: string;
-}
+/** What the caller decides of a new token; its secret, hash, id and prefix are made here. */
+export type NewToken = Pick<Token, 'kind' | 'scope' | 'name' | 'userId' | 'projectId' | 'deviceUuid' | 'deviceId'>;
 
 /** The gateway's own data: users, their plans, and tokens of every kind. */
 export class GatewayStore {
@@ -33,34 +27,36 @@ export class GatewayStore {
     this.usageSweeper.unref();
   }
 
-  async createUser(email: string, isStaff: boolean, plan: Plan): Promise<UserDoc> {
-    const user: UserDoc = { _id: randomUUID(), email: email.toLowerCase(), is_staff: isStaff, plan, created_at: new Date() };
+  async createUser(email: string, isStaff: boolean, plan: Plan): Promise<User> {
+    const user: UserDoc = { _id: randomUUID(), email: email.toLowerCase(), is_staff: isStaff, plan: planDocOf(plan), created_at: new Date() };
     if (!(await insertUnique(this.models.User.collection, user))) throw alreadyExists(`a user with e-mail ${email} already exists`);
-    return user;
+    return userOf(user);
   }
 
-  async setPlan(email: string, plan: Partial<Plan>): Promise<UserDoc> {
+  async setPlan(email: string, plan: Partial<Plan>): Promise<User> {
     const set: Record<string, number> = {};
-    if (plan.max_devices !== undefined) set['plan.max_devices'] = plan.max_devices;
-    if (plan.max_uploads_per_month !== undefined) set['plan.max_uploads_per_month'] = plan.max_uploads_per_month;
+    if (plan.maxDevices !== undefined) set['plan.max_devices'] = plan.maxDevices;
+    if (plan.maxUploadsPerMonth !== undefined) set['plan.max_uploads_per_month'] = plan.maxUploadsPerMonth;
     const user = await this.models.User.collection.findOneAndUpdate(
       { email: email.toLowerCase() },
       { $set: set },
       { returnDocument: 'after' },
     );
     if (!user) throw notFound(`no user with e-mail ${email}`);
-    return user as unknown as UserDoc;
+    return userOf(user as unknown as UserDoc);
   }
 
-  findUser(id: string): Promise<UserDoc | null> {
-    return this.models.User.findById(id).lean<UserDoc>().exec();
+  async findUser(id: string): Promise<User | null> {
+    const doc = await this.models.User.findById(id).lean<UserDoc>().exec();
+    return doc && userOf(doc);
   }
 
-  findUserByEmail(email: string): Promise<UserDoc | null> {
-    return this.models.User.findOne({ email: email.toLowerCase() }).lean<UserDoc>().exec();
+  async findUserByEmail(email: string): Promise<User | null> {
+    const doc = await this.models.User.findOne({ email: email.toLowerCase() }).lean<UserDoc>().exec();
+    return doc && userOf(doc);
   }
 
-  async createToken(input: NewToken): Promise<{ token: TokenDoc; raw: string }> {
+  async createToken(input: NewToken): Promise<{ token: Token; raw: string }> {
     const raw = newRawToken(input.kind);
     const token: TokenDoc = {
       _id: hashToken(raw),
@@ -78,18 +74,18 @@ export class GatewayStore {
       revoked_at: null,
     };
     await this.models.Token.collection.insertOne(token as never);
-    return { token, raw };
+    return { token: tokenOf(token), raw };
   }
 
   /**
    * One primary-key read of the hash, no cache: a revoked token stops working on the very next request.
    */
-  authenticate(raw: string): Promise<TokenDoc | null> {
+  authenticate(raw: string): Promise<Token | null> {
     return this.authenticateHash(hashToken(raw));
   }
 
   /** `authenticate` for a token known by its hash (a console session's token). */
-  async authenticateHash(tokenHash: string): Promise<TokenDoc | null> {
+  async authenticateHash(tokenHash: string): Promise<Token | null> {
     const token = await this.models.Token.findById(tokenHash).lean<TokenDoc>();
     if (!token || token.revoked_at) return null;
     const now = Date.now();
@@ -102,63 +98,64 @@ export class GatewayStore {
         .updateOne({ _id: token._id } as never, { $set: { last_used_at: new Date(now) } }, { upsert: true })
         .catch(() => undefined);
     }
-    return token;
+    return tokenOf(token);
   }
 
   /** Opens a console session for a personal token; the raw session id is returned once, for the cookie. */
-  async createSession(token: TokenDoc, ttlSeconds: number): Promise<{ session: SessionDoc; raw: string }> {
+  async createSession(token: Token, ttlSeconds: number): Promise<{ session: Session; raw: string }> {
     const now = new Date();
     // Sessions past their expiry are deleted here, at sign-in, and when presented: no TTL index on FerretDB.
     await this.models.Session.deleteMany({ expires_at: { $lt: now } });
     const raw = newSessionSecret();
     const session: SessionDoc = {
       _id: hashToken(raw),
-      token_hash: token._id,
-      user_id: token.user_id,
+      token_hash: token.hash,
+      user_id: token.userId,
       csrf_token: newSessionSecret(),
       created_at: now,
       expires_at: new Date(now.getTime() + ttlSeconds * 1000),
     };
     await this.models.Session.collection.insertOne(session as never);
-    return { session, raw };
+    return { session: sessionOf(session), raw };
   }
 
   /** The live session for a raw session id: one primary-key read; an expired one is deleted and not returned. */
-  async findSession(raw: string): Promise<SessionDoc | null> {
-    const session = await this.models.Session.findById(hashToken(raw)).lean<SessionDoc>();
-    if (!session) return null;
-    if (session.expires_at.getTime() <= Date.now()) {
-      await this.deleteSession(session._id);
+  async findSession(raw: string): Promise<Session | null> {
+    const doc = await this.models.Session.findById(hashToken(raw)).lean<SessionDoc>();
+    if (!doc) return null;
+    if (doc.expires_at.getTime() <= Date.now()) {
+      await this.deleteSession(doc._id);
       return null;
     }
-    return session;
+    return sessionOf(doc);
   }
 
-  async deleteSession(id: string): Promise<void> {
-    await this.models.Session.deleteOne({ _id: id });
+  /** Ends the session whose hash this is. */
+  async deleteSession(hash: string): Promise<void> {
+    await this.models.Session.deleteOne({ _id: hash });
   }
 
-  async listTokens(filter: { userId: string; kind: 'personal' } | { projectId: string; kind: 'project' }): Promise<TokenDoc[]> {
+  async listTokens(filter: { userId: string; kind: 'personal' } | { projectId: string; kind: 'project' }): Promise<Token[]> {
     const query = 'userId' in filter ? { user_id: filter.userId, kind: filter.kind } : { project_id: filter.projectId, kind: filter.kind };
     return this.withUsage(await this.models.Token.find(query).sort({ created_at: 1, _id: 1 }).lean<TokenDoc[]>().exec());
   }
 
-  async findToken(id: string): Promise<TokenDoc | null> {
+  async findToken(id: string): Promise<Token | null> {
     const token = await this.models.Token.findOne({ id }).lean<TokenDoc>().exec();
     return token ? (await this.withUsage([token]))[0]! : null;
   }
 
   /** The tokens with `last_used_at` from their usage records (older versions kept it on the token). */
-  private async withUsage(tokens: TokenDoc[]): Promise<TokenDoc[]> {
-    if (tokens.length === 0) return tokens;
+  private async withUsage(tokens: TokenDoc[]): Promise<Token[]> {
+    if (tokens.length === 0) return [];
     const usage = await this.models.TokenUsage.find({ _id: { $in: tokens.map((token) => token._id) } }).lean();
     const lastUsed = new Map(usage.map((doc) => [doc._id, doc.last_used_at]));
-    return tokens.map((token) => ({ ...token, last_used_at: lastUsed.get(token._id) ?? token.last_used_at }));
+    return tokens.map((token) => tokenOf({ ...token, last_used_at: lastUsed.get(token._id) ?? token.last_used_at }));
   }
 
   /** Revocation keeps the record, so last_used_at stays readable afterwards. */
-  async revokeToken(token: TokenDoc): Promise<void> {
-    await this.models.Token.collection.updateOne({ _id: token._id } as never, { $set: { revoked_at: new Date() } });
+  async revokeToken(token: Token): Promise<void> {
+    await this.models.Token.collection.updateOne({ _id: token.hash } as never, { $set: { revoked_at: new Date() } });
   }
 
   /** Every project and device token of the project: used when the project is deleted. */
@@ -176,4 +173,35 @@ export class GatewayStore {
     );
     return result.modifiedCount;
   }
+}
+
+function planDocOf(plan: Plan): PlanDoc {
+  return { max_devices: plan.maxDevices, max_uploads_per_month: plan.maxUploadsPerMonth };
+}
+
+function userOf(doc: UserDoc): User {
+  const plan = { maxDevices: doc.plan.max_devices, maxUploadsPerMonth: doc.plan.max_uploads_per_month };
+  return { id: doc._id, email: doc.email, isStaff: doc.is_staff, plan, createdAt: doc.created_at };
+}
+
+function tokenOf(doc: TokenDoc): Token {
+  return {
+    hash: doc._id,
+    id: doc.id,
+    prefix: doc.prefix,
+    kind: doc.kind,
+    scope: doc.scope,
+    name: doc.name,
+    userId: doc.user_id,
+    projectId: doc.project_id,
+    deviceUuid: doc.device_uuid,
+    deviceId: doc.device_id,
+    createdAt: doc.created_at,
+    lastUsedAt: doc.last_used_at,
+    revokedAt: doc.revoked_at,
+  };
+}
+
+function sessionOf(doc: SessionDoc): Session {
+  return { hash: doc._id, tokenHash: doc.token_hash, userId: doc.user_id, csrfToken: doc.csrf_token, createdAt: doc.created_at, expiresAt: doc.expires_at };
 }

@@ -2,7 +2,7 @@ import type { AuditRecordedEvent } from '@ota/bus';
 import { Schema, type Connection } from 'mongoose';
 import type { TokenKind } from '../../auth/tokens';
 
-export interface Plan {
+export interface PlanDoc {
   max_devices: number;
   max_uploads_per_month: number;
 }
@@ -11,7 +11,7 @@ export interface UserDoc {
   _id: string;
   email: string;
   is_staff: boolean;
-  plan: Plan;
+  plan: PlanDoc;
   created_at: Date;
 }
 

@@ -1,0 +1,50 @@
+import type { TokenKind } from './tokens';
+
+/** The caps of a user's plan, counted against everything the user's projects hold. */
+export interface Plan {
+  maxDevices: number;
+  maxUploadsPerMonth: number;
+}
+
+export interface User {
+  id: string;
+  /** Lowercased. */
+  email: string;
+  isStaff: boolean;
+  plan: Plan;
+  createdAt: Date;
+}
+
+export interface Token {
+  /** SHA-256 hex of the raw token: the raw token itself is never stored. */
+  hash: string;
+  /** The token's public id, shown in the API. */
+  id: string;
+  prefix: string;
+  kind: TokenKind;
+  /** Project tokens: `api` or `device`. Empty for the other kinds. */
+  scope: string;
+  name: string;
+  /** The user the token acts for: the personal token's user, or the owner of the token's project. */
+  userId: string;
+  projectId: string;
+  /** Device tokens: the device's UUID and its own device_id string. */
+  deviceUuid: string;
+  deviceId: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** A console sign-in, acting with the personal token it was opened with. */
+export interface Session {
+  /** SHA-256 hex of the raw session id, which only the browser's cookie holds. */
+  hash: string;
+  /** The hash of the personal token the session was opened with. */
+  tokenHash: string;
+  userId: string;
+  /** Sent back by the console in `x-csrf-token` on every mutating call. */
+  csrfToken: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
