@@ -1,8 +1,8 @@
 import type { registry } from '@ota/proto';
-import type { AuditPort, Caller, RegistryPort, RolloutPort, TokenStorePort } from './ports';
+import type { AuditPort, Caller, RegistryPort, RolloutPort, GatewayStorePort } from './ports';
 
 export interface DeviceDeletionPorts {
-  tokens: TokenStorePort<'revokeDeviceTokens'>;
+  tokens: GatewayStorePort<'revokeDeviceTokens'>;
   rollout: RolloutPort<'deleteDeviceStates'>;
   registry: RegistryPort<'deleteDevice'>;
   audit: AuditPort;

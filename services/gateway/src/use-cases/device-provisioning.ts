@@ -1,9 +1,9 @@
 import type { registry } from '@ota/proto';
 import { issueDeviceToken, type DeviceTokenPorts, type IssuedDeviceToken } from './device-tokens';
-import type { Caller, RegistryPort, TokenStorePort } from './ports';
+import type { Caller, RegistryPort, GatewayStorePort } from './ports';
 
 export interface DeviceProvisioningPorts extends DeviceTokenPorts {
-  users: TokenStorePort<'findUser'>;
+  users: GatewayStorePort<'findUser'>;
   registry: RegistryPort<'createDevice' | 'updateDevice'>;
 }
 

@@ -1,8 +1,8 @@
 import type { registry } from '@ota/proto';
-import type { AuditPort, Caller, RegistryPort, TokenStorePort } from './ports';
+import type { AuditPort, Caller, RegistryPort, GatewayStorePort } from './ports';
 
 export interface DeviceTokenPorts {
-  tokens: TokenStorePort<'createToken' | 'revokeDeviceTokens'>;
+  tokens: GatewayStorePort<'createToken' | 'revokeDeviceTokens'>;
   registry: RegistryPort<'updateDevice'>;
   audit: AuditPort;
 }

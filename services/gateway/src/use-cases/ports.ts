@@ -12,7 +12,7 @@ export type RegistryPort<K extends keyof ServiceClients['registry']> = Pick<Serv
 export type RolloutPort<K extends keyof ServiceClients['rollout']> = Pick<ServiceClients['rollout'], K>;
 export type ArtifactsPort<K extends keyof ServiceClients['artifacts']> = Pick<ServiceClients['artifacts'], K>;
 export type TelemetryPort<K extends keyof ServiceClients['telemetry']> = Pick<ServiceClients['telemetry'], K>;
-export type TokenStorePort<K extends keyof GatewayStore> = Pick<GatewayStore, K>;
+export type GatewayStorePort<K extends keyof GatewayStore> = Pick<GatewayStore, K>;
 export type AuditPort = Pick<AuditLog, 'record'>;
 
 /** Every port a use case may ask for; each use case's own ports interface is a narrowing of it. */

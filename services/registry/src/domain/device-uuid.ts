@@ -1,7 +1,7 @@
-import { uuidV5 } from '@ota/ids';
+import { uuidV5In } from '@ota/ids';
 
-// The namespace of device UUIDs (a fixed random UUID).
-const NAMESPACE = '6f1b2d6e-4c3a-4b8f-9e0d-1c2b3a495867';
+// The namespace of device UUIDs is a fixed random UUID.
+const inDeviceNamespace = uuidV5In('6f1b2d6e-4c3a-4b8f-9e0d-1c2b3a495867');
 
 /**
  * A device's UUID, derived from its project and its own device_id (UUIDv5). A device check names
@@ -10,5 +10,5 @@ const NAMESPACE = '6f1b2d6e-4c3a-4b8f-9e0d-1c2b3a495867';
  */
 export function deviceUuid(projectId: string, deviceId: string): string {
   // The project id's length first, so that no two (project, device) pairs make the same name.
-  return uuidV5(NAMESPACE, `${projectId.length}:${projectId}${deviceId}`);
+  return inDeviceNamespace(`${projectId.length}:${projectId}${deviceId}`);
 }

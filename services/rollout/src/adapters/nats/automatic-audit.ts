@@ -1,10 +1,10 @@
 import { SUBJECTS, type AuditRecordedEvent, type Bus } from '@ota/bus';
-import { uuidV5 } from '@ota/ids';
+import { uuidV5In } from '@ota/ids';
 import type { Logger } from '@ota/logging';
 import type { Deployment } from '../../domain/model';
 
-// The namespace of automatic audit event ids (a fixed random UUID).
-const NAMESPACE = '3d0c8f5a-9b7e-4e21-a6f4-c2d9e8b17a50';
+// The namespace of automatic audit event ids is a fixed random UUID.
+const inAuditNamespace = uuidV5In('3d0c8f5a-9b7e-4e21-a6f4-c2d9e8b17a50');
 const ATTEMPTS = 10;
 const FIRST_RETRY_MS = 1_000;
 const LONGEST_RETRY_MS = 60_000;
@@ -55,5 +55,5 @@ export class AutomaticAudit {
 
 /** The audit event id of the change that made `version`: a UUIDv5 of the deployment and version. */
 export function auditIdOf(deploymentId: string, version: number): string {
-  return uuidV5(NAMESPACE, `${deploymentId}:${version}`);
+  return inAuditNamespace(`${deploymentId}:${version}`);
 }
