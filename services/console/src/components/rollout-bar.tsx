@@ -35,16 +35,21 @@ function StackedCounts<K extends string>({ label, order, colours, counts, testId
   const row = { name: 'devices', ...counts };
   return (
     <figure className="rollout-bar" aria-label={label}>
-      <ResponsiveContainer width="100%" height={80}>
-        <BarChart data={[row]} layout="vertical" margin={{ top: 0, right: 16, bottom: 0, left: 0 }}>
-          <XAxis type="number" domain={[0, Math.max(total, 1)]} allowDecimals={false} />
-          <YAxis type="category" dataKey="name" hide />
-          <Tooltip />
-          {order.map((key) => (
-            <Bar key={key} dataKey={key} stackId="devices" fill={colours[key]} isAnimationActive={false} />
-          ))}
-        </BarChart>
-      </ResponsiveContainer>
+      {total === 0 ? (
+        // An empty bar with an axis to 1 says nothing: say it in words.
+        <p className="muted">No devices counted yet.</p>
+      ) : (
+        <ResponsiveContainer width="100%" height={80}>
+          <BarChart data={[row]} layout="vertical" margin={{ top: 0, right: 16, bottom: 0, left: 0 }}>
+            <XAxis type="number" domain={[0, total]} allowDecimals={false} />
+            <YAxis type="category" dataKey="name" hide />
+            <Tooltip />
+            {order.map((key) => (
+              <Bar key={key} dataKey={key} stackId="devices" fill={colours[key]} isAnimationActive={false} />
+            ))}
+          </BarChart>
+        </ResponsiveContainer>
+      )}
       <figcaption>
         <ul className="counts" data-testid={testId}>
           {order.map((key) => (

@@ -190,11 +190,12 @@ function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onCh
         <legend>Pause by itself when</legend>
         <label>
           Failed share reaches (%)
-          <input type="number" min={1} max={100} step={1} {...field('thresholdPercent')} />
+          <input type="number" min={1} max={100} step={1} required={value.thresholdMinFinished !== ''} {...field('thresholdPercent')} />
         </label>
         <label>
           once this many devices finished
-          <input type="number" min={1} step={1} {...field('thresholdMinFinished')} />
+          {/* Both or neither: the browser asks for the other before anything is sent. */}
+          <input type="number" min={1} step={1} required={value.thresholdPercent !== ''} {...field('thresholdMinFinished')} />
         </label>
         <label>
           Failures with reason
