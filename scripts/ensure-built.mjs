@@ -187,10 +187,15 @@ function ensureFuzzTools() {
   });
 }
 
-// The console is built by Vite, not by tsc -b: it is a browser bundle, not a Node package.
+// The console is built by Vite, not by tsc -b: it is a browser bundle, not a Node package. Its
+// types are generated from docs/openapi.json on the way, so that file is one of its inputs.
 function ensureConsole() {
   const consoleDir = join(root, 'services', 'console');
-  const inputs = [...filesUnder(join(consoleDir, 'src'), ''), ...['index.html', 'vite.config.ts', 'tsconfig.json', 'package.json'].map((name) => join(consoleDir, name))];
+  const inputs = [
+    ...filesUnder(join(consoleDir, 'src'), ''),
+    ...['index.html', 'vite.config.ts', 'tsconfig.json', 'package.json'].map((name) => join(consoleDir, name)),
+    join(root, 'docs', 'openapi.json'),
+  ];
   unlessStamped(join(consoleDir, 'dist', '.stamp'), hashFiles(inputs), () => {
     say('building the web console (vite build)');
     run(pnpmBin, ['--filter', '@ota/console', 'run', 'build']);

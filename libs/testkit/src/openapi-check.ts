@@ -21,9 +21,11 @@ export class OpenApiCheck {
   private readonly matchers: Matcher[] = [];
   private readonly ajv = new Ajv({ strict: false, allErrors: true });
   private readonly validators = new Map<object, ValidateFunction>();
+  private readonly components: object;
 
-  constructor(document: { paths: Record<string, Record<string, OperationDoc>> }) {
+  constructor(document: { paths: Record<string, Record<string, OperationDoc>>; components?: object }) {
     addFormats(this.ajv);
+    this.components = document.components ?? {};
     for (const [template, methods] of Object.entries(document.paths)) {
       // A trailing slash is optional, as the router treats it.
       const source = template.replace(/\/$/, '').replace(/\{[^}]+\}/g, '[^/]+');
@@ -50,7 +52,8 @@ export class OpenApiCheck {
     if (!contentType.includes('application/json')) throw new Error(`${method} ${matcher.template} ${status} answered ${contentType}, not JSON`);
     let validate = this.validators.get(schema);
     if (!validate) {
-      validate = this.ajv.compile(schema);
+      // Compiled with the document's components beside it, where its `#/components/...` references point.
+      validate = this.ajv.compile({ allOf: [schema], components: this.components });
       this.validators.set(schema, validate);
     }
     if (!validate(body)) {

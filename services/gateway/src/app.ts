@@ -23,6 +23,22 @@ import { tokenRoutes } from './routes/tokens';
 import { webhookRoutes } from './routes/webhooks';
 
 const API_PREFIX = '/api/v1';
+const API_VERSION = '0.1.0';
+
+/** Every group of API operations, in the order the router tries them. */
+const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, groupAndChannelRoutes, artifactRoutes, deploymentRoutes, webhookRoutes];
+
+/**
+ * The OpenAPI document the gateway serves, built without serving: for docs/openapi.json, which the
+ * console's types are generated from. Declaring a route reads none of its dependencies (handlers
+ * do, per request), so none are given.
+ */
+export function describeApi(): object {
+  const table = new OperationTable(new Router({ prefix: API_PREFIX }), undefined as never);
+  const declarationOnly = { clients: {}, config: {} } as unknown as GatewayDeps;
+  for (const addRoutes of API_ROUTES) addRoutes(table, declarationOnly);
+  return buildOpenApiDocument(table.operations, API_VERSION);
+}
 
 /** The paths of the operations a fleet calls (access `device`), with and without the trailing slash. */
 function deviceApiPaths(operations: readonly Operation[]): Set<string> {
@@ -73,7 +89,7 @@ export function createApp(deps: GatewayDeps): Koa {
     limiter: rateLimiter,
     onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
   });
-  for (const addRoutes of [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, groupAndChannelRoutes, artifactRoutes, deploymentRoutes, webhookRoutes]) addRoutes(api, deps);
+  for (const addRoutes of API_ROUTES) addRoutes(api, deps);
   const devicePaths = deviceApiPaths(api.operations);
 
   app.use(async (ctx, next) => {
@@ -123,7 +139,7 @@ export function createApp(deps: GatewayDeps): Koa {
   );
 
   app.use(refuseUnstorableText(devicePaths));
-  const openApiDocument = buildOpenApiDocument(api.operations, '0.1.0');
+  const openApiDocument = buildOpenApiDocument(api.operations, API_VERSION);
   api.router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
   });

@@ -5,7 +5,8 @@ import { del, get, post } from '../api';
 import { BusyButton, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
 import { RelativeTime } from '../components/time';
 import { projectPath } from '../queries';
-import type { SigningKey, Token } from '../types';
+import type { SigningKey, Token, TokenCreated } from '../types';
+import { InlineForm } from '../components/inline-form';
 
 /** A list of tokens with create (raw token shown once) and revoke; `scopes` offers a scope choice. */
 function TokenList({ path, queryKey, scopes }: { path: string; queryKey: string[]; scopes?: Array<'api' | 'device'> }) {
@@ -16,9 +17,9 @@ function TokenList({ path, queryKey, scopes }: { path: string; queryKey: string[
   const [raw, setRaw] = useState('');
   const refresh = () => queryClient.invalidateQueries({ queryKey });
   const create = useMutation({
-    mutationFn: () => post<Token>(path, scopes ? { name, scope } : { name }),
+    mutationFn: () => post<TokenCreated>(path, scopes ? { name, scope } : { name }),
     onSuccess: (token) => {
-      setRaw(token.token ?? '');
+      setRaw(token.token);
       setName('');
       return refresh();
     },
@@ -72,13 +73,7 @@ function TokenList({ path, queryKey, scopes }: { path: string; queryKey: string[
       </LoadState>
       <ErrorNote error={revoke.error} />
       {raw && <ShownOnce label="The new token." secret={raw} onDismiss={() => setRaw('')} />}
-      <form
-        className="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
-          create.mutate();
-        }}
-      >
+      <InlineForm onSubmit={() => create.mutate()}>
         <label htmlFor={`${queryKey.join('-')}-name`}>New token</label>
         <input id={`${queryKey.join('-')}-name`} required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} placeholder="ci, fleet, …" />
         {scopes && (
@@ -90,7 +85,7 @@ function TokenList({ path, queryKey, scopes }: { path: string; queryKey: string[
         <BusyButton type="submit" busy={create.isPending}>
           Create token
         </BusyButton>
-      </form>
+      </InlineForm>
       <ErrorNote error={create.error} />
     </>
   );

@@ -43,6 +43,24 @@ function securityOf(access: Access): object[] {
   return [{ bearer: [] }, { session: [] }];
 }
 
+/** Every answer schema that response-schemas.ts exports by name, as a component of the document. */
+const COMPONENT_NAMES: ReadonlyMap<object, string> = new Map(
+  Object.entries(R).flatMap(([name, value]) => (typeof value === 'object' && !Array.isArray(value) ? [[value as object, name] as const] : [])),
+);
+
+/**
+ * The schema with each named answer schema inside it replaced by a reference to its component, so
+ * that a Device is one definition in the document (and one type in a generated client), not a
+ * copy in every answer that holds one.
+ */
+function referencingComponents(schema: unknown, isComponent = false): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => referencingComponents(item));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const name = COMPONENT_NAMES.get(schema);
+  if (name !== undefined && !isComponent) return { $ref: `#/components/schemas/${name}` };
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, referencingComponents(value)]));
+}
+
 /** The OpenAPI 3.1 document of the HTTP API, built from the same table that serves it. */
 export function buildOpenApiDocument(operations: readonly Operation[], version: string): object {
   const paths: Record<string, Record<string, object>> = {};
@@ -65,13 +83,15 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
           ? { description: 'No content.' }
           : {
               description: 'Success.',
-              content: { [status === '200' && operation.operationId === 'downloadArtifact' ? 'application/octet-stream' : 'application/json']: { schema } },
+              content: {
+                [status === '200' && operation.operationId === 'downloadArtifact' ? 'application/octet-stream' : 'application/json']: { schema: referencingComponents(schema) },
+              },
             };
     }
     for (const status of errorsOf(operation)) {
       responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status],
-        content: { 'application/json': { schema: status === 422 ? R.ValidationError : R.Error } },
+        content: { 'application/json': { schema: referencingComponents(status === 422 ? R.ValidationError : R.Error) } },
       };
     }
     const requestBody = operation.body
@@ -103,6 +123,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     },
     servers: [{ url: '/' }],
     components: {
+      schemas: Object.fromEntries([...COMPONENT_NAMES].map(([schema, name]) => [name, referencingComponents(schema, true)]).sort(([a], [b]) => String(a).localeCompare(String(b)))),
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer' },
         session: {

@@ -1,5 +1,6 @@
-// JSON Schemas of every answer body. The OpenAPI document is built from them, and the tests
-// validate each response they receive against that document.
+// JSON Schemas of every answer body. The OpenAPI document is built from them: each exported schema
+// is a named component there (the console's TypeScript types are generated from those), and the
+// tests validate each response they receive against that document.
 
 const UUID = { type: 'string', format: 'uuid' } as const;
 const TIME = { type: 'string', format: 'date-time' } as const;
@@ -119,13 +120,21 @@ export const SigningKey = object({
   created_at: TIME,
 });
 
+export const Guardrails = object({
+  failure_threshold: { oneOf: [{ type: 'null' }, object({ percent: { type: 'number' }, min_finished: { type: 'integer' } })] },
+  reason_limits: { type: 'array', items: object({ reason: { type: 'string' }, count: { type: 'integer' }, window_seconds: { type: 'integer' } }) },
+  confirm_timeout_seconds: { type: ['integer', 'null'] },
+});
+
+const DEPLOYMENT_STATE = { type: 'string', enum: ['draft', 'active', 'paused', 'completed', 'cancelled'] } as const;
+
 export const Deployment = object({
   id: UUID,
   project_id: UUID,
   artifact_id: UUID,
   build_number: { type: 'integer' },
   version_label: { type: 'string' },
-  state: { type: 'string', enum: ['draft', 'active', 'paused', 'completed', 'cancelled'] },
+  state: DEPLOYMENT_STATE,
   target_group_ids: { type: 'array', items: UUID },
   target_channel_ids: { type: 'array', items: UUID },
   rollout_percentage: { type: 'integer', minimum: 0, maximum: 100 },
@@ -135,11 +144,7 @@ export const Deployment = object({
   created_at: TIME,
   started_at: NULLABLE_TIME,
   updated_at: TIME,
-  guardrails: object({
-    failure_threshold: { oneOf: [{ type: 'null' }, object({ percent: { type: 'number' }, min_finished: { type: 'integer' } })] },
-    reason_limits: { type: 'array', items: object({ reason: { type: 'string' }, count: { type: 'integer' }, window_seconds: { type: 'integer' } }) },
-    confirm_timeout_seconds: { type: ['integer', 'null'] },
-  }),
+  guardrails: Guardrails,
   stages: { type: 'array', items: object({ percentage: { type: 'integer' }, min_wait_seconds: { type: 'integer' }, approval_required: { type: 'boolean' } }) },
   stage: {
     description: 'Where a staged deployment stands; null without stages. next_stage_at is when the current stage\'s wait ends (null at the last stage or before the start).',
@@ -175,7 +180,7 @@ export const DeviceState = object({
 
 export const DeploymentSummary = object({
   deployment_id: UUID,
-  state: { type: 'string' },
+  state: DEPLOYMENT_STATE,
   rollout_percentage: { type: 'integer' },
   targeted_devices: { ...COUNT, description: 'Devices the targets reach now (groups and channels, any percentage).' },
   devices_by_status: {
@@ -197,7 +202,7 @@ const PREVIEW_OUTCOMES = ['offered', 'up_to_date', 'not_in_rollout', 'no_compati
 
 export const DeploymentPreview = object({
   deployment_id: UUID,
-  state: { type: 'string' },
+  state: DEPLOYMENT_STATE,
   as_if_active: { type: 'boolean', description: 'True when the deployment is not active and was previewed as if started or resumed now.' },
   rollout_percentage: { type: 'integer', description: 'The percentage the preview assumed.' },
   device_count: { ...COUNT, description: "The project's devices; the outcomes' counts add up to it." },
