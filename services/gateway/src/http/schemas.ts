@@ -1,7 +1,9 @@
 // Request-body and query schemas: the gateway validates with them and the OpenAPI document is
-// built from them, so the two cannot disagree.
+// built from them, so the two cannot disagree; the TypeScript type of what each accepts is derived
+// from it (`Accepted`), not written again.
 
 import { CHECK_STATUSES } from './response-schemas';
+import type { Accepted } from './validate';
 
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
 const UUID = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } as const;
@@ -58,19 +60,7 @@ export const checkBody = {
   },
 } as const;
 
-export interface CheckBody {
-  device_id?: string;
-  framework: 'arduino' | 'esp_idf';
-  chip_family: string;
-  current_build_number: number;
-  board_id?: string;
-  hardware_revision?: string;
-  version_label?: string;
-  current_hash?: string;
-  partition_profile?: string;
-  nvs_schema_version?: number;
-  security_mode?: string;
-}
+export type CheckBody = Accepted<typeof checkBody>;
 
 export const statusBody = {
   type: 'object',
@@ -85,15 +75,7 @@ export const statusBody = {
   },
 } as const;
 
-export interface StatusBody {
-  device_id?: string;
-  deployment_id: string;
-  event: string;
-  build_number?: number;
-  reason?: string | null;
-  detail?: Record<string, unknown> | null;
-}
-
+export type StatusBody = Accepted<typeof statusBody>;
 
 /**
  * A `limit` query parameter: any whole number from 1 up. A larger one than the endpoint serves is
@@ -138,13 +120,6 @@ export const deviceEventsQuery = {
   },
 } as const;
 
-export interface CheckEventsQuery {
-  limit?: string;
-  since?: string;
-  decision?: string;
-  status?: string;
-}
-
 const NAME = { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' } as const;
 const UUID_LIST = { type: 'array', items: UUID, maxItems: 100, uniqueItems: true } as const;
 const PERCENTAGE = { type: 'integer', minimum: 0, maximum: 100 } as const;
@@ -177,7 +152,8 @@ function metadataValue(depth: number): object {
   const element = depth > 1 ? { anyOf: [METADATA_SCALAR, metadataObject(depth - 1)] } : METADATA_SCALAR;
   return { anyOf: [METADATA_SCALAR, metadataObject(depth), { type: 'array', maxItems: 100, items: element }] };
 }
-const METADATA = metadataObject(4);
+// Typed by its outer shape only: to the compiler, metadata is an object of unknown values.
+const METADATA = metadataObject(4) as { type: 'object' };
 
 export const createDeviceBody = {
   type: 'object',
@@ -198,31 +174,11 @@ export const createDeviceBody = {
   },
 } as const;
 
-export interface CreateDeviceBody {
-  device_id: string;
-  framework?: string;
-  chip_family?: string;
-  board_id?: string;
-  hardware_revision?: string;
-  partition_profile?: string;
-  nvs_schema_version?: number;
-  security_mode?: string;
-  channel_id?: string;
-  active?: boolean;
-  metadata?: Record<string, unknown>;
-}
-
 export const updateDeviceBody = {
   type: 'object',
   additionalProperties: false,
   properties: { active: { type: 'boolean' }, metadata: METADATA, channel_id: UUID },
 } as const;
-
-export interface UpdateDeviceBody {
-  active?: boolean;
-  metadata?: Record<string, unknown>;
-  channel_id?: string;
-}
 
 export const updateArtifactBody = {
   type: 'object',
@@ -306,28 +262,7 @@ export const createDeploymentBody = {
   },
 } as const;
 
-export interface GuardrailsBody {
-  failure_threshold?: { percent: number; min_finished: number };
-  reason_limits?: Array<{ reason: string; count: number; window_seconds: number }>;
-  confirm_timeout_seconds?: number;
-}
-
-export interface StageBody {
-  percentage: number;
-  min_wait_seconds?: number;
-  approval_required?: boolean;
-}
-
-export interface CreateDeploymentBody {
-  artifact_id: string;
-  target_group_ids?: string[];
-  target_channel_ids?: string[];
-  rollout_percentage?: number;
-  rollout_strategy?: string;
-  notes?: string;
-  guardrails?: GuardrailsBody;
-  stages?: StageBody[];
-}
+export type GuardrailsBody = NonNullable<Accepted<typeof createDeploymentBody>['guardrails']>;
 
 export const transitionBody = {
   type: 'object',
@@ -340,23 +275,11 @@ export const transitionBody = {
   },
 } as const;
 
-export interface TransitionBody {
-  action: string;
-  rollout_percentage?: number;
-  confirm_all?: boolean;
-}
-
 export const listDevicesQuery = {
   type: 'object',
   additionalProperties: false,
   properties: { active: BOOLEAN_TEXT, group_id: UUID_TEXT, channel_id: UUID_TEXT },
 } as const;
-
-export interface ListDevicesQuery {
-  active?: 'true' | 'false';
-  group_id?: string;
-  channel_id?: string;
-}
 
 export const listProjectsQuery = {
   type: 'object',
@@ -414,11 +337,6 @@ export const createWebhookBody = {
     events: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: WEBHOOK_EVENT_KINDS } },
   },
 } as const;
-
-export interface CreateWebhookBody {
-  url: string;
-  events: string[];
-}
 
 export const WEBHOOK_DELIVERIES_LIMIT = { default: 20, max: 100 } as const;
 

@@ -1,11 +1,18 @@
-import Ajv, { type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { invalidArgument } from '@ota/errors';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { ValidationFailed, type ValidationIssue } from './errors';
+
+/**
+ * The TypeScript type of what a schema accepts, derived from the schema itself. Ajv runs without
+ * `useDefaults`, so a field with a `default` is still optional in what a handler receives.
+ */
+export type Accepted<S> = S extends JSONSchema ? FromSchema<S, { keepDefaultedPropertiesOptional: true }> : never;
 
 const ajv = new Ajv({ allErrors: true, coerceTypes: false });
 const compiled = new WeakMap<object, ValidateFunction>();
 
-function compile<T>(schema: JSONSchemaType<T> | object): ValidateFunction<T> {
+function compile<T>(schema: object): ValidateFunction<T> {
   let validate = compiled.get(schema);
   if (!validate) {
     validate = ajv.compile(schema);
@@ -25,22 +32,22 @@ function issuesOf(errors: ErrorObject[], where: 'body' | 'query'): ValidationIss
 }
 
 /** Developer API: a body that fails its schema is a 422 with an array of issues. */
-export function parseBody<T>(schema: object, body: unknown): T {
-  const validate = compile<T>(schema);
+export function parseBody<S extends object>(schema: S, body: unknown): Accepted<S> {
+  const validate = compile<Accepted<S>>(schema);
   if (!validate(body)) throw new ValidationFailed(issuesOf(validate.errors ?? [], 'body'));
   return body;
 }
 
 /** Query parameters: a failure is the same 422 as a body schema failure. */
-export function parseQuery<T>(schema: object, query: unknown): T {
-  const validate = compile<T>(schema);
+export function parseQuery<S extends object>(schema: S, query: unknown): Accepted<S> {
+  const validate = compile<Accepted<S>>(schema);
   if (!validate(query)) throw new ValidationFailed(issuesOf(validate.errors ?? [], 'query'));
   return query;
 }
 
 /** Device API: a malformed body is a 400 with one readable sentence. */
-export function parseDeviceBody<T>(schema: object, body: unknown): T {
-  const validate = compile<T>(schema);
+export function parseDeviceBody<S extends object>(schema: S, body: unknown): Accepted<S> {
+  const validate = compile<Accepted<S>>(schema);
   if (!validate(body)) {
     const issues = issuesOf(validate.errors ?? [], 'body');
     throw invalidArgument(issues.map((issue) => `${issue.loc.slice(1).join('.') || 'body'}: ${issue.msg}`).join('; '));

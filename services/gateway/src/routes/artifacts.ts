@@ -104,7 +104,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'write');
       const artifactId = pathId(ctx, 'aid', 'artifact');
-      const body = parseBody<{ archived: boolean }>(updateArtifactBody, ctx.request.body);
+      const body = parseBody(updateArtifactBody, ctx.request.body);
       const artifact = await setArtifactArchived(ports, callerOf(ctx), { projectId: project.id, artifactId, archived: body.archived });
       ctx.body = artifactJson(artifact);
     },
@@ -169,7 +169,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<{ name: string; public_key: string }>(createSigningKeyBody, ctx.request.body);
+      const body = parseBody(createSigningKeyBody, ctx.request.body);
       const { key } = await clients.artifacts.createSigningKey({ projectId: project.id, name: body.name, publicKey: body.public_key }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'signing_key.created', targetType: 'signing_key', targetId: key!.id, details: { fingerprint: key!.fingerprint } });
       ctx.status = 201;

@@ -3,7 +3,7 @@ import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { createDeploymentBody, transitionBody, type CreateDeploymentBody, type GuardrailsBody, type TransitionBody } from '../http/schemas';
+import { createDeploymentBody, transitionBody, type GuardrailsBody } from '../http/schemas';
 import { parseBody } from '../http/validate';
 import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
 import { callerOf, pathId, projectFor, rpc, useCasePorts } from './context';
@@ -35,7 +35,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     },
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<CreateDeploymentBody>(createDeploymentBody, ctx.request.body);
+      const body = parseBody(createDeploymentBody, ctx.request.body);
       const deployment = await createDeployment(ports, callerOf(ctx), project.id, {
         artifactId: body.artifact_id,
         targetGroupIds: body.target_group_ids ?? [],
@@ -82,7 +82,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<TransitionBody>(transitionBody, ctx.request.body);
+      const body = parseBody(transitionBody, ctx.request.body);
       const deployment = await transitionDeployment(ports, callerOf(ctx), project.id, {
         deploymentId: pathId(ctx, 'did', 'deployment'),
         action: body.action,

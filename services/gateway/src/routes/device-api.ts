@@ -7,7 +7,7 @@ import type { GatewayDeps } from '../deps';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
-import { checkBody, statusBody, type CheckBody, type StatusBody } from '../http/schemas';
+import { checkBody, statusBody } from '../http/schemas';
 import { UUID_PATTERN, parseDeviceBody } from '../http/validate';
 import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
 import { reportDeviceStatus } from '../use-cases/device-report';
@@ -49,7 +49,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   );
   async function checkHandler(ctx: Context) {
     const principal = principalOf(ctx);
-    const body = parseDeviceBody<CheckBody>(checkBody, ctx.request.body);
+    const body = parseDeviceBody(checkBody, ctx.request.body);
     const outcome = await checkDevice(checkPorts(ctx), {
       projectId: principal.token.projectId,
       ownerId: principal.userId,
@@ -105,7 +105,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   );
   async function statusHandler(ctx: Context) {
     const principal = principalOf(ctx);
-    const body = parseDeviceBody<StatusBody>(statusBody, ctx.request.body);
+    const body = parseDeviceBody(statusBody, ctx.request.body);
     const deviceId = deviceIdOf(principal, body.device_id);
     if (body.event === 'confirmed' && body.build_number === undefined) throw invalidArgument('build_number is required with confirmed');
     ctx.body = await reportDeviceStatus(clients, {

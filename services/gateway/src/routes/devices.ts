@@ -13,10 +13,6 @@ import {
   createDeviceBody,
   listDevicesQuery,
   updateDeviceBody,
-  type CheckEventsQuery,
-  type CreateDeviceBody,
-  type ListDevicesQuery,
-  type UpdateDeviceBody,
 } from '../http/schemas';
 import { ValidationFailed } from '../http/errors';
 import { parseBody, parseQuery } from '../http/validate';
@@ -49,7 +45,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery<ListDevicesQuery>(listDevicesQuery, { ...ctx.query });
+      const query = parseQuery(listDevicesQuery, { ...ctx.query });
       const { devices } = await clients.registry.listDevices(
         {
           projectId: project.id,
@@ -78,7 +74,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<CreateDeviceBody>(createDeviceBody, ctx.request.body);
+      const body = parseBody(createDeviceBody, ctx.request.body);
       const { device, token } = await provisionDevice(ports, callerOf(ctx), project, {
         deviceId: body.device_id,
         framework: body.framework ?? '',
@@ -119,7 +115,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<UpdateDeviceBody>(updateDeviceBody, ctx.request.body);
+      const body = parseBody(updateDeviceBody, ctx.request.body);
       const { device } = await clients.registry.updateDevice(
         { projectId: project.id, id: pathId(ctx, 'did', 'device'), active: body.active, metadata: body.metadata, channelId: body.channel_id, tokenRequired: undefined },
         rpc(ctx),
@@ -199,7 +195,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery<CheckEventsQuery>(checkEventsQuery, { ...ctx.query });
+      const query = parseQuery(checkEventsQuery, { ...ctx.query });
       const since = sinceOf(query.since);
       const device = await deviceFor(ctx, project.id);
       const { events } = await clients.registry.listCheckEvents(
@@ -232,7 +228,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery<{ limit?: string; since?: string }>(deviceEventsQuery, { ...ctx.query });
+      const query = parseQuery(deviceEventsQuery, { ...ctx.query });
       const since = sinceOf(query.since);
       const device = await deviceFor(ctx, project.id);
       const { reports } = await clients.rollout.listDeviceReports(

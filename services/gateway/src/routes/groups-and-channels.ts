@@ -34,7 +34,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<{ name: string }>(createGroupBody, ctx.request.body);
+      const body = parseBody(createGroupBody, ctx.request.body);
       const { group } = await clients.registry.createGroup({ projectId: project.id, name: body.name }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'group.created', targetType: 'group', targetId: group!.id, details: { name: body.name } });
       ctx.status = 201;
@@ -77,7 +77,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
       const groupId = pathId(ctx, 'gid', 'group');
-      const body = parseBody<{ device_id: string }>(addMemberBody, ctx.request.body);
+      const body = parseBody(addMemberBody, ctx.request.body);
       const { device } = await clients.registry.addGroupMember({ projectId: project.id, groupId, deviceId: body.device_id }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'group.member_added', targetType: 'group', targetId: groupId, details: { device_id: body.device_id } });
       ctx.status = 201;
@@ -137,7 +137,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<{ name: string }>(createChannelBody, ctx.request.body);
+      const body = parseBody(createChannelBody, ctx.request.body);
       const { channel } = await clients.registry.createChannel({ projectId: project.id, name: body.name }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'channel.created', targetType: 'channel', targetId: channel!.id, details: { name: body.name } });
       ctx.status = 201;

@@ -27,7 +27,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const principal = principalOf(ctx);
-      const query = parseQuery<{ email?: string; owner_id?: string }>(listProjectsQuery, { ...ctx.query });
+      const query = parseQuery(listProjectsQuery, { ...ctx.query });
       if (principal.token.kind === 'project') {
         const { project } = await clients.registry.getProject({ projectId: principal.token.projectId }, rpc(ctx));
         ctx.body = [projectJson(project!)];
@@ -65,7 +65,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const principal = principalOf(ctx);
-      const body = parseBody<{ name: string }>(createProjectBody, ctx.request.body);
+      const body = parseBody(createProjectBody, ctx.request.body);
       const { project, defaultChannel } = await clients.registry.createProject({ ownerId: principal.userId, name: body.name }, rpc(ctx));
       await audit.record(principal, {
         projectId: project!.id,
@@ -121,7 +121,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery<{ limit?: string; before?: string }>(auditQuery, { ...ctx.query });
+      const query = parseQuery(auditQuery, { ...ctx.query });
       const { events } = await clients.telemetry.listAuditEvents(
         { projectId: project.id, limit: cappedLimit(query.limit, AUDIT_LIMIT.default, AUDIT_LIMIT.max), beforeId: query.before ?? '' },
         rpc(ctx),
@@ -143,7 +143,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 200: R.arrayOf(R.User) },
     },
     async (ctx) => {
-      const query = parseQuery<{ email: string }>(usersQuery, { ...ctx.query });
+      const query = parseQuery(usersQuery, { ...ctx.query });
       const user = await store.findUserByEmail(query.email);
       ctx.body = user ? [userJson(user)] : [];
     },

@@ -30,7 +30,7 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       errors: [400, 401, 422],
     },
     async (ctx) => {
-      const body = parseBody<{ token: string }>(createSessionBody, ctx.request.body);
+      const body = parseBody(createSessionBody, ctx.request.body);
       const token = await store.authenticate(body.token);
       if (!token) throw unauthenticated('invalid or revoked token');
       if (token.kind !== 'personal') throw unauthenticated('sign in to the console with a personal token');

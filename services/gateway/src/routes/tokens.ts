@@ -42,7 +42,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const principal = principalOf(ctx);
-      const body = parseBody<{ name: string }>(createPersonalTokenBody, ctx.request.body);
+      const body = parseBody(createPersonalTokenBody, ctx.request.body);
       const { token, raw } = await store.createToken({ kind: 'personal', scope: '', name: body.name, userId: principal.userId, projectId: '', deviceUuid: '', deviceId: '' });
       ctx.status = 201;
       ctx.body = tokenJson(token, raw);
@@ -99,7 +99,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<{ name: string; scope: 'api' | 'device' }>(createProjectTokenBody, ctx.request.body);
+      const body = parseBody(createProjectTokenBody, ctx.request.body);
       const { token, raw } = await store.createToken({
         kind: 'project',
         scope: body.scope,

@@ -2,7 +2,7 @@ import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { webhookDeliveryJson, webhookJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { cappedLimit, createWebhookBody, WEBHOOK_DELIVERIES_LIMIT, webhookDeliveriesQuery, type CreateWebhookBody } from '../http/schemas';
+import { cappedLimit, createWebhookBody, WEBHOOK_DELIVERIES_LIMIT, webhookDeliveriesQuery } from '../http/schemas';
 import { parseBody, parseQuery } from '../http/validate';
 import { pathId, projectFor, rpc } from './context';
 
@@ -25,7 +25,7 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody<CreateWebhookBody>(createWebhookBody, ctx.request.body);
+      const body = parseBody(createWebhookBody, ctx.request.body);
       const { webhook, secret } = await clients.telemetry.createWebhook({ projectId: project.id, url: body.url, events: body.events }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'webhook.created', targetType: 'webhook', targetId: webhook!.id, details: { url: body.url, events: body.events } });
       ctx.status = 201;
@@ -75,7 +75,7 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx) => {
       const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery<{ limit?: string }>(webhookDeliveriesQuery, { ...ctx.query });
+      const query = parseQuery(webhookDeliveriesQuery, { ...ctx.query });
       const { deliveries } = await clients.telemetry.listWebhookDeliveries(
         { projectId: project.id, webhookId: pathId(ctx, 'wid', 'webhook'), limit: cappedLimit(query.limit, WEBHOOK_DELIVERIES_LIMIT.default, WEBHOOK_DELIVERIES_LIMIT.max) },
         rpc(ctx),
