@@ -15,6 +15,21 @@ export interface Manifest {
   signature?: string;
 }
 
+/**
+ * What a build requires of a device, as the services hold it (camelCase, absent text as '' and an
+ * absent NVS minimum as null): stored with the artifact, and matched against each device's
+ * reported hardware when rollout decides an offer.
+ */
+export interface BuildRequirements {
+  framework: string;
+  chipFamily: string;
+  boardId: string;
+  hardwareRevision: string;
+  partitionProfile: string;
+  minNvsSchemaVersion: number | null;
+  securityMode: string;
+}
+
 const SHORT_TEXT = { type: 'string', minLength: 1, maxLength: 128 } as const;
 
 export const MANIFEST_SCHEMA = {

@@ -1,15 +1,10 @@
-export interface Artifact {
+import type { BuildRequirements } from '@ota/manifest';
+
+export interface Artifact extends BuildRequirements {
   id: string;
   projectId: string;
   buildNumber: number;
   versionLabel: string;
-  framework: string;
-  chipFamily: string;
-  boardId: string;
-  hardwareRevision: string;
-  partitionProfile: string;
-  minNvsSchemaVersion: number | null;
-  securityMode: string;
   releaseNotes: string;
   checksumSha256: string;
   fileSize: number;

@@ -31,9 +31,8 @@ export interface DeviceFilter {
   channelId?: string;
 }
 
-/** What pre-provisioning may set; everything else starts empty. */
-export interface NewDeviceFields {
-  deviceId: string;
+/** The hardware a device says it is (spec 2.2): what a build's manifest is matched against. */
+export interface HardwareProfile {
   framework: string;
   chipFamily: string;
   boardId: string;
@@ -41,6 +40,11 @@ export interface NewDeviceFields {
   partitionProfile: string;
   nvsSchemaVersion: number | null;
   securityMode: string;
+}
+
+/** What pre-provisioning may set; everything else starts empty. */
+export interface NewDeviceFields extends HardwareProfile {
+  deviceId: string;
   channelId: string;
   active: boolean;
   metadata: Record<string, unknown>;
@@ -55,29 +59,16 @@ export interface DeviceChange {
 }
 
 /** What a device says about itself on a check. Optional fields were absent from the request. */
-export interface ReportedProfile {
-  framework: string;
-  chipFamily: string;
-  boardId?: string;
-  hardwareRevision?: string;
-  partitionProfile?: string;
+export interface ReportedProfile extends Pick<HardwareProfile, 'framework' | 'chipFamily'>, Partial<Omit<HardwareProfile, 'framework' | 'chipFamily' | 'nvsSchemaVersion'>> {
   nvsSchemaVersion?: number;
-  securityMode?: string;
   versionLabel?: string;
   currentHash?: string;
 }
 
-export interface Device {
+export interface Device extends HardwareProfile {
   id: string;
   projectId: string;
   deviceId: string;
-  framework: string;
-  chipFamily: string;
-  boardId: string;
-  hardwareRevision: string;
-  partitionProfile: string;
-  nvsSchemaVersion: number | null;
-  securityMode: string;
   currentBuildNumber: number;
   currentVersionLabel: string;
   currentHash: string;

@@ -1,3 +1,4 @@
+import type { BuildRequirements } from '@ota/manifest';
 import type { GuardrailTrip, Guardrails } from './guardrails';
 import type { Stage, StageProgress } from './stages';
 
@@ -39,18 +40,11 @@ export interface GuardrailPause extends GuardrailTrip {
 }
 
 /** What the decision needs of an artifact (from the artifacts read model). */
-export interface ArtifactSummary {
+export interface ArtifactSummary extends BuildRequirements {
   id: string;
   projectId: string;
   buildNumber: number;
   versionLabel: string;
-  framework: string;
-  chipFamily: string;
-  boardId: string;
-  hardwareRevision: string;
-  partitionProfile: string;
-  minNvsSchemaVersion: number | null;
-  securityMode: string;
   checksumSha256: string;
   fileSize: number;
   archived: boolean;
