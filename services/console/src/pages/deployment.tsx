@@ -9,6 +9,7 @@ import { PreviewBar, RolloutBar } from '../components/rollout-bar';
 import { RelativeTime } from '../components/time';
 import { namesById, projectPath, useChannels, useGroups } from '../queries';
 import { PREVIEW_OUTCOMES, type Deployment, type DeploymentPreview, type DeploymentState, type DeploymentSummary, type Device, type DeviceState, type Guardrails } from '../types';
+import { InlineForm } from '../components/inline-form';
 
 /** Which actions each state allows (decisions.md section 4), in the order they are offered. */
 const ACTIONS: Record<DeploymentState, Array<'start' | 'pause' | 'resume' | 'complete' | 'cancel'>> = {
@@ -125,10 +126,8 @@ export function DeploymentPage() {
             </BusyButton>
           ))}
           {(d.state === 'active' || d.state === 'paused') && (
-            <form
-              className="inline"
-              onSubmit={(event) => {
-                event.preventDefault();
+            <InlineForm
+              onSubmit={() => {
                 if (percentage !== '') transition.mutate({ action: 'ramp', rollout_percentage: percentage });
               }}
             >
@@ -138,7 +137,7 @@ export function DeploymentPage() {
               <BusyButton type="submit" busy={transition.isPending && transition.variables?.action === 'ramp'}>
                 Ramp
               </BusyButton>
-            </form>
+            </InlineForm>
           )}
           {ACTIONS[d.state].length === 0 && <p className="muted">This deployment has ended; create a new one to roll out again.</p>}
         </div>

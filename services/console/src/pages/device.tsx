@@ -8,6 +8,7 @@ import { NamedOptions } from '../components/named-options';
 import { namesById, projectPath, useChannels, useGroups } from '../queries';
 import type { Decision, Device, DeviceEvent } from '../types';
 import { OtaStatus } from './devices';
+import { InlineForm } from '../components/inline-form';
 
 type TimelineEntry = { at: string; key: string } & ({ kind: 'report'; report: DeviceEvent } | { kind: 'check'; decision: Decision });
 
@@ -109,10 +110,8 @@ export function DevicePage() {
             </li>
           ))}
         </ul>
-        <form
-          className="inline"
-          onSubmit={(event) => {
-            event.preventDefault();
+        <InlineForm
+          onSubmit={() => {
             if (addGroup) membership.mutate({ groupId: addGroup, member: true });
           }}
         >
@@ -124,7 +123,7 @@ export function DevicePage() {
           <BusyButton type="submit" busy={membership.isPending} disabled={!addGroup}>
             Add
           </BusyButton>
-        </form>
+        </InlineForm>
         <ErrorNote error={membership.error} />
         <h3>Device token</h3>
         <p className="muted">A token of its own lets the device check without the fleet's project token. Issuing again rotates it: the old one stops at once.</p>

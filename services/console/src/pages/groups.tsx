@@ -7,6 +7,7 @@ import { RelativeTime } from '../components/time';
 import { NamedOptions } from '../components/named-options';
 import { projectPath, useChannels, useGroups } from '../queries';
 import type { Device } from '../types';
+import { InlineForm } from '../components/inline-form';
 
 /** A one-field create form for a group or a channel. */
 function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'channel'; onCreate: (name: string) => void; pending: boolean; error: unknown }) {
@@ -14,10 +15,8 @@ function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'chan
   const id = `new-${noun}`;
   return (
     <>
-      <form
-        className="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <InlineForm
+        onSubmit={() => {
           onCreate(name);
           setName('');
         }}
@@ -27,7 +26,7 @@ function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'chan
         <BusyButton type="submit" busy={pending} aria-label={`Create ${noun}`}>
           Create
         </BusyButton>
-      </form>
+      </InlineForm>
       <ErrorNote error={error} />
     </>
   );
@@ -122,10 +121,8 @@ export function GroupPage() {
           ))}
         </ul>
       </LoadState>
-      <form
-        className="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <InlineForm
+        onSubmit={() => {
           if (adding) change.mutate({ deviceId: adding, member: true });
         }}
       >
@@ -137,7 +134,7 @@ export function GroupPage() {
         <BusyButton type="submit" busy={change.isPending} disabled={!adding}>
           Add
         </BusyButton>
-      </form>
+      </InlineForm>
       <ErrorNote error={change.error ?? devices.error} />
     </>
   );

@@ -5,6 +5,7 @@ import { del, get, post } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
 import { RelativeTime } from '../components/time';
 import type { Project } from '../types';
+import { InlineForm } from '../components/inline-form';
 
 export function useProject(projectId: string) {
   return useQuery({ queryKey: ['project', projectId], queryFn: () => get<Project>(`/projects/${projectId}/`) });
@@ -42,19 +43,13 @@ export function ProjectsPage() {
           ))}
         </ul>
       </LoadState>
-      <form
-        className="inline"
-        onSubmit={(event) => {
-          event.preventDefault();
-          create.mutate();
-        }}
-      >
+      <InlineForm onSubmit={() => create.mutate()}>
         <label htmlFor="project-name">New project</label>
         <input id="project-name" required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} placeholder="Greenhouse sensors" />
         <BusyButton type="submit" className="primary" busy={create.isPending}>
           Create project
         </BusyButton>
-      </form>
+      </InlineForm>
       <ErrorNote error={create.error} />
       <ConfirmDialog
         open={deleting !== null}
