@@ -19,6 +19,7 @@ import { healthRoutes } from './routes/health';
 import { projectRoutes } from './routes/projects';
 import { sessionRoutes } from './routes/session';
 import { consoleRoutes } from './routes/console';
+import { projectFor } from './routes/context';
 import { tokenRoutes } from './routes/tokens';
 import { webhookRoutes } from './routes/webhooks';
 
@@ -34,7 +35,9 @@ const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, 
  * do, per request), so none are given.
  */
 export function describeApi(): object {
-  const table = new OperationTable(new Router({ prefix: API_PREFIX }), undefined as never);
+  const table = new OperationTable(new Router({ prefix: API_PREFIX }), undefined as never, () => {
+    throw new Error('a table built to describe the API serves no requests');
+  });
   const declarationOnly = { clients: {}, config: {} } as unknown as GatewayDeps;
   for (const addRoutes of API_ROUTES) addRoutes(table, declarationOnly);
   return buildOpenApiDocument(table.operations, API_VERSION);
@@ -85,7 +88,7 @@ export function createApp(deps: GatewayDeps): Koa {
     device_token: { perSecond: config.RATE_LIMIT_DEVICE_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_DEVICE_TOKEN_BURST },
     fleet_token: { perSecond: config.RATE_LIMIT_FLEET_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_FLEET_TOKEN_BURST },
   });
-  const api = new OperationTable(new Router({ prefix: API_PREFIX }), deps.store, {
+  const api = new OperationTable(new Router({ prefix: API_PREFIX }), deps.store, (ctx, mode) => projectFor(deps, ctx, mode), {
     limiter: rateLimiter,
     onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
   });

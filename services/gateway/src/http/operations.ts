@@ -1,9 +1,11 @@
 import { resourceExhausted } from '@ota/errors';
+import type { registry } from '@ota/proto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { authenticate, type Principal, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
 import type { GatewayStore } from '../adapters/mongo/gateway-store';
 import { rateLimitClassOf, type RateLimitClass, type TokenRateLimiter } from './rate-limit';
+import { parseBody, parseDeviceBody, parseQuery, type Accepted } from './validate';
 
 /** The per-token rate limit applied to every authenticated operation. */
 export interface OperationRateLimit {
@@ -23,23 +25,50 @@ export interface Operation {
   description?: string;
   tag: string;
   access: Access;
-  /** JSON body schema; omitted for operations without a JSON body. */
+  /**
+   * The operation acts in the project of the path (`:id`): the table finds it before the handler
+   * runs, for reading or for writing. Another owner's project is 404 and a staff write 403.
+   */
+  project?: 'read' | 'write';
+  /** JSON body schema: the table validates the body with it. Omitted for operations without a JSON body. */
   body?: object;
-  /** multipart/form-data fields, for uploads. */
-  multipart?: { required: string[]; properties: Record<string, object> };
-  /** Query parameter schema (an object schema of strings). */
+  /** multipart/form-data fields, for uploads (streamed by the handler). */
+  multipart?: { required: readonly string[]; properties: Record<string, object> };
+  /** Query parameter schema (an object schema of strings): the table validates the query with it. */
   query?: object;
   /** Answer schema by HTTP status; `null` for an empty body. Error answers are added for all. */
   responses: Record<number, object | null>;
   /** Statuses of error answers this operation gives besides the common ones. */
-  errors?: number[];
+  errors?: readonly number[];
 }
 
-export type Handler = (ctx: Context) => Promise<void>;
+/** The project of the path and who acts in it. */
+export interface ProjectAccess {
+  project: registry.Project;
+  principal: Principal;
+}
+
+/** Finds the project of the path for the caller (routes/context.ts `projectFor`). */
+export type ProjectResolver = (ctx: Context, mode: 'read' | 'write') => Promise<ProjectAccess>;
+
+/**
+ * What the table hands a handler, typed from the operation's declaration: the caller, the project
+ * when the operation declares one, and the body and query as their schemas accept them.
+ */
+export type OperationInput<O extends Operation> = {
+  principal: O['access'] extends 'public' ? undefined : Principal;
+  project: O extends { project: 'read' | 'write' } ? registry.Project : undefined;
+  body: O extends { body: infer B } ? Accepted<B> : undefined;
+  query: O extends { query: infer Q } ? Accepted<Q> : undefined;
+};
+
+export type Handler<O extends Operation> = (ctx: Context, input: OperationInput<O>) => Promise<void>;
 
 /**
  * Every API route is declared here once: the router serves it and the OpenAPI document describes
- * it, so the two cannot drift apart.
+ * it, so the two cannot drift apart. What a declaration states, the table does before the handler
+ * runs, in this order: authenticate and rate-limit the caller, check its kind, find the project,
+ * then validate the query and the body.
  */
 export class OperationTable {
   readonly operations: Operation[] = [];
@@ -47,19 +76,33 @@ export class OperationTable {
   constructor(
     readonly router: Router,
     private readonly store: GatewayStore,
+    private readonly projectFor: ProjectResolver,
     private readonly rateLimit?: OperationRateLimit,
   ) {}
 
-  add(operation: Operation, handler: Handler): void {
+  add<const O extends Operation>(operation: O, handler: Handler<O>): void {
+    // A path in a project that did not declare how it acts there would skip the owner check.
+    if (operation.path.startsWith('/projects/:id/') && !operation.project) throw new Error(`${operation.operationId} is in a project: declare project 'read' or 'write'`);
     this.operations.push(operation);
     const check = ACCESS_CHECKS[operation.access];
+    // The device API answers a malformed body with one readable sentence (400), the developer API
+    // with a list of issues (422): decisions.md section 2.
+    const parseJson = (schema: object, body: unknown): unknown => (operation.access === 'device' ? parseDeviceBody(schema, body) : parseBody(schema, body));
     this.router[operation.method](operation.path, async (ctx: Context) => {
+      let principal: Principal | undefined;
       if (check) {
-        const principal = await authenticate(this.store, ctx);
+        principal = await authenticate(this.store, ctx);
         this.enforceRateLimit(principal.token);
         check(ctx);
       }
-      await handler(ctx);
+      const project = operation.project ? (await this.projectFor(ctx, operation.project)).project : undefined;
+      const input = {
+        principal,
+        project,
+        query: operation.query ? parseQuery(operation.query, { ...ctx.query }) : undefined,
+        body: operation.body ? parseJson(operation.body, ctx.request.body) : undefined,
+      };
+      await handler(ctx, input as OperationInput<O>);
     });
   }
 

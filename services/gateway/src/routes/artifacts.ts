@@ -7,10 +7,9 @@ import type { OperationTable } from '../http/operations';
 import { artifactJson, signingKeyJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createSigningKeyBody, updateArtifactBody } from '../http/schemas';
-import { parseBody } from '../http/validate';
 import { setArtifactArchived } from '../use-cases/artifact-archiving';
 import { resolveReleaseTarget, startRelease } from '../use-cases/release';
-import { callerOf, pathId, projectFor, rpc, useCasePorts } from './context';
+import { callerOf, pathId, rpc, useCasePorts } from './context';
 
 const UPLOAD_FORM = {
   required: ['manifest', 'binary'],
@@ -53,10 +52,10 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'Newest build first. Artifacts are never deleted.',
       tag: 'Artifacts',
       access: 'developer',
+      project: 'read',
       responses: { 200: R.arrayOf(R.Artifact) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    async (ctx, { project }) => {
       ctx.body = (await clients.artifacts.listArtifacts({ projectId: project.id }, rpc(ctx))).artifacts.map(artifactJson);
     },
   );
@@ -71,11 +70,11 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
         "multipart/form-data with `manifest` first, then `binary`. The binary is streamed to object storage and its SHA-256 computed on the way. 400 for a manifest that is not JSON or fails the schema, a signature that does not verify, or the plan's monthly upload limit.",
       tag: 'Artifacts',
       access: 'developer',
+      project: 'write',
       multipart: UPLOAD_FORM,
       responses: { 201: R.Artifact },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project, principal }) => {
       const { artifact } = await upload(ctx, project, async () => undefined);
       await audit.record(principal, {
         projectId: project.id,
@@ -98,13 +97,12 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'Archived builds are never offered and cannot be deployed. Archiving is refused (400) while a draft, active or paused deployment uses the build.',
       tag: 'Artifacts',
       access: 'developer',
+      project: 'write',
       body: updateArtifactBody,
       responses: { 200: R.Artifact },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project, body }) => {
       const artifactId = pathId(ctx, 'aid', 'artifact');
-      const body = parseBody(updateArtifactBody, ctx.request.body);
       const artifact = await setArtifactArchived(ports, callerOf(ctx), { projectId: project.id, artifactId, archived: body.archived });
       ctx.body = artifactJson(artifact);
     },
@@ -120,6 +118,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
         'One call for the common case: the build goes to the channel named `channel_name` (default `stable`, must exist) at `rollout_percentage` (default 100). A refused channel or percentage stores nothing. Canaries by group, or an approval step, need the three calls: upload, create deployment, transition.',
       tag: 'Artifacts',
       access: 'developer',
+      project: 'write',
       multipart: {
         required: UPLOAD_FORM.required,
         properties: {
@@ -130,8 +129,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       },
       responses: { 201: R.Release },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project }) => {
       const caller = callerOf(ctx);
       const { artifact, rest: target } = await upload(ctx, project, (fields) => resolveReleaseTarget(ports, caller, project.id, fields));
       const deployment = await startRelease(ports, caller, artifact, target);
@@ -147,9 +145,8 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   table.add(
-    { method: 'get', path: '/projects/:id/signing-keys/', operationId: 'listSigningKeys', summary: 'List signing keys', tag: 'Signing keys', access: 'developer', responses: { 200: R.arrayOf(R.SigningKey) } },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    { method: 'get', path: '/projects/:id/signing-keys/', operationId: 'listSigningKeys', summary: 'List signing keys', tag: 'Signing keys', access: 'developer', project: 'read', responses: { 200: R.arrayOf(R.SigningKey) } },
+    async (ctx, { project }) => {
       ctx.body = (await clients.artifacts.listSigningKeys({ projectId: project.id }, rpc(ctx))).keys.map(signingKeyJson);
     },
   );
@@ -163,13 +160,12 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'An Ed25519 public key, PEM (SPKI) or base64 of its 32 raw bytes; one that does not parse is 400, one the project already has is 409. A manifest `signature` must verify against one of these keys.',
       tag: 'Signing keys',
       access: 'developer',
+      project: 'write',
       body: createSigningKeyBody,
       responses: { 201: R.SigningKey },
       errors: [409],
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(createSigningKeyBody, ctx.request.body);
+    async (ctx, { project, principal, body }) => {
       const { key } = await clients.artifacts.createSigningKey({ projectId: project.id, name: body.name, publicKey: body.public_key }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'signing_key.created', targetType: 'signing_key', targetId: key!.id, details: { fingerprint: key!.fingerprint } });
       ctx.status = 201;
@@ -178,9 +174,8 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   table.add(
-    { method: 'delete', path: '/projects/:id/signing-keys/:key_id/', operationId: 'deleteSigningKey', summary: 'Delete a signing key', tag: 'Signing keys', access: 'developer', responses: { 204: null } },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
+    { method: 'delete', path: '/projects/:id/signing-keys/:key_id/', operationId: 'deleteSigningKey', summary: 'Delete a signing key', tag: 'Signing keys', access: 'developer', project: 'write', responses: { 204: null } },
+    async (ctx, { project, principal }) => {
       const keyId = pathId(ctx, 'key_id', 'signing key');
       await clients.artifacts.deleteSigningKey({ projectId: project.id, keyId }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'signing_key.deleted', targetType: 'signing_key', targetId: keyId });

@@ -1,7 +1,8 @@
 import { notFound, permissionDenied } from '@ota/errors';
 import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
-import { principalOf, type Principal } from '../auth/principal';
+import { principalOf } from '../auth/principal';
+import type { ProjectAccess } from '../http/operations';
 import type { GatewayDeps } from '../deps';
 import { deviceJson, type CheckState } from '../http/present';
 import { UUID_PATTERN } from '../http/validate';
@@ -28,11 +29,6 @@ export function pathId(ctx: Context, name: string, what: string): string {
   const id = ctx.params[name] as string;
   if (!UUID_PATTERN.test(id)) throw notFound(`${what} not found`);
   return id;
-}
-
-export interface ProjectAccess {
-  project: registry.Project;
-  principal: Principal;
 }
 
 /**

@@ -4,18 +4,16 @@ import type { OperationTable } from '../http/operations';
 import { deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createDeploymentBody, transitionBody, type GuardrailsBody } from '../http/schemas';
-import { parseBody } from '../http/validate';
 import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
-import { callerOf, pathId, projectFor, rpc, useCasePorts } from './context';
+import { callerOf, pathId, rpc, useCasePorts } from './context';
 
 export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients, audit } = deps;
   const ports = useCasePorts(deps);
 
   table.add(
-    { method: 'get', path: '/projects/:id/deployments/', operationId: 'listDeployments', summary: 'List deployments', description: 'Newest first.', tag: 'Deployments', access: 'developer', responses: { 200: R.arrayOf(R.Deployment) } },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    { method: 'get', path: '/projects/:id/deployments/', operationId: 'listDeployments', summary: 'List deployments', description: 'Newest first.', tag: 'Deployments', access: 'developer', project: 'read', responses: { 200: R.arrayOf(R.Deployment) } },
+    async (ctx, { project }) => {
       ctx.body = (await clients.rollout.listDeployments({ projectId: project.id }, rpc(ctx))).deployments.map(deploymentJson);
     },
   );
@@ -30,12 +28,11 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         'Targets are fixed at creation. Within each list any id matches; with both lists set a device must match a group and a channel; empty lists target every device (starting then needs `confirm_all`). Ids that are not groups or channels of the project are 400, and so is an archived artifact.',
       tag: 'Deployments',
       access: 'developer',
+      project: 'write',
       body: createDeploymentBody,
       responses: { 201: R.Deployment },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(createDeploymentBody, ctx.request.body);
+    async (ctx, { project, principal, body }) => {
       const deployment = await createDeployment(ports, callerOf(ctx), project.id, {
         artifactId: body.artifact_id,
         targetGroupIds: body.target_group_ids ?? [],
@@ -59,9 +56,8 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
   );
 
   table.add(
-    { method: 'get', path: '/projects/:id/deployments/:did/', operationId: 'getDeployment', summary: 'Read a deployment', tag: 'Deployments', access: 'developer', responses: { 200: R.Deployment } },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    { method: 'get', path: '/projects/:id/deployments/:did/', operationId: 'getDeployment', summary: 'Read a deployment', tag: 'Deployments', access: 'developer', project: 'read', responses: { 200: R.Deployment } },
+    async (ctx, { project }) => {
       const { deployment } = await clients.rollout.getDeployment({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment') }, rpc(ctx));
       ctx.body = deploymentJson(deployment!);
     },
@@ -77,12 +73,11 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         'start: draft→active. pause: active→paused. resume: paused→active. ramp (needs `rollout_percentage`, up or down): active or paused, state unchanged. complete: active or paused→completed. cancel: draft, active or paused→cancelled. Anything else is 400. `start` and `resume` of a deployment without targets need `confirm_all: true` when the project has two or more devices.',
       tag: 'Deployments',
       access: 'developer',
+      project: 'write',
       body: transitionBody,
       responses: { 200: R.Deployment },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(transitionBody, ctx.request.body);
+    async (ctx, { project, body }) => {
       const deployment = await transitionDeployment(ports, callerOf(ctx), project.id, {
         deploymentId: pathId(ctx, 'did', 'deployment'),
         action: body.action,
@@ -103,10 +98,10 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         'Devices per current rollout status, the failure count and failures per `reason`, and how many devices the targets reach, in any state. The store counts; no state record is read one by one, so the cost does not grow with a list of the fleet.',
       tag: 'Deployments',
       access: 'developer',
+      project: 'read',
       responses: { 200: R.DeploymentSummary },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    async (ctx, { project }) => {
       const deploymentId = pathId(ctx, 'did', 'deployment');
       const progress = await deploymentProgress(ports, callerOf(ctx), project.id, deploymentId);
       ctx.body = deploymentSummaryJson(progress);
@@ -123,10 +118,10 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         "What a check of each of the project's devices would answer now, counted by outcome with up to 20 `device_id`s each, decided by the check's own code from each device's last reported profile. A deployment that is not active is previewed as if it were started or resumed now (a draft at its first stage's percentage). `not_targeted`: outside the deployment's groups and channels; `unknown_hardware`: the device never reported its hardware, or left out a dimension a targeted build declares. Reads the whole fleet in pages, so its time grows with the fleet; it has its own deadline (`PREVIEW_TIMEOUT_MS`, default 60 s) in place of `REQUEST_TIMEOUT_MS`.",
       tag: 'Deployments',
       access: 'developer',
+      project: 'read',
       responses: { 200: R.DeploymentPreview },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    async (ctx, { project }) => {
       const deploymentId = pathId(ctx, 'did', 'deployment');
       // A preview reads the whole fleet: it gets a deadline of its own, not one unary call's.
       const preview = await clients.rollout.previewDeployment({ projectId: project.id, deploymentId }, { ...rpc(ctx), timeoutMs: deps.config.PREVIEW_TIMEOUT_MS });
@@ -143,10 +138,10 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       description: 'One record per device that was offered the deployment or reported a result; `device_id` is the device UUID.',
       tag: 'Deployments',
       access: 'developer',
+      project: 'read',
       responses: { 200: R.arrayOf(R.DeviceState) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    async (ctx, { project }) => {
       const { states } = await clients.rollout.listDeviceStates({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment') }, rpc(ctx));
       ctx.body = states.map(deviceStateJson);
     },

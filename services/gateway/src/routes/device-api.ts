@@ -2,13 +2,13 @@ import { invalidArgument, notFound, permissionDenied } from '@ota/errors';
 import type { Context } from 'koa';
 import type { Logger } from '@ota/logging';
 import { Readable } from 'node:stream';
-import { principalOf, type Principal } from '../auth/principal';
+import { type Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
-import { checkBody, statusBody } from '../http/schemas';
-import { UUID_PATTERN, parseDeviceBody } from '../http/validate';
+import { checkBody, statusBody, type CheckBody, type StatusBody } from '../http/schemas';
+import { UUID_PATTERN } from '../http/validate';
 import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
 import { reportDeviceStatus } from '../use-cases/device-report';
 
@@ -47,9 +47,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     },
     checkHandler,
   );
-  async function checkHandler(ctx: Context) {
-    const principal = principalOf(ctx);
-    const body = parseDeviceBody(checkBody, ctx.request.body);
+  async function checkHandler(ctx: Context, { principal, body }: { principal: Principal; body: CheckBody }) {
     const outcome = await checkDevice(checkPorts(ctx), {
       projectId: principal.token.projectId,
       ownerId: principal.userId,
@@ -103,9 +101,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     },
     statusHandler,
   );
-  async function statusHandler(ctx: Context) {
-    const principal = principalOf(ctx);
-    const body = parseDeviceBody(statusBody, ctx.request.body);
+  async function statusHandler(ctx: Context, { principal, body }: { principal: Principal; body: StatusBody }) {
     const deviceId = deviceIdOf(principal, body.device_id);
     if (body.event === 'confirmed' && body.build_number === undefined) throw invalidArgument('build_number is required with confirmed');
     ctx.body = await reportDeviceStatus(clients, {

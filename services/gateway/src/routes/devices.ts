@@ -15,11 +15,10 @@ import {
   updateDeviceBody,
 } from '../http/schemas';
 import { ValidationFailed } from '../http/errors';
-import { parseBody, parseQuery } from '../http/validate';
 import { deleteDeviceWithHistory } from '../use-cases/device-deletion';
 import { provisionDevice } from '../use-cases/device-provisioning';
 import { issueDeviceToken, revokeDeviceToken } from '../use-cases/device-tokens';
-import { callerOf, pathId, presentDevices, projectFor, rpc, useCasePorts } from './context';
+import { callerOf, pathId, presentDevices, rpc, useCasePorts } from './context';
 
 export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients, audit } = deps;
@@ -40,12 +39,11 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'Filters combine: with both `group_id` and `channel_id` a device must match both. An unknown id gives an empty list.',
       tag: 'Devices',
       access: 'developer',
+      project: 'read',
       query: listDevicesQuery,
       responses: { 200: R.arrayOf(R.Device) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery(listDevicesQuery, { ...ctx.query });
+    async (ctx, { project, query }) => {
       const { devices } = await clients.registry.listDevices(
         {
           projectId: project.id,
@@ -68,13 +66,12 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: "Answers the device with its per-device `token`, shown only here. Counts against the plan's device cap (400 when reached); a `device_id` already in the project is 409.",
       tag: 'Devices',
       access: 'developer',
+      project: 'write',
       body: createDeviceBody,
       responses: { 201: R.DeviceCreated },
       errors: [409],
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(createDeviceBody, ctx.request.body);
+    async (ctx, { project, body }) => {
       const { device, token } = await provisionDevice(ports, callerOf(ctx), project, {
         deviceId: body.device_id,
         framework: body.framework ?? '',
@@ -94,9 +91,8 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   table.add(
-    { method: 'get', path: '/projects/:id/devices/:did/', operationId: 'getDevice', summary: 'Read a device', tag: 'Devices', access: 'developer', responses: { 200: R.Device } },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    { method: 'get', path: '/projects/:id/devices/:did/', operationId: 'getDevice', summary: 'Read a device', tag: 'Devices', access: 'developer', project: 'read', responses: { 200: R.Device } },
+    async (ctx, { project }) => {
       ctx.body = (await presentDevices(deps, ctx, project.id, [await deviceFor(ctx, project.id)]))[0];
     },
   );
@@ -110,12 +106,11 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: '`active: false` refuses the device updates (`device_inactive`); `channel_id` moves it to another channel; `metadata` replaces the stored object.',
       tag: 'Devices',
       access: 'developer',
+      project: 'write',
       body: updateDeviceBody,
       responses: { 200: R.Device },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(updateDeviceBody, ctx.request.body);
+    async (ctx, { project, principal, body }) => {
       const { device } = await clients.registry.updateDevice(
         { projectId: project.id, id: pathId(ctx, 'did', 'device'), active: body.active, metadata: body.metadata, channelId: body.channel_id, tokenRequired: undefined },
         rpc(ctx),
@@ -134,10 +129,10 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'Removes its rollout states, lifecycle events and decision records too, and revokes its token. Prefer `active: false` to keep the history.',
       tag: 'Devices',
       access: 'developer',
+      project: 'write',
       responses: { 204: null },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project }) => {
       const device = await deviceFor(ctx, project.id);
       await deleteDeviceWithHistory(ports, callerOf(ctx), project, device);
       ctx.status = 204;
@@ -153,10 +148,10 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'The raw token is shown only here. Issuing again rotates: the previous token stops working at once.',
       tag: 'Devices',
       access: 'developer',
+      project: 'write',
       responses: { 201: R.DeviceToken },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project }) => {
       const device = await deviceFor(ctx, project.id);
       ctx.status = 201;
       ctx.body = await issueDeviceToken(ports, callerOf(ctx), project, device);
@@ -171,10 +166,10 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: "Revoke a device's token",
       tag: 'Devices',
       access: 'developer',
+      project: 'write',
       responses: { 204: null },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project }) => {
       const device = await deviceFor(ctx, project.id);
       await revokeDeviceToken(ports, callerOf(ctx), project, device);
       ctx.status = 204;
@@ -190,12 +185,11 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'Newest first; only the newest 20 per device are kept. A check is recorded before it is answered (best effort: a failure to record does not change the answer).',
       tag: 'Devices',
       access: 'developer',
+      project: 'read',
       query: checkEventsQuery,
       responses: { 200: R.arrayOf(R.Decision) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery(checkEventsQuery, { ...ctx.query });
+    async (ctx, { project, query }) => {
       const since = sinceOf(query.since);
       const device = await deviceFor(ctx, project.id);
       const { events } = await clients.registry.listCheckEvents(
@@ -223,12 +217,11 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
         'What the device posted to the status endpoint and had accepted, newest first, as it sent it (a resent event appears again); the newest 100 per device are kept. Readable as soon as the report was answered.',
       tag: 'Devices',
       access: 'developer',
+      project: 'read',
       query: deviceEventsQuery,
       responses: { 200: R.arrayOf(R.DeviceEvent) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery(deviceEventsQuery, { ...ctx.query });
+    async (ctx, { project, query }) => {
       const since = sinceOf(query.since);
       const device = await deviceFor(ctx, project.id);
       const { reports } = await clients.rollout.listDeviceReports(

@@ -4,17 +4,15 @@ import type { OperationTable } from '../http/operations';
 import { channelJson, groupJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { addMemberBody, createChannelBody, createGroupBody } from '../http/schemas';
-import { parseBody } from '../http/validate';
-import { pathId, presentDevices, projectFor, rpc } from './context';
+import { pathId, presentDevices, rpc } from './context';
 
 /** Groups, their members, and channels: registry's ways of sorting a fleet for targeting. */
 export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients, audit } = deps;
 
   table.add(
-    { method: 'get', path: '/projects/:id/groups/', operationId: 'listGroups', summary: 'List groups', tag: 'Groups and channels', access: 'developer', responses: { 200: R.arrayOf(R.Group) } },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    { method: 'get', path: '/projects/:id/groups/', operationId: 'listGroups', summary: 'List groups', tag: 'Groups and channels', access: 'developer', project: 'read', responses: { 200: R.arrayOf(R.Group) } },
+    async (ctx, { project }) => {
       ctx.body = (await clients.registry.listGroups({ projectId: project.id }, rpc(ctx))).groups.map(groupJson);
     },
   );
@@ -28,13 +26,12 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       description: 'A name already used in the project is 409.',
       tag: 'Groups and channels',
       access: 'developer',
+      project: 'write',
       body: createGroupBody,
       responses: { 201: R.Group },
       errors: [409],
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(createGroupBody, ctx.request.body);
+    async (ctx, { project, principal, body }) => {
       const { group } = await clients.registry.createGroup({ projectId: project.id, name: body.name }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'group.created', targetType: 'group', targetId: group!.id, details: { name: body.name } });
       ctx.status = 201;
@@ -50,10 +47,10 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       summary: "List a group's devices",
       tag: 'Groups and channels',
       access: 'developer',
+      project: 'read',
       responses: { 200: R.arrayOf(R.Device) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    async (ctx, { project }) => {
       const groupId = pathId(ctx, 'gid', 'group');
       const { groups } = await clients.registry.listGroups({ projectId: project.id }, rpc(ctx));
       if (!groups.some((group) => group.id === groupId)) throw notFound('group not found');
@@ -71,13 +68,12 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       description: 'Adding a member twice is not an error. Answers the device.',
       tag: 'Groups and channels',
       access: 'developer',
+      project: 'write',
       body: addMemberBody,
       responses: { 201: R.Device },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project, principal, body }) => {
       const groupId = pathId(ctx, 'gid', 'group');
-      const body = parseBody(addMemberBody, ctx.request.body);
       const { device } = await clients.registry.addGroupMember({ projectId: project.id, groupId, deviceId: body.device_id }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'group.member_added', targetType: 'group', targetId: groupId, details: { device_id: body.device_id } });
       ctx.status = 201;
@@ -93,10 +89,10 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       summary: 'Remove a device from a group',
       tag: 'Groups and channels',
       access: 'developer',
+      project: 'write',
       responses: { 204: null },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project, principal }) => {
       const groupId = pathId(ctx, 'gid', 'group');
       const deviceId = pathId(ctx, 'did', 'device');
       await clients.registry.removeGroupMember({ projectId: project.id, groupId, deviceId }, rpc(ctx));
@@ -114,10 +110,10 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       description: 'The only way to learn a channel id. The default channel, `stable`, has `is_default: true`.',
       tag: 'Groups and channels',
       access: 'developer',
+      project: 'read',
       responses: { 200: R.arrayOf(R.Channel) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    async (ctx, { project }) => {
       ctx.body = (await clients.registry.listChannels({ projectId: project.id }, rpc(ctx))).channels.map(channelJson);
     },
   );
@@ -131,13 +127,12 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       description: 'A name already used in the project is 409.',
       tag: 'Groups and channels',
       access: 'developer',
+      project: 'write',
       body: createChannelBody,
       responses: { 201: R.Channel },
       errors: [409],
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(createChannelBody, ctx.request.body);
+    async (ctx, { project, principal, body }) => {
       const { channel } = await clients.registry.createChannel({ projectId: project.id, name: body.name }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'channel.created', targetType: 'channel', targetId: channel!.id, details: { name: body.name } });
       ctx.status = 201;

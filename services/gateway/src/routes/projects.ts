@@ -4,10 +4,8 @@ import type { OperationTable } from '../http/operations';
 import { auditJson, projectJson, userJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { AUDIT_LIMIT, auditQuery, cappedLimit, createProjectBody, listProjectsQuery, usersQuery } from '../http/schemas';
-import { parseBody, parseQuery } from '../http/validate';
-import { principalOf } from '../auth/principal';
 import { deleteProject } from '../use-cases/project-deletion';
-import { callerOf, projectFor, rpc, useCasePorts } from './context';
+import { callerOf, rpc, useCasePorts } from './context';
 
 export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { clients, store, audit } = deps;
@@ -25,9 +23,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       query: listProjectsQuery,
       responses: { 200: R.arrayOf(R.Project) },
     },
-    async (ctx) => {
-      const principal = principalOf(ctx);
-      const query = parseQuery(listProjectsQuery, { ...ctx.query });
+    async (ctx, { principal, query }) => {
       if (principal.token.kind === 'project') {
         const { project } = await clients.registry.getProject({ projectId: principal.token.projectId }, rpc(ctx));
         ctx.body = [projectJson(project!)];
@@ -63,9 +59,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       body: createProjectBody,
       responses: { 201: R.Project },
     },
-    async (ctx) => {
-      const principal = principalOf(ctx);
-      const body = parseBody(createProjectBody, ctx.request.body);
+    async (ctx, { principal, body }) => {
       const { project, defaultChannel } = await clients.registry.createProject({ ownerId: principal.userId, name: body.name }, rpc(ctx));
       await audit.record(principal, {
         projectId: project!.id,
@@ -80,9 +74,9 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   table.add(
-    { method: 'get', path: '/projects/:id/', operationId: 'getProject', summary: 'Read a project', tag: 'Projects', access: 'developer', responses: { 200: R.Project } },
-    async (ctx) => {
-      ctx.body = projectJson((await projectFor(deps, ctx, 'read')).project);
+    { method: 'get', path: '/projects/:id/', operationId: 'getProject', summary: 'Read a project', tag: 'Projects', access: 'developer', project: 'read', responses: { 200: R.Project } },
+    async (ctx, { project }) => {
+      ctx.body = projectJson(project);
     },
   );
 
@@ -96,11 +90,11 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
         'Personal tokens only. Refused with 409 while a deployment is active or paused. Deletes the channels, groups, devices and webhooks, and revokes the project and device tokens; artifacts are kept.',
       tag: 'Projects',
       access: 'personal',
+      project: 'write',
       responses: { 204: null },
       errors: [409],
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project }) => {
       await deleteProject(useCasePorts(deps), callerOf(ctx), project);
       ctx.status = 204;
     },
@@ -116,12 +110,11 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
         'Newest first, in pages: `limit` events (default 100, at most 1000), and the next page with `before` set to the `id` of the last event of this one. Every customer mutation writes one, with the actor and the token prefix.',
       tag: 'Projects',
       access: 'developer',
+      project: 'read',
       query: auditQuery,
       responses: { 200: R.arrayOf(R.AuditEvent) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery(auditQuery, { ...ctx.query });
+    async (ctx, { project, query }) => {
       const { events } = await clients.telemetry.listAuditEvents(
         { projectId: project.id, limit: cappedLimit(query.limit, AUDIT_LIMIT.default, AUDIT_LIMIT.max), beforeId: query.before ?? '' },
         rpc(ctx),
@@ -142,8 +135,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       query: usersQuery,
       responses: { 200: R.arrayOf(R.User) },
     },
-    async (ctx) => {
-      const query = parseQuery(usersQuery, { ...ctx.query });
+    async (ctx, { query }) => {
       const user = await store.findUserByEmail(query.email);
       ctx.body = user ? [userJson(user)] : [];
     },

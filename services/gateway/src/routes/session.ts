@@ -6,7 +6,6 @@ import type { OperationTable } from '../http/operations';
 import { sessionJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createSessionBody } from '../http/schemas';
-import { parseBody } from '../http/validate';
 
 /**
  * The web console's sign-in: a personal token is exchanged for an HttpOnly session cookie, so the
@@ -29,8 +28,7 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 201: R.Session },
       errors: [400, 401, 422],
     },
-    async (ctx) => {
-      const body = parseBody(createSessionBody, ctx.request.body);
+    async (ctx, { body }) => {
       const token = await store.authenticate(body.token);
       if (!token) throw unauthenticated('invalid or revoked token');
       if (token.kind !== 'personal') throw unauthenticated('sign in to the console with a personal token');

@@ -1,12 +1,10 @@
 import { notFound } from '@ota/errors';
-import { principalOf } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { tokenJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createPersonalTokenBody, createProjectTokenBody } from '../http/schemas';
-import { parseBody } from '../http/validate';
-import { pathId, projectFor } from './context';
+import { pathId } from './context';
 
 export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
   const { store, audit } = deps;
@@ -22,8 +20,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       access: 'personal',
       responses: { 200: R.arrayOf(R.Token) },
     },
-    async (ctx) => {
-      const principal = principalOf(ctx);
+    async (ctx, { principal }) => {
       ctx.body = (await store.listTokens({ userId: principal.userId, kind: 'personal' })).map((token) => tokenJson(token));
     },
   );
@@ -40,9 +37,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       body: createPersonalTokenBody,
       responses: { 201: R.TokenCreated },
     },
-    async (ctx) => {
-      const principal = principalOf(ctx);
-      const body = parseBody(createPersonalTokenBody, ctx.request.body);
+    async (ctx, { principal, body }) => {
       const { token, raw } = await store.createToken({ kind: 'personal', scope: '', name: body.name, userId: principal.userId, projectId: '', deviceUuid: '', deviceId: '' });
       ctx.status = 201;
       ctx.body = tokenJson(token, raw);
@@ -60,8 +55,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       access: 'personal',
       responses: { 204: null },
     },
-    async (ctx) => {
-      const principal = principalOf(ctx);
+    async (ctx, { principal }) => {
       const token = await store.findToken(pathId(ctx, 'tid', 'token'));
       if (!token || token.kind !== 'personal' || token.userId !== principal.userId) throw notFound('token not found');
       await store.revokeToken(token);
@@ -77,10 +71,10 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'List project tokens',
       tag: 'Tokens',
       access: 'developer',
+      project: 'read',
       responses: { 200: R.arrayOf(R.Token) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    async (ctx, { project }) => {
       ctx.body = (await store.listTokens({ projectId: project.id, kind: 'project' })).map((token) => tokenJson(token));
     },
   );
@@ -94,12 +88,11 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: '`device` scope may only call the device API; `api` scope only the developer API. Never flash an `api` token onto devices.',
       tag: 'Tokens',
       access: 'developer',
+      project: 'write',
       body: createProjectTokenBody,
       responses: { 201: R.TokenCreated },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(createProjectTokenBody, ctx.request.body);
+    async (ctx, { project, principal, body }) => {
       const { token, raw } = await store.createToken({
         kind: 'project',
         scope: body.scope,
@@ -129,10 +122,10 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'Revoke a project token',
       tag: 'Tokens',
       access: 'developer',
+      project: 'write',
       responses: { 204: null },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project, principal }) => {
       const token = await store.findToken(pathId(ctx, 'tid', 'token'));
       if (!token || token.kind !== 'project' || token.projectId !== project.id) throw notFound('token not found');
       await store.revokeToken(token);

@@ -3,8 +3,7 @@ import type { OperationTable } from '../http/operations';
 import { webhookDeliveryJson, webhookJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { cappedLimit, createWebhookBody, WEBHOOK_DELIVERIES_LIMIT, webhookDeliveriesQuery } from '../http/schemas';
-import { parseBody, parseQuery } from '../http/validate';
-import { pathId, projectFor, rpc } from './context';
+import { pathId, rpc } from './context';
 
 /** Project webhooks (docs/api.md, "Webhooks"): kept and delivered by the telemetry service. */
 export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
@@ -20,12 +19,11 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
         'Every later event of the chosen kinds is POSTed to `url` as JSON, signed with HMAC-SHA256 (`OTA-Signature: v1=<hex>` over `<OTA-Timestamp>.<body>`), and retried with exponential back-off until the receiver answers 2xx (for 24 hours by default). The `secret` is in this answer only. At most 20 webhooks per project.',
       tag: 'Webhooks',
       access: 'developer',
+      project: 'write',
       body: createWebhookBody,
       responses: { 201: R.WebhookCreated },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
-      const body = parseBody(createWebhookBody, ctx.request.body);
+    async (ctx, { project, principal, body }) => {
       const { webhook, secret } = await clients.telemetry.createWebhook({ projectId: project.id, url: body.url, events: body.events }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'webhook.created', targetType: 'webhook', targetId: webhook!.id, details: { url: body.url, events: body.events } });
       ctx.status = 201;
@@ -34,9 +32,8 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   table.add(
-    { method: 'get', path: '/projects/:id/webhooks/', operationId: 'listWebhooks', summary: 'List webhooks', description: 'Oldest first; secrets are never shown again.', tag: 'Webhooks', access: 'developer', responses: { 200: R.arrayOf(R.Webhook) } },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
+    { method: 'get', path: '/projects/:id/webhooks/', operationId: 'listWebhooks', summary: 'List webhooks', description: 'Oldest first; secrets are never shown again.', tag: 'Webhooks', access: 'developer', project: 'read', responses: { 200: R.arrayOf(R.Webhook) } },
+    async (ctx, { project }) => {
       ctx.body = (await clients.telemetry.listWebhooks({ projectId: project.id }, rpc(ctx))).webhooks.map((webhook) => webhookJson(webhook));
     },
   );
@@ -50,10 +47,10 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'Its pending deliveries are dropped and its delivery log with it.',
       tag: 'Webhooks',
       access: 'developer',
+      project: 'write',
       responses: { 204: null },
     },
-    async (ctx) => {
-      const { project, principal } = await projectFor(deps, ctx, 'write');
+    async (ctx, { project, principal }) => {
       const webhookId = pathId(ctx, 'wid', 'webhook');
       await clients.telemetry.deleteWebhook({ projectId: project.id, webhookId }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'webhook.deleted', targetType: 'webhook', targetId: webhookId });
@@ -70,12 +67,11 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
       description: 'Newest first, `limit` deliveries (default 20, at most 100), each with every attempt: when, the status the receiver answered, and why it failed.',
       tag: 'Webhooks',
       access: 'developer',
+      project: 'read',
       query: webhookDeliveriesQuery,
       responses: { 200: R.arrayOf(R.WebhookDelivery) },
     },
-    async (ctx) => {
-      const { project } = await projectFor(deps, ctx, 'read');
-      const query = parseQuery(webhookDeliveriesQuery, { ...ctx.query });
+    async (ctx, { project, query }) => {
       const { deliveries } = await clients.telemetry.listWebhookDeliveries(
         { projectId: project.id, webhookId: pathId(ctx, 'wid', 'webhook'), limit: cappedLimit(query.limit, WEBHOOK_DELIVERIES_LIMIT.default, WEBHOOK_DELIVERIES_LIMIT.max) },
         rpc(ctx),

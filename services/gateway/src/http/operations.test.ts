@@ -1,0 +1,92 @@
+import Router from '@koa/router';
+import { notFound } from '@ota/errors';
+import { createLogger } from '@ota/logging';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import type { ProjectAccess } from './operations';
+import { OperationTable } from './operations';
+import { errorMiddleware } from './errors';
+
+const nameBody = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: { type: 'string', minLength: 1 } } } as const;
+
+const noStore = undefined as never;
+
+describe('OperationTable', () => {
+  it('refuses to serve an operation in a project that does not say how it acts there', () => {
+    const table = new OperationTable(new Router(), noStore, () => Promise.reject(new Error('unused')));
+    const operation = { method: 'get', path: '/projects/:id/things/', operationId: 'listThings', summary: 'List things', tag: 'Things', access: 'public', responses: { 200: null } } as const;
+    expect(() => table.add(operation, async () => undefined)).toThrow(/listThings is in a project/);
+  });
+
+  it('validates the declared body and query before the handler, and hands it what they hold', async () => {
+    const table = new OperationTable(new Router(), noStore, () => Promise.reject(new Error('unused')));
+    const received: unknown[] = [];
+    table.add(
+      {
+        method: 'post',
+        path: '/things/',
+        operationId: 'createThing',
+        summary: 'Create a thing',
+        tag: 'Things',
+        access: 'public',
+        body: nameBody,
+        query: { type: 'object', additionalProperties: false, properties: { dry_run: { type: 'string', enum: ['true'] } } },
+        responses: { 201: null },
+      },
+      async (ctx, { body, query }) => {
+        received.push({ name: body.name, dryRun: query.dry_run });
+        ctx.status = 201;
+      },
+    );
+    const post = await serve(table, async (url) => [
+      await fetch(`${url}/things/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"a"}' }),
+      await fetch(`${url}/things/?dry_run=true`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"b"}' }),
+      await fetch(`${url}/things/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":""}' }),
+      await fetch(`${url}/things/?dry_run=no`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"c"}' }),
+    ]);
+    expect(post.map((answer) => answer.status)).toEqual([201, 201, 422, 422]);
+    expect(((await post[2]!.json()) as { detail: Array<{ loc: string[] }> }).detail[0]!.loc).toEqual(['body', 'name']);
+    expect(((await post[3]!.json()) as { detail: Array<{ loc: string[] }> }).detail[0]!.loc).toEqual(['query', 'dry_run']);
+    expect(received).toEqual([
+      { name: 'a', dryRun: undefined },
+      { name: 'b', dryRun: 'true' },
+    ]);
+  });
+
+  it('finds the project before it reads the body, so that a stranger learns nothing from a 422', async () => {
+    const asked: string[] = [];
+    const projectFor = (_ctx: unknown, mode: 'read' | 'write'): Promise<ProjectAccess> => {
+      asked.push(mode);
+      return Promise.reject(notFound('project not found'));
+    };
+    const table = new OperationTable(new Router(), noStore, projectFor);
+    let handled = false;
+    table.add(
+      { method: 'post', path: '/projects/:id/things/', operationId: 'createThing', summary: 'Create a thing', tag: 'Things', access: 'public', project: 'write', body: nameBody, responses: { 201: null } },
+      async () => {
+        handled = true;
+      },
+    );
+    const [answer] = await serve(table, async (url) => [await fetch(`${url}/projects/x/things/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })]);
+    expect(answer!.status).toBe(404);
+    expect(asked).toEqual(['write']);
+    expect(handled).toBe(false);
+  });
+});
+
+/** Serves the table's routes on a free port for the duration of `use`. */
+async function serve(table: OperationTable, use: (url: string) => Promise<Response[]>): Promise<Response[]> {
+  const logger = createLogger('test');
+  logger.level = 'silent';
+  const app = new Koa();
+  app.use(errorMiddleware(logger));
+  app.use(koaBody({ json: true, multipart: false, urlencoded: false, text: false }));
+  app.use(table.router.routes());
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  try {
+    return await use(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  } finally {
+    server.close();
+  }
+}
