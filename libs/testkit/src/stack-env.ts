@@ -1,15 +1,10 @@
-/** The running test stack, as the global setup published it in the environment. */
-export interface TestStack {
-  gatewayUrl: string;
-  mongodbUri: string;
-  /** The PostgreSQL cluster under the local FerretDB, or empty (SQLite backend, or MONGODB_URI given). */
-  postgresUrl: string;
-  s3Endpoint: string;
-  natsUrl: string;
-  /** The gateway's own environment: what the admin command needs to reach the same database. */
-  gatewayEnv: NodeJS.ProcessEnv;
-  /** Each service's Prometheus endpoint, by service name. */
-  metricsUrls: Record<string, string>;
+import type { RunningStack } from '@ota/devstack';
+
+/**
+ * The running test stack, as the global setup published it in the environment: the addresses of
+ * the dev stack it started (JSON carries the data, not the stack's methods), and what the tests add.
+ */
+export interface TestStack extends Pick<RunningStack, 'gatewayUrl' | 'mongodbUri' | 'postgresUrl' | 's3Endpoint' | 'natsUrl' | 'gatewayEnv' | 'metricsUrls'> {
   /** Where every process of the stack writes its log. */
   logDir: string;
   /** Every raw token handed to a test, one per line: the end of the run looks for them in the logs. */
