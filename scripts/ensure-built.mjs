@@ -6,7 +6,8 @@
 //   4. the generated proto code and the TypeScript build (tsc -b is incremental);
 //   5. with --chart-tools (the test command): helm and our offline Kubernetes schema validator;
 //   6. with --fuzz-tools (npm run test:fuzz): schemathesis, pinned, in a Python venv under .tools/;
-//   7. the web console (services/console, Vite), which the gateway serves under /console/;
+//   7. the web console (services/console, Vite), which the gateway serves under /console/, unless
+//      --no-console (npm run openapi: the console's types come from the document it writes);
 //   8. with --browser (the test command): Debian's chromium, for the console's browser tests.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
@@ -233,7 +234,7 @@ function main() {
   ensurePostgres();
   ensureGeneratedProtos();
   ensureTypeScriptBuild();
-  ensureConsole();
+  if (!process.argv.includes('--no-console')) ensureConsole();
   if (process.argv.includes('--chart-tools')) ensureChartTools();
   if (process.argv.includes('--browser')) ensureBrowser();
   if (process.argv.includes('--fuzz-tools')) ensureFuzzTools();
