@@ -2,7 +2,7 @@ import { invalidArgument, notFound, permissionDenied } from '@ota/errors';
 import type { Context } from 'koa';
 import type { Logger } from '@ota/logging';
 import { Readable } from 'node:stream';
-import { type Principal } from '../auth/principal';
+import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
