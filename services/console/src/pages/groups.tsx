@@ -9,17 +9,14 @@ import { projectPath, useChannels, useGroups } from '../queries';
 import type { Device } from '../types';
 import { InlineForm } from '../components/inline-form';
 
-/** A one-field create form for a group or a channel. */
-function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'channel'; onCreate: (name: string) => void; pending: boolean; error: unknown }) {
+/** A one-field create form for a group or a channel. The name stays in the field until it is created, so that a refused one can be corrected. */
+function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'channel'; onCreate: (name: string, options: { onSuccess: () => void }) => void; pending: boolean; error: unknown }) {
   const [name, setName] = useState('');
   const id = `new-${noun}`;
   return (
     <>
       <InlineForm
-        onSubmit={() => {
-          onCreate(name);
-          setName('');
-        }}
+        onSubmit={() => onCreate(name, { onSuccess: () => setName('') })}
       >
         <label htmlFor={id}>New {noun}</label>
         <input id={id} required pattern="[A-Za-z0-9._\-]{1,64}" title="1 to 64 letters, digits, dots, dashes or underscores" value={name} onChange={(event) => setName(event.target.value)} />
@@ -61,7 +58,7 @@ export function GroupsAndChannelsPage() {
               ))}
             </ul>
           </LoadState>
-          <CreateNamed noun="group" onCreate={(name) => createGroup.mutate(name)} pending={createGroup.isPending} error={createGroup.error} />
+          <CreateNamed noun="group" onCreate={(name, options) => createGroup.mutate(name, options)} pending={createGroup.isPending} error={createGroup.error} />
         </section>
         <section aria-labelledby="channels">
           <h2 id="channels">Channels</h2>
@@ -78,7 +75,7 @@ export function GroupsAndChannelsPage() {
               ))}
             </ul>
           </LoadState>
-          <CreateNamed noun="channel" onCreate={(name) => createChannel.mutate(name)} pending={createChannel.isPending} error={createChannel.error} />
+          <CreateNamed noun="channel" onCreate={(name, options) => createChannel.mutate(name, options)} pending={createChannel.isPending} error={createChannel.error} />
         </section>
       </div>
     </>
