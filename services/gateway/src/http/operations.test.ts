@@ -14,21 +14,18 @@ const noStore = undefined as never;
 describe('OperationTable', () => {
   it('refuses to serve an operation in a project that does not say how it acts there', () => {
     const table = new OperationTable(new Router(), noStore, () => Promise.reject(new Error('unused')));
-    const operation = { method: 'get', path: '/projects/:id/things/', operationId: 'listThings', summary: 'List things', tag: 'Things', access: 'public', responses: { 200: null } } as const;
-    expect(() => table.add(operation, async () => undefined)).toThrow(/listThings is in a project/);
+    const things = table.section({ tag: 'Things', access: 'public' });
+    expect(() => things.add({ route: 'GET /projects/:id/things/', operationId: 'listThings', summary: 'List things', responses: { 200: null } }, async () => undefined)).toThrow(/listThings is in a project/);
   });
 
   it('validates the declared body and query before the handler, and hands it what they hold', async () => {
     const table = new OperationTable(new Router(), noStore, () => Promise.reject(new Error('unused')));
     const received: unknown[] = [];
-    table.add(
+    table.section({ tag: 'Things', access: 'public' }).add(
       {
-        method: 'post',
-        path: '/things/',
+        route: 'POST /things/',
         operationId: 'createThing',
         summary: 'Create a thing',
-        tag: 'Things',
-        access: 'public',
         body: nameBody,
         query: { type: 'object', additionalProperties: false, properties: { dry_run: { type: 'string', enum: ['true'] } } },
         responses: { 201: null },
@@ -61,8 +58,8 @@ describe('OperationTable', () => {
     };
     const table = new OperationTable(new Router(), noStore, projectFor);
     let handled = false;
-    table.add(
-      { method: 'post', path: '/projects/:id/things/', operationId: 'createThing', summary: 'Create a thing', tag: 'Things', access: 'public', project: 'write', body: nameBody, responses: { 201: null } },
+    table.section({ tag: 'Things', access: 'public' }).add(
+      { route: 'POST /projects/:id/things/', operationId: 'createThing', summary: 'Create a thing', project: 'write', body: nameBody, responses: { 201: null } },
       async () => {
         handled = true;
       },

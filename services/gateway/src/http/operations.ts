@@ -16,6 +16,23 @@ export interface OperationRateLimit {
 /** Who may call an operation (spec 5.4): the gateway checks it, the OpenAPI document states it. */
 export type Access = 'developer' | 'personal' | 'staff' | 'device' | 'public';
 
+/** An operation's method and path as the document prints them: `GET /projects/:id/`. */
+export type Route = `${'GET' | 'POST' | 'PATCH' | 'DELETE'} /${string}`;
+
+/** What the operations of one section of the API share: their tag in the document and who may call them. */
+export interface Section {
+  tag: string;
+  access: Access;
+}
+
+/** An operation as a route file declares it in its section: the route, and all that it does not share. */
+export type Declaration = Omit<Operation, 'method' | 'path' | 'tag' | 'access'> & { route: Route };
+
+/** Declares the operations of one section. */
+export interface OperationSection<S extends Section> {
+  add<const D extends Declaration>(declaration: D, handler: Handler<S & D>): void;
+}
+
 export interface Operation {
   method: 'get' | 'post' | 'patch' | 'delete';
   /** Koa path under /api/v1, e.g. `/projects/:id/devices/`. */
@@ -55,14 +72,14 @@ export type ProjectResolver = (ctx: Context, mode: 'read' | 'write') => Promise<
  * What the table hands a handler, typed from the operation's declaration: the caller, the project
  * when the operation declares one, and the body and query as their schemas accept them.
  */
-export type OperationInput<O extends Operation> = {
+export type OperationInput<O extends Pick<Operation, 'access'>> = {
   principal: O['access'] extends 'public' ? undefined : Principal;
   project: O extends { project: 'read' | 'write' } ? registry.Project : undefined;
   body: O extends { body: infer B } ? Accepted<B> : undefined;
   query: O extends { query: infer Q } ? Accepted<Q> : undefined;
 };
 
-export type Handler<O extends Operation> = (ctx: Context, input: OperationInput<O>) => Promise<void>;
+export type Handler<O extends Pick<Operation, 'access'>> = (ctx: Context, input: OperationInput<O>) => Promise<void>;
 
 /**
  * Every API route is declared here once: the router serves it and the OpenAPI document describes
@@ -80,7 +97,13 @@ export class OperationTable {
     private readonly rateLimit?: OperationRateLimit,
   ) {}
 
-  add<const O extends Operation>(operation: O, handler: Handler<O>): void {
+  /** The operations added to the section get its tag and access. */
+  section<const S extends Section>(section: S): OperationSection<S> {
+    // The table builds the handler's input from the very declaration its type is derived from.
+    return { add: (declaration, handler) => this.add(operationOf(section, declaration), handler as unknown as Handler<Operation>) };
+  }
+
+  private add(operation: Operation, handler: Handler<Operation>): void {
     // A path in a project that did not declare how it acts there would skip the owner check.
     if (operation.path.startsWith('/projects/:id/') && !operation.project) throw new Error(`${operation.operationId} is in a project: declare project 'read' or 'write'`);
     this.operations.push(operation);
@@ -102,7 +125,7 @@ export class OperationTable {
         query: operation.query ? parseQuery(operation.query, { ...ctx.query }) : undefined,
         body: operation.body ? parseJson(operation.body, ctx.request.body) : undefined,
       };
-      await handler(ctx, input as OperationInput<O>);
+      await handler(ctx, input as OperationInput<Operation>);
     });
   }
 
@@ -114,6 +137,11 @@ export class OperationTable {
     this.rateLimit.onLimited(kind);
     throw resourceExhausted(`this token is over its rate limit; retry in ${waitSeconds} seconds`, waitSeconds);
   }
+}
+
+function operationOf(section: Section, { route, ...declared }: Declaration): Operation {
+  const [method, path] = route.split(' ') as [string, string];
+  return { ...declared, method: method.toLowerCase() as Operation['method'], path, ...section };
 }
 
 const ACCESS_CHECKS: Record<Access, ((ctx: Context) => unknown) | undefined> = {

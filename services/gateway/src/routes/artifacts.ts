@@ -20,6 +20,8 @@ const UPLOAD_FORM = {
 };
 
 export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const artifacts = table.section({ tag: 'Artifacts', access: 'developer' });
+  const signingKeys = table.section({ tag: 'Signing keys', access: 'developer' });
   const { clients, store, audit } = deps;
   const ports = useCasePorts(deps);
 
@@ -43,15 +45,12 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     return { artifact: response.artifact! as artifacts.Artifact, rest: rest as T };
   }
 
-  table.add(
+  artifacts.add(
     {
-      method: 'get',
-      path: '/projects/:id/artifacts/',
+      route: 'GET /projects/:id/artifacts/',
       operationId: 'listArtifacts',
       summary: 'List artifacts',
       description: 'Newest build first. Artifacts are never deleted.',
-      tag: 'Artifacts',
-      access: 'developer',
       project: 'read',
       responses: { 200: R.arrayOf(R.Artifact) },
     },
@@ -60,16 +59,13 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  artifacts.add(
     {
-      method: 'post',
-      path: '/projects/:id/artifacts/',
+      route: 'POST /projects/:id/artifacts/',
       operationId: 'uploadArtifact',
       summary: 'Upload an artifact',
       description:
         "multipart/form-data with `manifest` first, then `binary`. The binary is streamed to object storage and its SHA-256 computed on the way. 400 for a manifest that is not JSON or fails the schema, a signature that does not verify, or the plan's monthly upload limit.",
-      tag: 'Artifacts',
-      access: 'developer',
       project: 'write',
       multipart: UPLOAD_FORM,
       responses: { 201: R.Artifact },
@@ -88,15 +84,12 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  artifacts.add(
     {
-      method: 'patch',
-      path: '/projects/:id/artifacts/:aid/',
+      route: 'PATCH /projects/:id/artifacts/:aid/',
       operationId: 'updateArtifact',
       summary: 'Archive or unarchive an artifact',
       description: 'Archived builds are never offered and cannot be deployed. Archiving is refused (400) while a draft, active or paused deployment uses the build.',
-      tag: 'Artifacts',
-      access: 'developer',
       project: 'write',
       body: updateArtifactBody,
       responses: { 200: R.Artifact },
@@ -108,16 +101,13 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  artifacts.add(
     {
-      method: 'post',
-      path: '/projects/:id/release/',
+      route: 'POST /projects/:id/release/',
       operationId: 'release',
       summary: 'Upload, create a deployment and start it',
       description:
         'One call for the common case: the build goes to the channel named `channel_name` (default `stable`, must exist) at `rollout_percentage` (default 100). A refused channel or percentage stores nothing. Canaries by group, or an approval step, need the three calls: upload, create deployment, transition.',
-      tag: 'Artifacts',
-      access: 'developer',
       project: 'write',
       multipart: {
         required: UPLOAD_FORM.required,
@@ -144,22 +134,19 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
-    { method: 'get', path: '/projects/:id/signing-keys/', operationId: 'listSigningKeys', summary: 'List signing keys', tag: 'Signing keys', access: 'developer', project: 'read', responses: { 200: R.arrayOf(R.SigningKey) } },
+  signingKeys.add(
+    { route: 'GET /projects/:id/signing-keys/', operationId: 'listSigningKeys', summary: 'List signing keys', project: 'read', responses: { 200: R.arrayOf(R.SigningKey) } },
     async (ctx, { project }) => {
       ctx.body = (await clients.artifacts.listSigningKeys({ projectId: project.id }, rpc(ctx))).keys.map(signingKeyJson);
     },
   );
 
-  table.add(
+  signingKeys.add(
     {
-      method: 'post',
-      path: '/projects/:id/signing-keys/',
+      route: 'POST /projects/:id/signing-keys/',
       operationId: 'createSigningKey',
       summary: 'Add a signing key',
       description: 'An Ed25519 public key, PEM (SPKI) or base64 of its 32 raw bytes; one that does not parse is 400, one the project already has is 409. A manifest `signature` must verify against one of these keys.',
-      tag: 'Signing keys',
-      access: 'developer',
       project: 'write',
       body: createSigningKeyBody,
       responses: { 201: R.SigningKey },
@@ -173,8 +160,8 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
-    { method: 'delete', path: '/projects/:id/signing-keys/:key_id/', operationId: 'deleteSigningKey', summary: 'Delete a signing key', tag: 'Signing keys', access: 'developer', project: 'write', responses: { 204: null } },
+  signingKeys.add(
+    { route: 'DELETE /projects/:id/signing-keys/:key_id/', operationId: 'deleteSigningKey', summary: 'Delete a signing key', project: 'write', responses: { 204: null } },
     async (ctx, { project, principal }) => {
       const keyId = pathId(ctx, 'key_id', 'signing key');
       await clients.artifacts.deleteSigningKey({ projectId: project.id, keyId }, rpc(ctx));

@@ -8,26 +8,24 @@ import { createDeployment, deploymentProgress, transitionDeployment } from '../u
 import { callerOf, pathId, rpc, useCasePorts } from './context';
 
 export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const api = table.section({ tag: 'Deployments', access: 'developer' });
   const { clients, audit } = deps;
   const ports = useCasePorts(deps);
 
-  table.add(
-    { method: 'get', path: '/projects/:id/deployments/', operationId: 'listDeployments', summary: 'List deployments', description: 'Newest first.', tag: 'Deployments', access: 'developer', project: 'read', responses: { 200: R.arrayOf(R.Deployment) } },
+  api.add(
+    { route: 'GET /projects/:id/deployments/', operationId: 'listDeployments', summary: 'List deployments', description: 'Newest first.', project: 'read', responses: { 200: R.arrayOf(R.Deployment) } },
     async (ctx, { project }) => {
       ctx.body = (await clients.rollout.listDeployments({ projectId: project.id }, rpc(ctx))).deployments.map(deploymentJson);
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'post',
-      path: '/projects/:id/deployments/',
+      route: 'POST /projects/:id/deployments/',
       operationId: 'createDeployment',
       summary: 'Create a deployment (draft)',
       description:
         'Targets are fixed at creation. Within each list any id matches; with both lists set a device must match a group and a channel; empty lists target every device (starting then needs `confirm_all`). Ids that are not groups or channels of the project are 400, and so is an archived artifact.',
-      tag: 'Deployments',
-      access: 'developer',
       project: 'write',
       body: createDeploymentBody,
       responses: { 201: R.Deployment },
@@ -55,24 +53,21 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     },
   );
 
-  table.add(
-    { method: 'get', path: '/projects/:id/deployments/:did/', operationId: 'getDeployment', summary: 'Read a deployment', tag: 'Deployments', access: 'developer', project: 'read', responses: { 200: R.Deployment } },
+  api.add(
+    { route: 'GET /projects/:id/deployments/:did/', operationId: 'getDeployment', summary: 'Read a deployment', project: 'read', responses: { 200: R.Deployment } },
     async (ctx, { project }) => {
       const { deployment } = await clients.rollout.getDeployment({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment') }, rpc(ctx));
       ctx.body = deploymentJson(deployment!);
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'post',
-      path: '/projects/:id/deployments/:did/transition/',
+      route: 'POST /projects/:id/deployments/:did/transition/',
       operationId: 'transitionDeployment',
       summary: 'Start, pause, resume, ramp, complete or cancel',
       description:
         'start: draft→active. pause: active→paused. resume: paused→active. ramp (needs `rollout_percentage`, up or down): active or paused, state unchanged. complete: active or paused→completed. cancel: draft, active or paused→cancelled. Anything else is 400. `start` and `resume` of a deployment without targets need `confirm_all: true` when the project has two or more devices.',
-      tag: 'Deployments',
-      access: 'developer',
       project: 'write',
       body: transitionBody,
       responses: { 200: R.Deployment },
@@ -88,16 +83,13 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/deployments/:did/summary/',
+      route: 'GET /projects/:id/deployments/:did/summary/',
       operationId: 'getDeploymentSummary',
       summary: 'Rollout progress in one call',
       description:
         'Devices per current rollout status, the failure count and failures per `reason`, and how many devices the targets reach, in any state. The store counts; no state record is read one by one, so the cost does not grow with a list of the fleet.',
-      tag: 'Deployments',
-      access: 'developer',
       project: 'read',
       responses: { 200: R.DeploymentSummary },
     },
@@ -108,16 +100,13 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/deployments/:did/preview/',
+      route: 'GET /projects/:id/deployments/:did/preview/',
       operationId: 'previewDeployment',
       summary: 'Who a check would reach now',
       description:
         "What a check of each of the project's devices would answer now, counted by outcome with up to 20 `device_id`s each, decided by the check's own code from each device's last reported profile. A deployment that is not active is previewed as if it were started or resumed now (a draft at its first stage's percentage). `not_targeted`: outside the deployment's groups and channels; `unknown_hardware`: the device never reported its hardware, or left out a dimension a targeted build declares. Reads the whole fleet in pages, so its time grows with the fleet; it has its own deadline (`PREVIEW_TIMEOUT_MS`, default 60 s) in place of `REQUEST_TIMEOUT_MS`.",
-      tag: 'Deployments',
-      access: 'developer',
       project: 'read',
       responses: { 200: R.DeploymentPreview },
     },
@@ -129,15 +118,12 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/deployments/:did/states/',
+      route: 'GET /projects/:id/deployments/:did/states/',
       operationId: 'listDeviceStates',
       summary: 'Per-device rollout states',
       description: 'One record per device that was offered the deployment or reported a result; `device_id` is the device UUID.',
-      tag: 'Deployments',
-      access: 'developer',
       project: 'read',
       responses: { 200: R.arrayOf(R.DeviceState) },
     },

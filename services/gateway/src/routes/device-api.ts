@@ -14,6 +14,8 @@ import { reportDeviceStatus } from '../use-cases/device-report';
 
 /** The device API (spec 4.5): business outcomes are 200 with a status, never errors. */
 export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const deviceApi = table.section({ tag: 'Device API', access: 'device' });
+  const downloads = table.section({ tag: 'Device API', access: 'public' });
   const { clients } = deps;
 
   /** When the device should check next: the configured interval, jittered so that a fleet spreads out. */
@@ -32,16 +34,13 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     return bodyDeviceId;
   }
 
-  table.add(
+  deviceApi.add(
     {
-      method: 'post',
-      path: '/ota/check/',
+      route: 'POST /ota/check/',
       operationId: 'checkForUpdate',
       summary: 'Device check',
       description:
         'Records a heartbeat, registers an unknown device (project token), and answers whether a compatible build is offered. Routine outcomes are 200 with `status`; real errors are 400 (malformed body, or a declared board_id/hardware_revision missing), 401 and 403.',
-      tag: 'Device API',
-      access: 'device',
       body: checkBody,
       responses: { 200: R.CheckResponse },
     },
@@ -86,16 +85,13 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     };
   }
 
-  table.add(
+  deviceApi.add(
     {
-      method: 'post',
-      path: '/ota/status/',
+      route: 'POST /ota/status/',
       operationId: 'reportStatus',
       summary: 'Device lifecycle event',
       description:
         'Events: offered, download_started, downloaded, flashed, validated, reboot, confirmed, failed, rolled_back, and the legacy rebooted. `accepted: true` comes only once the event is stored; repeating confirmed or rolled_back is a no-op. A deployment that does not exist in the project is 404.',
-      tag: 'Device API',
-      access: 'device',
       body: statusBody,
       responses: { 200: R.StatusResponse },
     },
@@ -115,15 +111,12 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
 
   // Signed download URLs. No bearer token: the signature is the credential. The binary streams
   // from object storage through the artifacts service, one chunk at a time.
-  table.add(
+  downloads.add(
     {
-      method: 'get',
-      path: '/ota/download/:artifactId',
+      route: 'GET /ota/download/:artifactId',
       operationId: 'downloadArtifact',
       summary: 'Download an offered build',
       description: 'The `url` of an offer. No bearer token: the HMAC signature is the credential. An altered or expired URL is 403.',
-      tag: 'Device API',
-      access: 'public',
       responses: { 200: { type: 'string', format: 'binary' } },
     },
     async (ctx) => {

@@ -21,6 +21,7 @@ import { issueDeviceToken, revokeDeviceToken } from '../use-cases/device-tokens'
 import { callerOf, pathId, presentDevices, rpc, useCasePorts } from './context';
 
 export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const api = table.section({ tag: 'Devices', access: 'developer' });
   const { clients, audit } = deps;
   const ports = useCasePorts(deps);
 
@@ -30,15 +31,12 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     return device!;
   }
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/devices/',
+      route: 'GET /projects/:id/devices/',
       operationId: 'listDevices',
       summary: 'List devices',
       description: 'Filters combine: with both `group_id` and `channel_id` a device must match both. An unknown id gives an empty list.',
-      tag: 'Devices',
-      access: 'developer',
       project: 'read',
       query: listDevicesQuery,
       responses: { 200: R.arrayOf(R.Device) },
@@ -57,15 +55,12 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'post',
-      path: '/projects/:id/devices/',
+      route: 'POST /projects/:id/devices/',
       operationId: 'createDevice',
       summary: 'Pre-provision a device',
       description: "Answers the device with its per-device `token`, shown only here. Counts against the plan's device cap (400 when reached); a `device_id` already in the project is 409.",
-      tag: 'Devices',
-      access: 'developer',
       project: 'write',
       body: createDeviceBody,
       responses: { 201: R.DeviceCreated },
@@ -90,22 +85,19 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
-    { method: 'get', path: '/projects/:id/devices/:did/', operationId: 'getDevice', summary: 'Read a device', tag: 'Devices', access: 'developer', project: 'read', responses: { 200: R.Device } },
+  api.add(
+    { route: 'GET /projects/:id/devices/:did/', operationId: 'getDevice', summary: 'Read a device', project: 'read', responses: { 200: R.Device } },
     async (ctx, { project }) => {
       ctx.body = (await presentDevices(deps, ctx, project.id, [await deviceFor(ctx, project.id)]))[0];
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'patch',
-      path: '/projects/:id/devices/:did/',
+      route: 'PATCH /projects/:id/devices/:did/',
       operationId: 'updateDevice',
       summary: 'Update a device',
       description: '`active: false` refuses the device updates (`device_inactive`); `channel_id` moves it to another channel; `metadata` replaces the stored object.',
-      tag: 'Devices',
-      access: 'developer',
       project: 'write',
       body: updateDeviceBody,
       responses: { 200: R.Device },
@@ -120,15 +112,12 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'delete',
-      path: '/projects/:id/devices/:did/',
+      route: 'DELETE /projects/:id/devices/:did/',
       operationId: 'deleteDevice',
       summary: 'Delete a device and its history',
       description: 'Removes its rollout states, lifecycle events and decision records too, and revokes its token. Prefer `active: false` to keep the history.',
-      tag: 'Devices',
-      access: 'developer',
       project: 'write',
       responses: { 204: null },
     },
@@ -139,15 +128,12 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'post',
-      path: '/projects/:id/devices/:did/token/',
+      route: 'POST /projects/:id/devices/:did/token/',
       operationId: 'issueDeviceToken',
       summary: "Issue or rotate a device's token",
       description: 'The raw token is shown only here. Issuing again rotates: the previous token stops working at once.',
-      tag: 'Devices',
-      access: 'developer',
       project: 'write',
       responses: { 201: R.DeviceToken },
     },
@@ -158,14 +144,11 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'delete',
-      path: '/projects/:id/devices/:did/token/',
+      route: 'DELETE /projects/:id/devices/:did/token/',
       operationId: 'revokeDeviceToken',
       summary: "Revoke a device's token",
-      tag: 'Devices',
-      access: 'developer',
       project: 'write',
       responses: { 204: null },
     },
@@ -176,15 +159,12 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/devices/:did/check-events/',
+      route: 'GET /projects/:id/devices/:did/check-events/',
       operationId: 'listCheckEvents',
       summary: "List a device's OTA decisions",
       description: 'Newest first; only the newest 20 per device are kept. A check is recorded before it is answered (best effort: a failure to record does not change the answer).',
-      tag: 'Devices',
-      access: 'developer',
       project: 'read',
       query: checkEventsQuery,
       responses: { 200: R.arrayOf(R.Decision) },
@@ -207,16 +187,13 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/devices/:did/events/',
+      route: 'GET /projects/:id/devices/:did/events/',
       operationId: 'listDeviceEvents',
       summary: "List a device's lifecycle events",
       description:
         'What the device posted to the status endpoint and had accepted, newest first, as it sent it (a resent event appears again); the newest 100 per device are kept. Readable as soon as the report was answered.',
-      tag: 'Devices',
-      access: 'developer',
       project: 'read',
       query: deviceEventsQuery,
       responses: { 200: R.arrayOf(R.DeviceEvent) },

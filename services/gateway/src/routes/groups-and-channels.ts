@@ -8,24 +8,22 @@ import { pathId, presentDevices, rpc } from './context';
 
 /** Groups, their members, and channels: registry's ways of sorting a fleet for targeting. */
 export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const api = table.section({ tag: 'Groups and channels', access: 'developer' });
   const { clients, audit } = deps;
 
-  table.add(
-    { method: 'get', path: '/projects/:id/groups/', operationId: 'listGroups', summary: 'List groups', tag: 'Groups and channels', access: 'developer', project: 'read', responses: { 200: R.arrayOf(R.Group) } },
+  api.add(
+    { route: 'GET /projects/:id/groups/', operationId: 'listGroups', summary: 'List groups', project: 'read', responses: { 200: R.arrayOf(R.Group) } },
     async (ctx, { project }) => {
       ctx.body = (await clients.registry.listGroups({ projectId: project.id }, rpc(ctx))).groups.map(groupJson);
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'post',
-      path: '/projects/:id/groups/',
+      route: 'POST /projects/:id/groups/',
       operationId: 'createGroup',
       summary: 'Create a group',
       description: 'A name already used in the project is 409.',
-      tag: 'Groups and channels',
-      access: 'developer',
       project: 'write',
       body: createGroupBody,
       responses: { 201: R.Group },
@@ -39,14 +37,11 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/groups/:gid/members/',
+      route: 'GET /projects/:id/groups/:gid/members/',
       operationId: 'listGroupMembers',
       summary: "List a group's devices",
-      tag: 'Groups and channels',
-      access: 'developer',
       project: 'read',
       responses: { 200: R.arrayOf(R.Device) },
     },
@@ -59,15 +54,12 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'post',
-      path: '/projects/:id/groups/:gid/members/',
+      route: 'POST /projects/:id/groups/:gid/members/',
       operationId: 'addGroupMember',
       summary: 'Add a device to a group',
       description: 'Adding a member twice is not an error. Answers the device.',
-      tag: 'Groups and channels',
-      access: 'developer',
       project: 'write',
       body: addMemberBody,
       responses: { 201: R.Device },
@@ -81,14 +73,11 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'delete',
-      path: '/projects/:id/groups/:gid/members/:did/',
+      route: 'DELETE /projects/:id/groups/:gid/members/:did/',
       operationId: 'removeGroupMember',
       summary: 'Remove a device from a group',
-      tag: 'Groups and channels',
-      access: 'developer',
       project: 'write',
       responses: { 204: null },
     },
@@ -101,15 +90,12 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/channels/',
+      route: 'GET /projects/:id/channels/',
       operationId: 'listChannels',
       summary: 'List channels',
       description: 'The only way to learn a channel id. The default channel, `stable`, has `is_default: true`.',
-      tag: 'Groups and channels',
-      access: 'developer',
       project: 'read',
       responses: { 200: R.arrayOf(R.Channel) },
     },
@@ -118,15 +104,12 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'post',
-      path: '/projects/:id/channels/',
+      route: 'POST /projects/:id/channels/',
       operationId: 'createChannel',
       summary: 'Create a channel',
       description: 'A name already used in the project is 409.',
-      tag: 'Groups and channels',
-      access: 'developer',
       project: 'write',
       body: createChannelBody,
       responses: { 201: R.Channel },

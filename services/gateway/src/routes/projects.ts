@@ -8,18 +8,18 @@ import { deleteProject } from '../use-cases/project-deletion';
 import { callerOf, rpc, useCasePorts } from './context';
 
 export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const ownProjects = table.section({ tag: 'Projects', access: 'personal' });
+  const projects = table.section({ tag: 'Projects', access: 'developer' });
+  const users = table.section({ tag: 'Users', access: 'staff' });
   const { clients, store, audit } = deps;
 
-  table.add(
+  projects.add(
     {
-      method: 'get',
-      path: '/projects/',
+      route: 'GET /projects/',
       operationId: 'listProjects',
       summary: 'List projects',
       description:
         "A personal token lists its user's projects; an `api` project token lists its own project. A staff token must name the owner with `email` or `owner_id`.",
-      tag: 'Projects',
-      access: 'developer',
       query: listProjectsQuery,
       responses: { 200: R.arrayOf(R.Project) },
     },
@@ -47,15 +47,12 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  ownProjects.add(
     {
-      method: 'post',
-      path: '/projects/',
+      route: 'POST /projects/',
       operationId: 'createProject',
       summary: 'Create a project',
       description: 'The new project has the default channel `stable`. Personal tokens only.',
-      tag: 'Projects',
-      access: 'personal',
       body: createProjectBody,
       responses: { 201: R.Project },
     },
@@ -73,23 +70,20 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
-    { method: 'get', path: '/projects/:id/', operationId: 'getProject', summary: 'Read a project', tag: 'Projects', access: 'developer', project: 'read', responses: { 200: R.Project } },
+  projects.add(
+    { route: 'GET /projects/:id/', operationId: 'getProject', summary: 'Read a project', project: 'read', responses: { 200: R.Project } },
     async (ctx, { project }) => {
       ctx.body = projectJson(project);
     },
   );
 
-  table.add(
+  ownProjects.add(
     {
-      method: 'delete',
-      path: '/projects/:id/',
+      route: 'DELETE /projects/:id/',
       operationId: 'deleteProject',
       summary: 'Delete a project',
       description:
         'Personal tokens only. Refused with 409 while a deployment is active or paused. Deletes the channels, groups, devices and webhooks, and revokes the project and device tokens; artifacts are kept.',
-      tag: 'Projects',
-      access: 'personal',
       project: 'write',
       responses: { 204: null },
       errors: [409],
@@ -100,16 +94,13 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  projects.add(
     {
-      method: 'get',
-      path: '/projects/:id/audit/',
+      route: 'GET /projects/:id/audit/',
       operationId: 'listAuditEvents',
       summary: 'List audit events',
       description:
         'Newest first, in pages: `limit` events (default 100, at most 1000), and the next page with `before` set to the `id` of the last event of this one. Every customer mutation writes one, with the actor and the token prefix.',
-      tag: 'Projects',
-      access: 'developer',
       project: 'read',
       query: auditQuery,
       responses: { 200: R.arrayOf(R.AuditEvent) },
@@ -123,15 +114,12 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  users.add(
     {
-      method: 'get',
-      path: '/users',
+      route: 'GET /users',
       operationId: 'findUsers',
       summary: 'Find a user by exact e-mail (staff)',
       description: 'Staff only; others get 403. Answers an array of zero or one user.',
-      tag: 'Users',
-      access: 'staff',
       query: usersQuery,
       responses: { 200: R.arrayOf(R.User) },
     },

@@ -12,18 +12,17 @@ import { createSessionBody } from '../http/schemas';
  * browser never keeps the raw token where a script could read it. Bearer tokens are unaffected.
  */
 export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const signIn = table.section({ tag: 'Console session', access: 'public' });
+  const session = table.section({ tag: 'Console session', access: 'personal' });
   const { store, config } = deps;
 
-  table.add(
+  signIn.add(
     {
-      method: 'post',
-      path: '/session/',
+      route: 'POST /session/',
       operationId: 'createSession',
       summary: 'Sign in to the console',
       description:
         "Exchanges a personal token for a session: an `ota_session` cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) that expires after `SESSION_TTL_SECONDS` and acts with that token, so revoking the token ends the session. Every mutating call made with the cookie must send the answer's `csrf_token` in `x-csrf-token`. Any other kind of token is 401.",
-      tag: 'Console session',
-      access: 'public',
       body: createSessionBody,
       responses: { 201: R.Session },
       errors: [400, 401, 422],
@@ -41,15 +40,12 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  session.add(
     {
-      method: 'get',
-      path: '/session/',
+      route: 'GET /session/',
       operationId: 'getSession',
       summary: 'The console session',
       description: 'Who is signed in, and the CSRF token, for a console that was reloaded. Without a session cookie: 401.',
-      tag: 'Console session',
-      access: 'personal',
       responses: { 200: R.Session },
     },
     async (ctx) => {
@@ -60,15 +56,12 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  session.add(
     {
-      method: 'delete',
-      path: '/session/',
+      route: 'DELETE /session/',
       operationId: 'deleteSession',
       summary: 'Sign out of the console',
       description: 'Ends the session at once and clears its cookie. Needs the CSRF token, as every mutating call with the cookie.',
-      tag: 'Console session',
-      access: 'personal',
       responses: { 204: null },
     },
     async (ctx) => {

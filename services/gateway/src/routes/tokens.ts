@@ -7,17 +7,16 @@ import { createPersonalTokenBody, createProjectTokenBody } from '../http/schemas
 import { pathId } from './context';
 
 export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const personalTokens = table.section({ tag: 'Tokens', access: 'personal' });
+  const projectTokens = table.section({ tag: 'Tokens', access: 'developer' });
   const { store, audit } = deps;
 
-  table.add(
+  personalTokens.add(
     {
-      method: 'get',
-      path: '/me/tokens/',
+      route: 'GET /me/tokens/',
       operationId: 'listPersonalTokens',
       summary: 'List your personal tokens',
       description: 'Revoked tokens are listed too, with `revoked_at` and the `last_used_at` they had.',
-      tag: 'Tokens',
-      access: 'personal',
       responses: { 200: R.arrayOf(R.Token) },
     },
     async (ctx, { principal }) => {
@@ -25,15 +24,12 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  personalTokens.add(
     {
-      method: 'post',
-      path: '/me/tokens/',
+      route: 'POST /me/tokens/',
       operationId: 'createPersonalToken',
       summary: 'Create a personal token',
       description: 'The raw `token` is in this answer only; it is stored as a SHA-256 hash.',
-      tag: 'Tokens',
-      access: 'personal',
       body: createPersonalTokenBody,
       responses: { 201: R.TokenCreated },
     },
@@ -44,15 +40,12 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  personalTokens.add(
     {
-      method: 'delete',
-      path: '/me/tokens/:tid/',
+      route: 'DELETE /me/tokens/:tid/',
       operationId: 'revokePersonalToken',
       summary: 'Revoke a personal token',
       description: 'Takes effect on the next request.',
-      tag: 'Tokens',
-      access: 'personal',
       responses: { 204: null },
     },
     async (ctx, { principal }) => {
@@ -63,14 +56,11 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  projectTokens.add(
     {
-      method: 'get',
-      path: '/projects/:id/tokens/',
+      route: 'GET /projects/:id/tokens/',
       operationId: 'listProjectTokens',
       summary: 'List project tokens',
-      tag: 'Tokens',
-      access: 'developer',
       project: 'read',
       responses: { 200: R.arrayOf(R.Token) },
     },
@@ -79,15 +69,12 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  projectTokens.add(
     {
-      method: 'post',
-      path: '/projects/:id/tokens/',
+      route: 'POST /projects/:id/tokens/',
       operationId: 'createProjectToken',
       summary: 'Create a project token',
       description: '`device` scope may only call the device API; `api` scope only the developer API. Never flash an `api` token onto devices.',
-      tag: 'Tokens',
-      access: 'developer',
       project: 'write',
       body: createProjectTokenBody,
       responses: { 201: R.TokenCreated },
@@ -114,14 +101,11 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  projectTokens.add(
     {
-      method: 'delete',
-      path: '/projects/:id/tokens/:tid/',
+      route: 'DELETE /projects/:id/tokens/:tid/',
       operationId: 'revokeProjectToken',
       summary: 'Revoke a project token',
-      tag: 'Tokens',
-      access: 'developer',
       project: 'write',
       responses: { 204: null },
     },

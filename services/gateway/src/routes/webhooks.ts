@@ -7,18 +7,16 @@ import { pathId, rpc } from './context';
 
 /** Project webhooks (docs/api.md, "Webhooks"): kept and delivered by the telemetry service. */
 export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
+  const api = table.section({ tag: 'Webhooks', access: 'developer' });
   const { clients, audit } = deps;
 
-  table.add(
+  api.add(
     {
-      method: 'post',
-      path: '/projects/:id/webhooks/',
+      route: 'POST /projects/:id/webhooks/',
       operationId: 'createWebhook',
       summary: 'Create a webhook',
       description:
         'Every later event of the chosen kinds is POSTed to `url` as JSON, signed with HMAC-SHA256 (`OTA-Signature: v1=<hex>` over `<OTA-Timestamp>.<body>`), and retried with exponential back-off until the receiver answers 2xx (for 24 hours by default). The `secret` is in this answer only. At most 20 webhooks per project.',
-      tag: 'Webhooks',
-      access: 'developer',
       project: 'write',
       body: createWebhookBody,
       responses: { 201: R.WebhookCreated },
@@ -31,22 +29,19 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
-    { method: 'get', path: '/projects/:id/webhooks/', operationId: 'listWebhooks', summary: 'List webhooks', description: 'Oldest first; secrets are never shown again.', tag: 'Webhooks', access: 'developer', project: 'read', responses: { 200: R.arrayOf(R.Webhook) } },
+  api.add(
+    { route: 'GET /projects/:id/webhooks/', operationId: 'listWebhooks', summary: 'List webhooks', description: 'Oldest first; secrets are never shown again.', project: 'read', responses: { 200: R.arrayOf(R.Webhook) } },
     async (ctx, { project }) => {
       ctx.body = (await clients.telemetry.listWebhooks({ projectId: project.id }, rpc(ctx))).webhooks.map((webhook) => webhookJson(webhook));
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'delete',
-      path: '/projects/:id/webhooks/:wid/',
+      route: 'DELETE /projects/:id/webhooks/:wid/',
       operationId: 'deleteWebhook',
       summary: 'Delete a webhook',
       description: 'Its pending deliveries are dropped and its delivery log with it.',
-      tag: 'Webhooks',
-      access: 'developer',
       project: 'write',
       responses: { 204: null },
     },
@@ -58,15 +53,12 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
   );
 
-  table.add(
+  api.add(
     {
-      method: 'get',
-      path: '/projects/:id/webhooks/:wid/deliveries/',
+      route: 'GET /projects/:id/webhooks/:wid/deliveries/',
       operationId: 'listWebhookDeliveries',
       summary: "A webhook's delivery log",
       description: 'Newest first, `limit` deliveries (default 20, at most 100), each with every attempt: when, the status the receiver answered, and why it failed.',
-      tag: 'Webhooks',
-      access: 'developer',
       project: 'read',
       query: webhookDeliveriesQuery,
       responses: { 200: R.arrayOf(R.WebhookDelivery) },
