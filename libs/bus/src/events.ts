@@ -1,18 +1,13 @@
 // Event payloads, as JSON on the wire. Timestamps are ISO 8601 strings.
 
+import type { BuildRequirementFields } from '@ota/manifest';
+
 /** What read models need to know of an artifact; artifacts change only their `archived` flag. */
-export interface ArtifactChangedEvent {
+export interface ArtifactChangedEvent extends BuildRequirementFields {
   id: string;
   project_id: string;
   build_number: number;
   version_label: string;
-  framework: string;
-  chip_family: string;
-  board_id: string;
-  hardware_revision: string;
-  partition_profile: string;
-  min_nvs_schema_version: number | null;
-  security_mode: string;
   checksum_sha256: string;
   file_size: number;
   archived: boolean;

@@ -30,6 +30,55 @@ export interface BuildRequirements {
   securityMode: string;
 }
 
+/** What a build requires, as the manifest, the HTTP API, the stores and the bus spell it. */
+export interface BuildRequirementFields {
+  framework: string;
+  chip_family: string;
+  board_id: string;
+  hardware_revision: string;
+  partition_profile: string;
+  min_nvs_schema_version: number | null;
+  security_mode: string;
+}
+
+/** The snake_case fields of what a build requires. */
+export function requirementFields(requirements: BuildRequirements): BuildRequirementFields {
+  return {
+    framework: requirements.framework,
+    chip_family: requirements.chipFamily,
+    board_id: requirements.boardId,
+    hardware_revision: requirements.hardwareRevision,
+    partition_profile: requirements.partitionProfile,
+    min_nvs_schema_version: requirements.minNvsSchemaVersion,
+    security_mode: requirements.securityMode,
+  };
+}
+
+/**
+ * What a build requires, from snake_case fields: a manifest's, a stored document's or an event's.
+ * A field a manifest does not declare (or an older document lacks) requires nothing: '' or null.
+ */
+export function requirementsOf(fields: Partial<BuildRequirementFields>): BuildRequirements {
+  return {
+    framework: fields.framework ?? '',
+    chipFamily: fields.chip_family ?? '',
+    boardId: fields.board_id ?? '',
+    hardwareRevision: fields.hardware_revision ?? '',
+    partitionProfile: fields.partition_profile ?? '',
+    minNvsSchemaVersion: fields.min_nvs_schema_version ?? null,
+    securityMode: fields.security_mode ?? '',
+  };
+}
+
+/**
+ * The requirements among a record's camelCase fields, such as a proto message's, which holds an
+ * absent NVS minimum as undefined where the services hold null.
+ */
+export function requirementsIn(record: Omit<BuildRequirements, 'minNvsSchemaVersion'> & { minNvsSchemaVersion?: number | null }): BuildRequirements {
+  const { framework, chipFamily, boardId, hardwareRevision, partitionProfile, minNvsSchemaVersion, securityMode } = record;
+  return { framework, chipFamily, boardId, hardwareRevision, partitionProfile, minNvsSchemaVersion: minNvsSchemaVersion ?? null, securityMode };
+}
+
 const SHORT_TEXT = { type: 'string', minLength: 1, maxLength: 128 } as const;
 
 export const MANIFEST_SCHEMA = {

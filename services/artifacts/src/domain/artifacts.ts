@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
-import { parseManifest, type Manifest } from '@ota/manifest';
+import { parseManifest, requirementsOf, type Manifest } from '@ota/manifest';
 import { findSigningKey, parseEd25519PublicKey, type SigningKey } from './signing-keys';
 import type { Artifact } from './model';
 import type { ArtifactEvents, ArtifactStore, BinaryStorage } from './ports';
@@ -146,13 +146,7 @@ function artifactOf(
   return {
     ...fields,
     versionLabel: manifest.version_label,
-    framework: manifest.framework,
-    chipFamily: manifest.chip_family,
-    boardId: manifest.board_id ?? '',
-    hardwareRevision: manifest.hardware_revision ?? '',
-    partitionProfile: manifest.partition_profile ?? '',
-    minNvsSchemaVersion: manifest.min_nvs_schema_version ?? null,
-    securityMode: manifest.security_mode ?? '',
+    ...requirementsOf(manifest),
     releaseNotes: manifest.release_notes ?? '',
     archived: false,
     signature: '',

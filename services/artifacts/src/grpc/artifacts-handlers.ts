@@ -1,5 +1,6 @@
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
+import { requirementsIn } from '@ota/manifest';
 import { type artifacts as pb } from '@ota/proto';
 import type { Artifacts, UploadHeader } from '../domain/artifacts';
 import type { Artifact } from '../domain/model';
@@ -65,13 +66,8 @@ export function artifactMessage(artifact: Artifact): pb.Artifact {
     projectId: artifact.projectId,
     buildNumber: artifact.buildNumber,
     versionLabel: artifact.versionLabel,
-    framework: artifact.framework,
-    chipFamily: artifact.chipFamily,
-    boardId: artifact.boardId,
-    hardwareRevision: artifact.hardwareRevision,
-    partitionProfile: artifact.partitionProfile,
+    ...requirementsIn(artifact),
     minNvsSchemaVersion: artifact.minNvsSchemaVersion ?? undefined,
-    securityMode: artifact.securityMode,
     releaseNotes: artifact.releaseNotes,
     checksumSha256: artifact.checksumSha256,
     fileSize: artifact.fileSize,

@@ -1,3 +1,4 @@
+import { requirementFields, requirementsIn } from '@ota/manifest';
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Session, Token, User } from '../auth/model';
 import type { DeploymentProgress } from '../use-cases/deployments';
@@ -139,15 +140,9 @@ export function artifactJson(artifact: artifacts.Artifact) {
     id: artifact.id,
     build_number: artifact.buildNumber,
     version_label: artifact.versionLabel,
-    framework: artifact.framework,
-    chip_family: artifact.chipFamily,
-    board_id: artifact.boardId,
-    hardware_revision: artifact.hardwareRevision,
-    partition_profile: artifact.partitionProfile,
-    min_nvs_schema_version: artifact.minNvsSchemaVersion ?? null,
+    ...requirementFields(requirementsIn(artifact)),
     checksum_sha256: artifact.checksumSha256,
     file_size: artifact.fileSize,
-    security_mode: artifact.securityMode,
     release_notes: artifact.releaseNotes,
     signature: artifact.signature,
     signing_key_id: artifact.signingKeyId || null,

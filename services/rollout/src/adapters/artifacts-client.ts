@@ -1,5 +1,6 @@
 import type { ArtifactChangedEvent } from '@ota/bus';
 import type { ServiceClient } from '@ota/grpc';
+import { requirementsIn, requirementsOf } from '@ota/manifest';
 import { type artifacts as pb } from '@ota/proto';
 import type { ArtifactSummary } from '../domain/model';
 import type { ArtifactCatalog } from '../domain/ports';
@@ -26,13 +27,7 @@ export function summaryOfMessage(artifact: pb.Artifact): ArtifactSummary {
     projectId: artifact.projectId,
     buildNumber: artifact.buildNumber,
     versionLabel: artifact.versionLabel,
-    framework: artifact.framework,
-    chipFamily: artifact.chipFamily,
-    boardId: artifact.boardId,
-    hardwareRevision: artifact.hardwareRevision,
-    partitionProfile: artifact.partitionProfile,
-    minNvsSchemaVersion: artifact.minNvsSchemaVersion ?? null,
-    securityMode: artifact.securityMode,
+    ...requirementsIn(artifact),
     checksumSha256: artifact.checksumSha256,
     fileSize: artifact.fileSize,
     archived: artifact.archived,
@@ -47,13 +42,7 @@ export function summaryOfEvent(event: ArtifactChangedEvent): ArtifactSummary {
     projectId: event.project_id,
     buildNumber: event.build_number,
     versionLabel: event.version_label,
-    framework: event.framework,
-    chipFamily: event.chip_family,
-    boardId: event.board_id,
-    hardwareRevision: event.hardware_revision,
-    partitionProfile: event.partition_profile,
-    minNvsSchemaVersion: event.min_nvs_schema_version,
-    securityMode: event.security_mode,
+    ...requirementsOf(event),
     checksumSha256: event.checksum_sha256,
     fileSize: event.file_size,
     archived: event.archived,

@@ -1,21 +1,15 @@
 import { insertUnique, insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from '@ota/mongo';
+import { requirementFields, requirementsOf, type BuildRequirementFields } from '@ota/manifest';
 import { Schema, type Connection } from 'mongoose';
 import type { Artifact } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
 import type { SigningKey } from '../../domain/signing-keys';
 
-interface ArtifactDoc {
+interface ArtifactDoc extends BuildRequirementFields {
   _id: string;
   project_id: string;
   build_number: number;
   version_label: string;
-  framework: string;
-  chip_family: string;
-  board_id: string;
-  hardware_revision: string;
-  partition_profile: string;
-  min_nvs_schema_version: number | null;
-  security_mode: string;
   release_notes: string;
   checksum_sha256: string;
   file_size: number;
@@ -157,13 +151,7 @@ function docOf(artifact: Artifact): ArtifactDoc {
     project_id: artifact.projectId,
     build_number: artifact.buildNumber,
     version_label: artifact.versionLabel,
-    framework: artifact.framework,
-    chip_family: artifact.chipFamily,
-    board_id: artifact.boardId,
-    hardware_revision: artifact.hardwareRevision,
-    partition_profile: artifact.partitionProfile,
-    min_nvs_schema_version: artifact.minNvsSchemaVersion,
-    security_mode: artifact.securityMode,
+    ...requirementFields(artifact),
     release_notes: artifact.releaseNotes,
     checksum_sha256: artifact.checksumSha256,
     file_size: artifact.fileSize,
@@ -181,13 +169,7 @@ function artifactOf(doc: ArtifactDoc): Artifact {
     projectId: doc.project_id,
     buildNumber: doc.build_number,
     versionLabel: doc.version_label,
-    framework: doc.framework,
-    chipFamily: doc.chip_family,
-    boardId: doc.board_id ?? '',
-    hardwareRevision: doc.hardware_revision ?? '',
-    partitionProfile: doc.partition_profile ?? '',
-    minNvsSchemaVersion: doc.min_nvs_schema_version ?? null,
-    securityMode: doc.security_mode ?? '',
+    ...requirementsOf(doc),
     releaseNotes: doc.release_notes ?? '',
     checksumSha256: doc.checksum_sha256,
     fileSize: doc.file_size,

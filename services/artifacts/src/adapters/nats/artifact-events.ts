@@ -1,4 +1,5 @@
 import { SUBJECTS, type ArtifactChangedEvent, type Bus } from '@ota/bus';
+import { requirementFields } from '@ota/manifest';
 import type { Artifact } from '../../domain/model';
 import type { ArtifactEvents } from '../../domain/ports';
 
@@ -13,13 +14,7 @@ function artifactChangedEvent(artifact: Artifact): ArtifactChangedEvent {
     project_id: artifact.projectId,
     build_number: artifact.buildNumber,
     version_label: artifact.versionLabel,
-    framework: artifact.framework,
-    chip_family: artifact.chipFamily,
-    board_id: artifact.boardId,
-    hardware_revision: artifact.hardwareRevision,
-    partition_profile: artifact.partitionProfile,
-    min_nvs_schema_version: artifact.minNvsSchemaVersion,
-    security_mode: artifact.securityMode,
+    ...requirementFields(artifact),
     checksum_sha256: artifact.checksumSha256,
     file_size: artifact.fileSize,
     archived: artifact.archived,
