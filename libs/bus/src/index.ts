@@ -5,8 +5,7 @@ import { connect } from '@nats-io/transport-node';
 import type { Logger } from '@ota/logging';
 
 export * from './subjects';
-export * from './events';
-import { OBSOLETE_DURABLES, STREAMS, type StreamSpec } from './subjects';
+import { OBSOLETE_DURABLES, STREAMS, type EventKind, type StreamSpec } from './subjects';
 
 export interface BusOptions {
   url: string;
@@ -86,8 +85,8 @@ export class Bus {
     }
   }
 
-  publish<T>(subject: string, event: T): void {
-    this.connection.publish(subject, JSON.stringify(event));
+  publish<T>(kind: EventKind<T>, event: T): void {
+    this.connection.publish(kind.subject, wireOf(kind, event));
   }
 
   /**
@@ -95,10 +94,10 @@ export class Bus {
    * answers that arrive until none has come for `stallMs`, or `maxWaitMs` passed. An empty list
    * when nobody serves the subject.
    */
-  async requestAll<T, R>(subject: string, event: T, timing: { stallMs: number; maxWaitMs: number }): Promise<R[]> {
+  async requestAll<T, R>(kind: EventKind<T>, event: T, timing: { stallMs: number; maxWaitMs: number }): Promise<R[]> {
     const answers: R[] = [];
     try {
-      const replies = await this.connection.requestMany(subject, JSON.stringify(event), {
+      const replies = await this.connection.requestMany(kind.subject, wireOf(kind, event), {
         strategy: 'stall',
         stall: timing.stallMs,
         maxWait: timing.maxWaitMs,
@@ -112,21 +111,21 @@ export class Bus {
   }
 
   /** Stores the event in JetStream; `messageId` makes a retried publish a no-op. */
-  async publishDurable<T>(subject: string, event: T, messageId: string): Promise<void> {
-    await this.js.publish(subject, JSON.stringify(event), {
+  async publishDurable<T>(kind: EventKind<T>, event: T, messageId: string): Promise<void> {
+    await this.js.publish(kind.subject, wireOf(kind, event), {
       msgID: messageId,
       timeout: this.options.publishTimeoutMs ?? 5_000,
     });
   }
 
-  subscribe<T>(subject: string, handler: EventHandler<T>): void {
-    this.listen(subject, (message) => handler(message.json<T>(), message.subject));
+  subscribe<T>(kind: EventKind<T>, handler: EventHandler<T>): void {
+    this.listen(kind.subject, (message) => handler(kind.message.fromJSON(message.json()), message.subject));
   }
 
-  /** Answers `requestAll` on `subject` with what `handler` returns, on every replica. */
-  serve<T, R>(subject: string, handler: (event: T) => Promise<R> | R): void {
-    this.listen(subject, async (message) => {
-      message.respond(JSON.stringify(await handler(message.json<T>())));
+  /** Answers `requestAll` of this kind with what `handler` returns, on every replica. */
+  serve<T, R>(kind: EventKind<T>, handler: (event: T) => Promise<R> | R): void {
+    this.listen(kind.subject, async (message) => {
+      message.respond(JSON.stringify(await handler(kind.message.fromJSON(message.json()))));
     });
   }
 
@@ -155,7 +154,7 @@ export class Bus {
   async consumeDurable<T>(
     stream: string,
     durableName: string,
-    filterSubject: string,
+    kind: EventKind<T>,
     handler: EventHandler<T>,
     retryDelayMs = 2_000,
   ): Promise<void> {
@@ -167,7 +166,7 @@ export class Bus {
         durable_name: durableName,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
-        filter_subject: filterSubject,
+        filter_subject: kind.subject,
         ack_wait: 30 * 1_000_000_000,
         max_ack_pending: 1_000,
       });
@@ -177,7 +176,7 @@ export class Bus {
     const done = (async () => {
       for await (const message of messages) {
         try {
-          await handler(message.json<T>(), message.subject);
+          await handler(kind.message.fromJSON(message.json()), message.subject);
           message.ack();
         } catch (error) {
           this.options.logger.error({ err: error, stream, durableName }, 'durable event handler failed; will retry');
@@ -226,4 +225,9 @@ export class Bus {
 function isNotFound(error: unknown): boolean {
   const message = (error as Error)?.message ?? '';
   return /not found/i.test(message);
+}
+
+/** An event as it travels: the JSON of its message, keyed by the proto field names. */
+function wireOf<T>(kind: EventKind<T>, event: T): string {
+  return JSON.stringify(kind.message.toJSON(event));
 }

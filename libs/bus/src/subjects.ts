@@ -1,22 +1,37 @@
-// Every NATS subject of the system, with who publishes and who consumes it. docs/architecture.md
+// Every kind of NATS event of the system, with who publishes and who consumes it. docs/architecture.md
 // lists the same table for readers; keep the two in step.
 
-export const SUBJECTS = {
+import { artifacts, events } from '@ota/proto';
+
+/**
+ * A kind of event: its subject, and the message of proto/ that defines it. The generated message
+ * writes and reads its JSON, the form an event has on the wire.
+ */
+export interface EventKind<T> {
+  readonly subject: string;
+  readonly message: { toJSON(message: T): unknown; fromJSON(object: unknown): T };
+}
+
+function eventKind<T>(subject: string, message: EventKind<T>['message']): EventKind<T> {
+  return { subject, message };
+}
+
+export const EVENTS = {
   /** artifacts → rollout (core): an artifact was uploaded, archived or unarchived. */
-  artifactChanged: 'ota.artifacts.artifact.changed',
+  artifactChanged: eventKind('ota.artifacts.artifact.changed', artifacts.Artifact),
   /** rollout → rollout replicas (core): a deployment was created or changed state. */
-  deploymentChanged: 'ota.rollout.deployment.changed',
+  deploymentChanged: eventKind('ota.rollout.deployment.changed', events.DeploymentChanged),
   /** rollout → rollout replicas (core): a device reached a status in a deployment. */
-  deviceStatusChanged: 'ota.rollout.device_status.changed',
+  deviceStatusChanged: eventKind('ota.rollout.device_status.changed', events.DeviceStatusChanged),
   /** rollout → rollout replicas (core): a device was deleted; forget its statuses. */
-  deviceForgotten: 'ota.rollout.device.forgotten',
+  deviceForgotten: eventKind('ota.rollout.device.forgotten', events.DeviceForgotten),
   /**
    * admin command → gateway replicas (core request, each replica answers): an owner's plan changed;
    * drop it from the plan cache so that the next check reads the new cap.
    */
-  planChanged: 'ota.gateway.plan.changed',
-  /** gateway → telemetry (JetStream): a customer mutation, for the audit log. */
-  auditRecorded: 'ota.telemetry.audit',
+  planChanged: eventKind('ota.gateway.plan.changed', events.PlanChanged),
+  /** gateway and rollout → telemetry (JetStream): a customer mutation or a deployment's own change, for the audit log. */
+  auditRecorded: eventKind('ota.telemetry.audit', events.AuditRecorded),
 } as const;
 
 export interface StreamSpec {

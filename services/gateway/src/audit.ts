@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type Bus, SUBJECTS, type AuditRecordedEvent } from '@ota/bus';
+import { type Bus, EVENTS } from '@ota/bus';
+import type { events } from '@ota/proto';
 import type { Logger } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import type { Principal } from './auth/principal';
@@ -29,27 +30,28 @@ export class AuditLog {
   ) {}
 
   async record(principal: Principal, entry: AuditEntry): Promise<void> {
-    const event: AuditRecordedEvent = {
+    const event: events.AuditRecorded = {
       id: randomUUID(),
-      project_id: entry.projectId,
+      projectId: entry.projectId,
       action: entry.action,
-      actor_type: principal.token.kind === 'personal' ? 'user' : 'project_token',
-      actor_id: principal.token.kind === 'personal' ? principal.userId : principal.token.id,
-      token_prefix: principal.token.prefix,
-      target_type: entry.targetType,
-      target_id: entry.targetId,
-      created_at: new Date().toISOString(),
+      actorType: principal.token.kind === 'personal' ? 'user' : 'project_token',
+      actorId: principal.token.kind === 'personal' ? principal.userId : principal.token.id,
+      tokenPrefix: principal.token.prefix,
+      targetType: entry.targetType,
+      targetId: entry.targetId,
+      createdAt: new Date(),
       details: entry.details ?? {},
     };
     if (this.bus.isConnected()) {
       try {
-        await this.bus.publishDurable(SUBJECTS.auditRecorded, event, event.id);
+        await this.bus.publishDurable(EVENTS.auditRecorded, event, event.id);
         return;
       } catch (error) {
         this.logger.warn({ err: error, auditId: event.id }, 'JetStream did not store an audit event; keeping it in the outbox');
       }
     }
-    await this.models.AuditOutbox.collection.insertOne({ _id: event.id, event, created_at: new Date() } as AuditOutboxDoc as never);
+    const kept: AuditOutboxDoc = { _id: event.id, event: EVENTS.auditRecorded.message.toJSON(event), created_at: new Date() };
+    await this.models.AuditOutbox.collection.insertOne(kept as never);
     this.metrics.auditOutboxWritten.inc();
     this.logger.warn({ auditId: event.id, action: event.action }, 'audit event kept in the outbox until NATS stores it');
   }
@@ -93,7 +95,7 @@ export class AuditOutboxRelay {
         if (!this.bus.isConnected()) return moved;
         const docs = await this.models.AuditOutbox.find().sort({ created_at: 1, _id: 1 }).limit(this.batchSize).lean();
         for (const doc of docs) {
-          await this.bus.publishDurable(SUBJECTS.auditRecorded, doc.event, doc._id);
+          await this.bus.publishDurable(EVENTS.auditRecorded, EVENTS.auditRecorded.message.fromJSON(doc.event), doc._id);
           await this.models.AuditOutbox.deleteOne({ _id: doc._id });
           this.metrics.auditOutboxRelayed.inc();
           moved += 1;

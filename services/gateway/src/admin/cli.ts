@@ -1,6 +1,6 @@
 // The admin command (decisions.md section 1). Users are never created through the API; this
 // talks to the gateway's own database with the gateway's configuration and store code.
-import { Bus, SUBJECTS, type PlanChangedEvent } from '@ota/bus';
+import { Bus, EVENTS } from '@ota/bus';
 import { createLogger } from '@ota/logging';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { loadGatewayConfig } from '../config';
@@ -83,7 +83,7 @@ async function tellGateways(natsUrl: string, userId: string, cacheTtlMs: number)
   let bus: Bus | undefined;
   try {
     bus = await Bus.connect({ url: natsUrl, name: 'admin', logger: createLogger('admin', 'silent'), failFast: true });
-    const answers = await bus.requestAll<PlanChangedEvent, unknown>(SUBJECTS.planChanged, { user_id: userId }, { stallMs: 250, maxWaitMs: 2_000 });
+    const answers = await bus.requestAll(EVENTS.planChanged, { userId }, { stallMs: 250, maxWaitMs: 2_000 });
     process.stderr.write(answers.length > 0 ? `gateways that applied the plan at once: ${answers.length}\n` : `no gateway answered; ${later}\n`);
   } catch (error) {
     process.stderr.write(`could not reach NATS at ${natsUrl} (${(error as Error).message}); ${later}\n`);

@@ -1,6 +1,5 @@
-import type { ArtifactChangedEvent } from '@ota/bus';
 import type { ServiceClient } from '@ota/grpc';
-import { requirementsIn, requirementsOf } from '@ota/manifest';
+import { requirementsIn } from '@ota/manifest';
 import { type artifacts as pb } from '@ota/proto';
 import type { ArtifactSummary } from '../domain/model';
 import type { ArtifactCatalog } from '../domain/ports';
@@ -33,20 +32,5 @@ export function summaryOfMessage(artifact: pb.Artifact): ArtifactSummary {
     archived: artifact.archived,
     signature: artifact.signature,
     signingKeyId: artifact.signingKeyId,
-  };
-}
-
-export function summaryOfEvent(event: ArtifactChangedEvent): ArtifactSummary {
-  return {
-    id: event.id,
-    projectId: event.project_id,
-    buildNumber: event.build_number,
-    versionLabel: event.version_label,
-    ...requirementsOf(event),
-    checksumSha256: event.checksum_sha256,
-    fileSize: event.file_size,
-    archived: event.archived,
-    signature: event.signature,
-    signingKeyId: event.signing_key_id,
   };
 }

@@ -1,5 +1,5 @@
 import { notFound } from '@ota/errors';
-import type { AuditRecordedEvent } from '@ota/bus';
+import type { events } from '@ota/proto';
 import type { AuditRecord, TelemetryStore } from './model';
 
 /** The audit trail: events arrive over JetStream (written once each) and are read back in pages. */
@@ -7,19 +7,9 @@ export class Telemetry {
   constructor(private readonly store: TelemetryStore) {}
 
   /** Stores the event once (a redelivered one is already there) and returns it as stored. */
-  async recordAudit(event: AuditRecordedEvent): Promise<AuditRecord> {
-    const record: AuditRecord = {
-      id: event.id,
-      projectId: event.project_id,
-      action: event.action,
-      actorType: event.actor_type,
-      actorId: event.actor_id,
-      tokenPrefix: event.token_prefix,
-      targetType: event.target_type,
-      targetId: event.target_id,
-      createdAt: new Date(event.created_at),
-      details: event.details,
-    };
+  async recordAudit(event: events.AuditRecorded): Promise<AuditRecord> {
+    // Every publisher sets both; the message type cannot say so.
+    const record: AuditRecord = { ...event, createdAt: event.createdAt ?? new Date(), details: event.details ?? {} };
     await this.store.insertAudit(record);
     return record;
   }

@@ -1,4 +1,3 @@
-import type { AuditRecordedEvent } from '@ota/bus';
 import { Schema, type Connection } from 'mongoose';
 import type { TokenKind } from '../../auth/tokens';
 
@@ -57,7 +56,8 @@ export interface TokenUsageDoc {
 export interface AuditOutboxDoc {
   /** The audit event's id, which is also its JetStream message id. */
   _id: string;
-  event: AuditRecordedEvent;
+  /** The event as it travels on the bus (its JSON), so that the outbox of an earlier release reads the same. */
+  event: unknown;
   created_at: Date;
 }
 

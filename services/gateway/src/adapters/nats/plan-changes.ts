@@ -1,4 +1,4 @@
-import { SUBJECTS, type Bus, type PlanChangedEvent } from '@ota/bus';
+import { EVENTS, type Bus } from '@ota/bus';
 import type { PlanCache } from '../../plan-cache';
 
 /**
@@ -7,8 +7,8 @@ import type { PlanCache } from '../../plan-cache';
  * have been announced while NATS was away.
  */
 export function followPlanChanges(bus: Bus, plans: PlanCache): void {
-  bus.serve<PlanChangedEvent, { forgotten: boolean }>(SUBJECTS.planChanged, (event) => {
-    plans.forget(event.user_id);
+  bus.serve(EVENTS.planChanged, (event) => {
+    plans.forget(event.userId);
     return { forgotten: true };
   });
   bus.onReconnect(() => plans.clear());

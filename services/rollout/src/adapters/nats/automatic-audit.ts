@@ -1,6 +1,7 @@
-import { SUBJECTS, type AuditRecordedEvent, type Bus } from '@ota/bus';
+import { EVENTS, type Bus } from '@ota/bus';
 import { uuidV5In } from '@ota/ids';
 import type { Logger } from '@ota/logging';
+import type { events } from '@ota/proto';
 import type { Deployment } from '../../domain/model';
 
 // The namespace of automatic audit event ids is a fixed random UUID.
@@ -23,24 +24,24 @@ export class AutomaticAudit {
   ) {}
 
   record(deployment: Deployment, action: string, details: Record<string, unknown>): void {
-    const event: AuditRecordedEvent = {
+    const event: events.AuditRecorded = {
       id: auditIdOf(deployment.id, deployment.version),
-      project_id: deployment.projectId,
+      projectId: deployment.projectId,
       action,
-      actor_type: 'system',
-      actor_id: 'rollout',
-      token_prefix: '',
-      target_type: 'deployment',
-      target_id: deployment.id,
-      created_at: deployment.updatedAt.toISOString(),
+      actorType: 'system',
+      actorId: 'rollout',
+      tokenPrefix: '',
+      targetType: 'deployment',
+      targetId: deployment.id,
+      createdAt: deployment.updatedAt,
       details,
     };
     void this.publish(event, 1);
   }
 
-  private async publish(event: AuditRecordedEvent, attempt: number): Promise<void> {
+  private async publish(event: events.AuditRecorded, attempt: number): Promise<void> {
     try {
-      await this.bus.publishDurable(SUBJECTS.auditRecorded, event, event.id);
+      await this.bus.publishDurable(EVENTS.auditRecorded, event, event.id);
     } catch (error) {
       if (attempt >= ATTEMPTS) {
         this.logger.error({ err: error, auditId: event.id, action: event.action }, 'an automatic audit event could not be published; the deployment still shows the change');

@@ -1,30 +1,18 @@
-import { SUBJECTS, type Bus, type ArtifactChangedEvent, type DeploymentChangedEvent, type DeviceForgottenEvent, type DeviceStatusChangedEvent } from '@ota/bus';
+import { EVENTS, type Bus } from '@ota/bus';
 import type { Logger } from '@ota/logging';
 import type { DeviceStatusCache } from '../../domain/device-status-cache';
 import type { RolloutEvents } from '../../domain/ports';
 import type { InMemoryRolloutViews } from '../../views/rollout-views';
-import { summaryOfEvent } from '../artifacts-client';
+import { summaryOfMessage } from '../artifacts-client';
 import type { AutomaticAudit } from './automatic-audit';
 
 /** What rollout tells the other replicas (core NATS) and telemetry (the automatic audit, JetStream). */
 export function natsRolloutEvents(bus: Bus, automaticAudit: AutomaticAudit): RolloutEvents {
   return {
     deploymentChanged: (deployment) =>
-      bus.publish<DeploymentChangedEvent>(SUBJECTS.deploymentChanged, {
-        id: deployment.id,
-        project_id: deployment.projectId,
-        state: deployment.state,
-        updated_at: deployment.updatedAt.toISOString(),
-      }),
-    deviceStatusChanged: (deploymentId, deviceId, status) =>
-      bus.publish<DeviceStatusChangedEvent>(SUBJECTS.deviceStatusChanged, {
-        deployment_id: deploymentId,
-        device_id: deviceId,
-        status: status.status,
-        rank: status.rank,
-        rolled_back: status.rolledBack,
-      }),
-    deviceForgotten: (deviceId) => bus.publish<DeviceForgottenEvent>(SUBJECTS.deviceForgotten, { device_id: deviceId }),
+      bus.publish(EVENTS.deploymentChanged, { id: deployment.id, projectId: deployment.projectId, state: deployment.state, updatedAt: deployment.updatedAt }),
+    deviceStatusChanged: (deploymentId, deviceId, status) => bus.publish(EVENTS.deviceStatusChanged, { deploymentId, deviceId, ...status }),
+    deviceForgotten: (deviceId) => bus.publish(EVENTS.deviceForgotten, { deviceId }),
     changedByItself: (deployment, action, details) => automaticAudit.record(deployment, action, details),
   };
 }
@@ -35,12 +23,12 @@ export function natsRolloutEvents(bus: Bus, automaticAudit: AutomaticAudit): Rol
  * load is missed.
  */
 export function followPeers(bus: Bus, views: InMemoryRolloutViews, statusCache: DeviceStatusCache, logger: Logger): void {
-  bus.subscribe<ArtifactChangedEvent>(SUBJECTS.artifactChanged, (event) => views.artifactSeen(summaryOfEvent(event)));
-  bus.subscribe<DeploymentChangedEvent>(SUBJECTS.deploymentChanged, (event) => views.deploymentChanged(event.id));
-  bus.subscribe<DeviceStatusChangedEvent>(SUBJECTS.deviceStatusChanged, (event) => {
-    statusCache.merge(event.deployment_id, event.device_id, { status: event.status, rank: event.rank, rolledBack: event.rolled_back });
+  bus.subscribe(EVENTS.artifactChanged, (artifact) => views.artifactSeen(summaryOfMessage(artifact)));
+  bus.subscribe(EVENTS.deploymentChanged, (event) => views.deploymentChanged(event.id));
+  bus.subscribe(EVENTS.deviceStatusChanged, (event) => {
+    statusCache.merge(event.deploymentId, event.deviceId, { status: event.status, rank: event.rank, rolledBack: event.rolledBack });
   });
-  bus.subscribe<DeviceForgottenEvent>(SUBJECTS.deviceForgotten, (event) => statusCache.forgetDevice(event.device_id));
+  bus.subscribe(EVENTS.deviceForgotten, (event) => statusCache.forgetDevice(event.deviceId));
   // Core subscriptions missed whatever was published while NATS was away: forget the cached
   // statuses (what is not cached is read from the store again) and reload the views at once
   // rather than at the next periodic reload.
