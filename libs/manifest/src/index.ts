@@ -79,6 +79,63 @@ export function requirementsIn(record: Omit<BuildRequirements, 'minNvsSchemaVers
   return { framework, chipFamily, boardId, hardwareRevision, partitionProfile, minNvsSchemaVersion: minNvsSchemaVersion ?? null, securityMode };
 }
 
+/**
+ * What a device reports of its hardware, as the services hold it (absent text as '', an absent NVS
+ * version as null): what BuildRequirements are matched against.
+ */
+export interface HardwareProfile {
+  framework: string;
+  chipFamily: string;
+  boardId: string;
+  hardwareRevision: string;
+  partitionProfile: string;
+  nvsSchemaVersion: number | null;
+  securityMode: string;
+}
+
+/** A device's hardware as the device API, the HTTP answers and the registry's documents spell it. */
+export interface HardwareProfileFields {
+  framework: string;
+  chip_family: string;
+  board_id: string;
+  hardware_revision: string;
+  partition_profile: string;
+  nvs_schema_version: number | null;
+  security_mode: string;
+}
+
+/** The snake_case fields of a device's hardware. */
+export function profileFields(profile: HardwareProfile): HardwareProfileFields {
+  const { framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode } = profile;
+  return { framework, chip_family: chipFamily, board_id: boardId, hardware_revision: hardwareRevision, partition_profile: partitionProfile, nvs_schema_version: nvsSchemaVersion, security_mode: securityMode };
+}
+
+/** A device's hardware from snake_case fields (a request body, a stored document); what is absent is '' or null. */
+export function profileOf(fields: Partial<HardwareProfileFields>): HardwareProfile {
+  return profileIn({
+    framework: fields.framework,
+    chipFamily: fields.chip_family,
+    boardId: fields.board_id,
+    hardwareRevision: fields.hardware_revision,
+    partitionProfile: fields.partition_profile,
+    nvsSchemaVersion: fields.nvs_schema_version,
+    securityMode: fields.security_mode,
+  });
+}
+
+/** The hardware among a record's camelCase fields (a proto message, a report); what is absent is '' or null. */
+export function profileIn(record: { [K in keyof HardwareProfile]?: HardwareProfile[K] | undefined }): HardwareProfile {
+  return {
+    framework: record.framework ?? '',
+    chipFamily: record.chipFamily ?? '',
+    boardId: record.boardId ?? '',
+    hardwareRevision: record.hardwareRevision ?? '',
+    partitionProfile: record.partitionProfile ?? '',
+    nvsSchemaVersion: record.nvsSchemaVersion ?? null,
+    securityMode: record.securityMode ?? '',
+  };
+}
+
 const SHORT_TEXT = { type: 'string', minLength: 1, maxLength: 128 } as const;
 
 export const MANIFEST_SCHEMA = {

@@ -1,4 +1,4 @@
-import { requirementFields, requirementsIn } from '@ota/manifest';
+import { profileFields, profileIn, requirementFields, requirementsIn } from '@ota/manifest';
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Session, Token, User } from '../auth/model';
 import type { DeploymentProgress } from '../use-cases/deployments';
@@ -111,13 +111,7 @@ export function deviceJson(device: registry.Device, checkState: CheckState) {
   return {
     id: device.id,
     device_id: device.deviceId,
-    framework: device.framework,
-    chip_family: device.chipFamily,
-    board_id: device.boardId,
-    hardware_revision: device.hardwareRevision,
-    partition_profile: device.partitionProfile,
-    nvs_schema_version: device.nvsSchemaVersion ?? null,
-    security_mode: device.securityMode,
+    ...profileFields(profileIn(device)),
     current_build_number: device.currentBuildNumber,
     current_version_label: device.currentVersionLabel,
     current_hash: device.currentHash,

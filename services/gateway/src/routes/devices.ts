@@ -1,3 +1,4 @@
+import { profileOf } from '@ota/manifest';
 import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { GatewayDeps } from '../deps';
@@ -69,13 +70,8 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx, { project, body }) => {
       const { device, token } = await provisionDevice(ports, callerOf(ctx), project, {
         deviceId: body.device_id,
-        framework: body.framework ?? '',
-        chipFamily: body.chip_family ?? '',
-        boardId: body.board_id ?? '',
-        hardwareRevision: body.hardware_revision ?? '',
-        partitionProfile: body.partition_profile ?? '',
+        ...profileOf(body),
         nvsSchemaVersion: body.nvs_schema_version,
-        securityMode: body.security_mode ?? '',
         channelId: body.channel_id ?? '',
         active: body.active ?? true,
         metadata: body.metadata ?? {},

@@ -1,5 +1,7 @@
 // The registry's records, as the domain sees them (no storage or wire types).
 
+import type { HardwareProfile } from '@ota/manifest';
+
 export interface Project {
   id: string;
   name: string;
@@ -32,15 +34,7 @@ export interface DeviceFilter {
 }
 
 /** The hardware a device says it is (spec 2.2): what a build's manifest is matched against. */
-export interface HardwareProfile {
-  framework: string;
-  chipFamily: string;
-  boardId: string;
-  hardwareRevision: string;
-  partitionProfile: string;
-  nvsSchemaVersion: number | null;
-  securityMode: string;
-}
+export type { HardwareProfile };
 
 /** What pre-provisioning may set; everything else starts empty. */
 export interface NewDeviceFields extends HardwareProfile {

@@ -1,3 +1,4 @@
+import { profileIn } from '@ota/manifest';
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
@@ -177,11 +178,7 @@ export class Registry {
     const at = this.now();
     const device: Device = {
       ...newDevice(projectId, fields.deviceId, { framework: fields.framework, chipFamily: fields.chipFamily }, channelId, at),
-      boardId: fields.boardId,
-      hardwareRevision: fields.hardwareRevision,
-      partitionProfile: fields.partitionProfile,
-      nvsSchemaVersion: fields.nvsSchemaVersion,
-      securityMode: fields.securityMode,
+      ...profileIn(fields),
       active: fields.active,
       metadata: fields.metadata,
       tokenRequired: fields.tokenRequired,
@@ -237,13 +234,7 @@ function newDevice(projectId: string, deviceId: string, reported: ReportedProfil
     id: deviceUuid(projectId, deviceId),
     projectId,
     deviceId,
-    framework: reported.framework,
-    chipFamily: reported.chipFamily,
-    boardId: reported.boardId ?? '',
-    hardwareRevision: reported.hardwareRevision ?? '',
-    partitionProfile: reported.partitionProfile ?? '',
-    nvsSchemaVersion: reported.nvsSchemaVersion ?? null,
-    securityMode: reported.securityMode ?? '',
+    ...profileIn(reported),
     currentBuildNumber: 0,
     currentVersionLabel: reported.versionLabel ?? '',
     currentHash: reported.currentHash ?? '',

@@ -1,3 +1,4 @@
+import { profileIn } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
 import type { CallContext, Handlers } from '@ota/grpc';
 import { registry as pb } from '@ota/proto';
@@ -125,13 +126,7 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
     async createDevice(request) {
       const device = await registry.createDevice(request.projectId, request.ownerId, request.maxDevices, {
         deviceId: request.deviceId,
-        framework: request.framework,
-        chipFamily: request.chipFamily,
-        boardId: request.boardId,
-        hardwareRevision: request.hardwareRevision,
-        partitionProfile: request.partitionProfile,
-        nvsSchemaVersion: request.nvsSchemaVersion ?? null,
-        securityMode: request.securityMode,
+        ...profileIn(request),
         channelId: request.channelId,
         active: request.active,
         metadata: request.metadata ?? {},
@@ -182,13 +177,8 @@ export function deviceMessage(device: Device): pb.Device {
     id: device.id,
     projectId: device.projectId,
     deviceId: device.deviceId,
-    framework: device.framework,
-    chipFamily: device.chipFamily,
-    boardId: device.boardId,
-    hardwareRevision: device.hardwareRevision,
-    partitionProfile: device.partitionProfile,
+    ...profileIn(device),
     nvsSchemaVersion: device.nvsSchemaVersion ?? undefined,
-    securityMode: device.securityMode,
     currentBuildNumber: device.currentBuildNumber,
     currentVersionLabel: device.currentVersionLabel,
     currentHash: device.currentHash,

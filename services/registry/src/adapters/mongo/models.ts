@@ -1,3 +1,4 @@
+import type { HardwareProfileFields } from '@ota/manifest';
 import type { PlaceDoc } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 
@@ -27,17 +28,10 @@ export interface GroupDoc {
   created_at: Date;
 }
 
-export interface DeviceDoc {
+export interface DeviceDoc extends HardwareProfileFields {
   _id: string;
   project_id: string;
   device_id: string;
-  framework: string;
-  chip_family: string;
-  board_id: string;
-  hardware_revision: string;
-  partition_profile: string;
-  nvs_schema_version: number | null;
-  security_mode: string;
   current_build_number: number;
   current_version_label: string;
   current_hash: string;

@@ -1,3 +1,4 @@
+import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { deviceUuid } from '../../domain/device-uuid';
 import type { Channel, CheckEvent, CheckRecord, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
@@ -322,13 +323,7 @@ function deviceOf(doc: DeviceDoc): Device {
     id: doc._id,
     projectId: doc.project_id,
     deviceId: doc.device_id,
-    framework: doc.framework ?? '',
-    chipFamily: doc.chip_family ?? '',
-    boardId: doc.board_id ?? '',
-    hardwareRevision: doc.hardware_revision ?? '',
-    partitionProfile: doc.partition_profile ?? '',
-    nvsSchemaVersion: doc.nvs_schema_version ?? null,
-    securityMode: doc.security_mode ?? '',
+    ...profileOf(doc),
     currentBuildNumber: doc.current_build_number ?? 0,
     currentVersionLabel: doc.current_version_label ?? '',
     currentHash: doc.current_hash ?? '',
@@ -352,13 +347,7 @@ function docOf(device: Device, place: number): DeviceDoc {
     _id: device.id,
     project_id: device.projectId,
     device_id: device.deviceId,
-    framework: device.framework,
-    chip_family: device.chipFamily,
-    board_id: device.boardId,
-    hardware_revision: device.hardwareRevision,
-    partition_profile: device.partitionProfile,
-    nvs_schema_version: device.nvsSchemaVersion,
-    security_mode: device.securityMode,
+    ...profileFields(device),
     current_build_number: device.currentBuildNumber,
     current_version_label: device.currentVersionLabel,
     current_hash: device.currentHash,
