@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { useParams } from 'react-router-dom';
 import { get } from '../api';
 import { LoadState } from '../components/feedback';
+import { PlainTable } from '../components/plain-table';
 import { RelativeTime } from '../components/time';
 import { projectPath } from '../queries';
 import type { AuditEvent } from '../types';
@@ -24,38 +25,25 @@ export function AuditPage() {
     <>
       <h1>Audit trail</h1>
       <LoadState loading={page.isLoading} error={page.error} empty={events.length === 0 && 'No events on this page.'}>
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Action</th>
-                <th scope="col">By</th>
-                <th scope="col">Target</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.map((event) => (
-                <tr key={event.id}>
-                  <td>
-                    <RelativeTime at={event.created_at} />
-                  </td>
-                  <td>{event.action}</td>
-                  <td>
-                    {event.actor_type} <code>{event.token_prefix}</code>
-                  </td>
-                  <td>
-                    {event.target_type} <span className="hash">{event.target_id.slice(0, 8)}</span>
-                  </td>
-                  <td>
-                    <code className="detail">{Object.keys(event.details).length ? JSON.stringify(event.details) : ''}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <PlainTable caption="Audit events" headers={['When', 'Action', 'By', 'Target', 'Details']}>
+          {events.map((event) => (
+            <tr key={event.id}>
+              <td>
+                <RelativeTime at={event.created_at} />
+              </td>
+              <td>{event.action}</td>
+              <td>
+                {event.actor_type} <code>{event.token_prefix}</code>
+              </td>
+              <td>
+                {event.target_type} <span className="hash">{event.target_id.slice(0, 8)}</span>
+              </td>
+              <td>
+                <code className="detail">{Object.keys(event.details).length ? JSON.stringify(event.details) : ''}</code>
+              </td>
+            </tr>
+          ))}
+        </PlainTable>
       </LoadState>
       <nav className="pager" aria-label="Audit pages">
         <button type="button" disabled={cursors.length === 1} onClick={() => setCursors(cursors.slice(0, -1))}>

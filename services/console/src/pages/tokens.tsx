@@ -7,6 +7,7 @@ import { RelativeTime } from '../components/time';
 import { projectPath } from '../queries';
 import type { SigningKey, Token, TokenCreated } from '../types';
 import { InlineForm } from '../components/inline-form';
+import { PlainTable } from '../components/plain-table';
 
 /** A list of tokens with create (raw token shown once) and revoke; `scopes` offers a scope choice. */
 function TokenList({ path, queryKey, scopes }: { path: string; queryKey: string[]; scopes?: Array<'api' | 'device'> }) {
@@ -28,48 +29,34 @@ function TokenList({ path, queryKey, scopes }: { path: string; queryKey: string[
   return (
     <>
       <LoadState loading={tokens.isLoading} error={tokens.error} empty={tokens.data?.length === 0 && 'No tokens.'}>
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Scope</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data?.map((token) => (
-                <tr key={token.id}>
-                  <td>{token.name}</td>
-                  <td>
-                    <code>{token.prefix}</code>
-                  </td>
-                  <td>{token.scope}</td>
-                  <td>
-                    <RelativeTime at={token.created_at} />
-                  </td>
-                  <td>
-                    <RelativeTime at={token.last_used_at} />
-                  </td>
-                  <td>
-                    {token.revoked_at ? (
-                      <span className="muted">
-                        revoked <RelativeTime at={token.revoked_at} />
-                      </span>
-                    ) : (
-                      <button type="button" className="small danger" aria-label={`Revoke ${token.name}`} disabled={revoke.isPending} onClick={() => revoke.mutate(token.id)}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <PlainTable caption="Tokens" headers={['Name', 'Prefix', 'Scope', 'Created', 'Last used', 'State']}>
+          {tokens.data?.map((token) => (
+            <tr key={token.id}>
+              <td>{token.name}</td>
+              <td>
+                <code>{token.prefix}</code>
+              </td>
+              <td>{token.scope}</td>
+              <td>
+                <RelativeTime at={token.created_at} />
+              </td>
+              <td>
+                <RelativeTime at={token.last_used_at} />
+              </td>
+              <td>
+                {token.revoked_at ? (
+                  <span className="muted">
+                    revoked <RelativeTime at={token.revoked_at} />
+                  </span>
+                ) : (
+                  <button type="button" className="small danger" aria-label={`Revoke ${token.name}`} disabled={revoke.isPending} onClick={() => revoke.mutate(token.id)}>
+                    Revoke
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </PlainTable>
       </LoadState>
       <ErrorNote error={revoke.error} />
       {raw && <ShownOnce label="The new token." secret={raw} onDismiss={() => setRaw('')} />}
