@@ -30,6 +30,26 @@ describe('bus events on the wire', () => {
     });
   });
 
+  it('relays an automatic audit event the previous release kept in the outbox as it was written', () => {
+    const kept = {
+      id: 'a2',
+      project_id: 'p1',
+      action: 'deployment.paused_by_guardrail',
+      actor_type: 'system',
+      actor_id: 'rollout',
+      token_prefix: '',
+      target_type: 'deployment',
+      target_id: 'dep1',
+      created_at: '2026-11-23T10:00:00.000Z',
+      details: { failure_rate: 0.25, threshold: 0.1 },
+    };
+    const { message } = EVENTS.auditRecorded;
+    const { token_prefix: _blank, ...rest } = kept;
+    // An empty prefix is the proto default, which the JSON leaves out and telemetry reads back as ''.
+    expect(message.toJSON(message.fromJSON(kept))).toEqual(rest);
+    expect(message.fromJSON(rest).tokenPrefix).toBe('');
+  });
+
   it('reads an artifact event as the previous release wrote it, with a null NVS minimum', () => {
     const previous = {
       id: 'art1',
