@@ -106,21 +106,28 @@ export interface HardwareProfileFields {
 
 /** The snake_case fields of a device's hardware. */
 export function profileFields(profile: HardwareProfile): HardwareProfileFields {
-  const { framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode } = profile;
-  return { framework, chip_family: chipFamily, board_id: boardId, hardware_revision: hardwareRevision, partition_profile: partitionProfile, nvs_schema_version: nvsSchemaVersion, security_mode: securityMode };
+  return {
+    framework: profile.framework,
+    chip_family: profile.chipFamily,
+    board_id: profile.boardId,
+    hardware_revision: profile.hardwareRevision,
+    partition_profile: profile.partitionProfile,
+    nvs_schema_version: profile.nvsSchemaVersion,
+    security_mode: profile.securityMode,
+  };
 }
 
 /** A device's hardware from snake_case fields (a request body, a stored document); what is absent is '' or null. */
 export function profileOf(fields: Partial<HardwareProfileFields>): HardwareProfile {
-  return profileIn({
-    framework: fields.framework,
-    chipFamily: fields.chip_family,
-    boardId: fields.board_id,
-    hardwareRevision: fields.hardware_revision,
-    partitionProfile: fields.partition_profile,
-    nvsSchemaVersion: fields.nvs_schema_version,
-    securityMode: fields.security_mode,
-  });
+  return {
+    framework: fields.framework ?? '',
+    chipFamily: fields.chip_family ?? '',
+    boardId: fields.board_id ?? '',
+    hardwareRevision: fields.hardware_revision ?? '',
+    partitionProfile: fields.partition_profile ?? '',
+    nvsSchemaVersion: fields.nvs_schema_version ?? null,
+    securityMode: fields.security_mode ?? '',
+  };
 }
 
 /** The hardware among a record's camelCase fields (a proto message, a report); what is absent is '' or null. */
