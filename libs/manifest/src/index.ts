@@ -130,8 +130,11 @@ export function profileOf(fields: Partial<HardwareProfileFields>): HardwareProfi
   };
 }
 
-/** The hardware among a record's camelCase fields (a proto message, a report); what is absent is '' or null. */
-export function profileIn(record: { [K in keyof HardwareProfile]?: HardwareProfile[K] | undefined }): HardwareProfile {
+/** A record with some of a device's hardware among its camelCase fields (a proto message, a report). */
+export type HardwareProfileRecord = { [K in keyof HardwareProfile]?: HardwareProfile[K] | undefined };
+
+/** The hardware among a record's camelCase fields; what is absent is '' or null. */
+export function profileIn(record: HardwareProfileRecord): HardwareProfile {
   return {
     framework: record.framework ?? '',
     chipFamily: record.chipFamily ?? '',
@@ -141,6 +144,26 @@ export function profileIn(record: { [K in keyof HardwareProfile]?: HardwareProfi
     nvsSchemaVersion: record.nvsSchemaVersion ?? null,
     securityMode: record.securityMode ?? '',
   };
+}
+
+/** A device's hardware as proto's ota.hardware.v1.HardwareProfile holds it (an absent NVS version is unset). */
+export type HardwareProfileMessage = Omit<HardwareProfile, 'nvsSchemaVersion'> & { nvsSchemaVersion?: number | undefined };
+
+/**
+ * A device's hardware for a proto message: its `hardware` field and, for the previous release, the
+ * same fields flat beside it (docs/architecture.md, "Changing a message between releases").
+ */
+export function profileMessage(record: HardwareProfileRecord): HardwareProfileMessage {
+  const profile = profileIn(record);
+  return { ...profile, nvsSchemaVersion: profile.nvsSchemaVersion ?? undefined };
+}
+
+/**
+ * The hardware a proto message carries: its `hardware` field, or the flat fields when a replica of
+ * the previous release wrote it, which has no `hardware` field.
+ */
+export function profileOfMessage(message: HardwareProfileRecord & { hardware: HardwareProfileRecord | undefined }): HardwareProfile {
+  return profileIn(message.hardware ?? message);
 }
 
 const SHORT_TEXT = { type: 'string', minLength: 1, maxLength: 128 } as const;

@@ -5,3 +5,4 @@ export * as artifacts from './gen/ota/artifacts/v1/artifacts';
 export * as rollout from './gen/ota/rollout/v1/rollout';
 export * as telemetry from './gen/ota/telemetry/v1/telemetry';
 export * as events from './gen/ota/events/v1/events';
+export * as hardware from './gen/ota/hardware/v1/hardware';

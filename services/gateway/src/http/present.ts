@@ -1,4 +1,4 @@
-import { profileFields, profileIn, requirementFields, requirementsIn } from '@ota/manifest';
+import { profileFields, profileOfMessage, requirementFields, requirementsIn } from '@ota/manifest';
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Session, Token, User } from '../auth/model';
 import type { DeploymentProgress } from '../use-cases/deployments';
@@ -111,7 +111,7 @@ export function deviceJson(device: registry.Device, checkState: CheckState) {
   return {
     id: device.id,
     device_id: device.deviceId,
-    ...profileFields(profileIn(device)),
+    ...profileFields(profileOfMessage(device)),
     current_build_number: device.currentBuildNumber,
     current_version_label: device.currentVersionLabel,
     current_hash: device.currentHash,

@@ -1,4 +1,4 @@
-import { profileOf } from '@ota/manifest';
+import { profileMessage, profileOf } from '@ota/manifest';
 import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { GatewayDeps } from '../deps';
@@ -68,10 +68,11 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       errors: [409],
     },
     async (ctx, { project, body }) => {
+      const hardware = profileMessage(profileOf(body));
       const { device, token } = await provisionDevice(ports, callerOf(ctx), project, {
         deviceId: body.device_id,
-        ...profileOf(body),
-        nvsSchemaVersion: body.nvs_schema_version,
+        hardware,
+        ...hardware,
         channelId: body.channel_id ?? '',
         active: body.active ?? true,
         metadata: body.metadata ?? {},

@@ -8,7 +8,7 @@ const OFFER = { deploymentId: 'dep-1', artifactId: 'art-1', buildNumber: 7, vers
 
 /** Fake ports that answer as told and write down every call. */
 function fakePorts(checkIn: Partial<registry.CheckInDeviceResponse>, decision: Partial<rollout.DecideOfferResponse> = { status: 'no_active_deployment', message: 'none' }) {
-  const calls = { recorded: [] as RecordCheck[], decided: 0, capAskedFor: [] as string[], failures: [] as unknown[], recordError: undefined as Error | undefined };
+  const calls = { recorded: [] as RecordCheck[], decided: 0, decideRequests: [] as rollout.DecideOfferRequest[], capAskedFor: [] as string[], failures: [] as unknown[], recordError: undefined as Error | undefined };
   const ports: DeviceCheckPorts = {
     registry: {
       checkInDevice: async () => ({ outcome: registry.CheckInOutcome.CHECK_IN_OUTCOME_KNOWN, ...checkIn }) as registry.CheckInDeviceResponse,
@@ -19,8 +19,9 @@ function fakePorts(checkIn: Partial<registry.CheckInDeviceResponse>, decision: P
       },
     } as unknown as DeviceCheckPorts['registry'],
     rollout: {
-      decideOffer: async () => {
+      decideOffer: async (request: rollout.DecideOfferRequest) => {
         calls.decided += 1;
+        calls.decideRequests.push(request);
         return decision as rollout.DecideOfferResponse;
       },
     } as unknown as DeviceCheckPorts['rollout'],
@@ -47,6 +48,16 @@ test('an offer is decided by rollout and recorded with its deployment, the heart
   expect(await checkDevice(ports, check())).toEqual({ status: 'offered', offer: OFFER });
   expect(calls.recorded).toHaveLength(1);
   expect(calls.recorded[0]).toMatchObject({ id: 'uuid-1', checkCount: 41, heartbeat: true, event: { decision: 'offered', status: 'offered', deploymentId: 'dep-1', artifactBuildNumber: 7, reportedBuildNumber: 6, reportedVersion: '1.0.6' } });
+});
+
+test('rollout is told the reported hardware in its hardware field, again flat for a rollout of the previous release, and which optional fields were sent', async () => {
+  const { ports, calls } = fakePorts({ device: DEVICE });
+  const body = { ...check().body, hardware_revision: 'rev2', nvs_schema_version: 0, security_mode: 'flash_encryption' };
+  await checkDevice(ports, { ...check(), body });
+  const hardware = { framework: 'esp_idf', chipFamily: 'esp32', boardId: '', hardwareRevision: 'rev2', partitionProfile: '', nvsSchemaVersion: 0, securityMode: 'flash_encryption' };
+  expect(calls.decideRequests.map((request) => request.device)).toEqual([
+    { id: 'uuid-1', channelId: 'stable', groupIds: ['g1'], hardware, ...hardware, boardIdReported: false, hardwareRevisionReported: true, currentBuildNumber: 6 },
+  ]);
 });
 
 test('over the cap nothing is decided or recorded', async () => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { profileMessage, profileOf } from '@ota/manifest';
 import { registry, type rollout } from '@ota/proto';
 import type { RegistryPort, RolloutPort } from './ports';
 import type { CheckBody } from '../http/schemas';
@@ -100,6 +101,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
     await record('token_required', CHECK_MESSAGES.token_required, false);
     return { status: 'token_required', message: CHECK_MESSAGES.token_required };
   }
+  const hardware = profileMessage(profileOf(body));
   const decision = await ports.rollout.decideOffer(
     {
       projectId,
@@ -107,15 +109,10 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
         id: device.id,
         channelId: device.channelId,
         groupIds: device.groupIds,
-        framework: body.framework,
-        chipFamily: body.chip_family,
-        boardId: body.board_id ?? '',
-        hardwareRevision: body.hardware_revision ?? '',
+        hardware,
+        ...hardware,
         boardIdReported: body.board_id !== undefined,
         hardwareRevisionReported: body.hardware_revision !== undefined,
-        partitionProfile: body.partition_profile ?? '',
-        nvsSchemaVersion: body.nvs_schema_version,
-        securityMode: body.security_mode ?? '',
         currentBuildNumber: body.current_build_number,
       },
     },

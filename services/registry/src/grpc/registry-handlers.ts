@@ -1,4 +1,4 @@
-import { profileIn } from '@ota/manifest';
+import { profileMessage, profileOfMessage } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
 import type { CallContext, Handlers } from '@ota/grpc';
 import { registry as pb } from '@ota/proto';
@@ -126,7 +126,7 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
     async createDevice(request) {
       const device = await registry.createDevice(request.projectId, request.ownerId, request.maxDevices, {
         deviceId: request.deviceId,
-        ...profileIn(request),
+        ...profileOfMessage(request),
         channelId: request.channelId,
         active: request.active,
         metadata: request.metadata ?? {},
@@ -173,12 +173,13 @@ function channelMessage(channel: Channel): pb.Channel {
 }
 
 export function deviceMessage(device: Device): pb.Device {
+  const hardware = profileMessage(device);
   return {
     id: device.id,
     projectId: device.projectId,
     deviceId: device.deviceId,
-    ...profileIn(device),
-    nvsSchemaVersion: device.nvsSchemaVersion ?? undefined,
+    hardware,
+    ...hardware,
     currentBuildNumber: device.currentBuildNumber,
     currentVersionLabel: device.currentVersionLabel,
     currentHash: device.currentHash,

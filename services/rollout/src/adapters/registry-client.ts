@@ -1,3 +1,4 @@
+import { profileOfMessage } from '@ota/manifest';
 import type { ServiceClient } from '@ota/grpc';
 import type { registry as pb } from '@ota/proto';
 import type { Fleet } from '../domain/ports';
@@ -20,13 +21,7 @@ function fleetDeviceOf(device: pb.Device): FleetDevice {
     active: device.active,
     channelId: device.channelId,
     groupIds: device.groupIds,
-    framework: device.framework,
-    chipFamily: device.chipFamily,
-    boardId: device.boardId,
-    hardwareRevision: device.hardwareRevision,
-    partitionProfile: device.partitionProfile,
-    nvsSchemaVersion: device.nvsSchemaVersion,
-    securityMode: device.securityMode,
+    ...profileOfMessage(device),
     currentBuildNumber: device.currentBuildNumber,
   };
 }

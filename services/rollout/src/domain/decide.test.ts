@@ -16,7 +16,7 @@ const device = (overrides: Partial<DecisionDevice> = {}): DecisionDevice => ({
   boardId: undefined,
   hardwareRevision: undefined,
   partitionProfile: '',
-  nvsSchemaVersion: undefined,
+  nvsSchemaVersion: null,
   securityMode: '',
   currentBuildNumber: 0,
   ...overrides,

@@ -1,4 +1,4 @@
-import type { BuildRequirements } from '@ota/manifest';
+import type { BuildRequirements, HardwareProfile } from '@ota/manifest';
 import type { GuardrailTrip, Guardrails } from './guardrails';
 import type { Stage, StageProgress } from './stages';
 
@@ -53,17 +53,12 @@ export interface ArtifactSummary extends BuildRequirements {
 }
 
 /** The checking device, as the registry knows it and as it reported itself in this request. */
-export interface DecisionDevice {
+export interface DecisionDevice extends Omit<HardwareProfile, 'boardId' | 'hardwareRevision'> {
   id: string;
   channelId: string;
   groupIds: string[];
-  framework: string;
-  chipFamily: string;
   /** Undefined when the request left the field out. */
   boardId: string | undefined;
   hardwareRevision: string | undefined;
-  partitionProfile: string;
-  nvsSchemaVersion: number | undefined;
-  securityMode: string;
   currentBuildNumber: number;
 }

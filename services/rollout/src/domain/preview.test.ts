@@ -14,7 +14,7 @@ const fleetDevice = (overrides: Partial<FleetDevice> = {}): FleetDevice => ({
   boardId: '',
   hardwareRevision: '',
   partitionProfile: '',
-  nvsSchemaVersion: undefined,
+  nvsSchemaVersion: null,
   securityMode: '',
   currentBuildNumber: 1,
   ...overrides,

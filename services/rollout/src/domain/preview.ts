@@ -1,3 +1,4 @@
+import type { HardwareProfile } from '@ota/manifest';
 import { isDomainError } from '@ota/errors';
 import { decideOffer } from './decide';
 import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
@@ -22,19 +23,12 @@ export interface PreviewBucket {
 }
 
 /** A device as the registry stores it: the profile of its last check, and whether it is active. */
-export interface FleetDevice {
+export interface FleetDevice extends HardwareProfile {
   id: string;
   deviceId: string;
   active: boolean;
   channelId: string;
   groupIds: string[];
-  framework: string;
-  chipFamily: string;
-  boardId: string;
-  hardwareRevision: string;
-  partitionProfile: string;
-  nvsSchemaVersion: number | undefined;
-  securityMode: string;
   currentBuildNumber: number;
 }
 

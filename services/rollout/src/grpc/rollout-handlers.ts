@@ -1,3 +1,4 @@
+import { profileOfMessage } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
 import { type rollout as pb } from '@ota/proto';
@@ -55,17 +56,14 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
     async decideOffer(request) {
       const device = request.device;
       if (!device) throw invalidArgument('device is required');
+      const hardware = profileOfMessage(device);
       const decision = await rollout.decideOffer(request.projectId, {
         id: device.id,
         channelId: device.channelId,
         groupIds: device.groupIds,
-        framework: device.framework,
-        chipFamily: device.chipFamily,
-        boardId: device.boardIdReported ? device.boardId : undefined,
-        hardwareRevision: device.hardwareRevisionReported ? device.hardwareRevision : undefined,
-        partitionProfile: device.partitionProfile,
-        nvsSchemaVersion: device.nvsSchemaVersion,
-        securityMode: device.securityMode,
+        ...hardware,
+        boardId: device.boardIdReported ? hardware.boardId : undefined,
+        hardwareRevision: device.hardwareRevisionReported ? hardware.hardwareRevision : undefined,
         currentBuildNumber: device.currentBuildNumber,
       });
       if (decision.status !== 'offered') return { status: decision.status, message: decision.message, offer: undefined };
