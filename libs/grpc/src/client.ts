@@ -13,7 +13,7 @@ import { REQUEST_ID_HEADER } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import { once } from 'node:events';
 import { codeName, errorOfStatus } from './status';
-import type { MethodDefinition, RequestOf, ResponseOf } from './types';
+import { callKindOf, type CallKindOf, type MethodDefinition, type RequestOf, type ResponseOf } from './types';
 
 export interface CallOptions {
   /** Passed on in metadata so that every log line of one request shares it. */
@@ -28,16 +28,19 @@ type UnaryCall<M> = (request: RequestOf<M>, options?: CallOptions) => Promise<Re
 type ClientStreamCall<M> = (requests: AsyncIterable<RequestOf<M>>, options?: CallOptions) => Promise<ResponseOf<M>>;
 type ServerStreamCall<M> = (request: RequestOf<M>, options?: CallOptions) => AsyncIterable<ResponseOf<M>>;
 
+/** The call of a method of each kind; bidirectional streaming is not supported. */
+interface CallOfKind<M> {
+  unary: UnaryCall<M>;
+  client_stream: ClientStreamCall<M>;
+  server_stream: ServerStreamCall<M>;
+  bidi_stream: never;
+}
+
 /** A promise-based client derived from a ts-proto service definition. */
-export type ServiceClient<S> = {
-  [K in keyof S]: S[K] extends { requestStream: false; responseStream: false }
-    ? UnaryCall<S[K]>
-    : S[K] extends { requestStream: true; responseStream: false }
-      ? ClientStreamCall<S[K]>
-      : S[K] extends { requestStream: false; responseStream: true }
-        ? ServerStreamCall<S[K]>
-        : never;
-} & { close(): void; waitForReady(timeoutMs: number): Promise<void> };
+export type ServiceClient<S> = { [K in keyof S]: CallOfKind<S[K]>[CallKindOf<S[K]>] } & {
+  close(): void;
+  waitForReady(timeoutMs: number): Promise<void>;
+};
 
 export interface ClientSettings {
   /** Deadline of a unary call when the caller gives none. */
@@ -76,7 +79,7 @@ export function createServiceClient<S extends Record<string, MethodDefinition>>(
 
   for (const [method, def] of Object.entries(definition)) {
     const fullName = `${serviceName}/${method}`;
-    const type = def.requestStream ? 'client_stream' : def.responseStream ? 'server_stream' : 'unary';
+    const type = callKindOf(def);
     const labels = { grpc_type: type, grpc_service: serviceName, grpc_method: method };
     const observe = (startedAt: bigint, code: status) => {
       settings.metrics?.grpcClientHandled.inc({ ...labels, grpc_code: codeName(code) });
@@ -90,7 +93,7 @@ export function createServiceClient<S extends Record<string, MethodDefinition>>(
     };
     const invoke = client[method]!.bind(client);
 
-    if (def.requestStream && def.responseStream) throw new Error(`${fullName}: bidirectional streaming is not supported`);
+    if (type === 'bidi_stream') throw new Error(`${fullName}: bidirectional streaming is not supported`);
 
     if (type === 'unary') {
       wrapped[method] = (request: unknown, options?: CallOptions) =>

@@ -3,7 +3,6 @@ import {
   Server,
   ServerCredentials,
   status,
-  type Metadata,
   type ServerReadableStream,
   type ServerUnaryCall,
   type ServerWritableStream,
@@ -15,7 +14,7 @@ import { type Logger, REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import { HealthImplementation } from 'grpc-health-check';
 import { codeName, statusOfError } from './status';
-import type { MethodDefinition, RequestOf, ResponseOf } from './types';
+import { callKindOf, type CallKindOf, type MethodDefinition, type RequestOf, type ResponseOf } from './types';
 
 /** What every handler gets besides its request. */
 export interface CallContext {
@@ -27,20 +26,23 @@ export interface CallContext {
   readonly cancelled: () => boolean;
 }
 
+/** What every kind of incoming call has. */
+type IncomingCall = Pick<ServerUnaryCall<unknown, unknown>, 'metadata' | 'getDeadline' | 'cancelled'>;
+
 type UnaryHandler<M> = (request: RequestOf<M>, ctx: CallContext) => Promise<ResponseOf<M>>;
 type ClientStreamHandler<M> = (requests: AsyncIterable<RequestOf<M>>, ctx: CallContext) => Promise<ResponseOf<M>>;
 type ServerStreamHandler<M> = (request: RequestOf<M>, ctx: CallContext) => AsyncIterable<ResponseOf<M>>;
 
+/** The handler of a method of each kind; bidirectional streaming is not supported. */
+interface HandlerOfKind<M> {
+  unary: UnaryHandler<M>;
+  client_stream: ClientStreamHandler<M>;
+  server_stream: ServerStreamHandler<M>;
+  bidi_stream: never;
+}
+
 /** The async handlers a service implements, derived from its ts-proto definition. */
-export type Handlers<S> = {
-  [K in keyof S]: S[K] extends { requestStream: false; responseStream: false }
-    ? UnaryHandler<S[K]>
-    : S[K] extends { requestStream: true; responseStream: false }
-      ? ClientStreamHandler<S[K]>
-      : S[K] extends { requestStream: false; responseStream: true }
-        ? ServerStreamHandler<S[K]>
-        : never;
-};
+export type Handlers<S> = { [K in keyof S]: HandlerOfKind<S[K]>[CallKindOf<S[K]>] };
 
 export interface GrpcServerDeps {
   logger: Logger;
@@ -107,7 +109,7 @@ export class GrpcServer {
     });
   }
 
-  private contextOf(call: { metadata: Metadata; getDeadline(): Date | number; cancelled: boolean }, method: string): CallContext {
+  private contextOf(call: IncomingCall, method: string): CallContext {
     const requestId = requestIdFrom(call.metadata.get(REQUEST_ID_HEADER)[0]?.toString());
     return {
       requestId,
@@ -119,7 +121,7 @@ export class GrpcServer {
 
   private wrap(serviceName: string, method: string, def: MethodDefinition, handler: (...args: never[]) => unknown) {
     const { metrics } = this.deps;
-    const type = def.requestStream ? (def.responseStream ? 'bidi_stream' : 'client_stream') : def.responseStream ? 'server_stream' : 'unary';
+    const type = callKindOf(def);
     const labels = { grpc_type: type, grpc_service: serviceName, grpc_method: method };
     const fullName = `${serviceName}/${method}`;
 
@@ -132,47 +134,45 @@ export class GrpcServer {
       else if (error !== undefined) ctx.logger.debug({ code: codeName(code), detail: (error as Error).message }, 'rpc refused');
       return error === undefined ? undefined : statusOfError(error);
     };
+    const start = (call: IncomingCall) => {
+      metrics.grpcServerStarted.inc(labels);
+      return { startedAt: process.hrtime.bigint(), ctx: this.contextOf(call, fullName) };
+    };
+    /** Sends a unary answer once the handler settles; `onRefused` runs before a refusal is sent. */
+    const answer = (call: IncomingCall, callback: sendUnaryData<unknown>, handle: (ctx: CallContext) => Promise<unknown>, onRefused = () => {}) => {
+      const { startedAt, ctx } = start(call);
+      handle(ctx).then(
+        (response) => {
+          finish(ctx, startedAt, undefined);
+          callback(null, response);
+        },
+        (error: unknown) => {
+          onRefused();
+          callback(finish(ctx, startedAt, error) ?? null);
+        },
+      );
+    };
 
     if (type === 'unary') {
       const unary = handler as UnaryHandler<unknown>;
-      return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
-        const startedAt = process.hrtime.bigint();
-        metrics.grpcServerStarted.inc(labels);
-        const ctx = this.contextOf(call, fullName);
-        unary(call.request as never, ctx).then(
-          (response) => {
-            finish(ctx, startedAt, undefined);
-            callback(null, response);
-          },
-          (error: unknown) => callback(finish(ctx, startedAt, error) ?? null),
-        );
-      };
+      return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) =>
+        answer(call, callback, (ctx) => unary(call.request as never, ctx));
     }
     if (type === 'client_stream') {
       const clientStream = handler as ClientStreamHandler<unknown>;
-      return (call: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) => {
-        const startedAt = process.hrtime.bigint();
-        metrics.grpcServerStarted.inc(labels);
-        const ctx = this.contextOf(call, fullName);
-        clientStream(call as AsyncIterable<never>, ctx).then(
-          (response) => {
-            finish(ctx, startedAt, undefined);
-            callback(null, response);
-          },
-          (error: unknown) => {
-            // Stop reading what the client still sends: the answer is already decided.
-            call.destroy();
-            callback(finish(ctx, startedAt, error) ?? null);
-          },
+      return (call: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) =>
+        answer(
+          call,
+          callback,
+          (ctx) => clientStream(call as AsyncIterable<never>, ctx),
+          // Stop reading what the client still sends: the answer is already decided.
+          () => call.destroy(),
         );
-      };
     }
     if (type === 'server_stream') {
       const serverStream = handler as ServerStreamHandler<unknown>;
       return (call: ServerWritableStream<unknown, unknown>) => {
-        const startedAt = process.hrtime.bigint();
-        metrics.grpcServerStarted.inc(labels);
-        const ctx = this.contextOf(call, fullName);
+        const { startedAt, ctx } = start(call);
         const pump = async () => {
           for await (const message of serverStream(call.request as never, ctx)) {
             if (call.cancelled) return;
