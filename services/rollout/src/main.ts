@@ -11,8 +11,7 @@ import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
 import { Rollout } from './domain/rollout';
 import { rolloutHandlers } from './grpc/rollout-handlers';
-import { InMemoryRolloutViews } from './views/rollout-views';
-import { retryUntil } from './retry';
+import { InMemoryRolloutViews } from './adapters/rollout-views';
 
 const SERVICE = 'rollout';
 
@@ -39,7 +38,7 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
   const statusCache = new DeviceStatusCache(config.DEVICE_STATUS_CACHE_ENTRIES);
   followPeers(bus, views, statusCache, logger);
-  await retryUntil(() => views.reload(), 60_000, (error) => logger.warn({ err: error }, 'views not loaded yet; retrying'));
+  await views.load(60_000);
   views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
 
   const rollout = new Rollout({

@@ -19,7 +19,7 @@ import {
   type Project,
   type ReportedProfile,
 } from './model';
-import type { DeviceTargets, RegistryStore } from './registry-store';
+import type { DeviceTargets, RegistryStore } from './ports';
 import { slugCandidate, slugify } from './slug';
 
 const MAX_SLUG_ATTEMPTS = 50;

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { isNonPublicAddress } from '../domain/webhook-destination';
-import type { WebhookSender } from '../domain/webhook-model';
+import type { WebhookSender } from '../domain/ports';
 
 /**
  * POSTs with node:http(s). Unless non-public destinations are allowed, the address a name resolves

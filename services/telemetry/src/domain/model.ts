@@ -11,8 +11,41 @@ export type AuditRecord = {
   details: Record<string, unknown>;
 };
 
-export interface TelemetryStore {
-  insertAudit(record: AuditRecord): Promise<void>;
-  /** Newest first, at most `limit`, older than the event `beforeId` when given; null if `beforeId` names no event of the project. */
-  listAudit(projectId: string, limit: number, beforeId?: string): Promise<AuditRecord[] | null>;
+
+export interface Webhook {
+  id: string;
+  projectId: string;
+  url: string;
+  events: string[];
+  /** Signs every delivery; shown once, when the webhook is created. */
+  secret: string;
+  createdAt: Date;
+}
+
+export interface DeliveryAttempt {
+  at: Date;
+  /** The receiver's HTTP status, or null when no response came (refused, timed out, …). */
+  statusCode: number | null;
+  /** Why the attempt failed; empty for a 2xx. */
+  error: string;
+  durationMs: number;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+/** One event for one webhook: the same body is sent on every attempt, under the same id. */
+export interface WebhookDelivery {
+  id: string;
+  webhookId: string;
+  projectId: string;
+  /** The event's most specific kind (see kindsOfAudit). */
+  event: string;
+  auditEventId: string;
+  body: string;
+  state: DeliveryState;
+  attempts: DeliveryAttempt[];
+  /** When the next attempt is due; while an attempt runs, when its claim lapses. Null once done. */
+  nextAttemptAt: Date | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
 }

@@ -1,6 +1,7 @@
 import { notFound } from '@ota/errors';
 import type { events } from '@ota/proto';
-import type { AuditRecord, TelemetryStore } from './model';
+import type { AuditRecord } from './model';
+import type { TelemetryStore } from './ports';
 
 /** The audit trail: events arrive over JetStream (written once each) and are read back in pages. */
 export class Telemetry {

@@ -1,9 +1,9 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { failedPrecondition, invalidArgument, notFound } from '@ota/errors';
-import type { AuditRecord } from './model';
 import { urlProblem } from './webhook-destination';
 import { kindsOfAudit } from './webhook-events';
-import type { DeliveryAttempt, Webhook, WebhookDelivery, WebhookSender, WebhookStore } from './webhook-model';
+import type { AuditRecord, DeliveryAttempt, Webhook, WebhookDelivery } from './model';
+import type { WebhookSender, WebhookStore } from './ports';
 import { nextAttemptAt, type RetrySettings } from './webhook-retry';
 import { webhookSignature } from './webhook-signature';
 

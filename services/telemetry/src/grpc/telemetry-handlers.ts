@@ -1,7 +1,7 @@
 import type { Handlers } from '@ota/grpc';
 import { type telemetry as pb } from '@ota/proto';
 import type { Telemetry } from '../domain/telemetry';
-import type { Webhook } from '../domain/webhook-model';
+import type { Webhook } from '../domain/model';
 import type { Webhooks } from '../domain/webhooks';
 
 export function telemetryHandlers(telemetry: Telemetry, webhooks: Webhooks): Handlers<typeof pb.TelemetryServiceService> {

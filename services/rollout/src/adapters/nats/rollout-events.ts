@@ -2,7 +2,7 @@ import { EVENTS, type Bus } from '@ota/bus';
 import type { Logger } from '@ota/logging';
 import type { DeviceStatusCache } from '../../domain/device-status-cache';
 import type { RolloutEvents } from '../../domain/ports';
-import type { InMemoryRolloutViews } from '../../views/rollout-views';
+import type { InMemoryRolloutViews } from '../rollout-views';
 import { summaryOfMessage } from '../artifacts-client';
 import type { AutomaticAudit } from './automatic-audit';
 

@@ -1,6 +1,7 @@
 import { insertUnique } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
-import type { AuditRecord, TelemetryStore } from '../../domain/model';
+import type { AuditRecord } from '../../domain/model';
+import type { TelemetryStore } from '../../domain/ports';
 
 interface AuditDoc {
   _id: string;

@@ -1,6 +1,7 @@
 import { insertUnique } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
-import type { DeliveryAttempt, DeliveryState, Webhook, WebhookDelivery, WebhookStore } from '../../domain/webhook-model';
+import type { DeliveryAttempt, DeliveryState, Webhook, WebhookDelivery } from '../../domain/model';
+import type { WebhookStore } from '../../domain/ports';
 
 interface WebhookDoc {
   _id: string;

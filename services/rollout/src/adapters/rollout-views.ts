@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@ota/logging';
 import type { ArtifactSummary, Deployment } from '../domain/model';
 import type { RolloutViews } from '../domain/ports';
@@ -50,6 +51,23 @@ export class InMemoryRolloutViews implements RolloutViews {
   async deploymentChanged(id: string): Promise<void> {
     const deployment = await this.sources.loadDeployment(id);
     if (deployment) this.deploymentWritten(deployment);
+  }
+
+  /**
+   * The first load, before the service answers: the store or the artifacts service may still be
+   * starting, so it is retried with a growing pause until it succeeds or `limitMs` has passed.
+   */
+  async load(limitMs: number): Promise<void> {
+    const giveUpAt = Date.now() + limitMs;
+    for (let pauseMs = 200; ; pauseMs = Math.min(pauseMs * 2, 5_000)) {
+      try {
+        return await this.reload();
+      } catch (error) {
+        if (Date.now() + pauseMs > giveUpAt) throw error;
+        this.logger.warn({ err: error }, 'views not loaded yet; retrying');
+        await sleep(pauseMs);
+      }
+    }
   }
 
   async reload(): Promise<void> {
