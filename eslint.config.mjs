@@ -40,6 +40,12 @@ export default tseslint.config(
               from: SERVICES.filter((other) => other !== service).map((other) => `./services/${other}`),
               message: 'a service does not import another service: ask it over gRPC, or move shared code to libs/',
             })),
+            {
+              // The gateway's inner folders name ports (auth/ports.ts, use-cases/ports.ts); main.ts hands them the adapters.
+              target: ['./services/gateway/src/auth', './services/gateway/src/use-cases', './services/gateway/src/http', './services/gateway/src/routes', './services/gateway/src/app.ts', './services/gateway/src/deps.ts'],
+              from: ['./services/gateway/src/adapters', './services/gateway/src/main.ts'],
+              message: "the gateway's inner code names a port, not an adapter: main.ts wires the adapters in",
+            },
             ...SERVICES.map((service) => ({
               target: `./services/${service}/src/domain`,
               from: [`./services/${service}/src/adapters`, `./services/${service}/src/grpc`, `./services/${service}/src/http`, `./services/${service}/src/main.ts`],
@@ -59,6 +65,25 @@ export default tseslint.config(
           patterns: [
             // Types of messages are allowed: the domain may name what its ports carry.
             { group: IO_LIBRARIES, allowTypeImports: true, message: 'domain code does no I/O: reach the outside world through a port (domain/ports.ts) implemented in adapters/' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The gateway's use cases do no I/O either. Their ports are the services' gRPC clients, so they
+    // speak the services' messages, and may use a message's enum values.
+    files: ['services/gateway/src/use-cases/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: IO_LIBRARIES.filter((library) => library !== '@ota/proto'),
+              allowTypeImports: true,
+              message: 'a use case does no I/O: reach the outside world through a port (use-cases/ports.ts) that main.ts fills with an adapter',
+            },
           ],
         },
       ],

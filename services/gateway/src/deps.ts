@@ -1,21 +1,18 @@
-import type { Bus } from '@ota/bus';
 import type { Logger } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
-import type { AuditLog } from './audit';
-import type { ServiceClients } from './clients';
+import type { PlanCache } from './auth/plan-cache';
+import type { AccountStore } from './auth/ports';
 import type { GatewayConfig } from './config';
-import type { DownloadUrlSigner } from './download-url';
-import type { PlanCache } from './plan-cache';
-import type { GatewayStore } from './adapters/mongo/gateway-store';
+import type { DownloadUrlSigner } from './http/download-url';
+import type { AuditLog, ServiceClients } from './use-cases/ports';
 
 /** Everything the HTTP app needs, built by main.ts (or a test) and passed to createApp. */
 export interface GatewayDeps {
   config: GatewayConfig;
   logger: Logger;
   metrics: ServiceMetrics;
-  store: GatewayStore;
+  store: AccountStore;
   clients: ServiceClients;
-  bus: Bus;
   audit: AuditLog;
   signer: DownloadUrlSigner;
   plans: PlanCache;

@@ -4,14 +4,14 @@ import { runService } from '@ota/grpc';
 import { startMetricsServer } from '@ota/metrics';
 import { connectMongo, ensureIndexes, pingMongo } from '@ota/mongo';
 import { createApp } from './app';
-import { AuditLog, AuditOutboxRelay } from './audit';
-import { closeServiceClients, createServiceClients } from './clients';
-import { loadGatewayConfig } from './config';
-import { DownloadUrlSigner } from './download-url';
-import { PlanCache } from './plan-cache';
-import { GatewayStore } from './adapters/mongo/gateway-store';
-import { followPlanChanges } from './adapters/nats/plan-changes';
+import { closeServiceClients, createServiceClients } from './adapters/grpc/service-clients';
 import { registerGatewayModels } from './adapters/mongo/models';
+import { MongoAccountStore } from './adapters/mongo/mongo-account-store';
+import { AuditOutboxRelay, JetStreamAuditLog } from './adapters/nats/audit-log';
+import { followPlanChanges } from './adapters/nats/plan-changes';
+import { PlanCache } from './auth/plan-cache';
+import { loadGatewayConfig } from './config';
+import { DownloadUrlSigner } from './http/download-url';
 
 const SERVICE = 'gateway';
 
@@ -19,7 +19,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const models = registerGatewayModels(mongo);
-  const store = new GatewayStore(models);
+  const store = new MongoAccountStore(models);
   await ensureIndexes(mongo);
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
   await bus.ensureStreams();
@@ -36,8 +36,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
     metrics,
     store,
     clients,
-    bus,
-    audit: new AuditLog(bus, models, metrics, logger),
+    audit: new JetStreamAuditLog(bus, models, metrics, logger),
     signer: new DownloadUrlSigner(config.OTA_URL_SIGNING_KEY, config.OTA_URL_TTL_SECONDS),
     plans,
     async checkReadiness() {

@@ -3,7 +3,7 @@ import { isDomainError } from '@ota/errors';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { eventually, testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
-import { GatewayStore } from '../src/adapters/mongo/gateway-store';
+import { MongoAccountStore } from '../src/adapters/mongo/mongo-account-store';
 import { registerGatewayModels, type GatewayModels } from '../src/adapters/mongo/models';
 
 // The gateway's Mongo adapter alone, against the run's real MongoDB-protocol server (FerretDB
@@ -11,14 +11,14 @@ import { registerGatewayModels, type GatewayModels } from '../src/adapters/mongo
 
 let mongo: Connection;
 let models: GatewayModels;
-let store: GatewayStore;
+let store: MongoAccountStore;
 const plan = { maxDevices: 10, maxUploadsPerMonth: 50 };
 
 beforeAll(async () => {
   mongo = await connectMongo({ uri: testStack().mongodbUri, database: `ota_test_gateway_${randomUUID().slice(0, 8)}` });
   models = registerGatewayModels(mongo);
   await ensureIndexes(mongo);
-  store = new GatewayStore(models);
+  store = new MongoAccountStore(models);
 });
 
 afterAll(async () => {
@@ -48,7 +48,7 @@ describe('users', () => {
 });
 
 describe('tokens', () => {
-  const newToken = (overrides: Partial<Parameters<GatewayStore['createToken']>[0]> = {}) =>
+  const newToken = (overrides: Partial<Parameters<MongoAccountStore['createToken']>[0]> = {}) =>
     store.createToken({ kind: 'device', scope: '', name: 'device unit-1', userId: 'owner-1', projectId: 'p1', deviceUuid: randomUUID(), deviceId: 'unit-1', ...overrides });
 
   it('authenticate by the raw token, which is stored only as its hash, until revoked', async () => {

@@ -4,7 +4,7 @@ import { Bus, EVENTS } from '@ota/bus';
 import { createLogger } from '@ota/logging';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { loadGatewayConfig } from '../config';
-import { GatewayStore } from '../adapters/mongo/gateway-store';
+import { MongoAccountStore } from '../adapters/mongo/mongo-account-store';
 import { registerGatewayModels } from '../adapters/mongo/models';
 
 const USAGE = `usage:
@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const config = loadGatewayConfig();
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, maxPoolSize: 2 });
   try {
-    const store = new GatewayStore(registerGatewayModels(mongo));
+    const store = new MongoAccountStore(registerGatewayModels(mongo));
     await ensureIndexes(mongo);
     const maxDevices = count(options, 'max-devices');
     const maxUploads = count(options, 'max-uploads-per-month');

@@ -1,5 +1,5 @@
-import type { Plan } from './auth/model';
-import type { GatewayStore } from './adapters/mongo/gateway-store';
+import type { Plan } from './model';
+import type { AccountStore } from './ports';
 
 /**
  * Owner plans for the device check, which needs the device cap only to register a new device but
@@ -13,7 +13,7 @@ export class PlanCache {
   private readonly entries = new Map<string, { plan: Plan; expiresAt: number }>();
 
   constructor(
-    private readonly store: GatewayStore,
+    private readonly store: Pick<AccountStore, 'findUser'>,
     private readonly ttlMs: number,
   ) {}
 

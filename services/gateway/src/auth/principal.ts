@@ -3,7 +3,7 @@ import { permissionDenied, unauthenticated } from '@ota/errors';
 import type { Context } from 'koa';
 import type { Session, Token } from './model';
 import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
-import type { GatewayStore } from '../adapters/mongo/gateway-store';
+import type { AccountStore } from './ports';
 
 /** Who is calling, resolved from the bearer token (or the console's session cookie) on every request. */
 export interface Principal {
@@ -21,7 +21,7 @@ export interface Principal {
  * it was opened with (so revoking that token ends the session), and whose mutating calls must
  * carry the session's CSRF token.
  */
-export async function authenticate(store: GatewayStore, ctx: Context): Promise<Principal> {
+export async function authenticate(store: AccountStore, ctx: Context): Promise<Principal> {
   const header = ctx.get('authorization');
   let token: Token | null;
   let session: Session | undefined;

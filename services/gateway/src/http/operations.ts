@@ -3,7 +3,7 @@ import type { registry } from '@ota/proto';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { authenticate, type Principal, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
-import type { GatewayStore } from '../adapters/mongo/gateway-store';
+import type { AccountStore } from '../auth/ports';
 import { rateLimitClassOf, type RateLimitClass, type TokenRateLimiter } from './rate-limit';
 import { parseBody, parseDeviceBody, parseQuery, type Accepted } from './validate';
 
@@ -92,7 +92,7 @@ export class OperationTable {
 
   constructor(
     readonly router: Router,
-    private readonly store: GatewayStore,
+    private readonly store: AccountStore,
     private readonly projectFor: ProjectResolver,
     private readonly rateLimit?: OperationRateLimit,
   ) {}

@@ -1,11 +1,11 @@
 import { failedPrecondition } from '@ota/errors';
 import type { artifacts } from '@ota/proto';
-import type { ArtifactsPort, AuditPort, Caller, RolloutPort } from './ports';
+import type { ArtifactsPort, AuditLog, Caller, RolloutPort } from './ports';
 
 export interface ArtifactArchivingPorts {
   rollout: RolloutPort<'countDeployments'>;
   artifacts: ArtifactsPort<'setArtifactArchived'>;
-  audit: AuditPort;
+  audit: AuditLog;
 }
 
 /**

@@ -1,11 +1,11 @@
 import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
-import type { AuditPort, Caller, RegistryPort, RolloutPort } from './ports';
+import type { AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
 
 export interface DeploymentPorts {
   registry: RegistryPort<'listGroups' | 'listChannels' | 'countDevices'>;
   rollout: RolloutPort<'createDeployment' | 'transitionDeployment' | 'getDeployment' | 'getDeploymentSummary'>;
-  audit: AuditPort;
+  audit: AuditLog;
 }
 
 /** A new deployment as rollout takes it, less the project (the caller's) and `start` (always a draft). */

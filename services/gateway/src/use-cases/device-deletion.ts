@@ -1,11 +1,11 @@
 import type { registry } from '@ota/proto';
-import type { AuditPort, Caller, RegistryPort, RolloutPort, GatewayStorePort } from './ports';
+import type { AuditLog, Caller, RegistryPort, RolloutPort, AccountStorePort } from './ports';
 
 export interface DeviceDeletionPorts {
-  tokens: GatewayStorePort<'revokeDeviceTokens'>;
+  tokens: AccountStorePort<'revokeDeviceTokens'>;
   rollout: RolloutPort<'deleteDeviceStates'>;
   registry: RegistryPort<'deleteDevice'>;
-  audit: AuditPort;
+  audit: AuditLog;
 }
 
 /**

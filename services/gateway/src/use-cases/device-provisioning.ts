@@ -1,9 +1,9 @@
 import type { registry } from '@ota/proto';
 import { issueDeviceToken, type DeviceTokenPorts, type IssuedDeviceToken } from './device-tokens';
-import type { Caller, RegistryPort, GatewayStorePort } from './ports';
+import type { Caller, RegistryPort, AccountStorePort } from './ports';
 
 export interface DeviceProvisioningPorts extends DeviceTokenPorts {
-  users: GatewayStorePort<'findUser'>;
+  users: AccountStorePort<'findUser'>;
   registry: RegistryPort<'createDevice' | 'updateDevice'>;
 }
 

@@ -1,10 +1,10 @@
 import type { registry } from '@ota/proto';
-import type { AuditPort, Caller, RegistryPort, GatewayStorePort } from './ports';
+import type { AuditLog, Caller, RegistryPort, AccountStorePort } from './ports';
 
 export interface DeviceTokenPorts {
-  tokens: GatewayStorePort<'createToken' | 'revokeDeviceTokens'>;
+  tokens: AccountStorePort<'createToken' | 'revokeDeviceTokens'>;
   registry: RegistryPort<'updateDevice'>;
-  audit: AuditPort;
+  audit: AuditLog;
 }
 
 export interface IssuedDeviceToken {

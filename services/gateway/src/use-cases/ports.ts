@@ -1,19 +1,43 @@
+import type { ServiceClient } from '@ota/grpc';
+import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Principal } from '../auth/principal';
-import type { AuditLog } from '../audit';
-import type { ServiceClients } from '../clients';
-import type { GatewayStore } from '../adapters/mongo/gateway-store';
+import type { AccountStore } from '../auth/ports';
+
+/** The four services, as their gRPC clients; `adapters/grpc` makes them, one connection each. */
+export interface ServiceClients {
+  registry: ServiceClient<typeof registry.RegistryServiceService>;
+  artifacts: ServiceClient<typeof artifacts.ArtifactsServiceService>;
+  rollout: ServiceClient<typeof rollout.RolloutServiceService>;
+  telemetry: ServiceClient<typeof telemetry.TelemetryServiceService>;
+}
+
+export interface AuditEntry {
+  projectId: string;
+  action: string;
+  targetType: string;
+  targetId: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Records the audit event of a mutation before the mutation is acknowledged: when `record`
+ * resolves, the event is durable; when it rejects, the caller must not hear of success.
+ * `adapters/nats` implements it.
+ */
+export interface AuditLog {
+  record(principal: Principal, entry: AuditEntry): Promise<void>;
+}
 
 /**
  * The ports a use case may ask for, each narrowed with Pick to the calls it makes: the services'
- * gRPC clients, the gateway's own token store and the audit log. main.ts passes the real ones,
+ * gRPC clients, the gateway's own account store and the audit log. main.ts passes the real ones,
  * tests pass fakes.
  */
 export type RegistryPort<K extends keyof ServiceClients['registry']> = Pick<ServiceClients['registry'], K>;
 export type RolloutPort<K extends keyof ServiceClients['rollout']> = Pick<ServiceClients['rollout'], K>;
 export type ArtifactsPort<K extends keyof ServiceClients['artifacts']> = Pick<ServiceClients['artifacts'], K>;
 export type TelemetryPort<K extends keyof ServiceClients['telemetry']> = Pick<ServiceClients['telemetry'], K>;
-export type GatewayStorePort<K extends keyof GatewayStore> = Pick<GatewayStore, K>;
-export type AuditPort = Pick<AuditLog, 'record'>;
+export type AccountStorePort<K extends keyof AccountStore> = Pick<AccountStore, K>;
 
 /** Every port a use case may ask for; each use case's own ports interface is a narrowing of it. */
 export interface UseCasePorts {
@@ -21,8 +45,8 @@ export interface UseCasePorts {
   rollout: ServiceClients['rollout'];
   artifacts: ServiceClients['artifacts'];
   telemetry: ServiceClients['telemetry'];
-  tokens: GatewayStore;
-  users: GatewayStore;
+  tokens: AccountStore;
+  users: AccountStore;
   audit: AuditLog;
 }
 

@@ -1,10 +1,10 @@
 import { conflict } from '@ota/errors';
 import type { registry } from '@ota/proto';
-import type { Caller, RegistryPort, RolloutPort, TelemetryPort, GatewayStorePort } from './ports';
+import type { Caller, RegistryPort, RolloutPort, TelemetryPort, AccountStorePort } from './ports';
 
 export interface ProjectDeletionPorts {
   rollout: RolloutPort<'countDeployments'>;
-  tokens: GatewayStorePort<'revokeProjectTokens'>;
+  tokens: AccountStorePort<'revokeProjectTokens'>;
   registry: RegistryPort<'deleteProject'>;
   telemetry: TelemetryPort<'listWebhooks' | 'deleteWebhook'>;
 }

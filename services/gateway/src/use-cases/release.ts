@@ -1,11 +1,11 @@
 import { invalidArgument } from '@ota/errors';
 import type { artifacts, registry, rollout } from '@ota/proto';
-import type { AuditPort, Caller, RegistryPort, RolloutPort } from './ports';
+import type { AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
 
 export interface ReleasePorts {
   registry: RegistryPort<'listChannels'>;
   rollout: RolloutPort<'createDeployment'>;
-  audit: AuditPort;
+  audit: AuditLog;
 }
 
 /** Where a release goes: a channel of the project, at a percentage. */

@@ -1,16 +1,10 @@
-import { createServiceClient, type ServiceClient } from '@ota/grpc';
+import { createServiceClient } from '@ota/grpc';
 import type { ServiceMetrics } from '@ota/metrics';
 import { artifacts, registry, rollout, telemetry } from '@ota/proto';
-import type { GatewayConfig } from './config';
+import type { GatewayConfig } from '../../config';
+import type { ServiceClients } from '../../use-cases/ports';
 
 /** Long-lived gRPC clients, one connection per service, shared by every request. */
-export interface ServiceClients {
-  registry: ServiceClient<typeof registry.RegistryServiceService>;
-  artifacts: ServiceClient<typeof artifacts.ArtifactsServiceService>;
-  rollout: ServiceClient<typeof rollout.RolloutServiceService>;
-  telemetry: ServiceClient<typeof telemetry.TelemetryServiceService>;
-}
-
 export function createServiceClients(config: GatewayConfig, metrics: ServiceMetrics): ServiceClients {
   const settings = { defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, streamTimeoutMs: config.GRPC_STREAM_TIMEOUT_MS, metrics };
   return {

@@ -3,17 +3,15 @@ import { alreadyExists, notFound } from '@ota/errors';
 import { insertUnique } from '@ota/mongo';
 import { hashToken, newRawToken, newSessionSecret, prefixOf } from '../../auth/tokens';
 import type { Plan, Session, Token, User } from '../../auth/model';
+import type { AccountStore, NewToken } from '../../auth/ports';
 import type { GatewayModels, PlanDoc, SessionDoc, TokenDoc, UserDoc } from './models';
 
 // last_used_at is written at most this often per token, so that a polling fleet does not turn
 // every check into a write.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** What the caller decides of a new token; its secret, hash, id and prefix are made here. */
-export type NewToken = Pick<Token, 'kind' | 'scope' | 'name' | 'userId' | 'projectId' | 'deviceUuid' | 'deviceId'>;
-
-/** The gateway's own data: users, their plans, and tokens of every kind. */
-export class GatewayStore {
+/** The gateway's own data in MongoDB: users, their plans, tokens of every kind, console sessions. */
+export class MongoAccountStore implements AccountStore {
   /** When this replica last wrote each token's usage: at most one write per token per resolution. */
   private readonly usageWritten = new Map<string, number>();
   private readonly usageSweeper: NodeJS.Timeout;

@@ -3,16 +3,9 @@ import { type Bus, EVENTS } from '@ota/bus';
 import type { events } from '@ota/proto';
 import type { Logger } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
-import type { Principal } from './auth/principal';
-import type { AuditOutboxDoc, GatewayModels } from './adapters/mongo/models';
-
-export interface AuditEntry {
-  projectId: string;
-  action: string;
-  targetType: string;
-  targetId: string;
-  details?: Record<string, unknown>;
-}
+import type { Principal } from '../../auth/principal';
+import type { AuditEntry, AuditLog } from '../../use-cases/ports';
+import type { AuditOutboxDoc, GatewayModels } from '../mongo/models';
 
 /**
  * Records the audit event of a mutation before the mutation is acknowledged. The event goes to
@@ -21,7 +14,7 @@ export interface AuditEntry {
  * way the event is durable before the caller hears of success; if both fail, the caller gets an
  * error (503) rather than a success without an audit event.
  */
-export class AuditLog {
+export class JetStreamAuditLog implements AuditLog {
   constructor(
     private readonly bus: Bus,
     private readonly models: GatewayModels,

@@ -1,5 +1,5 @@
 import { EVENTS, type Bus } from '@ota/bus';
-import type { PlanCache } from '../../plan-cache';
+import type { PlanCache } from '../../auth/plan-cache';
 
 /**
  * Keeps the plan cache true: the admin command asks every gateway replica to forget a user's plan
