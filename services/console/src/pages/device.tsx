@@ -4,11 +4,11 @@ import { Link, useNavigate, useParams } from 'react-router-dom';
 import { del, get, patch, post } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
 import { RelativeTime } from '../components/time';
+import { MembershipEditor } from '../components/membership-editor';
 import { NamedOptions } from '../components/named-options';
 import { namesById, projectPath, useChannels, useGroups } from '../queries';
 import type { Decision, Device, DeviceEvent } from '../types';
 import { OtaStatus } from './devices';
-import { InlineForm } from '../components/inline-form';
 
 type TimelineEntry = { at: string; key: string } & ({ kind: 'report'; report: DeviceEvent } | { kind: 'check'; decision: Decision });
 
@@ -33,16 +33,12 @@ export function DevicePage() {
   const groups = useGroups(projectId);
   const [rawToken, setRawToken] = useState('');
   const [confirmDelete, setConfirmDelete] = useState(false);
-  const [addGroup, setAddGroup] = useState('');
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['device', deviceId] });
   const update = useMutation({ mutationFn: (body: Partial<Pick<Device, 'active' | 'channel_id'>>) => patch<Device>(`${base}/`, body), onSuccess: refresh });
   const membership = useMutation({
     mutationFn: ({ groupId, member }: { groupId: string; member: boolean }) =>
       member ? post(`${projectPath(projectId)}/groups/${groupId}/members/`, { device_id: deviceId }) : del(`${projectPath(projectId)}/groups/${groupId}/members/${deviceId}/`),
-    onSuccess: () => {
-      setAddGroup('');
-      return refresh();
-    },
+    onSuccess: refresh,
   });
   const issueToken = useMutation({ mutationFn: () => post<{ token: string }>(`${base}/token/`), onSuccess: (answer) => setRawToken(answer.token) });
   const revokeToken = useMutation({ mutationFn: () => del(`${base}/token/`) });
@@ -99,32 +95,20 @@ export function DevicePage() {
         </div>
         <ErrorNote error={update.error} />
         <h3>Groups</h3>
-        <ul className="chips">
-          {d.group_ids.length === 0 && <li className="muted">in no group</li>}
-          {d.group_ids.map((groupId) => (
-            <li key={groupId}>
-              {groupNames.get(groupId) ?? groupId}{' '}
-              <button type="button" className="small" aria-label={`Remove from ${groupNames.get(groupId) ?? groupId}`} onClick={() => membership.mutate({ groupId, member: false })}>
-                Remove
-              </button>
-            </li>
-          ))}
-        </ul>
-        <InlineForm
-          onSubmit={() => {
-            if (addGroup) membership.mutate({ groupId: addGroup, member: true });
-          }}
-        >
-          <label htmlFor="add-group">Add to group</label>
-          <select id="add-group" value={addGroup} onChange={(event) => setAddGroup(event.target.value)}>
-            <option value="">choose a group</option>
-            <NamedOptions items={groups.data?.filter((group) => !d.group_ids.includes(group.id))} />
-          </select>
-          <BusyButton type="submit" busy={membership.isPending} disabled={!addGroup}>
-            Add
-          </BusyButton>
-        </InlineForm>
-        <ErrorNote error={membership.error} />
+        <MembershipEditor
+          layout="chips"
+          members={d.group_ids.map((groupId) => ({ id: groupId, name: groupNames.get(groupId) ?? groupId }))}
+          candidates={groups.data ?? []}
+          empty="in no group"
+          addLabel="Add to group"
+          choose="choose a group"
+          fieldId="add-group"
+          removeLabel={(group) => `Remove from ${group.name}`}
+          busy={membership.isPending}
+          error={membership.error}
+          onRemove={(groupId) => membership.mutate({ groupId, member: false })}
+          onAdd={(groupId) => membership.mutateAsync({ groupId, member: true })}
+        />
         <h3>Device token</h3>
         <p className="muted">A token of its own lets the device check without the fleet's project token. Issuing again rotates it: the old one stops at once.</p>
         <div className="row">

@@ -4,10 +4,10 @@ import { Link, useParams } from 'react-router-dom';
 import { del, get, post } from '../api';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { RelativeTime } from '../components/time';
-import { NamedOptions } from '../components/named-options';
 import { projectPath, useChannels, useGroups } from '../queries';
 import type { Device } from '../types';
 import { InlineForm } from '../components/inline-form';
+import { MembershipEditor } from '../components/membership-editor';
 
 /** A one-field create form for a group or a channel. The name stays in the field until it is created, so that a refused one can be corrected. */
 function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'channel'; onCreate: (name: string, options: { onSuccess: () => void }) => void; pending: boolean; error: unknown }) {
@@ -90,15 +90,11 @@ export function GroupPage() {
   const membersPath = `${projectPath(projectId)}/groups/${groupId}/members/`;
   const members = useQuery({ queryKey: ['members', groupId], queryFn: () => get<Device[]>(membersPath) });
   const devices = useQuery({ queryKey: ['devices', projectId, ''], queryFn: () => get<Device[]>(`${projectPath(projectId)}/devices/?`) });
-  const [adding, setAdding] = useState('');
   const change = useMutation({
     mutationFn: ({ deviceId, member }: { deviceId: string; member: boolean }) => (member ? post(membersPath, { device_id: deviceId }) : del(`${membersPath}${deviceId}/`)),
-    onSuccess: () => {
-      setAdding('');
-      return Promise.all([queryClient.invalidateQueries({ queryKey: ['members', groupId] }), queryClient.invalidateQueries({ queryKey: ['devices', projectId] })]);
-    },
+    onSuccess: () =>
+      Promise.all([queryClient.invalidateQueries({ queryKey: ['members', groupId] }), queryClient.invalidateQueries({ queryKey: ['devices', projectId] })]),
   });
-  const memberIds = new Set((members.data ?? []).map((device) => device.id));
   return (
     <>
       <p className="crumbs">
@@ -106,33 +102,22 @@ export function GroupPage() {
       </p>
       <h1>Group {group?.name ?? '…'}</h1>
       <ErrorNote error={groups.error} />
-      <LoadState loading={members.isLoading} error={members.error} empty={members.data?.length === 0 && 'No members yet.'}>
-        <ul className="plain">
-          {members.data?.map((device) => (
-            <li key={device.id}>
-              <Link to={`/projects/${projectId}/devices/${device.id}`}>{device.device_id}</Link>{' '}
-              <button type="button" className="small" aria-label={`Remove ${device.device_id}`} onClick={() => change.mutate({ deviceId: device.id, member: false })}>
-                Remove
-              </button>
-            </li>
-          ))}
-        </ul>
+      <LoadState loading={members.isLoading} error={members.error}>
+        <MembershipEditor
+          layout="list"
+          members={(members.data ?? []).map((device) => ({ id: device.id, name: device.device_id, label: <Link to={`/projects/${projectId}/devices/${device.id}`}>{device.device_id}</Link> }))}
+          candidates={(devices.data ?? []).map((device) => ({ id: device.id, name: device.device_id }))}
+          empty="No members yet."
+          addLabel="Add a device"
+          choose="choose a device"
+          fieldId="add-member"
+          removeLabel={(device) => `Remove ${device.name}`}
+          busy={change.isPending}
+          error={change.error ?? devices.error}
+          onRemove={(deviceId) => change.mutate({ deviceId, member: false })}
+          onAdd={(deviceId) => change.mutateAsync({ deviceId, member: true })}
+        />
       </LoadState>
-      <InlineForm
-        onSubmit={() => {
-          if (adding) change.mutate({ deviceId: adding, member: true });
-        }}
-      >
-        <label htmlFor="add-member">Add a device</label>
-        <select id="add-member" value={adding} onChange={(event) => setAdding(event.target.value)}>
-          <option value="">choose a device</option>
-          <NamedOptions items={(devices.data ?? []).filter((device) => !memberIds.has(device.id)).map((device) => ({ id: device.id, name: device.device_id }))} />
-        </select>
-        <BusyButton type="submit" busy={change.isPending} disabled={!adding}>
-          Add
-        </BusyButton>
-      </InlineForm>
-      <ErrorNote error={change.error ?? devices.error} />
     </>
   );
 }
