@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:c
 import { readFileSync } from 'node:fs';
 import mongoose from 'mongoose';
 import { MANIFEST, api, checkBody, createUser, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
-import { DownloadUrlSigner } from '../src/download-url';
+import { DownloadUrlSigner } from '../src/http/download-url';
 
 // The OWASP API Security Top 10 (2023) as it applies here, over every operation the gateway's
 // OpenAPI document lists, so that an operation added later is covered without touching this file.
