@@ -483,6 +483,8 @@ describe('download URLs', () => {
     const variants: Record<string, URL> = {
       signature: altered((url) => url.searchParams.set('signature', `${signature.slice(0, -1)}${signature.endsWith('0') ? '1' : '0'}`)),
       size: altered((url) => url.searchParams.set('size', String(Number(issued.searchParams.get('size')) + 1))),
+      checksum: altered((url) => url.searchParams.set('sha256', 'ab'.repeat(32))),
+      'no checksum': altered((url) => url.searchParams.delete('sha256')),
       expires: altered((url) => url.searchParams.set('expires', String(Number(issued.searchParams.get('expires')) + 3600))),
       artifact: altered((url) => (url.pathname = url.pathname.replace(release.body.artifact_id, world.artifactId))),
       'no signature': altered((url) => url.searchParams.delete('signature')),
@@ -493,7 +495,7 @@ describe('download URLs', () => {
     }
     const key = testStack().gatewayEnv.OTA_URL_SIGNING_KEY ?? 'local-development-only-signing-key';
     const size = Number(issued.searchParams.get('size'));
-    const expired = new DownloadUrlSigner(key, 900).sign(issued.origin, release.body.artifact_id, size, Date.now() - 3_600_000);
+    const expired = new DownloadUrlSigner(key, 900).sign(issued.origin, release.body.artifact_id, size, issued.searchParams.get('sha256')!, Date.now() - 3_600_000);
     const answer = await fetch(expired);
     expect(answer.status).toBe(403);
     expect(((await answer.json()) as { detail: string }).detail).toMatch(/expired/);

@@ -133,9 +133,17 @@ export class Artifacts {
     if (!(await this.deps.store.deleteSigningKey(projectId, keyId))) throw notFound('signing key not found');
   }
 
-  async readBinary(artifactId: string): Promise<Readable> {
+  /**
+   * The binary's bytes from `offset`, `length` of them (0: to the end). Object storage reads only
+   * that range, so a download resumed near its end costs only the bytes it still needs.
+   */
+  async readBinary(artifactId: string, offset = 0, length = 0): Promise<Readable> {
     const artifact = await this.get('', artifactId);
-    return this.deps.storage.get(artifact.storageKey);
+    if (offset < 0 || length < 0) throw invalidArgument('offset and length cannot be negative');
+    if (offset === 0 && (length === 0 || length >= artifact.fileSize)) return this.deps.storage.get(artifact.storageKey);
+    if (offset >= artifact.fileSize) throw invalidArgument(`offset ${offset} is past the end of the ${artifact.fileSize}-byte binary`);
+    const end = length === 0 ? artifact.fileSize - 1 : Math.min(offset + length, artifact.fileSize) - 1;
+    return this.deps.storage.get(artifact.storageKey, { start: offset, end });
   }
 }
 

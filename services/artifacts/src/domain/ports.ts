@@ -24,10 +24,17 @@ export interface ArtifactStore {
   deleteSigningKey(projectId: string, keyId: string): Promise<boolean>;
 }
 
+/** Bytes `start` to `end` of a binary, both inclusive. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
 export interface BinaryStorage {
   /** Stores the stream under `key`; memory stays bounded by one part, whatever the size. */
   put(key: string, body: Readable): Promise<void>;
-  get(key: string): Promise<Readable>;
+  /** The object's bytes, or only those of `range` (both ends inclusive, as HTTP counts them). */
+  get(key: string, range?: ByteRange): Promise<Readable>;
   delete(key: string): Promise<void>;
 }
 

@@ -50,10 +50,13 @@ export function artifactsHandlers(artifacts: Artifacts): Handlers<typeof pb.Arti
       return {};
     },
     async *readArtifactBinary(request) {
-      const body = await artifacts.readBinary(request.artifactId);
+      const body = await artifacts.readBinary(request.artifactId, request.offset, request.length);
+      let offset = request.offset;
       for await (const piece of body as AsyncIterable<Buffer>) {
-        for (let offset = 0; offset < piece.length; offset += DOWNLOAD_CHUNK_BYTES) {
-          yield { chunk: piece.subarray(offset, offset + DOWNLOAD_CHUNK_BYTES) };
+        for (let start = 0; start < piece.length; start += DOWNLOAD_CHUNK_BYTES) {
+          const chunk = piece.subarray(start, start + DOWNLOAD_CHUNK_BYTES);
+          yield { chunk, offset };
+          offset += chunk.length;
         }
       }
     },

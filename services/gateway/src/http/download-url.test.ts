@@ -1,12 +1,16 @@
-import { DownloadUrlSigner } from './download-url';
+import { createHmac } from 'node:crypto';
+import { DownloadUrlSigner, type SignedDownload } from './download-url';
 
 const signer = new DownloadUrlSigner('test-key', 900);
 const artifactId = '5b0c5c8e-8c1e-4f7e-9a3e-0a0c5c8e8c1e';
+const sha256 = 'ab'.repeat(32);
 
-function parts(url: string) {
+function parts(url: string): SignedDownload {
   const parsed = new URL(url);
   return {
+    artifactId: parsed.pathname.split('/').pop()!,
     size: parsed.searchParams.get('size')!,
+    sha256: parsed.searchParams.get('sha256') ?? undefined,
     expires: parsed.searchParams.get('expires')!,
     signature: parsed.searchParams.get('signature')!,
   };
@@ -14,22 +18,32 @@ function parts(url: string) {
 
 describe('signed download URLs', () => {
   const now = 1_700_000_000_000;
-  const { size, expires, signature } = parts(signer.sign('http://gw', artifactId, 1234, now));
+  const signed = parts(signer.sign('http://gw', artifactId, 1234, sha256, now));
 
-  it('verify as signed until they expire', () => {
-    expect(signer.verify(artifactId, size, expires, signature, now)).toBe('ok');
-    expect(signer.verify(artifactId, size, expires, signature, now + 901_000)).toBe('expired');
+  it('carry the size and the checksum, and verify as signed until they expire', () => {
+    expect(signed).toMatchObject({ artifactId, size: '1234', sha256 });
+    expect(signer.verify(signed, now)).toBe('ok');
+    expect(signer.verify(signed, now + 901_000)).toBe('expired');
   });
 
   it('fail once any part is altered', () => {
-    expect(signer.verify('6b0c5c8e-8c1e-4f7e-9a3e-0a0c5c8e8c1e', size, expires, signature, now)).toBe('invalid');
-    expect(signer.verify(artifactId, '1235', expires, signature, now)).toBe('invalid');
-    expect(signer.verify(artifactId, size, String(Number(expires) + 60), signature, now)).toBe('invalid');
-    expect(signer.verify(artifactId, size, expires, signature.replace(/.$/, (c) => (c === '0' ? '1' : '0')), now)).toBe('invalid');
-    expect(signer.verify(artifactId, size, expires, 'zz', now)).toBe('invalid');
+    expect(signer.verify({ ...signed, artifactId: '6b0c5c8e-8c1e-4f7e-9a3e-0a0c5c8e8c1e' }, now)).toBe('invalid');
+    expect(signer.verify({ ...signed, size: '1235' }, now)).toBe('invalid');
+    expect(signer.verify({ ...signed, sha256: 'cd'.repeat(32) }, now)).toBe('invalid');
+    expect(signer.verify({ ...signed, sha256: undefined }, now)).toBe('invalid');
+    expect(signer.verify({ ...signed, sha256: 'not hex' }, now)).toBe('invalid');
+    expect(signer.verify({ ...signed, expires: String(Number(signed.expires) + 60) }, now)).toBe('invalid');
+    expect(signer.verify({ ...signed, signature: signed.signature.replace(/.$/, (c) => (c === '0' ? '1' : '0')) }, now)).toBe('invalid');
+    expect(signer.verify({ ...signed, signature: 'zz' }, now)).toBe('invalid');
   });
 
   it('fail under another key', () => {
-    expect(new DownloadUrlSigner('other-key', 900).verify(artifactId, size, expires, signature, now)).toBe('invalid');
+    expect(new DownloadUrlSigner('other-key', 900).verify(signed, now)).toBe('invalid');
+  });
+
+  it('still accept a URL of the release before checksums, until it expires', () => {
+    const expires = String(now / 1000 + 900);
+    const signature = createHmac('sha256', 'test-key').update(`${artifactId}\n1234\n${expires}`).digest('hex');
+    expect(signer.verify({ artifactId, size: '1234', expires, signature }, now)).toBe('ok');
   });
 });

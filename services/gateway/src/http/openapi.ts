@@ -10,6 +10,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'No such resource, or not one the caller may see.',
   409: 'Conflicts with what exists.',
   413: 'The JSON body is larger than the limit.',
+  416: 'The range starts past the end of the build; `Content-Range: bytes */size` gives its size.',
   422: 'The body or query fails its schema; `detail` lists each problem.',
   429: "The token is over its rate limit (per gateway replica); retry after `Retry-After` seconds.",
   503: 'The service is busy (load is being shed) or a service or store is unavailable; retry after `Retry-After` seconds.',
@@ -84,7 +85,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
           : {
               description: 'Success.',
               content: {
-                [status === '200' && operation.operationId === 'downloadArtifact' ? 'application/octet-stream' : 'application/json']: { schema: referencingComponents(schema) },
+                [operation.operationId === 'downloadArtifact' ? 'application/octet-stream' : 'application/json']: { schema: referencingComponents(schema) },
               },
             };
     }

@@ -1,9 +1,11 @@
-import { invalidArgument, notFound, permissionDenied } from '@ota/errors';
+import { invalidArgument, notFound, permissionDenied, unavailable } from '@ota/errors';
 import type { Context } from 'koa';
 import type { Logger } from '@ota/logging';
 import { Readable } from 'node:stream';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
+import { answerRange, etagOf } from '../http/byte-range';
+import { HttpError } from '../http/errors';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
@@ -65,7 +67,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       update_available: true,
       build_number: offer.buildNumber,
       version: offer.versionLabel,
-      url: deps.signer.sign(baseUrl, offer.artifactId, offer.fileSize),
+      url: deps.signer.sign(baseUrl, offer.artifactId, offer.fileSize, offer.checksumSha256),
       checksum: offer.checksumSha256,
       size: offer.fileSize,
       deployment_id: offer.deploymentId,
@@ -110,31 +112,58 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   }
 
   // Signed download URLs. No bearer token: the signature is the credential. The binary streams
-  // from object storage through the artifacts service, one chunk at a time.
+  // from object storage through the artifacts service, one chunk at a time; a range is read from
+  // object storage as a range (docs/api.md, "Resuming a download").
   downloads.add(
     {
       route: 'GET /ota/download/:artifactId',
       operationId: 'downloadArtifact',
       summary: 'Download an offered build',
-      description: 'The `url` of an offer. No bearer token: the HMAC signature is the credential. An altered or expired URL is 403.',
-      responses: { 200: { type: 'string', format: 'binary' } },
+      description:
+        'The `url` of an offer. No bearer token: the HMAC signature is the credential. An altered or expired URL is 403. ' +
+        'Answers `Accept-Ranges: bytes` and a strong `ETag` (the build\'s SHA-256, quoted). `Range: bytes=N-`, `bytes=N-M` or `bytes=-N` gets 206 with `Content-Range`; ' +
+        'a range that starts past the end gets 416 with `Content-Range: bytes */size`. With `If-Range` naming another tag, the whole build is sent (200). ' +
+        'A device whose URL expired checks again and resumes from its offset with the new URL: the same build has the same `ETag`.',
+      responses: { 200: { type: 'string', format: 'binary' }, 206: { type: 'string', format: 'binary' } },
+      errors: [416],
     },
     async (ctx) => {
       const artifactId = ctx.params.artifactId as string;
       if (!UUID_PATTERN.test(artifactId)) throw notFound('artifact not found');
       const query = ctx.query as Record<string, string | undefined>;
-      const verdict = deps.signer.verify(artifactId, query.size ?? '', query.expires ?? '', query.signature ?? '');
+      const signed = { artifactId, size: query.size ?? '', sha256: query.sha256, expires: query.expires ?? '', signature: query.signature ?? '' };
+      const verdict = deps.signer.verify(signed);
       if (verdict === 'expired') throw permissionDenied('this download URL has expired; check again for a new one');
       if (verdict !== 'ok') throw permissionDenied('this download URL is not valid');
 
-      const chunks = clients.artifacts.readArtifactBinary({ artifactId }, { requestId: ctx.state.requestId as string });
+      const size = Number(signed.size);
+      const etag = signed.sha256 === undefined ? undefined : etagOf(signed.sha256);
+      const range = answerRange(ctx.get('range') || undefined, ctx.get('if-range') || undefined, size, etag);
+      if (range.kind === 'unsatisfiable') {
+        throw new HttpError(416, `the range is outside the ${size}-byte build`, { 'Content-Range': `bytes */${size}`, 'Accept-Ranges': 'bytes' });
+      }
+      const start = range.kind === 'partial' ? range.start : 0;
+      const length = range.kind === 'partial' ? range.end - range.start + 1 : size;
+
+      const chunks = clients.artifacts.readArtifactBinary(
+        { artifactId, offset: start, length: range.kind === 'partial' ? length : 0 },
+        { requestId: ctx.state.requestId as string },
+      );
       const iterator = chunks[Symbol.asyncIterator]();
       // Wait for the first chunk, so that a missing object is a clean error and not a cut-off body.
       const first = await iterator.next();
-      ctx.status = 200;
+      if (!first.done && first.value.offset !== start) {
+        // An artifacts replica of the release before ranges sends the build from its start: during
+        // that upgrade a resumed download is refused, and the device retries it.
+        void iterator.return?.();
+        throw unavailable('resumed downloads are not served during this upgrade; retry later');
+      }
+      ctx.status = range.kind === 'partial' ? 206 : 200;
       ctx.type = 'application/octet-stream';
-      const size = Number(query.size);
-      ctx.length = size;
+      ctx.set('Accept-Ranges', 'bytes');
+      if (etag) ctx.set('ETag', etag);
+      if (range.kind === 'partial') ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
+      ctx.length = length;
       const body = Readable.from(
         (async function* () {
           let sent = 0;
@@ -151,11 +180,11 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
             // Every byte was sent and only the stream's end was lost (artifacts went away after the
             // last chunk): the download is whole. Ending the response normally keeps the device's
             // connection, which may already carry its next request, instead of cutting it.
-            if (sent !== size) throw error;
+            if (sent !== length) throw error;
           }
         })(),
       );
-      // The 200 and the length are sent: a stream that breaks now (artifacts or S3 gone) can only
+      // The status and the length are sent: a stream that breaks now (artifacts or S3 gone) can only
       // end the connection, so that the device sees a short download at once instead of waiting.
       body.once('error', (error) => {
         (ctx.state.logger as Logger).warn({ err: error, artifactId }, 'download stream broke after its headers were sent');

@@ -1,7 +1,7 @@
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
-import type { BinaryStorage } from '../../domain/ports';
+import type { BinaryStorage, ByteRange } from '../../domain/ports';
 
 export interface S3Settings {
   endpoint: string;
@@ -59,8 +59,10 @@ export class S3BinaryStorage implements BinaryStorage {
     await upload.done();
   }
 
-  async get(key: string): Promise<Readable> {
-    const response = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+  async get(key: string, range?: ByteRange): Promise<Readable> {
+    const response = await this.client.send(
+      new GetObjectCommand({ Bucket: this.settings.bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }),
+    );
     return response.Body as Readable;
   }
 
