@@ -1,0 +1,198 @@
+/*
+ * ota-device: a command-line device on the linux port. It keeps two slots, a boot pointer and its
+ * saved state in a directory, checks the server, updates itself, "reboots" by re-executing, and
+ * confirms the new image once the demo application's health check passes.
+ *
+ * The demo application is the running slot's bytes; its health check fails when they contain
+ * OTA-HEALTH-FAIL (it never passes, so the trial times out) or OTA-HEALTH-REJECT (it refuses the
+ * trial at once). Run `ota-device --help` for the flags.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "ota_linux.h"
+
+static void usage(FILE *out) {
+    fputs(
+        "usage: ota-device --dir DIR --server URL [options]\n"
+        "\n"
+        "A device on the linux port of the OTA client. DIR holds its two slots, boot pointer and state.\n"
+        "The token comes from --token or the OTA_TOKEN environment variable; it is never printed.\n"
+        "\n"
+        "  --dir DIR                the device directory (required)\n"
+        "  --server URL             the service's base URL, e.g. http://127.0.0.1:8080 (required)\n"
+        "  --token TOKEN            a device-scope project token or a per-device token\n"
+        "  --device-id ID           the unit's id (required with a project token)\n"
+        "  --framework NAME         esp_idf or arduino (default esp_idf)\n"
+        "  --chip NAME              chip family (default esp32)\n"
+        "  --board ID, --hardware-revision R, --partition-profile P, --security-mode M,\n"
+        "  --version-label L, --nvs-schema-version N   reported in every check when given\n"
+        "  --key KEY                a pinned Ed25519 public key, 32 bytes as hex or base64 (up to 2)\n"
+        "  --require-signature      refuse unsigned builds (signature_invalid)\n"
+        "  --factory FILE           install FILE in slot 0 when DIR has no device yet\n"
+        "  --factory-build N        the build_number of the factory image (default 0)\n"
+        "  --chunk BYTES            bytes between two saves of the download offset (default 16384)\n"
+        "  --poll SECONDS           check interval when the server suggests none (default 1800)\n"
+        "  --retry-base MS          first retry delay, doubled per failure (default 2000)\n"
+        "  --retry-max MS           longest retry delay (default 300000)\n"
+        "  --max-attempts N         download attempts in a row without a byte before failing (default 10)\n"
+        "  --trial-timeout SECONDS  time a trial has to pass its health check in one boot (default 300)\n"
+        "  --max-trial-boots N      boots a trial gets before the bootloader goes back (default 1)\n"
+        "  --stall-timeout SECONDS  no byte for this long breaks a download (default 30)\n"
+        "  --once                   exit once the device is idle: an update ended and was reported,\n"
+        "                           or a check offered nothing; prints one JSON line of the outcome\n"
+        "  --help                   this text\n",
+        out);
+}
+
+static int parse_key(const char *text, uint8_t key[32]) {
+    size_t len = strlen(text), out_len = 0;
+    if (len == 64 && sodium_hex2bin(key, 32, text, len, NULL, &out_len, NULL) == 0 && out_len == 32) return 0;
+    if (sodium_base642bin(key, 32, text, len, NULL, &out_len, NULL, sodium_base64_VARIANT_ORIGINAL) == 0 && out_len == 32) return 0;
+    return -1;
+}
+
+static int contains(const unsigned char *data, size_t len, const char *marker) {
+    size_t marker_len = strlen(marker);
+    for (size_t i = 0; i + marker_len <= len; i++) {
+        if (memcmp(data + i, marker, marker_len) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The demo application's health check: 1 passes, 0 never passes, -1 refuses. */
+static int health_check(const ota_linux_t *port) {
+    size_t len = 0;
+    unsigned char *image = ota_linux_read_running(port, &len);
+    if (!image) return 0;
+    int verdict = contains(image, len, "OTA-HEALTH-REJECT") ? -1 : contains(image, len, "OTA-HEALTH-FAIL") ? 0 : 1;
+    free(image);
+    return verdict;
+}
+
+static void sleep_ms(uint32_t ms) {
+    struct timespec pause = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+}
+
+static void print_outcome(const ota_client_t *client, const ota_linux_t *port) {
+    ota_reason_t reason;
+    ota_event_t event = ota_client_last_event(client, &reason);
+    const char *outcome = event != OTA_EVENT_NONE ? ota_event_name(event) : ota_client_last_check_status(client);
+    printf("{\"outcome\":\"%s\",\"reason\":\"%s\",\"running_build\":%lld,\"running_slot\":%u}\n", outcome, ota_reason_name(reason),
+           (long long)ota_client_running_build(client), port->boot.active);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+    static ota_client_t client;
+    static ota_linux_t port;
+    static uint8_t keys[OTA_MAX_SIGNING_KEYS][32];
+    ota_config_t config = {.framework = "esp_idf", .chip_family = "esp32", .nvs_schema_version = -1, .token = getenv("OTA_TOKEN")};
+    ota_linux_options_t options = {.argv = argv};
+    const char *factory = NULL;
+    int once = 0;
+    enum { DIR_ = 256, SERVER, TOKEN, DEVICE, FRAMEWORK, CHIP, BOARD, HWREV, PARTITION, SECURITY, LABEL, NVS, KEY, REQSIG, FACTORY,
+           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, ONCE, HELP };
+    static const struct option flags[] = {
+        {"dir", required_argument, 0, DIR_}, {"server", required_argument, 0, SERVER}, {"token", required_argument, 0, TOKEN},
+        {"device-id", required_argument, 0, DEVICE}, {"framework", required_argument, 0, FRAMEWORK}, {"chip", required_argument, 0, CHIP},
+        {"board", required_argument, 0, BOARD}, {"hardware-revision", required_argument, 0, HWREV},
+        {"partition-profile", required_argument, 0, PARTITION}, {"security-mode", required_argument, 0, SECURITY},
+        {"version-label", required_argument, 0, LABEL}, {"nvs-schema-version", required_argument, 0, NVS}, {"key", required_argument, 0, KEY},
+        {"require-signature", no_argument, 0, REQSIG}, {"factory", required_argument, 0, FACTORY},
+        {"factory-build", required_argument, 0, FACTORY_BUILD}, {"chunk", required_argument, 0, CHUNK}, {"poll", required_argument, 0, POLL},
+        {"retry-base", required_argument, 0, RETRY_BASE}, {"retry-max", required_argument, 0, RETRY_MAX},
+        {"max-attempts", required_argument, 0, ATTEMPTS}, {"trial-timeout", required_argument, 0, TRIAL_TIMEOUT},
+        {"max-trial-boots", required_argument, 0, TRIAL_BOOTS}, {"stall-timeout", required_argument, 0, STALL}, {"once", no_argument, 0, ONCE},
+        {"help", no_argument, 0, HELP}, {0, 0, 0, 0}};
+    int flag;
+    while ((flag = getopt_long(argc, argv, "", flags, NULL)) != -1) {
+        switch (flag) {
+        case DIR_: options.dir = optarg; break;
+        case SERVER: config.server_url = optarg; break;
+        case TOKEN: config.token = optarg; break;
+        case DEVICE: config.device_id = optarg; break;
+        case FRAMEWORK: config.framework = optarg; break;
+        case CHIP: config.chip_family = optarg; break;
+        case BOARD: config.board_id = optarg; break;
+        case HWREV: config.hardware_revision = optarg; break;
+        case PARTITION: config.partition_profile = optarg; break;
+        case SECURITY: config.security_mode = optarg; break;
+        case LABEL: config.version_label = optarg; break;
+        case NVS: config.nvs_schema_version = atoi(optarg); break;
+        case KEY:
+            if (config.signing_key_count == OTA_MAX_SIGNING_KEYS || parse_key(optarg, keys[config.signing_key_count]) != 0) {
+                fprintf(stderr, "ota-device: --key takes up to %d Ed25519 public keys of 32 bytes (hex or base64)\n", OTA_MAX_SIGNING_KEYS);
+                return 2;
+            }
+            config.signing_key_count++;
+            break;
+        case REQSIG: config.require_signature = true; break;
+        case FACTORY: factory = optarg; break;
+        case FACTORY_BUILD: config.factory_build_number = atoll(optarg); break;
+        case CHUNK: config.chunk_bytes = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case POLL: config.poll_interval_s = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case RETRY_BASE: config.retry_base_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case RETRY_MAX: config.retry_max_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case ATTEMPTS: config.max_download_attempts = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case TRIAL_TIMEOUT: config.trial_timeout_s = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case TRIAL_BOOTS: options.max_trial_boots = (unsigned)strtoul(optarg, NULL, 10); break;
+        case STALL: options.stall_timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
+        case ONCE: once = 1; break;
+        case HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!options.dir || !config.server_url || !config.token) {
+        fprintf(stderr, "ota-device: --dir, --server and a token (--token or OTA_TOKEN) are required\n");
+        usage(stderr);
+        return 2;
+    }
+    config.signing_keys = (const uint8_t(*)[32])keys;
+
+    char boot_path[512];
+    struct stat info;
+    snprintf(boot_path, sizeof boot_path, "%s/boot", options.dir);
+    if (stat(boot_path, &info) != 0) {
+        mkdir(options.dir, 0700);
+        if (!factory || ota_linux_install_factory(options.dir, factory) != 0) {
+            fprintf(stderr, "ota-device: %s holds no device; pass --factory FILE to install its first image\n", options.dir);
+            return 2;
+        }
+    }
+    if (ota_linux_init(&port, &options) != 0) return 1;
+    config.ports = &port.ports;
+    ota_err_t err = ota_client_init(&client, &config);
+    if (err != OTA_OK) {
+        fprintf(stderr, "ota-device: the client refused its configuration (%d); see ota_client.h for each field's range\n", (int)err);
+        return 2;
+    }
+    int health_checked = 0;
+    for (;;) {
+        uint32_t wait_ms = 0;
+        err = ota_client_step(&client, &wait_ms);
+        if (err != OTA_OK) ota_linux_log(&port, OTA_LOG_ERROR, "a port failed; retrying");
+        if (ota_client_in_trial(&client) && !health_checked) {
+            health_checked = 1;
+            int verdict = health_check(&port);
+            if (verdict > 0) ota_client_confirm(&client);
+            else if (verdict < 0) ota_client_reject(&client);
+            else ota_linux_log(&port, OTA_LOG_WARN, "the health check does not pass: waiting for the trial to time out");
+            continue;
+        }
+        ota_reason_t reason;
+        int settled = ota_client_phase(&client) == OTA_PHASE_IDLE && !ota_client_report_pending(&client);
+        int finished = ota_client_last_event(&client, &reason) != OTA_EVENT_NONE ||
+                       (ota_client_last_check_status(&client)[0] && strcmp(ota_client_last_check_status(&client), "offered") != 0);
+        if (once && settled && finished) {
+            print_outcome(&client, &port);
+            ota_linux_close(&port);
+            return 0;
+        }
+        sleep_ms(wait_ms < 1000 ? wait_ms : 1000);
+    }
+}

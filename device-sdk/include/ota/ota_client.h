@@ -1,0 +1,232 @@
+/*
+ * The OTA client: checks for updates, downloads them in chunks with resume, verifies SHA-256 and
+ * (for signed builds) Ed25519, writes the inactive slot, reports every step, reboots into the new
+ * image as a trial, and confirms it once the application's health check passes, or rolls it back.
+ * The protocol is the device API of docs/device-integration.md.
+ *
+ * Shaped like ESP-IDF's esp_https_ota: a config struct, a client the caller owns (no allocation
+ * anywhere in the core), and a step function called until it has nothing to do:
+ *
+ *     static ota_client_t client;
+ *     ota_client_init(&client, &config);
+ *     for (;;) {
+ *         uint32_t wait_ms;
+ *         ota_client_step(&client, &wait_ms);
+ *         if (ota_client_in_trial(&client) && my_health_check_passed()) ota_client_confirm(&client);
+ *         sleep_ms(wait_ms);
+ *     }
+ */
+#ifndef OTA_CLIENT_H
+#define OTA_CLIENT_H
+
+#include "ota/ota_port.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fixed sizes of the client's buffers; the whole client is sizeof(ota_client_t). */
+#define OTA_URL_MAX 640          /* the offer's download URL, and the endpoint URLs */
+#define OTA_REQUEST_MAX 768      /* a check or status request body */
+#define OTA_RESPONSE_MAX 1536    /* a check or status answer body */
+#define OTA_READ_BUFFER 1024     /* bytes read from the network per slot write */
+#define OTA_MAX_SIGNING_KEYS 2   /* pinned Ed25519 keys checked at once (a key and its successor) */
+
+/* The crypto states hold the port's own structs (64-bit counters): aligned for any of them. */
+#ifdef __cplusplus
+#define OTA_STATE_ALIGN alignas(16)
+#else
+#define OTA_STATE_ALIGN _Alignas(16)
+#endif
+
+/* Defaults of the ota_config_t fields left 0. */
+#define OTA_DEFAULT_CHUNK_BYTES 16384u
+#define OTA_DEFAULT_POLL_INTERVAL_S 1800u
+#define OTA_DEFAULT_RETRY_BASE_MS 2000u
+#define OTA_DEFAULT_RETRY_MAX_MS 300000u
+#define OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS 10u
+#define OTA_DEFAULT_TRIAL_TIMEOUT_S 300u
+
+typedef struct {
+    /* The service's base URL, e.g. "https://ota.example.com" (no trailing slash). */
+    const char *server_url;
+    /* A project token of `device` scope or a per-device token; never a personal or `api` token. */
+    const char *token;
+    /* The unit's own id (1 to 128 of A-Za-z0-9._:-). May be NULL with a per-device token. */
+    const char *device_id;
+    /* What the check reports (docs/device-integration.md). NULL or "" leaves an optional one out. */
+    const char *framework;          /* "esp_idf" or "arduino"; required */
+    const char *chip_family;        /* e.g. "esp32s3"; required */
+    const char *board_id;
+    const char *hardware_revision;
+    const char *partition_profile;
+    const char *security_mode;
+    const char *version_label;
+    int32_t nvs_schema_version;     /* < 0: not reported */
+    /* The build_number this device runs when it has no saved state yet (a factory image): usually 0. */
+    int64_t factory_build_number;
+    /* Pinned Ed25519 public keys. A signed offer must verify against one of them. */
+    const uint8_t (*signing_keys)[32];
+    size_t signing_key_count;       /* 0..OTA_MAX_SIGNING_KEYS */
+    /* Refuse an offer that carries no signature (signature_invalid). Needs signing keys. */
+    bool require_signature;
+    /* Bytes between two saves of the download offset: at most this much is fetched again after a
+     * power cut. A multiple of 4096 (flash sectors). Default OTA_DEFAULT_CHUNK_BYTES. */
+    uint32_t chunk_bytes;
+    /* Seconds between checks when the server suggests none. Default OTA_DEFAULT_POLL_INTERVAL_S. */
+    uint32_t poll_interval_s;
+    /* First retry delay after a failed request, doubled per failure up to retry_max_ms, +-20%. */
+    uint32_t retry_base_ms;
+    uint32_t retry_max_ms;
+    /* Failed download attempts in a row, none of which received a byte, before the update is
+     * reported failed with download_failed. Default OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS. */
+    uint32_t max_download_attempts;
+    /* Seconds a booted trial image has, in one boot, to be confirmed before it is rolled back
+     * (confirm_timeout). Default OTA_DEFAULT_TRIAL_TIMEOUT_S. */
+    uint32_t trial_timeout_s;
+    const ota_ports_t *ports;
+} ota_config_t;
+
+/* Where an update stands, as saved across power cuts. */
+typedef enum {
+    OTA_PHASE_IDLE = 0,        /* no update under way */
+    OTA_PHASE_DOWNLOADING = 1, /* writing the inactive slot; `offset` bytes of it are durable */
+    OTA_PHASE_ACTIVATING = 2,  /* the image is whole and verified; the boot choice is being switched */
+    OTA_PHASE_REBOOTING = 3,   /* the next boot runs the new image as a trial */
+    OTA_PHASE_TRIAL = 4,       /* the new image runs; waiting for the application's health check */
+} ota_phase_t;
+
+/* The device API's status events (docs/device-integration.md, "Report each step"). */
+typedef enum {
+    OTA_EVENT_NONE = 0,
+    OTA_EVENT_OFFERED,
+    OTA_EVENT_DOWNLOAD_STARTED,
+    OTA_EVENT_DOWNLOADED,
+    OTA_EVENT_FLASHED,
+    OTA_EVENT_VALIDATED,
+    OTA_EVENT_REBOOT,
+    OTA_EVENT_CONFIRMED,
+    OTA_EVENT_FAILED,
+    OTA_EVENT_ROLLED_BACK,
+} ota_event_t;
+
+typedef enum {
+    OTA_REASON_NONE = 0,
+    OTA_REASON_SIGNATURE_INVALID,
+    OTA_REASON_CHECKSUM_MISMATCH,
+    OTA_REASON_DOWNLOAD_FAILED,
+    OTA_REASON_FLASH_WRITE_FAILED,
+    OTA_REASON_CONFIRM_TIMEOUT,
+    OTA_REASON_BOOT_FAILED,
+    OTA_REASON_HEALTH_CHECK_FAILED, /* rolled_back: the application refused the trial (ota_client_reject) */
+} ota_reason_t;
+
+/*
+ * The saved record. Written whole through the state port after every change of phase and every
+ * chunk; a record whose length, version or checksum does not match is treated as absent.
+ */
+typedef struct {
+    uint32_t magic;
+    uint32_t version;
+    uint8_t phase;              /* ota_phase_t */
+    uint8_t target_slot;        /* the slot the update writes and then boots */
+    uint8_t has_signature;
+    uint8_t pending_event;      /* a terminal event not yet accepted by the server (ota_event_t) */
+    uint8_t pending_reason;     /* its ota_reason_t */
+    uint8_t reserved[3];
+    int64_t running_build;      /* the build_number of the image that runs: current_build_number */
+    int64_t build_number;       /* the offer's */
+    int64_t pending_build;      /* build_number sent with a pending `confirmed` */
+    uint32_t image_size;
+    uint32_t offset;            /* bytes of the slot that a flush made durable; a multiple of the chunk */
+    char deployment_id[40];
+    char pending_deployment_id[40];
+    uint8_t sha256[32];
+    uint8_t signature[64];
+    uint32_t crc32;             /* over every byte before it */
+} ota_record_t;
+
+/* The client. Its fields are the core's: read them only through the functions below. */
+typedef struct {
+    ota_config_t config;
+    ota_record_t record;
+    /* What the current download needs in memory. */
+    char url[OTA_URL_MAX];
+    bool url_valid;
+    bool slot_open;
+    bool http_open;
+    bool verified;              /* the slot's image was hashed and verified in this boot */
+    bool hashes_valid;          /* the hash states hold the slot's first `hashed` bytes */
+    uint32_t received;          /* bytes written to the slot; >= record.offset */
+    uint32_t hashed;            /* bytes passed to the hashes; the hashes are valid when == received */
+    uint32_t attempt_bytes;     /* bytes the open GET delivered */
+    uint32_t download_failures; /* attempts in a row that delivered nothing */
+    OTA_STATE_ALIGN uint8_t sha256_state[OTA_CRYPTO_STATE_MAX];
+    OTA_STATE_ALIGN uint8_t ed25519_state[OTA_MAX_SIGNING_KEYS][OTA_CRYPTO_STATE_MAX];
+    uint8_t read_buffer[OTA_READ_BUFFER];
+    char request[OTA_REQUEST_MAX];
+    char response[OTA_RESPONSE_MAX];
+    /* Timing, in the system port's milliseconds. */
+    uint64_t next_check_at;
+    uint64_t next_download_at;
+    uint64_t next_report_at;
+    uint64_t trial_started_at;
+    uint32_t check_failures;
+    uint32_t report_failures;
+    uint8_t running_slot;       /* from the boot */
+    bool confirm_requested;
+    bool reject_requested;
+    /* The last terminal outcome and the last check's answer, for the application. */
+    ota_event_t last_event;
+    ota_reason_t last_reason;
+    char last_check_status[32];
+} ota_client_t;
+
+/*
+ * Loads the saved record and works out from the boot where an update stands: a trial that booted,
+ * or one the bootloader refused (rolled_back, boot_failed). Call once per boot, before any step.
+ * OTA_ERR_INVALID_ARG names no field: check config values against the comments above.
+ */
+ota_err_t ota_client_init(ota_client_t *client, const ota_config_t *config);
+
+/*
+ * Does one bounded piece of work (a check, up to one chunk of download, a report, an install
+ * step) and sets *wait_ms to how long the caller may sleep before the next step is useful.
+ * Errors of the network or the server are handled inside (retries, reports); what is returned is
+ * an error of a port that the client cannot work around.
+ */
+ota_err_t ota_client_step(ota_client_t *client, uint32_t *wait_ms);
+
+/* True while a new image runs as a trial: the application runs its health check, then confirms. */
+bool ota_client_in_trial(const ota_client_t *client);
+
+/* The application's health check passed: keep the new image and report `confirmed`. */
+ota_err_t ota_client_confirm(ota_client_t *client);
+
+/* The application's health check failed: roll back now (rolled_back, health_check_failed). */
+ota_err_t ota_client_reject(ota_client_t *client);
+
+/* The phase of the saved record. */
+ota_phase_t ota_client_phase(const ota_client_t *client);
+
+/* The build_number of the running image (what the check sends as current_build_number). */
+int64_t ota_client_running_build(const ota_client_t *client);
+
+/* True while a terminal event waits for the server to accept it. */
+bool ota_client_report_pending(const ota_client_t *client);
+
+/* The last terminal outcome of this boot: OTA_EVENT_NONE, CONFIRMED, FAILED or ROLLED_BACK. */
+ota_event_t ota_client_last_event(const ota_client_t *client, ota_reason_t *reason);
+
+/* The `status` of the last check answered in this boot ("offered", "up_to_date", ...); "" before any. */
+const char *ota_client_last_check_status(const ota_client_t *client);
+
+/* The wire names of events and reasons ("download_started", "checksum_mismatch"). */
+const char *ota_event_name(ota_event_t event);
+const char *ota_reason_name(ota_reason_t reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OTA_CLIENT_H */

@@ -1,0 +1,810 @@
+/*
+ * The update state machine. The saved phase (ota_phase_t) says where an update stands across power
+ * cuts; every transition saves the whole record before it acts on the world, so that a cut at any
+ * instant leaves a record the next boot can resume from or cleanly abandon:
+ *
+ *   IDLE --offer--> DOWNLOADING --whole, verified--> ACTIVATING --boot switched--> REBOOTING
+ *   REBOOTING --booted the new slot--> TRIAL --confirm--> IDLE (confirmed)
+ *   TRIAL --timeout or reject--> IDLE (rolled_back), then the previous slot boots
+ *   REBOOTING or TRIAL --booted the old slot--> IDLE (rolled_back, boot_failed)
+ *   DOWNLOADING --bad bytes, bad signature, no progress--> IDLE (failed, with its reason)
+ *
+ * Terminal events (confirmed, failed, rolled_back) are saved as "pending" and sent until the
+ * server accepts them; the events in between are sent once, as they happen.
+ */
+#include "ota/ota_client.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json_scan.h"
+
+#define RECORD_MAGIC 0x4f544131u /* "OTA1" */
+#define RECORD_VERSION 1u
+#define SECTOR_BYTES 4096u
+#define ENDPOINT_MAX 256
+
+/* ---- small helpers ---- */
+
+static uint64_t now_ms(const ota_client_t *c) {
+    return c->config.ports->system.now_ms(c->config.ports->system.ctx);
+}
+
+static void log_line(const ota_client_t *c, ota_log_level_t level, const char *format, ...) {
+    const ota_system_port_t *system = &c->config.ports->system;
+    if (!system->log) return;
+    char line[192];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    system->log(system->ctx, level, line);
+}
+
+static uint32_t crc32_of(const uint8_t *data, size_t len) {
+    uint32_t crc = 0xffffffffu;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= data[i];
+        for (int bit = 0; bit < 8; bit++) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+static uint32_t record_crc(const ota_record_t *record) {
+    return crc32_of((const uint8_t *)record, offsetof(ota_record_t, crc32));
+}
+
+/* The delay before retry number `failures` (1, 2, ...): retry_base_ms doubled per failure up to
+ * retry_max_ms, spread by +-20%; the server's Retry-After wins when it sent one. */
+static uint32_t backoff_ms(const ota_client_t *c, uint32_t failures, uint32_t retry_after_s) {
+    uint64_t delay = c->config.retry_base_ms;
+    for (uint32_t i = 1; i < failures && delay < c->config.retry_max_ms; i++) delay *= 2;
+    if (delay > c->config.retry_max_ms) delay = c->config.retry_max_ms;
+    uint32_t random = c->config.ports->system.random(c->config.ports->system.ctx);
+    delay = delay * (80u + random % 41u) / 100u;
+    if (retry_after_s > 0) delay = (uint64_t)retry_after_s * 1000u;
+    return (uint32_t)delay;
+}
+
+static uint32_t poll_ms(const ota_client_t *c, int64_t suggested_s) {
+    if (suggested_s > 0 && suggested_s < 7 * 24 * 3600) return (uint32_t)suggested_s * 1000u;
+    uint32_t random = c->config.ports->system.random(c->config.ports->system.ctx);
+    return (uint32_t)((uint64_t)c->config.poll_interval_s * 1000u * (80u + random % 41u) / 100u);
+}
+
+static bool parse_hex32(const char *hex, uint8_t out[32]) {
+    if (strlen(hex) != 64) return false;
+    for (int i = 0; i < 32; i++) {
+        unsigned value = 0;
+        for (int k = 0; k < 2; k++) {
+            char ch = hex[2 * i + k];
+            value <<= 4;
+            if (ch >= '0' && ch <= '9') value |= (unsigned)(ch - '0');
+            else if (ch >= 'a' && ch <= 'f') value |= (unsigned)(ch - 'a' + 10);
+            else if (ch >= 'A' && ch <= 'F') value |= (unsigned)(ch - 'A' + 10);
+            else return false;
+        }
+        out[i] = (uint8_t)value;
+    }
+    return true;
+}
+
+/* Standard base64 with padding, into exactly `expected` bytes. */
+static bool parse_base64(const char *text, uint8_t *out, size_t expected) {
+    size_t n = 0;
+    uint32_t bits = 0;
+    int count = 0;
+    for (const char *p = text; *p && *p != '='; p++) {
+        int value;
+        if (*p >= 'A' && *p <= 'Z') value = *p - 'A';
+        else if (*p >= 'a' && *p <= 'z') value = *p - 'a' + 26;
+        else if (*p >= '0' && *p <= '9') value = *p - '0' + 52;
+        else if (*p == '+') value = 62;
+        else if (*p == '/') value = 63;
+        else return false;
+        bits = (bits << 6) | (uint32_t)value;
+        count += 6;
+        if (count >= 8) {
+            count -= 8;
+            if (n == expected) return false;
+            out[n++] = (uint8_t)(bits >> count);
+        }
+    }
+    return n == expected;
+}
+
+static void hex_of(const uint8_t *bytes, size_t len, char *out) {
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[bytes[i] >> 4];
+        out[2 * i + 1] = digits[bytes[i] & 15];
+    }
+    out[2 * len] = '\0';
+}
+
+const char *ota_event_name(ota_event_t event) {
+    switch (event) {
+    case OTA_EVENT_OFFERED: return "offered";
+    case OTA_EVENT_DOWNLOAD_STARTED: return "download_started";
+    case OTA_EVENT_DOWNLOADED: return "downloaded";
+    case OTA_EVENT_FLASHED: return "flashed";
+    case OTA_EVENT_VALIDATED: return "validated";
+    case OTA_EVENT_REBOOT: return "reboot";
+    case OTA_EVENT_CONFIRMED: return "confirmed";
+    case OTA_EVENT_FAILED: return "failed";
+    case OTA_EVENT_ROLLED_BACK: return "rolled_back";
+    case OTA_EVENT_NONE: break;
+    }
+    return "";
+}
+
+const char *ota_reason_name(ota_reason_t reason) {
+    switch (reason) {
+    case OTA_REASON_SIGNATURE_INVALID: return "signature_invalid";
+    case OTA_REASON_CHECKSUM_MISMATCH: return "checksum_mismatch";
+    case OTA_REASON_DOWNLOAD_FAILED: return "download_failed";
+    case OTA_REASON_FLASH_WRITE_FAILED: return "flash_write_failed";
+    case OTA_REASON_CONFIRM_TIMEOUT: return "confirm_timeout";
+    case OTA_REASON_BOOT_FAILED: return "boot_failed";
+    case OTA_REASON_HEALTH_CHECK_FAILED: return "health_check_failed";
+    case OTA_REASON_NONE: break;
+    }
+    return "";
+}
+
+/* ---- the saved record ---- */
+
+static ota_err_t save(ota_client_t *c) {
+    c->record.crc32 = record_crc(&c->record);
+    ota_err_t err = c->config.ports->state.save(c->config.ports->state.ctx, &c->record, sizeof c->record);
+    if (err != OTA_OK) log_line(c, OTA_LOG_ERROR, "saving the update state failed (%d)", (int)err);
+    return err;
+}
+
+/* A terminal event to send until the server accepts it; the caller saves. */
+static void set_pending(ota_client_t *c, ota_event_t event, ota_reason_t reason) {
+    ota_record_t *r = &c->record;
+    r->pending_event = (uint8_t)event;
+    r->pending_reason = (uint8_t)reason;
+    r->pending_build = r->build_number;
+    memcpy(r->pending_deployment_id, r->deployment_id, sizeof r->pending_deployment_id);
+    c->next_report_at = now_ms(c);
+    c->report_failures = 0;
+    c->last_event = event;
+    c->last_reason = reason;
+    log_line(c, event == OTA_EVENT_CONFIRMED ? OTA_LOG_INFO : OTA_LOG_WARN, "update %s%s%s (build %lld)", ota_event_name(event),
+             reason ? ": " : "", ota_reason_name(reason), (long long)r->build_number);
+}
+
+/* ---- HTTP requests ---- */
+
+static bool endpoint(const ota_client_t *c, const char *path, char out[ENDPOINT_MAX]) {
+    int n = snprintf(out, ENDPOINT_MAX, "%s%s", c->config.server_url, path);
+    return n > 0 && n < ENDPOINT_MAX;
+}
+
+/* Appends formatted text to the request body; false when it does not fit. */
+static bool append(ota_client_t *c, size_t *len, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    int n = vsnprintf(c->request + *len, sizeof c->request - *len, format, args);
+    va_end(args);
+    if (n < 0 || (size_t)n >= sizeof c->request - *len) return false;
+    *len += (size_t)n;
+    return true;
+}
+
+static bool append_field(ota_client_t *c, size_t *len, const char *name, const char *value) {
+    if (!value || !*value) return true;
+    return append(c, len, ",\"%s\":", name) && json_put_string(c->request, sizeof c->request, len, value);
+}
+
+static bool build_check_body(ota_client_t *c) {
+    const ota_config_t *cfg = &c->config;
+    size_t len = 0;
+    bool ok = append(c, &len, "{\"current_build_number\":%lld", (long long)c->record.running_build) &&
+              append_field(c, &len, "device_id", cfg->device_id) && append_field(c, &len, "framework", cfg->framework) &&
+              append_field(c, &len, "chip_family", cfg->chip_family) && append_field(c, &len, "board_id", cfg->board_id) &&
+              append_field(c, &len, "hardware_revision", cfg->hardware_revision) &&
+              append_field(c, &len, "partition_profile", cfg->partition_profile) &&
+              append_field(c, &len, "security_mode", cfg->security_mode) && append_field(c, &len, "version_label", cfg->version_label);
+    if (ok && cfg->nvs_schema_version >= 0) ok = append(c, &len, ",\"nvs_schema_version\":%ld", (long)cfg->nvs_schema_version);
+    return ok && append(c, &len, "}");
+}
+
+static bool build_status_body(ota_client_t *c, const char *deployment_id, ota_event_t event, ota_reason_t reason, int64_t build) {
+    size_t len = 0;
+    bool ok = append(c, &len, "{\"event\":\"%s\"", ota_event_name(event)) && append_field(c, &len, "device_id", c->config.device_id) &&
+              append_field(c, &len, "deployment_id", deployment_id) && append_field(c, &len, "reason", ota_reason_name(reason));
+    if (ok && event == OTA_EVENT_CONFIRMED) ok = append(c, &len, ",\"build_number\":%lld", (long long)build);
+    return ok && append(c, &len, "}");
+}
+
+/* POSTs the request body; OTA_OK with head->status for any HTTP answer. */
+static ota_err_t post(ota_client_t *c, const char *path, ota_http_head_t *head) {
+    char url[ENDPOINT_MAX];
+    if (!endpoint(c, path, url)) return OTA_ERR_NO_SPACE;
+    memset(head, 0, sizeof *head);
+    c->response[0] = '\0';
+    const ota_http_port_t *http = &c->config.ports->http;
+    return http->post_json(http->ctx, url, c->config.token, c->request, c->response, sizeof c->response, head);
+}
+
+/* Sends an event of the lifecycle once; its loss costs only a line in the device's timeline. */
+static void report_once(ota_client_t *c, ota_event_t event) {
+    ota_http_head_t head;
+    if (!build_status_body(c, c->record.deployment_id, event, OTA_REASON_NONE, c->record.build_number)) return;
+    ota_err_t err = post(c, "/api/v1/ota/status/", &head);
+    if (err != OTA_OK || head.status != 200) log_line(c, OTA_LOG_WARN, "report %s not sent (%d, HTTP %d)", ota_event_name(event), (int)err, head.status);
+}
+
+/* Sends the pending terminal event; clears it once accepted, or once the server says it never will be. */
+static ota_err_t report_pending(ota_client_t *c) {
+    ota_record_t *r = &c->record;
+    ota_http_head_t head;
+    if (!build_status_body(c, r->pending_deployment_id, (ota_event_t)r->pending_event, (ota_reason_t)r->pending_reason, r->pending_build)) {
+        return OTA_ERR_NO_SPACE;
+    }
+    ota_err_t err = post(c, "/api/v1/ota/status/", &head);
+    bool accepted = false;
+    if (err == OTA_OK && head.status == 200 && json_get_bool(c->response, "accepted", &accepted) && accepted) {
+        log_line(c, OTA_LOG_INFO, "report %s accepted", ota_event_name((ota_event_t)r->pending_event));
+    } else if (err == OTA_OK && (head.status == 400 || head.status == 403 || head.status == 404)) {
+        /* docs/device-integration.md: the deployment is gone or the report can never be taken. */
+        log_line(c, OTA_LOG_WARN, "report %s dropped: HTTP %d", ota_event_name((ota_event_t)r->pending_event), head.status);
+    } else {
+        c->report_failures++;
+        c->next_report_at = now_ms(c) + backoff_ms(c, c->report_failures, err == OTA_OK ? head.retry_after_s : 0);
+        return OTA_OK;
+    }
+    r->pending_event = OTA_EVENT_NONE;
+    r->pending_reason = OTA_REASON_NONE;
+    c->report_failures = 0;
+    return save(c);
+}
+
+/* ---- hashing ---- */
+
+static bool verifies_signature(const ota_client_t *c) {
+    return c->record.has_signature && c->config.signing_key_count > 0;
+}
+
+static void hashes_begin(ota_client_t *c) {
+    const ota_crypto_port_t *crypto = &c->config.ports->crypto;
+    crypto->sha256_init(c->sha256_state);
+    if (verifies_signature(c)) {
+        for (size_t i = 0; i < c->config.signing_key_count; i++) {
+            crypto->ed25519_init(c->ed25519_state[i], c->record.signature, c->config.signing_keys[i]);
+        }
+    }
+    c->hashed = 0;
+}
+
+static void hashes_update(ota_client_t *c, const uint8_t *data, size_t len) {
+    const ota_crypto_port_t *crypto = &c->config.ports->crypto;
+    crypto->sha256_update(c->sha256_state, data, len);
+    if (verifies_signature(c)) {
+        for (size_t i = 0; i < c->config.signing_key_count; i++) crypto->ed25519_update(c->ed25519_state[i], data, len);
+    }
+    c->hashed += (uint32_t)len;
+}
+
+/* Hashes the slot's first `upto` bytes again from flash: after a reboot the hash states are gone. */
+static ota_err_t hashes_from_slot(ota_client_t *c, uint32_t upto) {
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    hashes_begin(c);
+    while (c->hashed < upto) {
+        size_t n = upto - c->hashed < sizeof c->read_buffer ? upto - c->hashed : sizeof c->read_buffer;
+        ota_err_t err = slot->read(slot->ctx, c->hashed, c->read_buffer, n);
+        if (err != OTA_OK) return err;
+        hashes_update(c, c->read_buffer, n);
+    }
+    return OTA_OK;
+}
+
+/* Finishes the hashes over the whole image: the reason it is refused, or OTA_REASON_NONE. */
+static ota_reason_t hashes_verdict(ota_client_t *c) {
+    const ota_crypto_port_t *crypto = &c->config.ports->crypto;
+    uint8_t digest[32];
+    crypto->sha256_final(c->sha256_state, digest);
+    c->hashed = 0;
+    if (memcmp(digest, c->record.sha256, sizeof digest) != 0) return OTA_REASON_CHECKSUM_MISMATCH;
+    if (!c->record.has_signature) return c->config.require_signature ? OTA_REASON_SIGNATURE_INVALID : OTA_REASON_NONE;
+    if (!verifies_signature(c)) return OTA_REASON_NONE;
+    bool valid = false;
+    for (size_t i = 0; i < c->config.signing_key_count; i++) {
+        /* Every state is finished, valid or not, so that a port's state never stays half-used. */
+        if (crypto->ed25519_final(c->ed25519_state[i], c->record.signature, c->config.signing_keys[i])) valid = true;
+    }
+    return valid ? OTA_REASON_NONE : OTA_REASON_SIGNATURE_INVALID;
+}
+
+/* ---- the download ---- */
+
+static void close_download(ota_client_t *c) {
+    if (c->http_open) c->config.ports->http.get_close(c->config.ports->http.ctx);
+    c->http_open = false;
+}
+
+/* Ends the update with a failure to report; the previous image keeps running. */
+static ota_err_t fail_update(ota_client_t *c, ota_reason_t reason) {
+    close_download(c);
+    ota_record_t *r = &c->record;
+    set_pending(c, OTA_EVENT_FAILED, reason);
+    r->phase = OTA_PHASE_IDLE;
+    r->offset = 0;
+    c->slot_open = false;
+    c->url_valid = false;
+    c->verified = false;
+    c->next_check_at = now_ms(c) + poll_ms(c, 0);
+    return save(c);
+}
+
+/* A download attempt that ended early; too many in a row that delivered nothing fail the update. */
+static ota_err_t attempt_failed(ota_client_t *c, uint32_t retry_after_s, const char *why) {
+    close_download(c);
+    if (c->attempt_bytes == 0) c->download_failures++;
+    c->attempt_bytes = 0;
+    log_line(c, OTA_LOG_WARN, "download interrupted at %lu of %lu bytes: %s", (unsigned long)c->received, (unsigned long)c->record.image_size, why);
+    if (c->download_failures >= c->config.max_download_attempts) return fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
+    c->next_download_at = now_ms(c) + backoff_ms(c, c->download_failures ? c->download_failures : 1, retry_after_s);
+    return OTA_OK;
+}
+
+/* Starts over at byte 0: the server sent the whole build, or the slot's bytes cannot be trusted. */
+static ota_err_t restart_download(ota_client_t *c) {
+    c->received = 0;
+    hashes_begin(c);
+    if (c->record.offset != 0) {
+        c->record.offset = 0;
+        return save(c);
+    }
+    return OTA_OK;
+}
+
+static ota_err_t open_download(ota_client_t *c) {
+    const ota_http_port_t *http = &c->config.ports->http;
+    ota_record_t *r = &c->record;
+    char if_range[72] = "";
+    if (c->received > 0) {
+        if_range[0] = '"';
+        hex_of(r->sha256, sizeof r->sha256, if_range + 1);
+        if_range[65] = '"';
+        if_range[66] = '\0';
+    }
+    ota_http_head_t head;
+    memset(&head, 0, sizeof head);
+    ota_err_t err = http->get_open(http->ctx, c->url, c->received, if_range, &head);
+    if (err != OTA_OK) {
+        http->get_close(http->ctx);
+        return attempt_failed(c, 0, "no connection");
+    }
+    c->http_open = true;
+    c->attempt_bytes = 0;
+    if (head.status == 206 && head.range_start == (int64_t)c->received && head.total_size == (int64_t)r->image_size) return OTA_OK;
+    if (head.status == 200 && head.content_length == (int64_t)r->image_size) {
+        if (c->received > 0) log_line(c, OTA_LOG_WARN, "the server sent the whole build instead of a range: starting over");
+        return restart_download(c);
+    }
+    close_download(c);
+    if (head.status == 403) {
+        /* The URL expired (or was refused): a check gives a new one for the same build. */
+        log_line(c, OTA_LOG_INFO, "download URL refused (HTTP 403): checking again for a new one");
+        c->url_valid = false;
+        c->next_check_at = now_ms(c);
+        return OTA_OK;
+    }
+    if (head.status == 404 || head.status == 410) return fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
+    if (head.status == 206 || head.status == 200 || head.status == 416) {
+        /* A range or a size we did not ask for: the slot's bytes are not this answer's. */
+        ota_err_t reset = restart_download(c);
+        if (reset != OTA_OK) return reset;
+        return attempt_failed(c, 0, "the answer's range or size does not match the offer");
+    }
+    char why[32];
+    snprintf(why, sizeof why, "HTTP %d", head.status);
+    return attempt_failed(c, head.retry_after_s, why);
+}
+
+/* The image is whole: verify it, finish the slot and move on to activating it. */
+static ota_err_t complete_download(ota_client_t *c) {
+    close_download(c);
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    ota_reason_t refused = hashes_verdict(c);
+    if (refused != OTA_REASON_NONE) return fail_update(c, refused);
+    report_once(c, OTA_EVENT_DOWNLOADED);
+    if (slot->flush(slot->ctx) != OTA_OK || slot->finish(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+    report_once(c, OTA_EVENT_FLASHED);
+    c->verified = true;
+    c->slot_open = false;
+    c->record.phase = OTA_PHASE_ACTIVATING;
+    return save(c);
+}
+
+static ota_err_t download_step(ota_client_t *c) {
+    ota_record_t *r = &c->record;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    const ota_http_port_t *http = &c->config.ports->http;
+    if (!c->slot_open) {
+        if (slot->open(slot->ctx, r->image_size, r->offset) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        c->slot_open = true;
+        c->received = r->offset;
+        c->hashed = 0;
+        c->hashes_valid = false;
+    }
+    if (!c->hashes_valid || c->hashed != c->received) {
+        if (hashes_from_slot(c, c->received) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        c->hashes_valid = true;
+    }
+    if (c->received < r->image_size && !c->http_open) {
+        ota_err_t err = open_download(c);
+        if (err != OTA_OK || !c->http_open) return err;
+    }
+    /* Read up to the next chunk boundary, then make it durable and save the offset. */
+    uint32_t boundary = (c->received / c->config.chunk_bytes + 1) * c->config.chunk_bytes;
+    if (boundary > r->image_size) boundary = r->image_size;
+    while (c->received < boundary) {
+        size_t want = boundary - c->received < sizeof c->read_buffer ? boundary - c->received : sizeof c->read_buffer;
+        size_t n = 0;
+        if (http->get_read(http->ctx, c->read_buffer, want, &n) != OTA_OK) return attempt_failed(c, 0, "connection broken");
+        if (n == 0) return attempt_failed(c, 0, "body ended early");
+        if (n > want) return attempt_failed(c, 0, "port read past its buffer");
+        if (slot->write(slot->ctx, c->received, c->read_buffer, n) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        hashes_update(c, c->read_buffer, n);
+        c->received += (uint32_t)n;
+        c->attempt_bytes += (uint32_t)n;
+        c->download_failures = 0;
+    }
+    if (c->received == r->image_size) return complete_download(c);
+    if (slot->flush(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+    r->offset = c->received;
+    return save(c);
+}
+
+/* ---- the check ---- */
+
+/* Takes an offer: a new update, or a new URL for the build being downloaded. */
+static ota_err_t take_offer(ota_client_t *c) {
+    ota_record_t *r = &c->record;
+    int64_t build = 0, size = 0;
+    char checksum[72], signature[100] = "", deployment[sizeof r->deployment_id];
+    uint8_t sha256[32], signature_bytes[64];
+    if (!json_get_int(c->response, "build_number", &build) || !json_get_int(c->response, "size", &size) || size <= 0 ||
+        size > (int64_t)UINT32_MAX - SECTOR_BYTES || !json_get_string(c->response, "checksum", checksum, sizeof checksum) ||
+        !parse_hex32(checksum, sha256) || !json_get_string(c->response, "deployment_id", deployment, sizeof deployment) ||
+        !json_get_string(c->response, "url", c->url, sizeof c->url)) {
+        log_line(c, OTA_LOG_ERROR, "the offer could not be read");
+        return OTA_ERR_PROTOCOL;
+    }
+    json_value_t signature_value;
+    bool has_signature = json_find(c->response, "signature", &signature_value) && signature_value.kind == JSON_STRING;
+    if (has_signature && (!json_get_string(c->response, "signature", signature, sizeof signature) ||
+                          !parse_base64(signature, signature_bytes, sizeof signature_bytes))) {
+        /* A signature that is not 64 bytes of base64 can never verify. */
+        memset(signature_bytes, 0, sizeof signature_bytes);
+    }
+    c->url_valid = true;
+    bool same_build = r->phase == OTA_PHASE_DOWNLOADING && r->build_number == build && r->image_size == (uint32_t)size &&
+                      memcmp(r->sha256, sha256, sizeof sha256) == 0 && (bool)r->has_signature == has_signature &&
+                      (!has_signature || memcmp(r->signature, signature_bytes, sizeof signature_bytes) == 0);
+    if (same_build) {
+        if (strcmp(r->deployment_id, deployment) != 0) {
+            memcpy(r->deployment_id, deployment, sizeof r->deployment_id);
+            return save(c);
+        }
+        return OTA_OK;
+    }
+    close_download(c);
+    r->phase = OTA_PHASE_DOWNLOADING;
+    r->target_slot = (uint8_t)(1u - c->running_slot);
+    r->build_number = build;
+    r->image_size = (uint32_t)size;
+    r->offset = 0;
+    memcpy(r->sha256, sha256, sizeof sha256);
+    r->has_signature = has_signature;
+    memcpy(r->signature, signature_bytes, sizeof signature_bytes);
+    memcpy(r->deployment_id, deployment, sizeof r->deployment_id);
+    c->slot_open = false;
+    c->verified = false;
+    c->download_failures = 0;
+    c->next_download_at = now_ms(c);
+    ota_err_t err = save(c);
+    if (err != OTA_OK) return err;
+    log_line(c, OTA_LOG_INFO, "offered build %lld (%lld bytes) of deployment %s", (long long)build, (long long)size, deployment);
+    report_once(c, OTA_EVENT_OFFERED);
+    if (!has_signature && c->config.require_signature) return fail_update(c, OTA_REASON_SIGNATURE_INVALID);
+    report_once(c, OTA_EVENT_DOWNLOAD_STARTED);
+    return OTA_OK;
+}
+
+static ota_err_t check_step(ota_client_t *c) {
+    ota_http_head_t head;
+    if (!build_check_body(c)) return OTA_ERR_NO_SPACE;
+    ota_err_t err = post(c, "/api/v1/ota/check/", &head);
+    if (err == OTA_ERR_NO_SPACE) log_line(c, OTA_LOG_ERROR, "the check's answer is larger than OTA_RESPONSE_MAX");
+    if (err != OTA_OK || head.status == 429 || head.status >= 500) {
+        c->check_failures++;
+        uint32_t delay = backoff_ms(c, c->check_failures, err == OTA_OK ? head.retry_after_s : 0);
+        uint32_t cap = poll_ms(c, 0);
+        c->next_check_at = now_ms(c) + (delay < cap || head.retry_after_s ? delay : cap);
+        log_line(c, OTA_LOG_WARN, "check failed (%d, HTTP %d); next in %lu ms", (int)err, head.status, (unsigned long)(c->next_check_at - now_ms(c)));
+        return OTA_OK;
+    }
+    c->check_failures = 0;
+    if (head.status != 200) {
+        /* 400, 401, 403: the firmware or its token is wrong; retrying sooner would not help. */
+        log_line(c, OTA_LOG_ERROR, "check refused: HTTP %d %s", head.status, c->response);
+        c->next_check_at = now_ms(c) + poll_ms(c, 0);
+        return OTA_OK;
+    }
+    int64_t poll_after = 0;
+    json_get_int(c->response, "poll_after_seconds", &poll_after);
+    c->next_check_at = now_ms(c) + poll_ms(c, poll_after);
+    /* Resend a pending terminal event after every successful check, as the device API asks. */
+    if (c->record.pending_event) c->next_report_at = now_ms(c);
+    bool available = false;
+    if (!json_get_bool(c->response, "update_available", &available)) {
+        log_line(c, OTA_LOG_ERROR, "the check's answer could not be read");
+        return OTA_OK;
+    }
+    if (!available) {
+        if (!json_get_string(c->response, "status", c->last_check_status, sizeof c->last_check_status)) c->last_check_status[0] = '\0';
+        /* A download under way keeps its bytes: a paused deployment may offer the same build again. */
+        close_download(c);
+        return OTA_OK;
+    }
+    snprintf(c->last_check_status, sizeof c->last_check_status, "offered");
+    ota_err_t taken = take_offer(c);
+    return taken == OTA_ERR_PROTOCOL ? OTA_OK : taken;
+}
+
+/* ---- install, trial, confirm ---- */
+
+static ota_err_t activate_step(ota_client_t *c) {
+    ota_record_t *r = &c->record;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    if (!c->verified) {
+        /* A power cut came between the verification and the switch: verify the slot again. */
+        if (hashes_from_slot(c, r->image_size) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        ota_reason_t refused = hashes_verdict(c);
+        if (refused != OTA_REASON_NONE) return fail_update(c, refused);
+        c->verified = true;
+    }
+    if (slot->activate(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+    report_once(c, OTA_EVENT_VALIDATED);
+    r->phase = OTA_PHASE_REBOOTING;
+    ota_err_t err = save(c);
+    if (err != OTA_OK) return err;
+    report_once(c, OTA_EVENT_REBOOT);
+    log_line(c, OTA_LOG_INFO, "rebooting into build %lld", (long long)r->build_number);
+    c->config.ports->system.reboot(c->config.ports->system.ctx);
+    return OTA_OK;
+}
+
+static ota_err_t roll_back(ota_client_t *c, ota_reason_t reason) {
+    ota_record_t *r = &c->record;
+    set_pending(c, OTA_EVENT_ROLLED_BACK, reason);
+    r->phase = OTA_PHASE_IDLE;
+    /* Saved before the switch: a cut in between boots the trial again, which init rolls back. */
+    ota_err_t err = save(c);
+    if (err != OTA_OK) return err;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    err = slot->rollback(slot->ctx);
+    if (err != OTA_OK) return err;
+    c->config.ports->system.reboot(c->config.ports->system.ctx);
+    return OTA_OK;
+}
+
+static ota_err_t trial_step(ota_client_t *c) {
+    ota_record_t *r = &c->record;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    if (c->confirm_requested) {
+        c->confirm_requested = false;
+        ota_err_t err = slot->mark_valid(slot->ctx);
+        if (err != OTA_OK) return err;
+        r->running_build = r->build_number;
+        set_pending(c, OTA_EVENT_CONFIRMED, OTA_REASON_NONE);
+        r->phase = OTA_PHASE_IDLE;
+        c->next_check_at = now_ms(c) + poll_ms(c, 0);
+        return save(c);
+    }
+    if (c->reject_requested) return roll_back(c, OTA_REASON_HEALTH_CHECK_FAILED);
+    if (now_ms(c) - c->trial_started_at >= (uint64_t)c->config.trial_timeout_s * 1000u) return roll_back(c, OTA_REASON_CONFIRM_TIMEOUT);
+    return OTA_OK;
+}
+
+/* ---- the public API ---- */
+
+static ota_err_t check_config(const ota_config_t *cfg) {
+    if (!cfg || !cfg->ports || !cfg->server_url || !cfg->token || !*cfg->token || !cfg->framework || !*cfg->framework ||
+        !cfg->chip_family || !*cfg->chip_family) {
+        return OTA_ERR_INVALID_ARG;
+    }
+    if (strlen(cfg->server_url) + sizeof "/api/v1/ota/status/" > ENDPOINT_MAX) return OTA_ERR_INVALID_ARG;
+    if (cfg->signing_key_count > OTA_MAX_SIGNING_KEYS || (cfg->signing_key_count > 0 && !cfg->signing_keys)) return OTA_ERR_INVALID_ARG;
+    if (cfg->require_signature && cfg->signing_key_count == 0) return OTA_ERR_INVALID_ARG;
+    if (cfg->chunk_bytes % SECTOR_BYTES != 0) return OTA_ERR_INVALID_ARG;
+    const ota_crypto_port_t *crypto = &cfg->ports->crypto;
+    if (crypto->sha256_state_size > OTA_CRYPTO_STATE_MAX || crypto->ed25519_state_size > OTA_CRYPTO_STATE_MAX) return OTA_ERR_NO_SPACE;
+    return OTA_OK;
+}
+
+static ota_err_t load_record(ota_client_t *c) {
+    const ota_state_port_t *state = &c->config.ports->state;
+    size_t len = 0;
+    ota_err_t err = state->load(state->ctx, &c->record, sizeof c->record, &len);
+    if (err != OTA_OK) return err;
+    if (len == sizeof c->record && c->record.magic == RECORD_MAGIC && c->record.version == RECORD_VERSION &&
+        c->record.crc32 == record_crc(&c->record)) {
+        return OTA_OK;
+    }
+    if (len != 0) log_line(c, OTA_LOG_WARN, "the saved update state is unreadable: starting clean");
+    memset(&c->record, 0, sizeof c->record);
+    c->record.magic = RECORD_MAGIC;
+    c->record.version = RECORD_VERSION;
+    c->record.running_build = c->config.factory_build_number;
+    return OTA_OK;
+}
+
+ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
+    ota_err_t err = check_config(config);
+    if (err != OTA_OK) return err;
+    memset(c, 0, sizeof *c);
+    c->config = *config;
+    if (!c->config.chunk_bytes) c->config.chunk_bytes = OTA_DEFAULT_CHUNK_BYTES;
+    if (!c->config.poll_interval_s) c->config.poll_interval_s = OTA_DEFAULT_POLL_INTERVAL_S;
+    if (!c->config.retry_base_ms) c->config.retry_base_ms = OTA_DEFAULT_RETRY_BASE_MS;
+    if (!c->config.retry_max_ms) c->config.retry_max_ms = OTA_DEFAULT_RETRY_MAX_MS;
+    if (!c->config.max_download_attempts) c->config.max_download_attempts = OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS;
+    if (!c->config.trial_timeout_s) c->config.trial_timeout_s = OTA_DEFAULT_TRIAL_TIMEOUT_S;
+    err = load_record(c);
+    if (err != OTA_OK) return err;
+
+    ota_boot_info_t boot;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    err = slot->boot_info(slot->ctx, &boot);
+    if (err != OTA_OK) return err;
+    c->running_slot = boot.running_slot;
+    uint64_t now = now_ms(c);
+    c->next_check_at = now;
+    c->next_report_at = now;
+    c->next_download_at = now;
+    ota_record_t *r = &c->record;
+    bool booted_target = boot.running_slot == r->target_slot;
+    switch ((ota_phase_t)r->phase) {
+    case OTA_PHASE_ACTIVATING:
+        /* Cut during the switch: if it took and the device rebooted, the trial runs. */
+        if (!(booted_target && boot.pending_verify)) break;
+        /* fall through */
+    case OTA_PHASE_REBOOTING:
+    case OTA_PHASE_TRIAL:
+        if (booted_target) {
+            r->phase = OTA_PHASE_TRIAL;
+            c->trial_started_at = now;
+            log_line(c, OTA_LOG_INFO, "running build %lld as a trial: waiting for the health check", (long long)r->build_number);
+        } else {
+            /* The bootloader went back to the previous image: the new one never confirmed. */
+            set_pending(c, OTA_EVENT_ROLLED_BACK, OTA_REASON_BOOT_FAILED);
+            r->phase = OTA_PHASE_IDLE;
+        }
+        err = save(c);
+        break;
+    case OTA_PHASE_IDLE:
+        if (boot.pending_verify) {
+            /* A trial that this device already gave up on (a cut came before the switch back). */
+            log_line(c, OTA_LOG_WARN, "the running trial image was refused before this boot: rolling back");
+            err = slot->rollback(slot->ctx);
+            if (err == OTA_OK) c->config.ports->system.reboot(c->config.ports->system.ctx);
+        }
+        break;
+    case OTA_PHASE_DOWNLOADING:
+        log_line(c, OTA_LOG_INFO, "resuming the download of build %lld at byte %lu", (long long)r->build_number, (unsigned long)r->offset);
+        break;
+    default:
+        log_line(c, OTA_LOG_WARN, "the saved update state has an unknown phase: starting clean");
+        r->phase = OTA_PHASE_IDLE;
+        err = save(c);
+        break;
+    }
+    if (r->pending_event != OTA_EVENT_NONE && c->last_event == OTA_EVENT_NONE) {
+        c->last_event = (ota_event_t)r->pending_event;
+        c->last_reason = (ota_reason_t)r->pending_reason;
+    }
+    return err;
+}
+
+static uint32_t until(const ota_client_t *c, uint64_t at) {
+    uint64_t now = now_ms(c);
+    if (at <= now) return 0;
+    return at - now > UINT32_MAX ? UINT32_MAX : (uint32_t)(at - now);
+}
+
+static uint32_t wait_for(const ota_client_t *c) {
+    const ota_record_t *r = &c->record;
+    uint32_t wait = UINT32_MAX;
+    if (r->pending_event) wait = until(c, c->next_report_at);
+    uint32_t phase_wait = 0;
+    switch ((ota_phase_t)r->phase) {
+    case OTA_PHASE_IDLE: phase_wait = until(c, c->next_check_at); break;
+    case OTA_PHASE_DOWNLOADING:
+        phase_wait = !c->url_valid ? until(c, c->next_check_at) : c->http_open ? 0 : until(c, c->next_download_at);
+        break;
+    case OTA_PHASE_TRIAL: {
+        uint32_t deadline = until(c, c->trial_started_at + (uint64_t)c->config.trial_timeout_s * 1000u);
+        /* The application confirms between steps: come back soon enough to act on it. */
+        phase_wait = c->confirm_requested || c->reject_requested ? 0 : deadline < 1000 ? deadline : 1000;
+        break;
+    }
+    case OTA_PHASE_ACTIVATING:
+    case OTA_PHASE_REBOOTING: phase_wait = 0; break;
+    }
+    return phase_wait < wait ? phase_wait : wait;
+}
+
+ota_err_t ota_client_step(ota_client_t *c, uint32_t *wait_ms) {
+    ota_err_t err = OTA_OK;
+    ota_record_t *r = &c->record;
+    uint64_t now = now_ms(c);
+    if (r->pending_event && now >= c->next_report_at) {
+        err = report_pending(c);
+    } else {
+        switch ((ota_phase_t)r->phase) {
+        case OTA_PHASE_IDLE:
+            if (now >= c->next_check_at) err = check_step(c);
+            break;
+        case OTA_PHASE_DOWNLOADING:
+            if (!c->url_valid) {
+                if (now >= c->next_check_at) err = check_step(c);
+            } else if (c->http_open || now >= c->next_download_at) {
+                err = download_step(c);
+            }
+            break;
+        case OTA_PHASE_ACTIVATING: err = activate_step(c); break;
+        case OTA_PHASE_REBOOTING:
+            /* The reboot returned (a host that restarts us later): ask again, it is idempotent. */
+            c->config.ports->system.reboot(c->config.ports->system.ctx);
+            break;
+        case OTA_PHASE_TRIAL: err = trial_step(c); break;
+        }
+    }
+    if (wait_ms) *wait_ms = err == OTA_OK ? wait_for(c) : c->config.retry_base_ms;
+    return err;
+}
+
+bool ota_client_in_trial(const ota_client_t *c) {
+    return c->record.phase == OTA_PHASE_TRIAL;
+}
+
+ota_err_t ota_client_confirm(ota_client_t *c) {
+    if (c->record.phase != OTA_PHASE_TRIAL) return OTA_ERR_STATE;
+    c->confirm_requested = true;
+    return OTA_OK;
+}
+
+ota_err_t ota_client_reject(ota_client_t *c) {
+    if (c->record.phase != OTA_PHASE_TRIAL) return OTA_ERR_STATE;
+    c->reject_requested = true;
+    return OTA_OK;
+}
+
+ota_phase_t ota_client_phase(const ota_client_t *c) {
+    return (ota_phase_t)c->record.phase;
+}
+
+int64_t ota_client_running_build(const ota_client_t *c) {
+    return c->record.running_build;
+}
+
+bool ota_client_report_pending(const ota_client_t *c) {
+    return c->record.pending_event != OTA_EVENT_NONE;
+}
+
+ota_event_t ota_client_last_event(const ota_client_t *c, ota_reason_t *reason) {
+    if (reason) *reason = c->last_reason;
+    return c->last_event;
+}
+
+const char *ota_client_last_check_status(const ota_client_t *c) {
+    return c->last_check_status;
+}

@@ -1,0 +1,356 @@
+/*
+ * The core's update state machine against fake ports: the whole lifecycle, every failure reason,
+ * link and power cuts at every position of a download, and a power cut before every write that
+ * must survive one. Each run checks the invariants a fleet depends on: `confirmed` only for the
+ * offered bytes, the boot choice always on a whole image, and at most one chunk fetched again.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "fake_ports.h"
+#include "test_support.h"
+
+#define IMAGE_BYTES (40 * 1024 + 123)
+#define CHUNK OTA_DEFAULT_CHUNK_BYTES
+
+static uint8_t image[IMAGE_BYTES];
+static uint8_t public_key[32], secret_key[64];
+static fake_world_t world;
+
+typedef struct {
+    ota_client_t client;
+    ota_config_t config;
+    uint8_t keys[2][32];
+    int health; /* 1: the health check passes, 0: never, -1: refuses */
+} device_t;
+
+static device_t device;
+
+static void make_device(int signed_build, int health) {
+    fake_world_init(&world);
+    world.image = image;
+    world.image_size = sizeof image;
+    world.build = 7;
+    if (signed_build) {
+        uint8_t signature[64];
+        crypto_sign_detached(signature, NULL, image, sizeof image, secret_key);
+        sodium_bin2base64(world.signature_b64, sizeof world.signature_b64, signature, sizeof signature, sodium_base64_VARIANT_ORIGINAL);
+    }
+    memset(&device, 0, sizeof device);
+    memcpy(device.keys[0], public_key, 32);
+    device.health = health;
+    device.config = (ota_config_t){
+        .server_url = "http://fake",
+        .token = "ota_prj_test",
+        .device_id = "unit-1",
+        .framework = "esp_idf",
+        .chip_family = "esp32",
+        .nvs_schema_version = -1,
+        .signing_keys = (const uint8_t(*)[32])device.keys,
+        .signing_key_count = 1,
+        .trial_timeout_s = 30,
+        .ports = &world.ports,
+    };
+}
+
+static int settled(const ota_client_t *client) {
+    const char *status = ota_client_last_check_status(client);
+    return ota_client_phase(client) == OTA_PHASE_IDLE && !ota_client_report_pending(client) &&
+           (ota_client_last_event(client, NULL) != OTA_EVENT_NONE || (status[0] && strcmp(status, "offered") != 0));
+}
+
+/* Boots, then steps the device (rebooting it when it asks or loses power) until it settles. */
+static int run_device(int max_steps) {
+    int booted = 0;
+    for (int steps = 0; steps < max_steps; steps++) {
+        if (!booted || world.powered_off || world.reboot_requested) {
+            if (booted) fake_reboot(&world);
+            booted = 1;
+            if (ota_client_init(&device.client, &device.config) != OTA_OK && !world.powered_off) return -1;
+            continue;
+        }
+        if (ota_client_in_trial(&device.client)) {
+            if (device.health > 0) ota_client_confirm(&device.client);
+            if (device.health < 0) ota_client_reject(&device.client);
+        }
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+        if (settled(&device.client) && !world.powered_off && !world.reboot_requested) return steps;
+    }
+    return -1;
+}
+
+static const fake_report_t *last_terminal(void) {
+    for (int i = world.report_count - 1; i >= 0; i--) {
+        const char *event = world.reports[i].event;
+        if (!strcmp(event, "confirmed") || !strcmp(event, "failed") || !strcmp(event, "rolled_back")) return &world.reports[i];
+    }
+    return NULL;
+}
+
+static int count_reports(const char *event) {
+    int n = 0;
+    for (int i = 0; i < world.report_count; i++) n += !strcmp(world.reports[i].event, event);
+    return n;
+}
+
+/* What every run must leave: the boot on a whole image, confirmed only for the offered bytes, and
+ * the outcome the run calls for (a fault of the link or the power never fails an update). */
+static void check_invariants(const char *name, const char *expected_event) {
+    const fake_report_t *terminal = last_terminal();
+    EXPECT(name, terminal != NULL);
+    if (!terminal) return;
+    EXPECT(name, !strcmp(terminal->event, expected_event));
+    EXPECT(name, world.trial == 0);
+    if (!strcmp(terminal->event, "confirmed")) {
+        EXPECT(name, memcmp(world.slot_durable[world.active], image, sizeof image) == 0);
+        EXPECT(name, ota_client_running_build(&device.client) == 7 && terminal->build == 7);
+    } else {
+        EXPECT(name, memcmp(world.slot_durable[world.active], "factory image", 13) == 0);
+        EXPECT(name, ota_client_running_build(&device.client) == 0);
+        EXPECT(name, terminal->reason[0] != '\0');
+    }
+    /* No confirmed report, ever, while the running image differs from the offer. */
+    if (count_reports("confirmed") > 0) EXPECT(name, memcmp(world.slot_durable[world.active], image, sizeof image) == 0);
+}
+
+static void test_whole_lifecycle(void) {
+    make_device(1, 1);
+    EXPECT("settles", run_device(10000) >= 0);
+    const char *expected[] = {"offered", "download_started", "downloaded", "flashed", "validated", "reboot", "confirmed"};
+    EXPECT("reports every step in order", world.report_count == 7);
+    for (int i = 0; i < 7 && i < world.report_count; i++) EXPECT(expected[i], !strcmp(world.reports[i].event, expected[i]));
+    EXPECT("downloads each byte once", world.delivered == IMAGE_BYTES);
+    check_invariants("lifecycle", "confirmed");
+}
+
+static void test_failure(const char *name, int signed_build, void (*fault)(void), const char *event, const char *reason) {
+    make_device(signed_build, 1);
+    fault();
+    EXPECT(name, run_device(20000) >= 0);
+    const fake_report_t *terminal = last_terminal();
+    EXPECT(name, terminal && !strcmp(terminal->event, event) && !strcmp(terminal->reason, reason));
+    check_invariants(name, event);
+}
+
+static void tamper(void) { world.tamper_at = 20000; }
+static void bad_signature(void) { world.signature_b64[3] = world.signature_b64[3] == 'A' ? 'B' : 'A'; }
+static void unsigned_build_required(void) {
+    world.signature_b64[0] = '\0';
+    device.config.require_signature = true;
+}
+static void dead_link(void) {
+    world.get_failures_left = 1000;
+    device.config.max_download_attempts = 4;
+}
+static void never_healthy(void) { device.health = 0; }
+static void refuses(void) { device.health = -1; }
+static void crash_loop(void) {
+    /* The new image dies before the application can check: every trial boot ends in a restart. */
+    device.health = 0;
+    device.config.trial_timeout_s = 1000000;
+}
+
+static void test_failures(void) {
+    test_failure("a tampered byte is checksum_mismatch", 1, tamper, "failed", "checksum_mismatch");
+    test_failure("a bad signature is signature_invalid", 1, bad_signature, "failed", "signature_invalid");
+    test_failure("an unsigned build is refused when signatures are required", 0, unsigned_build_required, "failed", "signature_invalid");
+    EXPECT("and is never downloaded", world.gets == 0);
+    test_failure("a dead link is download_failed", 1, dead_link, "failed", "download_failed");
+    test_failure("a trial that never passes is confirm_timeout", 1, never_healthy, "rolled_back", "confirm_timeout");
+    test_failure("a refused trial is health_check_failed", 1, refuses, "rolled_back", "health_check_failed");
+}
+
+static void test_crash_loop(void) {
+    make_device(1, 0);
+    crash_loop();
+    /* Step until the trial runs, then restart the device the way a crashing image would. */
+    int booted = 0, crashes = 0;
+    for (int steps = 0; steps < 20000 && !(booted && settled(&device.client)); steps++) {
+        if (!booted || world.reboot_requested || world.powered_off) {
+            if (booted) fake_reboot(&world);
+            booted = 1;
+            ota_client_init(&device.client, &device.config);
+            continue;
+        }
+        if (ota_client_in_trial(&device.client)) {
+            crashes++;
+            world.reboot_requested = 1;
+            continue;
+        }
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
+    const fake_report_t *terminal = last_terminal();
+    EXPECT("a crash loop ends in the bootloader's rollback", terminal && !strcmp(terminal->event, "rolled_back") && !strcmp(terminal->reason, "boot_failed"));
+    EXPECT("the trial booted as often as the bootloader allows", crashes == 1);
+    check_invariants("crash loop", "rolled_back");
+}
+
+/* Cuts the link or the power once at every `stride`-th byte of the download; each run must
+ * still confirm the offered bytes. Returns the most bytes any run fetched twice. */
+static long cut_everywhere(long *cut, long stride, const char *name) {
+    long worst = 0;
+    int runs = 0;
+    for (long at = 0; at <= IMAGE_BYTES; at += stride, runs++) {
+        make_device(1, 1);
+        *cut = at;
+        EXPECT(name, run_device(20000) >= 0);
+        check_invariants(name, "confirmed");
+        if (world.delivered - IMAGE_BYTES > worst) worst = world.delivered - IMAGE_BYTES;
+    }
+    printf("  %s at %d byte positions: at most %ld bytes fetched again (chunk %u)\n", name, runs, worst, CHUNK);
+    return worst;
+}
+
+static void test_cuts_everywhere(void) {
+    EXPECT("a link cut fetches no byte again", cut_everywhere(&world.cut_link_at, 997, "link cut") == 0);
+    EXPECT("a power cut fetches at most one chunk again", cut_everywhere(&world.cut_power_at, 211, "power cut") <= CHUNK);
+}
+
+/* The power goes instead of the k-th write that must survive, for every k of a whole update. */
+static void test_power_cut_before_every_write(void) {
+    make_device(1, 1);
+    EXPECT("a clean run settles", run_device(10000) >= 0);
+    long update_writes = world.mutations, trial_cuts = 0;
+    for (long k = 0; k < update_writes; k++) {
+        /* With two trial boots, a cut during the first one leaves the second to confirm in. */
+        make_device(1, 1);
+        world.max_trial_boots = 2;
+        world.cut_power_at_mutation = k;
+        EXPECT("a cut before a write settles", run_device(20000) >= 0);
+        check_invariants("power cut before a write", "confirmed");
+        /* With one (ESP-IDF's bootloader), a cut during the trial is the bootloader's rollback. */
+        make_device(1, 1);
+        world.cut_power_at_mutation = k;
+        EXPECT("a cut before a write settles", run_device(20000) >= 0);
+        const fake_report_t *terminal = last_terminal();
+        if (terminal && !strcmp(terminal->event, "rolled_back")) {
+            trial_cuts++;
+            check_invariants("a cut in the only trial boot", "rolled_back");
+            EXPECT("a cut in the only trial boot is boot_failed", !strcmp(terminal->reason, "boot_failed"));
+        } else {
+            check_invariants("power cut before a write", "confirmed");
+        }
+    }
+    EXPECT("only the writes of the trial boot itself end in the bootloader's rollback", trial_cuts == 2);
+    /* The same, with the trial refused: the cuts land in the rollback's writes too. */
+    make_device(1, 0);
+    run_device(20000);
+    long rollback_writes = world.mutations;
+    for (long k = 0; k < rollback_writes; k++) {
+        make_device(1, 0);
+        world.cut_power_at_mutation = k;
+        EXPECT("a cut in a rollback settles", run_device(20000) >= 0);
+        check_invariants("power cut in a rollback", "rolled_back");
+    }
+    printf("  power cut before each of the %ld writes of an update and the %ld of a rolled-back one\n", update_writes, rollback_writes);
+}
+
+static void test_retry_after(void) {
+    make_device(1, 1);
+    world.check_failures_left = 1;
+    ota_client_init(&device.client, &device.config);
+    uint32_t wait = 0;
+    ota_client_step(&device.client, &wait);
+    EXPECT("a 503 waits its Retry-After", wait == 7000);
+    world.now += wait;
+    ota_client_step(&device.client, &wait);
+    EXPECT("then the check is offered", ota_client_phase(&device.client) == OTA_PHASE_DOWNLOADING);
+}
+
+static void test_url_expiry(void) {
+    make_device(1, 1);
+    world.expire_url_at = 25000;
+    EXPECT("an expired URL settles", run_device(20000) >= 0);
+    EXPECT("the new URL resumed where the old one stopped", world.last_range_start == 25000 && world.delivered == IMAGE_BYTES);
+    check_invariants("url expiry", "confirmed");
+}
+
+static void test_range_ignored(void) {
+    make_device(1, 1);
+    world.cut_link_at = 30000;
+    world.ignore_ranges = 1;
+    EXPECT("a server without ranges settles", run_device(20000) >= 0);
+    EXPECT("the whole build came again from byte 0", world.delivered == 30000 + IMAGE_BYTES);
+    check_invariants("ranges ignored", "confirmed");
+}
+
+static void test_report_retried(void) {
+    make_device(1, 1);
+    int booted = 0, restarted = 0;
+    for (int steps = 0; steps < 20000; steps++) {
+        if (!booted || world.reboot_requested) {
+            if (booted) fake_reboot(&world);
+            booted = 1;
+            ota_client_init(&device.client, &device.config);
+            continue;
+        }
+        if (ota_client_in_trial(&device.client)) {
+            ota_client_confirm(&device.client);
+            world.status_failures_left = 5;
+        }
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+        if (!restarted && world.status_failures_left == 2) {
+            /* The device restarts while `confirmed` waits: the saved record keeps it. */
+            restarted = 1;
+            EXPECT("confirmed is pending before the restart", ota_client_report_pending(&device.client));
+            world.reboot_requested = 1;
+        }
+        if (settled(&device.client)) break;
+    }
+    EXPECT("confirmed is sent until accepted, across a restart", restarted && count_reports("confirmed") == 1 && world.status_failures_left == 0);
+    check_invariants("report retried", "confirmed");
+}
+
+static void test_corrupt_record(void) {
+    make_device(1, 1);
+    world.record_len = 40;
+    memset(world.record, 0x33, 40);
+    EXPECT("an unreadable record starts clean", ota_client_init(&device.client, &device.config) == OTA_OK);
+    EXPECT("and runs the factory build", ota_client_running_build(&device.client) == 0);
+}
+
+static void test_config(void) {
+    make_device(1, 1);
+    ota_config_t config = device.config;
+    config.chunk_bytes = 1000;
+    EXPECT("a chunk that is not whole sectors is refused", ota_client_init(&device.client, &config) == OTA_ERR_INVALID_ARG);
+    config = device.config;
+    config.signing_key_count = 0;
+    config.require_signature = true;
+    EXPECT("required signatures need a key", ota_client_init(&device.client, &config) == OTA_ERR_INVALID_ARG);
+    config = device.config;
+    config.token = "";
+    EXPECT("a token is required", ota_client_init(&device.client, &config) == OTA_ERR_INVALID_ARG);
+}
+
+void json_scan_tests(void);
+void crypto_tests(void);
+
+int main(void) {
+    if (sodium_init() < 0) return 1;
+    randombytes_buf_deterministic(image, sizeof image, (const unsigned char *)"ota core unit test image seed!!!");
+    crypto_sign_keypair(public_key, secret_key);
+    json_scan_tests();
+    crypto_tests();
+    test_whole_lifecycle();
+    test_failures();
+    test_crash_loop();
+    test_retry_after();
+    test_url_expiry();
+    test_range_ignored();
+    test_report_retried();
+    test_corrupt_record();
+    test_config();
+    test_cuts_everywhere();
+    test_power_cut_before_every_write();
+    return test_summary();
+}

@@ -1,0 +1,313 @@
+#include "fake_ports.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "json_scan.h"
+#include "ota_linux.h"
+
+static void sha256_hex(const uint8_t *data, size_t len, char out[65]) {
+    uint8_t digest[32];
+    crypto_hash_sha256(digest, data, len);
+    sodium_bin2hex(out, 65, digest, sizeof digest);
+}
+
+/* A write that must survive a power cut: the test may cut the power instead. */
+static int mutation_allowed(fake_world_t *w) {
+    if (w->powered_off) return 0;
+    if (w->mutations++ == w->cut_power_at_mutation) {
+        w->powered_off = 1;
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- HTTP ---- */
+
+static ota_err_t answer(char *resp, size_t cap, ota_http_head_t *head, int status, const char *body) {
+    head->status = status;
+    if (strlen(body) + 1 > cap) return OTA_ERR_NO_SPACE;
+    strcpy(resp, body);
+    return OTA_OK;
+}
+
+static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const char *body, char *resp, size_t cap, ota_http_head_t *head) {
+    fake_world_t *w = ctx;
+    (void)bearer;
+    if (w->powered_off) return OTA_ERR_IO;
+    char text[1024];
+    if (strstr(url, "/api/v1/ota/check/")) {
+        if (w->check_failures_left > 0) {
+            w->check_failures_left--;
+            head->retry_after_s = 7;
+            return answer(resp, cap, head, 503, "{\"detail\":\"busy\"}");
+        }
+        int64_t current = -1;
+        if (!json_get_int(body, "current_build_number", &current)) return answer(resp, cap, head, 400, "{\"detail\":\"bad body\"}");
+        if (w->build == 0 || current >= w->build) {
+            return answer(resp, cap, head, 200, "{\"update_available\":false,\"status\":\"up_to_date\",\"message\":\"\",\"poll_after_seconds\":60}");
+        }
+        char checksum[65];
+        sha256_hex(w->image, w->image_size, checksum);
+        char signature[140] = "";
+        if (w->signature_b64[0]) snprintf(signature, sizeof signature, ",\"signature\":\"%s\",\"signing_key_id\":\"k1\"", w->signature_b64);
+        snprintf(text, sizeof text,
+                 "{\"update_available\":true,\"build_number\":%lld,\"version\":\"2.0\",\"url\":\"http://fake/download?v=%d\","
+                 "\"checksum\":\"%s\",\"size\":%zu,\"deployment_id\":\"d0d0d0d0-0000-4000-8000-000000000001\","
+                 "\"security_mode\":\"\"%s,\"poll_after_seconds\":60}",
+                 w->build, w->url_version, checksum, w->image_size, signature);
+        return answer(resp, cap, head, 200, text);
+    }
+    if (strstr(url, "/api/v1/ota/status/")) {
+        if (w->status_failures_left > 0) {
+            w->status_failures_left--;
+            return answer(resp, cap, head, 503, "{\"detail\":\"busy\"}");
+        }
+        if (w->report_count == FAKE_MAX_REPORTS) return answer(resp, cap, head, 500, "{\"detail\":\"too many\"}");
+        fake_report_t *report = &w->reports[w->report_count++];
+        memset(report, 0, sizeof *report);
+        json_get_string(body, "event", report->event, sizeof report->event);
+        json_get_string(body, "reason", report->reason, sizeof report->reason);
+        int64_t build = -1;
+        report->build = json_get_int(body, "build_number", &build) ? build : -1;
+        snprintf(text, sizeof text, "{\"accepted\":true,\"final_status\":\"%s\"}", report->event);
+        return answer(resp, cap, head, 200, text);
+    }
+    return answer(resp, cap, head, 404, "{\"detail\":\"no route\"}");
+}
+
+static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, const char *if_range, ota_http_head_t *head) {
+    fake_world_t *w = ctx;
+    memset(head, 0, sizeof *head);
+    head->content_length = head->range_start = head->total_size = -1;
+    if (w->powered_off) return OTA_ERR_IO;
+    if (w->get_failures_left > 0) {
+        w->get_failures_left--;
+        return OTA_ERR_IO;
+    }
+    w->gets++;
+    const char *version = strstr(url, "?v=");
+    if (!version || atoi(version + 3) != w->url_version) {
+        head->status = 403;
+        return OTA_OK;
+    }
+    char etag[72], checksum[65];
+    sha256_hex(w->image, w->image_size, checksum);
+    snprintf(etag, sizeof etag, "\"%s\"", checksum);
+    w->get_open = 1;
+    if (range_start > 0 && !w->ignore_ranges && (!if_range[0] || strcmp(if_range, etag) == 0)) {
+        if (range_start >= w->image_size) {
+            head->status = 416;
+            head->total_size = (int64_t)w->image_size;
+            w->get_open = 0;
+            return OTA_OK;
+        }
+        head->status = 206;
+        head->range_start = range_start;
+        head->total_size = (int64_t)w->image_size;
+        head->content_length = (int64_t)(w->image_size - range_start);
+        w->position = range_start;
+    } else {
+        head->status = 200;
+        head->content_length = (int64_t)w->image_size;
+        w->position = 0;
+    }
+    w->last_range_start = w->position;
+    memcpy(head->etag, etag, strlen(etag) + 1);
+    return OTA_OK;
+}
+
+static ota_err_t get_read(void *ctx, uint8_t *buf, size_t cap, size_t *n) {
+    fake_world_t *w = ctx;
+    *n = 0;
+    if (w->powered_off || !w->get_open) return OTA_ERR_IO;
+    if ((size_t)w->position == w->image_size) return OTA_OK;
+    /* Pieces of odd sizes, as a network delivers them. */
+    size_t piece = 1 + (w->seed = w->seed * 1103515245u + 12345u) % 700u;
+    if (piece > cap) piece = cap;
+    if (piece > w->image_size - (size_t)w->position) piece = w->image_size - (size_t)w->position;
+    long end = w->position + (long)piece;
+    long limits[] = {w->cut_link_at, w->cut_power_at, w->expire_url_at};
+    for (int i = 0; i < 3; i++) {
+        if (limits[i] < 0 || w->delivered + (end - w->position) <= limits[i]) continue;
+        /* Deliver exactly up to the limit (counted over every GET), then the fault. */
+        long allowed = limits[i] - w->delivered;
+        if (allowed > 0) {
+            piece = (size_t)allowed;
+            end = w->position + allowed;
+            break;
+        }
+        w->get_open = 0;
+        if (i == 0) w->cut_link_at = -1;
+        if (i == 1) {
+            w->cut_power_at = -1;
+            w->powered_off = 1;
+        }
+        if (i == 2) {
+            w->expire_url_at = -1;
+            w->url_version++;
+        }
+        return OTA_ERR_IO;
+    }
+    memcpy(buf, w->image + w->position, piece);
+    if (w->tamper_at >= w->position && w->tamper_at < end) buf[w->tamper_at - w->position] ^= 0x5a;
+    w->position = end;
+    w->delivered += (long)piece;
+    *n = piece;
+    return OTA_OK;
+}
+
+static void get_close(void *ctx) {
+    fake_world_t *w = ctx;
+    w->get_open = 0;
+}
+
+/* ---- flash ---- */
+
+static unsigned inactive(const fake_world_t *w) {
+    return 1u - w->active;
+}
+
+static ota_err_t boot_info(void *ctx, ota_boot_info_t *info) {
+    fake_world_t *w = ctx;
+    info->running_slot = (uint8_t)w->active;
+    info->pending_verify = w->trial != 0;
+    return OTA_OK;
+}
+
+static ota_err_t slot_open(void *ctx, uint32_t image_size, uint32_t resume_offset) {
+    fake_world_t *w = ctx;
+    if (image_size > FAKE_SLOT_BYTES) return OTA_ERR_NO_SPACE;
+    if (!mutation_allowed(w)) return OTA_ERR_IO;
+    unsigned slot = inactive(w);
+    memset(w->slot_live[slot] + resume_offset, 0xff, FAKE_SLOT_BYTES - resume_offset);
+    memcpy(w->slot_durable[slot], w->slot_live[slot], FAKE_SLOT_BYTES);
+    return OTA_OK;
+}
+
+static ota_err_t slot_write(void *ctx, uint32_t offset, const uint8_t *data, size_t len) {
+    fake_world_t *w = ctx;
+    if (w->powered_off || offset + len > FAKE_SLOT_BYTES) return OTA_ERR_IO;
+    memcpy(w->slot_live[inactive(w)] + offset, data, len);
+    return OTA_OK;
+}
+
+static ota_err_t slot_read(void *ctx, uint32_t offset, uint8_t *data, size_t len) {
+    fake_world_t *w = ctx;
+    if (w->powered_off || offset + len > FAKE_SLOT_BYTES) return OTA_ERR_IO;
+    memcpy(data, w->slot_live[inactive(w)] + offset, len);
+    return OTA_OK;
+}
+
+static ota_err_t slot_flush(void *ctx) {
+    fake_world_t *w = ctx;
+    if (!mutation_allowed(w)) return OTA_ERR_IO;
+    memcpy(w->slot_durable[inactive(w)], w->slot_live[inactive(w)], FAKE_SLOT_BYTES);
+    return OTA_OK;
+}
+
+static ota_err_t slot_finish(void *ctx) {
+    fake_world_t *w = ctx;
+    if (!mutation_allowed(w)) return OTA_ERR_IO;
+    memcpy(w->slot_durable[inactive(w)], w->slot_live[inactive(w)], FAKE_SLOT_BYTES);
+    return OTA_OK;
+}
+
+static ota_err_t slot_activate(void *ctx) {
+    fake_world_t *w = ctx;
+    if (!mutation_allowed(w)) return OTA_ERR_IO;
+    w->previous = w->active;
+    w->active = inactive(w);
+    w->trial = 1;
+    w->attempts = 0;
+    return OTA_OK;
+}
+
+static ota_err_t slot_mark_valid(void *ctx) {
+    fake_world_t *w = ctx;
+    if (!mutation_allowed(w)) return OTA_ERR_IO;
+    w->trial = 0;
+    return OTA_OK;
+}
+
+static ota_err_t slot_rollback(void *ctx) {
+    fake_world_t *w = ctx;
+    if (!mutation_allowed(w)) return OTA_ERR_IO;
+    w->active = w->previous;
+    w->trial = 0;
+    return OTA_OK;
+}
+
+/* ---- state ---- */
+
+static ota_err_t state_load(void *ctx, void *buf, size_t cap, size_t *len) {
+    fake_world_t *w = ctx;
+    *len = w->record_len < cap ? w->record_len : cap;
+    memcpy(buf, w->record, *len);
+    return OTA_OK;
+}
+
+static ota_err_t state_save(void *ctx, const void *buf, size_t len) {
+    fake_world_t *w = ctx;
+    if (len > sizeof w->record) return OTA_ERR_NO_SPACE;
+    if (!mutation_allowed(w)) return OTA_ERR_IO;
+    memcpy(w->record, buf, len);
+    w->record_len = len;
+    return OTA_OK;
+}
+
+/* ---- system ---- */
+
+static uint64_t now_ms(void *ctx) {
+    return ((fake_world_t *)ctx)->now;
+}
+
+static uint32_t random32(void *ctx) {
+    fake_world_t *w = ctx;
+    return w->seed = w->seed * 1664525u + 1013904223u;
+}
+
+static void reboot(void *ctx) {
+    ((fake_world_t *)ctx)->reboot_requested = 1;
+}
+
+static void log_line(void *ctx, ota_log_level_t level, const char *message) {
+    (void)ctx;
+    if (getenv("OTA_TEST_VERBOSE")) fprintf(stderr, "  [%d] %s\n", (int)level, message);
+}
+
+void fake_world_init(fake_world_t *w) {
+    memset(w, 0, sizeof *w);
+    w->cut_link_at = w->cut_power_at = w->tamper_at = w->expire_url_at = -1;
+    w->cut_power_at_mutation = -1;
+    w->max_trial_boots = 1;
+    w->seed = 12345;
+    w->now = 1000;
+    memset(w->slot_live, 0xff, sizeof w->slot_live);
+    memcpy(w->slot_live[0], "factory image", 13);
+    w->slot_size[0] = 13;
+    memcpy(w->slot_durable, w->slot_live, sizeof w->slot_live);
+    w->ports.http = (ota_http_port_t){w, post_json, get_open, get_read, get_close};
+    w->ports.slot = (ota_slot_port_t){w, boot_info, slot_open, slot_write, slot_read, slot_flush, slot_finish, slot_activate, slot_mark_valid,
+                                      slot_rollback};
+    w->ports.state = (ota_state_port_t){w, state_load, state_save};
+    w->ports.crypto = ota_linux_crypto_port();
+    w->ports.system = (ota_system_port_t){w, now_ms, random32, reboot, log_line};
+}
+
+void fake_reboot(fake_world_t *w) {
+    memcpy(w->slot_live, w->slot_durable, sizeof w->slot_live);
+    w->powered_off = 0;
+    w->reboot_requested = 0;
+    w->get_open = 0;
+    if (w->trial) {
+        /* The bootloader: a trial that used up its boots is abandoned for the previous slot. */
+        if (++w->attempts > w->max_trial_boots) {
+            w->active = w->previous;
+            w->trial = 0;
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/*
+ * Fake ports for the core's unit tests: a scripted server (check, status, download), flash whose
+ * writes are lost by a power cut unless flushed, a bootloader with trial boots, a saved record,
+ * and a clock the tests move. Power cuts can be placed at any byte of a download or before any
+ * write that must survive one (a save, a flush, a boot switch).
+ */
+#ifndef FAKE_PORTS_H
+#define FAKE_PORTS_H
+
+#include "ota/ota_client.h"
+
+#define FAKE_SLOT_BYTES (64 * 1024)
+#define FAKE_MAX_REPORTS 64
+
+typedef struct {
+    char event[24];
+    char reason[40];
+    long long build;
+} fake_report_t;
+
+typedef struct {
+    /* The server */
+    const uint8_t *image;         /* the offered build's bytes */
+    size_t image_size;
+    long long build;              /* 0: nothing offered */
+    char signature_b64[100];      /* empty: unsigned */
+    int url_version;              /* URLs of older versions are refused 403 (expired) */
+    int check_failures_left;      /* checks answered 503 with Retry-After 7 */
+    int status_failures_left;     /* reports answered 503 */
+    int get_failures_left;        /* GETs that fail to connect */
+    int ignore_ranges;            /* answer 200 with the whole build to every GET */
+    long cut_link_at;             /* the connection breaks once this many bytes of the image were sent; -1: never */
+    long cut_power_at;            /* the power goes once this many bytes of the image were sent; -1: never */
+    long tamper_at;               /* this byte of the image is flipped on the wire; -1: never */
+    long expire_url_at;           /* the URL expires once this many bytes were sent; -1: never */
+    fake_report_t reports[FAKE_MAX_REPORTS];
+    int report_count;
+    long delivered;               /* image bytes sent over every GET */
+    long last_range_start;
+    int gets;
+    /* The open GET */
+    int get_open;
+    long position;
+    /* Flash: what a power cut keeps (durable) and what the device sees (live) */
+    uint8_t slot_live[2][FAKE_SLOT_BYTES];
+    uint8_t slot_durable[2][FAKE_SLOT_BYTES];
+    size_t slot_size[2];
+    unsigned active, previous, trial, attempts, max_trial_boots;
+    uint8_t record[512];
+    size_t record_len;
+    /* Power */
+    long mutations;               /* writes that must survive a power cut, so far */
+    long cut_power_at_mutation;   /* the power goes instead of this write; -1: never */
+    int powered_off;
+    int reboot_requested;
+    /* Clock */
+    uint64_t now;
+    uint32_t seed;
+    ota_ports_t ports;
+} fake_world_t;
+
+/* A device that runs build `running_build` from slot 0, with nothing offered. */
+void fake_world_init(fake_world_t *world);
+
+/* Power comes back or the device restarted: unflushed writes are gone, the bootloader runs. */
+void fake_reboot(fake_world_t *world);
+
+#endif
