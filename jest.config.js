@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/services', '<rootDir>/libs', '<rootDir>/deploy', '<rootDir>/bench'],
+  roots: ['<rootDir>/services', '<rootDir>/libs', '<rootDir>/deploy', '<rootDir>/bench', '<rootDir>/device-sdk'],
   testMatch: ['**/src/**/*.test.ts', '**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },

@@ -8,7 +8,9 @@
 //   6. with --fuzz-tools (npm run test:fuzz): schemathesis, pinned, in a Python venv under .tools/;
 //   7. the web console (services/console, Vite), which the gateway serves under /console/, unless
 //      --no-console (npm run openapi: the console's types come from the document it writes);
-//   8. with --browser (the test command): Debian's chromium, for the console's browser tests.
+//   8. with --browser (the test command): Debian's chromium, for the console's browser tests;
+//   9. with --device-sdk (the test command, npm run soak:device): the C device SDK, built by CMake
+//      with the sanitizers into .build/device-sdk, and the Debian packages it builds on.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -222,6 +224,35 @@ function ensureBrowser() {
   }
 }
 
+// The device SDK's linux port builds on libcurl and libsodium (Debian's -dev packages), with CMake
+// and Ninja from the machine. CMake and Ninja rebuild only what changed.
+const DEVICE_SDK_PACKAGES = ['libcurl4-openssl-dev', 'libsodium-dev', 'pkg-config'];
+export const deviceSdkBuildDir = join(root, '.build', 'device-sdk');
+
+function ensureDeviceSdk() {
+  const present = spawnSync('pkg-config', ['--exists', 'libcurl', 'libsodium']);
+  if (present.error || present.status !== 0) {
+    if (process.getuid?.() !== 0) {
+      throw new Error(`the device SDK needs ${DEVICE_SDK_PACKAGES.join(', ')}: install them with apt-get, or run as root so that the build does`);
+    }
+    say(`installing ${DEVICE_SDK_PACKAGES.join(' ')} from Debian for the device SDK`);
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    const install = () => spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...DEVICE_SDK_PACKAGES], { stdio: ['ignore', process.stderr, process.stderr], env });
+    if (install().status !== 0) {
+      run('apt-get', ['update', '-q'], { env });
+      if (install().status !== 0) throw new Error(`apt-get install ${DEVICE_SDK_PACKAGES.join(' ')} failed`);
+    }
+  }
+  if (!existsSync(join(deviceSdkBuildDir, 'CMakeCache.txt'))) {
+    say('configuring the device SDK (CMake, with AddressSanitizer and UndefinedBehaviorSanitizer)');
+    const ninja = spawnSync('ninja', ['--version']);
+    const generator = ninja.error || ninja.status !== 0 ? [] : ['-G', 'Ninja'];
+    run('cmake', ['-S', join(root, 'device-sdk'), '-B', deviceSdkBuildDir, ...generator, '-DCMAKE_BUILD_TYPE=Debug', '-DOTA_SANITIZE=ON']);
+  }
+  say('building the device SDK');
+  run('cmake', ['--build', deviceSdkBuildDir]);
+}
+
 function ensureTypeScriptBuild() {
   say('building TypeScript (tsc -b)');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'tsconfig.json']);
@@ -237,6 +268,7 @@ function main() {
   if (!process.argv.includes('--no-console')) ensureConsole();
   if (process.argv.includes('--chart-tools')) ensureChartTools();
   if (process.argv.includes('--browser')) ensureBrowser();
+  if (process.argv.includes('--device-sdk')) ensureDeviceSdk();
   if (process.argv.includes('--fuzz-tools')) ensureFuzzTools();
   say('ready');
 }

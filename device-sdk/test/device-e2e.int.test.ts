@@ -1,0 +1,160 @@
+import { join } from 'node:path';
+import { startExtraGateway, testStack, type ExtraGateway } from '@ota/testkit';
+import { DeviceProcess } from './harness/device-process';
+import { FaultProxy, type DownloadFault } from './harness/fault-proxy';
+import { deviceWorkspace, firmwareImage, releaseBuild, reportsOf, type Release } from './harness/fleet-fixture';
+
+// The linux client (device-sdk, built with AddressSanitizer and UndefinedBehaviorSanitizer) updating
+// itself from real deployments on the real stack: once cleanly, then through a seeded series of
+// interruptions from our fault proxy and from SIGKILL of the client itself. Every run must end in
+// the new build confirmed with the artifact's bytes, or the old build running and the failure
+// reported with its reason; never `confirmed` for other bytes, never a boot pointer left on a trial.
+// OTA_DEVICE_INTERRUPTIONS sets how many runs (the soak script runs 1,000), OTA_DEVICE_SEED the seed.
+
+const IMAGE_BYTES = 200 * 1024 + 77;
+const CHUNK = 16 * 1024;
+const RUNS = Number(process.env.OTA_DEVICE_INTERRUPTIONS ?? 100);
+const SEED = Number(process.env.OTA_DEVICE_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const PARALLEL = 4;
+/** The URL lifetime on the gateway that the `expire` runs go through. */
+const SHORT_URL_TTL_SECONDS = 1;
+
+jest.setTimeout(Math.max(300_000, RUNS * 4_000));
+
+let signed: Release;
+let unhealthy: Release;
+let shortLived: ExtraGateway;
+const workspace = deviceWorkspace();
+
+beforeAll(async () => {
+  signed = await releaseBuild(firmwareImage(IMAGE_BYTES), { signed: true });
+  unhealthy = await releaseBuild(firmwareImage(IMAGE_BYTES, 'OTA-HEALTH-FAIL'), { signed: false });
+  shortLived = await startExtraGateway({ OTA_URL_TTL_SECONDS: String(SHORT_URL_TTL_SECONDS) });
+});
+
+afterAll(async () => {
+  await shortLived?.stop();
+});
+
+type Scenario = 'cut' | 'truncate' | 'stall' | 'expire' | 'kill' | 'tamper' | 'bad_signature' | 'retry_after' | 'unhealthy';
+const SCENARIOS: readonly Scenario[] = ['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'bad_signature', 'retry_after', 'unhealthy'];
+
+/** What a scenario must end in: the terminal event the service recorded, with its reason. */
+const EXPECTED: Record<Scenario, { event: string; reason: string | null }> = {
+  cut: { event: 'confirmed', reason: null },
+  truncate: { event: 'confirmed', reason: null },
+  stall: { event: 'confirmed', reason: null },
+  expire: { event: 'confirmed', reason: null },
+  kill: { event: 'confirmed', reason: null },
+  retry_after: { event: 'confirmed', reason: null },
+  tamper: { event: 'failed', reason: 'checksum_mismatch' },
+  bad_signature: { event: 'failed', reason: 'signature_invalid' },
+  unhealthy: { event: 'rolled_back', reason: 'confirm_timeout' },
+};
+
+interface RunResult {
+  name: string;
+  scenario: Scenario;
+  refetched: number;
+  events: string[];
+}
+
+/** mulberry32: the runs' faults and bytes follow from the printed seed. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+async function runDevice(name: string, scenario: Scenario, atByte: number): Promise<RunResult> {
+  const release = scenario === 'unhealthy' ? unhealthy : signed;
+  const target = scenario === 'expire' ? shortLived.url : testStack().gatewayUrl;
+  const proxy = new FaultProxy(target);
+  const serverUrl = await proxy.listen();
+  const deviceId = `${name}-${scenario}`;
+  const device = new DeviceProcess(join(workspace.root, deviceId), [
+    '--server', serverUrl,
+    '--device-id', deviceId,
+    '--factory', workspace.factoryImage,
+    ...(release.publicKeyHex ? ['--key', release.publicKeyHex, '--require-signature'] : []),
+    '--retry-base', '200', '--retry-max', '2000', '--stall-timeout', '2', '--trial-timeout', '2', '--poll', '1',
+  ], release.fixture.deviceScopeToken);
+  if (['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper'].includes(scenario)) {
+    proxy.fault = { kind: scenario, atByte } as DownloadFault;
+  }
+  proxy.stallMs = scenario === 'expire' ? (SHORT_URL_TTL_SECONDS + 1) * 1000 : 3000;
+  proxy.onKill = () => device.kill();
+  proxy.corruptSignature = scenario === 'bad_signature';
+  proxy.checkFailures = scenario === 'retry_after' ? 2 : 0;
+  try {
+    device.start();
+    const outcome = await device.settle(60_000);
+    const reports = await reportsOf(release.fixture, deviceId);
+    const terminal = reports.filter((report) => ['confirmed', 'failed', 'rolled_back'].includes(report.event));
+    const running = device.runningImage();
+    const expected = EXPECTED[scenario];
+    const context = { name, scenario, atByte, outcome, reports: reports.map((report) => `${report.event}${report.reason ? `:${report.reason}` : ''}`) };
+    // The service recorded the expected end, and only that end.
+    expect({ ...context, terminal: terminal.map((report) => [report.event, report.reason]) }).toEqual({ ...context, terminal: [[expected.event, expected.reason]] });
+    expect(outcome.outcome).toBe(expected.event);
+    expect(running.trial).toBe(false);
+    if (expected.event === 'confirmed') {
+      expect({ name, bytes: running.sha256 }).toEqual({ name, bytes: release.sha256 });
+      expect(terminal[0]?.build_number).toBe(release.buildNumber);
+      expect(outcome.running_build).toBe(release.buildNumber);
+    } else {
+      expect({ name, bytes: running.bytes.equals(workspace.factory) }).toEqual({ name, bytes: true });
+      expect(outcome.running_build).toBe(0);
+    }
+    // What the device fetched again: bytes it had received, requested a second time.
+    let reached = 0;
+    let refetched = 0;
+    for (const download of proxy.downloads.filter((record) => record.status === 200 || record.status === 206)) {
+      refetched += Math.max(0, reached - download.rangeStart);
+      reached = Math.max(reached, download.rangeStart + download.bytesSent);
+    }
+    return { name, scenario, refetched, events: context.reports };
+  } finally {
+    await device.kill();
+    await proxy.close();
+  }
+}
+
+describe('the linux client on the real stack', () => {
+  it('updates itself: check, download, verify, report, reboot into the new slot, confirm', async () => {
+    const result = await runDevice('clean', 'retry_after', 0);
+    expect(result.events).toEqual(['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed']);
+    expect(result.refetched).toBe(0);
+  });
+
+  it(`ends every one of ${RUNS} seeded interruptions in a confirmed correct image or a clean, reported failure`, async () => {
+    process.stdout.write(`[device interruptions] ${RUNS} runs, seed ${SEED} (OTA_DEVICE_SEED=${SEED} repeats them)\n`);
+    const next = random(SEED);
+    const plan = Array.from({ length: RUNS }, (_, index) => ({
+      name: `run${index}`,
+      scenario: SCENARIOS[index % SCENARIOS.length]!,
+      atByte: Math.floor(next() * IMAGE_BYTES),
+    }));
+    const results: RunResult[] = [];
+    let cursor = 0;
+    const worker = async () => {
+      while (cursor < plan.length) {
+        const run = plan[cursor++]!;
+        results.push(await runDevice(run.name, run.scenario, run.atByte));
+      }
+    };
+    await Promise.all(Array.from({ length: PARALLEL }, worker));
+    expect(results).toHaveLength(RUNS);
+    const worst = (scenario: Scenario) => Math.max(0, ...results.filter((result) => result.scenario === scenario).map((result) => result.refetched));
+    // A link fault costs no byte twice; a kill (a power cut) at most one chunk.
+    for (const scenario of ['cut', 'truncate', 'stall', 'expire', 'retry_after'] as const) expect({ scenario, refetched: worst(scenario) }).toEqual({ scenario, refetched: 0 });
+    expect(worst('kill')).toBeLessThanOrEqual(CHUNK);
+    const summary = SCENARIOS.map((scenario) => `${scenario} ${results.filter((result) => result.scenario === scenario).length} (refetched at most ${worst(scenario)} B)`);
+    process.stdout.write(`[device interruptions] all ${RUNS} settled as expected: ${summary.join(', ')}\n`);
+  });
+});

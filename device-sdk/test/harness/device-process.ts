@@ -1,0 +1,88 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..', '..', '..');
+
+/** Where `npm test` builds the SDK (scripts/ensure-built.mjs, with sanitizers). */
+export const SDK_BUILD_DIR = join(root, '.build', 'device-sdk');
+
+export function sdkBinary(name: string): string {
+  const path = join(SDK_BUILD_DIR, name);
+  if (!existsSync(path)) throw new Error(`${path} is missing: run the tests with \`npm test\`, which builds the device SDK with CMake`);
+  return path;
+}
+
+export interface DeviceOutcome {
+  outcome: string;
+  reason: string;
+  running_build: number;
+  running_slot: number;
+}
+
+/**
+ * The linux client (`ota-device --once`) as a process: started, killed with SIGKILL as a power cut
+ * would, and started again on the same device directory until it settles.
+ */
+export class DeviceProcess {
+  private child?: ChildProcess;
+  private exited?: Promise<number | null>;
+  private stdout = '';
+  starts = 0;
+
+  constructor(
+    readonly dir: string,
+    private readonly args: string[],
+    private readonly token: string,
+  ) {}
+
+  start(): void {
+    this.starts += 1;
+    const log = createWriteStream(join(this.dir, '..', `${this.dir.split('/').pop()}.log`), { flags: 'a' });
+    // The token travels in the environment, never on a command line that ps would show.
+    const child = spawn(sdkBinary('ota-device'), ['--dir', this.dir, '--once', ...this.args], {
+      env: { PATH: process.env.PATH, OTA_TOKEN: this.token, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    this.stdout = '';
+    child.stdout.on('data', (data: Buffer) => (this.stdout += data.toString()));
+    child.stderr.pipe(log);
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  /** A power cut: the process dies at once, with whatever it had not yet saved. */
+  async kill(): Promise<void> {
+    this.child?.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** Waits for the run to settle, restarting the device after a kill; fails past the deadline. */
+  async settle(deadlineMs: number): Promise<DeviceOutcome> {
+    const giveUpAt = Date.now() + deadlineMs;
+    for (;;) {
+      const timer = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), Math.max(0, giveUpAt - Date.now())).unref());
+      const code = await Promise.race([this.exited!, timer]);
+      if (code === 'late') {
+        await this.kill();
+        throw new Error(`the device in ${this.dir} did not settle within ${deadlineMs} ms; its log is ${this.dir}.log`);
+      }
+      if (code === null) {
+        // Killed by the test: power comes back.
+        this.start();
+        continue;
+      }
+      if (code !== 0) throw new Error(`ota-device exited ${code}; its log is ${this.dir}.log`);
+      return JSON.parse(this.stdout.trim().split('\n').pop() ?? '{}') as DeviceOutcome;
+    }
+  }
+
+  /** The bytes of the slot the boot pointer runs, and whether it runs as a trial. */
+  runningImage(): { sha256: string; bytes: Buffer; trial: boolean } {
+    const boot = readFileSync(join(this.dir, 'boot'), 'utf8');
+    const active = /active=(\d)/.exec(boot)?.[1];
+    const bytes = readFileSync(join(this.dir, `slot${active}.bin`));
+    return { sha256: createHash('sha256').update(bytes).digest('hex'), bytes, trial: /trial=1/.test(boot) };
+  }
+}

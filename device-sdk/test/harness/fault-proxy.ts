@@ -1,0 +1,141 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * What the proxy does to the first download that passes through it, once its body reaches byte
+ * `atByte` of the build. Before any fault that ends the connection it waits a moment, so that the
+ * bytes already sent reach the device: what the device then fetches again is its own doing.
+ */
+export type DownloadFault =
+  | { kind: 'cut' | 'truncate' | 'stall' | 'expire' | 'kill'; atByte: number }
+  | { kind: 'tamper'; atByte: number };
+
+export interface ProxiedDownload {
+  rangeStart: number;
+  status: number;
+  bytesSent: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Drops the response's connection at once (the device sees a reset, not an end). */
+function cut(response: http.ServerResponse): void {
+  response.socket?.destroy();
+}
+
+/**
+ * A local HTTP proxy in front of the gateway that injects the faults a device meets on a bad link:
+ * a connection cut at a byte, a stall, a body cut short, a URL that expires mid-download, a flipped
+ * byte, a 503 with Retry-After, an offer whose signature was changed, and a hook to kill the
+ * device itself mid-download. It listens on 127.0.0.1 and forwards to one loopback gateway.
+ */
+export class FaultProxy {
+  readonly downloads: ProxiedDownload[] = [];
+  /** Checks to answer 503 with `Retry-After: 1` before forwarding any. */
+  checkFailures = 0;
+  /** Applied to the first download only. */
+  fault?: DownloadFault;
+  /** How long `stall` and `expire` hold the connection silent before cutting it. */
+  stallMs = 3_000;
+  /** Called by a `kill` fault once the bytes before it reached the device. */
+  onKill?: () => Promise<void>;
+  /** Changes the signature of every offer. */
+  corruptSignature = false;
+  private server?: http.Server;
+  private faultUsed = false;
+
+  constructor(private readonly target: string) {}
+
+  async listen(): Promise<string> {
+    this.server = http.createServer((request, response) => {
+      this.forward(request, response).catch(() => cut(response));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async close(): Promise<void> {
+    this.server?.closeAllConnections();
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+
+  private async forward(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const path = request.url ?? '/';
+    if (path.startsWith('/api/v1/ota/check/') && this.checkFailures > 0) {
+      this.checkFailures -= 1;
+      response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"detail":"injected: busy"}');
+      return;
+    }
+    const upstream = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const target = new URL(path, this.target);
+      // The Host header stays the proxy's, so that the gateway signs download URLs that come back here.
+      const outgoing = http.request(target, { method: request.method, headers: request.headers }, resolve);
+      outgoing.once('error', reject);
+      outgoing.end(Buffer.concat(chunks));
+    });
+    if (path.startsWith('/api/v1/ota/download/')) return this.download(request, upstream, response);
+    const body: Buffer[] = [];
+    for await (const chunk of upstream) body.push(chunk as Buffer);
+    let text = Buffer.concat(body);
+    if (path.startsWith('/api/v1/ota/check/') && this.corruptSignature) {
+      const offer = JSON.parse(text.toString()) as { signature?: string };
+      if (offer.signature) {
+        const bytes = Buffer.from(offer.signature, 'base64');
+        bytes[10] = (bytes[10] ?? 0) ^ 0x01;
+        offer.signature = bytes.toString('base64');
+        text = Buffer.from(JSON.stringify(offer));
+      }
+    }
+    const headers = { ...upstream.headers, 'content-length': String(text.length) };
+    delete headers['transfer-encoding'];
+    response.writeHead(upstream.statusCode ?? 502, headers).end(text);
+  }
+
+  private async download(request: http.IncomingMessage, upstream: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const range = /^bytes=(\d+)-/.exec(String(request.headers.range ?? ''));
+    const record: ProxiedDownload = { rangeStart: upstream.statusCode === 206 && range ? Number(range[1]) : 0, status: upstream.statusCode ?? 0, bytesSent: 0 };
+    this.downloads.push(record);
+    response.writeHead(upstream.statusCode ?? 502, upstream.headers);
+    const fault = upstream.statusCode !== undefined && upstream.statusCode < 300 && !this.faultUsed ? this.fault : undefined;
+    if (fault) this.faultUsed = true;
+    for await (const piece of upstream) {
+      let chunk = piece as Buffer;
+      const position = record.rangeStart + record.bytesSent;
+      if (fault && fault.atByte >= position && fault.atByte < position + chunk.length) {
+        const before = fault.atByte - position;
+        if (fault.kind === 'tamper') {
+          chunk = Buffer.from(chunk);
+          chunk[before] = (chunk[before] ?? 0) ^ 0xff;
+        } else {
+          await this.send(response, record, chunk.subarray(0, before));
+          upstream.destroy();
+          await this.interrupt(fault.kind, response);
+          return;
+        }
+      }
+      await this.send(response, record, chunk);
+    }
+    response.end();
+  }
+
+  private async send(response: http.ServerResponse, record: ProxiedDownload, chunk: Buffer): Promise<void> {
+    if (chunk.length === 0) return;
+    record.bytesSent += chunk.length;
+    if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
+  }
+
+  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper'>, response: http.ServerResponse): Promise<void> {
+    // The bytes sent so far reach the device before the fault.
+    await sleep(300);
+    if (kind === 'truncate') {
+      // A clean end of the connection before Content-Length was reached: a body cut short.
+      response.socket?.end();
+      return;
+    }
+    if (kind === 'stall' || kind === 'expire') await sleep(this.stallMs);
+    if (kind === 'kill') await this.onKill?.();
+    cut(response);
+  }
+}

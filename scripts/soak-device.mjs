@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// npm run soak:device [-- --runs N --seed S]: the device SDK's interruption suite at soak size (1,000
+// seeded runs by default) on a stack of its own, through jest's global setup like `npm test`. The
+// seed is printed; the same seed repeats the same faults at the same bytes.
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const flag = (name, fallback) => {
+  const at = process.argv.indexOf(name);
+  return at >= 0 && process.argv[at + 1] ? process.argv[at + 1] : fallback;
+};
+const runs = flag('--runs', '1000');
+const seed = flag('--seed', String(Math.floor(Math.random() * 2 ** 31)));
+const result = spawnSync(join(root, 'node_modules', '.bin', 'jest'), ['device-sdk/test/device-e2e.int.test.ts', '-t', 'interruptions'], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, OTA_DEVICE_INTERRUPTIONS: runs, OTA_DEVICE_SEED: seed },
+});
+process.exit(result.status ?? 1);
