@@ -1,0 +1,16 @@
+# The SDK as an ESP-IDF component: the portable core, the ESP-IDF port and the shared libsodium
+# Ed25519 check. Included from the top CMakeLists.txt when ESP_PLATFORM is set.
+idf_component_register(
+  SRCS
+    "${CMAKE_CURRENT_LIST_DIR}/../../src/ota_client.c"
+    "${CMAKE_CURRENT_LIST_DIR}/../../src/json_scan.c"
+    "${CMAKE_CURRENT_LIST_DIR}/ota_esp_idf.c"
+    "${CMAKE_CURRENT_LIST_DIR}/../sodium/ota_sodium_ed25519.c"
+  INCLUDE_DIRS
+    "${CMAKE_CURRENT_LIST_DIR}/../../include"
+    "${CMAKE_CURRENT_LIST_DIR}/include"
+  PRIV_INCLUDE_DIRS
+    "${CMAKE_CURRENT_LIST_DIR}/../../src"
+    "${CMAKE_CURRENT_LIST_DIR}/../sodium"
+  REQUIRES esp_http_client app_update nvs_flash mbedtls esp_timer
+  PRIV_REQUIRES esp_system)

@@ -1,0 +1,42 @@
+/*
+ * The ESP-IDF port: esp_http_client for HTTP, esp_ota_ops (with CONFIG_BOOTLOADER_APP_ROLLBACK_ENABLE)
+ * for the slots and the trial boot, NVS for the saved record, mbedTLS for SHA-256 and libsodium
+ * for Ed25519, esp_timer, esp_random and esp_restart for the system. Glue only: every decision is
+ * the core's (src/ota_client.c), tested on the linux port.
+ *
+ * The partition table needs otadata and two OTA app partitions (ota_0, ota_1); a factory partition
+ * may sit beside them. Resuming needs esp_ota_resume (ESP-IDF 5.4 or later).
+ */
+#ifndef OTA_ESP_IDF_H
+#define OTA_ESP_IDF_H
+
+#include "esp_err.h"
+#include "esp_http_client.h"
+#include "esp_ota_ops.h"
+#include "mbedtls/sha256.h"
+
+#include "ota/ota_client.h"
+
+typedef struct {
+    /* PEM of the CA that signs the server's certificate; NULL uses the certificate bundle. */
+    const char *server_cert_pem;
+    /* No byte for this long breaks a download (ms). Default CONFIG_OTA_CLIENT_STALL_TIMEOUT_MS. */
+    int stall_timeout_ms;
+    /* NVS namespace of the saved record. Default "ota_client". */
+    const char *nvs_namespace;
+} ota_esp_idf_options_t;
+
+typedef struct {
+    ota_esp_idf_options_t options;
+    ota_ports_t ports;
+    esp_http_client_handle_t get;
+    ota_http_head_t *head;
+    const esp_partition_t *update_partition;
+    esp_ota_handle_t ota_handle;
+    bool ota_open;
+} ota_esp_idf_t;
+
+/* Fills port->ports for ota_config_t.ports. Call nvs_flash_init() first. */
+esp_err_t ota_esp_idf_init(ota_esp_idf_t *port, const ota_esp_idf_options_t *options);
+
+#endif

@@ -1,0 +1,307 @@
+/*
+ * The ESP-IDF port. Each function maps one port call onto the ESP-IDF call that does it; see
+ * include/ota_esp_idf.h for what the device needs.
+ */
+#include "ota_esp_idf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "esp_crt_bundle.h"
+#include "esp_log.h"
+#include "esp_random.h"
+#include "esp_system.h"
+#include "esp_timer.h"
+#include "nvs.h"
+#include "sodium.h"
+
+#include "ota_sodium_ed25519.h"
+
+static const char *TAG = "ota";
+
+/* ---- HTTP ---- */
+
+static void head_reset(ota_http_head_t *head) {
+    memset(head, 0, sizeof *head);
+    head->content_length = head->range_start = head->total_size = -1;
+}
+
+/* Response headers arrive as events: the ones the core reads go into the head being filled. */
+static esp_err_t on_http_event(esp_http_client_event_t *event) {
+    ota_esp_idf_t *port = event->user_data;
+    if (event->event_id != HTTP_EVENT_ON_HEADER || !port->head) return ESP_OK;
+    ota_http_head_t *head = port->head;
+    const char *key = event->header_key, *value = event->header_value;
+    if (strcasecmp(key, "ETag") == 0) {
+        strlcpy(head->etag, value, sizeof head->etag);
+    } else if (strcasecmp(key, "Retry-After") == 0) {
+        head->retry_after_s = (uint32_t)strtoul(value, NULL, 10);
+    } else if (strcasecmp(key, "Content-Range") == 0 && strncmp(value, "bytes ", 6) == 0) {
+        const char *slash = strchr(value, '/');
+        if (slash) head->total_size = strtoll(slash + 1, NULL, 10);
+        if (value[6] >= '0' && value[6] <= '9') head->range_start = strtoll(value + 6, NULL, 10);
+    }
+    return ESP_OK;
+}
+
+static esp_http_client_handle_t new_client(ota_esp_idf_t *port, const char *url, esp_http_client_method_t method, int timeout_ms) {
+    esp_http_client_config_t config = {
+        .url = url,
+        .method = method,
+        .timeout_ms = timeout_ms,
+        .event_handler = on_http_event,
+        .user_data = port,
+        .cert_pem = port->options.server_cert_pem,
+        .crt_bundle_attach = port->options.server_cert_pem ? NULL : esp_crt_bundle_attach,
+        .disable_auto_redirect = true,
+    };
+    return esp_http_client_init(&config);
+}
+
+static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const char *body, char *resp, size_t resp_cap, ota_http_head_t *head) {
+    ota_esp_idf_t *port = ctx;
+    head_reset(head);
+    port->head = head;
+    esp_http_client_handle_t client = new_client(port, url, HTTP_METHOD_POST, 30000);
+    if (!client) return OTA_ERR_IO;
+    char authorization[320];
+    snprintf(authorization, sizeof authorization, "Bearer %s", bearer);
+    esp_http_client_set_header(client, "Authorization", authorization);
+    esp_http_client_set_header(client, "Content-Type", "application/json");
+    ota_err_t result = OTA_ERR_IO;
+    int length = (int)strlen(body);
+    if (esp_http_client_open(client, length) == ESP_OK && esp_http_client_write(client, body, length) == length &&
+        esp_http_client_fetch_headers(client) >= 0) {
+        int total = 0, n;
+        while ((n = esp_http_client_read(client, resp + total, (int)resp_cap - 1 - total)) > 0) total += n;
+        resp[total] = '\0';
+        head->status = esp_http_client_get_status_code(client);
+        result = n < 0 ? OTA_ERR_IO : !esp_http_client_is_complete_data_received(client) ? OTA_ERR_NO_SPACE : OTA_OK;
+    }
+    esp_http_client_close(client);
+    esp_http_client_cleanup(client);
+    port->head = NULL;
+    return result;
+}
+
+static void get_close(void *ctx) {
+    ota_esp_idf_t *port = ctx;
+    if (port->get) {
+        esp_http_client_close(port->get);
+        esp_http_client_cleanup(port->get);
+    }
+    port->get = NULL;
+    port->head = NULL;
+}
+
+static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, const char *if_range, ota_http_head_t *head) {
+    ota_esp_idf_t *port = ctx;
+    get_close(port);
+    head_reset(head);
+    port->head = head;
+    port->get = new_client(port, url, HTTP_METHOD_GET, port->options.stall_timeout_ms);
+    if (!port->get) return OTA_ERR_IO;
+    char range[32];
+    if (range_start > 0) {
+        snprintf(range, sizeof range, "bytes=%lu-", (unsigned long)range_start);
+        esp_http_client_set_header(port->get, "Range", range);
+    }
+    if (if_range && *if_range) esp_http_client_set_header(port->get, "If-Range", if_range);
+    if (esp_http_client_open(port->get, 0) != ESP_OK) return OTA_ERR_IO;
+    int64_t length = esp_http_client_fetch_headers(port->get);
+    if (length < 0) return OTA_ERR_IO;
+    head->content_length = length;
+    head->status = esp_http_client_get_status_code(port->get);
+    return OTA_OK;
+}
+
+static ota_err_t get_read(void *ctx, uint8_t *buf, size_t cap, size_t *n) {
+    ota_esp_idf_t *port = ctx;
+    *n = 0;
+    if (!port->get) return OTA_ERR_STATE;
+    int got = esp_http_client_read(port->get, (char *)buf, (int)cap);
+    if (got < 0) return OTA_ERR_IO;
+    /* 0 before the whole body arrived is a connection that ended early or stalled. */
+    if (got == 0 && !esp_http_client_is_complete_data_received(port->get)) return OTA_ERR_IO;
+    *n = (size_t)got;
+    return OTA_OK;
+}
+
+/* ---- slots ---- */
+
+/* Slot numbers as the core counts them: ota_1 is 1; ota_0 and a factory app are 0 and 1 so that the
+ * slot after the running one is always the partition esp_ota_get_next_update_partition returns. */
+static uint8_t slot_of(const esp_partition_t *partition) {
+    if (partition->subtype == ESP_PARTITION_SUBTYPE_APP_OTA_1) return 1;
+    if (partition->subtype == ESP_PARTITION_SUBTYPE_APP_OTA_0) return 0;
+    return 1; /* factory: the next update goes to ota_0 */
+}
+
+static ota_err_t boot_info(void *ctx, ota_boot_info_t *info) {
+    (void)ctx;
+    const esp_partition_t *running = esp_ota_get_running_partition();
+    if (!running) return OTA_ERR_IO;
+    esp_ota_img_states_t state = ESP_OTA_IMG_VALID;
+    if (esp_ota_get_state_partition(running, &state) != ESP_OK) state = ESP_OTA_IMG_VALID;
+    info->running_slot = slot_of(running);
+    info->pending_verify = state == ESP_OTA_IMG_PENDING_VERIFY;
+    return OTA_OK;
+}
+
+static ota_err_t slot_open(void *ctx, uint32_t image_size, uint32_t resume_offset) {
+    ota_esp_idf_t *port = ctx;
+    (void)image_size;
+    if (port->ota_open) esp_ota_abort(port->ota_handle);
+    port->ota_open = false;
+    port->update_partition = esp_ota_get_next_update_partition(NULL);
+    if (!port->update_partition) return OTA_ERR_IO;
+    if (image_size > port->update_partition->size) return OTA_ERR_NO_SPACE;
+    /* Sequential writes erase each sector as it is first written; a resume starts on a sector. */
+    esp_err_t err = resume_offset == 0 ? esp_ota_begin(port->update_partition, OTA_WITH_SEQUENTIAL_WRITES, &port->ota_handle)
+                                       : esp_ota_resume(port->update_partition, OTA_WITH_SEQUENTIAL_WRITES, resume_offset, &port->ota_handle);
+    port->ota_open = err == ESP_OK;
+    return err == ESP_OK ? OTA_OK : OTA_ERR_IO;
+}
+
+static ota_err_t slot_write(void *ctx, uint32_t offset, const uint8_t *data, size_t len) {
+    ota_esp_idf_t *port = ctx;
+    (void)offset; /* the core writes in order from the resume offset, as esp_ota_write expects */
+    return port->ota_open && esp_ota_write(port->ota_handle, data, len) == ESP_OK ? OTA_OK : OTA_ERR_IO;
+}
+
+static ota_err_t slot_read(void *ctx, uint32_t offset, uint8_t *data, size_t len) {
+    ota_esp_idf_t *port = ctx;
+    if (!port->update_partition) port->update_partition = esp_ota_get_next_update_partition(NULL);
+    return port->update_partition && esp_partition_read(port->update_partition, offset, data, len) == ESP_OK ? OTA_OK : OTA_ERR_IO;
+}
+
+static ota_err_t slot_flush(void *ctx) {
+    /* esp_ota_write writes flash directly; at a chunk boundary (whole sectors) nothing is held back. */
+    (void)ctx;
+    return OTA_OK;
+}
+
+static ota_err_t slot_finish(void *ctx) {
+    ota_esp_idf_t *port = ctx;
+    if (!port->ota_open) return OTA_ERR_STATE;
+    port->ota_open = false;
+    return esp_ota_end(port->ota_handle) == ESP_OK ? OTA_OK : OTA_ERR_IO;
+}
+
+static ota_err_t slot_activate(void *ctx) {
+    ota_esp_idf_t *port = ctx;
+    if (!port->update_partition) port->update_partition = esp_ota_get_next_update_partition(NULL);
+    return port->update_partition && esp_ota_set_boot_partition(port->update_partition) == ESP_OK ? OTA_OK : OTA_ERR_IO;
+}
+
+static ota_err_t slot_mark_valid(void *ctx) {
+    (void)ctx;
+    return esp_ota_mark_app_valid_cancel_rollback() == ESP_OK ? OTA_OK : OTA_ERR_IO;
+}
+
+static ota_err_t slot_rollback(void *ctx) {
+    (void)ctx;
+    /* Reboots into the previous app when it succeeds. */
+    esp_ota_mark_app_invalid_rollback_and_reboot();
+    return OTA_ERR_IO;
+}
+
+/* ---- the saved record: one NVS blob, which NVS replaces atomically ---- */
+
+static ota_err_t state_load(void *ctx, void *buf, size_t cap, size_t *len) {
+    ota_esp_idf_t *port = ctx;
+    nvs_handle_t nvs;
+    *len = 0;
+    esp_err_t err = nvs_open(port->options.nvs_namespace, NVS_READONLY, &nvs);
+    if (err == ESP_ERR_NVS_NOT_FOUND) return OTA_OK;
+    if (err != ESP_OK) return OTA_ERR_IO;
+    size_t size = cap;
+    err = nvs_get_blob(nvs, "record", buf, &size);
+    nvs_close(nvs);
+    if (err == ESP_ERR_NVS_NOT_FOUND) return OTA_OK;
+    if (err == ESP_ERR_NVS_INVALID_LENGTH) {
+        *len = cap + 1; /* not ours: the core starts clean */
+        return OTA_OK;
+    }
+    if (err != ESP_OK) return OTA_ERR_IO;
+    *len = size;
+    return OTA_OK;
+}
+
+static ota_err_t state_save(void *ctx, const void *buf, size_t len) {
+    ota_esp_idf_t *port = ctx;
+    nvs_handle_t nvs;
+    if (nvs_open(port->options.nvs_namespace, NVS_READWRITE, &nvs) != ESP_OK) return OTA_ERR_IO;
+    esp_err_t err = nvs_set_blob(nvs, "record", buf, len);
+    if (err == ESP_OK) err = nvs_commit(nvs);
+    nvs_close(nvs);
+    return err == ESP_OK ? OTA_OK : OTA_ERR_IO;
+}
+
+/* ---- crypto ---- */
+
+static void sha256_init(void *state) {
+    mbedtls_sha256_init(state);
+    mbedtls_sha256_starts(state, 0);
+}
+
+static void sha256_update(void *state, const uint8_t *data, size_t len) {
+    mbedtls_sha256_update(state, data, len);
+}
+
+static void sha256_final(void *state, uint8_t digest[32]) {
+    mbedtls_sha256_finish(state, digest);
+    mbedtls_sha256_free(state);
+}
+
+/* ---- system ---- */
+
+static uint64_t now_ms(void *ctx) {
+    (void)ctx;
+    return (uint64_t)(esp_timer_get_time() / 1000);
+}
+
+static uint32_t random32(void *ctx) {
+    (void)ctx;
+    return esp_random();
+}
+
+static void reboot(void *ctx) {
+    (void)ctx;
+    esp_restart();
+}
+
+static void log_line(void *ctx, ota_log_level_t level, const char *message) {
+    (void)ctx;
+    switch (level) {
+    case OTA_LOG_ERROR: ESP_LOGE(TAG, "%s", message); break;
+    case OTA_LOG_WARN: ESP_LOGW(TAG, "%s", message); break;
+    case OTA_LOG_INFO: ESP_LOGI(TAG, "%s", message); break;
+    case OTA_LOG_DEBUG: ESP_LOGD(TAG, "%s", message); break;
+    }
+}
+
+esp_err_t ota_esp_idf_init(ota_esp_idf_t *port, const ota_esp_idf_options_t *options) {
+    memset(port, 0, sizeof *port);
+    if (options) port->options = *options;
+    if (!port->options.stall_timeout_ms) port->options.stall_timeout_ms = CONFIG_OTA_CLIENT_STALL_TIMEOUT_MS;
+    if (!port->options.nvs_namespace) port->options.nvs_namespace = "ota_client";
+    if (sodium_init() < 0) return ESP_FAIL;
+    port->ports.http = (ota_http_port_t){port, post_json, get_open, get_read, get_close};
+    port->ports.slot = (ota_slot_port_t){port, boot_info, slot_open, slot_write, slot_read, slot_flush, slot_finish, slot_activate, slot_mark_valid, slot_rollback};
+    port->ports.state = (ota_state_port_t){port, state_load, state_save};
+    port->ports.crypto = (ota_crypto_port_t){
+        .ctx = port,
+        .sha256_state_size = sizeof(mbedtls_sha256_context),
+        .ed25519_state_size = sizeof(crypto_hash_sha512_state),
+        .sha256_init = sha256_init,
+        .sha256_update = sha256_update,
+        .sha256_final = sha256_final,
+        .ed25519_init = ota_sodium_ed25519_init,
+        .ed25519_update = ota_sodium_ed25519_update,
+        .ed25519_final = ota_sodium_ed25519_final,
+    };
+    port->ports.system = (ota_system_port_t){port, now_ms, random32, reboot, log_line};
+    return ESP_OK;
+}
