@@ -4,6 +4,7 @@ import { koaBody } from 'koa-body';
 import { REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
 import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS, ValidationFailed, errorMiddleware } from './http/errors';
+import { jsonShapeProblem } from './http/json-limits';
 import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
 import Router from '@koa/router';
 import { buildOpenApiDocument } from './http/openapi';
@@ -64,6 +65,13 @@ function unstorableTextAt(value: unknown, loc: Array<string | number>, depth = 0
     if (found) return found;
   }
   return undefined;
+}
+
+/** 400 for a body nested too deep or of too many values (http/json-limits.ts), on every API. */
+async function refuseOutsizedJson(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const problem = jsonShapeProblem(ctx.request.body);
+  if (problem) throw invalidArgument(problem);
+  await next();
 }
 
 /** 422 on the developer API, 400 on the device API (decisions.md section 2), like any malformed input. */
@@ -141,6 +149,7 @@ export function createApp(deps: GatewayDeps): Koa {
     }),
   );
 
+  app.use(refuseOutsizedJson);
   app.use(refuseUnstorableText(devicePaths));
   const openApiDocument = buildOpenApiDocument(api.operations, API_VERSION);
   api.router.get('/openapi.json', (ctx) => {

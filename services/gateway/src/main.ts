@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { Bus } from '@ota/bus';
 import { runService } from '@ota/grpc';
 import { startMetricsServer } from '@ota/metrics';
@@ -49,11 +49,19 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
     },
   });
 
-  const server: Server = app.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
+  // A client cannot hold a connection by sending slowly: its headers, its whole request and an idle
+  // keep-alive each have a deadline, checked every second (docs/security.md, "Slow clients").
+  const server: Server = createServer(
+    {
+      headersTimeout: config.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeout: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: 1_000,
+    },
+    app.callback(),
+  );
+  server.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  // Devices keep connections open between checks; keep them a little longer than a typical
-  // load balancer's idle timeout so the balancer, not us, closes them.
-  server.keepAliveTimeout = 65_000;
   const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
   logger.info({ port: config.GATEWAY_PORT, metricsPort: config.METRICS_PORT }, 'serving');
 

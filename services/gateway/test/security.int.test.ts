@@ -1,5 +1,6 @@
 import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import mongoose from 'mongoose';
 import { MANIFEST, api, checkBody, createUser, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
 import { DownloadUrlSigner } from '../src/http/download-url';
@@ -404,6 +405,52 @@ describe('API4 unrestricted resource consumption', () => {
     expect(answers).toEqual([]);
   });
 
+  test('a JSON body nested past 32 levels or holding more than 10,000 values gets 400 with a detail on every operation that takes one', async () => {
+    // 5,000 levels in 10 KiB once made the status report's JSON.stringify overflow the stack (a 500).
+    const deep = `{"name": ${'['.repeat(5_000)}${']'.repeat(5_000)}}`;
+    const wide = JSON.stringify({ name: Array.from({ length: 12_000 }, () => 0) });
+    const answers: string[] = [];
+    for (const operation of operations.filter((candidate) => candidate.jsonBody)) {
+      const token = operation.access === 'device' ? victim.deviceScopeToken : victim.user.token;
+      for (const [shape, body, expected] of [['deep', deep, /deeper than 32 levels/], ['wide', wide, /more than 10000 values/]] as const) {
+        const response = await api(operation.method.toUpperCase(), pathOf(operation, victim), { token, body, headers: { 'content-type': 'application/json' } });
+        if (response.status !== 400 || !expected.test(String(response.body.detail))) answers.push(`${shape} ${operation.method} ${operation.path}: ${response.status}`);
+      }
+    }
+    expect(answers).toEqual([]);
+  });
+
+  test("a status report's detail nests at most four levels, and a detail stored deeper before that limit reads as a note", async () => {
+    const report = (detail: unknown) =>
+      api('POST', '/api/v1/ota/status/', { token: victim.deviceToken, json: { deployment_id: victim.deploymentId, event: 'failed', reason: 'download_failed', detail } });
+    const levels = (count: number): unknown => (count === 1 ? { code: 1 } : { inner: levels(count - 1) });
+    const refused = await report({ a: [[[[1]]]] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/detail/);
+    expect((await report({ 'esp.err': [{ code: 5 }], four: levels(3) })).status).toBe(200);
+
+    // A report stored before the limit, 3,000 levels deep: its events page still parses in any reader.
+    await withDatabase(async (client) => {
+      const rollout = client.db(String(testStack().gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'rollout'));
+      await rollout.collection('device_reports').insertOne({
+        _id: randomUUID() as never,
+        project_id: victim.project.id,
+        deployment_id: victim.deploymentId,
+        device_id: victim.deviceUuid,
+        event: 'failed',
+        status: 'failed',
+        build_number: null,
+        reason: 'download_failed',
+        detail_json: `{"a":${'['.repeat(3_000)}${']'.repeat(3_000)}}`,
+        created_at: new Date(Date.now() + 60_000),
+      });
+    });
+    const events = await api('GET', `/api/v1/projects/${victim.project.id}/devices/${victim.deviceUuid}/events/`, { token: victim.user.token });
+    expect(events.status).toBe(200);
+    expect(events.body[0].detail).toEqual({ dropped: expect.stringMatching(/deeper than 4 levels/) });
+    expect(events.body[1].detail).toEqual({ 'esp.err': [{ code: 5 }], four: levels(3) });
+  });
+
   test('a token over its rate limit gets 429 with Retry-After; other tokens are not held back', async () => {
     const gateway = await startExtraGateway({
       RATE_LIMIT_DEVELOPER_PER_SECOND: '1',
@@ -542,5 +589,23 @@ describe('secrets', () => {
     const world = await buildWorld();
     const recorded = readFileSync(testStack().issuedTokensFile, 'utf8');
     for (const token of [world.user.token, world.apiToken, world.deviceScopeToken, world.deviceToken]) expect(recorded).toContain(token);
+  });
+});
+
+describe('slow clients', () => {
+  test('a connection whose headers never finish is answered 408 and closed once HTTP_HEADERS_TIMEOUT_MS passes', async () => {
+    const gateway = await startExtraGateway({ HTTP_HEADERS_TIMEOUT_MS: '1000' });
+    try {
+      const { port } = new URL(gateway.url);
+      const socket = connect(Number(port), '127.0.0.1');
+      let answer = '';
+      socket.on('data', (data) => (answer += data.toString()));
+      // Half a request: the headers never end.
+      socket.write('POST /api/v1/ota/check/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n');
+      await new Promise((resolve) => socket.once('close', resolve));
+      expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      await gateway.stop();
+    }
   });
 });

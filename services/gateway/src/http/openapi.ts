@@ -25,7 +25,12 @@ function errorsOf(operation: Operation): number[] {
     public: [403, 404, 503],
   };
   const statuses = new Set([...common[operation.access], ...(operation.errors ?? [])]);
-  if (operation.body) statuses.add(413);
+  // Any JSON body may be refused before its schema is read: too large (413), or not JSON, nested too
+  // deep or holding too many values (400, http/json-limits.ts).
+  if (operation.body) {
+    statuses.add(413);
+    statuses.add(400);
+  }
   return [...statuses].sort();
 }
 

@@ -3,6 +3,8 @@ import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Session, Token, User } from '../auth/model';
 import type { DeploymentProgress } from '../use-cases/deployments';
 import { ROLLOUT_STATUSES } from './response-schemas';
+import { jsonDepth } from './json-limits';
+import { DETAIL_MAX_DEPTH } from './schemas';
 
 // The JSON shapes of the API (spec section 2 and decisions.md section 3), from service messages.
 
@@ -92,6 +94,21 @@ export function deploymentPreviewJson(deploymentId: string, preview: rollout.Pre
   };
 }
 
+/**
+ * A stored `detail` as readers can take it. Reports stored before the nesting limit (DETAIL_MAX_DEPTH)
+ * may nest thousands of levels deep, which common JSON readers refuse: those are replaced by a note.
+ */
+function readableDetail(detailJson: string): Record<string, unknown> | null {
+  if (!detailJson) return null;
+  try {
+    const detail = JSON.parse(detailJson) as Record<string, unknown>;
+    if (jsonDepth(detail, DETAIL_MAX_DEPTH) <= DETAIL_MAX_DEPTH) return detail;
+  } catch {
+    // Past what the parser takes: the same note.
+  }
+  return { dropped: `this detail nested deeper than ${DETAIL_MAX_DEPTH} levels, the limit since added to status reports` };
+}
+
 export function deviceEventJson(report: rollout.DeviceReport) {
   return {
     id: report.id,
@@ -100,7 +117,7 @@ export function deviceEventJson(report: rollout.DeviceReport) {
     status: report.status,
     build_number: report.buildNumber ?? null,
     reason: report.reason || null,
-    detail: report.detailJson ? (JSON.parse(report.detailJson) as Record<string, unknown>) : null,
+    detail: readableDetail(report.detailJson),
     created_at: iso(report.createdAt),
   };
 }

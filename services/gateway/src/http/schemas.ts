@@ -62,6 +62,22 @@ export const checkBody = {
 
 export type CheckBody = Accepted<typeof checkBody>;
 
+/**
+ * A status report's `detail`: nested at most four levels and 100 keys or items at each, as metadata
+ * is. Its keys are free (it is stored as JSON text, not as document fields), so firmware that
+ * names a key `esp.err` keeps its reports.
+ */
+export const DETAIL_MAX_DEPTH = 4;
+const DETAIL_SCALAR = { type: ['string', 'number', 'boolean', 'null'] } as const;
+function detailObject(depth: number): object {
+  return { type: 'object', maxProperties: 100, additionalProperties: detailValue(depth - 1) };
+}
+function detailValue(depth: number): object {
+  if (depth === 0) return DETAIL_SCALAR;
+  return { anyOf: [DETAIL_SCALAR, detailObject(depth), { type: 'array', maxItems: 100, items: detailValue(depth - 1) }] };
+}
+const DETAIL = { ...detailObject(DETAIL_MAX_DEPTH), type: ['object', 'null'] } as { type: ['object', 'null'] };
+
 export const statusBody = {
   type: 'object',
   required: ['deployment_id', 'event'],
@@ -71,7 +87,7 @@ export const statusBody = {
     event: { type: 'string', minLength: 1, maxLength: 64 },
     build_number: COUNT,
     reason: { type: ['string', 'null'], maxLength: 128 },
-    detail: { type: ['object', 'null'] },
+    detail: DETAIL,
   },
 } as const;
 
@@ -154,6 +170,7 @@ function metadataValue(depth: number): object {
 }
 // Typed by its outer shape only: to the compiler, metadata is an object of unknown values.
 const METADATA = metadataObject(4) as { type: 'object' };
+
 
 export const createDeviceBody = {
   type: 'object',
