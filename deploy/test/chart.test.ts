@@ -33,8 +33,11 @@ function render(valuesFiles: string[], sets: string[] = []): { manifest: string;
   return { manifest: result.stdout, objects };
 }
 
+/** The defaults plus the one value an install must give (gateway.publicBaseUrl). */
+const MINIMAL = join(chart, 'ci', 'minimal-values.yaml');
+
 const VALUE_SETS: Record<string, string[]> = {
-  default: [],
+  default: [MINIMAL],
   'all features': [join(chart, 'ci', 'all-features-values.yaml')],
   'the operations guide example': [join(chart, 'examples', 'external-stores.yaml')],
 };
@@ -192,10 +195,20 @@ describe('the chart values', () => {
     }
   });
 
+  it('require the public base URL, or make it from the Ingress host, so that no request header chooses where devices download', () => {
+    const missing = helm(['template', 'ota', chart]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('gateway.publicBaseUrl is required');
+    const config = (sets: string[]) => render([], sets).objects.find((object) => object.kind === 'ConfigMap' && object.data?.PUBLIC_BASE_URL !== undefined)!.data;
+    expect(config(['ingress.enabled=true', 'ingress.host=ota.acme.example', 'ingress.tls.enabled=true']).PUBLIC_BASE_URL).toBe('https://ota.acme.example');
+    expect(config(['gateway.publicBaseUrl=https://devices.acme.example', 'ingress.enabled=true']).PUBLIC_BASE_URL).toBe('https://devices.acme.example');
+    expect(render([MINIMAL]).objects.find((object) => object.kind === 'ConfigMap' && object.data?.TRUSTED_PROXIES !== undefined)!.data.TRUSTED_PROXIES).toMatch(/^10\.0\.0\.0\/8,/);
+  });
+
   it('keep a stored URL-signing key or generate one, and take a set one as it is', () => {
-    const generated = render([]).objects.find((object) => object.kind === 'Secret')!;
+    const generated = render([MINIMAL]).objects.find((object) => object.kind === 'Secret')!;
     expect(generated.stringData['url-signing-key']).toMatch(/^[A-Za-z0-9]{48}$/);
-    const set = render([], ['gateway.urlSigningKey=chosen-by-the-operator']).objects.find((object) => object.kind === 'Secret')!;
+    const set = render([MINIMAL], ['gateway.urlSigningKey=chosen-by-the-operator']).objects.find((object) => object.kind === 'Secret')!;
     expect(set.stringData['url-signing-key']).toBe('chosen-by-the-operator');
   });
 

@@ -88,7 +88,11 @@ async function runDevice(name: string, scenario: Scenario, atByte: number): Prom
     proxy.fault = { kind: scenario, atByte } as DownloadFault;
   }
   proxy.stallMs = scenario === 'expire' ? (SHORT_URL_TTL_SECONDS + 1) * 1000 : 3000;
-  proxy.onKill = () => device.kill();
+  // The kill lands once the device wrote every byte sent, so that what it fetches again is its own doing.
+  proxy.onKill = async (sentUpTo) => {
+    await device.waitForSlotBytes(sentUpTo, 10_000);
+    await device.kill();
+  };
   proxy.corruptSignature = scenario === 'bad_signature';
   proxy.checkFailures = scenario === 'retry_after' ? 2 : 0;
   try {

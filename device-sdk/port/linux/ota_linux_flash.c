@@ -154,7 +154,11 @@ static ota_err_t slot_open(void *ctx, uint32_t image_size, uint32_t resume_offse
         return OTA_ERR_IO;
     }
     port->slot_file = fdopen(fd, "r+b");
-    return port->slot_file ? OTA_OK : OTA_ERR_IO;
+    if (!port->slot_file) return OTA_ERR_IO;
+    /* Unbuffered, as flash is written: the file holds every byte the core wrote (a kill loses none
+     * of them, and a test can see how far the device got); flush still syncs them to the disk. */
+    setvbuf(port->slot_file, NULL, _IONBF, 0);
+    return OTA_OK;
 }
 
 static ota_err_t slot_write(void *ctx, uint32_t offset, const uint8_t *data, size_t len) {

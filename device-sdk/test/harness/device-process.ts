@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..', '..');
@@ -76,6 +76,18 @@ export class DeviceProcess {
       if (code !== 0) throw new Error(`ota-device exited ${code}; its log is ${this.dir}.log`);
       return JSON.parse(this.stdout.trim().split('\n').pop() ?? '{}') as DeviceOutcome;
     }
+  }
+
+  /**
+   * Waits until the slot being written holds `bytes` bytes (the linux port writes it unbuffered), so
+   * that a kill lands after the device received what was sent; gives up after `timeoutMs`.
+   */
+  async waitForSlotBytes(bytes: number, timeoutMs: number): Promise<void> {
+    const boot = readFileSync(join(this.dir, 'boot'), 'utf8');
+    const inactive = /active=1/.test(boot) ? 0 : 1;
+    const giveUpAt = Date.now() + timeoutMs;
+    const size = () => (existsSync(join(this.dir, `slot${inactive}.bin`)) ? statSync(join(this.dir, `slot${inactive}.bin`)).size : 0);
+    while (size() < bytes && Date.now() < giveUpAt) await new Promise((resolve) => setTimeout(resolve, 20));
   }
 
   /** The bytes of the slot the boot pointer runs, and whether it runs as a trial. */

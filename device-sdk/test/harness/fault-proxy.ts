@@ -37,8 +37,8 @@ export class FaultProxy {
   fault?: DownloadFault;
   /** How long `stall` and `expire` hold the connection silent before cutting it. */
   stallMs = 3_000;
-  /** Called by a `kill` fault once the bytes before it reached the device. */
-  onKill?: () => Promise<void>;
+  /** Called by a `kill` fault with the bytes of the build sent before it. */
+  onKill?: (sentUpTo: number) => Promise<void>;
   /** Changes the signature of every offer. */
   corruptSignature = false;
   private server?: http.Server;
@@ -111,7 +111,7 @@ export class FaultProxy {
         } else {
           await this.send(response, record, chunk.subarray(0, before));
           upstream.destroy();
-          await this.interrupt(fault.kind, response);
+          await this.interrupt(fault.kind, response, fault.atByte);
           return;
         }
       }
@@ -126,7 +126,7 @@ export class FaultProxy {
     if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
   }
 
-  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper'>, response: http.ServerResponse): Promise<void> {
+  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper'>, response: http.ServerResponse, atByte: number): Promise<void> {
     // The bytes sent so far reach the device before the fault.
     await sleep(300);
     if (kind === 'truncate') {
@@ -135,7 +135,7 @@ export class FaultProxy {
       return;
     }
     if (kind === 'stall' || kind === 'expire') await sleep(this.stallMs);
-    if (kind === 'kill') await this.onKill?.();
+    if (kind === 'kill') await this.onKill?.(atByte);
     cut(response);
   }
 }

@@ -312,3 +312,14 @@ spec:
   volumeMounts:
     - { name: tmp, mountPath: /tmp }
 {{- end -}}
+
+{{/* The gateway's PUBLIC_BASE_URL: set, or made from the Ingress host; never left to a request's Host. */}}
+{{- define "ota.publicBaseUrl" -}}
+{{- if .Values.gateway.publicBaseUrl -}}
+{{- .Values.gateway.publicBaseUrl -}}
+{{- else if .Values.ingress.enabled -}}
+{{- printf "%s://%s" (ternary "https" "http" .Values.ingress.tls.enabled) .Values.ingress.host -}}
+{{- else if .Values.gateway.enabled -}}
+{{- fail "gateway.publicBaseUrl is required (https://ota.example.com), or enable the Ingress with its host: download URLs must name the address devices reach, never one a request's Host header chooses" -}}
+{{- end -}}
+{{- end -}}

@@ -5,6 +5,7 @@ import { REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
 import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS, ValidationFailed, errorMiddleware } from './http/errors';
 import { jsonShapeProblem } from './http/json-limits';
+import { forwardedHeadersOnlyFrom, parseTrustedProxies } from './http/trusted-proxies';
 import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
 import Router from '@koa/router';
 import { buildOpenApiDocument } from './http/openapi';
@@ -89,8 +90,10 @@ function refuseUnstorableText(devicePaths: ReadonlySet<string>) {
 
 /** Builds the gateway's Koa app without listening, so that tests can drive it directly. */
 export function createApp(deps: GatewayDeps): Koa {
-  const app = new Koa({ proxy: true });
   const { metrics, config } = deps;
+  // Koa reads forwarded headers; forwardedHeadersOnlyFrom (first below) leaves them only on requests from TRUSTED_PROXIES.
+  const app = new Koa({ proxy: true });
+  app.use(forwardedHeadersOnlyFrom(parseTrustedProxies(config.TRUSTED_PROXIES)));
   const rateLimiter = new TokenRateLimiter({
     developer: { perSecond: config.RATE_LIMIT_DEVELOPER_PER_SECOND, burst: config.RATE_LIMIT_DEVELOPER_BURST },
     device_token: { perSecond: config.RATE_LIMIT_DEVICE_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_DEVICE_TOKEN_BURST },

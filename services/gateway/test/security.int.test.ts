@@ -609,3 +609,50 @@ describe('slow clients', () => {
     }
   });
 });
+
+describe('forwarded headers and the download host', () => {
+  test('a client that is not a trusted proxy cannot choose the download host or the cookie\'s Secure flag; a trusted proxy can', async () => {
+    const world = await buildWorld();
+    await api('POST', `/api/v1/projects/${world.project.id}/release/`, { token: world.user.token, body: uploadForm(MANIFEST, randomBytes(512)) });
+    const spoofed = { 'x-forwarded-host': 'attacker.example', 'x-forwarded-proto': 'https' };
+    const offerFrom = async (url: string) => {
+      const response = await fetch(`${url}/api/v1/ota/check/`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${world.deviceScopeToken}`, 'content-type': 'application/json', ...spoofed },
+        body: JSON.stringify(checkBody(`fwd-${randomUUID()}`)),
+      });
+      return (await response.json()) as { url: string };
+    };
+    const signInFrom = async (url: string) =>
+      (await fetch(`${url}/api/v1/session/`, { method: 'POST', headers: { 'content-type': 'application/json', ...spoofed }, body: JSON.stringify({ token: world.user.token }) })).headers.get('set-cookie') ?? '';
+
+    // The test stack trusts no proxy: the headers are dropped.
+    const direct = new URL(testStack().gatewayUrl);
+    expect(new URL((await offerFrom(testStack().gatewayUrl)).url).host).toBe(direct.host);
+    expect(await signInFrom(testStack().gatewayUrl)).not.toMatch(/secure/i);
+
+    const behindProxy = await startExtraGateway({ TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      expect(new URL((await offerFrom(behindProxy.url)).url).host).toBe('attacker.example');
+      expect(await signInFrom(behindProxy.url)).toMatch(/secure/i);
+    } finally {
+      await behindProxy.stop();
+    }
+  });
+
+  test('a check over HTTP/1.0 without Host gets 400 rather than a URL with no host', async () => {
+    const world = await buildWorld();
+    await api('POST', `/api/v1/projects/${world.project.id}/release/`, { token: world.user.token, body: uploadForm(MANIFEST, randomBytes(512)) });
+    const body = JSON.stringify(checkBody(`nohost-${randomUUID()}`));
+    const { port } = new URL(testStack().gatewayUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (data) => (answer += data.toString()));
+    socket.write(
+      `POST /api/v1/ota/check/ HTTP/1.0\r\nAuthorization: Bearer ${world.deviceScopeToken}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await new Promise((resolve) => socket.once('close', resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 400/);
+    expect(answer).toContain('names no Host');
+  });
+});

@@ -62,6 +62,9 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       return;
     }
     const { offer } = outcome;
+    // Without PUBLIC_BASE_URL the URL is the request's own origin; a request that names none
+    // (HTTP/1.0 without Host) cannot be given a URL that works.
+    if (!deps.config.PUBLIC_BASE_URL && !ctx.host) throw invalidArgument('the request names no Host, so no download URL can be made for it; send Host, or set PUBLIC_BASE_URL');
     const baseUrl = deps.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
     ctx.body = {
       update_available: true,
