@@ -166,7 +166,7 @@ describe.each(Object.entries(VALUE_SETS))('the chart with %s values', (_name, va
         }
       }
     }
-    expect([...secretKeys].sort()).toEqual(['mongodb-uri', 's3-access-key-id', 's3-secret-access-key', 'url-signing-key']);
+    expect([...secretKeys].sort()).toEqual(['mongodb-uri', 's3-access-key-id', 's3-secret-access-key', 'url-signing-key', 'webhook-secret-keys']);
   });
 
   it('runs the index migrations of every service as a hook Job', () => {

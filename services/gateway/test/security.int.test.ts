@@ -33,6 +33,8 @@ interface World extends ProjectFixture {
   deploymentId: string;
   signingKeyId: string;
   webhookId: string;
+  /** The webhook's signing secret, shown once at creation. */
+  webhookSecret: string;
   apiTokenId: string;
   patId: string;
 }
@@ -68,6 +70,7 @@ async function buildWorld(): Promise<World> {
     deploymentId: deployment.body.id,
     signingKeyId: key.body.id,
     webhookId: webhook.body.id,
+    webhookSecret: webhook.body.secret,
     apiTokenId: tokens.body.find((entry: { scope: string }) => entry.scope === 'api').id,
     patId: pats.body[0].id,
   };
@@ -550,8 +553,9 @@ describe('download URLs', () => {
 });
 
 describe('secrets', () => {
-  test('no database holds a raw token: tokens are stored only as their SHA-256', async () => {
+  test('no database holds a raw token or a webhook secret: tokens are stored only as their SHA-256, secrets sealed', async () => {
     const world = await buildWorld();
+    expect(world.webhookSecret.length).toBeGreaterThan(16);
     const raw = [world.user.token, world.apiToken, world.deviceScopeToken, world.deviceToken];
     await withDatabase(async (client) => {
       const prefix = String(testStack().gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, '');
@@ -564,7 +568,7 @@ describe('secrets', () => {
           for await (const document of client.db(name).collection(collection.name).find({})) {
             documents += 1;
             const text = JSON.stringify(document);
-            for (const token of raw) expect(text.includes(token.slice(8))).toBe(false);
+            for (const secret of [...raw, world.webhookSecret]) expect(text.includes(secret.slice(8))).toBe(false);
           }
         }
       }

@@ -1,9 +1,10 @@
-import { bool, int, loadConfig } from '@ota/config';
+import { bool, int, loadConfig, str } from '@ota/config';
 import { commonServiceSettings } from '@ota/grpc';
 
 export const telemetrySettings = {
   ...commonServiceSettings({ grpcPort: 50054, metricsPort: 9104, database: 'ota_telemetry' }),
   WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: bool('allow webhook URLs that are or resolve to loopback, link-local or private addresses (receivers inside the cluster)', false),
+  WEBHOOK_SECRET_KEYS: str('keys that seal webhook secrets at rest, <id>:<at least 32 characters> comma-separated; the first seals, every one opens (docs/operations.md, "Rotating the webhook secret key"); the chart generates one', 'local:local-development-only-webhook-secret-key'),
   WEBHOOK_TIMEOUT_MS: int('how long one webhook delivery attempt waits for the receiver to answer', 10_000, 100),
   WEBHOOK_RETRY_BASE_MS: int('wait after the first failed webhook attempt; it doubles with each failure', 10_000, 10),
   WEBHOOK_RETRY_MAX_DELAY_MS: int('longest wait between two webhook attempts', 3_600_000, 10),

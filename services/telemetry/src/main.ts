@@ -4,6 +4,7 @@ import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { telemetry as pb } from '@ota/proto';
 import { consumeAuditEvents } from './adapters/nats/audit-consumer';
 import { HttpWebhookSender } from './adapters/http-webhook-sender';
+import { WebhookSecretBox } from './adapters/mongo/webhook-secret-box';
 import { MongoTelemetryStore, registerTelemetryModels } from './adapters/mongo/mongo-telemetry-store';
 import { MongoWebhookStore, registerWebhookModels } from './adapters/mongo/mongo-webhook-store';
 import { loadTelemetryConfig } from './config';
@@ -18,7 +19,7 @@ void runService(SERVICE, loadTelemetryConfig, async ({ config, logger, metrics }
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const store = new MongoTelemetryStore(registerTelemetryModels(mongo));
-  const webhookStore = new MongoWebhookStore(registerWebhookModels(mongo));
+  const webhookStore = new MongoWebhookStore(registerWebhookModels(mongo), new WebhookSecretBox(config.WEBHOOK_SECRET_KEYS));
   await ensureIndexes(mongo);
   const telemetry = new Telemetry(store);
   const webhooks = new Webhooks(webhookStore, new HttpWebhookSender(config.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS), {

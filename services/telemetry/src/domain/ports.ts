@@ -29,5 +29,8 @@ export interface WebhookStore {
 
 /** Sends one signed POST; resolves with the receiver's status, rejects when no response came. */
 export interface WebhookSender {
+  /** Rejects with an error whose message a tenant may read: it names no resolved address. */
   post(url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<number>;
+  /** Why the URL's name may not be a destination (it resolves to a non-public address), or null. */
+  destinationProblem(url: string): Promise<string | null>;
 }

@@ -37,7 +37,8 @@ export class Webhooks {
   ) {}
 
   async create(projectId: string, url: string, events: string[]): Promise<Webhook> {
-    const problem = urlProblem(url, this.settings.allowNonPublicDestinations);
+    // The URL's form, then where its name resolves now; every delivery checks the address again.
+    const problem = urlProblem(url, this.settings.allowNonPublicDestinations) ?? (await this.sender.destinationProblem(url));
     if (problem) throw invalidArgument(problem);
     // Which kinds may be chosen is the gateway's contract; this service matches them to audit events.
     if (events.length === 0) throw invalidArgument('events must name at least one event kind');

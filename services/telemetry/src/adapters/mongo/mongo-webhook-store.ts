@@ -2,6 +2,7 @@ import { insertUnique } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { DeliveryAttempt, DeliveryState, Webhook, WebhookDelivery } from '../../domain/model';
 import type { WebhookStore } from '../../domain/ports';
+import type { WebhookSecretBox } from './webhook-secret-box';
 
 interface WebhookDoc {
   _id: string;
@@ -49,8 +50,22 @@ export function registerWebhookModels(connection: Connection) {
 
 type WebhookModels = ReturnType<typeof registerWebhookModels>;
 
+/** Webhooks and their deliveries; each webhook's secret is stored sealed (webhook-secret-box.ts). */
 export class MongoWebhookStore implements WebhookStore {
-  constructor(private readonly models: WebhookModels) {}
+  constructor(
+    private readonly models: WebhookModels,
+    private readonly secrets: WebhookSecretBox,
+  ) {}
+
+  /** The webhook of a document, its secret opened; one stored in plain text or under an older key is sealed anew. */
+  private async webhookOf(doc: WebhookDoc): Promise<Webhook> {
+    const { secret, reseal } = this.secrets.open(doc.secret, doc._id);
+    if (reseal) {
+      // Only if nobody changed it meanwhile: every replica may reseal the same secret at once.
+      await this.models.Webhook.collection.updateOne({ _id: doc._id, secret: doc.secret } as never, { $set: { secret: this.secrets.seal(secret, doc._id) } });
+    }
+    return { id: doc._id, projectId: doc.project_id, url: doc.url, events: doc.events, secret, createdAt: doc.created_at };
+  }
 
   async insertWebhook(webhook: Webhook): Promise<void> {
     await this.models.Webhook.collection.insertOne({
@@ -58,19 +73,19 @@ export class MongoWebhookStore implements WebhookStore {
       project_id: webhook.projectId,
       url: webhook.url,
       events: webhook.events,
-      secret: webhook.secret,
+      secret: this.secrets.seal(webhook.secret, webhook.id),
       created_at: webhook.createdAt,
     } as never);
   }
 
   async listWebhooks(projectId: string): Promise<Webhook[]> {
     const docs = await this.models.Webhook.find({ project_id: projectId }).sort({ created_at: 1, _id: 1 }).lean<WebhookDoc[]>();
-    return docs.map(webhookOf);
+    return Promise.all(docs.map((doc) => this.webhookOf(doc)));
   }
 
   async findWebhook(webhookId: string): Promise<Webhook | null> {
     const doc = await this.models.Webhook.findById(webhookId).lean<WebhookDoc>();
-    return doc ? webhookOf(doc) : null;
+    return doc ? this.webhookOf(doc) : null;
   }
 
   async deleteWebhook(projectId: string, webhookId: string): Promise<boolean> {
@@ -123,10 +138,6 @@ export class MongoWebhookStore implements WebhookStore {
     const docs = await this.models.Delivery.find({ webhook_id: webhookId }).sort({ created_at: -1, _id: -1 }).limit(limit).lean<DeliveryDoc[]>();
     return docs.map(deliveryOf);
   }
-}
-
-function webhookOf(doc: WebhookDoc): Webhook {
-  return { id: doc._id, projectId: doc.project_id, url: doc.url, events: doc.events, secret: doc.secret, createdAt: doc.created_at };
 }
 
 function deliveryOf(doc: DeliveryDoc): WebhookDelivery {
