@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import mongoose from 'mongoose';
-import { api, createUser, setupProject, testStack } from '@ota/testkit';
+import { api, createUser, setupProject, startExtraGateway, testStack } from '@ota/testkit';
 
 // The console's sign-in (docs/console.md) through the API, without a browser: the cookie's
 // attributes, CSRF, expiry, sign-out and revocation, and refusals with a detail.
@@ -22,7 +22,7 @@ async function withGatewayDatabase<T>(use: (db: mongoose.mongo.Db) => Promise<T>
 }
 
 describe('the console session', () => {
-  it('is an HttpOnly, SameSite=Strict cookie, Secure behind HTTPS, stored only as a hash', async () => {
+  it('is an HttpOnly, SameSite=Strict cookie, Secure behind an HTTPS proxy the gateway trusts, stored only as a hash', async () => {
     const user = createUser();
     const plain = await session({ token: user.token });
     expect(plain.status).toBe(201);
@@ -31,8 +31,15 @@ describe('the console session', () => {
     expect(cookie.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(cookie.attributes).toEqual(expect.arrayContaining(['path=/', 'samesite=strict', 'httponly']));
     expect(cookie.attributes).not.toContain('secure');
-    const proxied = await session({ token: user.token }, { 'x-forwarded-proto': 'https' });
-    expect(cookieOf(proxied.headers.get('set-cookie')).attributes).toContain('secure');
+    // X-Forwarded-Proto counts only from TRUSTED_PROXIES (the test stack trusts none; the security
+    // suite shows an untrusted client cannot set it).
+    const behindProxy = await startExtraGateway({ TRUSTED_PROXIES: '127.0.0.1' });
+    try {
+      const proxied = await api('POST', `${behindProxy.url}/api/v1/session/`, { json: { token: user.token }, headers: { 'x-forwarded-proto': 'https' } });
+      expect(cookieOf(proxied.headers.get('set-cookie')).attributes).toContain('secure');
+    } finally {
+      await behindProxy.stop();
+    }
 
     const stored = await withGatewayDatabase((db) => db.collection('sessions').findOne({ _id: createHash('sha256').update(cookie.value).digest('hex') } as never));
     expect(stored).not.toBeNull();

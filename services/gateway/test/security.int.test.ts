@@ -614,6 +614,22 @@ describe('slow clients', () => {
   });
 });
 
+describe('the console session on the device API', () => {
+  test('is no credential there: a cookie-only check or report is 401, as the document says, with or without the CSRF token', async () => {
+    const world = await buildWorld();
+    const signIn = await fetch(`${testStack().gatewayUrl}/api/v1/session/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: world.user.token }) });
+    expect(signIn.status).toBe(201);
+    const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
+    const { csrf_token: csrf } = (await signIn.json()) as { csrf_token: string };
+    for (const headers of [{ cookie }, { cookie, 'x-csrf-token': csrf }]) {
+      const check = await api('POST', '/api/v1/ota/check/', { headers, json: checkBody('cookie-device') });
+      expect(check.status).toBe(401);
+      const report = await api('POST', '/api/v1/ota/status/', { headers, json: { device_id: 'cookie-device', deployment_id: world.deploymentId, event: 'offered' } });
+      expect(report.status).toBe(401);
+    }
+  });
+});
+
 describe('forwarded headers and the download host', () => {
   test('a client that is not a trusted proxy cannot choose the download host or the cookie\'s Secure flag; a trusted proxy can', async () => {
     const world = await buildWorld();

@@ -21,11 +21,14 @@ export interface Principal {
  * it was opened with (so revoking that token ends the session), and whose mutating calls must
  * carry the session's CSRF token.
  */
-export async function authenticate(store: AccountStore, ctx: Context): Promise<Principal> {
+export async function authenticate(store: AccountStore, ctx: Context, options: { acceptSession: boolean } = { acceptSession: true }): Promise<Principal> {
   const header = ctx.get('authorization');
   let token: Token | null;
   let session: Session | undefined;
-  if (header) {
+  if (!header && !options.acceptSession) {
+    // The device API takes bearer tokens only: a console cookie is no credential there (401, as documented).
+    throw unauthenticated('missing bearer token');
+  } else if (header) {
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw unauthenticated('missing bearer token');
     token = await store.authenticate(match[1]!);

@@ -114,7 +114,7 @@ export class OperationTable {
     this.router[operation.method](operation.path, async (ctx: Context) => {
       let principal: Principal | undefined;
       if (check) {
-        principal = await authenticate(this.store, ctx);
+        principal = await authenticate(this.store, ctx, { acceptSession: operation.access !== 'device' });
         this.enforceRateLimit(principal.token);
         check(ctx);
       }

@@ -6,7 +6,7 @@ import { CHECK_STATUSES } from './response-schemas';
 import type { Accepted } from './validate';
 
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
-const UUID = { type: 'string', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } as const;
+const UUID = { type: 'string', format: 'uuid', pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' } as const;
 const SHORT_TEXT = { type: 'string', maxLength: 128 } as const;
 /** Build numbers and schema versions: whole numbers, bounded so that they stay exact through JSON and JavaScript. */
 const COUNT = { type: 'integer', minimum: 0, maximum: 2_147_483_647 } as const;

@@ -9,7 +9,13 @@ import { ValidationFailed, type ValidationIssue } from './errors';
  */
 export type Accepted<S> = S extends JSONSchema ? FromSchema<S, { keepDefaultedPropertiesOptional: true }> : never;
 
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 const ajv = new Ajv({ allErrors: true, coerceTypes: false });
+// The formats the document uses, so that generated clients type them: a lowercase UUID (as every id
+// is), and a binary part (checked by the upload itself, not here).
+ajv.addFormat('uuid', UUID_PATTERN);
+ajv.addFormat('binary', true);
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function compile<T>(schema: object): ValidateFunction<T> {
@@ -55,4 +61,3 @@ export function parseDeviceBody<S extends object>(schema: S, body: unknown): Acc
   return body;
 }
 
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -15,7 +15,8 @@ const UPLOAD_FORM = {
   required: ['manifest', 'binary'],
   properties: {
     manifest: { type: 'string', description: 'The manifest as JSON text; must come before `binary`.', contentMediaType: 'application/json', contentSchema: MANIFEST_SCHEMA },
-    binary: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The application image, streamed to object storage.' },
+    // format: binary is what generators read to send a file part; contentMediaType is OpenAPI 3.1's word for it.
+    binary: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The application image, streamed to object storage.' },
   },
 };
 
