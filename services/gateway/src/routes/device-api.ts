@@ -170,15 +170,20 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       const body = Readable.from(
         (async function* () {
           let sent = 0;
+          // Never more than the answer's Content-Length, whatever a service sends.
+          const within = (chunk: Buffer) => chunk.subarray(0, length - sent);
           try {
             if (!first.done) {
-              sent += first.value.chunk.length;
-              yield first.value.chunk;
+              const chunk = within(first.value.chunk);
+              sent += chunk.length;
+              yield chunk;
             }
-            for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-              sent += next.value.chunk.length;
-              yield next.value.chunk;
+            for (let next = await iterator.next(); !next.done && sent < length; next = await iterator.next()) {
+              const chunk = within(next.value.chunk);
+              sent += chunk.length;
+              yield chunk;
             }
+            if (sent === length) void iterator.return?.();
           } catch (error) {
             // Every byte was sent and only the stream's end was lost (artifacts went away after the
             // last chunk): the download is whole. Ending the response normally keeps the device's
