@@ -82,13 +82,20 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     for (const [name, schema] of Object.entries(query?.properties ?? {})) {
       parameters.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema });
     }
+    for (const { name, required, schema, description } of operation.documentedQuery ?? []) parameters.push({ name, in: 'query', required, schema, description });
     const responses: Record<string, object> = {};
+    const headersOf = (status: number): object => {
+      const headers: Record<string, object> = { ...(operation.responseHeaders?.[status] ?? {}) };
+      if (status === 429 || status === 503) headers['Retry-After'] = { description: 'Seconds to wait before retrying, already spread at random.', schema: { type: 'integer', minimum: 0 } };
+      return Object.keys(headers).length > 0 ? { headers } : {};
+    };
     for (const [status, schema] of Object.entries(operation.responses)) {
       responses[status] =
         schema === null
-          ? { description: 'No content.' }
+          ? { description: 'No content.', ...headersOf(Number(status)) }
           : {
               description: 'Success.',
+              ...headersOf(Number(status)),
               content: {
                 [operation.operationId === 'downloadArtifact' ? 'application/octet-stream' : 'application/json']: { schema: referencingComponents(schema) },
               },
@@ -97,6 +104,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     for (const status of errorsOf(operation)) {
       responses[String(status)] = {
         description: ERROR_DESCRIPTIONS[status],
+        ...headersOf(status),
         content: { 'application/json': { schema: referencingComponents(status === 422 ? R.ValidationError : R.Error) } },
       };
     }

@@ -57,6 +57,13 @@ export interface Operation {
   responses: Record<number, object | null>;
   /** Statuses of error answers this operation gives besides the common ones. */
   errors?: readonly number[];
+  /**
+   * Query parameters the handler reads itself, which the table neither validates nor hands over:
+   * the signed download URL's, whose every refusal is the signature's 403. Documented only.
+   */
+  documentedQuery?: ReadonlyArray<{ name: string; required: boolean; schema: object; description: string }>;
+  /** Response headers worth a generated client's knowing, by status (documented only). */
+  responseHeaders?: Readonly<Record<number, Readonly<Record<string, { description: string; schema: object }>>>>;
 }
 
 /** The project of the path and who acts in it. */

@@ -14,6 +14,16 @@ import { UUID_PATTERN } from '../http/validate';
 import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
 import { reportDeviceStatus } from '../use-cases/device-report';
 
+/** The signed download URL's query, as the offer's `url` carries it; all four are signed (http/download-url.ts). */
+const SIGNED_URL_PARAMETERS = [
+  { name: 'size', required: true, schema: { type: 'integer', minimum: 0 }, description: "The build's size in bytes." },
+  { name: 'sha256', required: false, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: "The build's SHA-256 (absent from URLs of the release before ranges)." },
+  { name: 'expires', required: true, schema: { type: 'integer', minimum: 0 }, description: 'Unix seconds after which the URL is refused.' },
+  { name: 'signature', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'HMAC-SHA256 of the other three and the artifact id.' },
+];
+const ACCEPT_RANGES = { description: '`bytes`: the download answers ranges.', schema: { type: 'string', enum: ['bytes'] } };
+const BUILD_ETAG = { description: "The build's SHA-256 in quotes: the same under every URL of the same build.", schema: { type: 'string' } };
+
 /** The device API (spec 4.5): business outcomes are 200 with a status, never errors. */
 export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void {
   const deviceApi = table.section({ tag: 'Device API', access: 'device' });
@@ -129,6 +139,12 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
         'A device whose URL expired checks again and resumes from its offset with the new URL: the same build has the same `ETag`.',
       responses: { 200: { type: 'string', format: 'binary' }, 206: { type: 'string', format: 'binary' } },
       errors: [416],
+      documentedQuery: SIGNED_URL_PARAMETERS,
+      responseHeaders: {
+        200: { 'Accept-Ranges': ACCEPT_RANGES, ETag: BUILD_ETAG, 'Content-Length': { description: 'The build\'s size.', schema: { type: 'integer' } } },
+        206: { 'Accept-Ranges': ACCEPT_RANGES, ETag: BUILD_ETAG, 'Content-Range': { description: '`bytes N-M/size`.', schema: { type: 'string' } }, 'Content-Length': { description: 'The range\'s length.', schema: { type: 'integer' } } },
+        416: { 'Content-Range': { description: '`bytes */size`: the build\'s size.', schema: { type: 'string' } } },
+      },
     },
     async (ctx) => {
       const artifactId = ctx.params.artifactId as string;
