@@ -9,7 +9,8 @@
 //   7. the web console (services/console, Vite), which the gateway serves under /console/, unless
 //      --no-console (npm run openapi: the console's types come from the document it writes);
 //   8. with --browser (the test command): Debian's chromium, for the console's browser tests;
-//   9. with --device-sdk (the test command, npm run soak:device): the C device SDK, built by CMake
+//   9. with --client-tools (the test command): openapi-python-client, pinned, in a venv under .tools/;
+//  10. with --device-sdk (the test command, npm run soak:device): the C device SDK, built by CMake
 //      with the sanitizers into .build/device-sdk, and the Debian packages it builds on.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
@@ -25,6 +26,7 @@ const PNPM_VERSION = '9.15.9';
 const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2@v2.12.15';
 const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm@v3.22.0';
 const SCHEMATHESIS_REQUIREMENT = 'schemathesis==4.32.5';
+const CLIENT_GENERATOR_REQUIREMENTS = ['openapi-python-client==0.29.1', 'python-dateutil==2.9.0.post0'];
 export const fuzzVenv = join(toolsDir, 'fuzz-venv');
 
 function say(message) {
@@ -190,6 +192,18 @@ function ensureFuzzTools() {
   });
 }
 
+// The generated-client test (services/gateway/test/generated-client.int.test.ts) generates a Python
+// client from our OpenAPI document with openapi-python-client from PyPI, in a venv of its own; the
+// generated client needs python-dateutil beside the generator's own httpx and attrs.
+function ensureClientTools() {
+  const venv = join(toolsDir, 'client-venv');
+  unlessStamped(join(venv, '.stamp'), CLIENT_GENERATOR_REQUIREMENTS.join(' '), () => {
+    say(`installing ${CLIENT_GENERATOR_REQUIREMENTS.join(', ')} into .tools/client-venv`);
+    run('python3', ['-m', 'venv', venv]);
+    run(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...CLIENT_GENERATOR_REQUIREMENTS]);
+  });
+}
+
 // The console is built by Vite, not by tsc -b: it is a browser bundle, not a Node package. Its
 // types are generated from docs/openapi.json on the way, so that file is one of its inputs.
 function ensureConsole() {
@@ -269,6 +283,7 @@ function main() {
   if (process.argv.includes('--chart-tools')) ensureChartTools();
   if (process.argv.includes('--browser')) ensureBrowser();
   if (process.argv.includes('--device-sdk')) ensureDeviceSdk();
+  if (process.argv.includes('--client-tools')) ensureClientTools();
   if (process.argv.includes('--fuzz-tools')) ensureFuzzTools();
   say('ready');
 }
