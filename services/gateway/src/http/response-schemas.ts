@@ -169,6 +169,12 @@ export const Deployment = object({
 
 export const ROLLOUT_STATUSES = ['pending', 'offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed', 'failed', 'rolled_back'] as const;
 const ROLLOUT_STATUS = { type: 'string', enum: ROLLOUT_STATUSES } as const;
+
+/**
+ * What a device may report: each rollout status it can reach has the event of the same name
+ * (`pending` is where it starts, never a report), and v0.1 devices send `rebooted` for `reboot`.
+ */
+export const DEVICE_EVENTS = [...ROLLOUT_STATUSES.filter((status) => status !== 'pending'), 'rebooted'] as const;
 const COUNT = { type: 'integer', minimum: 0 } as const;
 
 export const DeviceState = object({

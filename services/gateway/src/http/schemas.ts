@@ -2,7 +2,7 @@
 // built from them, so the two cannot disagree; the TypeScript type of what each accepts is derived
 // from it (`Accepted`), not written again.
 
-import { CHECK_STATUSES } from './response-schemas';
+import { CHECK_STATUSES, DEVICE_EVENTS } from './response-schemas';
 import type { Accepted } from './validate';
 
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
@@ -84,7 +84,7 @@ export const statusBody = {
   properties: {
     device_id: { type: 'string', pattern: DEVICE_ID_PATTERN },
     deployment_id: UUID,
-    event: { type: 'string', minLength: 1, maxLength: 64 },
+    event: { type: 'string', enum: DEVICE_EVENTS },
     build_number: COUNT,
     reason: { type: ['string', 'null'], maxLength: 128 },
     detail: DETAIL,

@@ -25,6 +25,7 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
         "Exchanges a personal token for a session: an `ota_session` cookie (HttpOnly, SameSite=Strict, Secure over HTTPS) that expires after `SESSION_TTL_SECONDS` and acts with that token, so revoking the token ends the session. Every mutating call made with the cookie must send the answer's `csrf_token` in `x-csrf-token`. Any other kind of token is 401.",
       body: createSessionBody,
       responses: { 201: R.Session },
+      responseHeaders: { 201: { 'Set-Cookie': { description: 'The `ota_session` cookie: HttpOnly, SameSite=Strict, Secure over HTTPS.', schema: { type: 'string' } } } },
       errors: [400, 401, 422],
     },
     async (ctx, { body }) => {
@@ -63,6 +64,7 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'Sign out of the console',
       description: 'Ends the session at once and clears its cookie. Needs the CSRF token, as every mutating call with the cookie.',
       responses: { 204: null },
+      responseHeaders: { 204: { 'Set-Cookie': { description: 'Clears the `ota_session` cookie.', schema: { type: 'string' } } } },
     },
     async (ctx) => {
       const principal = consoleSession(ctx);

@@ -38,6 +38,7 @@ from ota_client.models import (
     CreateWebhookBody,
     CreateWebhookBodyEventsItem,
     ReportStatusBody,
+    ReportStatusBodyEvent,
     TransitionDeploymentBody,
     TransitionDeploymentBodyAction,
     UploadArtifactBody,
@@ -117,7 +118,7 @@ seen["downloaded_bytes"] = len(download.content)
 
 finals = []
 for event in ["offered", "download_started", "downloaded", "flashed", "validated", "reboot", "confirmed"]:
-    body = ReportStatusBody(deployment_id=deployment.id, event=event, device_id="py-1")
+    body = ReportStatusBody(deployment_id=deployment.id, event=ReportStatusBodyEvent(event), device_id="py-1")
     if event == "confirmed":
         body.build_number = offer["build_number"]
     finals.append(expect(report_status.sync_detailed(client=device, body=body), 200, f"report {event}").final_status)
