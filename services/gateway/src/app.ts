@@ -75,13 +75,16 @@ async function refuseOutsizedJson(ctx: Koa.Context, next: Koa.Next): Promise<voi
   await next();
 }
 
-/** 422 on the developer API, 400 on the device API (decisions.md section 2), like any malformed input. */
-function refuseUnstorableText(devicePaths: ReadonlySet<string>) {
+/**
+ * 422 on the developer API, 400 on the device API (docs/api.md, "Conventions"), like any malformed
+ * input. The device API is everything under /ota/, the download of a signed URL included.
+ */
+function refuseUnstorableText() {
   return async (ctx: Koa.Context, next: Koa.Next): Promise<void> => {
     const loc = unstorableTextAt(ctx.request.body, ['body']) ?? unstorableTextAt(ctx.query, ['query']);
     if (loc) {
       const msg = 'text may not hold NUL characters or unpaired UTF-16 surrogates';
-      if (devicePaths.has(ctx.path)) throw invalidArgument(`${loc.slice(1).join('.')}: ${msg}`);
+      if (ctx.path.startsWith(`${API_PREFIX}/ota/`)) throw invalidArgument(`${loc.slice(1).join('.')}: ${msg}`);
       throw new ValidationFailed([{ loc, msg, type: 'text' }]);
     }
     await next();
@@ -153,7 +156,7 @@ export function createApp(deps: GatewayDeps): Koa {
   );
 
   app.use(refuseOutsizedJson);
-  app.use(refuseUnstorableText(devicePaths));
+  app.use(refuseUnstorableText());
   const openApiDocument = buildOpenApiDocument(api.operations, API_VERSION);
   api.router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;

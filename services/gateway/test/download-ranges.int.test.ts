@@ -60,6 +60,12 @@ describe('a download', () => {
     expect(part.bytes.equals(binary.subarray(start, end + 1))).toBe(true);
   });
 
+  it('answers 400, as the device API does, to query text no store could hold', async () => {
+    const junk = await download(`${offer.url}&%02=%00`);
+    expect(junk.status).toBe(400);
+    expect(JSON.parse(junk.bytes.toString()).detail).toMatch(/NUL/);
+  });
+
   it('answers 416 with the size for a range that starts past the end', async () => {
     const refused = await download(offer.url, { range: `bytes=${SIZE}-` });
     expect(refused.status).toBe(416);

@@ -138,7 +138,8 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
         'a range that starts past the end gets 416 with `Content-Range: bytes */size`. With `If-Range` naming another tag, the whole build is sent (200). ' +
         'A device whose URL expired checks again and resumes from its offset with the new URL: the same build has the same `ETag`.',
       responses: { 200: { type: 'string', format: 'binary' }, 206: { type: 'string', format: 'binary' } },
-      errors: [416],
+      // 400: query text no store could hold (a NUL character), refused before the handler like any malformed device API input.
+      errors: [400, 416],
       documentedQuery: SIGNED_URL_PARAMETERS,
       responseHeaders: {
         200: { 'Accept-Ranges': ACCEPT_RANGES, ETag: BUILD_ETAG, 'Content-Length': { description: 'The build\'s size.', schema: { type: 'integer' } } },
