@@ -29,7 +29,6 @@ export class DeviceProcess {
   private child?: ChildProcess;
   private exited?: Promise<number | null>;
   private stdout = '';
-  starts = 0;
 
   constructor(
     readonly dir: string,
@@ -38,7 +37,6 @@ export class DeviceProcess {
   ) {}
 
   start(): void {
-    this.starts += 1;
     const log = createWriteStream(join(this.dir, '..', `${this.dir.split('/').pop()}.log`), { flags: 'a' });
     // The token travels in the environment, never on a command line that ps would show.
     const child = spawn(sdkBinary('ota-device'), ['--dir', this.dir, '--once', ...this.args], {

@@ -288,7 +288,6 @@ void fake_world_init(fake_world_t *w) {
     w->now = 1000;
     memset(w->slot_live, 0xff, sizeof w->slot_live);
     memcpy(w->slot_live[0], "factory image", 13);
-    w->slot_size[0] = 13;
     memcpy(w->slot_durable, w->slot_live, sizeof w->slot_live);
     w->ports.http = (ota_http_port_t){w, post_json, get_open, get_read, get_close};
     w->ports.slot = (ota_slot_port_t){w, boot_info, slot_open, slot_write, slot_read, slot_flush, slot_finish, slot_activate, slot_mark_valid,

@@ -44,7 +44,6 @@ typedef struct {
     /* Flash: what a power cut keeps (durable) and what the device sees (live) */
     uint8_t slot_live[2][FAKE_SLOT_BYTES];
     uint8_t slot_durable[2][FAKE_SLOT_BYTES];
-    size_t slot_size[2];
     unsigned active, previous, trial, attempts, max_trial_boots;
     uint8_t record[512];
     size_t record_len;
