@@ -169,12 +169,27 @@ test('a device silent after reporting progress counts as failed (no_confirmation
   const summary = (await api('GET', summaryPath, { token: f.user.token })).body;
   expect(summary.failure_count).toBe(1);
   expect(summary.failures_by_reason).toEqual([{ reason: 'no_confirmation', count: 1 }]);
+  // Every count agrees: the silent device is failed in the devices per status, in the device
+  // states (with its reason), and in the deployment's own failure_count.
+  expect(summary.devices_by_status).toMatchObject({ confirmed: 1, failed: 1, downloaded: 0, download_started: 0 });
+  const states = (await api('GET', summaryPath.replace('/summary/', '/states/'), { token: f.user.token })).body as Array<{ status: string; reason: string }>;
+  expect(states.filter((state) => state.status === 'failed')).toEqual([expect.objectContaining({ reason: 'no_confirmation' })]);
+  expect((await read()).failure_count).toBe(1);
 
   // A late confirmation counts as confirmed and undoes the count.
   await report(f, deployment, fleet[1]!, 'confirmed');
   const after = (await api('GET', summaryPath, { token: f.user.token })).body;
   expect(after.failure_count).toBe(0);
   expect(after.failures_by_reason).toEqual([]);
+}, 60_000);
+
+test('a reason limit on no_confirmation trips on devices going silent, like any other reason', async () => {
+  const fleet = fleetOf('quiet', 3);
+  const { f, deployment, read } = await startedDeployment(fleet, { guardrails: { confirm_timeout_seconds: 1, reason_limits: [{ reason: 'no_confirmation', count: 2, window_seconds: 600 }] } });
+  for (const deviceId of fleet) await check(f, deviceId);
+  for (const deviceId of fleet.slice(0, 2)) await report(f, deployment, deviceId, 'flashed');
+  const paused = await eventually(read, (d) => d.state === 'paused', 20_000);
+  expect(paused.guardrail_pause).toMatchObject({ guardrail: 'reason_limit', figures: { failures: 2, count: 2 } });
 }, 60_000);
 
 test('guardrails and stages that make no sense are refused with the field named', async () => {

@@ -15,7 +15,7 @@ export function projectJson(project: registry.Project) {
 }
 
 export function channelJson(channel: registry.Channel) {
-  return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt) };
+  return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt), device_count: Number(channel.deviceCount) };
 }
 
 export function tokenJson(token: Token, raw?: string) {
@@ -52,7 +52,7 @@ export function userJson(user: User) {
 }
 
 export function groupJson(group: registry.Group) {
-  return { id: group.id, name: group.name, created_at: iso(group.createdAt) };
+  return { id: group.id, name: group.name, created_at: iso(group.createdAt), member_count: Number(group.memberCount) };
 }
 
 export function signingKeyJson(key: artifacts.SigningKey) {
@@ -221,13 +221,15 @@ export function decisionJson(decision: registry.CheckEvent) {
   };
 }
 
-export function auditJson(event: telemetry.AuditEvent) {
+/** An audit event; `actorEmail` is the acting user's, looked up by the caller (null for tokens). */
+export function auditJson(event: telemetry.AuditEvent, actorEmail: string | null = null) {
   return {
     id: event.id,
     project_id: event.projectId,
     action: event.action,
     actor_type: event.actorType,
     actor_id: event.actorId,
+    actor_email: actorEmail,
     token_prefix: event.tokenPrefix,
     target_type: event.targetType,
     target_id: event.targetId,

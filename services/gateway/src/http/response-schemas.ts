@@ -15,6 +15,8 @@ function object(properties: Record<string, object>, optional: string[] = []) {
   } as const;
 }
 
+const COUNT = { type: 'integer', minimum: 0 } as const;
+
 export const Error = object({ detail: { type: 'string' } });
 
 export const ValidationError = object({
@@ -46,9 +48,25 @@ export const Session = object({
   expires_at: TIME,
 });
 
-export const Channel = object({ id: UUID, name: { type: 'string' }, is_default: { type: 'boolean' }, created_at: TIME });
+export const Channel = object({
+  id: UUID,
+  name: { type: 'string' },
+  is_default: { type: 'boolean' },
+  created_at: TIME,
+  device_count: { ...COUNT, description: 'Devices on the channel now.' },
+});
 
-export const Group = object({ id: UUID, name: { type: 'string' }, created_at: TIME });
+export const Group = object({ id: UUID, name: { type: 'string' }, created_at: TIME, member_count: { ...COUNT, description: 'Devices in the group now.' } });
+
+export const GroupMembersChanged = object({
+  added: { ...COUNT, description: 'Devices of `add` that are members now.' },
+  removed: { ...COUNT, description: 'Devices of `remove` that are no longer members.' },
+  missing_device_ids: { type: 'array', items: UUID, description: 'Ids that name no device of the project: nothing was done for them.' },
+});
+
+export const ChipFamilyCount = object({ chip_family: { type: 'string', description: 'As the devices reported it; empty for devices that never did.' }, devices: COUNT });
+
+export const Reach = object({ devices: { ...COUNT, description: 'Devices a deployment with these targets would reach now, at any percentage.' } });
 
 const tokenFields = {
   id: UUID,
@@ -175,7 +193,6 @@ const ROLLOUT_STATUS = { type: 'string', enum: ROLLOUT_STATUSES } as const;
  * (`pending` is where it starts, never a report), and v0.1 devices send `rebooted` for `reboot`.
  */
 export const DEVICE_EVENTS = [...ROLLOUT_STATUSES.filter((status) => status !== 'pending'), 'rebooted'] as const;
-const COUNT = { type: 'integer', minimum: 0 } as const;
 
 export const DeviceState = object({
   device_id: UUID,
@@ -270,6 +287,7 @@ export const AuditEvent = object({
   action: { type: 'string' },
   actor_type: { type: 'string', enum: ['user', 'project_token', 'system'] },
   actor_id: { type: 'string' },
+  actor_email: { type: ['string', 'null'], description: "The acting user's e-mail (`actor_type` user); null for tokens and the system." },
   token_prefix: { type: 'string' },
   target_type: { type: 'string' },
   target_id: { type: 'string' },

@@ -145,6 +145,22 @@ const UUID_TEXT = UUID;
 export const createChannelBody = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: NAME } } as const;
 export const createGroupBody = createChannelBody;
 
+export const renameBody = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: NAME } } as const;
+
+/** At most this many devices in one bulk membership change. */
+export const BULK_MEMBERS_MAX = 1000;
+
+const DEVICE_UUIDS = { type: 'array', items: UUID, maxItems: BULK_MEMBERS_MAX, uniqueItems: true } as const;
+
+export const changeMembersBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    add: { ...DEVICE_UUIDS, description: `Device UUIDs to add (at most ${BULK_MEMBERS_MAX}); members already are not an error.` },
+    remove: { ...DEVICE_UUIDS, description: `Device UUIDs to remove (at most ${BULK_MEMBERS_MAX}); non-members are not an error.` },
+  },
+} as const;
+
 export const addMemberBody = {
   type: 'object',
   additionalProperties: false,
@@ -292,10 +308,34 @@ export const transitionBody = {
   },
 } as const;
 
+/** The largest page of devices one request gets. */
+export const DEVICE_PAGE_MAX = 1000;
+
 export const listDevicesQuery = {
   type: 'object',
   additionalProperties: false,
-  properties: { active: BOOLEAN_TEXT, group_id: UUID_TEXT, channel_id: UUID_TEXT },
+  properties: {
+    active: BOOLEAN_TEXT,
+    group_id: UUID_TEXT,
+    channel_id: UUID_TEXT,
+    chip_family: { type: 'string', minLength: 1, maxLength: 64, description: 'Only devices that reported this chip family.' },
+    q: { type: 'string', minLength: 1, maxLength: 128, description: 'Only devices whose `device_id` contains this text, in any case.' },
+    limit: {
+      type: 'string',
+      pattern: '^[1-9]\\d{0,8}$',
+      description: `A page of at most this many devices (a larger value is served as ${DEVICE_PAGE_MAX}), ordered by \`device_id\`; the answer's \`X-Total-Count\` header counts every match. Without it, every match in one answer.`,
+    },
+    after: { type: 'string', minLength: 1, maxLength: 128, description: 'The page after this `device_id`: the last one of the page before (needs `limit`).' },
+  },
+} as const;
+
+export const reachQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    group_ids: { type: 'string', pattern: '^[0-9a-f-]{36}(,[0-9a-f-]{36}){0,99}$', description: 'Comma-separated group ids (any of them).' },
+    channel_ids: { type: 'string', pattern: '^[0-9a-f-]{36}(,[0-9a-f-]{36}){0,99}$', description: 'Comma-separated channel ids (any of them).' },
+  },
 } as const;
 
 export const listProjectsQuery = {
@@ -320,6 +360,11 @@ export const auditQuery = {
   properties: {
     limit: limitParameter(AUDIT_LIMIT.default, AUDIT_LIMIT.max),
     before: { ...UUID, description: 'Only events older than this one: the `id` of the last event of the previous page.' },
+    action: {
+      type: 'string',
+      pattern: '^[a-z_]{1,40}(\\.[a-z_]{1,40})?$',
+      description: 'Only this action (`deployment.cancelled`), or every action of one resource (`deployment`).',
+    },
   },
 } as const;
 

@@ -12,7 +12,9 @@ import {
   DEVICE_EVENTS_LIMIT,
   deviceEventsQuery,
   createDeviceBody,
+  DEVICE_PAGE_MAX,
   listDevicesQuery,
+  reachQuery,
   updateDeviceBody,
 } from '../http/schemas';
 import { ValidationFailed } from '../http/errors';
@@ -37,22 +39,64 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       route: 'GET /projects/:id/devices/',
       operationId: 'listDevices',
       summary: 'List devices',
-      description: 'Filters combine: with both `group_id` and `channel_id` a device must match both. An unknown id gives an empty list.',
+      description:
+        'Ordered by `device_id`. Filters combine: with both `group_id` and `channel_id` a device must match both. An unknown id gives an empty list. With `limit` the list comes a page at a time: the next page with `after` set to the last `device_id` of this one, and `X-Total-Count` counting every match.',
       project: 'read',
       query: listDevicesQuery,
       responses: { 200: R.arrayOf(R.Device) },
+      responseHeaders: { 200: { 'X-Total-Count': { description: 'With `limit`: the devices that match the filters, on every page.', schema: { type: 'integer', minimum: 0 } } } },
     },
     async (ctx, { project, query }) => {
-      const { devices } = await clients.registry.listDevices(
+      if (query.after && !query.limit) throw new ValidationFailed([{ loc: ['query', 'after'], msg: 'after needs limit', type: 'value_error' }]);
+      const limit = query.limit ? Math.min(Number(query.limit), DEVICE_PAGE_MAX) : 0;
+      const { devices, total } = await clients.registry.listDevices(
         {
           projectId: project.id,
           active: query.active === undefined ? undefined : query.active === 'true',
           groupId: query.group_id ?? '',
           channelId: query.channel_id ?? '',
+          search: query.q ?? '',
+          chipFamily: query.chip_family ?? '',
+          limit,
+          afterDeviceId: query.after ?? '',
         },
         rpc(ctx),
       );
+      if (limit > 0) ctx.set('X-Total-Count', String(total));
       ctx.body = await presentDevices(deps, ctx, project.id, devices);
+    },
+  );
+
+  api.add(
+    {
+      route: 'GET /projects/:id/chip-families/',
+      operationId: 'countChipFamilies',
+      summary: "The chip families the project's devices report",
+      description: 'Devices per reported `chip_family`, most first; an empty `chip_family` counts devices that never reported one. A build is only offered to devices of its own chip family.',
+      project: 'read',
+      responses: { 200: R.arrayOf(R.ChipFamilyCount) },
+    },
+    async (ctx, { project }) => {
+      const { chipFamilies } = await clients.registry.countChipFamilies({ projectId: project.id }, rpc(ctx));
+      ctx.body = chipFamilies.map((row) => ({ chip_family: row.chipFamily, devices: Number(row.devices) }));
+    },
+  );
+
+  api.add(
+    {
+      route: 'GET /projects/:id/reach/',
+      operationId: 'countReach',
+      summary: 'How many devices a set of targets reaches',
+      description:
+        "The devices a deployment with these `group_ids` and `channel_ids` would target now (the rules of createDeployment: any listed group, and any listed channel; none listed: every device), before it is created. The percentage is not applied.",
+      project: 'read',
+      query: reachQuery,
+      responses: { 200: R.Reach },
+    },
+    async (ctx, { project, query }) => {
+      const ids = (text: string | undefined) => (text ? text.split(',') : []);
+      const { count } = await clients.registry.countDevices({ projectId: project.id, groupIds: ids(query.group_ids), channelIds: ids(query.channel_ids), atMost: 0 }, rpc(ctx));
+      ctx.body = { devices: Number(count) };
     },
   );
 

@@ -1,15 +1,46 @@
-import { notFound } from '@ota/errors';
+import { conflict, notFound } from '@ota/errors';
+import type { Context } from 'koa';
+import type { registry } from '@ota/proto';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { channelJson, groupJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { addMemberBody, createChannelBody, createGroupBody } from '../http/schemas';
+import { addMemberBody, changeMembersBody, createChannelBody, createGroupBody, renameBody } from '../http/schemas';
 import { pathId, presentDevices, rpc } from './context';
 
 /** Groups, their members, and channels: registry's ways of sorting a fleet for targeting. */
 export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps): void {
   const api = table.section({ tag: 'Groups and channels', access: 'developer' });
   const { clients, audit } = deps;
+
+  /**
+   * A group or channel that an unfinished deployment targets is not deleted (409): the deployment
+   * would go on naming it, and reach other devices than the ones it was created for.
+   */
+  async function refuseIfTargeted(ctx: Context, projectId: string, kind: 'group' | 'channel', id: string, name: string): Promise<void> {
+    const { deployments } = await clients.rollout.listDeployments({ projectId }, rpc(ctx));
+    const targeting = deployments.filter(
+      (deployment) => ['draft', 'active', 'paused'].includes(deployment.state) && (kind === 'group' ? deployment.targetGroupIds : deployment.targetChannelIds).includes(id),
+    );
+    if (targeting.length > 0) {
+      const builds = targeting.map((deployment) => `build ${deployment.buildNumber} (${deployment.state})`).join(', ');
+      throw conflict(`${kind} "${name}" is targeted by ${targeting.length === 1 ? 'a deployment' : `${targeting.length} deployments`} not yet completed or cancelled: ${builds}`);
+    }
+  }
+
+  async function groupOf(ctx: Context, projectId: string): Promise<registry.Group> {
+    const groupId = pathId(ctx, 'gid', 'group');
+    const group = (await clients.registry.listGroups({ projectId }, rpc(ctx))).groups.find((candidate) => candidate.id === groupId);
+    if (!group) throw notFound('group not found');
+    return group;
+  }
+
+  async function channelOf(ctx: Context, projectId: string): Promise<registry.Channel> {
+    const channelId = pathId(ctx, 'cid', 'channel');
+    const channel = (await clients.registry.listChannels({ projectId }, rpc(ctx))).channels.find((candidate) => candidate.id === channelId);
+    if (!channel) throw notFound('channel not found');
+    return channel;
+  }
 
   api.add(
     { route: 'GET /projects/:id/groups/', operationId: 'listGroups', summary: 'List groups', project: 'read', responses: { 200: R.arrayOf(R.Group) } },
@@ -39,6 +70,68 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
 
   api.add(
     {
+      route: 'PATCH /projects/:id/groups/:gid/',
+      operationId: 'renameGroup',
+      summary: 'Rename a group',
+      description: 'A name already used in the project is 409. Deployments name groups by id, so they keep their targets.',
+      project: 'write',
+      body: renameBody,
+      responses: { 200: R.Group },
+      errors: [409],
+    },
+    async (ctx, { project, principal, body }) => {
+      const before = await groupOf(ctx, project.id);
+      await clients.registry.renameGroup({ projectId: project.id, groupId: before.id, name: body.name }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.renamed', targetType: 'group', targetId: before.id, details: { from: before.name, name: body.name } });
+      ctx.body = groupJson(await groupOf(ctx, project.id));
+    },
+  );
+
+  api.add(
+    {
+      route: 'DELETE /projects/:id/groups/:gid/',
+      operationId: 'deleteGroup',
+      summary: 'Delete a group',
+      description: 'Its devices stay, outside it. A group that a draft, active or paused deployment targets is 409.',
+      project: 'write',
+      responses: { 204: null },
+      errors: [409],
+    },
+    async (ctx, { project, principal }) => {
+      const group = await groupOf(ctx, project.id);
+      await refuseIfTargeted(ctx, project.id, 'group', group.id, group.name);
+      await clients.registry.deleteGroup({ projectId: project.id, groupId: group.id }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.deleted', targetType: 'group', targetId: group.id, details: { name: group.name, members: Number(group.memberCount) } });
+      ctx.status = 204;
+    },
+  );
+
+  api.add(
+    {
+      route: 'POST /projects/:id/groups/:gid/members/changes/',
+      operationId: 'changeGroupMembers',
+      summary: 'Add and remove many devices at once',
+      description: 'Adds the devices of `add` and removes those of `remove` (device UUIDs, at most 1000 each). Ids that name no device of the project are answered in `missing_device_ids`; the others are changed.',
+      project: 'write',
+      body: changeMembersBody,
+      responses: { 200: R.GroupMembersChanged },
+    },
+    async (ctx, { project, principal, body }) => {
+      const groupId = pathId(ctx, 'gid', 'group');
+      const changed = await clients.registry.changeGroupMembers({ projectId: project.id, groupId, addDeviceIds: body.add ?? [], removeDeviceIds: body.remove ?? [] }, rpc(ctx));
+      await audit.record(principal, {
+        projectId: project.id,
+        action: 'group.members_changed',
+        targetType: 'group',
+        targetId: groupId,
+        details: { added: Number(changed.added), removed: Number(changed.removed), device_ids_added: body.add ?? [], device_ids_removed: body.remove ?? [] },
+      });
+      ctx.body = { added: Number(changed.added), removed: Number(changed.removed), missing_device_ids: changed.missingDeviceIds };
+    },
+  );
+
+  api.add(
+    {
       route: 'GET /projects/:id/groups/:gid/members/',
       operationId: 'listGroupMembers',
       summary: "List a group's devices",
@@ -49,7 +142,10 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       const groupId = pathId(ctx, 'gid', 'group');
       const { groups } = await clients.registry.listGroups({ projectId: project.id }, rpc(ctx));
       if (!groups.some((group) => group.id === groupId)) throw notFound('group not found');
-      const { devices } = await clients.registry.listDevices({ projectId: project.id, active: undefined, groupId, channelId: '' }, rpc(ctx));
+      const { devices } = await clients.registry.listDevices(
+        { projectId: project.id, active: undefined, groupId, channelId: '', search: '', chipFamily: '', limit: 0, afterDeviceId: '' },
+        rpc(ctx),
+      );
       ctx.body = await presentDevices(deps, ctx, project.id, devices);
     },
   );
@@ -120,6 +216,45 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       await audit.record(principal, { projectId: project.id, action: 'channel.created', targetType: 'channel', targetId: channel!.id, details: { name: body.name } });
       ctx.status = 201;
       ctx.body = channelJson(channel!);
+    },
+  );
+
+  api.add(
+    {
+      route: 'PATCH /projects/:id/channels/:cid/',
+      operationId: 'renameChannel',
+      summary: 'Rename a channel',
+      description: 'A name already used in the project is 409. Devices and deployments name channels by id, so they stay on it.',
+      project: 'write',
+      body: renameBody,
+      responses: { 200: R.Channel },
+      errors: [409],
+    },
+    async (ctx, { project, principal, body }) => {
+      const before = await channelOf(ctx, project.id);
+      await clients.registry.renameChannel({ projectId: project.id, channelId: before.id, name: body.name }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'channel.renamed', targetType: 'channel', targetId: before.id, details: { from: before.name, name: body.name } });
+      ctx.body = channelJson(await channelOf(ctx, project.id));
+    },
+  );
+
+  api.add(
+    {
+      route: 'DELETE /projects/:id/channels/:cid/',
+      operationId: 'deleteChannel',
+      summary: 'Delete a channel',
+      description:
+        'Every device is on one channel and new devices land on the default: the default channel, a channel with devices (move them first), and a channel that a draft, active or paused deployment targets are 409.',
+      project: 'write',
+      responses: { 204: null },
+      errors: [409],
+    },
+    async (ctx, { project, principal }) => {
+      const channel = await channelOf(ctx, project.id);
+      await refuseIfTargeted(ctx, project.id, 'channel', channel.id, channel.name);
+      await clients.registry.deleteChannel({ projectId: project.id, channelId: channel.id }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'channel.deleted', targetType: 'channel', targetId: channel.id, details: { name: channel.name } });
+      ctx.status = 204;
     },
   );
 }

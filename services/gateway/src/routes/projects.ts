@@ -100,17 +100,20 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'listAuditEvents',
       summary: 'List audit events',
       description:
-        'Newest first, in pages: `limit` events (default 100, at most 1000), and the next page with `before` set to the `id` of the last event of this one. Every customer mutation writes one, with the actor and the token prefix.',
+        'Newest first, in pages: `limit` events (default 100, at most 1000), and the next page with `before` set to the `id` of the last event of this one; `action` keeps one action or one resource\'s actions. Every customer mutation writes one, with the actor (and a user\'s e-mail) and the token prefix.',
       project: 'read',
       query: auditQuery,
       responses: { 200: R.arrayOf(R.AuditEvent) },
     },
     async (ctx, { project, query }) => {
       const { events } = await clients.telemetry.listAuditEvents(
-        { projectId: project.id, limit: cappedLimit(query.limit, AUDIT_LIMIT.default, AUDIT_LIMIT.max), beforeId: query.before ?? '' },
+        { projectId: project.id, limit: cappedLimit(query.limit, AUDIT_LIMIT.default, AUDIT_LIMIT.max), beforeId: query.before ?? '', action: query.action ?? '' },
         rpc(ctx),
       );
-      ctx.body = events.map(auditJson);
+      // The people behind a page are few: one read each.
+      const userIds = [...new Set(events.filter((event) => event.actorType === 'user').map((event) => event.actorId))];
+      const emails = new Map(await Promise.all(userIds.map(async (id) => [id, (await store.findUser(id))?.email ?? null] as const)));
+      ctx.body = events.map((event) => auditJson(event, event.actorType === 'user' ? (emails.get(event.actorId) ?? null) : null));
     },
   );
 

@@ -31,7 +31,19 @@ export interface DeviceFilter {
   active?: boolean;
   groupId?: string;
   channelId?: string;
+  /** Case-insensitive text within the device_id. */
+  search?: string;
+  chipFamily?: string;
 }
+
+/** A page of a device listing: at most `limit` devices after the device_id `after`. */
+export interface DevicePage {
+  limit: number;
+  after?: string;
+}
+
+/** Devices per name, for the groups' and channels' listings. */
+export type CountsById = Map<string, number>;
 
 /** The hardware a device says it is (spec 2.2): what a build's manifest is matched against. */
 export type { HardwareProfile };

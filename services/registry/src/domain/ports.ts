@@ -1,4 +1,4 @@
-import type { Channel, CheckEvent, CheckRecord, Device, DeviceFilter, Group, Project } from './model';
+import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
@@ -12,14 +12,28 @@ export interface RegistryStore {
   listChannels(projectId: string): Promise<Channel[]>;
   findDefaultChannel(projectId: string): Promise<Channel | null>;
   findChannel(projectId: string, channelId: string): Promise<Channel | null>;
+  renameChannel(projectId: string, channelId: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'>;
+  deleteChannel(projectId: string, channelId: string): Promise<void>;
+  /** Devices per channel id. */
+  countDevicesPerChannel(projectId: string): Promise<CountsById>;
 
   insertGroup(group: Group): Promise<'inserted' | 'name_taken'>;
   listGroups(projectId: string): Promise<Group[]>;
   findGroup(projectId: string, groupId: string): Promise<Group | null>;
+  renameGroup(projectId: string, groupId: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'>;
+  /** Removes the group, its memberships, and its id from its devices' copies. */
+  deleteGroup(projectId: string, groupId: string): Promise<void>;
+  /** Members per group id. */
+  countMembersPerGroup(projectId: string): Promise<CountsById>;
+  /** The ids among `ids` that are devices of the project. */
+  existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>>;
   /** Adds or removes one group id on the device; null when the device does not exist. */
   setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null>;
 
-  listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]>;
+  /** Devices by device_id; with a page, that page and the count of every match. */
+  listDevices(projectId: string, filter: DeviceFilter, page?: DevicePage): Promise<{ devices: Device[]; total?: number }>;
+  /** Devices per reported chip family (empty: not reported). */
+  countChipFamilies(projectId: string): Promise<CountsById>;
   /** Every device of the project, `pageSize` at a time, read from one cursor. */
   streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]>;
   /**

@@ -1,6 +1,6 @@
 import { profileIn } from '@ota/manifest';
 import { randomUUID } from 'node:crypto';
-import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
+import { alreadyExists, conflict, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
 import { deviceUuid } from './device-uuid';
 import {
@@ -14,6 +14,7 @@ import {
   type Device,
   type DeviceChange,
   type DeviceFilter,
+  type DevicePage,
   type Group,
   type NewDeviceFields,
   type Project,
@@ -74,8 +75,32 @@ export class Registry {
     await this.store.deleteProject(await this.getProject(projectId));
   }
 
-  listChannels(projectId: string): Promise<Channel[]> {
-    return this.store.listChannels(projectId);
+  /** The channels by name, each with its device count. */
+  async listChannels(projectId: string): Promise<Array<Channel & { deviceCount: number }>> {
+    const [channels, counts] = await Promise.all([this.store.listChannels(projectId), this.store.countDevicesPerChannel(projectId)]);
+    return channels.map((channel) => ({ ...channel, deviceCount: counts.get(channel.id) ?? 0 }));
+  }
+
+  async renameChannel(projectId: string, channelId: string, name: string): Promise<Channel> {
+    if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
+    const renamed = await this.store.renameChannel(projectId, channelId, name);
+    if (renamed === 'missing') throw notFound('channel not found');
+    if (renamed === 'name_taken') throw alreadyExists(`a channel named "${name}" already exists`);
+    return (await this.store.findChannel(projectId, channelId))!;
+  }
+
+  /**
+   * The default channel is where new devices land, and a device is always on one channel: neither
+   * the default nor a channel with devices is deleted (409). Deployments that target it are the
+   * caller's check (rollout owns them).
+   */
+  async deleteChannel(projectId: string, channelId: string): Promise<void> {
+    const channel = await this.store.findChannel(projectId, channelId);
+    if (!channel) throw notFound('channel not found');
+    if (channel.isDefault) throw conflict(`"${channel.name}" is the default channel, where new devices land; it cannot be deleted`);
+    const devices = (await this.store.countDevicesPerChannel(projectId)).get(channelId) ?? 0;
+    if (devices > 0) throw conflict(`${devices} device${devices === 1 ? ' is' : 's are'} on channel "${channel.name}"; move ${devices === 1 ? 'it' : 'them'} to another channel first`);
+    await this.store.deleteChannel(projectId, channelId);
   }
 
   async createChannel(projectId: string, name: string): Promise<Channel> {
@@ -86,8 +111,39 @@ export class Registry {
     return channel;
   }
 
-  listGroups(projectId: string): Promise<Group[]> {
-    return this.store.listGroups(projectId);
+  /** The groups by name, each with its member count. */
+  async listGroups(projectId: string): Promise<Array<Group & { memberCount: number }>> {
+    const [groups, counts] = await Promise.all([this.store.listGroups(projectId), this.store.countMembersPerGroup(projectId)]);
+    return groups.map((group) => ({ ...group, memberCount: counts.get(group.id) ?? 0 }));
+  }
+
+  async renameGroup(projectId: string, groupId: string, name: string): Promise<Group> {
+    if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
+    const renamed = await this.store.renameGroup(projectId, groupId, name);
+    if (renamed === 'missing') throw notFound('group not found');
+    if (renamed === 'name_taken') throw alreadyExists(`a group named "${name}" already exists`);
+    return (await this.store.findGroup(projectId, groupId))!;
+  }
+
+  /** Deployments that target it are the caller's check (rollout owns them). */
+  async deleteGroup(projectId: string, groupId: string): Promise<void> {
+    if (!(await this.store.findGroup(projectId, groupId))) throw notFound('group not found');
+    await this.store.deleteGroup(projectId, groupId);
+  }
+
+  /**
+   * Adds and removes many members at once; adding a member twice or removing a non-member is not
+   * an error. Ids that name no device of the project are answered back, and nothing is done for them.
+   */
+  async changeGroupMembers(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number; missing: string[] }> {
+    if (!(await this.store.findGroup(projectId, groupId))) throw notFound('group not found');
+    const existing = await this.store.existingDeviceIds(projectId, [...add, ...remove]);
+    const missing = [...new Set([...add, ...remove])].filter((id) => !existing.has(id));
+    let added = 0;
+    let removed = 0;
+    for (const id of new Set(add)) if (existing.has(id) && (await this.store.setMembership(projectId, id, groupId, true))) added += 1;
+    for (const id of new Set(remove)) if (existing.has(id) && (await this.store.setMembership(projectId, id, groupId, false))) removed += 1;
+    return { added, removed, missing };
   }
 
   async createGroup(projectId: string, name: string): Promise<Group> {
@@ -149,8 +205,14 @@ export class Registry {
       .slice(0, limit);
   }
 
-  async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
-    return this.withOrderedGroups(projectId, await this.store.listDevices(projectId, filter));
+  async listDevices(projectId: string, filter: DeviceFilter, page?: DevicePage): Promise<{ devices: Device[]; total?: number }> {
+    const listed = await this.store.listDevices(projectId, filter, page);
+    return { devices: await this.withOrderedGroups(projectId, listed.devices), total: listed.total };
+  }
+
+  async countChipFamilies(projectId: string): Promise<Array<{ chipFamily: string; devices: number }>> {
+    const counts = await this.store.countChipFamilies(projectId);
+    return [...counts].map(([chipFamily, devices]) => ({ chipFamily, devices })).sort((a, b) => b.devices - a.devices || a.chipFamily.localeCompare(b.chipFamily));
   }
 
   /** Every device of the project in pages; group ids as stored (callers that only match ids need no order). */

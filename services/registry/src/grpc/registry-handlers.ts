@@ -34,6 +34,17 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
     async listGroups(request) {
       return { groups: (await registry.listGroups(request.projectId)).map(groupMessage) };
     },
+    async renameGroup(request) {
+      return { group: groupMessage(await registry.renameGroup(request.projectId, request.groupId, request.name)) };
+    },
+    async deleteGroup(request) {
+      await registry.deleteGroup(request.projectId, request.groupId);
+      return {};
+    },
+    async changeGroupMembers(request) {
+      const changed = await registry.changeGroupMembers(request.projectId, request.groupId, request.addDeviceIds, request.removeDeviceIds);
+      return { added: changed.added, removed: changed.removed, missingDeviceIds: changed.missing };
+    },
     async createGroup(request) {
       return { group: groupMessage(await registry.createGroup(request.projectId, request.name)) };
     },
@@ -49,6 +60,16 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
     },
     async createChannel(request) {
       return { channel: channelMessage(await registry.createChannel(request.projectId, request.name)) };
+    },
+    async renameChannel(request) {
+      return { channel: channelMessage(await registry.renameChannel(request.projectId, request.channelId, request.name)) };
+    },
+    async deleteChannel(request) {
+      await registry.deleteChannel(request.projectId, request.channelId);
+      return {};
+    },
+    async countChipFamilies(request) {
+      return { chipFamilies: await registry.countChipFamilies(request.projectId) };
     },
     async checkInDevice(request, _ctx: CallContext) {
       const result = await registry.checkInDevice({
@@ -110,12 +131,18 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
       return { device: deviceMessage(await registry.getDevice(request.projectId, key)) };
     },
     async listDevices(request) {
-      const devices = await registry.listDevices(request.projectId, {
-        active: request.active,
-        groupId: request.groupId || undefined,
-        channelId: request.channelId || undefined,
-      });
-      return { devices: devices.map(deviceMessage) };
+      const listed = await registry.listDevices(
+        request.projectId,
+        {
+          active: request.active,
+          groupId: request.groupId || undefined,
+          channelId: request.channelId || undefined,
+          search: request.search || undefined,
+          chipFamily: request.chipFamily || undefined,
+        },
+        request.limit > 0 ? { limit: request.limit, after: request.afterDeviceId || undefined } : undefined,
+      );
+      return { devices: listed.devices.map(deviceMessage), total: listed.total ?? 0 };
     },
     async *streamDevices(request) {
       for await (const devices of registry.streamDevices(request.projectId)) yield { devices: devices.map(deviceMessage) };
@@ -158,17 +185,18 @@ function projectMessage(project: Project): pb.Project {
   return { id: project.id, name: project.name, slug: project.slug, ownerId: project.ownerId, createdAt: project.createdAt };
 }
 
-function groupMessage(group: Group): pb.Group {
-  return { id: group.id, projectId: group.projectId, name: group.name, createdAt: group.createdAt };
+function groupMessage(group: Group & { memberCount?: number }): pb.Group {
+  return { id: group.id, projectId: group.projectId, name: group.name, createdAt: group.createdAt, memberCount: group.memberCount ?? 0 };
 }
 
-function channelMessage(channel: Channel): pb.Channel {
+function channelMessage(channel: Channel & { deviceCount?: number }): pb.Channel {
   return {
     id: channel.id,
     projectId: channel.projectId,
     name: channel.name,
     isDefault: channel.isDefault,
     createdAt: channel.createdAt,
+    deviceCount: channel.deviceCount ?? 0,
   };
 }
 

@@ -1,5 +1,5 @@
 import { isDomainError } from '@ota/errors';
-import { NO_GUARDRAILS, silentDevices, trippedGuardrail, validGuardrails, type GuardrailFigures, type Guardrails } from './guardrails';
+import { NO_GUARDRAILS, silentByStatus, silentDevices, trippedGuardrail, withSilentAsFailed, validGuardrails, type GuardrailFigures, type Guardrails } from './guardrails';
 
 const figures = (overrides: Partial<GuardrailFigures> = {}): GuardrailFigures => ({
   confirmed: 0,
@@ -69,4 +69,15 @@ test('silent devices are those in progress that reached no status within the tim
   expect(silentDevices(byStatus, recent)).toBe(2);
   expect(silentDevices(byStatus, new Map())).toBe(3);
   expect(silentDevices(new Map([['offered', 3]]), new Map())).toBe(0);
+});
+
+test('silent devices move from the step they stopped at to failed, and the total stays the same', () => {
+  const byStatus = new Map([['pending', 3], ['downloaded', 2], ['reboot', 4], ['confirmed', 4], ['failed', 1]]);
+  const recent = new Map([['reboot', 1], ['confirmed', 2]]);
+  const silent = silentByStatus(byStatus, recent);
+  expect(Object.fromEntries(silent)).toEqual({ downloaded: 2, reboot: 3 });
+  const shown = withSilentAsFailed(byStatus, silent);
+  expect(Object.fromEntries(shown)).toEqual({ pending: 3, downloaded: 0, reboot: 1, confirmed: 4, failed: 6 });
+  const total = (counts: Map<string, number>) => [...counts.values()].reduce((sum, count) => sum + count, 0);
+  expect(total(shown)).toBe(total(byStatus));
 });

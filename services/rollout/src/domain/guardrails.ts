@@ -77,8 +77,34 @@ export interface GuardrailFigures {
  * reached since then). Statuses only rise, so a device's newest status is its current one.
  */
 export function silentDevices(byStatus: ReadonlyMap<string, number>, recentByStatus: ReadonlyMap<string, number>): number {
-  const inProgress = (counts: ReadonlyMap<string, number>) => [...counts].reduce((sum, [status, devices]) => sum + (isInProgress(status) ? devices : 0), 0);
-  return Math.max(0, inProgress(byStatus) - inProgress(recentByStatus));
+  return [...silentByStatus(byStatus, recentByStatus).values()].reduce((sum, devices) => sum + devices, 0);
+}
+
+/**
+ * The silent devices per the step they went silent at. A device's newest status is its current one,
+ * so a device that reached its current status within the timeout is counted under that status in
+ * `recentByStatus` too, and the difference per status is the devices that went silent there.
+ */
+export function silentByStatus(byStatus: ReadonlyMap<string, number>, recentByStatus: ReadonlyMap<string, number>): Map<string, number> {
+  const silent = new Map<string, number>();
+  for (const [status, devices] of byStatus) {
+    const quiet = devices - (recentByStatus.get(status) ?? 0);
+    if (isInProgress(status) && quiet > 0) silent.set(status, quiet);
+  }
+  return silent;
+}
+
+/**
+ * Devices per status as people read them: the silent ones moved from the step they stopped at to
+ * `failed`, where every other count (failures, failures by reason, the guardrails) puts them.
+ */
+export function withSilentAsFailed(byStatus: ReadonlyMap<string, number>, silent: ReadonlyMap<string, number>): Map<string, number> {
+  const counts = new Map(byStatus);
+  for (const [status, devices] of silent) {
+    counts.set(status, (counts.get(status) ?? 0) - devices);
+    counts.set('failed', (counts.get('failed') ?? 0) + devices);
+  }
+  return counts;
 }
 
 /** Why a deployment paused itself: the guardrail and the figures it saw. */

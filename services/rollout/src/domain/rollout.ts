@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
 import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
 import { decideOffer, type Decision } from './decide';
-import { DEVICE_EVENTS, rankOf, statusOfEvent } from './device-status';
+import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
 import { CoalescedRuns } from './coalesced-runs';
-import { hasGuardrails, NO_CONFIRMATION, silentDevices, trippedGuardrail, validGuardrails, type GuardrailFigures, type Guardrails } from './guardrails';
+import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
 import { asIfActive, PreviewTally } from './preview';
 import { ReportTrimSchedule } from './report-trim-schedule';
 import { dueStage, validStages, type Stage } from './stages';
@@ -126,10 +126,25 @@ export class Rollout {
     return deployment;
   }
 
-  /** The failure counter is derived from the stored device events, never kept as a number. */
+  /**
+   * The failure counter is derived from the stored device events, never kept as a number, plus the
+   * devices silent past a confirm timeout: the same failures the summary counts.
+   */
   private async withFailureCounts(deployments: Deployment[]): Promise<Deployment[]> {
-    const counts = await this.deps.deviceStates.failureCounts(deployments.map((deployment) => deployment.id));
-    return deployments.map((deployment) => ({ ...deployment, failureCount: counts.get(deployment.id) ?? 0 }));
+    const [counts, silent] = await Promise.all([
+      this.deps.deviceStates.failureCounts(deployments.map((deployment) => deployment.id)),
+      Promise.all(deployments.map((deployment) => this.silentCount(deployment))),
+    ]);
+    return deployments.map((deployment, index) => ({ ...deployment, failureCount: (counts.get(deployment.id) ?? 0) + silent[index]! }));
+  }
+
+  /** Devices silent past the deployment's confirm timeout now; 0 without one, or before it started. */
+  private async silentCount(deployment: Deployment): Promise<number> {
+    if (deployment.state === 'draft') return 0;
+    const recent = this.recentByStatus(deployment);
+    if (!recent) return 0;
+    const [byStatus, recentByStatus] = await Promise.all([this.deps.deviceStates.devicesByStatus(deployment.id), recent]);
+    return silentDevices(byStatus, recentByStatus);
   }
 
   async transition(projectId: string, deploymentId: string, request: TransitionRequest): Promise<Deployment> {
@@ -152,10 +167,12 @@ export class Rollout {
       this.deps.deviceStates.failuresByReason(deploymentId),
       this.recentByStatus(deployment),
     ]);
-    const silent = recentByStatus ? silentDevices(devicesByStatus, recentByStatus) : 0;
-    if (silent > 0) failuresByReason.set(NO_CONFIRMATION, silent);
+    const silent = recentByStatus ? silentByStatus(devicesByStatus, recentByStatus) : new Map<string, number>();
+    const silentTotal = [...silent.values()].reduce((sum, count) => sum + count, 0);
+    if (silentTotal > 0) failuresByReason.set(NO_CONFIRMATION, (failuresByReason.get(NO_CONFIRMATION) ?? 0) + silentTotal);
     const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
-    return { devicesByStatus, failureCount, failuresByReason };
+    // A silent device is a failure in every count, the devices per status too (docs/api.md, "Silent devices").
+    return { devicesByStatus: withSilentAsFailed(devicesByStatus, silent), failureCount, failuresByReason };
   }
 
   /**
@@ -186,7 +203,7 @@ export class Rollout {
     const [byStatus, recentByStatus, recentFailures] = await Promise.all([
       this.deps.deviceStates.devicesByStatus(deployment.id, since),
       this.recentByStatus(deployment, since),
-      Promise.all(reasonLimits.map((limit) => this.deps.deviceStates.countRecentFailures(deployment.id, limit.reason, windowStart(limit.windowSeconds)))),
+      Promise.all(reasonLimits.map((limit) => this.recentFailures(deployment, limit.reason, windowStart(limit.windowSeconds), since))),
     ]);
     return {
       confirmed: byStatus.get('confirmed') ?? 0,
@@ -194,6 +211,20 @@ export class Rollout {
       timedOut: recentByStatus ? silentDevices(byStatus, recentByStatus) : 0,
       recentFailuresByReason: new Map(reasonLimits.map((limit, index) => [limit.reason, recentFailures[index]!])),
     };
+  }
+
+  /**
+   * Failures with `reason` since `from`: the stored ones, and for `no_confirmation` also the devices
+   * that went silent since then (their status is older than the timeout, and was reached after `from`
+   * less the timeout), so that a reason limit on it trips like any other.
+   */
+  private async recentFailures(deployment: Deployment, reason: string, from: Date, since: Date | undefined): Promise<number> {
+    const stored = this.deps.deviceStates.countRecentFailures(deployment.id, reason, from);
+    const timeout = deployment.guardrails.confirmTimeoutSeconds;
+    if (reason !== NO_CONFIRMATION || timeout === null) return stored;
+    const reachedFrom = new Date(Math.max(from.getTime() - timeout * 1000, since?.getTime() ?? 0));
+    const [count, reached, recent] = await Promise.all([stored, this.deps.deviceStates.devicesByStatus(deployment.id, reachedFrom), this.recentByStatus(deployment, since)!]);
+    return count + silentDevices(reached, recent);
   }
 
   /** Devices per status reached within the confirm timeout (and since `since`); undefined without one. */
@@ -294,8 +325,13 @@ export class Rollout {
   }
 
   async listDeviceStates(projectId: string, deploymentId: string): Promise<DeviceStateRecord[]> {
-    await this.findDeployment(projectId, deploymentId);
-    return this.deps.deviceStates.listStates(deploymentId);
+    const deployment = await this.findDeployment(projectId, deploymentId);
+    const states = await this.deps.deviceStates.listStates(deploymentId);
+    const timeout = deployment.guardrails.confirmTimeoutSeconds;
+    if (timeout === null || deployment.state === 'draft') return states;
+    // A device silent past the confirm timeout is listed as the failure the summary counts it as.
+    const silentBefore = this.now().getTime() - timeout * 1000;
+    return states.map((state) => (isInProgress(state.status) && state.updatedAt.getTime() < silentBefore ? { ...state, status: 'failed', reason: NO_CONFIRMATION } : state));
   }
 
   countDeployments(projectId: string, states: string[], artifactId?: string): Promise<number> {

@@ -4,7 +4,7 @@ import type { AuditRecord, DeliveryAttempt, DeliveryState, Webhook, WebhookDeliv
 export interface TelemetryStore {
   insertAudit(record: AuditRecord): Promise<void>;
   /** Newest first, at most `limit`, older than the event `beforeId` when given; null if `beforeId` names no event of the project. */
-  listAudit(projectId: string, limit: number, beforeId?: string): Promise<AuditRecord[] | null>;
+  listAudit(projectId: string, limit: number, beforeId?: string, action?: string): Promise<AuditRecord[] | null>;
 }
 
 /** The webhooks' storage port; `adapters/mongo` implements it. */

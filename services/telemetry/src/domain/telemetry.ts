@@ -15,8 +15,9 @@ export class Telemetry {
     return record;
   }
 
-  async listAudit(projectId: string, limit: number, beforeId: string): Promise<AuditRecord[]> {
-    const records = await this.store.listAudit(projectId, limit, beforeId || undefined);
+  /** `action` is one action (`deployment.cancelled`) or a resource (`deployment`) for all of its actions. */
+  async listAudit(projectId: string, limit: number, beforeId: string, action = ''): Promise<AuditRecord[]> {
+    const records = await this.store.listAudit(projectId, limit, beforeId || undefined, action || undefined);
     if (!records) throw notFound(`no audit event ${beforeId} in this project`);
     return records;
   }

@@ -7,7 +7,7 @@ import type { Webhooks } from '../domain/webhooks';
 export function telemetryHandlers(telemetry: Telemetry, webhooks: Webhooks): Handlers<typeof pb.TelemetryServiceService> {
   return {
     async listAuditEvents(request) {
-      const records = await telemetry.listAudit(request.projectId, request.limit || 100, request.beforeId);
+      const records = await telemetry.listAudit(request.projectId, request.limit || 100, request.beforeId, request.action);
       return {
         events: records.map((record) => ({
           id: record.id,

@@ -1,7 +1,7 @@
 import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { deviceUuid } from '../../domain/device-uuid';
-import type { Channel, CheckEvent, CheckRecord, Device, DeviceFilter, Group, Project, ReportedProfile } from '../../domain/model';
+import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, ReportedProfile } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
@@ -71,6 +71,40 @@ export class MongoRegistryStore implements RegistryStore {
     return doc ? channelOf(doc) : null;
   }
 
+  async renameChannel(projectId: string, channelId: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'> {
+    return this.rename(this.models.Channel, projectId, channelId, name);
+  }
+
+  async deleteChannel(projectId: string, channelId: string): Promise<void> {
+    await this.models.Channel.deleteOne({ _id: channelId, project_id: projectId });
+  }
+
+  countDevicesPerChannel(projectId: string): Promise<CountsById> {
+    return this.countBy(this.models.Device, { project_id: projectId }, '$channel_id');
+  }
+
+  /**
+   * A rename is checked against the names taken first, and the unique index still refuses the
+   * update when two renames to one name race.
+   */
+  private async rename(model: RegistryModels['Group'] | RegistryModels['Channel'], projectId: string, id: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'> {
+    const taken = await (model as RegistryModels['Group']).findOne({ project_id: projectId, name }, { _id: 1 }).lean<{ _id: string }>();
+    if (taken) return taken._id === id ? 'renamed' : 'name_taken';
+    try {
+      const result = await model.collection.updateOne({ _id: id, project_id: projectId } as never, { $set: { name } });
+      return result.matchedCount === 0 ? 'missing' : 'renamed';
+    } catch (error) {
+      if (isDuplicateKey(error)) return 'name_taken';
+      throw error;
+    }
+  }
+
+  /** Documents per value of `field` ($group with $sum: within what FerretDB v1 offers). */
+  private async countBy(model: RegistryModels['Device'] | RegistryModels['Membership'], match: Record<string, unknown>, field: string): Promise<CountsById> {
+    const rows = await (model as RegistryModels['Device']).aggregate<{ _id: string | null; count: number }>([{ $match: match }, { $group: { _id: field, count: { $sum: 1 } } }]);
+    return new Map(rows.map((row) => [row._id ?? '', row.count]));
+  }
+
   async insertGroup(group: Group): Promise<'inserted' | 'name_taken'> {
     const inserted = await insertUnique(this.models.Group.collection, {
       _id: group.id,
@@ -89,6 +123,28 @@ export class MongoRegistryStore implements RegistryStore {
   async findGroup(projectId: string, groupId: string): Promise<Group | null> {
     const doc = await this.models.Group.findOne({ _id: groupId, project_id: projectId }).lean<GroupDoc>();
     return doc ? groupOf(doc) : null;
+  }
+
+  async renameGroup(projectId: string, groupId: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'> {
+    return this.rename(this.models.Group, projectId, groupId, name);
+  }
+
+  async deleteGroup(projectId: string, groupId: string): Promise<void> {
+    // The group first, so that no member is added meanwhile (setMembership's caller checks the group);
+    // then the memberships, then the devices' copies: each step is safe to repeat.
+    await this.models.Group.deleteOne({ _id: groupId, project_id: projectId });
+    const members = await this.models.Membership.find({ group_id: groupId }, { device_id: 1 }).lean<MembershipDoc[]>();
+    await this.models.Membership.deleteMany({ group_id: groupId });
+    for (const member of members) await this.copyGroupIds(member.device_id);
+  }
+
+  countMembersPerGroup(projectId: string): Promise<CountsById> {
+    return this.countBy(this.models.Membership, { project_id: projectId }, '$group_id');
+  }
+
+  async existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>> {
+    const docs = await this.models.Device.find({ _id: { $in: [...ids] }, project_id: projectId }, { _id: 1 }).lean<Array<{ _id: string }>>();
+    return new Set(docs.map((doc) => doc._id));
   }
 
   async setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null> {
@@ -125,14 +181,29 @@ export class MongoRegistryStore implements RegistryStore {
     }
   }
 
-  async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
+  async listDevices(projectId: string, filter: DeviceFilter, page?: DevicePage): Promise<{ devices: Device[]; total?: number }> {
     const query: Record<string, unknown> = { project_id: projectId };
     if (filter.active !== undefined) query.active = filter.active;
     if (filter.channelId) query.channel_id = filter.channelId;
     // Equality with an array field matches documents whose array holds the value.
     if (filter.groupId) query.group_ids = filter.groupId;
-    const docs = await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
-    return docs.map(deviceOf);
+    if (filter.chipFamily) query.chip_family = filter.chipFamily;
+    if (filter.search) query.device_id = { $regex: escapeRegex(filter.search), $options: 'i' };
+    if (!page) {
+      const docs = await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
+      return { devices: docs.map(deviceOf) };
+    }
+    // device_id is unique in a project, so it alone orders the pages.
+    const pageQuery = page.after ? { ...query, device_id: { ...(query.device_id as object | undefined), $gt: page.after } } : query;
+    const [docs, total] = await Promise.all([
+      this.models.Device.find(pageQuery, DEVICE_FIELDS).sort({ device_id: 1 }).limit(page.limit).lean<DeviceDoc[]>(),
+      this.models.Device.countDocuments(query).exec(),
+    ]);
+    return { devices: docs.map(deviceOf), total };
+  }
+
+  countChipFamilies(projectId: string): Promise<CountsById> {
+    return this.countBy(this.models.Device, { project_id: projectId }, '$chip_family');
   }
 
   async *streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]> {
@@ -365,4 +436,9 @@ function docOf(device: Device, place: number): DeviceDoc {
     token_required: device.tokenRequired,
     check_count: device.checkCount,
   };
+}
+
+/** `text` matched literally inside a $regex. */
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -47,8 +47,10 @@ export class MongoTelemetryStore implements TelemetryStore {
     });
   }
 
-  async listAudit(projectId: string, limit: number, beforeId?: string): Promise<AuditRecord[] | null> {
+  async listAudit(projectId: string, limit: number, beforeId?: string, action?: string): Promise<AuditRecord[] | null> {
     const filter: Record<string, unknown> = { project_id: projectId };
+    // A resource alone (`deployment`) stands for all of its actions; the gateway lets only [a-z_.] through.
+    if (action) filter.action = action.includes('.') ? action : { $regex: `^${action}\\.` };
     if (beforeId) {
       const before = await this.models.Audit.findById(beforeId).lean<AuditDoc>();
       if (!before || before.project_id !== projectId) return null;
