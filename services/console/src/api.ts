@@ -43,6 +43,11 @@ export function whenSignedOut(listener: () => void): void {
 }
 
 export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  return (await requestWithHeaders<T>(method, path, body)).body;
+}
+
+/** `request`, with the answer's headers (a device page's `X-Total-Count`). */
+export async function requestWithHeaders<T>(method: string, path: string, body?: unknown): Promise<{ body: T; headers: Headers }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
@@ -63,7 +68,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
     if (response.status === 401 && path !== '/session/') onSignedOut();
     throw new ApiError(response.status, detailOf(parsed, response.status));
   }
-  return parsed as T;
+  return { body: parsed as T, headers: response.headers };
 }
 
 export const get = <T>(path: string) => request<T>('GET', path);

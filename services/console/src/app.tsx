@@ -3,7 +3,7 @@ import { Link, NavLink, Navigate, Outlet, Route, Routes, useNavigate, useParams 
 import { ErrorNote } from './components/feedback';
 import { ArtifactsPage } from './pages/artifacts';
 import { AuditPage } from './pages/audit';
-import { DeploymentPage } from './pages/deployment';
+import { DeploymentPage } from './pages/deployment/page';
 import { DeploymentsPage } from './pages/deployments';
 import { DevicePage } from './pages/device';
 import { DevicesPage } from './pages/devices';
@@ -11,6 +11,7 @@ import { GroupPage, GroupsAndChannelsPage } from './pages/groups';
 import { PersonalTokensPage, ProjectTokensPage } from './pages/tokens';
 import { ProjectsPage, useProject } from './pages/projects';
 import { SignInPage } from './pages/sign-in';
+import { WebhooksPage } from './pages/webhooks';
 import { signOut, useSession } from './session';
 
 export function App() {
@@ -39,6 +40,7 @@ export function App() {
           <Route path="groups" element={<GroupsAndChannelsPage />} />
           <Route path="groups/:groupId" element={<GroupPage />} />
           <Route path="tokens" element={<ProjectTokensPage />} />
+          <Route path="webhooks" element={<WebhooksPage />} />
           <Route path="audit" element={<AuditPage />} />
         </Route>
         <Route path="*" element={<p className="muted">No such page. <Link to="/">Back to the projects</Link></p>} />
@@ -61,7 +63,9 @@ function Shell({ email }: { email: string }) {
         </Link>
         <nav aria-label="Account">
           <NavLink to="/tokens">Personal tokens</NavLink>
-          <span className="muted">{email}</span>
+          <span className="muted email" title={email}>
+            {email}
+          </span>
           <button
             type="button"
             onClick={async () => {
@@ -90,6 +94,7 @@ const PROJECT_TABS = [
   ['artifacts', 'Artifacts'],
   ['groups', 'Groups and channels'],
   ['tokens', 'Tokens and keys'],
+  ['webhooks', 'Webhooks'],
   ['audit', 'Audit'],
 ] as const;
 

@@ -35,3 +35,17 @@ export async function signOut(): Promise<void> {
   await del('/session/').catch(() => undefined);
   setCsrfToken('');
 }
+
+const SIGNED_OUT_NOTE = 'ota-console-signed-out-because';
+
+/** Why the session is about to end, for the sign-in page to say (this tab only; no secret in it). */
+export function noteSignedOutBecause(text: string): void {
+  sessionStorage.setItem(SIGNED_OUT_NOTE, text);
+}
+
+/** The note left by noteSignedOutBecause, read once. */
+export function takeSignedOutNote(): string {
+  const text = sessionStorage.getItem(SIGNED_OUT_NOTE) ?? '';
+  sessionStorage.removeItem(SIGNED_OUT_NOTE);
+  return text;
+}

@@ -23,6 +23,11 @@ export type Token = Schemas['Token'];
 export type TokenCreated = Schemas['TokenCreated'];
 export type SigningKey = Schemas['SigningKey'];
 export type AuditEvent = Schemas['AuditEvent'];
+export type Reach = Schemas['Reach'];
+export type ChipFamilyCount = Schemas['ChipFamilyCount'];
+export type Webhook = Schemas['Webhook'];
+export type WebhookCreated = Schemas['WebhookCreated'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
 
 export type RolloutStatus = DeviceState['status'];
 export type PreviewOutcome = keyof DeploymentPreview['outcomes'];

@@ -84,13 +84,15 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   for (const deviceId of fleet) await device(fleetToken, deviceId, undefined, []);
   await page.getByRole('link', { name: 'Groups and channels' }).click();
   await page.getByLabel('New group').fill('canary');
-  await page.getByRole('button', { name: 'Create' }).first().click();
-  await page.getByRole('link', { name: 'canary' }).click();
-  for (const deviceId of fleet.slice(0, 10)) {
-    await page.getByLabel('Add a device').selectOption({ label: deviceId });
-    await page.getByRole('button', { name: 'Add' }).click();
-    await page.getByRole('link', { name: deviceId }).waitFor();
-  }
+  await page.getByRole('button', { name: 'Create group' }).click();
+  await expectText(page.getByTestId('group-canary'), '0 devices');
+  // The canary is chosen in the device list: ticked one by one, then added in one step.
+  await page.getByRole('link', { name: 'Devices', exact: true }).click();
+  await expectText(page.getByTestId('device-count'), 'Devices 1–12 of 12');
+  for (const deviceId of fleet.slice(0, 10)) await page.getByLabel(`Select ${deviceId}`).check();
+  await page.getByLabel('Group to change').selectOption({ label: 'canary' });
+  await page.getByRole('button', { name: 'Add to group' }).click();
+  await expectText(page.getByTestId('bulk-progress'), 'Added 10 devices to canary.');
 
   // A build, uploaded with its manifest and a progress bar.
   await page.getByRole('link', { name: 'Artifacts' }).click();
@@ -104,6 +106,8 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await page.getByRole('link', { name: 'Deployments' }).click();
   await page.getByLabel('Build').selectOption({ index: 1 });
   await page.getByRole('checkbox', { name: 'canary' }).check();
+  // How many devices the chosen targets reach, before the draft exists.
+  await expectText(page.getByTestId('reach'), 'These targets reach 10 devices now.');
   await page.getByLabel('Rollout percentage').fill('50');
   await page.getByRole('button', { name: 'Create draft' }).click();
   await page.getByRole('button', { name: 'Start' }).click();
@@ -129,8 +133,9 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await expectText(counts.locator('[data-status="rolled_back"]'), 'rolled back: 1');
   await expectText(counts.locator('[data-status="downloaded"]'), 'downloaded: 1');
   await expectText(page.getByTestId('failure-count'), '3');
+  await expectText(page.getByTestId('headline'), '6 of 10 updated (60%) · 3 failed or rolled back · 1 in progress · 0 not offered yet');
   const reasons = await page.getByTestId('failures-by-reason').locator('tbody tr').allTextContents();
-  expect(reasons).toEqual(['checksum_mismatch2', 'confirm_timeout1']);
+  expect(reasons).toEqual(['the download’s checksum did not match checksum_mismatch2', 'not confirmed before the device’s own timeout confirm_timeout1']);
   await page.getByRole('link', { name: fleet[6]! }).waitFor();
 
   // The preview: what the next check of each device would answer. The six that confirmed are up to
@@ -138,10 +143,10 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   // rolled back is never offered it again, and the two outside the group are not targeted.
   await page.getByRole('button', { name: 'Preview the next checks' }).click();
   const outcomes = page.getByTestId('preview-counts');
-  await expectText(outcomes.locator('[data-status="up_to_date"]'), 'up to date: 6');
-  await expectText(outcomes.locator('[data-status="offered"]'), 'offered: 3');
-  await expectText(outcomes.locator('[data-status="not_in_rollout"]'), 'not in rollout: 1');
-  await expectText(outcomes.locator('[data-status="not_targeted"]'), 'not targeted: 2');
+  await expectText(outcomes.locator('[data-status="up_to_date"]'), 'already up to date: 6');
+  await expectText(outcomes.locator('[data-status="offered"]'), 'would be offered the build: 3');
+  await expectText(outcomes.locator('[data-status="not_in_rollout"]'), 'outside the percentage: 1');
+  await expectText(outcomes.locator('[data-status="not_targeted"]'), 'outside the targets: 2');
   for (const deviceId of fleet.slice(10)) await expectText(page.getByTestId('preview-samples'), deviceId);
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, 'console-rollout.png'), fullPage: true });
@@ -150,21 +155,24 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await page.getByRole('link', { name: fleet[6]! }).click();
   await page.getByRole('heading', { name: fleet[6]! }).waitFor();
   const timeline = page.getByTestId('timeline');
-  await expectText(timeline.locator('li').first(), 'failed checksum_mismatch');
+  await expectText(timeline.locator('li').first(), 'failed the download’s checksum did not match');
   // Reports and checks load separately: wait for the check that offered the build.
   await expectText(timeline, 'checked');
   const lines = await timeline.locator('li').allTextContents();
   expect(lines.filter((line) => line.includes('reported'))).toHaveLength(2);
-  expect(lines.some((line) => line.includes('checked') && line.includes('offered'))).toBe(true);
+  expect(lines.some((line) => line.includes('checked') && line.includes('offered an update'))).toBe(true);
   await page.screenshot({ path: join(SCREENSHOTS, 'console-device-timeline.png'), fullPage: true });
 
   // An API refusal is shown as the API's detail: no project with an active deployment is deleted.
   await page.getByRole('link', { name: 'Projects' }).click();
-  await page.getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('button', { name: 'Delete Greenhouse sensors' }).click();
+  // Deleting a project wants its name typed first.
+  await expect(page.getByRole('button', { name: 'Delete project' }).isDisabled()).resolves.toBe(true);
+  await page.getByLabel('Type Greenhouse sensors to confirm').fill('Greenhouse sensors');
   await page.getByRole('button', { name: 'Delete project' }).click();
   await page.getByRole('dialog').getByRole('alert').waitFor();
   expect(await page.getByRole('dialog').getByRole('alert').textContent()).toMatch(/active or paused.*\(409\)/);
-  await page.getByRole('button', { name: 'Cancel' }).click();
+  await page.getByRole('button', { name: 'Go back' }).click();
 
   // A deployment with no targets asks before it reaches the whole project, and says how many devices that is.
   await page.getByRole('link', { name: 'Greenhouse sensors' }).click();

@@ -34,7 +34,10 @@ export function BusyButton({ busy, children, busyText = 'Working…', ...rest }:
 /**
  * A confirmation in a native modal dialog: it traps focus, closes on Escape, and returns focus
  * to where it was. `onConfirm` runs on the confirm button; the dialog stays open (with the API's
- * detail) if it fails.
+ * detail) if it fails. The button that closes it says "Go back", never a word that could also be
+ * an action of the page behind it ("Cancel" a deployment). With `typeToConfirm`, the confirm
+ * button waits until that text is typed: for what cannot be undone and hurts many devices.
+ * With `acknowledge`, it waits for that box to be ticked: a second explicit step.
  */
 export function ConfirmDialog({
   open,
@@ -42,6 +45,8 @@ export function ConfirmDialog({
   children,
   confirmLabel,
   danger,
+  typeToConfirm,
+  acknowledge,
   onConfirm,
   onClose,
 }: {
@@ -50,51 +55,90 @@ export function ConfirmDialog({
   children: ReactNode;
   confirmLabel: string;
   danger?: boolean;
+  typeToConfirm?: string;
+  acknowledge?: string;
   onConfirm: () => Promise<unknown>;
   onClose: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const [typed, setTyped] = useState('');
+  const [acknowledged, setAcknowledged] = useState(false);
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
     if (open && !dialog.open) {
       setError(null);
+      setTyped('');
+      setAcknowledged(false);
       dialog.showModal();
     }
     if (!open && dialog.open) dialog.close();
   }, [open]);
+  const ready = (typeToConfirm === undefined || typed.trim() === typeToConfirm) && (acknowledge === undefined || acknowledged);
+  const confirm = async () => {
+    if (!ready) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+      onClose();
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
   return (
     <dialog ref={ref} onClose={onClose} aria-labelledby="dialog-title">
       <h2 id="dialog-title">{title}</h2>
       <div>{children}</div>
+      {open && typeToConfirm !== undefined && (
+        <label className="type-to-confirm">
+          <span>
+            Type <strong className="hash">{typeToConfirm}</strong> to confirm
+          </span>
+          <input
+            value={typed}
+            autoComplete="off"
+            spellCheck={false}
+            onChange={(event) => setTyped(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Enter') void confirm();
+            }}
+          />
+        </label>
+      )}
+      {open && acknowledge !== undefined && (
+        <label className="check">
+          <input type="checkbox" checked={acknowledged} onChange={(event) => setAcknowledged(event.target.checked)} /> {acknowledge}
+        </label>
+      )}
       <ErrorNote error={error} />
       <div className="actions">
-        <button type="button" onClick={onClose}>
-          Cancel
+        <button type="button" onClick={onClose} autoFocus>
+          Go back
         </button>
-        <BusyButton
-          type="button"
-          className={danger ? 'danger' : 'primary'}
-          busy={busy}
-          onClick={async () => {
-            setBusy(true);
-            setError(null);
-            try {
-              await onConfirm();
-              onClose();
-            } catch (failure) {
-              setError(failure);
-            } finally {
-              setBusy(false);
-            }
-          }}
-        >
+        <BusyButton type="button" className={danger ? 'danger-solid' : 'primary'} busy={busy} disabled={!ready} onClick={() => void confirm()}>
           {confirmLabel}
         </BusyButton>
       </div>
     </dialog>
+  );
+}
+
+/**
+ * Shown above data that a refresh failed to replace: the last good answer stays on the page,
+ * marked with its age, and the API's detail says why it is not newer.
+ */
+export function StaleNote({ error, updatedAt }: { error: unknown; updatedAt: number }) {
+  if (!error || !updatedAt) return null;
+  const text = error instanceof Error ? error.message : String(error);
+  return (
+    <p className="stale" role="status" data-testid="stale">
+      Not current: the last refresh failed ({text}). Showing what was read at {new Date(updatedAt).toLocaleTimeString()}.
+    </p>
   );
 }
 

@@ -1,5 +1,6 @@
 import { Bar, BarChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { PREVIEW_OUTCOMES, ROLLOUT_STATUSES, type DeploymentPreview, type PreviewOutcome, type RolloutStatus } from '../types';
+import { PREVIEW_OUTCOME_WORDS, ROLLOUT_STATUS_WORDS } from '../words';
 
 /** One colour per status: greys for waiting, blues for in progress, green for done, reds for failures. */
 export const STATUS_COLOURS: Record<RolloutStatus, string> = {
@@ -30,8 +31,9 @@ export const OUTCOME_COLOURS: Record<PreviewOutcome, string> = {
  * Counts as one stacked bar (recharts). The counts below it, in order with their colours, are the
  * legend, and the text for whoever cannot see colours.
  */
-function StackedCounts<K extends string>({ label, order, colours, counts, testId }: { label: string; order: readonly K[]; colours: Record<K, string>; counts: Record<K, number>; testId: string }) {
+function StackedCounts<K extends string>({ label, order, colours, words, counts, testId }: { label: string; order: readonly K[]; colours: Record<K, string>; words: Record<K, string>; counts: Record<K, number>; testId: string }) {
   const total = order.reduce((sum, key) => sum + counts[key], 0);
+  // The bar's segments are named in words too (its tooltip shows them).
   const row = { name: 'devices', ...counts };
   return (
     <figure className="rollout-bar" aria-label={label}>
@@ -45,7 +47,7 @@ function StackedCounts<K extends string>({ label, order, colours, counts, testId
             <YAxis type="category" dataKey="name" hide />
             <Tooltip />
             {order.map((key) => (
-              <Bar key={key} dataKey={key} stackId="devices" fill={colours[key]} isAnimationActive={false} />
+              <Bar key={key} dataKey={key} name={words[key]} stackId="devices" fill={colours[key]} isAnimationActive={false} />
             ))}
           </BarChart>
         </ResponsiveContainer>
@@ -55,7 +57,7 @@ function StackedCounts<K extends string>({ label, order, colours, counts, testId
           {order.map((key) => (
             <li key={key} data-status={key}>
               <span className="swatch" style={{ background: colours[key] }} aria-hidden="true" />
-              {key.replaceAll('_', ' ')}: <strong>{counts[key]}</strong>
+              {words[key]}: <strong>{counts[key]}</strong>
             </li>
           ))}
         </ul>
@@ -66,11 +68,11 @@ function StackedCounts<K extends string>({ label, order, colours, counts, testId
 
 /** The deployment's devices per rollout status. */
 export function RolloutBar({ counts }: { counts: Record<RolloutStatus, number> }) {
-  return <StackedCounts label="Devices per rollout status" order={ROLLOUT_STATUSES} colours={STATUS_COLOURS} counts={counts} testId="status-counts" />;
+  return <StackedCounts label="Devices per rollout status" order={ROLLOUT_STATUSES} colours={STATUS_COLOURS} words={ROLLOUT_STATUS_WORDS} counts={counts} testId="status-counts" />;
 }
 
 /** The project's devices per answer the next check would give. */
 export function PreviewBar({ outcomes }: { outcomes: DeploymentPreview['outcomes'] }) {
   const counts = Object.fromEntries(PREVIEW_OUTCOMES.map((outcome) => [outcome, outcomes[outcome].count])) as Record<PreviewOutcome, number>;
-  return <StackedCounts label="Devices per answer of the next check" order={PREVIEW_OUTCOMES} colours={OUTCOME_COLOURS} counts={counts} testId="preview-counts" />;
+  return <StackedCounts label="Devices per answer of the next check" order={PREVIEW_OUTCOMES} colours={OUTCOME_COLOURS} words={PREVIEW_OUTCOME_WORDS} counts={counts} testId="preview-counts" />;
 }

@@ -5,9 +5,10 @@ import { useParams } from 'react-router-dom';
 import { get, patch, upload } from '../api';
 import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
-import { RelativeTime, formatBytes } from '../components/time';
+import { Timestamp, formatBytes } from '../components/time';
 import { projectPath } from '../queries';
-import type { Artifact } from '../types';
+import type { Artifact, ChipFamilyCount } from '../types';
+import { ReadOnlyNote, useProjectWrite } from './projects';
 
 const column = createColumnHelper<Artifact>();
 
@@ -20,6 +21,7 @@ export function useArtifacts(projectId: string) {
 
 export function ArtifactsPage() {
   const { projectId = '' } = useParams();
+  const writable = useProjectWrite(projectId);
   const queryClient = useQueryClient();
   const artifacts = useArtifacts(projectId);
   const archive = useMutation({
@@ -33,14 +35,18 @@ export function ArtifactsPage() {
     column.accessor('file_size', { header: 'Size', cell: (info) => formatBytes(info.getValue()) }),
     column.accessor('checksum_sha256', { header: 'SHA-256', cell: (info) => <span className="hash" title={info.getValue()}>{info.getValue().slice(0, 16)}…</span> }),
     column.accessor('security_mode', { header: 'Security', cell: (info) => info.getValue() || <span className="muted">any</span> }),
-    column.accessor('created_at', { header: 'Uploaded', cell: (info) => <RelativeTime at={info.getValue()} /> }),
+    column.accessor('created_at', { header: 'Uploaded', cell: (info) => <Timestamp at={info.getValue()} /> }),
     column.display({
       id: 'archived',
       header: 'Archived',
       cell: (info) => (
-        <button type="button" className="small" disabled={archive.isPending} onClick={() => archive.mutate(info.row.original)}>
-          {info.row.original.archived ? 'Archived: unarchive' : 'Archive'}
-        </button>
+        writable ? (
+          <button type="button" className="small" disabled={archive.isPending} onClick={() => archive.mutate(info.row.original)}>
+            {info.row.original.archived ? 'Archived: unarchive' : 'Archive'}
+          </button>
+        ) : (
+          <span>{info.row.original.archived ? 'yes' : 'no'}</span>
+        )
       ),
     }),
   ];
@@ -51,12 +57,31 @@ export function ArtifactsPage() {
       <LoadState loading={artifacts.isLoading} error={artifacts.error} empty={artifacts.data?.length === 0 && 'No builds yet: upload the first one below.'}>
         <DataTable rows={artifacts.data ?? []} columns={columns} caption="Artifacts" initialSort={[{ id: 'build_number', desc: true }]} />
       </LoadState>
-      <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: ['artifacts', projectId] })} />
+      {writable ? <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: ['artifacts', projectId] })} /> : <ReadOnlyNote projectId={projectId} />}
     </>
   );
 }
 
+/**
+ * A warning for a chip family no device of the project reports: the API takes any (the contract
+ * keeps chip_family free text), but such a build is offered to no device until one reports it.
+ */
+function ChipFamilyNote({ typed, families }: { typed: string; families: ChipFamilyCount[] | undefined }) {
+  const reported = (families ?? []).filter((family) => family.chip_family);
+  if (!typed || !families || reported.some((family) => family.chip_family === typed)) return null;
+  const near = reported.find((family) => family.chip_family.toLowerCase().replace(/[^a-z0-9]/g, '') === typed.toLowerCase().replace(/[^a-z0-9]/g, ''));
+  return (
+    <p className="stale wide" role="status" data-testid="chip-family-note">
+      No device of this project reports the chip family “{typed}”: a build for it is offered to no device until one does.
+      {near ? ` Did you mean “${near.chip_family}”?` : ''}
+      {reported.length > 0 ? ` The devices report: ${reported.map((family) => `${family.chip_family} (${family.devices})`).join(', ')}.` : ' No device has reported one yet.'}
+    </p>
+  );
+}
+
 function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: () => void }) {
+  const families = useQuery({ queryKey: ['chip-families', projectId], queryFn: () => get<ChipFamilyCount[]>(`${projectPath(projectId)}/chip-families/`) });
+  const [chipFamily, setChipFamily] = useState('');
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<Artifact | null>(null);
@@ -87,6 +112,7 @@ function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: 
             const artifact = await upload<Artifact>(`${projectPath(projectId)}/artifacts/`, form, setProgress);
             setDone(artifact);
             (event.target as HTMLFormElement).reset();
+            setChipFamily('');
             onUploaded();
           } catch (failure) {
             setError(failure);
@@ -96,7 +122,7 @@ function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: 
         }}
       >
         <label>
-          Version label <input name="version_label" required maxLength={64} placeholder="1.4.0" />
+          Version label <input name="version_label" required maxLength={128} placeholder="1.4.0" />
         </label>
         <label>
           Framework
@@ -106,8 +132,12 @@ function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: 
           </select>
         </label>
         <label>
-          Chip family <input name="chip_family" required placeholder="esp32s3" />
+          Chip family <input name="chip_family" required placeholder="esp32s3" list="reported-chip-families" value={chipFamily} onChange={(event) => setChipFamily(event.target.value.trim())} />
+          <datalist id="reported-chip-families">
+            {families.data?.filter((family) => family.chip_family).map((family) => <option key={family.chip_family} value={family.chip_family} />)}
+          </datalist>
         </label>
+        <ChipFamilyNote typed={chipFamily} families={families.data} />
         <label>
           Board id <input name="board_id" placeholder="optional" />
         </label>

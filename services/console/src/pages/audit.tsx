@@ -1,45 +1,88 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useParams } from 'react-router-dom';
+import { Link, useParams, useSearchParams } from 'react-router-dom';
 import { get } from '../api';
 import { LoadState } from '../components/feedback';
 import { PlainTable } from '../components/plain-table';
-import { RelativeTime } from '../components/time';
-import { projectPath } from '../queries';
+import { Timestamp } from '../components/time';
+import { namesById, projectPath, useChannels, useGroups } from '../queries';
 import type { AuditEvent } from '../types';
+import { useDevice } from './devices';
 
 const PAGE_SIZE = 50;
 
-/** The audit trail newest first, a page at a time (the API's `before` cursor). */
+/** The resources whose actions the trail can be narrowed to (the API's `action` takes a resource for all its actions). */
+const RESOURCES: Array<[string, string]> = [
+  ['deployment', 'Deployments'],
+  ['release', 'Releases'],
+  ['artifact', 'Artifacts'],
+  ['device', 'Devices'],
+  ['device_token', 'Device tokens'],
+  ['group', 'Groups'],
+  ['channel', 'Channels'],
+  ['token', 'Project tokens'],
+  ['signing_key', 'Signing keys'],
+  ['webhook', 'Webhooks'],
+  ['project', 'The project'],
+];
+
+/** "deployment.cancelled" as "Deployment cancelled". */
+function actionWords(action: string): string {
+  const text = action.replace('.', ' ').replaceAll('_', ' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** The audit trail newest first, a page at a time (the API's `before` cursor), narrowed by resource in the URL. */
 export function AuditPage() {
   const { projectId = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const action = params.get('action') ?? '';
   // The cursor of each page seen so far, so that "Newer" goes back exactly.
   const [cursors, setCursors] = useState<string[]>(['']);
   const before = cursors.at(-1) ?? '';
   const page = useQuery({
-    queryKey: ['audit', projectId, before],
-    queryFn: () => get<AuditEvent[]>(`${projectPath(projectId)}/audit/?limit=${PAGE_SIZE}${before ? `&before=${before}` : ''}`),
+    queryKey: ['audit', projectId, action, before],
+    queryFn: () => get<AuditEvent[]>(`${projectPath(projectId)}/audit/?limit=${PAGE_SIZE}${before ? `&before=${before}` : ''}${action ? `&action=${action}` : ''}`),
   });
   const events = page.data ?? [];
   return (
     <>
       <h1>Audit trail</h1>
+      <form className="filters" aria-label="Filter the audit trail" onSubmit={(event) => event.preventDefault()}>
+        <label>
+          Show
+          <select
+            value={action}
+            onChange={(event) => {
+              setCursors(['']);
+              setParams(event.target.value ? { action: event.target.value } : {}, { replace: true });
+            }}
+          >
+            <option value="">every action</option>
+            {RESOURCES.map(([resource, label]) => (
+              <option key={resource} value={resource}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
       <LoadState loading={page.isLoading} error={page.error} empty={events.length === 0 && 'No events on this page.'}>
         <PlainTable caption="Audit events" headers={['When', 'Action', 'By', 'Target', 'Details']}>
           {events.map((event) => (
             <tr key={event.id}>
               <td>
-                <RelativeTime at={event.created_at} />
+                <Timestamp at={event.created_at} />
               </td>
-              <td>{event.action}</td>
+              <td title={event.action}>{actionWords(event.action)}</td>
               <td>
-                {event.actor_type} <code>{event.token_prefix}</code>
-              </td>
-              <td>
-                {event.target_type} <span className="hash">{event.target_id.slice(0, 8)}</span>
+                <Actor event={event} />
               </td>
               <td>
-                <code className="detail">{Object.keys(event.details).length ? JSON.stringify(event.details) : ''}</code>
+                <Target projectId={projectId} event={event} />
+              </td>
+              <td>
+                <Details details={event.details} />
               </td>
             </tr>
           ))}
@@ -55,5 +98,53 @@ export function AuditPage() {
         </button>
       </nav>
     </>
+  );
+}
+
+function Actor({ event }: { event: AuditEvent }) {
+  if (event.actor_type === 'user') return <span title={`token ${event.token_prefix}…`}>{event.actor_email ?? 'a deleted user'}</span>;
+  if (event.actor_type === 'project_token') return <span>project token <code>{event.token_prefix}…</code></span>;
+  return <span className="muted">the service itself</span>;
+}
+
+/** The target as a link people can follow, named as they know it (a device by its device_id). */
+function Target({ projectId, event }: { projectId: string; event: AuditEvent }) {
+  const groups = useGroups(projectId);
+  const channels = useChannels(projectId);
+  const isDevice = event.target_type === 'device';
+  const device = useDevice(projectId, event.target_id, isDevice);
+  const base = `/projects/${projectId}`;
+  switch (event.target_type) {
+    case 'device':
+      if (device.isLoading) return <span className="muted">a device…</span>;
+      return device.data ? <Link to={`${base}/devices/${event.target_id}`}>device {device.data.device_id}</Link> : <span className="muted">a deleted device</span>;
+    case 'deployment':
+      return <Link to={`${base}/deployments/${event.target_id}`}>a deployment</Link>;
+    case 'group': {
+      const name = namesById(groups.data).get(event.target_id);
+      return name ? <Link to={`${base}/groups/${event.target_id}`}>group {name}</Link> : <span className="muted">a deleted group</span>;
+    }
+    case 'channel':
+      return <span>channel {namesById(channels.data).get(event.target_id) ?? <span className="muted">(deleted)</span>}</span>;
+    case 'artifact':
+      return <Link to={`${base}/artifacts`}>a build</Link>;
+    default:
+      return <span>{event.target_type.replaceAll('_', ' ')}</span>;
+  }
+}
+
+/** The event's details as "key: value" lines; nested values stay JSON. */
+function Details({ details }: { details: Record<string, unknown> }) {
+  const entries = Object.entries(details).filter(([, value]) => value !== undefined && value !== null);
+  if (entries.length === 0) return null;
+  return (
+    <dl className="details">
+      {entries.map(([key, value]) => (
+        <div key={key}>
+          <dt>{key.replaceAll('_', ' ')}</dt>
+          <dd>{typeof value === 'object' ? <code>{JSON.stringify(value)}</code> : String(value)}</dd>
+        </div>
+      ))}
+    </dl>
   );
 }

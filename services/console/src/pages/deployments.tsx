@@ -5,15 +5,17 @@ import { Link, useNavigate, useParams } from 'react-router-dom';
 import { get, post } from '../api';
 import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
-import { RelativeTime } from '../components/time';
+import { Timestamp } from '../components/time';
 import { projectPath, useChannels, useGroups } from '../queries';
-import type { Deployment } from '../types';
+import type { Deployment, Reach } from '../types';
+import { ReadOnlyNote, useProjectWrite } from './projects';
 import { useArtifacts } from './artifacts';
 
 const column = createColumnHelper<Deployment>();
 
 export function DeploymentsPage() {
   const { projectId = '' } = useParams();
+  const writable = useProjectWrite(projectId);
   const deployments = useQuery({
     queryKey: ['deployments', projectId],
     queryFn: () => get<Deployment[]>(`${projectPath(projectId)}/deployments/`),
@@ -24,7 +26,7 @@ export function DeploymentsPage() {
       header: 'Created',
       cell: (info) => (
         <Link to={`/projects/${projectId}/deployments/${info.row.original.id}`}>
-          <RelativeTime at={info.getValue()} />
+          <Timestamp at={info.getValue()} />
         </Link>
       ),
     }),
@@ -40,7 +42,7 @@ export function DeploymentsPage() {
       <LoadState loading={deployments.isLoading} error={deployments.error} empty={deployments.data?.length === 0 && 'No deployments yet: create one from a build below.'}>
         <DataTable rows={deployments.data ?? []} columns={columns} caption="Deployments" initialSort={[{ id: 'created_at', desc: true }]} />
       </LoadState>
-      <CreateDeployment projectId={projectId} />
+      {writable ? <CreateDeployment projectId={projectId} /> : <ReadOnlyNote projectId={projectId} />}
     </>
   );
 }
@@ -76,6 +78,16 @@ function CreateDeployment({ projectId }: { projectId: string }) {
     },
   });
   const toggle = (list: string[], id: string) => (list.includes(id) ? list.filter((other) => other !== id) : [...list, id]);
+  // How many devices these targets reach now, before anything is created.
+  const reachQuery = new URLSearchParams();
+  if (groupIds.length) reachQuery.set('group_ids', groupIds.join(','));
+  if (channelIds.length) reachQuery.set('channel_ids', channelIds.join(','));
+  const reach = useQuery({
+    queryKey: ['reach', projectId, reachQuery.toString()],
+    queryFn: () => get<Reach>(`${projectPath(projectId)}/reach/?${reachQuery}`),
+    placeholderData: (previous) => previous,
+  });
+  const planned = stagesOf(protection.stages);
   const usable = (artifacts.data ?? []).filter((artifact) => !artifact.archived).sort((a, b) => b.build_number - a.build_number);
   return (
     <section aria-labelledby="new-deployment">
@@ -118,10 +130,22 @@ function CreateDeployment({ projectId }: { projectId: string }) {
             </label>
           ))}
         </fieldset>
-        <label>
-          Rollout percentage
-          <input type="number" min={0} max={100} step={1} required value={percentage} onChange={(event) => setPercentage(Number(event.target.value))} />
-        </label>
+        <p className="wide" data-testid="reach" role="status">
+          {reach.data
+            ? `These targets reach ${reach.data.devices} device${reach.data.devices === 1 ? '' : 's'} now${groupIds.length + channelIds.length === 0 ? ': every device of the project' : ''}.`
+            : 'Counting the devices these targets reach…'}
+        </p>
+        {planned.length > 0 ? (
+          // A staged plan starts at its first stage: a separate percentage would be ignored, so it is not asked.
+          <p data-testid="starts-at">
+            Starts at the first stage: <strong>{planned[0]}%</strong>
+          </p>
+        ) : (
+          <label>
+            Rollout percentage
+            <input type="number" min={0} max={100} step={1} required value={percentage} onChange={(event) => setPercentage(Number(event.target.value))} />
+          </label>
+        )}
         <label>
           Notes <input value={notes} maxLength={500} onChange={(event) => setNotes(event.target.value)} />
         </label>
@@ -162,6 +186,11 @@ const NO_PROTECTION: ProtectionFields = {
   stageApproval: false,
 };
 
+/** The stage percentages typed, in order. */
+function stagesOf(text: string): number[] {
+  return text.split(',').map((part) => part.trim()).filter(Boolean).map(Number);
+}
+
 /** The API's `guardrails` and `stages` from the form; each is left out when its fields are blank. The API checks the numbers. */
 function protectionOf(fields: ProtectionFields) {
   const guardrails = {
@@ -169,8 +198,7 @@ function protectionOf(fields: ProtectionFields) {
     ...(fields.reasonCount ? { reason_limits: [{ reason: fields.reason, count: Number(fields.reasonCount), window_seconds: Number(fields.reasonWindowSeconds) }] } : {}),
     ...(fields.confirmTimeoutSeconds ? { confirm_timeout_seconds: Number(fields.confirmTimeoutSeconds) } : {}),
   };
-  const percentages = fields.stages.split(',').map((part) => part.trim()).filter(Boolean).map(Number);
-  const stages = percentages.map((percentage, index) => ({
+  const stages = stagesOf(fields.stages).map((percentage, index) => ({
     percentage,
     min_wait_seconds: Math.round(Number(fields.stageWaitMinutes || 0) * 60),
     approval_required: index > 0 && fields.stageApproval,
@@ -218,8 +246,11 @@ function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onCh
         <legend>Staged plan</legend>
         <label>
           Stages (percentages, comma-separated)
-          <input placeholder="10, 50, 100" {...field('stages')} />
+          <input placeholder="10, 50, 100" aria-describedby="stages-note" {...field('stages')} />
         </label>
+        <p id="stages-note" className="muted small-text">
+          The deployment starts at the first stage; the rollout percentage is then not asked.
+        </p>
         <label>
           Minutes at each stage before the next
           <input type="number" min={0} step={1} {...field('stageWaitMinutes')} />

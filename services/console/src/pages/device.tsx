@@ -3,12 +3,14 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
 import { del, get, patch, post } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
-import { RelativeTime } from '../components/time';
+import { Timestamp } from '../components/time';
 import { MembershipEditor } from '../components/membership-editor';
 import { NamedOptions } from '../components/named-options';
 import { namesById, projectPath, useChannels, useGroups } from '../queries';
 import type { Decision, Device, DeviceEvent } from '../types';
+import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords } from '../words';
 import { OtaStatus } from './devices';
+import { ReadOnlyNote, useProjectWrite } from './projects';
 
 type TimelineEntry = { at: string; key: string } & ({ kind: 'report'; report: DeviceEvent } | { kind: 'check'; decision: Decision });
 
@@ -33,8 +35,15 @@ export function DevicePage() {
   const groups = useGroups(projectId);
   const [rawToken, setRawToken] = useState('');
   const [confirmDelete, setConfirmDelete] = useState(false);
+  // The channel chosen in the select; the device moves only once the move is confirmed.
+  const [channelChoice, setChannelChoice] = useState('');
+  const [asking, setAsking] = useState<'move' | 'deactivate' | 'rotate' | 'revoke-token' | null>(null);
+  const [done, setDone] = useState('');
+  const writable = useProjectWrite(projectId);
+  const channelNames = namesById(channels.data);
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['device', deviceId] });
   const update = useMutation({ mutationFn: (body: Partial<Pick<Device, 'active' | 'channel_id'>>) => patch<Device>(`${base}/`, body), onSuccess: refresh });
+  const toldDone = (text: string) => () => setDone(text);
   const membership = useMutation({
     mutationFn: ({ groupId, member }: { groupId: string; member: boolean }) =>
       member ? post(`${projectPath(projectId)}/groups/${groupId}/members/`, { device_id: deviceId }) : del(`${projectPath(projectId)}/groups/${groupId}/members/${deviceId}/`),
@@ -42,6 +51,7 @@ export function DevicePage() {
   });
   const issueToken = useMutation({ mutationFn: () => post<{ token: string }>(`${base}/token/`), onSuccess: (answer) => setRawToken(answer.token) });
   const revokeToken = useMutation({ mutationFn: () => del(`${base}/token/`) });
+  const chosenChannel = channelChoice || device.data?.channel_id || '';
   const groupNames = namesById(groups.data);
 
   if (device.error || !device.data) return <LoadState loading={device.isLoading} error={device.error}>{null}</LoadState>;
@@ -70,63 +80,87 @@ export function DevicePage() {
         </dd>
         <dt>Last check</dt>
         <dd>
-          {d.last_check_status || 'none'} · <RelativeTime at={d.last_check_at} /> · {d.check_state}
+          {d.last_check_status ? checkStatusWords(d.last_check_status) : 'none'} · <Timestamp at={d.last_check_at} /> · {CHECK_STATE_WORDS[d.check_state]}
         </dd>
         <dt>Last seen</dt>
         <dd>
-          <RelativeTime at={d.last_seen} />
+          <Timestamp at={d.last_seen} />
         </dd>
         <dt>Active</dt>
         <dd>{d.active ? 'yes' : 'no: refused updates (device_inactive)'}</dd>
       </dl>
 
-      <section aria-labelledby="manage">
-        <h2 id="manage">Manage</h2>
-        <div className="row">
-          <BusyButton type="button" busy={update.isPending} onClick={() => update.mutate({ active: !d.active })}>
-            {d.active ? 'Deactivate' : 'Reactivate'}
-          </BusyButton>
-          <label>
-            Channel
-            <select value={d.channel_id} onChange={(event) => update.mutate({ channel_id: event.target.value })} disabled={update.isPending}>
+      {writable ? (
+        <section aria-labelledby="manage">
+          <h2 id="manage">Manage</h2>
+          {done && (
+            <p className="ok" role="status" data-testid="device-done">
+              {done}
+            </p>
+          )}
+          <form
+            className="inline"
+            onSubmit={(event) => {
+              event.preventDefault();
+              if (chosenChannel !== d.channel_id) setAsking('move');
+            }}
+          >
+            <label htmlFor="channel">Channel</label>
+            {/* Choosing only chooses: arrow keys through the options move nothing until "Move…" is confirmed. */}
+            <select id="channel" value={chosenChannel} onChange={(event) => setChannelChoice(event.target.value)}>
               <NamedOptions items={channels.data} />
             </select>
-          </label>
-        </div>
-        <ErrorNote error={update.error} />
-        <h3>Groups</h3>
-        <MembershipEditor
-          layout="chips"
-          members={d.group_ids.map((groupId) => ({ id: groupId, name: groupNames.get(groupId) ?? groupId }))}
-          candidates={groups.data ?? []}
-          empty="in no group"
-          addLabel="Add to group"
-          choose="choose a group"
-          fieldId="add-group"
-          removeLabel={(group) => `Remove from ${group.name}`}
-          busy={membership.isPending}
-          error={membership.error}
-          onRemove={(groupId) => membership.mutate({ groupId, member: false })}
-          onAdd={(groupId) => membership.mutateAsync({ groupId, member: true })}
-        />
-        <h3>Device token</h3>
-        <p className="muted">A token of its own lets the device check without the fleet's project token. Issuing again rotates it: the old one stops at once.</p>
-        <div className="row">
-          <BusyButton type="button" busy={issueToken.isPending} onClick={() => issueToken.mutate()}>
-            Issue or rotate token
-          </BusyButton>
-          <BusyButton type="button" busy={revokeToken.isPending} onClick={() => revokeToken.mutate()}>
-            Revoke token
-          </BusyButton>
-          {revokeToken.isSuccess && <span role="status">Revoked.</span>}
-        </div>
-        {rawToken && <ShownOnce label="The device's new token." secret={rawToken} onDismiss={() => setRawToken('')} />}
-        <ErrorNote error={issueToken.error ?? revokeToken.error} />
-        <h3>Delete</h3>
-        <button type="button" className="danger" onClick={() => setConfirmDelete(true)}>
-          Delete device…
-        </button>
-      </section>
+            <button type="submit" disabled={chosenChannel === d.channel_id}>
+              Move…
+            </button>
+            <span className="muted">now on {channelNames.get(d.channel_id) ?? '…'}</span>
+          </form>
+          <div className="row">
+            {d.active ? (
+              <button type="button" className="danger" onClick={() => setAsking('deactivate')}>
+                Deactivate…
+              </button>
+            ) : (
+              <BusyButton type="button" busy={update.isPending} onClick={() => update.mutate({ active: true }, { onSuccess: toldDone(`${d.device_id} is active again: its next check may be offered updates.`) })}>
+                Reactivate
+              </BusyButton>
+            )}
+          </div>
+          <ErrorNote error={update.error} />
+          <h3>Groups</h3>
+          <MembershipEditor
+            layout="chips"
+            members={d.group_ids.map((groupId) => ({ id: groupId, name: groupNames.get(groupId) ?? groupId }))}
+            candidates={groups.data ?? []}
+            empty="in no group"
+            addLabel="Add to group"
+            choose="choose a group"
+            fieldId="add-group"
+            removeLabel={(group) => `Remove from ${group.name}`}
+            busy={membership.isPending}
+            error={membership.error}
+            onRemove={(groupId) => membership.mutate({ groupId, member: false })}
+            onAdd={(groupId) => membership.mutateAsync({ groupId, member: true })}
+          />
+          <h3>Device token</h3>
+          <p className="muted">A token of its own lets the device check without the fleet's project token. Issuing again rotates it: the old one stops at once.</p>
+          <div className="row">
+            <button type="button" onClick={() => setAsking('rotate')}>
+              Issue or rotate token…
+            </button>
+            <button type="button" className="danger" onClick={() => setAsking('revoke-token')}>
+              Revoke token…
+            </button>
+          </div>
+          {rawToken && <ShownOnce label="The device's new token." secret={rawToken} onDismiss={() => setRawToken('')} />}
+          <h3>Delete</h3>
+          <button type="button" className="danger" onClick={() => setConfirmDelete(true)}>
+            Delete device…
+          </button>
+        </section>
+      ) : (
+        <ReadOnlyNote projectId={projectId} />
+      )}
 
       <section aria-labelledby="timeline">
         <h2 id="timeline">Timeline</h2>
@@ -136,13 +170,59 @@ export function DevicePage() {
         <ol className="timeline" data-testid="timeline">
           {timeline.map((entry) => (
             <li key={entry.key} className={entry.kind}>
-              <RelativeTime at={entry.at} />
+              <Timestamp at={entry.at} />
               {entry.kind === 'report' ? <ReportLine projectId={projectId} report={entry.report} /> : <CheckLine decision={entry.decision} />}
             </li>
           ))}
         </ol>
       </section>
 
+      <ConfirmDialog
+        open={asking === 'move'}
+        title={`Move ${d.device_id} to ${channelNames.get(chosenChannel) ?? 'another channel'}?`}
+        confirmLabel="Move device"
+        onClose={() => setAsking(null)}
+        onConfirm={() =>
+          update.mutateAsync(
+            { channel_id: chosenChannel },
+            { onSuccess: toldDone(`Moved ${d.device_id} from ${channelNames.get(d.channel_id)} to ${channelNames.get(chosenChannel)}.`) },
+          ).then(() => setChannelChoice(''))
+        }
+      >
+        <p>
+          From its next check on, it is offered what deployments to <strong>{channelNames.get(chosenChannel)}</strong> roll out, and no longer what those to{' '}
+          <strong>{channelNames.get(d.channel_id)}</strong> do.
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={asking === 'deactivate'}
+        title={`Deactivate ${d.device_id}?`}
+        confirmLabel="Deactivate device"
+        danger
+        onClose={() => setAsking(null)}
+        onConfirm={() => update.mutateAsync({ active: false }, { onSuccess: toldDone(`${d.device_id} is deactivated: its checks are answered device_inactive.`) })}
+      >
+        <p>Its checks are answered <code>device_inactive</code> and it is offered no update until it is reactivated. Its history stays.</p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={asking === 'rotate'}
+        title={`Issue a new token for ${d.device_id}?`}
+        confirmLabel="Issue new token"
+        onClose={() => setAsking(null)}
+        onConfirm={() => issueToken.mutateAsync()}
+      >
+        <p>If it has a token already, that token stops working at once: the device gets 401 until it is given the new one, which is shown once.</p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={asking === 'revoke-token'}
+        title={`Revoke ${d.device_id}'s own token?`}
+        confirmLabel="Revoke device token"
+        danger
+        onClose={() => setAsking(null)}
+        onConfirm={() => revokeToken.mutateAsync().then(toldDone(`${d.device_id}'s own token is revoked.`))}
+      >
+        <p>The device's checks with that token get 401 from now on; it may check with the fleet's device-scope project token again.</p>
+      </ConfirmDialog>
       <ConfirmDialog
         open={confirmDelete}
         title={`Delete ${d.device_id}?`}
@@ -164,8 +244,13 @@ export function DevicePage() {
 function ReportLine({ projectId, report }: { projectId: string; report: DeviceEvent }) {
   return (
     <span>
-      <span className="tag">reported</span> <strong className={`status status-${report.status}`}>{report.event}</strong>
-      {report.reason && <span className="reason"> {report.reason}</span>}
+      <span className="tag">reported</span> <strong className={`status status-${report.status}`}>{statusWords(report.event)}</strong>
+      {report.reason && (
+        <span className="reason" title={report.reason}>
+          {' '}
+          {reasonWords(report.reason)}
+        </span>
+      )}
       {report.build_number !== null && <span> build {report.build_number}</span>}
       <span className="muted">
         {' '}
@@ -179,7 +264,7 @@ function ReportLine({ projectId, report }: { projectId: string; report: DeviceEv
 function CheckLine({ decision }: { decision: Decision }) {
   return (
     <span>
-      <span className="tag check">checked</span> <strong>{decision.status}</strong>
+      <span className="tag check">checked</span> <strong title={decision.status}>{checkStatusWords(decision.status)}</strong>
       <span className="muted">
         {' '}
         {decision.message} (the device ran build {decision.reported_build_number ?? '?'})

@@ -1,27 +1,28 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useParams } from 'react-router-dom';
-import { del, get, post } from '../api';
-import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
-import { RelativeTime } from '../components/time';
-import { projectPath, useChannels, useGroups } from '../queries';
-import type { Device } from '../types';
+import { Link, useNavigate, useParams } from 'react-router-dom';
+import { del, patch, post } from '../api';
+import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
 import { InlineForm } from '../components/inline-form';
-import { MembershipEditor } from '../components/membership-editor';
+import { Timestamp } from '../components/time';
+import { projectPath, useChannels, useGroups } from '../queries';
+import type { Channel, Group } from '../types';
+import { devicePage } from './devices';
+import { ReadOnlyNote, useProjectWrite } from './projects';
 
-/** A one-field create form for a group or a channel. The name stays in the field until it is created, so that a refused one can be corrected. */
-function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'channel'; onCreate: (name: string, options: { onSuccess: () => void }) => void; pending: boolean; error: unknown }) {
-  const [name, setName] = useState('');
-  const id = `new-${noun}`;
+const NAME_PATTERN = '[A-Za-z0-9._\\-]{1,64}';
+const NAME_RULE = '1 to 64 letters, digits, dots, dashes or underscores';
+
+/** A one-field form for a group's or a channel's name. The name stays in the field until saved, so that a refused one can be corrected. */
+function NameForm({ id, label, button, initial = '', onSave, pending, error }: { id: string; label: string; button: string; initial?: string; onSave: (name: string) => Promise<unknown>; pending: boolean; error: unknown }) {
+  const [name, setName] = useState(initial);
   return (
     <>
-      <InlineForm
-        onSubmit={() => onCreate(name, { onSuccess: () => setName('') })}
-      >
-        <label htmlFor={id}>New {noun}</label>
-        <input id={id} required pattern="[A-Za-z0-9._\-]{1,64}" title="1 to 64 letters, digits, dots, dashes or underscores" value={name} onChange={(event) => setName(event.target.value)} />
-        <BusyButton type="submit" busy={pending} aria-label={`Create ${noun}`}>
-          Create
+      <InlineForm onSubmit={() => onSave(name).then(() => setName(initial), () => undefined)}>
+        <label htmlFor={id}>{label}</label>
+        <input id={id} required pattern={NAME_PATTERN} title={NAME_RULE} value={name} onChange={(event) => setName(event.target.value)} />
+        <BusyButton type="submit" busy={pending}>
+          {button}
         </BusyButton>
       </InlineForm>
       <ErrorNote error={error} />
@@ -29,9 +30,69 @@ function CreateNamed({ noun, onCreate, pending, error }: { noun: 'group' | 'chan
   );
 }
 
+type Named = (Group & { kind: 'group' }) | (Channel & { kind: 'channel' });
+
+/** One group or channel in the list: its count, its devices, and rename and delete for its owner. */
+function NamedRow({ projectId, item, writable }: { projectId: string; item: Named; writable: boolean }) {
+  const queryClient = useQueryClient();
+  const [renaming, setRenaming] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const path = `${projectPath(projectId)}/${item.kind === 'group' ? 'groups' : 'channels'}/${item.id}/`;
+  const refresh = () => queryClient.invalidateQueries({ queryKey: [item.kind === 'group' ? 'groups' : 'channels', projectId] });
+  const rename = useMutation({ mutationFn: (name: string) => patch(path, { name }), onSuccess: () => Promise.all([refresh(), setRenaming(false)]) });
+  const count = item.kind === 'group' ? item.member_count : item.device_count;
+  const filter = item.kind === 'group' ? `group_id=${item.id}` : `channel_id=${item.id}`;
+  return (
+    <li data-testid={`${item.kind}-${item.name}`}>
+      {item.kind === 'group' ? <Link to={`/projects/${projectId}/groups/${item.id}`}>{item.name}</Link> : <strong>{item.name}</strong>}{' '}
+      {item.kind === 'channel' && item.is_default && <span className="tag">default</span>}{' '}
+      <Link to={`/projects/${projectId}/devices?${filter}`}>
+        {count} device{count === 1 ? '' : 's'}
+      </Link>{' '}
+      <span className="muted">
+        · created <Timestamp at={item.created_at} />
+      </span>
+      {writable && (
+        <span className="row-actions">
+          <button type="button" className="small" aria-label={`Rename ${item.kind} ${item.name}`} onClick={() => setRenaming(!renaming)}>
+            Rename
+          </button>
+          {!(item.kind === 'channel' && item.is_default) && (
+            <button type="button" className="small danger" aria-label={`Delete ${item.kind} ${item.name}`} onClick={() => setDeleting(true)}>
+              Delete…
+            </button>
+          )}
+        </span>
+      )}
+      {renaming && <NameForm id={`rename-${item.id}`} label={`New name for ${item.name}`} button="Save name" initial={item.name} onSave={(name) => rename.mutateAsync(name)} pending={rename.isPending} error={rename.error} />}
+      <ConfirmDialog
+        open={deleting}
+        title={`Delete the ${item.kind} ${item.name}?`}
+        confirmLabel={`Delete ${item.kind}`}
+        danger
+        typeToConfirm={count > 0 ? item.name : undefined}
+        onClose={() => setDeleting(false)}
+        onConfirm={async () => {
+          await del(path);
+          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: ['devices', projectId] })]);
+        }}
+      >
+        {item.kind === 'group' ? (
+          <p>
+            Its {count} device{count === 1 ? '' : 's'} stay in the project, outside it. A group that a deployment not yet completed or cancelled targets cannot be deleted.
+          </p>
+        ) : (
+          <p>A channel with devices, and one that a deployment not yet completed or cancelled targets, cannot be deleted: move its devices first.</p>
+        )}
+      </ConfirmDialog>
+    </li>
+  );
+}
+
 export function GroupsAndChannelsPage() {
   const { projectId = '' } = useParams();
   const queryClient = useQueryClient();
+  const writable = useProjectWrite(projectId);
   const groups = useGroups(projectId);
   const channels = useChannels(projectId);
   const createGroup = useMutation({
@@ -45,20 +106,19 @@ export function GroupsAndChannelsPage() {
   return (
     <>
       <h1>Groups and channels</h1>
+      <ReadOnlyNote projectId={projectId} />
       <div className="columns">
         <section aria-labelledby="groups">
           <h2 id="groups">Groups</h2>
-          <p className="muted">A device may be in many groups; deployments can target them (a canary group, say).</p>
+          <p className="muted">A device may be in many groups; deployments can target them (a canary group, say). Add many devices at once from the device list.</p>
           <LoadState loading={groups.isLoading} error={groups.error} empty={groups.data?.length === 0 && 'No groups yet.'}>
             <ul className="plain">
               {groups.data?.map((group) => (
-                <li key={group.id}>
-                  <Link to={`/projects/${projectId}/groups/${group.id}`}>{group.name}</Link> <span className="muted">created <RelativeTime at={group.created_at} /></span>
-                </li>
+                <NamedRow key={group.id} projectId={projectId} item={{ ...group, kind: 'group' }} writable={writable} />
               ))}
             </ul>
           </LoadState>
-          <CreateNamed noun="group" onCreate={(name, options) => createGroup.mutate(name, options)} pending={createGroup.isPending} error={createGroup.error} />
+          {writable && <NameForm id="new-group" label="New group" button="Create group" onSave={(name) => createGroup.mutateAsync(name)} pending={createGroup.isPending} error={createGroup.error} />}
         </section>
         <section aria-labelledby="channels">
           <h2 id="channels">Channels</h2>
@@ -66,35 +126,42 @@ export function GroupsAndChannelsPage() {
           <LoadState loading={channels.isLoading} error={channels.error}>
             <ul className="plain">
               {channels.data?.map((channel) => (
-                <li key={channel.id}>
-                  {channel.name} {channel.is_default && <span className="tag">default</span>}{' '}
-                  <Link to={`/projects/${projectId}/devices`} className="muted">
-                    devices
-                  </Link>
-                </li>
+                <NamedRow key={channel.id} projectId={projectId} item={{ ...channel, kind: 'channel' }} writable={writable} />
               ))}
             </ul>
           </LoadState>
-          <CreateNamed noun="channel" onCreate={(name, options) => createChannel.mutate(name, options)} pending={createChannel.isPending} error={createChannel.error} />
+          {writable && (
+            <NameForm id="new-channel" label="New channel" button="Create channel" onSave={(name) => createChannel.mutateAsync(name)} pending={createChannel.isPending} error={createChannel.error} />
+          )}
         </section>
       </div>
     </>
   );
 }
 
+const MEMBER_PAGE = 50;
+
 export function GroupPage() {
   const { projectId = '', groupId = '' } = useParams();
   const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const writable = useProjectWrite(projectId);
   const groups = useGroups(projectId);
   const group = groups.data?.find((candidate) => candidate.id === groupId);
-  const membersPath = `${projectPath(projectId)}/groups/${groupId}/members/`;
-  const members = useQuery({ queryKey: ['members', groupId], queryFn: () => get<Device[]>(membersPath) });
-  const devices = useQuery({ queryKey: ['devices', projectId, ''], queryFn: () => get<Device[]>(`${projectPath(projectId)}/devices/?`) });
-  const change = useMutation({
-    mutationFn: ({ deviceId, member }: { deviceId: string; member: boolean }) => (member ? post(membersPath, { device_id: deviceId }) : del(`${membersPath}${deviceId}/`)),
-    onSuccess: () =>
-      Promise.all([queryClient.invalidateQueries({ queryKey: ['members', groupId] }), queryClient.invalidateQueries({ queryKey: ['devices', projectId] })]),
+  const [after, setAfter] = useState<string[]>(['']);
+  const [search, setSearch] = useState('');
+  const filters = new URLSearchParams({ group_id: groupId });
+  const members = useQuery({ queryKey: ['devices', projectId, 'members', groupId, after.at(-1)], queryFn: () => devicePage(projectId, filters, after.at(-1)!, MEMBER_PAGE) });
+  const candidates = useQuery({
+    queryKey: ['devices', projectId, 'search', search],
+    queryFn: () => devicePage(projectId, new URLSearchParams({ q: search }), '', 10),
+    enabled: search.length > 0,
   });
+  const change = useMutation({
+    mutationFn: (body: { add?: string[]; remove?: string[] }) => post(`${projectPath(projectId)}/groups/${groupId}/members/changes/`, body),
+    onSuccess: () => Promise.all([queryClient.invalidateQueries({ queryKey: ['devices', projectId] }), queryClient.invalidateQueries({ queryKey: ['groups', projectId] })]),
+  });
+  const total = members.data?.total ?? 0;
   return (
     <>
       <p className="crumbs">
@@ -102,22 +169,65 @@ export function GroupPage() {
       </p>
       <h1>Group {group?.name ?? '…'}</h1>
       <ErrorNote error={groups.error} />
-      <LoadState loading={members.isLoading} error={members.error}>
-        <MembershipEditor
-          layout="list"
-          members={(members.data ?? []).map((device) => ({ id: device.id, name: device.device_id, label: <Link to={`/projects/${projectId}/devices/${device.id}`}>{device.device_id}</Link> }))}
-          candidates={(devices.data ?? []).map((device) => ({ id: device.id, name: device.device_id }))}
-          empty="No members yet."
-          addLabel="Add a device"
-          choose="choose a device"
-          fieldId="add-member"
-          removeLabel={(device) => `Remove ${device.name}`}
-          busy={change.isPending}
-          error={change.error ?? devices.error}
-          onRemove={(deviceId) => change.mutate({ deviceId, member: false })}
-          onAdd={(deviceId) => change.mutateAsync({ deviceId, member: true })}
-        />
+      <ReadOnlyNote projectId={projectId} />
+      <p className="muted" data-testid="member-count">
+        {total} member{total === 1 ? '' : 's'} · <Link to={`/projects/${projectId}/devices?group_id=${groupId}`}>filter the device list by this group</Link>
+      </p>
+      <LoadState loading={members.isLoading} error={members.error} empty={total === 0 && 'No members yet.'}>
+        <ul className="plain">
+          {members.data?.devices.map((device) => (
+            <li key={device.id}>
+              <Link to={`/projects/${projectId}/devices/${device.id}`}>{device.device_id}</Link>{' '}
+              {writable && (
+                <button type="button" className="small" aria-label={`Remove ${device.device_id}`} onClick={() => change.mutate({ remove: [device.id] })}>
+                  Remove
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+        {total > MEMBER_PAGE && (
+          <nav className="pager" aria-label="Member pages">
+            <button type="button" disabled={after.length === 1} onClick={() => setAfter(after.slice(0, -1))}>
+              Previous
+            </button>
+            <button type="button" disabled={(members.data?.devices.length ?? 0) < MEMBER_PAGE} onClick={() => setAfter([...after, members.data!.devices.at(-1)!.device_id])}>
+              Next
+            </button>
+          </nav>
+        )}
       </LoadState>
+      {writable && (
+        <section aria-labelledby="add-members">
+          <h2 id="add-members">Add devices</h2>
+          <p className="muted">
+            Find one by its device id here, or add many at once: <button type="button" className="link" onClick={() => navigate(`/projects/${projectId}/devices`)}>filter the device list and add the selection</button>.
+          </p>
+          <label>
+            Find a device
+            <input type="search" value={search} onChange={(event) => setSearch(event.target.value.trim())} placeholder="device id contains…" />
+          </label>
+          {candidates.data && (
+            <ul className="plain" data-testid="candidates">
+              {candidates.data.devices.length === 0 && <li className="muted">No device id contains “{search}”.</li>}
+              {candidates.data.devices.map((device) => (
+                <li key={device.id}>
+                  {device.device_id}{' '}
+                  {device.group_ids.includes(groupId) ? (
+                    <span className="muted">already a member</span>
+                  ) : (
+                    <button type="button" className="small" aria-label={`Add ${device.device_id}`} onClick={() => change.mutate({ add: [device.id] })}>
+                      Add
+                    </button>
+                  )}
+                </li>
+              ))}
+              {candidates.data.total > candidates.data.devices.length && <li className="muted">and {candidates.data.total - candidates.data.devices.length} more: type more of the id.</li>}
+            </ul>
+          )}
+          <ErrorNote error={change.error ?? candidates.error} />
+        </section>
+      )}
     </>
   );
 }

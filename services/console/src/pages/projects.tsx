@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link } from 'react-router-dom';
+import { Link, useSearchParams } from 'react-router-dom';
 import { del, get, post } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
-import { RelativeTime } from '../components/time';
+import { Timestamp } from '../components/time';
+import { useSession } from '../session';
 import type { Project } from '../types';
 import { InlineForm } from '../components/inline-form';
 
@@ -11,11 +12,113 @@ export function useProject(projectId: string) {
   return useQuery({ queryKey: ['project', projectId], queryFn: () => get<Project>(`/projects/${projectId}/`) });
 }
 
+/**
+ * Whether the signed-in user may change this project: its owner may; staff may read every
+ * project but write only their own (the API answers 403), so the console does not offer it.
+ */
+export function useProjectWrite(projectId: string): boolean {
+  const session = useSession().data;
+  const project = useProject(projectId).data;
+  return Boolean(session && project && project.owner_id === session.user.id);
+}
+
+/** Shown on a project staff read but do not own. */
+export function ReadOnlyNote({ projectId }: { projectId: string }) {
+  const project = useProject(projectId).data;
+  const writable = useProjectWrite(projectId);
+  if (!project || writable) return null;
+  return (
+    <p className="stale" role="note" data-testid="read-only">
+      Read-only: this project belongs to another user. Staff can read it; only its owner can change it.
+    </p>
+  );
+}
+
 export function ProjectsPage() {
+  const session = useSession().data!;
+  const [searchParams, setSearchParams] = useSearchParams();
+  const customer = session.user.is_staff ? (searchParams.get('owner_email') ?? '') : '';
+  return (
+    <>
+      <h1>Projects</h1>
+      <ProjectList ownerQuery={session.user.is_staff ? `?owner_id=${session.user.id}` : ''} own />
+      <CreateProject />
+      {session.user.is_staff && (
+        <section aria-labelledby="customers">
+          <h2 id="customers">A customer’s projects (staff)</h2>
+          <p className="muted">Staff read any project, and change only their own. Look a customer up by their exact e-mail.</p>
+          <CustomerLookup
+            email={customer}
+            onLookup={(email) => setSearchParams(email ? { owner_email: email } : {})}
+          />
+          {customer && <ProjectList ownerQuery={`?email=${encodeURIComponent(customer)}`} own={false} />}
+        </section>
+      )}
+    </>
+  );
+}
+
+function CustomerLookup({ email, onLookup }: { email: string; onLookup: (email: string) => void }) {
+  const [text, setText] = useState(email);
+  return (
+    <InlineForm onSubmit={() => onLookup(text.trim())}>
+      <label htmlFor="owner-email">Customer e-mail</label>
+      <input id="owner-email" type="email" required value={text} onChange={(event) => setText(event.target.value)} placeholder="someone@example.com" />
+      <button type="submit">Look up</button>
+    </InlineForm>
+  );
+}
+
+function ProjectList({ ownerQuery, own }: { ownerQuery: string; own: boolean }) {
   const queryClient = useQueryClient();
-  const projects = useQuery({ queryKey: ['projects'], queryFn: () => get<Project[]>('/projects/') });
-  const [name, setName] = useState('');
+  const projects = useQuery({ queryKey: ['projects', ownerQuery], queryFn: () => get<Project[]>(`/projects/${ownerQuery}`) });
   const [deleting, setDeleting] = useState<Project | null>(null);
+  return (
+    <>
+      <LoadState
+        loading={projects.isLoading}
+        error={projects.error}
+        empty={projects.data?.length === 0 && (own ? 'No projects yet: create the first one below.' : 'This customer has no projects, or no user has that e-mail.')}
+      >
+        <ul className="cards" data-testid={own ? 'own-projects' : 'customer-projects'}>
+          {projects.data?.map((project) => (
+            <li key={project.id} className="card">
+              <Link to={`/projects/${project.id}/deployments`}>
+                <strong>{project.name}</strong>
+              </Link>
+              <span className="muted">
+                {project.slug} · created <Timestamp at={project.created_at} />
+              </span>
+              {own && (
+                <button type="button" className="danger small" aria-label={`Delete ${project.name}`} onClick={() => setDeleting(project)}>
+                  Delete…
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      </LoadState>
+      <ConfirmDialog
+        open={deleting !== null}
+        title={`Delete ${deleting?.name ?? ''}?`}
+        confirmLabel="Delete project"
+        danger
+        typeToConfirm={deleting?.name}
+        onClose={() => setDeleting(null)}
+        onConfirm={async () => {
+          await del(`/projects/${deleting!.id}/`);
+          await queryClient.invalidateQueries({ queryKey: ['projects'] });
+        }}
+      >
+        <p>Its devices, groups, channels and webhooks go with it, and its project and device tokens stop working. A project with an active or paused deployment cannot be deleted.</p>
+      </ConfirmDialog>
+    </>
+  );
+}
+
+function CreateProject() {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState('');
   const create = useMutation({
     mutationFn: () => post<Project>('/projects/', { name }),
     onSuccess: () => {
@@ -25,24 +128,6 @@ export function ProjectsPage() {
   });
   return (
     <>
-      <h1>Projects</h1>
-      <LoadState loading={projects.isLoading} error={projects.error} empty={projects.data?.length === 0 && 'No projects yet: create the first one below.'}>
-        <ul className="cards">
-          {projects.data?.map((project) => (
-            <li key={project.id} className="card">
-              <Link to={`/projects/${project.id}/deployments`}>
-                <strong>{project.name}</strong>
-              </Link>
-              <span className="muted">
-                {project.slug} · created <RelativeTime at={project.created_at} />
-              </span>
-              <button type="button" className="danger small" onClick={() => setDeleting(project)}>
-                Delete
-              </button>
-            </li>
-          ))}
-        </ul>
-      </LoadState>
       <InlineForm onSubmit={() => create.mutate()}>
         <label htmlFor="project-name">New project</label>
         <input id="project-name" required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} placeholder="Greenhouse sensors" />
@@ -51,19 +136,6 @@ export function ProjectsPage() {
         </BusyButton>
       </InlineForm>
       <ErrorNote error={create.error} />
-      <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete ${deleting?.name ?? ''}?`}
-        confirmLabel="Delete project"
-        danger
-        onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          await del(`/projects/${deleting!.id}/`);
-          await queryClient.invalidateQueries({ queryKey: ['projects'] });
-        }}
-      >
-        <p>Its devices, groups, channels, artifacts and tokens go with it. A project with an active or paused deployment cannot be deleted.</p>
-      </ConfirmDialog>
     </>
   );
 }

@@ -1,16 +1,22 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { BusyButton, ErrorNote } from '../components/feedback';
-import { signIn } from '../session';
+import { signIn, takeSignedOutNote } from '../session';
 
 export function SignInPage() {
   const queryClient = useQueryClient();
   const [token, setToken] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const [note] = useState(takeSignedOutNote);
   return (
     <main className="page narrow" id="main">
       <h1>Sign in to the OTA console</h1>
+      {note && (
+        <p className="stale" role="status" data-testid="signed-out-note">
+          {note}
+        </p>
+      )}
       <p>
         Paste a personal token (it begins with <code>ota_pat_</code>). The console exchanges it for a session cookie that no
         script can read, and forgets the token itself.

@@ -2,20 +2,36 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useParams } from 'react-router-dom';
 import { del, get, post } from '../api';
-import { BusyButton, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
-import { RelativeTime } from '../components/time';
+import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
+import { Timestamp } from '../components/time';
 import { projectPath } from '../queries';
+import { noteSignedOutBecause, useSession } from '../session';
 import type { SigningKey, Token, TokenCreated } from '../types';
 import { InlineForm } from '../components/inline-form';
 import { PlainTable } from '../components/plain-table';
+import { useProjectWrite } from './projects';
+
+/** What revoking a token destroys, in words, by its kind. */
+function revokeConsequence(token: Token, signedInWith: boolean, livePersonal: number): string {
+  if (signedInWith) {
+    return livePersonal <= 1
+      ? 'This console is signed in with it, and it is your only live personal token: you will be signed out at once, and you cannot sign in again until an operator issues you a new token.'
+      : 'This console is signed in with it: you will be signed out at once, and must sign in again with another personal token.';
+  }
+  if (token.scope === 'device') return 'Every device that checks with it gets 401 from its next check on, until it is flashed with another token. Devices with a token of their own are not affected.';
+  if (token.scope === 'api') return 'Every CI job or script that uses it gets 401 from its next call on.';
+  return 'Every script that uses it gets 401 from its next call on.';
+}
 
 /** A list of tokens with create (raw token shown once) and revoke; `scopes` offers a scope choice. */
-function TokenList({ path, queryKey, scopes }: { path: string; queryKey: string[]; scopes?: Array<'api' | 'device'> }) {
+function TokenList({ path, queryKey, scopes, writable = true }: { path: string; queryKey: string[]; scopes?: Array<'api' | 'device'>; writable?: boolean }) {
   const queryClient = useQueryClient();
+  const session = useSession().data;
   const tokens = useQuery({ queryKey, queryFn: () => get<Token[]>(path) });
   const [name, setName] = useState('');
   const [scope, setScope] = useState<'api' | 'device'>(scopes?.[0] ?? 'api');
   const [raw, setRaw] = useState('');
+  const [revoking, setRevoking] = useState<Token | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey });
   const create = useMutation({
     mutationFn: () => post<TokenCreated>(path, scopes ? { name, scope } : { name }),
@@ -25,55 +41,80 @@ function TokenList({ path, queryKey, scopes }: { path: string; queryKey: string[
       return refresh();
     },
   });
-  const revoke = useMutation({ mutationFn: (id: string) => del(`${path}${id}/`), onSuccess: refresh });
+  const isSessionToken = (token: Token) => !scopes && session?.token_prefix === token.prefix;
+  const livePersonal = (tokens.data ?? []).filter((token) => !token.revoked_at).length;
   return (
     <>
       <LoadState loading={tokens.isLoading} error={tokens.error} empty={tokens.data?.length === 0 && 'No tokens.'}>
         <PlainTable caption="Tokens" headers={['Name', 'Prefix', 'Scope', 'Created', 'Last used', 'State']}>
           {tokens.data?.map((token) => (
-            <tr key={token.id}>
-              <td>{token.name}</td>
+            <tr key={token.id} data-testid={`token-${token.name}`}>
+              <td>
+                {token.name} {isSessionToken(token) && <span className="tag">this session</span>}
+              </td>
               <td>
                 <code>{token.prefix}</code>
               </td>
               <td>{token.scope}</td>
               <td>
-                <RelativeTime at={token.created_at} />
+                <Timestamp at={token.created_at} />
               </td>
               <td>
-                <RelativeTime at={token.last_used_at} />
+                <Timestamp at={token.last_used_at} />
               </td>
               <td>
                 {token.revoked_at ? (
                   <span className="muted">
-                    revoked <RelativeTime at={token.revoked_at} />
+                    revoked <Timestamp at={token.revoked_at} />
                   </span>
                 ) : (
-                  <button type="button" className="small danger" aria-label={`Revoke ${token.name}`} disabled={revoke.isPending} onClick={() => revoke.mutate(token.id)}>
-                    Revoke
-                  </button>
+                  writable && (
+                    <button type="button" className="small danger" aria-label={`Revoke ${token.name}`} onClick={() => setRevoking(token)}>
+                      Revoke…
+                    </button>
+                  )
                 )}
               </td>
             </tr>
           ))}
         </PlainTable>
       </LoadState>
-      <ErrorNote error={revoke.error} />
       {raw && <ShownOnce label="The new token." secret={raw} onDismiss={() => setRaw('')} />}
-      <InlineForm onSubmit={() => create.mutate()}>
-        <label htmlFor={`${queryKey.join('-')}-name`}>New token</label>
-        <input id={`${queryKey.join('-')}-name`} required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} placeholder="ci, fleet, …" />
-        {scopes && (
-          <select aria-label="Scope" value={scope} onChange={(event) => setScope(event.target.value as 'api' | 'device')}>
-            <option value="api">api: the developer API (CI)</option>
-            <option value="device">device: the device API only (a fleet)</option>
-          </select>
-        )}
-        <BusyButton type="submit" busy={create.isPending}>
-          Create token
-        </BusyButton>
-      </InlineForm>
+      {writable && (
+        <InlineForm onSubmit={() => create.mutate()}>
+          <label htmlFor={`${queryKey.join('-')}-name`}>New token</label>
+          <input id={`${queryKey.join('-')}-name`} required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} placeholder="ci, fleet, …" />
+          {scopes && (
+            <select aria-label="Scope" value={scope} onChange={(event) => setScope(event.target.value as 'api' | 'device')}>
+              <option value="api">api: the developer API (CI)</option>
+              <option value="device">device: the device API only (a fleet)</option>
+            </select>
+          )}
+          <BusyButton type="submit" busy={create.isPending}>
+            Create token
+          </BusyButton>
+        </InlineForm>
+      )}
       <ErrorNote error={create.error} />
+      <ConfirmDialog
+        open={revoking !== null}
+        title={`Revoke the token ${revoking?.name ?? ''}?`}
+        confirmLabel={revoking && isSessionToken(revoking) ? 'Revoke and sign out' : 'Revoke token'}
+        danger
+        // The fleet's token ends every device's checks: the person types its name.
+        typeToConfirm={revoking?.scope === 'device' ? revoking.name : undefined}
+        acknowledge={revoking && isSessionToken(revoking) ? 'I understand that this signs me out of this console now.' : undefined}
+        onClose={() => setRevoking(null)}
+        onConfirm={async () => {
+          const token = revoking!;
+          if (isSessionToken(token)) noteSignedOutBecause(`You revoked the token this console was signed in with (${token.name}, ${token.prefix}…). Sign in with another personal token.`);
+          await del(`${path}${token.id}/`);
+          await refresh();
+        }}
+      >
+        <p>{revoking && revokeConsequence(revoking, isSessionToken(revoking), livePersonal)}</p>
+        <p className="muted">A revoked token cannot be brought back; a new one has a new secret.</p>
+      </ConfirmDialog>
     </>
   );
 }
@@ -82,7 +123,7 @@ export function PersonalTokensPage() {
   return (
     <>
       <h1>Personal tokens</h1>
-      <p className="muted">A personal token acts for you on every project of yours. Revoking the one this console signed in with ends its session.</p>
+      <p className="muted">A personal token acts for you on every project of yours. The one this console signed in with is marked; revoking it ends this session.</p>
       <TokenList path="/me/tokens/" queryKey={['personal-tokens']} />
     </>
   );
@@ -90,6 +131,7 @@ export function PersonalTokensPage() {
 
 export function ProjectTokensPage() {
   const { projectId = '' } = useParams();
+  const writable = useProjectWrite(projectId);
   return (
     <>
       <h1>Project tokens</h1>
@@ -97,18 +139,19 @@ export function ProjectTokensPage() {
         <strong>api</strong> tokens call the developer API of this project (CI); <strong>device</strong> tokens only call the device API, and are the ones to flash
         onto a fleet.
       </p>
-      <TokenList path={`${projectPath(projectId)}/tokens/`} queryKey={['project-tokens', projectId]} scopes={['api', 'device']} />
-      <SigningKeys projectId={projectId} />
+      <TokenList path={`${projectPath(projectId)}/tokens/`} queryKey={['project-tokens', projectId]} scopes={['api', 'device']} writable={writable} />
+      <SigningKeys projectId={projectId} writable={writable} />
     </>
   );
 }
 
-function SigningKeys({ projectId }: { projectId: string }) {
+function SigningKeys({ projectId, writable }: { projectId: string; writable: boolean }) {
   const queryClient = useQueryClient();
   const path = `${projectPath(projectId)}/signing-keys/`;
   const keys = useQuery({ queryKey: ['signing-keys', projectId], queryFn: () => get<SigningKey[]>(path) });
   const [name, setName] = useState('');
   const [publicKey, setPublicKey] = useState('');
+  const [removing, setRemoving] = useState<SigningKey | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['signing-keys', projectId] });
   const add = useMutation({
     mutationFn: () => post<SigningKey>(path, { name, public_key: publicKey.trim() }),
@@ -118,7 +161,6 @@ function SigningKeys({ projectId }: { projectId: string }) {
       return refresh();
     },
   });
-  const remove = useMutation({ mutationFn: (id: string) => del(`${path}${id}/`), onSuccess: refresh });
   return (
     <section aria-labelledby="keys">
       <h2 id="keys">Signing keys</h2>
@@ -127,36 +169,52 @@ function SigningKeys({ projectId }: { projectId: string }) {
         <ul className="plain">
           {keys.data?.map((key) => (
             <li key={key.id}>
-              <strong>{key.name}</strong> <span className="hash">{key.fingerprint.slice(0, 24)}…</span> <RelativeTime at={key.created_at} />{' '}
-              <button type="button" className="small danger" aria-label={`Delete key ${key.name}`} onClick={() => remove.mutate(key.id)}>
-                Delete
-              </button>
+              <strong>{key.name}</strong> <span className="hash">{key.fingerprint.slice(0, 24)}…</span> <Timestamp at={key.created_at} />{' '}
+              {writable && (
+                <button type="button" className="small danger" aria-label={`Delete key ${key.name}`} onClick={() => setRemoving(key)}>
+                  Delete…
+                </button>
+              )}
             </li>
           ))}
         </ul>
       </LoadState>
-      <ErrorNote error={remove.error} />
-      <form
-        className="grid"
-        onSubmit={(event) => {
-          event.preventDefault();
-          add.mutate();
+      {writable && (
+        <form
+          className="grid"
+          onSubmit={(event) => {
+            event.preventDefault();
+            add.mutate();
+          }}
+        >
+          <label>
+            Name <input required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
+          </label>
+          <label className="wide">
+            Public key (PEM, or base64 of the 32 raw bytes)
+            <textarea required rows={3} value={publicKey} onChange={(event) => setPublicKey(event.target.value)} />
+          </label>
+          <div className="wide">
+            <BusyButton type="submit" busy={add.isPending}>
+              Add key
+            </BusyButton>
+          </div>
+        </form>
+      )}
+      <ErrorNote error={add.error} />
+      <ConfirmDialog
+        open={removing !== null}
+        title={`Delete the signing key ${removing?.name ?? ''}?`}
+        confirmLabel="Delete key"
+        danger
+        onClose={() => setRemoving(null)}
+        onConfirm={async () => {
+          await del(`${path}${removing!.id}/`);
+          await refresh();
         }}
       >
-        <label>
-          Name <input required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
-        <label className="wide">
-          Public key (PEM, or base64 of the 32 raw bytes)
-          <textarea required rows={3} value={publicKey} onChange={(event) => setPublicKey(event.target.value)} />
-        </label>
-        <div className="wide">
-          <BusyButton type="submit" busy={add.isPending}>
-            Add key
-          </BusyButton>
-        </div>
-      </form>
-      <ErrorNote error={add.error} />
+        <p>Uploads signed with it are refused from now on. Builds already uploaded keep their signature.</p>
+      </ConfirmDialog>
     </section>
   );
 }

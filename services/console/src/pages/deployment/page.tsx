@@ -1,0 +1,170 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { createColumnHelper } from '@tanstack/react-table';
+import { Link, useParams } from 'react-router-dom';
+import { get } from '../../api';
+import { DataTable } from '../../components/data-table';
+import { LoadState, StaleNote } from '../../components/feedback';
+import { RelativeTime, Timestamp } from '../../components/time';
+import { namesById, projectPath, useChannels, useGroups } from '../../queries';
+import type { Deployment, DeploymentSummary, Device, DeviceState, Guardrails } from '../../types';
+import { reasonWords, statusWords } from '../../words';
+import { ReadOnlyNote, useProjectWrite } from '../projects';
+import { Preview } from './preview';
+import { Progress } from './progress';
+import { Steer } from './steer';
+
+const REFRESH_MS = 2_000;
+const column = createColumnHelper<DeviceState & { name: string }>();
+
+export function DeploymentPage() {
+  const { projectId = '', deploymentId = '' } = useParams();
+  const queryClient = useQueryClient();
+  const writable = useProjectWrite(projectId);
+  const base = `${projectPath(projectId)}/deployments/${deploymentId}`;
+  const deployment = useQuery({ queryKey: ['deployment', deploymentId], queryFn: () => get<Deployment>(`${base}/`), refetchInterval: (query) => (ended(query.state.data) ? false : REFRESH_MS) });
+  const isEnded = ended(deployment.data);
+  const summary = useQuery({ queryKey: ['summary', deploymentId], queryFn: () => get<DeploymentSummary>(`${base}/summary/`), refetchInterval: isEnded ? false : REFRESH_MS });
+  const states = useQuery({ queryKey: ['states', deploymentId], queryFn: () => get<DeviceState[]>(`${base}/states/`), refetchInterval: isEnded ? false : REFRESH_MS * 2 });
+  const devices = useQuery({ queryKey: ['devices', projectId, ''], queryFn: () => get<Device[]>(`${projectPath(projectId)}/devices/?`) });
+  const groups = useGroups(projectId);
+  const channels = useChannels(projectId);
+  const refresh = () => Promise.all(['deployment', 'summary', 'states'].map((key) => queryClient.invalidateQueries({ queryKey: [key, deploymentId] })));
+
+  if (!deployment.data) return <LoadState loading={deployment.isLoading} error={deployment.error}>{null}</LoadState>;
+  const d = deployment.data;
+  const reach = summary.data?.targeted_devices;
+  const deviceNames = new Map((devices.data ?? []).map((device) => [device.id, device.device_id]));
+  const rows = (states.data ?? []).map((state) => ({ ...state, name: deviceNames.get(state.device_id) ?? state.device_id }));
+
+  return (
+    <>
+      <p className="crumbs">
+        <Link to={`/projects/${projectId}/deployments`}>Deployments</Link> /
+      </p>
+      <h1>
+        Build {d.build_number} ({d.version_label}) <span className={`state state-${d.state}`}>{d.state}</span>
+      </h1>
+      <StaleNote error={deployment.error} updatedAt={deployment.dataUpdatedAt} />
+      <Facts deployment={d} reach={reach} groupNames={namesById(groups.data)} channelNames={namesById(channels.data)} />
+      <GuardrailBanner deployment={d} />
+      {writable ? <Steer deployment={d} reach={reach} onChanged={refresh} /> : <ReadOnlyNote projectId={projectId} />}
+
+      <section aria-labelledby="progress">
+        <h2 id="progress">
+          Progress <span className="muted small-text">{isEnded ? `final: the deployment is ${d.state}` : `refreshes every ${REFRESH_MS / 1000} s`}</span>
+        </h2>
+        <StaleNote error={summary.error} updatedAt={summary.dataUpdatedAt} />
+        {summary.data ? <Progress summary={summary.data} /> : <LoadState loading={summary.isLoading} error={summary.error}>{null}</LoadState>}
+      </section>
+
+      <Preview deployment={d} reach={reach} />
+
+      <section aria-labelledby="per-device">
+        <h2 id="per-device">Devices in this rollout</h2>
+        <StaleNote error={states.data ? states.error : null} updatedAt={states.dataUpdatedAt} />
+        <LoadState loading={states.isLoading} error={states.data ? null : states.error} empty={rows.length === 0 && 'No device has been offered this build yet.'}>
+          <DataTable
+            rows={rows}
+            caption="Per-device rollout states"
+            initialSort={[{ id: 'updated_at', desc: true }]}
+            columns={[
+              column.accessor('name', { header: 'Device', cell: (info) => <Link to={`/projects/${projectId}/devices/${info.row.original.device_id}`}>{info.getValue()}</Link> }),
+              column.accessor('status', { header: 'Status', cell: (info) => <span className={`status status-${info.getValue()}`}>{statusWords(info.getValue())}</span> }),
+              column.accessor('reason', { header: 'Reason', cell: (info) => (info.getValue() ? <span title={info.getValue()}>{reasonWords(info.getValue())}</span> : '') }),
+              column.accessor('updated_at', { header: 'Updated', cell: (info) => <Timestamp at={info.getValue()} /> }),
+            ]}
+          />
+        </LoadState>
+      </section>
+    </>
+  );
+}
+
+function ended(deployment: Deployment | undefined): boolean {
+  return deployment?.state === 'completed' || deployment?.state === 'cancelled';
+}
+
+function Facts({ deployment: d, reach, groupNames, channelNames }: { deployment: Deployment; reach: number | undefined; groupNames: Map<string, string>; channelNames: Map<string, string> }) {
+  const untargeted = d.target_group_ids.length === 0 && d.target_channel_ids.length === 0;
+  return (
+    <dl className="facts">
+      <dt>Targets</dt>
+      <dd>
+        {untargeted
+          ? 'every device of the project'
+          : [
+              d.target_group_ids.length ? `groups ${d.target_group_ids.map((id) => groupNames.get(id) ?? id).join(', ')}` : '',
+              d.target_channel_ids.length ? `channels ${d.target_channel_ids.map((id) => channelNames.get(id) ?? id).join(', ')}` : '',
+            ]
+              .filter(Boolean)
+              .join(' and ')}
+        {reach !== undefined && <span className="muted"> · {reach} devices</span>}
+      </dd>
+      <dt>Rollout</dt>
+      <dd data-testid="rollout-percentage">{d.rollout_percentage}%</dd>
+      {d.stages.length > 0 && (
+        <>
+          <dt>Plan</dt>
+          <dd data-testid="stage">
+            {d.stage && d.state !== 'draft' ? `stage ${d.stage.index + 1} of ${d.stages.length}` : `${d.stages.length} stages`} (
+            {d.stages.map((stage, index) => `${index > 0 && stage.approval_required ? 'your ramp to ' : ''}${stage.percentage}%${stage.min_wait_seconds ? ` for ${waitText(stage.min_wait_seconds)}` : ''}`).join(' → ')})
+            {d.stage?.next_stage_at && (
+              <span className="muted">
+                {' '}
+                · next stage {d.stage.next_stage_needs_approval ? 'needs your ramp, due' : 'by itself'} <RelativeTime at={d.stage.next_stage_at} />
+              </span>
+            )}
+          </dd>
+        </>
+      )}
+      <dt>Guardrails</dt>
+      <dd data-testid="guardrails">{guardrailsText(d.guardrails)}</dd>
+      <dt>Started</dt>
+      <dd>
+        <Timestamp at={d.started_at} never="not yet" />
+      </dd>
+      {d.notes && (
+        <>
+          <dt>Notes</dt>
+          <dd>{d.notes}</dd>
+        </>
+      )}
+    </dl>
+  );
+}
+
+/** Why a guardrail paused it: kept after the deployment ended, since that is often why it did. */
+function GuardrailBanner({ deployment: d }: { deployment: Deployment }) {
+  const pause = d.guardrail_pause;
+  if (!pause) return null;
+  const guardrail = pause.guardrail === 'reason_limit' ? 'reason limit' : 'failure threshold';
+  if (d.state === 'paused') {
+    return (
+      <p className="error" role="status" data-testid="guardrail-pause">
+        Paused by the {guardrail} at <Timestamp at={pause.at} />: {pause.detail}. Investigate, then resume.
+      </p>
+    );
+  }
+  return (
+    <p className="stale" role="status" data-testid="guardrail-pause">
+      The {guardrail} paused it at <Timestamp at={pause.at} />: {pause.detail}. It was then {d.state}.
+    </p>
+  );
+}
+
+/** The deployment's guardrails in one line, or that it has none. */
+function guardrailsText(guardrails: Guardrails): string {
+  const parts = [
+    guardrails.failure_threshold && `pause at ${guardrails.failure_threshold.percent}% failed of at least ${guardrails.failure_threshold.min_finished} finished`,
+    ...guardrails.reason_limits.map((limit) => `pause on ${limit.count} × ${limit.reason} within ${limit.window_seconds} s`),
+    guardrails.confirm_timeout_seconds !== null && `silent ${guardrails.confirm_timeout_seconds} s after progress counts as failed`,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join('; ') : 'none (steered by hand)';
+}
+
+/** A stage's wait in the largest whole unit that fits. */
+function waitText(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}

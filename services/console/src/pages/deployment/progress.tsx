@@ -1,0 +1,74 @@
+import { RolloutBar } from '../../components/rollout-bar';
+import { ROLLOUT_STATUSES, type DeploymentSummary, type RolloutStatus } from '../../types';
+import { reasonWords } from '../../words';
+
+const IN_PROGRESS: RolloutStatus[] = ['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot'];
+
+/** The rollout's numbers, all from one summary, so that the headline, the bar and the table agree. */
+export function rolloutFigures(summary: DeploymentSummary) {
+  const by = summary.devices_by_status;
+  const total = ROLLOUT_STATUSES.reduce((sum, status) => sum + by[status], 0);
+  const failedDevices = by.failed + by.rolled_back;
+  return {
+    total,
+    confirmed: by.confirmed,
+    failedDevices,
+    inProgress: IN_PROGRESS.reduce((sum, status) => sum + by[status], 0),
+    notOffered: by.pending,
+    percentUpdated: total === 0 ? 0 : Math.round((by.confirmed * 1000) / total) / 10,
+  };
+}
+
+/** The headline, the bar, and the failures by reason of one summary. */
+export function Progress({ summary }: { summary: DeploymentSummary }) {
+  const figures = rolloutFigures(summary);
+  return (
+    <>
+      <p className="headline" data-testid="headline">
+        <strong>
+          {figures.confirmed} of {figures.total} updated ({figures.percentUpdated}%)
+        </strong>
+        <span> · {figures.failedDevices} failed or rolled back</span>
+        <span> · {figures.inProgress} in progress</span>
+        <span>
+          {' '}
+          · {figures.notOffered} not offered yet <span className="muted">(outside the {summary.rollout_percentage}%, or not checked in since)</span>
+        </span>
+      </p>
+      <RolloutBar counts={summary.devices_by_status} />
+      <p>
+        Failure reports: <strong data-testid="failure-count">{summary.failure_count}</strong>
+        {summary.failure_count !== figures.failedDevices && (
+          <span className="muted"> (a device that failed, then tried again, is counted for each failure; {figures.failedDevices} devices are failed or rolled back now)</span>
+        )}
+      </p>
+      {summary.failures_by_reason.length > 0 && (
+        <table className="compact" data-testid="failures-by-reason">
+          <caption>Failures by reason</caption>
+          <thead>
+            <tr>
+              <th scope="col">Reason</th>
+              <th scope="col">Failures</th>
+            </tr>
+          </thead>
+          <tbody>
+            {summary.failures_by_reason.map((row) => (
+              <tr key={row.reason ?? ''}>
+                <td>
+                  {row.reason ? (
+                    <>
+                      {reasonWords(row.reason)} <code className="muted">{row.reason}</code>
+                    </>
+                  ) : (
+                    <span className="muted">(none given)</span>
+                  )}
+                </td>
+                <td>{row.count}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,114 @@
+import { useMutation } from '@tanstack/react-query';
+import { useState } from 'react';
+import { post } from '../../api';
+import { BusyButton, ConfirmDialog, ErrorNote } from '../../components/feedback';
+import { InlineForm } from '../../components/inline-form';
+import type { Deployment, DeploymentState } from '../../types';
+
+type Action = 'start' | 'pause' | 'resume' | 'complete' | 'cancel';
+
+/** Which actions each state allows (docs/api.md, "Deployments"), in the order they are offered. */
+const ACTIONS: Record<DeploymentState, Action[]> = {
+  draft: ['start', 'cancel'],
+  active: ['pause', 'complete', 'cancel'],
+  paused: ['resume', 'complete', 'cancel'],
+  completed: [],
+  cancelled: [],
+};
+
+const LABELS: Record<Action, string> = { start: 'Start', pause: 'Pause', resume: 'Resume', complete: 'Complete…', cancel: 'Cancel deployment…' };
+
+/**
+ * The deployment's actions. Complete and cancel are final, so each asks first and says what it
+ * ends; cancel wants the build number typed. A start or resume that reaches the whole project asks
+ * with the device count.
+ */
+export function Steer({ deployment: d, reach, onChanged }: { deployment: Deployment; reach: number | undefined; onChanged: () => Promise<unknown> }) {
+  const [percentage, setPercentage] = useState<number | ''>('');
+  const [asking, setAsking] = useState<'start' | 'resume' | 'complete' | 'cancel' | null>(null);
+  const transition = useMutation({
+    mutationFn: (body: { action: string; rollout_percentage?: number; confirm_all?: boolean }) => post<Deployment>(`/projects/${d.project_id}/deployments/${d.id}/transition/`, body),
+    onSuccess: onChanged,
+  });
+  const untargeted = d.target_group_ids.length === 0 && d.target_channel_ids.length === 0;
+  const act = (action: Action) => {
+    // Until the count has loaded a target-less start asks as well, rather than sending a start the API would refuse.
+    if ((action === 'start' || action === 'resume') && untargeted && (reach === undefined || reach >= 2)) setAsking(action);
+    else if (action === 'complete' || action === 'cancel') setAsking(action);
+    else transition.mutate({ action });
+  };
+  const actions = ACTIONS[d.state];
+  return (
+    <section aria-labelledby="steer">
+      <h2 id="steer">Steer</h2>
+      <div className="row">
+        {actions.map((action) => (
+          <BusyButton
+            key={action}
+            type="button"
+            className={action === 'cancel' ? 'danger' : action === 'start' || action === 'resume' ? 'primary' : ''}
+            busy={transition.isPending && transition.variables?.action === action}
+            onClick={() => act(action)}
+          >
+            {LABELS[action]}
+          </BusyButton>
+        ))}
+        {(d.state === 'active' || d.state === 'paused') && (
+          <InlineForm
+            onSubmit={() => {
+              if (percentage !== '') transition.mutate({ action: 'ramp', rollout_percentage: percentage });
+            }}
+          >
+            <label htmlFor="ramp">Ramp to</label>
+            <input id="ramp" type="number" min={0} max={100} step={1} required value={percentage} onChange={(event) => setPercentage(event.target.value === '' ? '' : Number(event.target.value))} />
+            <span>%</span>
+            <BusyButton type="submit" busy={transition.isPending && transition.variables?.action === 'ramp'}>
+              Ramp
+            </BusyButton>
+          </InlineForm>
+        )}
+        {actions.length === 0 && <p className="muted">This deployment has ended; create a new one to roll out again.</p>}
+      </div>
+      <ErrorNote error={transition.error} />
+
+      <ConfirmDialog
+        open={asking === 'start' || asking === 'resume'}
+        title={`${asking === 'resume' ? 'Resume' : 'Start'} for every device?`}
+        confirmLabel={`${asking === 'resume' ? 'Resume' : 'Start'} for all ${reach === undefined ? '' : `${reach} `}devices`}
+        onClose={() => setAsking(null)}
+        onConfirm={() => transition.mutateAsync({ action: asking!, confirm_all: true })}
+      >
+        <p>
+          This deployment names no group and no channel, so it reaches <strong>{reach === undefined ? 'every device' : `all ${reach} devices`}</strong> of the project (at{' '}
+          {d.rollout_percentage}%){reach === undefined ? ' (counting them…)' : ''}.
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={asking === 'complete'}
+        title={`Complete build ${d.build_number}?`}
+        confirmLabel="Complete deployment"
+        onClose={() => setAsking(null)}
+        onConfirm={() => transition.mutateAsync({ action: 'complete' })}
+      >
+        <p>
+          It stops offering build {d.build_number} ({d.version_label}) to devices that do not have it yet, at {d.rollout_percentage}% and at any later stage. This is final: a
+          completed deployment cannot be started again.
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={asking === 'cancel'}
+        title={`Cancel the deployment of build ${d.build_number}?`}
+        confirmLabel="Cancel deployment"
+        danger
+        typeToConfirm={String(d.build_number)}
+        onClose={() => setAsking(null)}
+        onConfirm={() => transition.mutateAsync({ action: 'cancel' })}
+      >
+        <p>
+          No device is offered build {d.build_number} ({d.version_label}) by it again; devices already updating finish what they downloaded. This is final: a cancelled
+          deployment cannot be resumed.
+        </p>
+      </ConfirmDialog>
+    </section>
+  );
+}
