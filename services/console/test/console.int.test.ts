@@ -1,39 +1,25 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { api, checkBody, createUser, testStack, type CreatedUser } from '@ota/testkit';
+import type { Browser } from 'playwright-core';
+import { api, checkBody, createUser, testStack } from '@ota/testkit';
+import { expectText, LAPTOP, launchChromium, signIn } from './browser';
 
 // The console in a real browser (Debian's chromium, driven by playwright-core) against the real
 // stack: a person signs in, creates a project, uploads a build, rolls it out to a canary group,
 // and follows the devices' reports in the progress view and a device's timeline. The screenshots
 // the README shows are taken here, so they show what the console really draws.
 
-const CHROMIUM = process.env.CONSOLE_TEST_CHROMIUM || '/usr/bin/chromium';
 const SCREENSHOTS = join(__dirname, '..', '..', '..', 'docs', 'images');
-const LAPTOP = { width: 1366, height: 900 };
 
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is missing at ${CHROMIUM}: "npm test" installs Debian's chromium package (or set CONSOLE_TEST_CHROMIUM).`);
-  }
-  // As root (CI, containers) Chromium refuses to start with its sandbox.
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
 });
-
-async function signIn(page: Page, user: CreatedUser): Promise<void> {
-  await page.goto(`${testStack().gatewayUrl}/console/`);
-  // By keyboard alone: the token field has the focus, Enter submits.
-  await page.getByLabel('Personal token').waitFor();
-  await page.keyboard.type(user.token);
-  await page.keyboard.press('Enter');
-  await page.getByRole('heading', { name: 'Projects' }).waitFor();
-}
 
 /** A device of the test's fleet: checks in, then reports each event in turn. */
 async function device(token: string, deviceId: string, deploymentId: string | undefined, events: Array<{ event: string; reason?: string; build_number?: number }>) {
@@ -240,15 +226,3 @@ test('signing out ends the session at once, and a wrong token is refused with th
   expect(replayed.status).toBe(401);
   await context.close();
 }, 120_000);
-
-/** Waits until the locator's text contains `text` (the console polls the API). */
-async function expectText(locator: ReturnType<Page['locator']>, text: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  let seen = '';
-  while (Date.now() < deadline) {
-    seen = (await locator.textContent({ timeout: 5_000 }).catch(() => '')) ?? '';
-    if (seen.includes(text)) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`expected "${text}", the page shows "${seen}"`);
-}

@@ -99,6 +99,7 @@ function pathOf(operation: Operation, ids: World): string {
     .replace('{aid}', ids.artifactId)
     .replace('{artifactId}', ids.artifactId)
     .replace('{gid}', ids.groupId)
+    .replace('{cid}', ids.channelId)
     .replace('{key_id}', ids.signingKeyId)
     .replace('{wid}', ids.webhookId)
     .replace('{tid}', path.startsWith('/api/v1/me/') ? ids.patId : ids.apiTokenId)
@@ -120,6 +121,9 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     updateDevice: { active: false, metadata: { note: 'changed' } },
     createGroup: { name: `group-${randomUUID()}` },
     createChannel: { name: `channel-${randomUUID()}` },
+    renameGroup: { name: `group-${randomUUID()}` },
+    renameChannel: { name: `channel-${randomUUID()}` },
+    changeGroupMembers: { add: [world.deviceUuid] },
     addGroupMember: { device_id: world.deviceUuid },
     updateArtifact: { archived: true },
     createSigningKey: { name: 'another key', public_key: ed25519PublicKey() },

@@ -166,7 +166,7 @@ export function DevicesPage() {
                   />
                 </td>
               )}
-              <td>
+              <td className="nowrap">
                 <Link to={`/projects/${projectId}/devices/${device.id}`}>{device.device_id}</Link>
               </td>
               <td>{[device.framework, device.chip_family, device.board_id, device.hardware_revision].filter(Boolean).join(' · ')}</td>
