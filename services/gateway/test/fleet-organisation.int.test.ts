@@ -45,6 +45,11 @@ test('devices come a page at a time by device_id, with the total of every match,
   expect(whole.headers.get('x-total-count')).toBeNull();
   expect((await api('GET', `${base}?after=unit-001`, { token: f.user.token })).status).toBe(422);
 
+  // Named devices, by id: what a page of rollout states needs to show device ids.
+  const [first, second] = whole.body as Array<{ id: string; device_id: string }>;
+  const named = await api('GET', `${base}?ids=${first!.id},${second!.id}`, { token: f.user.token });
+  expect(named.body.map((device: { device_id: string }) => device.device_id)).toEqual([first!.device_id, second!.device_id]);
+
   const families = await api('GET', `/api/v1/projects/${f.project.id}/chip-families/`, { token: f.user.token });
   expect(families.body).toEqual([
     { chip_family: 'esp32', devices: 25 },

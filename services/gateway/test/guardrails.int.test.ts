@@ -175,6 +175,13 @@ test('a device silent after reporting progress counts as failed (no_confirmation
   const states = (await api('GET', summaryPath.replace('/summary/', '/states/'), { token: f.user.token })).body as Array<{ status: string; reason: string }>;
   expect(states.filter((state) => state.status === 'failed')).toEqual([expect.objectContaining({ reason: 'no_confirmation' })]);
   expect((await read()).failure_count).toBe(1);
+  // The states come in pages and by status, the silent device among the failed ones.
+  const failedPage = await api('GET', `${summaryPath.replace('/summary/', '/states/')}?status=failed&limit=10`, { token: f.user.token });
+  expect(failedPage.headers.get('x-total-count')).toBe('1');
+  expect(failedPage.body).toEqual([expect.objectContaining({ status: 'failed', reason: 'no_confirmation' })]);
+  const secondPage = await api('GET', `${summaryPath.replace('/summary/', '/states/')}?limit=2&offset=2`, { token: f.user.token });
+  expect(secondPage.headers.get('x-total-count')).toBe(String(states.length));
+  expect(secondPage.body).toEqual(states.slice(2, 4));
 
   // A late confirmation counts as confirmed and undoes the count.
   await report(f, deployment, fleet[1]!, 'confirmed');

@@ -308,6 +308,19 @@ export const transitionBody = {
   },
 } as const;
 
+/** The largest page of device states one request gets. */
+export const STATES_PAGE_MAX = 1000;
+
+export const listStatesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    status: { type: 'string', pattern: '^[a-z_]{1,32}$', description: 'Only devices at this rollout status now (`failed` includes the silent ones).' },
+    limit: { type: 'string', pattern: '^[1-9]\\d{0,8}$', description: `A page of at most this many (a larger value is served as ${STATES_PAGE_MAX}); \`X-Total-Count\` counts every match.` },
+    offset: { type: 'string', pattern: '^(0|[1-9]\\d{0,8})$', description: 'Skip this many matches first (needs `limit`).' },
+  },
+} as const;
+
 /** The largest page of devices one request gets. */
 export const DEVICE_PAGE_MAX = 1000;
 
@@ -326,6 +339,7 @@ export const listDevicesQuery = {
       description: `A page of at most this many devices (a larger value is served as ${DEVICE_PAGE_MAX}), ordered by \`device_id\`; the answer's \`X-Total-Count\` header counts every match. Without it, every match in one answer.`,
     },
     after: { type: 'string', minLength: 1, maxLength: 128, description: 'The page after this `device_id`: the last one of the page before (needs `limit`).' },
+    ids: { type: 'string', pattern: '^[0-9a-f-]{36}(,[0-9a-f-]{36}){0,99}$', description: 'Only these devices: up to 100 comma-separated UUIDs (to name the devices of a page of states, say).' },
   },
 } as const;
 

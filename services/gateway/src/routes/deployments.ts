@@ -3,7 +3,8 @@ import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { createDeploymentBody, transitionBody, type GuardrailsBody } from '../http/schemas';
+import { ValidationFailed } from '../http/errors';
+import { createDeploymentBody, listStatesQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
 import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
 import { callerOf, pathId, rpc, useCasePorts } from './context';
 
@@ -123,13 +124,26 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       route: 'GET /projects/:id/deployments/:did/states/',
       operationId: 'listDeviceStates',
       summary: 'Per-device rollout states',
-      description: 'One record per device that was offered the deployment or reported a result; `device_id` is the device UUID.',
+      description:
+        'One record per device that was offered the deployment or reported a result, most recently changed first; `device_id` is the device UUID. A device silent past the confirm timeout is `failed` with reason `no_confirmation`. `status` keeps one status; with `limit` the answer is a page (`offset` skips), and `X-Total-Count` counts every match.',
       project: 'read',
+      query: listStatesQuery,
       responses: { 200: R.arrayOf(R.DeviceState) },
+      responseHeaders: { 200: { 'X-Total-Count': { description: 'With `limit`: the records that match, on every page.', schema: { type: 'integer', minimum: 0 } } } },
     },
-    async (ctx, { project }) => {
+    async (ctx, { project, query }) => {
+      if (query.offset && !query.limit) throw new ValidationFailed([{ loc: ['query', 'offset'], msg: 'offset needs limit', type: 'value_error' }]);
       const { states } = await clients.rollout.listDeviceStates({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment') }, rpc(ctx));
-      ctx.body = states.map(deviceStateJson);
+      const matching = query.status ? states.filter((state) => state.status === query.status) : states;
+      if (!query.limit) {
+        ctx.body = matching.map(deviceStateJson);
+        return;
+      }
+      // Rollout reads every state of the deployment (its store cannot page a per-device maximum
+      // on FerretDB); the page keeps the answer, and the console's polling, small.
+      const offset = Number(query.offset ?? 0);
+      ctx.set('X-Total-Count', String(matching.length));
+      ctx.body = matching.slice(offset, offset + Math.min(Number(query.limit), STATES_PAGE_MAX)).map(deviceStateJson);
     },
   );
 }

@@ -59,6 +59,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
           chipFamily: query.chip_family ?? '',
           limit,
           afterDeviceId: query.after ?? '',
+          ids: query.ids ? query.ids.split(',') : [],
         },
         rpc(ctx),
       );

@@ -34,6 +34,8 @@ export interface DeviceFilter {
   /** Case-insensitive text within the device_id. */
   search?: string;
   chipFamily?: string;
+  /** Only these device UUIDs. */
+  ids?: string[];
 }
 
 /** A page of a device listing: at most `limit` devices after the device_id `after`. */

@@ -139,6 +139,7 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
           channelId: request.channelId || undefined,
           search: request.search || undefined,
           chipFamily: request.chipFamily || undefined,
+          ids: request.ids.length > 0 ? request.ids : undefined,
         },
         request.limit > 0 ? { limit: request.limit, after: request.afterDeviceId || undefined } : undefined,
       );

@@ -1,20 +1,17 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { createColumnHelper } from '@tanstack/react-table';
 import { Link, useParams } from 'react-router-dom';
 import { get } from '../../api';
-import { DataTable } from '../../components/data-table';
 import { LoadState, StaleNote } from '../../components/feedback';
 import { RelativeTime, Timestamp } from '../../components/time';
 import { namesById, projectPath, useChannels, useGroups } from '../../queries';
-import type { Deployment, DeploymentSummary, Device, DeviceState, Guardrails } from '../../types';
-import { reasonWords, statusWords } from '../../words';
+import type { Deployment, DeploymentSummary, Guardrails } from '../../types';
 import { ReadOnlyNote, useProjectWrite } from '../projects';
+import { DeviceStates } from './device-states';
 import { Preview } from './preview';
 import { Progress } from './progress';
 import { Steer } from './steer';
 
 const REFRESH_MS = 2_000;
-const column = createColumnHelper<DeviceState & { name: string }>();
 
 export function DeploymentPage() {
   const { projectId = '', deploymentId = '' } = useParams();
@@ -24,8 +21,6 @@ export function DeploymentPage() {
   const deployment = useQuery({ queryKey: ['deployment', deploymentId], queryFn: () => get<Deployment>(`${base}/`), refetchInterval: (query) => (ended(query.state.data) ? false : REFRESH_MS) });
   const isEnded = ended(deployment.data);
   const summary = useQuery({ queryKey: ['summary', deploymentId], queryFn: () => get<DeploymentSummary>(`${base}/summary/`), refetchInterval: isEnded ? false : REFRESH_MS });
-  const states = useQuery({ queryKey: ['states', deploymentId], queryFn: () => get<DeviceState[]>(`${base}/states/`), refetchInterval: isEnded ? false : REFRESH_MS * 2 });
-  const devices = useQuery({ queryKey: ['devices', projectId, ''], queryFn: () => get<Device[]>(`${projectPath(projectId)}/devices/?`) });
   const groups = useGroups(projectId);
   const channels = useChannels(projectId);
   const refresh = () => Promise.all(['deployment', 'summary', 'states'].map((key) => queryClient.invalidateQueries({ queryKey: [key, deploymentId] })));
@@ -33,8 +28,6 @@ export function DeploymentPage() {
   if (!deployment.data) return <LoadState loading={deployment.isLoading} error={deployment.error}>{null}</LoadState>;
   const d = deployment.data;
   const reach = summary.data?.targeted_devices;
-  const deviceNames = new Map((devices.data ?? []).map((device) => [device.id, device.device_id]));
-  const rows = (states.data ?? []).map((state) => ({ ...state, name: deviceNames.get(state.device_id) ?? state.device_id }));
 
   return (
     <>
@@ -59,23 +52,7 @@ export function DeploymentPage() {
 
       <Preview deployment={d} reach={reach} />
 
-      <section aria-labelledby="per-device">
-        <h2 id="per-device">Devices in this rollout</h2>
-        <StaleNote error={states.data ? states.error : null} updatedAt={states.dataUpdatedAt} />
-        <LoadState loading={states.isLoading} error={states.data ? null : states.error} empty={rows.length === 0 && 'No device has been offered this build yet.'}>
-          <DataTable
-            rows={rows}
-            caption="Per-device rollout states"
-            initialSort={[{ id: 'updated_at', desc: true }]}
-            columns={[
-              column.accessor('name', { header: 'Device', cell: (info) => <Link to={`/projects/${projectId}/devices/${info.row.original.device_id}`}>{info.getValue()}</Link> }),
-              column.accessor('status', { header: 'Status', cell: (info) => <span className={`status status-${info.getValue()}`}>{statusWords(info.getValue())}</span> }),
-              column.accessor('reason', { header: 'Reason', cell: (info) => (info.getValue() ? <span title={info.getValue()}>{reasonWords(info.getValue())}</span> : '') }),
-              column.accessor('updated_at', { header: 'Updated', cell: (info) => <Timestamp at={info.getValue()} /> }),
-            ]}
-          />
-        </LoadState>
-      </section>
+      <DeviceStates deployment={d} refreshMs={isEnded ? false : REFRESH_MS * 2} />
     </>
   );
 }

@@ -32,7 +32,12 @@ export function Progress({ summary }: { summary: DeploymentSummary }) {
         <span> · {figures.inProgress} in progress</span>
         <span>
           {' '}
-          · {figures.notOffered} not offered yet <span className="muted">(outside the {summary.rollout_percentage}%, or not checked in since)</span>
+          · {figures.notOffered} not offered yet{' '}
+          <span className="muted">
+            {summary.rollout_percentage === 100
+              ? '(waiting for their next check)'
+              : `(outside the ${summary.rollout_percentage}%, or waiting for their next check: the preview tells them apart)`}
+          </span>
         </span>
       </p>
       <RolloutBar counts={summary.devices_by_status} />

@@ -188,6 +188,7 @@ export class MongoRegistryStore implements RegistryStore {
     // Equality with an array field matches documents whose array holds the value.
     if (filter.groupId) query.group_ids = filter.groupId;
     if (filter.chipFamily) query.chip_family = filter.chipFamily;
+    if (filter.ids?.length) query._id = { $in: filter.ids };
     if (filter.search) query.device_id = { $regex: escapeRegex(filter.search), $options: 'i' };
     if (!page) {
       const docs = await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
