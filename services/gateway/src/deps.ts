@@ -4,6 +4,7 @@ import type { PlanCache } from './auth/plan-cache';
 import type { AccountStore } from './auth/ports';
 import type { GatewayConfig } from './config';
 import type { DownloadUrlSigner } from './http/download-url';
+import type { IdempotencyStore } from './http/idempotency';
 import type { AuditLog, ServiceClients } from './use-cases/ports';
 
 /** Everything the HTTP app needs, built by main.ts (or a test) and passed to createApp. */
@@ -16,6 +17,8 @@ export interface GatewayDeps {
   audit: AuditLog;
   signer: DownloadUrlSigner;
   plans: PlanCache;
+  /** The answers kept for Idempotency-Keys of uploads and releases. */
+  idempotency: IdempotencyStore;
   /** Checks every store and service the gateway needs; throws naming the first that is down. */
   checkReadiness(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { createApp } from './app';
 import { closeServiceClients, createServiceClients } from './adapters/grpc/service-clients';
 import { registerGatewayModels } from './adapters/mongo/models';
 import { MongoAccountStore } from './adapters/mongo/mongo-account-store';
+import { MongoIdempotencyStore } from './adapters/mongo/mongo-idempotency-store';
 import { AuditOutboxRelay, JetStreamAuditLog } from './adapters/nats/audit-log';
 import { followPlanChanges } from './adapters/nats/plan-changes';
 import { PlanCache } from './auth/plan-cache';
@@ -28,6 +29,12 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
   auditRelay.start();
 
   const plans = new PlanCache(store, config.PLAN_CACHE_TTL_MS);
+  // Expired Idempotency-Keys are deleted hourly: FerretDB has no TTL indexes.
+  const idempotency = new MongoIdempotencyStore(models);
+  const idempotencySweep = setInterval(() => {
+    idempotency.deleteExpired(new Date()).catch((error: unknown) => logger.warn({ err: error }, 'deleting expired idempotency keys failed; the next sweep tries again'));
+  }, 3_600_000);
+  idempotencySweep.unref();
   followPlanChanges(bus, plans);
 
   const app = createApp({
@@ -39,6 +46,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
     audit: new JetStreamAuditLog(bus, models, metrics, logger),
     signer: new DownloadUrlSigner(config.OTA_URL_SIGNING_KEY, config.OTA_URL_TTL_SECONDS),
     plans,
+    idempotency,
     async checkReadiness() {
       await pingMongo(mongo).catch(() => Promise.reject(new Error('MongoDB is unreachable')));
       if (bus.connection.isClosed()) throw new Error('NATS is unreachable');
@@ -66,6 +74,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
   logger.info({ port: config.GATEWAY_PORT, metricsPort: config.METRICS_PORT }, 'serving');
 
   return [
+    () => clearInterval(idempotencySweep),
     () => mongo.close(),
     () => bus.drain(),
     () => auditRelay.stop(),

@@ -83,6 +83,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       parameters.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema });
     }
     for (const { name, required, schema, description } of operation.documentedQuery ?? []) parameters.push({ name, in: 'query', required, schema, description });
+    for (const { name, required, schema, description } of operation.headers ?? []) parameters.push({ name, in: 'header', required, schema, description });
     const responses: Record<string, object> = {};
     const headersOf = (status: number): object => {
       const headers: Record<string, object> = { ...(operation.responseHeaders?.[status] ?? {}) };

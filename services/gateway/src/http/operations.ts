@@ -62,6 +62,8 @@ export interface Operation {
    * the signed download URL's, whose every refusal is the signature's 403. Documented only.
    */
   documentedQuery?: ReadonlyArray<{ name: string; required: boolean; schema: object; description: string }>;
+  /** Request headers the handler reads itself (documented only): an upload's Idempotency-Key. */
+  headers?: ReadonlyArray<{ name: string; required: boolean; schema: object; description: string }>;
   /** Response headers worth a generated client's knowing, by status (documented only). */
   responseHeaders?: Readonly<Record<number, Readonly<Record<string, { description: string; schema: object }>>>>;
 }

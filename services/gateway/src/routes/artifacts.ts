@@ -2,6 +2,7 @@ import { MANIFEST_SCHEMA } from '@ota/manifest';
 import type { artifacts, registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { GatewayDeps } from '../deps';
+import { answerOncePerKey, fingerprintOfUpload, hashingStream, IDEMPOTENCY_PARAMETER, uploadFingerprint, type StoredAnswer } from '../http/idempotency';
 import { receiveUpload } from '../http/multipart';
 import type { OperationTable } from '../http/operations';
 import { artifactJson, signingKeyJson } from '../http/present';
@@ -9,7 +10,7 @@ import * as R from '../http/response-schemas';
 import { createSigningKeyBody, updateArtifactBody } from '../http/schemas';
 import { setArtifactArchived } from '../use-cases/artifact-archiving';
 import { resolveReleaseTarget, startRelease } from '../use-cases/release';
-import { callerOf, pathId, rpc, useCasePorts } from './context';
+import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
 
 const UPLOAD_FORM = {
   required: ['manifest', 'binary'],
@@ -29,22 +30,31 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
   /**
    * Streams the multipart binary to the artifacts service. `checkRest` sees every other form
    * field once the body has been read; if it throws, the upload is cancelled before it commits,
-   * so nothing is stored and no build number is taken.
+   * so nothing is stored and no build number is taken. The answer carries the request's
+   * fingerprint (for an Idempotency-Key), from the binary's SHA-256 taken on the way through.
    */
   async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>) => Promise<T>) {
     const owner = await store.findUser(project.ownerId);
     const maxUploadsPerMonth = owner?.plan.maxUploadsPerMonth ?? 0;
     let rest: T | undefined;
+    let fingerprint = '';
     const response = await receiveUpload(ctx, deps.config.MANIFEST_LIMIT_BYTES, ({ manifest, binary, complete }) => {
+      const hashed = hashingStream(binary);
       const messages = async function* () {
         yield { part: { $case: 'header' as const, header: { projectId: project.id, ownerId: project.ownerId, manifestJson: manifest, maxUploadsPerMonth } } };
-        for await (const chunk of binary) yield { part: { $case: 'chunk' as const, chunk } };
-        rest = await checkRest(await complete);
+        for await (const chunk of hashed.stream) yield { part: { $case: 'chunk' as const, chunk } };
+        const fields = await complete;
+        fingerprint = uploadFingerprint(manifest, hashed.digest(), fields);
+        rest = await checkRest(fields);
       };
       return clients.artifacts.uploadArtifact(messages(), rpc(ctx));
     });
-    return { artifact: response.artifact! as artifacts.Artifact, rest: rest as T };
+    return { artifact: response.artifact! as artifacts.Artifact, rest: rest as T, fingerprint };
   }
+
+  /** Once per Idempotency-Key (docs/api.md, "Retrying an upload"): a repeat is read for its fingerprint and stores nothing. */
+  const onceByKey = (ctx: Context, project: registry.Project, operation: string, run: () => Promise<StoredAnswer>) =>
+    answerOncePerKey(ctx, `${project.id}:${operation}`, idempotencyOptions(deps), run, () => fingerprintOfUpload(ctx, deps.config.MANIFEST_LIMIT_BYTES));
 
   artifacts.add(
     {
@@ -69,19 +79,22 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
         "multipart/form-data with `manifest` first, then `binary`. The binary is streamed to object storage and its SHA-256 computed on the way. 400 for a manifest that is not JSON or fails the schema, a signature that does not verify, or the plan's monthly upload limit.",
       project: 'write',
       multipart: UPLOAD_FORM,
+      headers: [IDEMPOTENCY_PARAMETER],
       responses: { 201: R.Artifact },
+      errors: [409, 422],
     },
     async (ctx, { project, principal }) => {
-      const { artifact } = await upload(ctx, project, async () => undefined);
-      await audit.record(principal, {
-        projectId: project.id,
-        action: 'artifact.uploaded',
-        targetType: 'artifact',
-        targetId: artifact.id,
-        details: { build_number: artifact.buildNumber, version_label: artifact.versionLabel },
+      await onceByKey(ctx, project, 'uploadArtifact', async () => {
+        const { artifact, fingerprint } = await upload(ctx, project, async () => undefined);
+        await audit.record(principal, {
+          projectId: project.id,
+          action: 'artifact.uploaded',
+          targetType: 'artifact',
+          targetId: artifact.id,
+          details: { build_number: artifact.buildNumber, version_label: artifact.versionLabel },
+        });
+        return { fingerprint, status: 201, body: artifactJson(artifact) };
       });
-      ctx.status = 201;
-      ctx.body = artifactJson(artifact);
     },
   );
 
@@ -118,20 +131,18 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
           rollout_percentage: { type: 'string', pattern: '^\\d{1,3}$', default: '100', description: 'An integer from 0 to 100.' },
         },
       },
+      headers: [IDEMPOTENCY_PARAMETER],
       responses: { 201: R.Release },
+      errors: [409, 422],
     },
     async (ctx, { project }) => {
-      const caller = callerOf(ctx);
-      const { artifact, rest: target } = await upload(ctx, project, (fields) => resolveReleaseTarget(ports, caller, project.id, fields));
-      const deployment = await startRelease(ports, caller, artifact, target);
-      ctx.status = 201;
-      ctx.body = {
-        artifact_id: artifact.id,
-        build_number: artifact.buildNumber,
-        deployment_id: deployment.id,
-        state: deployment.state,
-        channel: target.channel.name,
-      };
+      await onceByKey(ctx, project, 'release', async () => {
+        const caller = callerOf(ctx);
+        const { artifact, rest: target, fingerprint } = await upload(ctx, project, (fields) => resolveReleaseTarget(ports, caller, project.id, fields));
+        const deployment = await startRelease(ports, caller, artifact, target);
+        const body = { artifact_id: artifact.id, build_number: artifact.buildNumber, deployment_id: deployment.id, state: deployment.state, channel: target.channel.name };
+        return { fingerprint, status: 201, body };
+      });
     },
   );
 

@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import { principalOf } from '../auth/principal';
 import type { ProjectAccess } from '../http/operations';
 import type { GatewayDeps } from '../deps';
+import type { IdempotencyOptions } from '../http/idempotency';
 import { deviceJson, type CheckState } from '../http/present';
 import { UUID_PATTERN } from '../http/validate';
 import type { Caller, UseCasePorts } from '../use-cases/ports';
@@ -25,6 +26,11 @@ export function useCasePorts(deps: GatewayDeps): UseCasePorts {
 }
 
 /** A path id that must be a UUID; anything else names nothing (404). */
+/** How the Idempotency-Keys of uploads, releases and deployments are kept (docs/api.md, "Retrying an upload"). */
+export function idempotencyOptions(deps: GatewayDeps): IdempotencyOptions {
+  return { store: deps.idempotency, ttlSeconds: deps.config.IDEMPOTENCY_KEY_TTL_SECONDS, requestTimeoutMs: deps.config.HTTP_REQUEST_TIMEOUT_MS };
+}
+
 export function pathId(ctx: Context, name: string, what: string): string {
   const id = ctx.params[name] as string;
   if (!UUID_PATTERN.test(id)) throw notFound(`${what} not found`);

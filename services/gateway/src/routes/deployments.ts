@@ -6,7 +6,8 @@ import * as R from '../http/response-schemas';
 import { ValidationFailed } from '../http/errors';
 import { createDeploymentBody, listStatesQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
 import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
-import { callerOf, pathId, rpc, useCasePorts } from './context';
+import { answerOncePerKey, IDEMPOTENCY_PARAMETER, jsonFingerprint } from '../http/idempotency';
+import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
 
 export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void {
   const api = table.section({ tag: 'Deployments', access: 'developer' });
@@ -29,28 +30,32 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         'Targets are fixed at creation. Within each list any id matches; with both lists set a device must match a group and a channel; empty lists target every device (starting then needs `confirm_all`). Ids that are not groups or channels of the project are 400, and so is an archived artifact.',
       project: 'write',
       body: createDeploymentBody,
+      headers: [IDEMPOTENCY_PARAMETER],
       responses: { 201: R.Deployment },
+      errors: [409],
     },
     async (ctx, { project, principal, body }) => {
-      const deployment = await createDeployment(ports, callerOf(ctx), project.id, {
-        artifactId: body.artifact_id,
-        targetGroupIds: body.target_group_ids ?? [],
-        targetChannelIds: body.target_channel_ids ?? [],
-        rolloutPercentage: body.rollout_percentage,
-        rolloutStrategy: body.rollout_strategy ?? '',
-        notes: body.notes ?? '',
-        guardrails: body.guardrails && guardrailsMessage(body.guardrails),
-        stages: (body.stages ?? []).map((stage) => ({ percentage: stage.percentage, minWaitSeconds: stage.min_wait_seconds ?? 0, approvalRequired: stage.approval_required ?? false })),
-      });
-      await audit.record(principal, {
-        projectId: project.id,
-        action: 'deployment.created',
-        targetType: 'deployment',
-        targetId: deployment.id,
-        details: { artifact_id: body.artifact_id, rollout_percentage: deployment.rolloutPercentage, guardrails: body.guardrails, stages: body.stages },
-      });
-      ctx.status = 201;
-      ctx.body = deploymentJson(deployment);
+      const fingerprint = jsonFingerprint(body);
+      await answerOncePerKey(ctx, `${project.id}:createDeployment`, idempotencyOptions(deps), async () => {
+        const deployment = await createDeployment(ports, callerOf(ctx), project.id, {
+          artifactId: body.artifact_id,
+          targetGroupIds: body.target_group_ids ?? [],
+          targetChannelIds: body.target_channel_ids ?? [],
+          rolloutPercentage: body.rollout_percentage,
+          rolloutStrategy: body.rollout_strategy ?? '',
+          notes: body.notes ?? '',
+          guardrails: body.guardrails && guardrailsMessage(body.guardrails),
+          stages: (body.stages ?? []).map((stage) => ({ percentage: stage.percentage, minWaitSeconds: stage.min_wait_seconds ?? 0, approvalRequired: stage.approval_required ?? false })),
+        });
+        await audit.record(principal, {
+          projectId: project.id,
+          action: 'deployment.created',
+          targetType: 'deployment',
+          targetId: deployment.id,
+          details: { artifact_id: body.artifact_id, rollout_percentage: deployment.rolloutPercentage, guardrails: body.guardrails, stages: body.stages },
+        });
+        return { fingerprint, status: 201, body: deploymentJson(deployment) };
+      }, async () => fingerprint);
     },
   );
 

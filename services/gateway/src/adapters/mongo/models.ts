@@ -79,6 +79,21 @@ export interface SessionDoc {
 
 const options = { versionKey: false as const, strict: 'throw' as const };
 
+/**
+ * One Idempotency-Key of an upload or a release: `_id` is `${project}:${operation}:${key}`, claimed
+ * by an insert (atomic on FerretDB too) before the upload starts, and completed with the answer.
+ */
+export interface IdempotencyDoc {
+  _id: string;
+  state: 'in_progress' | 'done';
+  /** SHA-256 of the request as received (manifest, the binary's SHA-256, other fields). */
+  fingerprint: string;
+  status: number;
+  body: unknown;
+  created_at: Date;
+  expires_at: Date;
+}
+
 export function registerGatewayModels(connection: Connection) {
   const userSchema = new Schema<UserDoc>(
     {
@@ -122,7 +137,14 @@ export function registerGatewayModels(connection: Connection) {
     options,
   );
   sessionSchema.index({ expires_at: 1 });
+
+  const idempotencySchema = new Schema<IdempotencyDoc>(
+    { _id: String, state: String, fingerprint: String, status: Number, body: Schema.Types.Mixed, created_at: Date, expires_at: Date },
+    options,
+  );
+  idempotencySchema.index({ expires_at: 1 });
   return {
+    IdempotencyKey: connection.model<IdempotencyDoc>('IdempotencyKey', idempotencySchema, 'idempotency_keys'),
     User: connection.model<UserDoc>('User', userSchema, 'users'),
     Token: connection.model<TokenDoc>('Token', tokenSchema, 'tokens'),
     AuditOutbox: connection.model<AuditOutboxDoc>('AuditOutbox', auditOutboxSchema, 'audit_outbox'),
