@@ -267,6 +267,26 @@ function ensureDeviceSdk() {
   run('cmake', ['--build', deviceSdkBuildDir]);
 }
 
+// otactl's API types are generated from docs/openapi.json (openapi-typescript) before tsc -b
+// compiles it; the one-file bundle a CI image carries is made by esbuild after (libs/otactl).
+function ensureOtactlTypes() {
+  const otactlDir = join(root, 'libs', 'otactl');
+  const inputs = [join(root, 'docs', 'openapi.json'), join(otactlDir, 'package.json')];
+  unlessStamped(join(otactlDir, 'src', 'generated', '.stamp'), hashFiles(inputs), () => {
+    say('generating otactl\'s API types from docs/openapi.json');
+    run(pnpmBin, ['--filter', 'otactl', 'run', 'generate']);
+  });
+}
+
+function ensureOtactlBundle() {
+  const otactlDir = join(root, 'libs', 'otactl');
+  const inputs = [...filesUnder(join(otactlDir, 'src'), '.ts'), join(otactlDir, 'package.json')];
+  unlessStamped(join(otactlDir, 'dist', '.bundle-stamp'), hashFiles(inputs), () => {
+    say('bundling otactl into one file (libs/otactl/dist/otactl.cjs)');
+    run(pnpmBin, ['--filter', 'otactl', 'run', 'bundle']);
+  });
+}
+
 function ensureTypeScriptBuild() {
   say('building TypeScript (tsc -b)');
   run(join(root, 'node_modules', '.bin', 'tsc'), ['-b', 'tsconfig.json']);
@@ -278,7 +298,9 @@ function main() {
   ensureGoBinaries();
   ensurePostgres();
   ensureGeneratedProtos();
+  ensureOtactlTypes();
   ensureTypeScriptBuild();
+  ensureOtactlBundle();
   if (!process.argv.includes('--no-console')) ensureConsole();
   if (process.argv.includes('--chart-tools')) ensureChartTools();
   if (process.argv.includes('--browser')) ensureBrowser();

@@ -1,0 +1,43 @@
+import createClient from 'openapi-fetch';
+import type { components, paths } from './generated/api';
+
+// Every call goes through this client, generated from docs/openapi.json: a path, a parameter or a
+// body the document does not have fails to compile.
+
+export type Schemas = components['schemas'];
+export type Api = ReturnType<typeof createClient<paths>>;
+
+/** An answer of the API that refused the call: its status and `detail`, as one readable text. */
+export class ApiRefusal extends Error {
+  constructor(
+    readonly status: number,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** The connection settings, from flags or OTA_URL / OTA_TOKEN / OTA_PROJECT. */
+export interface Connection {
+  url: string;
+  token: string;
+}
+
+export function apiClient(connection: Connection): Api {
+  return createClient<paths>({ baseUrl: connection.url.replace(/\/+$/, ''), headers: { authorization: `Bearer ${connection.token}`, 'user-agent': 'otactl/0.1' } });
+}
+
+/** The API's `detail` as one text: a 422 list becomes `field: message; ...`. */
+export function detailOf(error: unknown, status: number): string {
+  const detail = (error as { detail?: unknown } | undefined)?.detail;
+  if (typeof detail === 'string') return detail;
+  if (Array.isArray(detail)) return detail.map((issue: { loc?: unknown[]; msg?: string }) => `${(issue.loc ?? []).slice(1).join('.') || 'body'}: ${issue.msg ?? ''}`).join('; ');
+  return `the service answered ${status} without a detail`;
+}
+
+/** The data of an answer, or an ApiRefusal with its detail. */
+export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok || data === undefined) throw new ApiRefusal(response.status, detailOf(error, response.status));
+  return data;
+}

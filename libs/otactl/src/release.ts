@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { integer, seconds, UsageError } from './args';
+import { ApiRefusal, ok, type Api, type Schemas } from './client';
+
+/** The manifest keys that flags can give (docs/api.md, the manifest). */
+export const MANIFEST_FLAGS = {
+  manifest: { type: 'string' },
+  version: { type: 'string' },
+  framework: { type: 'string' },
+  'chip-family': { type: 'string' },
+  'board-id': { type: 'string' },
+  'hardware-revision': { type: 'string' },
+  'partition-profile': { type: 'string' },
+  'min-nvs-schema-version': { type: 'string' },
+  'security-mode': { type: 'string' },
+  'release-notes': { type: 'string' },
+  signature: { type: 'string' },
+  binary: { type: 'string' },
+} as const;
+
+type ManifestValues = Partial<Record<keyof typeof MANIFEST_FLAGS, string>>;
+
+/** The manifest as JSON text: the file of --manifest, or one made of the flags. */
+export function manifestText(values: ManifestValues): string {
+  if (values.manifest) {
+    try {
+      return readFileSync(values.manifest, 'utf8');
+    } catch (error) {
+      throw new UsageError(`--manifest ${values.manifest} cannot be read: ${(error as Error).message}`);
+    }
+  }
+  if (!values.version || !values['chip-family']) throw new UsageError('give --manifest FILE, or at least --version and --chip-family (and --framework, default esp_idf)');
+  const manifest: Record<string, unknown> = { version_label: values.version, framework: values.framework ?? 'esp_idf', chip_family: values['chip-family'] };
+  const text: Array<[keyof ManifestValues, string]> = [
+    ['board-id', 'board_id'],
+    ['hardware-revision', 'hardware_revision'],
+    ['partition-profile', 'partition_profile'],
+    ['security-mode', 'security_mode'],
+    ['release-notes', 'release_notes'],
+    ['signature', 'signature'],
+  ];
+  for (const [flag, key] of text) if (values[flag]) manifest[key] = values[flag];
+  if (values['min-nvs-schema-version']) manifest.min_nvs_schema_version = integer(values['min-nvs-schema-version'], '--min-nvs-schema-version', 0, 2 ** 31 - 1);
+  return JSON.stringify(manifest);
+}
+
+export function readBinary(path: string | undefined): { bytes: Buffer; name: string } {
+  if (!path) throw new UsageError('--binary FILE is required');
+  try {
+    return { bytes: readFileSync(path), name: basename(path) };
+  } catch (error) {
+    throw new UsageError(`--binary ${path} cannot be read: ${(error as Error).message}`);
+  }
+}
+
+const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * Uploads a build once: the Idempotency-Key is derived from the binary's SHA-256 and the manifest,
+ * so a retried or parallel job gets the same artifact back and stores nothing more.
+ */
+export async function uploadOnce(api: Api, projectId: string, binary: { bytes: Buffer; name: string }, manifest: string): Promise<Schemas['Artifact']> {
+  const key = `otactl-upload-${sha256(`${sha256(binary.bytes)}\n${manifest}`)}`;
+  return ok(
+    api.POST('/api/v1/projects/{id}/artifacts/', {
+      params: { path: { id: projectId }, header: { 'Idempotency-Key': key } },
+      body: { manifest, binary: binary.name },
+      // The manifest first: the gateway checks it before it stores a byte of the binary.
+      bodySerializer: (fields) => {
+        const form = new FormData();
+        form.append('manifest', fields.manifest);
+        form.append('binary', new Blob([binary.bytes]), fields.binary);
+        return form;
+      },
+    }),
+  );
+}
+
+/** The flags that shape the deployment of a release. */
+export const DEPLOYMENT_FLAGS = {
+  channel: { type: 'string', multiple: true },
+  group: { type: 'string', multiple: true },
+  'all-devices': { type: 'boolean', default: false },
+  percentage: { type: 'string' },
+  stages: { type: 'string' },
+  'stage-wait': { type: 'string', default: '0' },
+  'stage-approval': { type: 'boolean', default: false },
+  'failure-threshold': { type: 'string' },
+  'reason-limit': { type: 'string', multiple: true },
+  'confirm-timeout': { type: 'string' },
+  notes: { type: 'string' },
+  'run-id': { type: 'string' },
+} as const;
+
+type DeploymentValues = {
+  channel?: string[];
+  group?: string[];
+  'all-devices'?: boolean;
+  percentage?: string;
+  stages?: string;
+  'stage-wait'?: string;
+  'stage-approval'?: boolean;
+  'failure-threshold'?: string;
+  'reason-limit'?: string[];
+  'confirm-timeout'?: string;
+  notes?: string;
+  'run-id'?: string;
+};
+
+/** Group and channel names to ids; an unknown name is refused before anything is created. */
+async function idsOf(api: Api, projectId: string, values: DeploymentValues) {
+  const path = { path: { id: projectId } };
+  const [groups, channels] = await Promise.all([ok(api.GET('/api/v1/projects/{id}/groups/', { params: path })), ok(api.GET('/api/v1/projects/{id}/channels/', { params: path }))]);
+  const resolve = (names: string[] | undefined, known: Array<{ id: string; name: string }>, kind: string) =>
+    (names ?? []).map((name) => {
+      const found = known.find((candidate) => candidate.name === name);
+      if (!found) throw new ApiRefusal(400, `no ${kind} named "${name}" in this project (it has: ${known.map((candidate) => candidate.name).join(', ') || 'none'})`);
+      return found.id;
+    });
+  return { groupIds: resolve(values.group, groups, 'group'), channelIds: resolve(values.channel, channels, 'channel') };
+}
+
+/** The deployment body of the flags (docs/api.md, "Guardrails and staged plans"). */
+export function deploymentPlan(values: DeploymentValues) {
+  const guardrails: Record<string, unknown> = {};
+  if (values['failure-threshold']) {
+    const match = /^(\d+(?:\.\d+)?)%?:(\d+)$/.exec(values['failure-threshold']);
+    if (!match) throw new UsageError('--failure-threshold is PERCENT:MIN_FINISHED, e.g. 20:10 (pause at 20% failed of at least 10 finished)');
+    guardrails.failure_threshold = { percent: Number(match[1]), min_finished: Number(match[2]) };
+  }
+  if (values['reason-limit']?.length) {
+    guardrails.reason_limits = values['reason-limit'].map((text) => {
+      const match = /^([a-z0-9_]+):(\d+):(.+)$/.exec(text);
+      if (!match) throw new UsageError('--reason-limit is REASON:COUNT:WINDOW, e.g. signature_invalid:3:10m');
+      return { reason: match[1], count: Number(match[2]), window_seconds: seconds(match[3]!, '--reason-limit window') };
+    });
+  }
+  if (values['confirm-timeout']) guardrails.confirm_timeout_seconds = seconds(values['confirm-timeout'], '--confirm-timeout');
+  const percentages = (values.stages ?? '').split(',').map((part) => part.trim()).filter(Boolean);
+  if (percentages.length > 0 && values.percentage !== undefined) throw new UsageError('give --percentage or --stages, not both: a staged plan starts at its first stage');
+  const wait = seconds(values['stage-wait'] ?? '0', '--stage-wait');
+  const stages = percentages.map((text, index) => ({ percentage: integer(text, '--stages', 0, 100), min_wait_seconds: wait, approval_required: index > 0 && Boolean(values['stage-approval']) }));
+  return {
+    ...(stages.length > 0 ? { stages } : { rollout_percentage: integer(values.percentage ?? '100', '--percentage', 0, 100) }),
+    ...(Object.keys(guardrails).length > 0 ? { guardrails } : {}),
+    ...(values.notes ? { notes: values.notes } : {}),
+  };
+}
+
+/**
+ * Creates the deployment once per artifact, plan and run (`--run-id`), and starts it. A parallel or
+ * retried job gets the same deployment; a start that another job made first is not an error.
+ */
+export async function deployAndStart(api: Api, projectId: string, artifactId: string, values: DeploymentValues): Promise<Schemas['Deployment']> {
+  const { groupIds, channelIds } = await idsOf(api, projectId, values);
+  const untargeted = groupIds.length === 0 && channelIds.length === 0;
+  if (untargeted && !values['all-devices']) throw new UsageError('name the targets with --group and/or --channel, or pass --all-devices to reach every device of the project');
+  const body = { artifact_id: artifactId, target_group_ids: groupIds, target_channel_ids: channelIds, ...deploymentPlan(values) };
+  const key = `otactl-deploy-${sha256(JSON.stringify({ body, run: values['run-id'] ?? '' }))}`;
+  const path = { id: projectId };
+  const created = await ok(api.POST('/api/v1/projects/{id}/deployments/', { params: { path, header: { 'Idempotency-Key': key } }, body }));
+  if (created.state !== 'draft') return created;
+  try {
+    return await ok(
+      api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: { path: { ...path, did: created.id } }, body: { action: 'start', ...(untargeted ? { confirm_all: true } : {}) } }),
+    );
+  } catch (error) {
+    // Another job started it first: what it is now is the answer.
+    const now = await ok(api.GET('/api/v1/projects/{id}/deployments/{did}/', { params: { path: { ...path, did: created.id } } }));
+    if (now.state === 'draft') throw error;
+    return now;
+  }
+}

@@ -1,0 +1,161 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api, checkBody, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
+
+// otactl run as a child process, the way a pipeline runs it (the one-file bundle, settings in the
+// environment), against the real stack, with the test playing the fleet (docs/ci.md).
+
+const BUNDLE = join(__dirname, '..', 'dist', 'otactl.cjs');
+const work = mkdtempSync(join(tmpdir(), 'otactl-'));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function otactl(f: ProjectFixture, args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BUNDLE, ...args], {
+      env: { PATH: process.env.PATH, OTA_URL: testStack().gatewayUrl, OTA_TOKEN: f.apiToken, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      // The token is a secret: nothing otactl prints may hold it.
+      expect(stdout + stderr).not.toContain(f.apiToken);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+function build(name: string, bytes = 4096): string {
+  const path = join(work, `${name}.bin`);
+  writeFileSync(path, randomBytes(bytes));
+  return path;
+}
+
+async function fleetInGroup(f: ProjectFixture, group: string, deviceIds: string[]): Promise<void> {
+  const created = await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name: group } });
+  for (const deviceId of deviceIds) expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId) })).status).toBe(200);
+  const devices = (await api('GET', `/api/v1/projects/${f.project.id}/devices/`, { token: f.user.token })).body as Array<{ id: string; device_id: string }>;
+  const add = devices.filter((device) => deviceIds.includes(device.device_id)).map((device) => device.id);
+  expect((await api('POST', `/api/v1/projects/${f.project.id}/groups/${created.body.id}/members/changes/`, { token: f.user.token, json: { add } })).status).toBe(200);
+}
+
+/** Each device checks until it is offered build `build` (`update_available`), then reports `events` for it. */
+async function fleetUpdates(f: ProjectFixture, build: number, deviceIds: string[], events: Array<{ event: string; reason?: string }>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  const pending = new Set(deviceIds);
+  while (pending.size > 0 && Date.now() < deadline) {
+    for (const deviceId of [...pending]) {
+      const check = await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId) });
+      if (!check.body.update_available || check.body.build_number !== build) continue;
+      pending.delete(deviceId);
+      for (const step of events) {
+        await api('POST', '/api/v1/ota/status/', {
+          token: f.deviceScopeToken,
+          json: { device_id: deviceId, deployment_id: check.body.deployment_id, ...step, ...(step.event === 'confirmed' ? { build_number: check.body.build_number } : {}) },
+        });
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  if (pending.size > 0) throw new Error(`never offered a build: ${[...pending].join(', ')}`);
+}
+
+const MANIFEST_FLAGS = ['--version', '2.0.0', '--chip-family', 'esp32'];
+
+test('a release the canary confirms exits 0; one whose guardrail trips exits 2 with the reason and the console link', async () => {
+  const f = await setupProject();
+  const canary = ['c-1', 'c-2', 'c-3'];
+  await fleetInGroup(f, 'canary', canary);
+  const good = otactl(f, ['release', '--binary', build('good'), ...MANIFEST_FLAGS, '--group', 'canary', '--failure-threshold', '50:2', '--wait', '--until', 'confirmed:100%', '--timeout', '60s', '--interval', '1s']);
+  await fleetUpdates(f, 1, canary, [{ event: 'downloaded' }, { event: 'flashed' }, { event: 'confirmed' }]);
+  const passed = await good;
+  expect(passed.code).toBe(0);
+  expect(passed.stdout).toContain('met: 100% of targeted devices confirmed');
+  expect(passed.stderr).toContain('uploaded build 1 (2.0.0)');
+  // Without a terminal the progress comes a line per change.
+  expect(passed.stderr).toMatch(/build 1 active at 100% · \d of 3 updated/);
+
+  const bad = otactl(f, ['release', '--binary', build('bad'), '--version', '2.0.1', '--chip-family', 'esp32', '--group', 'canary', '--reason-limit', 'signature_invalid:2:10m', '--wait', '--timeout', '60s', '--interval', '1s']);
+  await fleetUpdates(f, 2, canary.slice(0, 2), [{ event: 'download_started' }, { event: 'failed', reason: 'signature_invalid' }]);
+  const failed = await bad;
+  expect(failed.code).toBe(2);
+  expect(failed.stdout).toContain('paused by the reason limit: 2 failures with reason signature_invalid within 600 s (limit 2)');
+  expect(failed.stdout).toMatch(new RegExp(`console: ${testStack().gatewayUrl}/console/projects/${f.project.id}/deployments/[0-9a-f-]{36}`));
+}, 180_000);
+
+test('wait exits 3 at its timeout, a refused manifest exits 4 with the detail, and a usage mistake exits 1', async () => {
+  const f = await setupProject();
+  await fleetInGroup(f, 'canary', ['t-1']);
+  const released = await otactl(f, ['--json', 'release', '--binary', build('slow'), ...MANIFEST_FLAGS, '--group', 'canary']);
+  expect(released.code).toBe(0);
+  const { deployment } = JSON.parse(released.stdout);
+  const waited = await otactl(f, ['wait', deployment.id, '--timeout', '2s', '--interval', '1s']);
+  expect(waited.code).toBe(3);
+  expect(waited.stdout).toContain('timed out after 2 s');
+
+  const refused = await otactl(f, ['release', '--binary', build('refused'), '--version', '1', '--framework', 'zephyr', '--chip-family', 'esp32', '--group', 'canary']);
+  expect(refused.code).toBe(4);
+  expect(refused.stderr).toMatch(/refused \(400\): .*framework/);
+  const unknownGroup = await otactl(f, ['release', '--binary', build('nogroup'), ...MANIFEST_FLAGS, '--group', 'nowhere']);
+  expect(unknownGroup.code).toBe(4);
+  expect(unknownGroup.stderr).toContain('no group named "nowhere"');
+  expect((await otactl(f, ['release', '--binary', build('both'), ...MANIFEST_FLAGS, '--group', 'canary', '--percentage', '5', '--stages', '5,50'])).code).toBe(1);
+  expect((await otactl(f, ['wait', deployment.id, '--until', 'half'])).stderr).toContain('--until must be');
+  expect((await otactl(f, ['projects', 'list'], { OTA_TOKEN: '' })).code).toBe(1);
+}, 120_000);
+
+test('eight parallel releases of the same build make one artifact and one deployment, and every run gets the same answer', async () => {
+  const f = await setupProject();
+  await fleetInGroup(f, 'canary', ['p-1']);
+  const binary = build('parallel', 300_000);
+  const runs = await Promise.all(Array.from({ length: 8 }, () => otactl(f, ['--json', 'release', '--binary', binary, ...MANIFEST_FLAGS, '--group', 'canary', '--percentage', '10', '--run-id', 'pipeline-41'])));
+  expect(runs.map((run) => run.code)).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+  const answers = runs.map((run) => JSON.parse(run.stdout) as { artifact: { id: string }; deployment: { id: string; state: string } });
+  expect(new Set(answers.map((answer) => answer.artifact.id)).size).toBe(1);
+  expect(new Set(answers.map((answer) => answer.deployment.id)).size).toBe(1);
+  expect(answers.every((answer) => answer.deployment.state === 'active')).toBe(true);
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.apiToken })).body).toHaveLength(1);
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.apiToken })).body).toHaveLength(1);
+}, 120_000);
+
+test('the other commands: deployments, artifacts with prune, devices, projects, in tables and in JSON', async () => {
+  const f = await setupProject();
+  await fleetInGroup(f, 'canary', ['d-1', 'd-2']);
+  for (const version of ['1.0.0', '1.1.0', '1.2.0', '1.3.0']) expect((await otactl(f, ['artifacts', 'upload', '--binary', build(version), '--version', version, '--chip-family', 'esp32'])).code).toBe(0);
+  const released = JSON.parse((await otactl(f, ['--json', 'release', '--binary', build('1.4.0'), '--version', '1.4.0', '--chip-family', 'esp32', '--group', 'canary', '--percentage', '20'])).stdout);
+
+  const listed = await otactl(f, ['deployments', 'list']);
+  expect(listed.stdout).toMatch(/BUILD\s+VERSION\s+STATE/);
+  expect(listed.stdout).toContain('1.4.0');
+  expect((await otactl(f, ['deployments', 'ramp', released.deployment.id, '60'])).stdout).toContain('active at 60%');
+  expect((await otactl(f, ['deployments', 'pause', released.deployment.id])).stdout).toContain('paused');
+  expect((await otactl(f, ['deployments', 'show', released.deployment.id])).stdout).toContain('build 5 paused at 60%');
+  expect((await otactl(f, ['deployments', 'resume', released.deployment.id])).code).toBe(0);
+
+  // Prune keeps the newest two and the build the deployment uses.
+  const dry = JSON.parse((await otactl(f, ['--json', 'artifacts', 'prune', '--keep', '2', '--dry-run'])).stdout);
+  expect(dry.would_archive).toHaveLength(3);
+  const pruned = await otactl(f, ['artifacts', 'prune', '--keep', '2']);
+  expect(pruned.stdout).toContain('archived 3 builds: 3, 2, 1');
+  const artifacts = JSON.parse((await otactl(f, ['--json', 'artifacts', 'list'])).stdout) as Array<{ build_number: number; archived: boolean }>;
+  expect(artifacts.filter((artifact) => !artifact.archived).map((artifact) => artifact.build_number).sort()).toEqual([4, 5]);
+
+  const devices = await otactl(f, ['devices', 'list', '--group', 'canary']);
+  expect(devices.stdout).toContain('d-1');
+  expect(devices.stdout).toContain('2 of 2');
+  expect((await otactl(f, ['devices', 'show', 'd-2'])).stdout).toContain('checked:');
+  const projects = JSON.parse((await otactl(f, ['--json', 'projects', 'list'])).stdout);
+  expect(projects).toEqual([expect.objectContaining({ id: f.project.id })]);
+  expect((await otactl(f, ['--help'])).stdout).toContain('Exit codes:');
+}, 120_000);
