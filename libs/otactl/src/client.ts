@@ -1,10 +1,17 @@
 import createClient from 'openapi-fetch';
-import type { components, paths } from './generated/api';
+import type { components, operations, paths } from './generated/api';
 
 // Every call goes through this client, generated from docs/openapi.json: a path, a parameter or a
 // body the document does not have fails to compile.
 
 export type Schemas = components['schemas'];
+
+/**
+ * The JSON body of an operation, by its operationId. Bodies are declared with this type before
+ * they are sent: openapi-fetch's generic parameters would let an unknown field through, a typed
+ * literal does not.
+ */
+export type BodyOf<O extends keyof operations> = operations[O] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 export type Api = ReturnType<typeof createClient<paths>>;
 
 /** An answer of the API that refused the call: its status and `detail`, as one readable text. */

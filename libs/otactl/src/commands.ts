@@ -1,5 +1,5 @@
 import { integer, parse, UsageError } from './args';
-import { ApiRefusal, ok, type Api, type Schemas } from './client';
+import { ApiRefusal, ok, type Api, type BodyOf, type Schemas } from './client';
 import { EXIT } from './exit-codes';
 import { table, type Output } from './output';
 import { progressLine } from './progress';
@@ -46,7 +46,7 @@ export async function deploymentsCommand(ctx: CommandContext, argv: string[]): P
   }
   if ((TRANSITIONS as readonly string[]).includes(action) || action === 'ramp') {
     const did = need('deployment id');
-    const body =
+    const body: BodyOf<'transitionDeployment'> =
       action === 'ramp'
         ? { action: 'ramp' as const, rollout_percentage: integer(value ?? '', 'the ramp percentage', 0, 100) }
         : { action: action as (typeof TRANSITIONS)[number] };
@@ -87,7 +87,8 @@ export async function artifactsCommand(ctx: CommandContext, argv: string[]): Pro
   if (action === 'archive' || action === 'unarchive') {
     const aid = rest[0];
     if (!aid) throw new UsageError(`otactl artifacts ${action} needs an artifact id`);
-    const artifact = await ok(ctx.api.PATCH('/api/v1/projects/{id}/artifacts/{aid}/', { params: { path: { id: projectId, aid } }, body: { archived: action === 'archive' } }));
+    const change: BodyOf<'updateArtifact'> = { archived: action === 'archive' };
+    const artifact = await ok(ctx.api.PATCH('/api/v1/projects/{id}/artifacts/{aid}/', { params: { path: { id: projectId, aid } }, body: change }));
     ctx.out.result(artifact, `build ${artifact.build_number}: ${artifact.archived ? 'archived' : 'not archived'}`);
     return EXIT.ok;
   }
@@ -100,7 +101,8 @@ export async function artifactsCommand(ctx: CommandContext, argv: string[]): Pro
     const live = artifacts.filter((a) => !a.archived).sort((a, b) => b.build_number - a.build_number);
     const older = live.slice(keep).filter((a) => !inUse.has(a.id));
     if (!values['dry-run']) {
-      for (const artifact of older) await ok(ctx.api.PATCH('/api/v1/projects/{id}/artifacts/{aid}/', { params: { path: { id: projectId, aid: artifact.id } }, body: { archived: true } }));
+      const archive: BodyOf<'updateArtifact'> = { archived: true };
+      for (const artifact of older) await ok(ctx.api.PATCH('/api/v1/projects/{id}/artifacts/{aid}/', { params: { path: { id: projectId, aid: artifact.id } }, body: archive }));
     }
     ctx.out.result(
       { archived: values['dry-run'] ? [] : older.map((a) => a.id), would_archive: values['dry-run'] ? older.map((a) => a.id) : [], kept: live.length - older.length },

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { integer, seconds, UsageError } from './args';
-import { ApiRefusal, ok, type Api, type Schemas } from './client';
+import { ApiRefusal, ok, type Api, type BodyOf, type Schemas } from './client';
 
 /** The manifest keys that flags can give (docs/api.md, the manifest). */
 export const MANIFEST_FLAGS = {
@@ -157,15 +157,14 @@ export async function deployAndStart(api: Api, projectId: string, artifactId: st
   const { groupIds, channelIds } = await idsOf(api, projectId, values);
   const untargeted = groupIds.length === 0 && channelIds.length === 0;
   if (untargeted && !values['all-devices']) throw new UsageError('name the targets with --group and/or --channel, or pass --all-devices to reach every device of the project');
-  const body = { artifact_id: artifactId, target_group_ids: groupIds, target_channel_ids: channelIds, ...deploymentPlan(values) };
+  const body: BodyOf<'createDeployment'> = { artifact_id: artifactId, target_group_ids: groupIds, target_channel_ids: channelIds, ...deploymentPlan(values) };
   const key = `otactl-deploy-${sha256(JSON.stringify({ body, run: values['run-id'] ?? '' }))}`;
   const path = { id: projectId };
   const created = await ok(api.POST('/api/v1/projects/{id}/deployments/', { params: { path, header: { 'Idempotency-Key': key } }, body }));
   if (created.state !== 'draft') return created;
+  const start: BodyOf<'transitionDeployment'> = { action: 'start', ...(untargeted ? { confirm_all: true } : {}) };
   try {
-    return await ok(
-      api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: { path: { ...path, did: created.id } }, body: { action: 'start', ...(untargeted ? { confirm_all: true } : {}) } }),
-    );
+    return await ok(api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: { path: { ...path, did: created.id } }, body: start }));
   } catch (error) {
     // Another job started it first: what it is now is the answer.
     const now = await ok(api.GET('/api/v1/projects/{id}/deployments/{did}/', { params: { path: { ...path, did: created.id } } }));
