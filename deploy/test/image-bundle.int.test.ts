@@ -13,7 +13,7 @@ const root = join(__dirname, '..', '..');
 const pnpm = join(root, '.tools', 'pnpm', 'node_modules', '.bin', 'pnpm');
 
 const COLLECTIONS: Record<string, string[]> = {
-  gateway: ['audit_outbox', 'sessions', 'token_usage', 'tokens', 'users'],
+  gateway: ['audit_outbox', 'idempotency_keys', 'sessions', 'token_usage', 'tokens', 'users'],
   registry: ['channels', 'device_places', 'devices', 'groups', 'memberships', 'projects'],
   artifacts: ['artifacts', 'signing_keys', 'upload_places'],
   rollout: ['deployment_transitions', 'deployments', 'device_events', 'device_reports'],
