@@ -57,3 +57,17 @@ test('a repeated release or deployment with the same key creates one deployment'
   expect((await create({ ...body, rollout_percentage: 6 })).status).toBe(422);
   expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.apiToken })).body).toHaveLength(2);
 });
+
+test('a form field without a name is a malformed upload (400), not a server error (found by the fuzzer)', async () => {
+  const f = await setupProject();
+  const boundary = 'unnamed-field-boundary';
+  const body = [
+    `--${boundary}\r\nContent-Disposition: form-data; name=""\r\n\r\n[]\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="manifest"\r\n\r\n${JSON.stringify(MANIFEST)}\r\n`,
+    `--${boundary}\r\nContent-Disposition: form-data; name="binary"; filename="fw.bin"\r\n\r\nbytes\r\n--${boundary}--\r\n`,
+  ].join('');
+  const answer = await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.apiToken, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+  expect(answer.status).toBe(400);
+  expect(answer.body.detail).toMatch(/no readable name/);
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.apiToken })).body).toEqual([]);
+});

@@ -42,8 +42,10 @@ export function receiveUpload<T>(ctx: Context, manifestLimitBytes: number, handl
       ctx.req.resume();
     };
 
-    parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) fail(invalidArgument(`form field ${name} is larger than ${manifestLimitBytes} bytes`));
+    parser.on('field', (name: string | undefined, value, info) => {
+      // busboy gives no name for a part whose name it cannot decode.
+      if (typeof name !== 'string') fail(invalidArgument('malformed multipart body: a form field has no readable name'));
+      else if (info.valueTruncated) fail(invalidArgument(`form field ${name} is larger than ${manifestLimitBytes} bytes`));
       else fields.set(name, value);
     });
     parser.on('file', (name, stream: Readable) => {
