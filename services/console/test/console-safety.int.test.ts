@@ -144,6 +144,7 @@ test('the preview is dropped by a ramp, and a failed refresh keeps the last numb
   await page.route('**/summary/', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"detail":"the rollout service is unavailable"}' }));
   await expectText(page.getByTestId('stale'), 'the rollout service is unavailable');
   await expectText(page.getByTestId('headline'), 'of 3 updated');
+  await screenshot(page, 'deployment-stale-1366');
   await page.context().close();
 }, 120_000);
 
