@@ -1,6 +1,6 @@
 import { checkStateOf } from './check-state';
 import type { Deployment } from './model';
-import { testDeployment } from './test-deployment';
+import { testDeployment } from '../../test/deployment-fixtures';
 
 const startedAt = new Date('2026-11-01T12:00:00Z');
 const deployment = (targets: Partial<Pick<Deployment, 'targetGroupIds' | 'targetChannelIds'>>): Deployment =>

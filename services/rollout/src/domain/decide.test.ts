@@ -1,7 +1,7 @@
 import { isDomainError } from '@ota/errors';
 import { decideOffer } from './decide';
 import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
-import { testArtifact, testDeployment } from './test-deployment';
+import { testArtifact, testDeployment } from '../../test/deployment-fixtures';
 
 const artifact = testArtifact;
 

@@ -1,7 +1,7 @@
 import { admittedByRollout } from './cohort';
 import type { Deployment } from './model';
 import { asIfActive, PREVIEW_SAMPLE_SIZE, PreviewTally, type FleetDevice } from './preview';
-import { testArtifact, testDeployment } from './test-deployment';
+import { testArtifact, testDeployment } from '../../test/deployment-fixtures';
 
 const fleetDevice = (overrides: Partial<FleetDevice> = {}): FleetDevice => ({
   id: 'uuid-1',

@@ -1,6 +1,6 @@
 import { isDomainError } from '@ota/errors';
 import type { Deployment, DeploymentState } from './model';
-import { testDeployment } from './test-deployment';
+import { testDeployment } from '../../test/deployment-fixtures';
 import { applyTransition, guardrailPauseOf, stageAdvanceOf } from './transitions';
 
 const base = (state: DeploymentState, targeted = true): Deployment =>
