@@ -231,6 +231,13 @@ test('a 500-device project is paged by the server with filters in the URL, and a
   // The filter survives a reload, and a link with it can be shared.
   await page.reload();
   await expectText(page.getByTestId('device-count'), 'of 100 matching the filters');
+  // A page reached from a cursor in the URL says where it starts, not a guessed position.
+  await page.getByRole('button', { name: 'Next' }).click();
+  await page.reload();
+  await expectText(page.getByTestId('device-count'), '50 devices after node-449, of 100 matching the filters');
+  await page.getByRole('link', { name: 'Devices', exact: true }).click();
+  await page.getByLabel('Search').fill('node-4');
+  await expectText(page.getByTestId('device-count'), 'Devices 1–50 of 100 matching the filters');
   await page.getByLabel('Which devices').selectOption({ label: 'all 100 devices matching the filters' });
   await page.getByLabel('Group to change').selectOption({ label: 'node-4xx' });
   await page.getByRole('button', { name: 'Add to group' }).click();

@@ -31,7 +31,10 @@ export function OtaStatus({ status, reason }: { status: string; reason: string }
   );
 }
 
-/** The device list's filters, as the URL holds them (so a reload or a shared link keeps them). */
+/**
+ * The device list's filters, as the URL holds them (so a reload or a shared link keeps them). The
+ * fields show the URL's values, so leaving the filters by a link clears the fields too.
+ */
 const FILTERS = ['q', 'active', 'group_id', 'channel_id', 'chip_family'] as const;
 
 /** One page of devices, read from the server, with every match counted. */
@@ -79,7 +82,10 @@ export function DevicesPage() {
   };
   const devices = page.data?.devices ?? [];
   const total = page.data?.total ?? 0;
-  const firstIndex = earlier.length * DEVICE_PAGE_SIZE + (after && earlier.length === 0 ? DEVICE_PAGE_SIZE : 0);
+  // The position of this page is known when it was reached by paging here; a cursor that came in
+  // the URL (a reload, a shared link) says only where the page starts.
+  const firstIndex = after && earlier.length === 0 ? undefined : earlier.length * DEVICE_PAGE_SIZE;
+  const hasNext = firstIndex === undefined ? devices.length === DEVICE_PAGE_SIZE : firstIndex + devices.length < total;
   const groupNames = namesById(groups.data);
   const channelNames = namesById(channels.data);
   const filtered = FILTERS.some((key) => params.get(key));
@@ -90,7 +96,7 @@ export function DevicesPage() {
       <form className="filters" onSubmit={(event) => event.preventDefault()} aria-label="Filter devices">
         <label>
           Search
-          <input type="search" defaultValue={params.get('q') ?? ''} onChange={(event) => setFilter('q', event.target.value.trim())} placeholder="device id contains…" />
+          <input type="search" value={params.get('q') ?? ''} onChange={(event) => setFilter('q', event.target.value.trim())} placeholder="device id contains…" />
         </label>
         <label>
           Active
@@ -116,7 +122,7 @@ export function DevicesPage() {
         </label>
         <label>
           Chip family
-          <input defaultValue={params.get('chip_family') ?? ''} onChange={(event) => setFilter('chip_family', event.target.value.trim())} placeholder="esp32s3" />
+          <input value={params.get('chip_family') ?? ''} onChange={(event) => setFilter('chip_family', event.target.value.trim())} placeholder="esp32s3" />
         </label>
       </form>
       {writable && (
@@ -128,7 +134,11 @@ export function DevicesPage() {
         empty={devices.length === 0 && (filtered ? 'No device matches these filters.' : 'No devices yet: a device registers itself on its first check with a device-scope project token.')}
       >
         <p className="muted" data-testid="device-count" role="status">
-          {total === 0 ? 'No devices' : `Devices ${firstIndex + 1}–${firstIndex + devices.length} of ${total}`}
+          {total === 0
+            ? 'No devices'
+            : firstIndex === undefined
+              ? `${devices.length} devices after ${after}, of ${total}`
+              : `Devices ${firstIndex + 1}–${firstIndex + devices.length} of ${total}`}
           {filtered ? ' matching the filters' : ''}
         </p>
         <PlainTable
@@ -193,7 +203,7 @@ export function DevicesPage() {
           <button type="button" disabled={!after} onClick={() => goTo(earlier.at(-1) ?? '', earlier.slice(0, -1))}>
             Previous
           </button>
-          <button type="button" disabled={firstIndex + devices.length >= total} onClick={() => goTo(devices.at(-1)!.device_id, [...earlier, after])}>
+          <button type="button" disabled={!hasNext} onClick={() => goTo(devices.at(-1)!.device_id, [...earlier, after])}>
             Next
           </button>
         </nav>
