@@ -24,16 +24,21 @@ jest.setTimeout(Math.max(300_000, RUNS * 4_000));
 let signed: Release;
 let unhealthy: Release;
 let shortLived: ExtraGateway;
+/** A gateway whose offers are presigned object-storage URLs (DOWNLOAD_URLS=presigned). */
+let presigning: ExtraGateway;
 const workspace = deviceWorkspace();
 
 beforeAll(async () => {
   signed = await releaseBuild(firmwareImage(IMAGE_BYTES), { signed: true });
   unhealthy = await releaseBuild(firmwareImage(IMAGE_BYTES, 'OTA-HEALTH-FAIL'), { signed: false });
-  shortLived = await startExtraGateway({ OTA_URL_TTL_SECONDS: String(SHORT_URL_TTL_SECONDS) });
+  [shortLived, presigning] = await Promise.all([
+    startExtraGateway({ OTA_URL_TTL_SECONDS: String(SHORT_URL_TTL_SECONDS) }),
+    startExtraGateway({ DOWNLOAD_URLS: 'presigned' }),
+  ]);
 });
 
 afterAll(async () => {
-  await shortLived?.stop();
+  await Promise.all([shortLived?.stop(), presigning?.stop()]);
 });
 
 type Scenario = 'cut' | 'truncate' | 'stall' | 'expire' | 'kill' | 'tamper' | 'bad_signature' | 'retry_after' | 'unhealthy';
@@ -57,6 +62,8 @@ interface RunResult {
   scenario: Scenario;
   refetched: number;
   events: string[];
+  /** Downloads that went through the gateway (and so through our proxy). */
+  gatewayDownloads: number;
 }
 
 /** mulberry32: the runs' faults and bytes follow from the printed seed. */
@@ -71,9 +78,9 @@ function random(seed: number): () => number {
   };
 }
 
-async function runDevice(name: string, scenario: Scenario, atByte: number): Promise<RunResult> {
+async function runDevice(name: string, scenario: Scenario, atByte: number, gatewayUrl?: string): Promise<RunResult> {
   const release = scenario === 'unhealthy' ? unhealthy : signed;
-  const target = scenario === 'expire' ? shortLived.url : testStack().gatewayUrl;
+  const target = gatewayUrl ?? (scenario === 'expire' ? shortLived.url : testStack().gatewayUrl);
   const proxy = new FaultProxy(target);
   const serverUrl = await proxy.listen();
   const deviceId = `${name}-${scenario}`;
@@ -122,7 +129,7 @@ async function runDevice(name: string, scenario: Scenario, atByte: number): Prom
       refetched += Math.max(0, reached - download.rangeStart);
       reached = Math.max(reached, download.rangeStart + download.bytesSent);
     }
-    return { name, scenario, refetched, events: context.reports };
+    return { name, scenario, refetched, events: context.reports, gatewayDownloads: proxy.downloads.length };
   } finally {
     await device.kill();
     await proxy.close();
@@ -134,6 +141,13 @@ describe('the linux client on the real stack', () => {
     const result = await runDevice('clean', 'retry_after', 0);
     expect(result.events).toEqual(['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed']);
     expect(result.refetched).toBe(0);
+    expect(result.gatewayDownloads).toBe(1);
+  });
+
+  it('updates itself from object storage when the offer is a presigned URL, the bytes bypassing the gateway', async () => {
+    const result = await runDevice('presigned', 'retry_after', 0, presigning.url);
+    expect(result.events).toEqual(['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed']);
+    expect(result.gatewayDownloads).toBe(0);
   });
 
   it(`ends every one of ${RUNS} seeded interruptions in a confirmed correct image or a clean, reported failure`, async () => {

@@ -79,3 +79,16 @@ export function describeConfig(schema: Schema): string {
   });
   return ['| Variable | Default | Meaning |', '|---|---|---|', ...rows].join('\n');
 }
+
+/**
+ * Where the firmware binaries are kept: read by the artifacts service, which stores them, and by
+ * the gateway, which presigns download URLs of them when DOWNLOAD_URLS is `presigned`.
+ */
+export const s3ConnectionSettings = {
+  S3_ENDPOINT: str('S3 endpoint URL; empty means AWS S3 of S3_REGION', ''),
+  S3_REGION: str('S3 region', 'us-east-1'),
+  S3_BUCKET: str('bucket that holds the firmware binaries', 'ota-artifacts'),
+  S3_ACCESS_KEY_ID: str('S3 access key id; empty uses the default AWS credential chain', ''),
+  S3_SECRET_ACCESS_KEY: str('S3 secret access key', ''),
+  S3_FORCE_PATH_STYLE: bool('address buckets by path (MinIO, s3rver) instead of by host name', true),
+};

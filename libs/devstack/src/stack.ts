@@ -212,7 +212,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         env.GRPC_PORT = String(servicePorts[name].port);
         env.GRPC_HOST = HOST;
       }
-      if (name === 'artifacts') Object.assign(env, s3Credentials, { S3_ENDPOINT: s3Endpoint });
+      // The gateway reads the store too when it presigns download URLs (DOWNLOAD_URLS=presigned).
+      if (name === 'artifacts' || name === 'gateway') Object.assign(env, s3Credentials, { S3_ENDPOINT: s3Endpoint });
       const managed = startProcess(name, process.execPath, [...(options.serviceNodeArgs ?? []), join(options.rootDir, 'services', name, 'dist', 'main.js')], env, outputOf(name));
       started.push(managed);
       portOf.set(name, servicePorts[name]);

@@ -1,4 +1,4 @@
-import { int, loadConfig, oneOf, port, str } from '@ota/config';
+import { int, loadConfig, oneOf, port, s3ConnectionSettings, str } from '@ota/config';
 
 export const gatewaySettings = {
   GATEWAY_PORT: port('port of the HTTP API', 8080),
@@ -19,6 +19,13 @@ export const gatewaySettings = {
   TRUSTED_PROXIES: str('addresses and CIDR ranges of the proxies whose X-Forwarded-* and Forwarded headers are believed, comma-separated; empty: nobody\'s', ''),
   OTA_URL_SIGNING_KEY: str('secret that signs download URLs; set the same value on every gateway replica', 'local-development-only-signing-key'),
   OTA_URL_TTL_SECONDS: int('lifetime of a signed download URL', 900, 1),
+  DOWNLOAD_URLS: oneOf(
+    "where an offer's download URL points: `gateway`, this gateway's signed streaming endpoint; `presigned`, a presigned GET of the build in S3_BUCKET, so that object storage (or a CDN in front of it) serves the bytes, ranges included. Both expire after OTA_URL_TTL_SECONDS",
+    ['gateway', 'presigned'] as const,
+    'gateway',
+  ),
+  S3_PUBLIC_ENDPOINT: str('S3 endpoint devices reach, for presigned download URLs; empty: S3_ENDPOINT', ''),
+  ...s3ConnectionSettings,
   JSON_BODY_LIMIT_BYTES: int('largest JSON request body accepted', 64 * 1024, 1024),
   MANIFEST_LIMIT_BYTES: int('largest manifest form field accepted', 64 * 1024, 1024),
   DEFAULT_MAX_DEVICES: int("a new user's device cap across all projects (0: no cap)", 1_000, 0),

@@ -16,6 +16,8 @@ export interface GatewayDeps {
   clients: ServiceClients;
   audit: AuditLog;
   signer: DownloadUrlSigner;
+  /** Presigned object-storage URLs for offers, when DOWNLOAD_URLS is `presigned`; absent otherwise. */
+  presignedDownloads?: { urlOf(storageKey: string): Promise<string> };
   plans: PlanCache;
   /** The answers kept for Idempotency-Keys of uploads and releases. */
   idempotency: IdempotencyStore;

@@ -10,6 +10,7 @@ import { MongoAccountStore } from './adapters/mongo/mongo-account-store';
 import { MongoIdempotencyStore } from './adapters/mongo/mongo-idempotency-store';
 import { AuditOutboxRelay, JetStreamAuditLog } from './adapters/nats/audit-log';
 import { followPlanChanges } from './adapters/nats/plan-changes';
+import { PresignedDownloadUrls } from './adapters/s3/presigned-download-urls';
 import { PlanCache } from './auth/plan-cache';
 import { loadGatewayConfig } from './config';
 import { DownloadUrlSigner } from './http/download-url';
@@ -36,6 +37,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
   }, 3_600_000);
   idempotencySweep.unref();
   followPlanChanges(bus, plans);
+  const presignedDownloads = config.DOWNLOAD_URLS === 'presigned' ? new PresignedDownloadUrls(config) : undefined;
 
   const app = createApp({
     config,
@@ -45,6 +47,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
     clients,
     audit: new JetStreamAuditLog(bus, models, metrics, logger),
     signer: new DownloadUrlSigner(config.OTA_URL_SIGNING_KEY, config.OTA_URL_TTL_SECONDS),
+    presignedDownloads,
     plans,
     idempotency,
     async checkReadiness() {
@@ -79,6 +82,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
     () => bus.drain(),
     () => auditRelay.stop(),
     () => closeServiceClients(clients),
+    () => presignedDownloads?.close(),
     () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
     // Stop accepting, let in-flight requests finish, then drop idle keep-alive connections.
     () =>

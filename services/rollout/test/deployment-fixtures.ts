@@ -49,6 +49,7 @@ export function testArtifact(overrides: Partial<ArtifactSummary> = {}): Artifact
   archived: false,
   signature: '',
   signingKeyId: '',
+  storageKey: '',
   ...overrides,
   };
 }

@@ -78,6 +78,7 @@ export function artifactMessage(artifact: Artifact): pb.Artifact {
     signature: artifact.signature,
     signingKeyId: artifact.signingKeyId,
     createdAt: artifact.createdAt,
+    storageKey: artifact.storageKey,
   };
 }
 

@@ -302,7 +302,12 @@ export const CheckResponse = {
         update_available: { const: true },
         build_number: { type: 'integer' },
         version: { type: 'string' },
-        url: { type: 'string', format: 'uri' },
+        url: {
+          type: 'string',
+          format: 'uri',
+          description:
+            "Where to GET the build, with `Range` to resume; valid for OTA_URL_TTL_SECONDS. The gateway's own signed download endpoint by default, or a presigned object-storage URL where the operator set DOWNLOAD_URLS=presigned. Treat it as opaque.",
+        },
         checksum: { type: 'string' },
         size: { type: 'integer' },
         deployment_id: UUID,

@@ -72,15 +72,11 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       return;
     }
     const { offer } = outcome;
-    // Without PUBLIC_BASE_URL the URL is the request's own origin; a request that names none
-    // (HTTP/1.0 without Host) cannot be given a URL that works.
-    if (!deps.config.PUBLIC_BASE_URL && !ctx.host) throw invalidArgument('the request names no Host, so no download URL can be made for it; send Host, or set PUBLIC_BASE_URL');
-    const baseUrl = deps.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
     ctx.body = {
       update_available: true,
       build_number: offer.buildNumber,
       version: offer.versionLabel,
-      url: deps.signer.sign(baseUrl, offer.artifactId, offer.fileSize, offer.checksumSha256),
+      url: await downloadUrlOf(ctx, offer),
       checksum: offer.checksumSha256,
       size: offer.fileSize,
       deployment_id: offer.deploymentId,
@@ -88,6 +84,20 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       ...(offer.signature ? { signature: offer.signature, signing_key_id: offer.signingKeyId } : {}),
       ...pollAfter(),
     };
+  }
+
+  /**
+   * Where the device fetches the offered build: object storage itself with DOWNLOAD_URLS=presigned
+   * (an artifacts service from before storage keys sends none: then, and by default, our own
+   * signed endpoint below).
+   */
+  async function downloadUrlOf(ctx: Context, offer: { artifactId: string; fileSize: number; checksumSha256: string; storageKey: string }): Promise<string> {
+    if (deps.presignedDownloads && offer.storageKey) return deps.presignedDownloads.urlOf(offer.storageKey);
+    // Without PUBLIC_BASE_URL the URL is the request's own origin; a request that names none
+    // (HTTP/1.0 without Host) cannot be given a URL that works.
+    if (!deps.config.PUBLIC_BASE_URL && !ctx.host) throw invalidArgument('the request names no Host, so no download URL can be made for it; send Host, or set PUBLIC_BASE_URL');
+    const baseUrl = deps.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
+    return deps.signer.sign(baseUrl, offer.artifactId, offer.fileSize, offer.checksumSha256);
   }
 
   /** The check's ports: the gRPC clients, the plan cache, and the request's logger for what could not be recorded. */

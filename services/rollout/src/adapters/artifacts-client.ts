@@ -32,5 +32,6 @@ export function summaryOfMessage(artifact: pb.Artifact): ArtifactSummary {
     archived: artifact.archived,
     signature: artifact.signature,
     signingKeyId: artifact.signingKeyId,
+    storageKey: artifact.storageKey,
   };
 }

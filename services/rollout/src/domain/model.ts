@@ -50,6 +50,8 @@ export interface ArtifactSummary extends BuildRequirements {
   archived: boolean;
   signature: string;
   signingKeyId: string;
+  /** The binary's key in the bucket, for presigned download URLs; empty from an artifacts release before it. */
+  storageKey: string;
 }
 
 /** The checking device, as the registry knows it and as it reported itself in this request. */

@@ -81,6 +81,7 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
           securityMode: artifact.securityMode,
           signature: artifact.signature,
           signingKeyId: artifact.signingKeyId,
+          storageKey: artifact.storageKey,
         },
       };
     },
