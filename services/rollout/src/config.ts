@@ -7,6 +7,9 @@ export const rolloutSettings = {
   REGISTRY_ADDR: str('address of the registry service (deployment previews read the fleet from it)', '127.0.0.1:50051'),
   DEVICE_STATUS_CACHE_ENTRIES: int('how many (deployment, device) statuses each replica keeps in memory', 500_000, 1),
   VIEW_RELOAD_INTERVAL_MS: int('how often the in-memory views reload in full, as a safety net for missed events', 30_000, 1_000),
+  STATUS_COUNTS_FLUSH_MS: int("how often each replica writes the deployment count changes of the reports it stored; other replicas' summaries see them this much later", 1_000, 100),
+  STATUS_COUNTS_COMPACT_INTERVAL_MS: int('how often each replica folds the count changes it wrote into a snapshot of each deployment\'s counts', 10_000, 1_000),
+  STATUS_RECOUNT_INTERVAL_MS: int("how often a deployment whose counts keep changing is counted afresh from its stored events, correcting drift; a recount reads every event of the deployment", 3_600_000, 10_000),
   SUPERVISE_INTERVAL_MS: int('how often each replica judges the guardrails of active deployments (silent devices, reason windows) and ramps staged ones whose stage is due', 10_000, 100),
 };
 

@@ -7,6 +7,7 @@ import { AutomaticAudit } from './adapters/nats/automatic-audit';
 import { followPeers, natsRolloutEvents } from './adapters/nats/rollout-events';
 import { GrpcFleet } from './adapters/registry-client';
 import { MongoRolloutStore, registerRolloutModels } from './adapters/mongo/mongo-rollout-store';
+import { MongoStatusCounts, registerStatusCountModels } from './adapters/mongo/mongo-status-counts';
 import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
 import { Rollout } from './domain/rollout';
@@ -18,6 +19,7 @@ const SERVICE = 'rollout';
 void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) => {
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
   const store = new MongoRolloutStore(registerRolloutModels(mongo));
+  const counts = new MongoStatusCounts(registerStatusCountModels(mongo), store);
   await ensureIndexes(mongo);
   await store.backfillStatusBits();
 
@@ -45,6 +47,8 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     deployments: store,
     deviceStates: store,
     reports: store,
+    counts,
+    recountIntervalMs: config.STATUS_RECOUNT_INTERVAL_MS,
     catalog,
     fleet: new GrpcFleet(registryClient),
     views,
@@ -61,6 +65,15 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
       .finally(() => (supervising = undefined));
   }, config.SUPERVISE_INTERVAL_MS);
   supervisor.unref();
+  const countFlusher = setInterval(() => {
+    rollout.counts.flush().catch((error: unknown) => logger.warn({ err: error }, 'writing deployment count changes failed; the next flush tries again'));
+  }, config.STATUS_COUNTS_FLUSH_MS);
+  countFlusher.unref();
+  let maintaining: Promise<void> | undefined;
+  const countKeeper = setInterval(() => {
+    maintaining ??= rollout.counts.maintain().finally(() => (maintaining = undefined));
+  }, config.STATUS_COUNTS_COMPACT_INTERVAL_MS);
+  countKeeper.unref();
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
     server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout)),
@@ -73,6 +86,13 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     () => registryClient.close(),
     () => bus.drain(),
     () => views.stop(),
+    // The count changes of the last reports are written once no more reports come in, before the store goes.
+    async () => {
+      clearInterval(countFlusher);
+      clearInterval(countKeeper);
+      await maintaining;
+      await rollout.counts.flush().catch((error: unknown) => logger.warn({ err: error }, 'writing the last deployment count changes failed; the next recount corrects them'));
+    },
     ...serving,
     async () => {
       clearInterval(supervisor);

@@ -1,6 +1,7 @@
 import type { DeviceStatusEntry } from './device-status-cache';
 import type { ArtifactSummary, Deployment, DeploymentState } from './model';
 import type { FleetDevice } from './preview';
+import type { CountDelta, StatusCounts } from './status-counts';
 
 /** What a transition changes; the store applies it as one claimed version. */
 export type TransitionFields = Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt' | 'stage' | 'guardrailPause' | 'guardrailsJudgedSince'>;
@@ -42,25 +43,52 @@ export interface DeviceStateStore {
    * device and deployment, except `failed`, of which every report is kept (each one counts). The
    * device's status is the highest-ranked one stored, so it can never move backwards.
    */
-  recordEvent(event: DeviceEvent): Promise<void>;
+  recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean }>;
   /** The device's highest stored status in the deployment, or null when it has none. */
   highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null>;
-  /** Failures per deployment: every `failed`, and one `rolled_back` per device. */
-  failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
   /**
-   * How many devices are at each status (their highest), computed by the store. With `since`, only
-   * the statuses reached since then count.
+   * How many devices are at each status (their highest), counted by the store over the stored
+   * events: with `since`, only the statuses reached since then; with `before`, only those reached
+   * before then. Its cost grows with the deployment: the summary reads `StatusCountStore` instead.
    */
-  devicesByStatus(deploymentId: string, since?: Date): Promise<Map<string, number>>;
-  /** The failures that `failureCounts` counts with this reason, stored since `since`. */
+  devicesByStatus(deploymentId: string, window?: { since?: Date; before?: Date }): Promise<Map<string, number>>;
+  /** The deployment's failures (every `failed` report, and one `rolled_back` per device) with this reason, stored since `since`. */
   countRecentFailures(deploymentId: string, reason: string, since: Date): Promise<number>;
-  /** The failures that `failureCounts` counts, by reason. */
-  failuresByReason(deploymentId: string): Promise<Map<string, number>>;
+  /** The deployment's failures, as `countRecentFailures` counts them, by reason (stored before `before`, when given). */
+  failuresByReason(deploymentId: string, before?: Date): Promise<Map<string, number>>;
   /** Per device, which of these deployments it reported `rolled_back` for (devices with none are absent). */
   rolledBackDevices(deploymentIds: readonly string[]): Promise<Map<string, Set<string>>>;
-  /** Forgets the device's statuses and its reports. */
-  deleteDeviceStates(projectId: string, deviceId: string): Promise<void>;
+  /** Forgets the device's statuses and its reports; answers the deployments it had statuses in. */
+  deleteDeviceStates(projectId: string, deviceId: string): Promise<string[]>;
+}
+
+/** Where a snapshot of a deployment's counts stands. */
+export interface CountSnapshot {
+  version: number;
+  /** The snapshot covers the events before this second; deltas from this second on come on top. */
+  through: Date;
+  /** When the events were last counted afresh (recounted) rather than summed from deltas. */
+  recountedAt: Date;
+}
+
+/**
+ * Each deployment's devices per status and failures per reason, kept as the reports arrive: a
+ * snapshot, and insert-only deltas (per replica and second) on top of it. Readers add the deltas
+ * since the snapshot; a compaction folds them into the next snapshot, and a recount replaces the
+ * sum with a count of the stored events, correcting any drift. New snapshots are inserted under
+ * their version, so of two replicas making the same one, one succeeds.
+ */
+export interface StatusCountStore {
+  /** Starts a new deployment's counts at zero. */
+  startCounts(deploymentId: string, at: Date): Promise<void>;
+  insertDelta(delta: CountDelta): Promise<void>;
+  /** The newest snapshot plus the deltas after it; null for a deployment never counted. */
+  readCounts(deploymentId: string): Promise<{ counts: StatusCounts; snapshot: CountSnapshot } | null>;
+  /** Folds the deltas of the seconds before `cutoff` into a new snapshot; answers the newest snapshot after it. */
+  compact(deploymentId: string, cutoff: Date): Promise<CountSnapshot | null>;
+  /** Counts the events stored before `cutoff` afresh, as a new snapshot; false when another replica's snapshot came first. */
+  recount(deploymentId: string, cutoff: Date, now: Date): Promise<boolean>;
 }
 
 /** One lifecycle event a device reported and had accepted, as it sent it. */

@@ -5,13 +5,14 @@ import { decideOffer, type Decision } from './decide';
 import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusCache, type DeviceStatusEntry } from './device-status-cache';
 import { CoalescedRuns } from './coalesced-runs';
+import { DeploymentCounts } from './deployment-counts';
 import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
 import { asIfActive, PreviewTally } from './preview';
 import { ReportTrimSchedule } from './report-trim-schedule';
 import { dueStage, validStages, type Stage } from './stages';
 import { targetsDevice } from './targeting';
 import type { DecisionDevice, Deployment, DeploymentState } from './model';
-import type { ArtifactCatalog, DeploymentStore, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore, Fleet, RolloutEvents, RolloutViews } from './ports';
+import type { ArtifactCatalog, DeploymentStore, DeviceReport, DeviceReportStore, DeviceStateRecord, DeviceStateStore, Fleet, RolloutEvents, RolloutViews, StatusCountStore } from './ports';
 import { applyTransition, guardrailPauseOf, stageAdvanceOf, validPercentage, type TransitionChange, type TransitionRequest } from './transitions';
 
 const ROLLOUT_STRATEGIES = ['immediate'];
@@ -33,6 +34,10 @@ export interface RolloutDeps {
   deployments: DeploymentStore;
   deviceStates: DeviceStateStore;
   reports: DeviceReportStore;
+  /** Each deployment's counts, kept as reports arrive (domain/deployment-counts.ts). */
+  counts: StatusCountStore;
+  /** How often a deployment whose counts keep changing is counted afresh from its events. */
+  recountIntervalMs: number;
   catalog: ArtifactCatalog;
   fleet: Fleet;
   views: RolloutViews;
@@ -60,9 +65,11 @@ export class Rollout {
   private readonly now: () => Date;
   private readonly reportTrims = new ReportTrimSchedule(REPORT_TRIM_EVERY, REPORT_TRIM_DEVICES);
   private readonly guardrailRuns = new CoalescedRuns<void>();
+  readonly counts: DeploymentCounts;
 
   constructor(private readonly deps: RolloutDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.counts = new DeploymentCounts({ store: deps.counts, recountIntervalMs: deps.recountIntervalMs, now: this.now, warn: deps.warn });
   }
 
   async createDeployment(input: NewDeployment, requestId: string): Promise<Deployment> {
@@ -107,6 +114,7 @@ export class Rollout {
       guardrailPause: null,
       guardrailsJudgedSince: null,
     };
+    await this.deps.counts.startCounts(deployment.id, now);
     await this.deps.deployments.insertDeployment(deployment);
     this.changed(deployment);
     return deployment;
@@ -127,24 +135,24 @@ export class Rollout {
   }
 
   /**
-   * The failure counter is derived from the stored device events, never kept as a number, plus the
-   * devices silent past a confirm timeout: the same failures the summary counts.
+   * The failure counter: the failures the deployment's counts hold, plus the devices silent past a
+   * confirm timeout: the same failures the summary counts.
    */
   private async withFailureCounts(deployments: Deployment[]): Promise<Deployment[]> {
-    const [counts, silent] = await Promise.all([
-      this.deps.deviceStates.failureCounts(deployments.map((deployment) => deployment.id)),
-      Promise.all(deployments.map((deployment) => this.silentCount(deployment))),
-    ]);
-    return deployments.map((deployment, index) => ({ ...deployment, failureCount: (counts.get(deployment.id) ?? 0) + silent[index]! }));
+    return Promise.all(
+      deployments.map(async (deployment) => {
+        const counts = await this.counts.read(deployment.id);
+        const stored = [...counts.failuresByReason.values()].reduce((sum, count) => sum + count, 0);
+        return { ...deployment, failureCount: stored + (await this.silentCount(deployment, counts.byStatus)) };
+      }),
+    );
   }
 
   /** Devices silent past the deployment's confirm timeout now; 0 without one, or before it started. */
-  private async silentCount(deployment: Deployment): Promise<number> {
+  private async silentCount(deployment: Deployment, byStatus: ReadonlyMap<string, number>): Promise<number> {
     if (deployment.state === 'draft') return 0;
     const recent = this.recentByStatus(deployment);
-    if (!recent) return 0;
-    const [byStatus, recentByStatus] = await Promise.all([this.deps.deviceStates.devicesByStatus(deployment.id), recent]);
-    return silentDevices(byStatus, recentByStatus);
+    return recent ? silentDevices(byStatus, await recent) : 0;
   }
 
   async transition(projectId: string, deploymentId: string, request: TransitionRequest): Promise<Deployment> {
@@ -153,20 +161,18 @@ export class Rollout {
     const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, { ...change, updatedAt: this.now() });
     if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
     this.changed(updated);
+    // Its counts are final now but for late reports: counted afresh once, so that they are exact.
+    if (updated.state === 'completed' || updated.state === 'cancelled') this.counts.recountLater(updated.id);
     return (await this.withFailureCounts([updated]))[0]!;
   }
 
   /**
-   * Devices per status and failures per reason, counted by the store (no state record is read
+   * Devices per status and failures per reason, from the deployment's counts (nothing is counted
    * here). With a confirm timeout, devices silent past it are failures with reason `no_confirmation`.
    */
   async deploymentSummary(projectId: string, deploymentId: string): Promise<DeploymentSummary> {
     const deployment = await this.findDeployment(projectId, deploymentId);
-    const [devicesByStatus, failuresByReason, recentByStatus] = await Promise.all([
-      this.deps.deviceStates.devicesByStatus(deploymentId),
-      this.deps.deviceStates.failuresByReason(deploymentId),
-      this.recentByStatus(deployment),
-    ]);
+    const [{ byStatus: devicesByStatus, failuresByReason }, recentByStatus] = await Promise.all([this.counts.read(deploymentId), this.recentByStatus(deployment)]);
     const silent = recentByStatus ? silentByStatus(devicesByStatus, recentByStatus) : new Map<string, number>();
     const silentTotal = [...silent.values()].reduce((sum, count) => sum + count, 0);
     if (silentTotal > 0) failuresByReason.set(NO_CONFIRMATION, (failuresByReason.get(NO_CONFIRMATION) ?? 0) + silentTotal);
@@ -201,7 +207,7 @@ export class Rollout {
     const since = deployment.guardrailsJudgedSince ?? undefined;
     const windowStart = (seconds: number) => new Date(Math.max(now - seconds * 1000, since?.getTime() ?? 0));
     const [byStatus, recentByStatus, recentFailures] = await Promise.all([
-      this.deps.deviceStates.devicesByStatus(deployment.id, since),
+      since ? this.deps.deviceStates.devicesByStatus(deployment.id, { since }) : this.counts.read(deployment.id).then((counts) => counts.byStatus),
       this.recentByStatus(deployment, since),
       Promise.all(reasonLimits.map((limit) => this.recentFailures(deployment, limit.reason, windowStart(limit.windowSeconds), since))),
     ]);
@@ -223,7 +229,7 @@ export class Rollout {
     const timeout = deployment.guardrails.confirmTimeoutSeconds;
     if (reason !== NO_CONFIRMATION || timeout === null) return stored;
     const reachedFrom = new Date(Math.max(from.getTime() - timeout * 1000, since?.getTime() ?? 0));
-    const [count, reached, recent] = await Promise.all([stored, this.deps.deviceStates.devicesByStatus(deployment.id, reachedFrom), this.recentByStatus(deployment, since)!]);
+    const [count, reached, recent] = await Promise.all([stored, this.deps.deviceStates.devicesByStatus(deployment.id, { since: reachedFrom }), this.recentByStatus(deployment, since)!]);
     return count + silentDevices(reached, recent);
   }
 
@@ -232,7 +238,7 @@ export class Rollout {
     const timeout = deployment.guardrails.confirmTimeoutSeconds;
     if (timeout === null) return undefined;
     const from = this.now().getTime() - timeout * 1000;
-    return this.deps.deviceStates.devicesByStatus(deployment.id, new Date(Math.max(from, since?.getTime() ?? 0)));
+    return this.deps.deviceStates.devicesByStatus(deployment.id, { since: new Date(Math.max(from, since?.getTime() ?? 0)) });
   }
 
   /**
@@ -342,7 +348,8 @@ export class Rollout {
   }
 
   async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
-    await this.deps.deviceStates.deleteDeviceStates(projectId, deviceId);
+    // Its statuses leave the counts of the deployments it was in: they are counted afresh.
+    for (const deploymentId of await this.deps.deviceStates.deleteDeviceStates(projectId, deviceId)) this.counts.recountLater(deploymentId);
     // A deleted device that comes back (with the same derived UUID) starts afresh, on every replica.
     this.deps.statusCache.forgetDevice(deviceId);
     this.deps.events.deviceForgotten(deviceId);
@@ -420,19 +427,22 @@ export class Rollout {
     return { accepted: true, finalStatus: after.status };
   }
 
-  /** Stores the event (the truth), then raises the in-memory status and tells the other replicas. */
+  /**
+   * Stores the event (the truth), then raises the in-memory status, counts the change and tells
+   * the other replicas.
+   */
   private async record(event: { deploymentId: string; projectId: string; deviceId: string; status: string; reason: string }): Promise<DeviceStatusEntry> {
-    // The status before this event (from memory, or from the store on a miss) is read alongside the
-    // insert: whether or not the read sees the new event, it is merged with it below.
-    await Promise.all([
-      this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at: this.now() }),
-      this.deviceStatus(event.deploymentId, event.deviceId),
-    ]);
+    // The status before this event (from memory, or from the store on a miss) is read before the
+    // insert, so that it never already holds the event: the counts move from it to the new status.
+    const before = await this.deviceStatus(event.deploymentId, event.deviceId);
+    const at = this.now();
+    const { newlyStored } = await this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at });
     const after = this.deps.statusCache.merge(event.deploymentId, event.deviceId, {
       status: event.status,
       rank: rankOf(event.status),
       rolledBack: event.status === 'rolled_back',
     });
+    this.counts.eventStored(event.deploymentId, at, { status: event.status, reason: event.reason, newlyStored }, before.status, after.status);
     this.deps.events.deviceStatusChanged(event.deploymentId, event.deviceId, after);
     return after;
   }

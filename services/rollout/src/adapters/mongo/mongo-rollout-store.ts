@@ -253,12 +253,12 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
       .map((doc) => ({ deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at }));
   }
 
-  async devicesByStatus(deploymentId: string, since?: Date): Promise<Map<string, number>> {
+  async devicesByStatus(deploymentId: string, window: { since?: Date; before?: Date } = {}): Promise<Map<string, number>> {
     // Per device, the sum of the bits of the statuses it reached; then devices per sum. The second
-    // stage leaves one row per combination of statuses seen, however many devices there are. With
-    // `since`, only statuses reached since then count.
+    // stage leaves one row per combination of statuses seen, however many devices there are.
+    const at = { ...(window.since ? { $gte: window.since } : {}), ...(window.before ? { $lt: window.before } : {}) };
     const rows = await this.models.DeviceEvent.aggregate<{ _id: number; devices: number }>([
-      { $match: { deployment_id: deploymentId, kind: 'status', ...(since ? { at: { $gte: since } } : {}) } },
+      { $match: { deployment_id: deploymentId, kind: 'status', ...(Object.keys(at).length > 0 ? { at } : {}) } },
       { $group: { _id: '$device_id', bits: { $sum: '$bit' } } },
       { $group: { _id: '$bits', devices: { $sum: 1 } } },
     ]);
@@ -274,9 +274,9 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     return this.models.DeviceEvent.countDocuments({ deployment_id: deploymentId, ...FAILURES, reason, at: { $gte: since } }).exec();
   }
 
-  async failuresByReason(deploymentId: string): Promise<Map<string, number>> {
+  async failuresByReason(deploymentId: string, before?: Date): Promise<Map<string, number>> {
     const rows = await this.models.DeviceEvent.aggregate<{ _id: string | null; failures: number }>([
-      { $match: { deployment_id: deploymentId, ...FAILURES } },
+      { $match: { deployment_id: deploymentId, ...FAILURES, ...(before ? { at: { $lt: before } } : {}) } },
       { $group: { _id: '$reason', failures: { $sum: 1 } } },
     ]);
     return new Map(rows.map((row) => [row._id ?? '', row.failures]));
@@ -292,9 +292,11 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     }
   }
 
-  async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
+  async deleteDeviceStates(projectId: string, deviceId: string): Promise<string[]> {
+    const deploymentIds: string[] = await this.models.DeviceEvent.distinct('deployment_id', { project_id: projectId, device_id: deviceId });
     await this.models.DeviceEvent.deleteMany({ project_id: projectId, device_id: deviceId });
     await this.models.DeviceReport.deleteMany({ project_id: projectId, device_id: deviceId });
+    return deploymentIds;
   }
 
   async insertReport(report: DeviceReport): Promise<void> {
@@ -336,7 +338,7 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     if (older.length > 0) await this.models.DeviceReport.deleteMany({ _id: { $in: older.map((doc) => doc._id) } });
   }
 
-  async recordEvent(event: DeviceEvent): Promise<void> {
+  async recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean }> {
     const key = `${event.deploymentId}:${event.deviceId}`;
     const doc = (kind: DeviceEventDoc['kind'], _id: string): DeviceEventDoc => ({
       _id,
@@ -352,7 +354,7 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     });
     if (event.status === 'failed') await this.models.DeviceEvent.collection.insertOne(doc('failure', `${key}:failed:${randomUUID()}`) as never);
     // Not inserted: the device already reached this status (a repeated or resent event, stored once).
-    await insertUnique(this.models.DeviceEvent.collection, doc('status', `${key}:${event.status}`));
+    return { newlyStored: await insertUnique(this.models.DeviceEvent.collection, doc('status', `${key}:${event.status}`)) };
   }
 
   async highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null> {
@@ -372,17 +374,6 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     const deploymentsByDevice = new Map<string, Set<string>>();
     for (const doc of docs) deploymentsByDevice.set(doc.device_id, (deploymentsByDevice.get(doc.device_id) ?? new Set()).add(doc.deployment_id));
     return deploymentsByDevice;
-  }
-
-  async failureCounts(deploymentIds: readonly string[]): Promise<Map<string, number>> {
-    if (deploymentIds.length === 0) return new Map();
-    // Every failure report, and the one rolled_back status a device can have. $group with $sum is
-    // within what FerretDB v1 supports.
-    const rows = await this.models.DeviceEvent.aggregate<{ _id: string; failures: number }>([
-      { $match: { deployment_id: { $in: [...deploymentIds] }, ...FAILURES } },
-      { $group: { _id: '$deployment_id', failures: { $sum: 1 } } },
-    ]);
-    return new Map(rows.map((row) => [row._id, row.failures]));
   }
 }
 

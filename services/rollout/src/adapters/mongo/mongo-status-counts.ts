@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import { insertUnique } from '@ota/mongo';
+import { Schema, type Connection } from 'mongoose';
+import type { CountSnapshot, DeviceStateStore, StatusCountStore } from '../../domain/ports';
+import { addCounts, NO_COUNTS, secondOf, type CountDelta, type StatusCounts } from '../../domain/status-counts';
+
+/** Failures per reason as a list: reasons come from devices, and are not used as field names. */
+type ReasonCounts = Array<{ reason: string; count: number }>;
+
+/** `_id` is `${deployment_id}:${version}`: a version is inserted once, by whichever replica comes first. */
+interface SnapshotDoc {
+  _id: string;
+  deployment_id: string;
+  version: number;
+  through: Date;
+  by_status: Record<string, number>;
+  failures_by_reason: ReasonCounts;
+  recounted_at: Date;
+}
+
+/** The changes one replica counted for one deployment in one second; only ever inserted. */
+interface DeltaDoc {
+  _id: string;
+  deployment_id: string;
+  second: Date;
+  by_status: Record<string, number>;
+  failures_by_reason: ReasonCounts;
+}
+
+const options = { versionKey: false as const, strict: 'throw' as const };
+
+export function registerStatusCountModels(connection: Connection) {
+  const snapshotSchema = new Schema<SnapshotDoc>(
+    { _id: String, deployment_id: String, version: Number, through: Date, by_status: Schema.Types.Mixed, failures_by_reason: Schema.Types.Mixed, recounted_at: Date },
+    options,
+  );
+  snapshotSchema.index({ deployment_id: 1, version: -1 });
+  const deltaSchema = new Schema<DeltaDoc>({ _id: String, deployment_id: String, second: Date, by_status: Schema.Types.Mixed, failures_by_reason: Schema.Types.Mixed }, options);
+  deltaSchema.index({ deployment_id: 1, second: 1 });
+  return {
+    Snapshot: connection.model<SnapshotDoc>('StatusCountSnapshot', snapshotSchema, 'status_count_snapshots'),
+    Delta: connection.model<DeltaDoc>('StatusCountDelta', deltaSchema, 'status_count_deltas'),
+  };
+}
+
+type StatusCountModels = ReturnType<typeof registerStatusCountModels>;
+
+export class MongoStatusCounts implements StatusCountStore {
+  constructor(
+    private readonly models: StatusCountModels,
+    /** Where a recount reads the truth: the stored device events. */
+    private readonly events: Pick<DeviceStateStore, 'devicesByStatus' | 'failuresByReason'>,
+  ) {}
+
+  async startCounts(deploymentId: string, at: Date): Promise<void> {
+    await insertUnique(this.models.Snapshot.collection, snapshotDoc(deploymentId, 1, secondOf(at), NO_COUNTS(), at));
+  }
+
+  async insertDelta(delta: CountDelta): Promise<void> {
+    const doc: DeltaDoc = {
+      _id: randomUUID(),
+      deployment_id: delta.deploymentId,
+      second: delta.second,
+      by_status: Object.fromEntries(delta.byStatus),
+      failures_by_reason: reasonList(delta.failuresByReason),
+    };
+    await this.models.Delta.collection.insertOne(doc as never);
+  }
+
+  async readCounts(deploymentId: string): Promise<{ counts: StatusCounts; snapshot: CountSnapshot } | null> {
+    const latest = await this.latest(deploymentId);
+    if (!latest) return null;
+    const deltas = await this.models.Delta.find({ deployment_id: deploymentId, second: { $gte: latest.through } }).lean<DeltaDoc[]>();
+    const counts = countsOf(latest);
+    for (const delta of deltas) addCounts(counts, countsOf(delta));
+    return { counts, snapshot: snapshotOf(latest) };
+  }
+
+  async compact(deploymentId: string, cutoff: Date): Promise<CountSnapshot | null> {
+    const latest = await this.latest(deploymentId);
+    if (!latest) return null;
+    const deltas = cutoff > latest.through ? await this.models.Delta.find({ deployment_id: deploymentId, second: { $gte: latest.through, $lt: cutoff } }).lean<DeltaDoc[]>() : [];
+    if (deltas.length === 0) return snapshotOf(latest);
+    const counts = countsOf(latest);
+    for (const delta of deltas) addCounts(counts, countsOf(delta));
+    const next = snapshotDoc(deploymentId, latest.version + 1, cutoff, counts, latest.recounted_at);
+    if (!(await insertUnique(this.models.Snapshot.collection, next))) return this.latest(deploymentId).then((doc) => doc && snapshotOf(doc));
+    await this.forgetBefore(latest);
+    return snapshotOf(next);
+  }
+
+  async recount(deploymentId: string, cutoff: Date, now: Date): Promise<boolean> {
+    const latest = await this.latest(deploymentId);
+    // Never behind the newest snapshot: the deltas before its `through` may be gone already.
+    const through = latest && latest.through > cutoff ? latest.through : cutoff;
+    const [byStatus, failuresByReason] = await Promise.all([
+      this.events.devicesByStatus(deploymentId, { before: through }),
+      this.events.failuresByReason(deploymentId, through),
+    ]);
+    const inserted = await insertUnique(this.models.Snapshot.collection, snapshotDoc(deploymentId, (latest?.version ?? 0) + 1, through, { byStatus, failuresByReason }, now));
+    if (inserted && latest) await this.forgetBefore(latest);
+    return inserted;
+  }
+
+  /**
+   * Deletes what a reader of `previous` (the snapshot before the new one) no longer needs: older
+   * snapshots, and the deltas before `previous.through`. A reader that read `previous` still finds
+   * every delta it adds.
+   */
+  private async forgetBefore(previous: SnapshotDoc): Promise<void> {
+    await Promise.all([
+      this.models.Delta.deleteMany({ deployment_id: previous.deployment_id, second: { $lt: previous.through } }),
+      this.models.Snapshot.deleteMany({ deployment_id: previous.deployment_id, version: { $lt: previous.version } }),
+    ]);
+  }
+
+  private async latest(deploymentId: string): Promise<SnapshotDoc | null> {
+    const [latest] = await this.models.Snapshot.find({ deployment_id: deploymentId }).sort({ version: -1 }).limit(1).lean<SnapshotDoc[]>();
+    return latest ?? null;
+  }
+}
+
+function snapshotDoc(deploymentId: string, version: number, through: Date, counts: StatusCounts, recountedAt: Date): SnapshotDoc {
+  return {
+    _id: `${deploymentId}:${version}`,
+    deployment_id: deploymentId,
+    version,
+    through,
+    by_status: Object.fromEntries(counts.byStatus),
+    failures_by_reason: reasonList(counts.failuresByReason),
+    recounted_at: recountedAt,
+  };
+}
+
+function snapshotOf(doc: SnapshotDoc): CountSnapshot {
+  return { version: doc.version, through: doc.through, recountedAt: doc.recounted_at };
+}
+
+function countsOf(doc: Pick<SnapshotDoc, 'by_status' | 'failures_by_reason'>): StatusCounts {
+  return {
+    byStatus: new Map(Object.entries(doc.by_status ?? {})),
+    failuresByReason: new Map((doc.failures_by_reason ?? []).map(({ reason, count }) => [reason, count])),
+  };
+}
+
+function reasonList(byReason: ReadonlyMap<string, number>): ReasonCounts {
+  return [...byReason].map(([reason, count]) => ({ reason, count }));
+}

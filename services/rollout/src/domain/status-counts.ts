@@ -1,0 +1,85 @@
+import { rankOf } from './device-status';
+
+/** A deployment's devices per current status, and its failures per reason. */
+export interface StatusCounts {
+  byStatus: Map<string, number>;
+  failuresByReason: Map<string, number>;
+}
+
+/** Changes to a deployment's counts from the events of one second (`second`, whole seconds). */
+export interface CountDelta extends StatusCounts {
+  deploymentId: string;
+  second: Date;
+}
+
+export const NO_COUNTS = (): StatusCounts => ({ byStatus: new Map(), failuresByReason: new Map() });
+
+/** Adds `delta` into `into`, key by key, dropping keys that come to 0. */
+export function addCounts(into: StatusCounts, delta: StatusCounts): StatusCounts {
+  addTo(into.byStatus, delta.byStatus);
+  addTo(into.failuresByReason, delta.failuresByReason);
+  return into;
+}
+
+function addTo(into: Map<string, number>, delta: ReadonlyMap<string, number>): void {
+  for (const [key, count] of delta) {
+    const sum = (into.get(key) ?? 0) + count;
+    if (sum === 0) into.delete(key);
+    else into.set(key, sum);
+  }
+}
+
+/** The whole second `at` falls in: deltas are kept per second so that a recount can cut between them exactly. */
+export function secondOf(at: Date): Date {
+  return new Date(Math.floor(at.getTime() / 1000) * 1000);
+}
+
+/**
+ * What one stored event changes in the counts. `before` and `after` are the device's status in the
+ * deployment around the event (`pending` when it had none); `newlyStored` says whether the event
+ * was stored (a repeated status is not, and changes nothing). Every `failed` report is a failure;
+ * `rolled_back` is one the first time.
+ */
+export function countChange(event: { status: string; reason: string; newlyStored: boolean }, before: string, after: string): StatusCounts {
+  const change = NO_COUNTS();
+  if (event.status === 'failed' || (event.status === 'rolled_back' && event.newlyStored)) change.failuresByReason.set(event.reason, 1);
+  if (event.newlyStored && after !== before) {
+    change.byStatus.set(after, 1);
+    if (rankOf(before) > rankOf('pending')) change.byStatus.set(before, -1);
+  }
+  return change;
+}
+
+/**
+ * The count changes this replica made and has not yet written to the store, per deployment and
+ * second. They are written as one insert per (deployment, second) every flush, never as updates:
+ * FerretDB applies concurrent updates of one document as read-modify-write and loses most of them.
+ */
+export class PendingCountDeltas {
+  private pending = new Map<string, CountDelta>();
+
+  add(deploymentId: string, at: Date, change: StatusCounts): void {
+    if (change.byStatus.size === 0 && change.failuresByReason.size === 0) return;
+    const second = secondOf(at);
+    const key = `${deploymentId}:${second.getTime()}`;
+    let delta = this.pending.get(key);
+    if (!delta) this.pending.set(key, (delta = { deploymentId, second, ...NO_COUNTS() }));
+    addCounts(delta, change);
+  }
+
+  /** Everything pending, which is forgotten here: the caller writes it. */
+  take(): CountDelta[] {
+    const taken = [...this.pending.values()];
+    this.pending = new Map();
+    return taken;
+  }
+
+  /** Puts back deltas whose write failed, to go with the next flush. */
+  restore(deltas: readonly CountDelta[]): void {
+    for (const delta of deltas) this.add(delta.deploymentId, delta.second, delta);
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+}
