@@ -96,7 +96,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx, { project, query }) => {
       const ids = (text: string | undefined) => (text ? text.split(',') : []);
-      const { count } = await clients.registry.countDevices({ projectId: project.id, groupIds: ids(query.group_ids), channelIds: ids(query.channel_ids), atMost: 0 }, rpc(ctx));
+      const { count } = await clients.registry.countDevices({ projectId: project.id, groupIds: ids(query.group_ids), channelIds: ids(query.channel_ids), atMost: 0, maxAgeMs: 0 }, rpc(ctx));
       ctx.body = { devices: Number(count) };
     },
   );

@@ -50,7 +50,7 @@ export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId
 export async function transitionDeployment(ports: DeploymentPorts, caller: Caller, projectId: string, transition: Transition): Promise<rollout.Deployment> {
   const options = { requestId: caller.requestId };
   const needsCount = transition.action === 'start' || transition.action === 'resume';
-  const projectDeviceCount = needsCount ? (await ports.registry.countDevices({ projectId, groupIds: [], channelIds: [], atMost: 2 }, options)).count : 0;
+  const projectDeviceCount = needsCount ? (await ports.registry.countDevices({ projectId, groupIds: [], channelIds: [], atMost: 2, maxAgeMs: 0 }, options)).count : 0;
   const { deployment } = await ports.rollout.transitionDeployment({ ...transition, projectId, projectDeviceCount }, options);
   await ports.audit.record(caller.principal, {
     projectId,
@@ -62,6 +62,12 @@ export async function transitionDeployment(ports: DeploymentPorts, caller: Calle
   return deployment!;
 }
 
+/**
+ * How old the summary's `targeted_devices` may be: counting a large fleet on every poll of a
+ * console is what the summary must not do (docs/api.md, "Rollout progress").
+ */
+export const TARGETED_COUNT_MAX_AGE_MS = 30_000;
+
 export interface DeploymentProgress {
   deployment: rollout.Deployment;
   summary: rollout.GetDeploymentSummaryResponse;
@@ -72,10 +78,12 @@ export interface DeploymentProgress {
 /** A deployment's progress: rollout counts the states it recorded, registry the devices its targets reach. */
 export async function deploymentProgress(ports: DeploymentPorts, caller: Caller, projectId: string, deploymentId: string): Promise<DeploymentProgress> {
   const options = { requestId: caller.requestId };
-  const { deployment } = await ports.rollout.getDeployment({ projectId, deploymentId }, options);
-  const [summary, targeted] = await Promise.all([
-    ports.rollout.getDeploymentSummary({ projectId, deploymentId }, options),
-    ports.registry.countDevices({ projectId, groupIds: deployment!.targetGroupIds, channelIds: deployment!.targetChannelIds, atMost: 0 }, options),
-  ]);
-  return { deployment: deployment!, summary, targetedDevices: targeted.count };
+  const summary = await ports.rollout.getDeploymentSummary({ projectId, deploymentId }, options);
+  // A rollout replica of the release before sends the summary without its deployment.
+  const deployment = summary.deployment ?? (await ports.rollout.getDeployment({ projectId, deploymentId }, options)).deployment!;
+  const targeted = await ports.registry.countDevices(
+    { projectId, groupIds: deployment.targetGroupIds, channelIds: deployment.targetChannelIds, atMost: 0, maxAgeMs: TARGETED_COUNT_MAX_AGE_MS },
+    options,
+  );
+  return { deployment, summary, targetedDevices: targeted.count };
 }

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
 import { deviceUuid } from './device-uuid';
+import { RecentCounts } from './recent-counts';
 import {
   CHECK_EVENTS_KEPT_PER_DEVICE,
   DEFAULT_CHANNEL_NAME,
@@ -28,6 +29,8 @@ const MAX_SLUG_ATTEMPTS = 50;
 const DEVICE_PAGE_SIZE = 1000;
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
 const NAME_RULE = 'name must be 1 to 64 letters, digits, dots, dashes or underscores';
+/** Target sets whose recent device count each replica keeps (a few dozen bytes each). */
+const RECENT_COUNTS_KEPT = 10_000;
 
 export interface RegistryDeps {
   store: RegistryStore;
@@ -38,10 +41,12 @@ export interface RegistryDeps {
 export class Registry {
   private readonly store: RegistryStore;
   private readonly now: () => Date;
+  private readonly recentCounts: RecentCounts;
 
   constructor(deps: RegistryDeps) {
     this.store = deps.store;
     this.now = deps.now ?? (() => new Date());
+    this.recentCounts = new RecentCounts(RECENT_COUNTS_KEPT, () => this.now().getTime());
   }
 
   async createProject(ownerId: string, name: string): Promise<{ project: Project; defaultChannel: Channel }> {
@@ -222,6 +227,12 @@ export class Registry {
 
   countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<number> {
     return this.store.countDevices(projectId, targets, atMost);
+  }
+
+  /** The devices the targets reach, counted at most `maxAgeMs` ago (see RecentCounts). */
+  countDevicesRecently(projectId: string, targets: DeviceTargets, maxAgeMs: number): Promise<number> {
+    const key = [projectId, [...targets.groupIds].sort().join(','), [...targets.channelIds].sort().join(',')].join('|');
+    return this.recentCounts.get(key, maxAgeMs, () => this.store.countDevices(projectId, targets));
   }
 
   async getDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device> {

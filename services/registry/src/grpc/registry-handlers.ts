@@ -149,7 +149,9 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
       for await (const devices of registry.streamDevices(request.projectId)) yield { devices: devices.map(deviceMessage) };
     },
     async countDevices(request) {
-      return { count: await registry.countDevices(request.projectId, { groupIds: request.groupIds, channelIds: request.channelIds }, request.atMost || undefined) };
+      const targets = { groupIds: request.groupIds, channelIds: request.channelIds };
+      if (request.maxAgeMs > 0 && !request.atMost) return { count: await registry.countDevicesRecently(request.projectId, targets, request.maxAgeMs) };
+      return { count: await registry.countDevices(request.projectId, targets, request.atMost || undefined) };
     },
     async createDevice(request) {
       const device = await registry.createDevice(request.projectId, request.ownerId, request.maxDevices, {

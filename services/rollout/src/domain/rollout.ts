@@ -25,6 +25,8 @@ const REPORT_TRIM_EVERY = 10;
 const REPORT_TRIM_DEVICES = 100_000;
 
 export interface DeploymentSummary {
+  /** The deployment the summary is of, with the summary's failure count. */
+  deployment: Deployment;
   devicesByStatus: Map<string, number>;
   failureCount: number;
   failuresByReason: Map<string, number>;
@@ -178,7 +180,7 @@ export class Rollout {
     if (silentTotal > 0) failuresByReason.set(NO_CONFIRMATION, (failuresByReason.get(NO_CONFIRMATION) ?? 0) + silentTotal);
     const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
     // A silent device is a failure in every count, the devices per status too (docs/api.md, "Silent devices").
-    return { devicesByStatus: withSilentAsFailed(devicesByStatus, silent), failureCount, failuresByReason };
+    return { deployment: { ...deployment, failureCount }, devicesByStatus: withSilentAsFailed(devicesByStatus, silent), failureCount, failuresByReason };
   }
 
   /**

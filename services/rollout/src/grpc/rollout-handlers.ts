@@ -120,6 +120,7 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
         devicesByStatus: Object.fromEntries(summary.devicesByStatus),
         failureCount: summary.failureCount,
         failuresByReason: Object.fromEntries(summary.failuresByReason),
+        deployment: deploymentMessage(summary.deployment),
       };
     },
     async previewDeployment(request, ctx) {

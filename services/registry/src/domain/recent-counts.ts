@@ -1,0 +1,34 @@
+/**
+ * Counts that may be a little old, per key: a count younger than the caller's `maxAgeMs` is
+ * answered from memory; an older one is answered as it is while one fresh count runs behind it
+ * (stale while it revalidates); a missing one is counted while the caller waits. Counting a large
+ * fleet reads every device document on FerretDB, which a console polling a summary every few
+ * seconds must not pay each time.
+ */
+export class RecentCounts {
+  private readonly entries = new Map<string, { count: number; at: number; refreshing?: Promise<number> }>();
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async get(key: string, maxAgeMs: number, count: () => Promise<number>): Promise<number> {
+    const entry = this.entries.get(key);
+    if (entry && this.now() - entry.at <= maxAgeMs) return entry.count;
+    if (entry) {
+      entry.refreshing ??= this.refresh(key, count).catch(() => entry.count);
+      return entry.count;
+    }
+    return this.refresh(key, count);
+  }
+
+  private async refresh(key: string, count: () => Promise<number>): Promise<number> {
+    const startedAt = this.now();
+    const value = await count();
+    this.entries.delete(key);
+    this.entries.set(key, { count: value, at: startedAt });
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    return value;
+  }
+}
