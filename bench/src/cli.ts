@@ -20,6 +20,10 @@ Options:
   --step-seconds N   seconds per rate step (default 10; smoke 2)
   --devices N        known devices for s1 and s6 (default 50000; smoke 200)
   --offer-devices N  devices of the fleet with deployments (default 5000; smoke 200)
+  --summary-devices N,M
+                     deployment sizes whose summary s11 reads (default 10000,100000; smoke 200)
+  --download-devices N
+                     devices downloading at once in s12 (default 200; smoke 20)
   --storm-seconds N  length of the s6 storm (default 60; smoke 3)
   --start-rate N     first rate of each search, per second (default 100; smoke 50)
   --max-steps N      rate steps per search at most (default 10; smoke 1)
@@ -44,6 +48,8 @@ async function main(): Promise<void> {
       'step-seconds': { type: 'string' },
       devices: { type: 'string' },
       'offer-devices': { type: 'string' },
+      'download-devices': { type: 'string' },
+      'summary-devices': { type: 'string' },
       'storm-seconds': { type: 'string' },
       'start-rate': { type: 'string' },
       out: { type: 'string' },
@@ -73,6 +79,8 @@ async function main(): Promise<void> {
     startRate: number(values['start-rate'], smoke ? 50 : 100, 'start-rate'),
     devices: number(values.devices, smoke ? 200 : 50_000, 'devices'),
     offerDevices: number(values['offer-devices'], smoke ? 200 : 5_000, 'offer-devices'),
+    downloadDevices: number(values['download-devices'], smoke ? 20 : 200, 'download-devices'),
+    summaryDevices: (values['summary-devices'] ?? (smoke ? '200' : '10000,100000')).split(',').map((size) => number(size, 0, 'summary-devices')),
     stormMs: number(values['storm-seconds'], smoke ? 3 : 60, 'storm-seconds') * 1000,
     log,
   };

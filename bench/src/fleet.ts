@@ -77,10 +77,11 @@ export async function createDeployment(
   manifest: Record<string, unknown>,
   channelIds: string[],
   percentage: number,
+  binary: Buffer = randomBytes(4096),
 ): Promise<{ deploymentId: string; buildNumber: number }> {
   const form = new FormData();
   form.append('manifest', JSON.stringify({ framework: FRAMEWORK, chip_family: CHIP, ...manifest }));
-  form.append('binary', new Blob([randomBytes(4096)]), 'firmware.bin');
+  form.append('binary', new Blob([binary]), 'firmware.bin');
   const artifact = await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/artifacts/`, fleet.userToken, form);
   const deployment = await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/`, fleet.userToken, {
     artifact_id: artifact.id,

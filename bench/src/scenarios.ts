@@ -1,11 +1,14 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RunningStack } from '@ota/devstack';
+import { freePort, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
 import { startBaseline, stackPids } from './bench-stack';
 import { CHIP, createFleet, FRAMEWORK, Gateway, inParallel, createDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
 import { perRequest, usageOf } from './process-usage';
 import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
+import { seedDeploymentEvents } from './seed-deployment';
 import { statementCounter } from './store-statements';
 
 export const SCENARIOS = {
@@ -18,6 +21,8 @@ export const SCENARIOS = {
   s6: 'wake storm: 10 times the steady check rate for a while, then back',
   s9: 'propagation: a deployment paused under load; how long until no check offers it',
   s10: 'deployment preview over the known fleet (--devices): how long it takes, against its deadline (PREVIEW_TIMEOUT_MS)',
+  s11: 'deployment summary of deployments of each --summary-devices size whose devices all reported (seeded in the store): latency and CPU per call, alone and under a check load',
+  s12: 'downloads: --download-devices devices fetching a 1.5 MB build at once, from the gateway and from presigned object-storage URLs: aggregate rate and CPU per MiB',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -30,6 +35,10 @@ export interface BenchSettings {
   devices: number;
   /** Devices of the fleet with deployments (s3, s4, s5, s9). */
   offerDevices: number;
+  /** Devices downloading at once in s12. */
+  downloadDevices: number;
+  /** The deployment sizes whose summary s11 reads. */
+  summaryDevices: number[];
   stormMs: number;
   log: (message: string) => void;
 }
@@ -102,7 +111,151 @@ export class Scenarios {
         return this.propagation();
       case 's10':
         return this.preview();
+      case 's11': {
+        const sizes: Record<string, object> = {};
+        for (const devices of this.settings.summaryDevices) {
+          const result = await this.summaryAtScale(devices);
+          sizes[String(devices)] = result;
+          // A release that counts on every call leaves its store busy with abandoned counts for minutes: no larger size after a failure.
+          if (result.alone.failures.length > 0) break;
+        }
+        return { sizes };
+      }
+      case 's12':
+        return this.downloads();
     }
+  }
+
+  /**
+   * The summary of a deployment all of whose `devices` devices reported, read ten times alone (CPU
+   * per call) and ten times while the offering fleet checks at a steady rate (latency). A release
+   * that counts on every call may not answer within the request deadline: the calls then stop at
+   * the first failure, so that its abandoned counts do not load the rest of the run.
+   */
+  private async summaryAtScale(devices: number) {
+    const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'summary fleet');
+    const { deploymentId } = await createDeployment(this.gateway, fleet, { version_label: 'summary' }, [fleet.defaultChannelId], 100);
+    const started = Date.now();
+    const seeded = await seedDeploymentEvents(this.stack, { projectId: fleet.projectId, channelId: fleet.defaultChannelId }, deploymentId, devices, this.settings.log);
+    this.settings.log(`s11: seeded ${seeded.events} events of ${devices} devices in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const path = `/api/v1/projects/${fleet.projectId}/deployments/${deploymentId}/summary/`;
+    const calls = this.settings.smoke ? 3 : 10;
+
+    const before = usageOf(this.pids);
+    const alone = await this.summaryCalls(path, fleet.userToken, calls, 0);
+    const usage = perRequest(before, usageOf(this.pids), alone.answered.length + alone.failures.length);
+
+    if (alone.failures.length > 0) {
+      this.settings.log(`  summary of ${devices} devices failed alone: ${JSON.stringify(alone.failures)}; not read under load`);
+      return { devices, events: seeded.events, alone: { calls: alone.answered.length, failures: alone.failures }, usage, matchesSeeded: false };
+    }
+    const { fleet: checking } = await this.offeringFleet();
+    const rate = this.settings.smoke ? 20 : 50;
+    const durationMs = calls * 600 + 2_000;
+    const load = runOpenLoop({ phases: [{ rate, durationMs }], send: (index) => this.checkOffering(checking, index) });
+    await sleep(1_000);
+    const underLoad = await this.summaryCalls(path, fleet.userToken, calls, 500);
+    const checks = summarize(await load);
+
+    const last = alone.answered.at(-1)?.body;
+    const counted = last ? Object.fromEntries(Object.entries(last.devices_by_status as Record<string, number>).filter(([, count]) => count > 0)) : null;
+    const matchesSeeded =
+      counted !== null && JSON.stringify(sorted(counted)) === JSON.stringify(sorted(seeded.byStatus)) && last.failure_count === seeded.failures && last.targeted_devices === devices;
+    const median = (samples: { ms: number }[]) => (samples.length ? Math.round(quantile(samples.map((sample) => sample.ms).sort((a, b) => a - b), 0.5) * 10) / 10 : null);
+    const result = {
+      devices,
+      events: seeded.events,
+      alone: { calls: alone.answered.length, failures: alone.failures, medianMs: median(alone.answered), maxMs: Math.max(0, ...alone.answered.map((sample) => Math.round(sample.ms))) },
+      underLoad: { checkRate: rate, calls: underLoad.answered.length, failures: underLoad.failures, medianMs: median(underLoad.answered), maxMs: Math.max(0, ...underLoad.answered.map((sample) => Math.round(sample.ms))), checks },
+      usage,
+      matchesSeeded,
+    };
+    this.settings.log(`  summary of ${devices} devices: ${result.alone.medianMs} ms alone, ${result.underLoad.medianMs} ms under ${rate} checks/s; failures ${JSON.stringify(alone.failures.concat(underLoad.failures))}; counts match the seeded ones: ${matchesSeeded}`);
+    return result;
+  }
+
+  private async summaryCalls(path: string, token: string, calls: number, pauseMs: number) {
+    const answered: Array<{ ms: number; body: any }> = [];
+    const failures: string[] = [];
+    for (let call = 0; call < calls && failures.length === 0; call++) {
+      const started = performance.now();
+      try {
+        answered.push({ body: await this.gateway.api('GET', path, token), ms: performance.now() - started });
+      } catch (error) {
+        failures.push(`${(error as Error).message.slice(0, 120)} after ${Math.round(performance.now() - started)} ms`);
+      }
+      if (pauseMs) await sleep(pauseMs);
+    }
+    return { answered, failures };
+  }
+
+  /**
+   * `downloadDevices` devices each download a build at once, first with the offers of the stack's
+   * gateway (its own signed endpoint), then with those of a second gateway on the same services
+   * with DOWNLOAD_URLS=presigned. Every byte is checked against the build's SHA-256.
+   */
+  private async downloads() {
+    const count = this.settings.downloadDevices;
+    const binary = randomBytes(this.settings.smoke ? 256 * 1024 : 1_536 * 1024);
+    const sha256 = createHash('sha256').update(binary).digest('hex');
+    const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'download fleet');
+    await createDeployment(this.gateway, fleet, { version_label: 'download' }, [fleet.defaultChannelId], 100, binary);
+    const presigning = await this.extraGateway({ DOWNLOAD_URLS: 'presigned' });
+    try {
+      const modes: Record<string, object> = {};
+      for (const [mode, gateway] of [['gateway', this.gateway], ['presigned', presigning.gateway]] as const) {
+        const urls: string[] = [];
+        await inParallel(count, 32, async (index) => {
+          const answer = await gateway.post('/api/v1/ota/check/', fleet.deviceToken, checkBody(`dl-${mode}-${index}`), true);
+          if (!answer.body?.update_available) throw new Error(`s12: check of dl-${mode}-${index} offered nothing: ${answer.status} ${JSON.stringify(answer.body)}`);
+          urls[index] = answer.body.url;
+        });
+        const pids = { ...this.pids, 'presigning gateway': presigning.pid };
+        const before = usageOf(pids);
+        const started = performance.now();
+        const fetched = await Promise.all(
+          urls.map(async (url) => {
+            const response = await fetch(url);
+            const bytes = Buffer.from(await response.arrayBuffer());
+            return response.status === 200 && createHash('sha256').update(bytes).digest('hex') === sha256;
+          }),
+        );
+        const seconds = (performance.now() - started) / 1000;
+        const mib = (count * binary.length) / 2 ** 20;
+        const usage = perRequest(before, usageOf(pids), mib);
+        const origin = new URL(urls[0]!).origin;
+        modes[mode] = {
+          servedBy: origin === new URL(this.stack.s3Endpoint).origin ? 'object storage' : 'gateway',
+          devices: count,
+          mib: Math.round(mib * 10) / 10,
+          seconds: Math.round(seconds * 100) / 100,
+          mibPerSecond: Math.round((mib / seconds) * 10) / 10,
+          wrongOrMissing: fetched.filter((ok) => !ok).length,
+          cpuMsPerMiB: Object.fromEntries(Object.entries(usage).map(([name, { cpuMsPerRequest }]) => [name, cpuMsPerRequest])),
+        };
+        this.settings.log(`  ${mode}: ${JSON.stringify(modes[mode])}`);
+      }
+      return { buildBytes: binary.length, modes };
+    } finally {
+      await presigning.stop();
+    }
+  }
+
+  /** One more gateway on this stack's services, with settings of its own. */
+  private async extraGateway(settings: NodeJS.ProcessEnv) {
+    const port = await freePort();
+    const env = { ...this.stack.gatewayEnv, ...settings, GATEWAY_PORT: String(port), METRICS_PORT: String(await freePort()) };
+    const process = startProcess('gateway-extra', globalThis.process.execPath, [join(this.rootDir, 'services', 'gateway', 'dist', 'main.js')], env, { kind: 'prefixed' });
+    await waitForPort('127.0.0.1', port, process, 60_000);
+    const gateway = new Gateway(`http://127.0.0.1:${port}`);
+    return {
+      gateway,
+      pid: process.child.pid!,
+      stop: async () => {
+        await gateway.close();
+        await process.stop();
+      },
+    };
   }
 
   /** Previews a 50% deployment of the known fleet a few times, each alone, and cancels it after. */
@@ -355,6 +508,10 @@ export class Scenarios {
     this.settings.log(`  ${offeredBefore} offers before the pause; ${late.length} after it; every check honoured the pause within ${propagationMs} ms`);
     return { rate, latency: summarize(samples), offersBeforePause: offeredBefore, offersAfterPause: late.length, propagationMs };
   }
+}
+
+function sorted(record: Record<string, number>): Array<[string, number]> {
+  return Object.entries(record).sort(([a], [b]) => a.localeCompare(b));
 }
 
 function checkBody(deviceId: string, extra: Record<string, unknown> = {}) {

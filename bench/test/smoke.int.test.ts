@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12'];
 
 it('runs every scenario and reports complete results', () => {
   const out = mkdtempSync(join(tmpdir(), 'ota-bench-smoke-'));
@@ -41,6 +41,13 @@ it('runs every scenario and reports complete results', () => {
     // The paused deployment was offered before the pause, and never after it.
     expect(result('s9').offersBeforePause).toBeGreaterThan(0);
     expect(result('s9').offersAfterPause).toBe(0);
+    // The summary read back the counts the seeded reports left, alone and under load.
+    expect(result('s11').sizes['200']).toMatchObject({ matchesSeeded: true, alone: { failures: [] }, underLoad: { failures: [] } });
+    // Both download modes delivered every byte, the presigned one from object storage itself.
+    expect(result('s12').modes).toMatchObject({
+      gateway: { servedBy: 'gateway', wrongOrMissing: 0 },
+      presigned: { servedBy: 'object storage', wrongOrMissing: 0 },
+    });
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
