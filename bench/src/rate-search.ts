@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize, type LatencySummary } from './latency';
 import { runOpenLoop, type Outcome, type Sample } from './open-loop';
 import { perRequest, usageOf } from './process-usage';
-import { FLEET_CHECKS_PER_SECOND, costOf, statementsPerRequest } from './store-statements';
+import { BUSY_FLEET_CHECKS_PER_SECOND, FLEET_CHECKS_PER_SECOND, costOf, statementsPerRequest } from './store-statements';
 
 /** The target the issue sets for the device API: p99 at most 50 ms, with no errors. */
 export const P99_TARGET_MS = 50;
@@ -87,7 +87,7 @@ export async function highestRate(options: RateSearchOptions): Promise<RateSearc
   const cost = costOf(best?.usage);
   if (cost) {
     options.log(
-      `  at ${best!.rate}/s: our services ${cost.servicesCpuMsPerRequest} ms CPU per request (${cost.servicesCoresFor556PerSecond} cores for ${FLEET_CHECKS_PER_SECOND} requests/s), the store ${cost.storeCpuMsPerRequest} ms`,
+      `  at ${best!.rate}/s: our services ${cost.servicesCpuMsPerRequest} ms CPU per request (${cost.servicesCoresFor556PerSecond} cores for ${FLEET_CHECKS_PER_SECOND} requests/s, ${cost.servicesCoresFor3333PerSecond} for ${BUSY_FLEET_CHECKS_PER_SECOND}), the store ${cost.storeCpuMsPerRequest} ms`,
     );
   }
   return { maxRate: best?.rate ?? 0, atMax: best, steps, ...(cost ?? {}) };

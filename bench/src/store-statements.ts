@@ -28,8 +28,10 @@ export const STORE_PROCESSES = ['ferretdb', 'postgres'] as const;
 
 /** The fleet of a million devices polling every 30 minutes that the hot-path goals are set for. */
 export const FLEET_CHECKS_PER_SECOND = 556;
+/** The same fleet polling every 5 minutes. */
+export const BUSY_FLEET_CHECKS_PER_SECOND = 3_333;
 
-/** CPU per request of our services and of the store, and the cores our services need for FLEET_CHECKS_PER_SECOND. */
+/** CPU per request of our services and of the store, and the cores our services need for either fleet's rate. */
 export function costOf(usage: Record<string, { cpuMsPerRequest: number }> | undefined) {
   if (!usage) return undefined;
   const sum = (names: readonly string[]) => Math.round(names.reduce((total, name) => total + (usage[name]?.cpuMsPerRequest ?? 0), 0) * 1000) / 1000;
@@ -38,5 +40,6 @@ export function costOf(usage: Record<string, { cpuMsPerRequest: number }> | unde
     servicesCpuMsPerRequest: servicesCpuMs,
     storeCpuMsPerRequest: sum(STORE_PROCESSES),
     servicesCoresFor556PerSecond: Math.round(((servicesCpuMs * FLEET_CHECKS_PER_SECOND) / 1000) * 100) / 100,
+    servicesCoresFor3333PerSecond: Math.round(((servicesCpuMs * BUSY_FLEET_CHECKS_PER_SECOND) / 1000) * 100) / 100,
   };
 }
