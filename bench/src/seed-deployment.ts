@@ -71,7 +71,8 @@ export async function seedDeploymentEvents(
       at,
     });
     for (let device = 0; device < devices; device++) {
-      const deviceId = `00000000-0000-4000-8000-${device.toString(16).padStart(12, '0')}`;
+      // Unique per deployment: a run seeds several deployments into one registry.
+      const deviceId = `${deploymentId.slice(0, 24)}${device.toString(16).padStart(12, '0')}`;
       deviceBatch.push({
         _id: deviceId,
         project_id: projectId,
