@@ -79,6 +79,20 @@ export async function createDeployment(
   percentage: number,
   binary: Buffer = randomBytes(4096),
 ): Promise<{ deploymentId: string; buildNumber: number }> {
+  const created = await createDraftDeployment(gateway, fleet, manifest, channelIds, percentage, binary);
+  await startDeployment(gateway, fleet, created.deploymentId);
+  return created;
+}
+
+/** Uploads a build and creates a draft deployment of it at `percentage` targeting `channelIds`. */
+export async function createDraftDeployment(
+  gateway: Gateway,
+  fleet: Fleet,
+  manifest: Record<string, unknown>,
+  channelIds: string[],
+  percentage: number,
+  binary: Buffer = randomBytes(4096),
+): Promise<{ deploymentId: string; buildNumber: number }> {
   const form = new FormData();
   form.append('manifest', JSON.stringify({ framework: FRAMEWORK, chip_family: CHIP, ...manifest }));
   form.append('binary', new Blob([binary]), 'firmware.bin');
@@ -88,8 +102,11 @@ export async function createDeployment(
     target_channel_ids: channelIds,
     rollout_percentage: percentage,
   });
-  await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/${deployment.id}/transition/`, fleet.userToken, { action: 'start', confirm_all: true });
   return { deploymentId: deployment.id, buildNumber: artifact.build_number };
+}
+
+export async function startDeployment(gateway: Gateway, fleet: Fleet, deploymentId: string): Promise<void> {
+  await gateway.api('POST', `/api/v1/projects/${fleet.projectId}/deployments/${deploymentId}/transition/`, fleet.userToken, { action: 'start', confirm_all: true });
 }
 
 /** Runs `count` tasks with `concurrency` at a time (fleet set-up, not measured). */

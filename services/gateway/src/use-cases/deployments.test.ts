@@ -51,13 +51,19 @@ test.each([
 ])('%s counts the devices only when confirm_all may matter, and is audited', async (action, counts, auditAction) => {
   const { ports, called, requestOf, calls } = recordingPorts({
     'registry.countDevices': () => ({ count: 2 }),
-    'rollout.transitionDeployment': () => ({ deployment: { id: 'd1', state: 'active', rolloutPercentage: 10 } }),
+    'rollout.transitionDeployment': () => ({ deployment: { id: 'd1', state: 'active', rolloutPercentage: 10, targetGroupIds: ['g1'], targetChannelIds: [] } }),
   });
   await transitionDeployment(ports, caller, 'p1', { deploymentId: 'd1', action, rolloutPercentage: undefined, confirmAll: false });
-  expect(called()).toEqual([...(counts ? ['registry.countDevices'] : []), 'rollout.transitionDeployment', 'audit.record']);
-  if (counts) expect(requestOf('registry.countDevices')).toMatchObject({ atMost: 2 });
+  // A start or resume also has the targets counted behind the answer, for the summaries to come.
+  expect(called()).toEqual(counts ? ['registry.countDevices', 'rollout.transitionDeployment', 'audit.record', 'registry.countDevices'] : ['rollout.transitionDeployment', 'audit.record']);
+  if (counts) {
+    expect(calls.filter((call) => call.name === 'registry.countDevices').map((call) => call.args[0])).toEqual([
+      { projectId: 'p1', groupIds: [], channelIds: [], atMost: 2, maxAgeMs: 0 },
+      { projectId: 'p1', groupIds: ['g1'], channelIds: [], atMost: 0, maxAgeMs: 120_000 },
+    ]);
+  }
   expect(requestOf('rollout.transitionDeployment')).toMatchObject({ projectDeviceCount: counts ? 2 : 0 });
-  expect(calls.at(-1)!.args[1]).toMatchObject({ action: auditAction, targetId: 'd1' });
+  expect(calls.find((call) => call.name === 'audit.record')!.args[1]).toMatchObject({ action: auditAction, targetId: 'd1' });
 });
 
 test("progress counts the devices the deployment's own targets reach", async () => {
@@ -68,5 +74,5 @@ test("progress counts the devices the deployment's own targets reach", async () 
   });
   const progress = await deploymentProgress(ports, caller, 'p1', 'd1');
   expect(progress.targetedDevices).toBe(40);
-  expect(requestOf('registry.countDevices')).toEqual({ projectId: 'p1', groupIds: ['g1'], channelIds: [], atMost: 0, maxAgeMs: 30_000 });
+  expect(requestOf('registry.countDevices')).toEqual({ projectId: 'p1', groupIds: ['g1'], channelIds: [], atMost: 0, maxAgeMs: 120_000 });
 });

@@ -59,14 +59,24 @@ export async function transitionDeployment(ports: DeploymentPorts, caller: Calle
     targetId: transition.deploymentId,
     details: { state: deployment!.state, rollout_percentage: deployment!.rolloutPercentage },
   });
+  // The first summary of a target set waits for a count of the fleet, which on a large FerretDB
+  // fleet takes longer than a request may: a started deployment has it counted now, behind the answer.
+  if (needsCount) void targetedDevices(ports, projectId, deployment!, options).catch(() => undefined);
   return deployment!;
+}
+
+function targetedDevices(ports: DeploymentPorts, projectId: string, deployment: rollout.Deployment, options: { requestId: string }) {
+  return ports.registry.countDevices(
+    { projectId, groupIds: deployment.targetGroupIds, channelIds: deployment.targetChannelIds, atMost: 0, maxAgeMs: TARGETED_COUNT_MAX_AGE_MS },
+    options,
+  );
 }
 
 /**
  * How old the summary's `targeted_devices` may be: counting a large fleet on every poll of a
  * console is what the summary must not do (docs/api.md, "Rollout progress").
  */
-export const TARGETED_COUNT_MAX_AGE_MS = 30_000;
+export const TARGETED_COUNT_MAX_AGE_MS = 120_000;
 
 export interface DeploymentProgress {
   deployment: rollout.Deployment;
@@ -81,9 +91,6 @@ export async function deploymentProgress(ports: DeploymentPorts, caller: Caller,
   const summary = await ports.rollout.getDeploymentSummary({ projectId, deploymentId }, options);
   // A rollout replica of the release before sends the summary without its deployment.
   const deployment = summary.deployment ?? (await ports.rollout.getDeployment({ projectId, deploymentId }, options)).deployment!;
-  const targeted = await ports.registry.countDevices(
-    { projectId, groupIds: deployment.targetGroupIds, channelIds: deployment.targetChannelIds, atMost: 0, maxAgeMs: TARGETED_COUNT_MAX_AGE_MS },
-    options,
-  );
+  const targeted = await targetedDevices(ports, projectId, deployment, options);
   return { deployment, summary, targetedDevices: targeted.count };
 }

@@ -23,6 +23,14 @@ test('answers from memory within the age, then the old count while one fresh cou
   expect(await counts.get('p', 60_000, count)).toBe(150);
 });
 
+test('callers that find no count share the one first count', async () => {
+  const counts = new RecentCounts(10);
+  let counted = 0;
+  const count = () => new Promise<number>((resolve) => setImmediate(() => resolve(++counted)));
+  expect(await Promise.all([counts.get('p', 60_000, count), counts.get('p', 60_000, count)])).toEqual([1, 1]);
+  expect(counted).toBe(1);
+});
+
 test('keeps at most its number of keys, dropping the oldest', async () => {
   const counts = new RecentCounts(2);
   for (const key of ['a', 'b', 'c']) await counts.get(key, 60_000, () => Promise.resolve(1));

@@ -7,6 +7,8 @@
  */
 export class RecentCounts {
   private readonly entries = new Map<string, { count: number; at: number; refreshing?: Promise<number> }>();
+  /** First counts under way, which later callers for the same key wait for instead of counting again. */
+  private readonly firstCounts = new Map<string, Promise<number>>();
 
   constructor(
     private readonly maxEntries: number,
@@ -20,7 +22,12 @@ export class RecentCounts {
       entry.refreshing ??= this.refresh(key, count).catch(() => entry.count);
       return entry.count;
     }
-    return this.refresh(key, count);
+    let first = this.firstCounts.get(key);
+    if (!first) {
+      first = this.refresh(key, count).finally(() => this.firstCounts.delete(key));
+      this.firstCounts.set(key, first);
+    }
+    return first;
   }
 
   private async refresh(key: string, count: () => Promise<number>): Promise<number> {
