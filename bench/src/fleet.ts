@@ -71,16 +71,9 @@ export const FRAMEWORK = 'esp_idf';
 export const CHIP = 'esp32';
 
 /** Uploads a build, creates a deployment of it at `percentage` targeting `channelIds`, and starts it. */
-export async function createDeployment(
-  gateway: Gateway,
-  fleet: Fleet,
-  manifest: Record<string, unknown>,
-  channelIds: string[],
-  percentage: number,
-  binary: Buffer = randomBytes(4096),
-): Promise<{ deploymentId: string; buildNumber: number }> {
-  const created = await createDraftDeployment(gateway, fleet, manifest, channelIds, percentage, binary);
-  await startDeployment(gateway, fleet, created.deploymentId);
+export async function createDeployment(...draft: Parameters<typeof createDraftDeployment>): Promise<{ deploymentId: string; buildNumber: number }> {
+  const created = await createDraftDeployment(...draft);
+  await startDeployment(draft[0], draft[1], created.deploymentId);
   return created;
 }
 
