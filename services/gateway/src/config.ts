@@ -25,6 +25,11 @@ export const gatewaySettings = {
     'gateway',
   ),
   S3_PUBLIC_ENDPOINT: str('S3 endpoint devices reach, for presigned download URLs; empty: S3_ENDPOINT', ''),
+  PRESIGNED_URL_MAX_CHARS: int(
+    "longest presigned download URL handed to a device; a longer one (temporary S3 credentials add a session token of about a kilobyte) is replaced by the gateway's own URL, with a warning, since the device SDK holds 640 characters (0: no limit)",
+    600,
+    0,
+  ),
   ...s3ConnectionSettings,
   JSON_BODY_LIMIT_BYTES: int('largest JSON request body accepted', 64 * 1024, 1024),
   MANIFEST_LIMIT_BYTES: int('largest manifest form field accepted', 64 * 1024, 1024),

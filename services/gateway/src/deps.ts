@@ -17,7 +17,7 @@ export interface GatewayDeps {
   audit: AuditLog;
   signer: DownloadUrlSigner;
   /** Presigned object-storage URLs for offers, when DOWNLOAD_URLS is `presigned`; absent otherwise. */
-  presignedDownloads?: { urlOf(storageKey: string): Promise<string> };
+  presignedDownloads?: { urlOf(storageKey: string): Promise<string | undefined> };
   plans: PlanCache;
   /** The answers kept for Idempotency-Keys of uploads and releases. */
   idempotency: IdempotencyStore;

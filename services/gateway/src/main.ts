@@ -37,7 +37,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
   }, 3_600_000);
   idempotencySweep.unref();
   followPlanChanges(bus, plans);
-  const presignedDownloads = config.DOWNLOAD_URLS === 'presigned' ? new PresignedDownloadUrls(config) : undefined;
+  const presignedDownloads = config.DOWNLOAD_URLS === 'presigned' ? new PresignedDownloadUrls(config, logger) : undefined;
 
   const app = createApp({
     config,

@@ -18,7 +18,9 @@
 #include "ota/ota_client.h"
 
 typedef struct {
-    /* PEM of the CA that signs the server's certificate; NULL uses the certificate bundle. */
+    /* PEM of the CA that signs the server's certificate; NULL uses the certificate bundle. It is
+     * used for downloads too: where the service hands out presigned object-storage URLs, the
+     * store's certificate must verify against it (docs/device-integration.md). */
     const char *server_cert_pem;
     /* No byte for this long breaks a download (ms). Default CONFIG_OTA_CLIENT_STALL_TIMEOUT_MS. */
     int stall_timeout_ms;

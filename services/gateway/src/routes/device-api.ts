@@ -88,11 +88,12 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
 
   /**
    * Where the device fetches the offered build: object storage itself with DOWNLOAD_URLS=presigned
-   * (an artifacts service from before storage keys sends none: then, and by default, our own
-   * signed endpoint below).
+   * (an artifacts service from before storage keys sends none, and a presigned URL may be too long
+   * for a device: then, and by default, our own signed endpoint below).
    */
   async function downloadUrlOf(ctx: Context, offer: { artifactId: string; fileSize: number; checksumSha256: string; storageKey: string }): Promise<string> {
-    if (deps.presignedDownloads && offer.storageKey) return deps.presignedDownloads.urlOf(offer.storageKey);
+    const presigned = deps.presignedDownloads && offer.storageKey ? await deps.presignedDownloads.urlOf(offer.storageKey) : undefined;
+    if (presigned) return presigned;
     // Without PUBLIC_BASE_URL the URL is the request's own origin; a request that names none
     // (HTTP/1.0 without Host) cannot be given a URL that works.
     if (!deps.config.PUBLIC_BASE_URL && !ctx.host) throw invalidArgument('the request names no Host, so no download URL can be made for it; send Host, or set PUBLIC_BASE_URL');
