@@ -2,12 +2,13 @@ import { Bus } from '@ota/bus';
 import { createServiceClient, runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as artifactsPb, registry as registryPb, rollout as pb } from '@ota/proto';
-import { GrpcArtifactCatalog } from './adapters/artifacts-client';
+import { GrpcArtifactCatalog } from './adapters/grpc/grpc-artifact-catalog';
 import { AutomaticAudit } from './adapters/nats/automatic-audit';
 import { followPeers, natsRolloutEvents } from './adapters/nats/rollout-events';
-import { GrpcFleet } from './adapters/registry-client';
-import { MongoRolloutStore, registerRolloutModels } from './adapters/mongo/mongo-rollout-store';
-import { MongoStatusCounts, registerStatusCountModels } from './adapters/mongo/mongo-status-counts';
+import { GrpcFleet } from './adapters/grpc/grpc-fleet';
+import { registerRolloutModels } from './adapters/mongo/models';
+import { MongoRolloutStore } from './adapters/mongo/mongo-rollout-store';
+import { MongoStatusCounts } from './adapters/mongo/mongo-status-counts';
 import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
 import { Rollout } from './domain/rollout';
@@ -18,8 +19,9 @@ const SERVICE = 'rollout';
 
 void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) => {
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
-  const store = new MongoRolloutStore(registerRolloutModels(mongo));
-  const counts = new MongoStatusCounts(registerStatusCountModels(mongo), store);
+  const models = registerRolloutModels(mongo);
+  const store = new MongoRolloutStore(models);
+  const counts = new MongoStatusCounts(models, store);
   await ensureIndexes(mongo);
   await store.backfillStatusBits();
 

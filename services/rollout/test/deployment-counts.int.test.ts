@@ -3,8 +3,9 @@ import { connectMongo } from '@ota/mongo';
 import { createLogger } from '@ota/logging';
 import { testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
-import { MongoRolloutStore, registerRolloutModels } from '../src/adapters/mongo/mongo-rollout-store';
-import { MongoStatusCounts, registerStatusCountModels } from '../src/adapters/mongo/mongo-status-counts';
+import { registerRolloutModels } from '../src/adapters/mongo/models';
+import { MongoRolloutStore } from '../src/adapters/mongo/mongo-rollout-store';
+import { MongoStatusCounts } from '../src/adapters/mongo/mongo-status-counts';
 import { DeploymentCounts } from '../src/domain/deployment-counts';
 import { rankOf } from '../src/domain/device-status';
 
@@ -18,8 +19,9 @@ const warnings: string[] = [];
 
 beforeAll(async () => {
   mongo = await connectMongo({ uri: testStack().mongodbUri, database: `counts_${randomUUID().slice(0, 8)}`, logger: createLogger('counts-test', 'silent') });
-  events = new MongoRolloutStore(registerRolloutModels(mongo));
-  store = new MongoStatusCounts(registerStatusCountModels(mongo), events);
+  const models = registerRolloutModels(mongo);
+  events = new MongoRolloutStore(models);
+  store = new MongoStatusCounts(models, events);
 });
 
 afterAll(async () => {

@@ -1,53 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { insertUnique } from '@ota/mongo';
-import { Schema, type Connection } from 'mongoose';
 import type { CountSnapshot, DeviceStateStore, StatusCountStore } from '../../domain/ports';
 import { addCounts, NO_COUNTS, secondOf, type CountDelta, type StatusCounts } from '../../domain/status-counts';
-
-/** Failures per reason as a list: reasons come from devices, and are not used as field names. */
-type ReasonCounts = Array<{ reason: string; count: number }>;
-
-/** `_id` is `${deployment_id}:${version}`: a version is inserted once, by whichever replica comes first. */
-interface SnapshotDoc {
-  _id: string;
-  deployment_id: string;
-  version: number;
-  through: Date;
-  by_status: Record<string, number>;
-  failures_by_reason: ReasonCounts;
-  recounted_at: Date;
-}
-
-/** The changes one replica counted for one deployment in one second; only ever inserted. */
-interface DeltaDoc {
-  _id: string;
-  deployment_id: string;
-  second: Date;
-  by_status: Record<string, number>;
-  failures_by_reason: ReasonCounts;
-}
-
-const options = { versionKey: false as const, strict: 'throw' as const };
-
-export function registerStatusCountModels(connection: Connection) {
-  const snapshotSchema = new Schema<SnapshotDoc>(
-    { _id: String, deployment_id: String, version: Number, through: Date, by_status: Schema.Types.Mixed, failures_by_reason: Schema.Types.Mixed, recounted_at: Date },
-    options,
-  );
-  snapshotSchema.index({ deployment_id: 1, version: -1 });
-  const deltaSchema = new Schema<DeltaDoc>({ _id: String, deployment_id: String, second: Date, by_status: Schema.Types.Mixed, failures_by_reason: Schema.Types.Mixed }, options);
-  deltaSchema.index({ deployment_id: 1, second: 1 });
-  return {
-    Snapshot: connection.model<SnapshotDoc>('StatusCountSnapshot', snapshotSchema, 'status_count_snapshots'),
-    Delta: connection.model<DeltaDoc>('StatusCountDelta', deltaSchema, 'status_count_deltas'),
-  };
-}
-
-type StatusCountModels = ReturnType<typeof registerStatusCountModels>;
+import type { DeltaDoc, ReasonCounts, RolloutModels, SnapshotDoc } from './models';
 
 export class MongoStatusCounts implements StatusCountStore {
   constructor(
-    private readonly models: StatusCountModels,
+    private readonly models: Pick<RolloutModels, 'Snapshot' | 'Delta'>,
     /** Where a recount reads the truth: the stored device events. */
     private readonly events: Pick<DeviceStateStore, 'devicesByStatus' | 'failuresByReason'>,
   ) {}

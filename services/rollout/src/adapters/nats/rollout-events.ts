@@ -3,7 +3,7 @@ import type { Logger } from '@ota/logging';
 import type { DeviceStatusCache } from '../../domain/device-status-cache';
 import type { RolloutEvents } from '../../domain/ports';
 import type { InMemoryRolloutViews } from '../rollout-views';
-import { summaryOfMessage } from '../artifacts-client';
+import { summaryOfMessage } from '../grpc/grpc-artifact-catalog';
 import type { AutomaticAudit } from './automatic-audit';
 
 /** What rollout tells the other replicas (core NATS) and telemetry (the automatic audit, JetStream). */

@@ -1,8 +1,8 @@
 import type { ServiceClient } from '@ota/grpc';
 import { requirementsIn } from '@ota/manifest';
 import { type artifacts as pb } from '@ota/proto';
-import type { ArtifactSummary } from '../domain/model';
-import type { ArtifactCatalog } from '../domain/ports';
+import type { ArtifactSummary } from '../../domain/model';
+import type { ArtifactCatalog } from '../../domain/ports';
 
 type ArtifactsClient = ServiceClient<typeof pb.ArtifactsServiceService>;
 

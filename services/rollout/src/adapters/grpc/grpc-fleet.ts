@@ -1,8 +1,8 @@
 import { profileOfMessage } from '@ota/manifest';
 import type { ServiceClient } from '@ota/grpc';
 import type { registry as pb } from '@ota/proto';
-import type { Fleet } from '../domain/ports';
-import type { FleetDevice } from '../domain/preview';
+import type { Fleet } from '../../domain/ports';
+import type { FleetDevice } from '../../domain/preview';
 
 type RegistryClient = ServiceClient<typeof pb.RegistryServiceService>;
 

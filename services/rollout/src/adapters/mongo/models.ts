@@ -1,0 +1,204 @@
+import { Schema, type Connection } from 'mongoose';
+import type { DeploymentState, GuardrailPause } from '../../domain/model';
+
+// Rollout's documents. Field names are snake_case: they are what an operator sees in the database.
+
+export interface DeploymentDoc {
+  _id: string;
+  project_id: string;
+  artifact_id: string;
+  build_number: number;
+  version_label: string;
+  state: DeploymentState;
+  target_group_ids: string[];
+  target_channel_ids: string[];
+  rollout_percentage: number;
+  rollout_strategy: string;
+  notes: string;
+  created_at: Date;
+  started_at: Date | null;
+  updated_at: Date;
+  version: number;
+  /** Absent on deployments stored before guardrails existed: none. */
+  guardrails?: GuardrailsDoc;
+  stages?: StageDoc[];
+  stage_index?: number;
+  stage_entered_at?: Date | null;
+  guardrail_pause?: GuardrailPauseDoc | null;
+  guardrails_judged_since?: Date | null;
+}
+
+export interface GuardrailsDoc {
+  failure_threshold: { percent: number; min_finished: number } | null;
+  reason_limits: Array<{ reason: string; count: number; window_seconds: number }>;
+  confirm_timeout_seconds: number | null;
+}
+
+export interface StageDoc {
+  percentage: number;
+  min_wait_seconds: number;
+  approval_required: boolean;
+}
+
+export interface GuardrailPauseDoc {
+  guardrail: GuardrailPause['guardrail'];
+  detail: string;
+  figures: Record<string, number>;
+  at: Date;
+}
+
+export type TransitionFields = Pick<DeploymentDoc, 'state' | 'rollout_percentage' | 'started_at' | 'updated_at' | 'stage_index' | 'stage_entered_at' | 'guardrail_pause' | 'guardrails_judged_since'>;
+
+/** One applied transition; `_id` is `${deployment_id}:${version}`, so each version is claimed once. */
+export interface TransitionDoc {
+  _id: string;
+  deployment_id: string;
+  version: number;
+  set: TransitionFields;
+}
+
+/**
+ * Only inserts, never updates (FerretDB makes inserts atomic, not updates), of two kinds:
+ * - `status`: that a device reached a status in a deployment. `_id` is
+ *   `${deployment}:${device}:${status}`, so each status is stored once.
+ * - `failure`: one `failed` report; `_id` adds a random suffix, so that every report counts.
+ */
+export interface DeviceEventDoc {
+  _id: string;
+  kind: 'status' | 'failure';
+  deployment_id: string;
+  project_id: string;
+  device_id: string;
+  status: string;
+  rank: number;
+  /** `bitOf(status)` on status documents, so the store can count devices per status; 0 on failures. */
+  bit: number;
+  reason: string;
+  at: Date;
+}
+
+/** One accepted report, as the device sent it; the newest REPORTS_KEPT_PER_DEVICE per device are kept. */
+export interface DeviceReportDoc {
+  _id: string;
+  project_id: string;
+  deployment_id: string;
+  device_id: string;
+  event: string;
+  status: string;
+  build_number: number | null;
+  reason: string;
+  detail_json: string;
+  created_at: Date;
+}
+
+/** Failures per reason as a list: reasons come from devices, and are not used as field names. */
+export type ReasonCounts = Array<{ reason: string; count: number }>;
+
+/** `_id` is `${deployment_id}:${version}`: a version is inserted once, by whichever replica comes first. */
+export interface SnapshotDoc {
+  _id: string;
+  deployment_id: string;
+  version: number;
+  through: Date;
+  by_status: Record<string, number>;
+  failures_by_reason: ReasonCounts;
+  recounted_at: Date;
+}
+
+/** The changes one replica counted for one deployment in one second; only ever inserted. */
+export interface DeltaDoc {
+  _id: string;
+  deployment_id: string;
+  second: Date;
+  by_status: Record<string, number>;
+  failures_by_reason: ReasonCounts;
+}
+
+const options = { versionKey: false as const, strict: 'throw' as const };
+
+export function registerRolloutModels(connection: Connection) {
+  const deploymentSchema = new Schema<DeploymentDoc>(
+    {
+      _id: String,
+      project_id: { type: String, required: true },
+      artifact_id: { type: String, required: true },
+      build_number: Number,
+      version_label: String,
+      state: String,
+      target_group_ids: [String],
+      target_channel_ids: [String],
+      rollout_percentage: Number,
+      rollout_strategy: String,
+      notes: String,
+      created_at: Date,
+      started_at: { type: Date, default: null },
+      updated_at: Date,
+      version: Number,
+      guardrails: Schema.Types.Mixed,
+      stages: Schema.Types.Mixed,
+      stage_index: Number,
+      stage_entered_at: { type: Date, default: null },
+      guardrail_pause: Schema.Types.Mixed,
+    },
+    options,
+  );
+  deploymentSchema.index({ project_id: 1, created_at: -1 });
+  deploymentSchema.index({ state: 1 });
+
+  const deviceEventSchema = new Schema<DeviceEventDoc>(
+    {
+      _id: String,
+      kind: String,
+      deployment_id: String,
+      project_id: String,
+      device_id: String,
+      status: String,
+      rank: Number,
+      bit: Number,
+      reason: String,
+      at: Date,
+    },
+    options,
+  );
+  deviceEventSchema.index({ deployment_id: 1, device_id: 1, kind: 1, rank: -1 });
+  deviceEventSchema.index({ device_id: 1, status: 1 });
+  deviceEventSchema.index({ project_id: 1, device_id: 1 });
+
+  const deviceReportSchema = new Schema<DeviceReportDoc>(
+    {
+      _id: String,
+      project_id: String,
+      deployment_id: String,
+      device_id: String,
+      event: String,
+      status: String,
+      build_number: { type: Number, default: null },
+      reason: String,
+      detail_json: String,
+      created_at: Date,
+    },
+    options,
+  );
+  deviceReportSchema.index({ device_id: 1, created_at: -1 });
+
+  const transitionSchema = new Schema<TransitionDoc>({ _id: String, deployment_id: String, version: Number, set: Schema.Types.Mixed }, options);
+  transitionSchema.index({ deployment_id: 1, version: -1 });
+
+  const snapshotSchema = new Schema<SnapshotDoc>(
+    { _id: String, deployment_id: String, version: Number, through: Date, by_status: Schema.Types.Mixed, failures_by_reason: Schema.Types.Mixed, recounted_at: Date },
+    options,
+  );
+  snapshotSchema.index({ deployment_id: 1, version: -1 });
+  const deltaSchema = new Schema<DeltaDoc>({ _id: String, deployment_id: String, second: Date, by_status: Schema.Types.Mixed, failures_by_reason: Schema.Types.Mixed }, options);
+  deltaSchema.index({ deployment_id: 1, second: 1 });
+  return {
+    Deployment: connection.model<DeploymentDoc>('Deployment', deploymentSchema, 'deployments'),
+    Transition: connection.model<TransitionDoc>('Transition', transitionSchema, 'deployment_transitions'),
+    DeviceEvent: connection.model<DeviceEventDoc>('DeviceEvent', deviceEventSchema, 'device_events'),
+    DeviceReport: connection.model<DeviceReportDoc>('DeviceReport', deviceReportSchema, 'device_reports'),
+    Snapshot: connection.model<SnapshotDoc>('StatusCountSnapshot', snapshotSchema, 'status_count_snapshots'),
+    Delta: connection.model<DeltaDoc>('StatusCountDelta', deltaSchema, 'status_count_deltas'),
+  };
+}
+
+export type RolloutModels = ReturnType<typeof registerRolloutModels>;
