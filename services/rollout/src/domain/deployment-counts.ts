@@ -29,6 +29,8 @@ export class DeploymentCounts {
   private readonly counted = new Map<string, Date>();
   /** Deployments to recount at the next maintenance: they ended, or a device of theirs was deleted. */
   private readonly recountSoon = new Set<string>();
+  /** First counts of deployments from before the counts existed, which concurrent readers share. */
+  private readonly firstCounts = new Map<string, Promise<void>>();
 
   constructor(private readonly settings: DeploymentCountSettings) {}
 
@@ -76,7 +78,16 @@ export class DeploymentCounts {
     await this.flush();
     const stored = await this.settings.store.readCounts(deploymentId);
     if (stored) return stored.counts;
-    await this.settings.store.recount(deploymentId, secondOf(this.settings.now()), this.settings.now());
+    // A large deployment takes a while to count: a console polling meanwhile waits for this count, not a count of its own.
+    let first = this.firstCounts.get(deploymentId);
+    if (!first) {
+      first = this.settings.store
+        .recount(deploymentId, secondOf(this.settings.now()), this.settings.now())
+        .then(() => undefined)
+        .finally(() => this.firstCounts.delete(deploymentId));
+      this.firstCounts.set(deploymentId, first);
+    }
+    await first;
     const counted = await this.settings.store.readCounts(deploymentId);
     if (!counted) throw new Error(`deployment ${deploymentId} could not be counted`);
     return counted.counts;
