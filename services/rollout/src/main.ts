@@ -13,6 +13,7 @@ import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
 import { Rollout } from './domain/rollout';
 import { rolloutHandlers } from './grpc/rollout-handlers';
+import { startSupervision } from './supervision';
 import { InMemoryRolloutViews } from './adapters/rollout-views';
 
 const SERVICE = 'rollout';
@@ -58,24 +59,7 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     warn: (error, message) => logger.warn({ err: error }, message),
     events: natsRolloutEvents(bus, new AutomaticAudit(bus, logger)),
   });
-  // Every replica supervises; the store lets one of them make each change.
-  let supervising: Promise<void> | undefined;
-  const supervisor = setInterval(() => {
-    supervising ??= rollout
-      .superviseActive()
-      .catch((error: unknown) => logger.warn({ err: error }, 'supervising active deployments failed; the next round tries again'))
-      .finally(() => (supervising = undefined));
-  }, config.SUPERVISE_INTERVAL_MS);
-  supervisor.unref();
-  const countFlusher = setInterval(() => {
-    rollout.counts.flush().catch((error: unknown) => logger.warn({ err: error }, 'writing deployment count changes failed; the next flush tries again'));
-  }, config.STATUS_COUNTS_FLUSH_MS);
-  countFlusher.unref();
-  let maintaining: Promise<void> | undefined;
-  const countKeeper = setInterval(() => {
-    maintaining ??= rollout.counts.maintain().finally(() => (maintaining = undefined));
-  }, config.STATUS_COUNTS_COMPACT_INTERVAL_MS);
-  countKeeper.unref();
+  const supervision = startSupervision(rollout, config, logger);
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
     server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout)),
@@ -88,17 +72,8 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     () => registryClient.close(),
     () => bus.drain(),
     () => views.stop(),
-    // The count changes of the last reports are written once no more reports come in, before the store goes.
-    async () => {
-      clearInterval(countFlusher);
-      clearInterval(countKeeper);
-      await maintaining;
-      await rollout.counts.flush().catch((error: unknown) => logger.warn({ err: error }, 'writing the last deployment count changes failed; the next recount corrects them'));
-    },
+    () => supervision.stopCounting(),
     ...serving,
-    async () => {
-      clearInterval(supervisor);
-      await supervising;
-    },
+    () => supervision.stopSupervising(),
   ];
 });

@@ -1,10 +1,9 @@
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
-import { requirementsIn } from '@ota/manifest';
 import { type artifacts as pb } from '@ota/proto';
 import type { Artifacts, UploadHeader } from '../domain/artifacts';
-import type { Artifact } from '../domain/model';
 import type { SigningKey } from '../domain/signing-keys';
+import { artifactMessage } from './artifact-message';
 
 // Messages of a streamed download: small enough to interleave with other calls on the connection.
 const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
@@ -60,25 +59,6 @@ export function artifactsHandlers(artifacts: Artifacts): Handlers<typeof pb.Arti
         }
       }
     },
-  };
-}
-
-export function artifactMessage(artifact: Artifact): pb.Artifact {
-  return {
-    id: artifact.id,
-    projectId: artifact.projectId,
-    buildNumber: artifact.buildNumber,
-    versionLabel: artifact.versionLabel,
-    ...requirementsIn(artifact),
-    minNvsSchemaVersion: artifact.minNvsSchemaVersion ?? undefined,
-    releaseNotes: artifact.releaseNotes,
-    checksumSha256: artifact.checksumSha256,
-    fileSize: artifact.fileSize,
-    archived: artifact.archived,
-    signature: artifact.signature,
-    signingKeyId: artifact.signingKeyId,
-    createdAt: artifact.createdAt,
-    storageKey: artifact.storageKey,
   };
 }
 

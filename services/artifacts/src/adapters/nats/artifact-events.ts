@@ -1,7 +1,6 @@
 import { EVENTS, type Bus } from '@ota/bus';
 import type { ArtifactEvents } from '../../domain/ports';
-// The event is the artifact's gRPC message, so that rollout reads both with one mapper.
-import { artifactMessage } from '../../grpc/artifacts-handlers';
+import { artifactMessage } from '../../grpc/artifact-message';
 
 /** Tells rollout's replicas (core NATS) of every new or changed artifact, for their read models. */
 export function natsArtifactEvents(bus: Bus): ArtifactEvents {
