@@ -17,7 +17,7 @@ const COLLECTIONS: Record<string, string[]> = {
   registry: ['channels', 'device_places', 'devices', 'groups', 'memberships', 'projects'],
   artifacts: ['artifacts', 'signing_keys', 'upload_places'],
   rollout: ['deployment_transitions', 'deployments', 'device_events', 'device_reports', 'status_count_deltas', 'status_count_snapshots'],
-  telemetry: ['audit_events'],
+  telemetry: ['audit_events', 'webhook_deliveries', 'webhooks'],
 };
 
 // Our own development dependencies (a library may still bring typings such as @types/node along).

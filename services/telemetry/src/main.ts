@@ -5,8 +5,9 @@ import { telemetry as pb } from '@ota/proto';
 import { consumeAuditEvents } from './adapters/nats/audit-consumer';
 import { HttpWebhookSender } from './adapters/http-webhook-sender';
 import { WebhookSecretBox } from './adapters/mongo/webhook-secret-box';
-import { MongoTelemetryStore, registerTelemetryModels } from './adapters/mongo/mongo-telemetry-store';
-import { MongoWebhookStore, registerWebhookModels } from './adapters/mongo/mongo-webhook-store';
+import { registerTelemetryModels } from './adapters/mongo/models';
+import { MongoTelemetryStore } from './adapters/mongo/mongo-telemetry-store';
+import { MongoWebhookStore } from './adapters/mongo/mongo-webhook-store';
 import { loadTelemetryConfig } from './config';
 import { Telemetry } from './domain/telemetry';
 import { WebhookDispatcher } from './domain/webhook-dispatcher';
@@ -18,8 +19,9 @@ const SERVICE = 'telemetry';
 void runService(SERVICE, loadTelemetryConfig, async ({ config, logger, metrics }) => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
-  const store = new MongoTelemetryStore(registerTelemetryModels(mongo));
-  const webhookStore = new MongoWebhookStore(registerWebhookModels(mongo), new WebhookSecretBox(config.WEBHOOK_SECRET_KEYS));
+  const models = registerTelemetryModels(mongo);
+  const store = new MongoTelemetryStore(models);
+  const webhookStore = new MongoWebhookStore(models, new WebhookSecretBox(config.WEBHOOK_SECRET_KEYS));
   await ensureIndexes(mongo);
   const telemetry = new Telemetry(store);
   const webhooks = new Webhooks(webhookStore, new HttpWebhookSender(config.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS), {

@@ -1,6 +1,6 @@
 // `node dist/migrate.js`: creates this service's collections and indexes, then exits (Helm hook Job).
 import { runMigration } from '@ota/mongo';
-import { registerTelemetryModels } from './adapters/mongo/mongo-telemetry-store';
+import { registerTelemetryModels } from './adapters/mongo/models';
 import { loadTelemetryConfig } from './config';
 
 void runMigration('telemetry', loadTelemetryConfig(), registerTelemetryModels);

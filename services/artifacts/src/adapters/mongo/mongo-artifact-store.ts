@@ -1,79 +1,9 @@
-import { insertUnique, insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from '@ota/mongo';
-import { requirementFields, requirementsOf, type BuildRequirementFields } from '@ota/manifest';
-import { Schema, type Connection } from 'mongoose';
+import { insertUnique, insertWithNextNumber, releasePlace, takePlace } from '@ota/mongo';
+import { requirementFields, requirementsOf } from '@ota/manifest';
 import type { Artifact } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
 import type { SigningKey } from '../../domain/signing-keys';
-
-interface ArtifactDoc extends BuildRequirementFields {
-  _id: string;
-  project_id: string;
-  build_number: number;
-  version_label: string;
-  release_notes: string;
-  checksum_sha256: string;
-  file_size: number;
-  archived: boolean;
-  signature: string;
-  signing_key_id: string;
-  storage_key: string;
-  created_at: Date;
-}
-
-interface SigningKeyDoc {
-  _id: string;
-  project_id: string;
-  name: string;
-  public_key: string;
-  fingerprint: string;
-  created_at: Date;
-}
-
-
-const options = { versionKey: false as const, strict: 'throw' as const };
-
-export function registerArtifactModels(connection: Connection) {
-  const artifactSchema = new Schema<ArtifactDoc>(
-    {
-      _id: String,
-      project_id: { type: String, required: true },
-      build_number: { type: Number, required: true },
-      version_label: String,
-      framework: String,
-      chip_family: String,
-      board_id: String,
-      hardware_revision: String,
-      partition_profile: String,
-      min_nvs_schema_version: { type: Number, default: null },
-      security_mode: String,
-      release_notes: String,
-      checksum_sha256: String,
-      file_size: Number,
-      archived: Boolean,
-      signature: String,
-      signing_key_id: String,
-      storage_key: String,
-      created_at: Date,
-    },
-    options,
-  );
-  artifactSchema.index({ project_id: 1, build_number: 1 }, { unique: true });
-  const placeSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
-  placeSchema.index({ scope: 1 });
-  const signingKeySchema = new Schema<SigningKeyDoc>(
-    { _id: String, project_id: String, name: String, public_key: String, fingerprint: String, created_at: Date },
-    options,
-  );
-  signingKeySchema.index({ project_id: 1, fingerprint: 1 }, { unique: true });
-  return {
-    SigningKey: connection.model<SigningKeyDoc>('SigningKey', signingKeySchema, 'signing_keys'),
-    Artifact: connection.model<ArtifactDoc>('Artifact', artifactSchema, 'artifacts'),
-    // Per owner and UTC month: one place per upload counted against the plan.
-    UploadPlace: connection.model<PlaceDoc>('UploadPlace', placeSchema, 'upload_places'),
-  };
-}
-
-type ArtifactModels = ReturnType<typeof registerArtifactModels>;
+import type { ArtifactDoc, ArtifactModels, SigningKeyDoc } from './models';
 
 export class MongoArtifactStore implements ArtifactStore {
   constructor(private readonly models: ArtifactModels) {}

@@ -1,32 +1,7 @@
 import { insertUnique } from '@ota/mongo';
-import { Schema, type Connection } from 'mongoose';
 import type { AuditRecord } from '../../domain/model';
 import type { TelemetryStore } from '../../domain/ports';
-
-interface AuditDoc {
-  _id: string;
-  project_id: string;
-  action: string;
-  actor_type: string;
-  actor_id: string;
-  token_prefix: string;
-  target_type: string;
-  target_id: string;
-  created_at: Date;
-  details: Record<string, unknown>;
-}
-
-const options = { versionKey: false as const, strict: false as const };
-
-export function registerTelemetryModels(connection: Connection) {
-  const auditSchema = new Schema<AuditDoc>({ _id: String }, options);
-  auditSchema.index({ project_id: 1, created_at: -1, _id: -1 });
-  return {
-    Audit: connection.model<AuditDoc>('Audit', auditSchema, 'audit_events'),
-  };
-}
-
-type TelemetryModels = ReturnType<typeof registerTelemetryModels>;
+import type { AuditDoc, TelemetryModels } from './models';
 
 export class MongoTelemetryStore implements TelemetryStore {
   constructor(private readonly models: TelemetryModels) {}

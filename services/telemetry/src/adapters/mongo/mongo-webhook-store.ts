@@ -1,59 +1,13 @@
 import { insertUnique } from '@ota/mongo';
-import { Schema, type Connection } from 'mongoose';
 import type { DeliveryAttempt, DeliveryState, Webhook, WebhookDelivery } from '../../domain/model';
 import type { WebhookStore } from '../../domain/ports';
+import type { AttemptDoc, DeliveryDoc, TelemetryModels, WebhookDoc } from './models';
 import type { WebhookSecretBox } from './webhook-secret-box';
-
-interface WebhookDoc {
-  _id: string;
-  project_id: string;
-  url: string;
-  events: string[];
-  secret: string;
-  created_at: Date;
-}
-
-interface AttemptDoc {
-  at: Date;
-  status_code: number | null;
-  error: string;
-  duration_ms: number;
-}
-
-interface DeliveryDoc {
-  _id: string;
-  webhook_id: string;
-  project_id: string;
-  event: string;
-  audit_event_id: string;
-  body: string;
-  state: DeliveryState;
-  attempts: AttemptDoc[];
-  next_attempt_at: Date | null;
-  created_at: Date;
-  delivered_at: Date | null;
-}
-
-const options = { versionKey: false as const, strict: false as const };
-
-export function registerWebhookModels(connection: Connection) {
-  const webhookSchema = new Schema<WebhookDoc>({ _id: String }, options);
-  webhookSchema.index({ project_id: 1 });
-  const deliverySchema = new Schema<DeliveryDoc>({ _id: String }, options);
-  deliverySchema.index({ state: 1, next_attempt_at: 1 });
-  deliverySchema.index({ webhook_id: 1, created_at: -1 });
-  return {
-    Webhook: connection.model<WebhookDoc>('Webhook', webhookSchema, 'webhooks'),
-    Delivery: connection.model<DeliveryDoc>('WebhookDelivery', deliverySchema, 'webhook_deliveries'),
-  };
-}
-
-type WebhookModels = ReturnType<typeof registerWebhookModels>;
 
 /** Webhooks and their deliveries; each webhook's secret is stored sealed (webhook-secret-box.ts). */
 export class MongoWebhookStore implements WebhookStore {
   constructor(
-    private readonly models: WebhookModels,
+    private readonly models: Pick<TelemetryModels, 'Webhook' | 'Delivery'>,
     private readonly secrets: WebhookSecretBox,
   ) {}
 

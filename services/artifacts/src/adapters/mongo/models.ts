@@ -1,0 +1,75 @@
+import type { BuildRequirementFields } from '@ota/manifest';
+import type { PlaceDoc } from '@ota/mongo';
+import { Schema, type Connection } from 'mongoose';
+
+// The artifacts service's documents. Field names are snake_case: they are what an operator sees in the database.
+
+export interface ArtifactDoc extends BuildRequirementFields {
+  _id: string;
+  project_id: string;
+  build_number: number;
+  version_label: string;
+  release_notes: string;
+  checksum_sha256: string;
+  file_size: number;
+  archived: boolean;
+  signature: string;
+  signing_key_id: string;
+  storage_key: string;
+  created_at: Date;
+}
+
+export interface SigningKeyDoc {
+  _id: string;
+  project_id: string;
+  name: string;
+  public_key: string;
+  fingerprint: string;
+  created_at: Date;
+}
+
+
+const options = { versionKey: false as const, strict: 'throw' as const };
+
+export function registerArtifactModels(connection: Connection) {
+  const artifactSchema = new Schema<ArtifactDoc>(
+    {
+      _id: String,
+      project_id: { type: String, required: true },
+      build_number: { type: Number, required: true },
+      version_label: String,
+      framework: String,
+      chip_family: String,
+      board_id: String,
+      hardware_revision: String,
+      partition_profile: String,
+      min_nvs_schema_version: { type: Number, default: null },
+      security_mode: String,
+      release_notes: String,
+      checksum_sha256: String,
+      file_size: Number,
+      archived: Boolean,
+      signature: String,
+      signing_key_id: String,
+      storage_key: String,
+      created_at: Date,
+    },
+    options,
+  );
+  artifactSchema.index({ project_id: 1, build_number: 1 }, { unique: true });
+  const placeSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
+  placeSchema.index({ scope: 1 });
+  const signingKeySchema = new Schema<SigningKeyDoc>(
+    { _id: String, project_id: String, name: String, public_key: String, fingerprint: String, created_at: Date },
+    options,
+  );
+  signingKeySchema.index({ project_id: 1, fingerprint: 1 }, { unique: true });
+  return {
+    SigningKey: connection.model<SigningKeyDoc>('SigningKey', signingKeySchema, 'signing_keys'),
+    Artifact: connection.model<ArtifactDoc>('Artifact', artifactSchema, 'artifacts'),
+    // Per owner and UTC month: one place per upload counted against the plan.
+    UploadPlace: connection.model<PlaceDoc>('UploadPlace', placeSchema, 'upload_places'),
+  };
+}
+
+export type ArtifactModels = ReturnType<typeof registerArtifactModels>;

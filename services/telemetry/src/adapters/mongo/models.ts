@@ -1,0 +1,67 @@
+import { Schema, type Connection } from 'mongoose';
+import type { DeliveryState } from '../../domain/model';
+
+// Telemetry's documents: audit events, webhooks and their deliveries.
+
+export interface AuditDoc {
+  _id: string;
+  project_id: string;
+  action: string;
+  actor_type: string;
+  actor_id: string;
+  token_prefix: string;
+  target_type: string;
+  target_id: string;
+  created_at: Date;
+  details: Record<string, unknown>;
+}
+
+const options = { versionKey: false as const, strict: false as const };
+
+export interface WebhookDoc {
+  _id: string;
+  project_id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  created_at: Date;
+}
+
+export interface AttemptDoc {
+  at: Date;
+  status_code: number | null;
+  error: string;
+  duration_ms: number;
+}
+
+export interface DeliveryDoc {
+  _id: string;
+  webhook_id: string;
+  project_id: string;
+  event: string;
+  audit_event_id: string;
+  body: string;
+  state: DeliveryState;
+  attempts: AttemptDoc[];
+  next_attempt_at: Date | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+export function registerTelemetryModels(connection: Connection) {
+  const auditSchema = new Schema<AuditDoc>({ _id: String }, options);
+  auditSchema.index({ project_id: 1, created_at: -1, _id: -1 });
+
+  const webhookSchema = new Schema<WebhookDoc>({ _id: String }, options);
+  webhookSchema.index({ project_id: 1 });
+  const deliverySchema = new Schema<DeliveryDoc>({ _id: String }, options);
+  deliverySchema.index({ state: 1, next_attempt_at: 1 });
+  deliverySchema.index({ webhook_id: 1, created_at: -1 });
+  return {
+    Audit: connection.model<AuditDoc>('Audit', auditSchema, 'audit_events'),
+    Webhook: connection.model<WebhookDoc>('Webhook', webhookSchema, 'webhooks'),
+    Delivery: connection.model<DeliveryDoc>('WebhookDelivery', deliverySchema, 'webhook_deliveries'),
+  };
+}
+
+export type TelemetryModels = ReturnType<typeof registerTelemetryModels>;
