@@ -31,6 +31,18 @@ test('callers that find no count share the one first count', async () => {
   expect(counted).toBe(1);
 });
 
+test('a recount that failed is started again by the next caller, who meanwhile gets the old count', async () => {
+  let now = 0;
+  const counts = new RecentCounts(10, () => now);
+  expect(await counts.get('p', 60_000, () => Promise.resolve(100))).toBe(100);
+  now = 61_000;
+  expect(await counts.get('p', 60_000, () => Promise.reject(new Error('store away')))).toBe(100);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(await counts.get('p', 60_000, () => Promise.resolve(120))).toBe(100);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(await counts.get('p', 60_000, () => Promise.resolve(130))).toBe(120);
+});
+
 test('keeps at most its number of keys, dropping the oldest', async () => {
   const counts = new RecentCounts(2);
   for (const key of ['a', 'b', 'c']) await counts.get(key, 60_000, () => Promise.resolve(1));

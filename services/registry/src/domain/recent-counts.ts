@@ -6,9 +6,9 @@
  * seconds must not pay each time.
  */
 export class RecentCounts {
-  private readonly entries = new Map<string, { count: number; at: number; refreshing?: Promise<number> }>();
-  /** First counts under way, which later callers for the same key wait for instead of counting again. */
-  private readonly firstCounts = new Map<string, Promise<number>>();
+  private readonly entries = new Map<string, { count: number; at: number }>();
+  /** Counts under way, one per key: callers, waiting or not, share it instead of counting again. */
+  private readonly counting = new Map<string, Promise<number>>();
 
   constructor(
     private readonly maxEntries: number,
@@ -18,16 +18,20 @@ export class RecentCounts {
   async get(key: string, maxAgeMs: number, count: () => Promise<number>): Promise<number> {
     const entry = this.entries.get(key);
     if (entry && this.now() - entry.at <= maxAgeMs) return entry.count;
-    if (entry) {
-      entry.refreshing ??= this.refresh(key, count).catch(() => entry.count);
-      return entry.count;
+    const fresh = this.countOnce(key, count);
+    if (!entry) return fresh;
+    // Answered with the old count; a recount that fails is started again by the next caller.
+    fresh.catch(() => undefined);
+    return entry.count;
+  }
+
+  private countOnce(key: string, count: () => Promise<number>): Promise<number> {
+    let under = this.counting.get(key);
+    if (!under) {
+      under = this.refresh(key, count).finally(() => this.counting.delete(key));
+      this.counting.set(key, under);
     }
-    let first = this.firstCounts.get(key);
-    if (!first) {
-      first = this.refresh(key, count).finally(() => this.firstCounts.delete(key));
-      this.firstCounts.set(key, first);
-    }
-    return first;
+    return under;
   }
 
   private async refresh(key: string, count: () => Promise<number>): Promise<number> {

@@ -116,7 +116,7 @@ export class Rollout {
       guardrailPause: null,
       guardrailsJudgedSince: null,
     };
-    await this.deps.counts.startCounts(deployment.id, now);
+    await this.counts.start(deployment.id, now);
     await this.deps.deployments.insertDeployment(deployment);
     this.changed(deployment);
     return deployment;
