@@ -4,7 +4,7 @@
 //   2. the workspace's node_modules, when a package.json or the lockfile changed;
 //   3. the local servers built from Go modules: FerretDB (our own main) and nats-server;
 //   4. the generated proto code and the TypeScript build (tsc -b is incremental);
-//   5. with --chart-tools (the test command): helm and our offline Kubernetes schema validator;
+//   5. with --chart-tools (the test command): helm, our offline Kubernetes schema validator, and promtool;
 //   6. with --fuzz-tools (npm run test:fuzz): schemathesis, pinned, in a Python venv under .tools/;
 //   7. the web console (services/console, Vite), which the gateway serves under /console/, unless
 //      --no-console (npm run openapi: the console's types come from the document it writes);
@@ -180,6 +180,13 @@ function ensureChartTools() {
   unlessStamped(join(binDir, '.k8s-validate-stamp'), fingerprint, () => {
     say('building the Kubernetes schema validator from deploy/k8s-validate');
     run('go', ['build', '-o', join(binDir, 'k8s-validate'), '.'], { cwd: validatorSource });
+  });
+  // promtool checks and unit-tests the chart's alerts and lints the metrics the processes serve
+  // (deploy/test/monitoring.test.ts); its module pins the Prometheus release in go.mod.
+  const monitoringTools = join(root, 'deploy', 'monitoring-tools');
+  unlessStamped(join(binDir, '.promtool-stamp'), hashFiles(goSources(monitoringTools)), () => {
+    say('building promtool from deploy/monitoring-tools; the first build takes about three minutes');
+    run('go', ['build', '-o', join(binDir, 'promtool'), 'github.com/prometheus/prometheus/cmd/promtool'], { cwd: monitoringTools });
   });
 }
 

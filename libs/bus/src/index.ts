@@ -3,6 +3,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import type { Logger } from '@ota/logging';
+import type { Counter, ServiceMetrics } from '@ota/metrics';
 
 export * from './subjects';
 import { OBSOLETE_DURABLES, STREAMS, type EventKind, type StreamSpec } from './subjects';
@@ -19,7 +20,12 @@ export interface BusOptions {
    * as a service does.
    */
   failFast?: boolean;
+  /** Where the connection, failed publishes and handlers, and the durable consumers' backlog are counted. */
+  metrics?: ServiceMetrics;
 }
+
+/** How long a scrape waits for the server's consumer info before it answers without it. */
+const CONSUMER_INFO_TIMEOUT_MS = 2_000;
 
 export type EventHandler<T> = (event: T, subject: string) => Promise<void> | void;
 
@@ -32,7 +38,7 @@ export type EventHandler<T> = (event: T, subject: string) => Promise<void> | voi
  */
 export class Bus {
   private readonly subscriptions: Subscription[] = [];
-  private readonly consumers: Array<{ stop(): void; done: Promise<void> }> = [];
+  private readonly consumers: Array<{ stream: string; durableName: string; stop(): void; done: Promise<void> }> = [];
   private readonly reconnectListeners: Array<() => void> = [];
   private closing = false;
   private connected = true;
@@ -42,7 +48,40 @@ export class Bus {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly options: BusOptions,
-  ) {}
+  ) {
+    this.counters = options.metrics ? this.declareMetrics(options.metrics) : undefined;
+  }
+
+  private readonly counters: { publishFailures: Counter<'subject'>; handlerFailures: Counter<'consumer'> } | undefined;
+
+  /**
+   * The bus's metrics (docs/operations.md, "Metrics"). A durable consumer's backlog is read from
+   * the server when Prometheus scrapes: every replica of a service reports the same shared
+   * consumer, so dashboards take the maximum.
+   */
+  private declareMetrics(metrics: ServiceMetrics) {
+    metrics.gauge('ota_nats_connected', '1 while the process is connected to NATS, 0 between a disconnect and the reconnection.', [], (gauge) => {
+      gauge.set(this.isConnected() ? 1 : 0);
+    });
+    // Both backlog gauges come from one consumer-info request per consumer and scrape: each one's
+    // collect waits for the same read, so neither is served a scrape late.
+    let reading: Promise<void> | undefined;
+    const readBacklog = () =>
+      (reading ??= (async () => {
+        for (const { stream, durableName } of this.consumers) {
+          const info = await withTimeout(this.jsm.consumers.info(stream, durableName), CONSUMER_INFO_TIMEOUT_MS).catch(() => undefined);
+          if (!info) continue;
+          pending.set({ stream, consumer: durableName }, info.num_pending);
+          ackPending.set({ stream, consumer: durableName }, info.num_ack_pending);
+        }
+      })().finally(() => setImmediate(() => (reading = undefined))));
+    const pending = metrics.gauge('ota_jetstream_consumer_pending_messages', 'Events stored in the stream that the durable consumer has not been delivered yet.', ['stream', 'consumer'], readBacklog);
+    const ackPending = metrics.gauge('ota_jetstream_consumer_ack_pending_messages', 'Events delivered to the durable consumer and not yet acknowledged.', ['stream', 'consumer'], readBacklog);
+    return {
+      publishFailures: metrics.counter('ota_nats_publish_failures_total', 'Durable publishes JetStream did not acknowledge, by subject.', ['subject']),
+      handlerFailures: metrics.counter('ota_nats_handler_failures_total', 'Durable events whose handler failed (they are delivered again), by consumer.', ['consumer']),
+    };
+  }
 
   static async connect(options: BusOptions): Promise<Bus> {
     const connection = await connect({
@@ -112,10 +151,12 @@ export class Bus {
 
   /** Stores the event in JetStream; `messageId` makes a retried publish a no-op. */
   async publishDurable<T>(kind: EventKind<T>, event: T, messageId: string): Promise<void> {
-    await this.js.publish(kind.subject, wireOf(kind, event), {
-      msgID: messageId,
-      timeout: this.options.publishTimeoutMs ?? 5_000,
-    });
+    await this.js
+      .publish(kind.subject, wireOf(kind, event), { msgID: messageId, timeout: this.options.publishTimeoutMs ?? 5_000 })
+      .catch((error: unknown) => {
+        this.counters?.publishFailures.inc({ subject: kind.subject });
+        throw error;
+      });
   }
 
   subscribe<T>(kind: EventKind<T>, handler: EventHandler<T>): void {
@@ -180,11 +221,12 @@ export class Bus {
           message.ack();
         } catch (error) {
           this.options.logger.error({ err: error, stream, durableName }, 'durable event handler failed; will retry');
+          this.counters?.handlerFailures.inc({ consumer: durableName });
           message.nak(retryDelayMs);
         }
       }
     })();
-    this.consumers.push({ stop: () => messages.stop(), done });
+    this.consumers.push({ stream, durableName, stop: () => messages.stop(), done });
   }
 
   /** False between a disconnect and the reconnection that follows it. */
@@ -230,4 +272,12 @@ function isNotFound(error: unknown): boolean {
 /** An event as it travels: the JSON of its message, keyed by the proto field names. */
 function wireOf<T>(kind: EventKind<T>, event: T): string {
   return JSON.stringify(kind.message.toJSON(event));
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }

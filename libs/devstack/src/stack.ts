@@ -203,6 +203,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         ...shared,
         MONGODB_DATABASE: `${options.databasePrefix}${name}`,
         METRICS_PORT: String(metricsPorts[name].port),
+        // Loopback, like every port of the local stack: nothing outside this machine scrapes it.
+        METRICS_HOST: HOST,
       };
       if (name === 'gateway') {
         env.GATEWAY_PORT = String(servicePorts.gateway.port);

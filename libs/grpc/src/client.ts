@@ -9,15 +9,18 @@ import {
   type ServiceDefinition,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { REQUEST_ID_HEADER } from '@ota/logging';
+import { REQUEST_ID_HEADER, TRACEPARENT_HEADER } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import { once } from 'node:events';
-import { codeName, errorOfStatus } from './status';
+import { grpcClientMetrics, grpcCodeLabel } from './metrics';
+import { errorOfStatus } from './status';
 import { callKindOf, type CallKindOf, type MethodDefinition, type RequestOf, type ResponseOf } from './types';
 
 export interface CallOptions {
   /** Passed on in metadata so that every log line of one request shares it. */
   requestId?: string;
+  /** The caller's W3C trace context, passed on as it came so that an operator's tracing can join the hops. */
+  traceparent?: string;
   /** An absolute deadline (e.g. the caller's own, from its CallContext), or... */
   deadline?: Date | number;
   /** ...a timeout from now. Without either, the client's default applies. */
@@ -69,6 +72,7 @@ export function createServiceClient<S extends Record<string, MethodDefinition>>(
   const Constructor = makeGenericClientConstructor(definition as unknown as ServiceDefinition, serviceName);
   const client = new Constructor(address, credentials.createInsecure(), CHANNEL_OPTIONS) as Client &
     Record<string, (...args: unknown[]) => unknown>;
+  const metrics = settings.metrics ? grpcClientMetrics(settings.metrics) : undefined;
   const wrapped: Record<string, unknown> = {
     close: () => client.close(),
     waitForReady: (timeoutMs: number) =>
@@ -82,12 +86,13 @@ export function createServiceClient<S extends Record<string, MethodDefinition>>(
     const type = callKindOf(def);
     const labels = { grpc_type: type, grpc_service: serviceName, grpc_method: method };
     const observe = (startedAt: bigint, code: status) => {
-      settings.metrics?.grpcClientHandled.inc({ ...labels, grpc_code: codeName(code) });
-      settings.metrics?.grpcClientHandling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
+      metrics?.handled.inc({ ...labels, grpc_code: grpcCodeLabel(code) });
+      metrics?.handling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
     };
     const callArgs = (options: CallOptions | undefined, streaming: boolean) => {
       const metadata = new Metadata();
       if (options?.requestId) metadata.set(REQUEST_ID_HEADER, options.requestId);
+      if (options?.traceparent) metadata.set(TRACEPARENT_HEADER, options.traceparent);
       const timeoutMs = options?.timeoutMs ?? (streaming ? settings.streamTimeoutMs : settings.defaultTimeoutMs);
       return { metadata, deadline: options?.deadline ?? Date.now() + timeoutMs };
     };

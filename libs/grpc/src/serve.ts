@@ -1,5 +1,5 @@
 import type { Logger } from '@ota/logging';
-import { startMetricsServer, type ServiceMetrics } from '@ota/metrics';
+import { readinessGauge, startMetricsServer, type ServiceMetrics } from '@ota/metrics';
 import type { Stopper } from './lifecycle';
 import { GrpcServer } from './server';
 
@@ -7,6 +7,7 @@ export interface ServeSettings {
   GRPC_HOST: string;
   GRPC_PORT: number;
   METRICS_PORT: number;
+  METRICS_HOST: string;
   SHUTDOWN_GRACE_MS: number;
 }
 
@@ -22,10 +23,16 @@ export async function serveGrpc(
   const server = new GrpcServer({ logger, metrics });
   register(server);
   const port = await server.listen(`${settings.GRPC_HOST}:${settings.GRPC_PORT}`);
-  const metricsServer = await startMetricsServer(metrics.registry, settings.METRICS_PORT);
+  // The probe asks the gRPC health service, which serves from here until shutdown.
+  let serving = true;
+  readinessGauge(metrics, () => serving);
+  const metricsServer = await startMetricsServer(metrics.registry, settings.METRICS_PORT, settings.METRICS_HOST);
   logger.info({ port, metricsPort: settings.METRICS_PORT }, 'serving');
   return [
     () => new Promise<void>((resolve) => metricsServer.close(() => resolve())),
-    () => server.shutdown(settings.SHUTDOWN_GRACE_MS),
+    () => {
+      serving = false;
+      return server.shutdown(settings.SHUTDOWN_GRACE_MS);
+    },
   ];
 }

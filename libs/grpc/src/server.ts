@@ -10,15 +10,18 @@ import {
   type UntypedServiceImplementation,
   type sendUnaryData,
 } from '@grpc/grpc-js';
-import { type Logger, REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
+import { type Logger, REQUEST_ID_HEADER, TRACEPARENT_HEADER, logFieldsOf, requestIdFrom, traceparentFrom } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import { HealthImplementation } from 'grpc-health-check';
+import { grpcCodeLabel, grpcServerMetrics } from './metrics';
 import { codeName, statusOfError } from './status';
 import { callKindOf, type CallKindOf, type MethodDefinition, type RequestOf, type ResponseOf } from './types';
 
 /** What every handler gets besides its request. */
 export interface CallContext {
   readonly requestId: string;
+  /** The caller's W3C trace context, if it sent one; pass it on with the request id. */
+  readonly traceparent?: string;
   readonly logger: Logger;
   /** Forwarded as-is to the calls this handler makes, so one deadline spans the whole request. */
   readonly deadline: Date | number;
@@ -111,31 +114,33 @@ export class GrpcServer {
 
   private contextOf(call: IncomingCall, method: string): CallContext {
     const requestId = requestIdFrom(call.metadata.get(REQUEST_ID_HEADER)[0]?.toString());
+    const traceparent = traceparentFrom(call.metadata.get(TRACEPARENT_HEADER)[0]?.toString());
     return {
       requestId,
-      logger: this.deps.logger.child({ requestId, rpc: method }),
+      traceparent,
+      logger: this.deps.logger.child({ ...logFieldsOf({ requestId, traceparent }), rpc: method }),
       deadline: call.getDeadline(),
       cancelled: () => call.cancelled,
     };
   }
 
   private wrap(serviceName: string, method: string, def: MethodDefinition, handler: (...args: never[]) => unknown) {
-    const { metrics } = this.deps;
+    const metrics = grpcServerMetrics(this.deps.metrics);
     const type = callKindOf(def);
     const labels = { grpc_type: type, grpc_service: serviceName, grpc_method: method };
     const fullName = `${serviceName}/${method}`;
 
     const finish = (ctx: CallContext, startedAt: bigint, error: unknown) => {
       const code = error === undefined ? status.OK : statusOfError(error).code;
-      metrics.grpcServerHandled.inc({ ...labels, grpc_code: codeName(code) });
-      metrics.grpcServerHandling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
+      metrics.handled.inc({ ...labels, grpc_code: grpcCodeLabel(code) });
+      metrics.handling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
       if (code === status.INTERNAL) ctx.logger.error({ err: error }, 'rpc failed');
       else if (code === status.UNAVAILABLE) ctx.logger.warn({ err: error }, 'rpc failed: a backing store is unavailable');
       else if (error !== undefined) ctx.logger.debug({ code: codeName(code), detail: (error as Error).message }, 'rpc refused');
       return error === undefined ? undefined : statusOfError(error);
     };
     const start = (call: IncomingCall) => {
-      metrics.grpcServerStarted.inc(labels);
+      metrics.started.inc(labels);
       return { startedAt: process.hrtime.bigint(), ctx: this.contextOf(call, fullName) };
     };
     /** Sends a unary answer once the handler settles; `onRefused` runs before a refusal is sent. */

@@ -6,6 +6,7 @@ export function commonServiceSettings(defaults: { grpcPort: number; metricsPort:
     GRPC_PORT: port('port of the gRPC server', defaults.grpcPort),
     GRPC_HOST: str('address the gRPC server binds to', '0.0.0.0'),
     METRICS_PORT: port('port of the Prometheus /metrics endpoint', defaults.metricsPort),
+    METRICS_HOST: str('address the /metrics endpoint binds to (all interfaces, so that a pod can be scraped)', '0.0.0.0'),
     LOG_LEVEL: oneOf('pino log level', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, 'info'),
     MONGODB_URI: str('MongoDB connection string', 'mongodb://127.0.0.1:27017/'),
     MONGODB_DATABASE: str("name of this service's own database", defaults.database),

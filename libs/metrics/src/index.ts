@@ -1,46 +1,82 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type { Counter, Gauge, Histogram } from 'prom-client';
 
 // Buckets sized for a service whose hot path should answer in single-digit milliseconds.
-const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * The metrics of one process. gRPC metric names follow go-grpc-prometheus, so the dashboards and
- * alerts written for Go services work unchanged.
+ * The label naming the process's component on every series. Not `service`: Kubernetes service
+ * discovery (and so every ServiceMonitor) adds a `service` label of its own, which would rename
+ * ours to `exported_service`.
+ */
+export const COMPONENT_LABEL = 'ota_component';
+
+/**
+ * The metrics registry of one process, with the Node.js defaults. A module that fills a metric
+ * declares it here when it is made (`counter`, `histogram`, `gauge`), so a process serves only
+ * the families it fills; declaring one name twice returns the family declared first.
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
 
-  readonly grpcServerStarted = this.counter('grpc_server_started_total', 'RPCs started on the server.', ['grpc_type', 'grpc_service', 'grpc_method']);
-  readonly grpcServerHandled = this.counter('grpc_server_handled_total', 'RPCs completed on the server, by status code.', ['grpc_type', 'grpc_service', 'grpc_method', 'grpc_code']);
-  readonly grpcServerHandling = this.latency('grpc_server_handling_seconds', 'Time the server took to complete an RPC.', ['grpc_type', 'grpc_service', 'grpc_method']);
-  readonly grpcClientHandled = this.counter('grpc_client_handled_total', 'RPCs completed by the client, by status code.', ['grpc_type', 'grpc_service', 'grpc_method', 'grpc_code']);
-  readonly grpcClientHandling = this.latency('grpc_client_handling_seconds', 'Time from the client starting an RPC to its completion.', ['grpc_type', 'grpc_service', 'grpc_method']);
-  readonly httpRequests = this.counter('http_requests_total', 'HTTP requests completed, by route and status.', ['method', 'route', 'status']);
-  readonly httpDuration = this.latency('http_request_duration_seconds', 'HTTP request latency, by route.', ['method', 'route']);
-  readonly shedRequests = this.counter('http_requests_shed_total', 'Requests refused with 503 because the process was at its concurrency limit.', []);
-  readonly rateLimitedRequests = this.counter('http_requests_rate_limited_total', 'Requests refused with 429 because their token was over its rate limit, by token kind.', ['token_kind']);
-  readonly timedOutRequests = this.counter('http_requests_timed_out_total', 'Requests answered 503 because they did not complete within REQUEST_TIMEOUT_MS.', []);
-  readonly auditOutboxWritten = this.counter('audit_outbox_written_total', 'Audit events kept in the outbox because JetStream could not store them at once.', []);
-  readonly auditOutboxRelayed = this.counter('audit_outbox_relayed_total', 'Audit events moved from the outbox to JetStream.', []);
-
-  constructor(service: string) {
-    this.registry.setDefaultLabels({ service });
+  constructor(readonly component: string) {
+    this.registry.setDefaultLabels({ [COMPONENT_LABEL]: component });
     collectDefaultMetrics({ register: this.registry });
+    // Gauges whose names end in _total, which Prometheus's conventions keep for counters (promtool
+    // check metrics refuses them); the event-loop, heap and handle figures stay.
+    for (const misnamed of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(misnamed);
   }
 
-  private counter<Label extends string>(name: string, help: string, labelNames: readonly Label[]): Counter<Label> {
-    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  counter<Label extends string>(name: string, help: string, labelNames: readonly Label[] = []): Counter<Label> {
+    return this.existing<Counter<Label>>(name, Counter) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
   }
 
-  private latency<Label extends string>(name: string, help: string, labelNames: readonly Label[]): Histogram<Label> {
-    return new Histogram({ name, help, labelNames, buckets: LATENCY_BUCKETS, registers: [this.registry] });
+  histogram<Label extends string>(name: string, help: string, labelNames: readonly Label[] = [], buckets = LATENCY_BUCKETS): Histogram<Label> {
+    return this.existing<Histogram<Label>>(name, Histogram) ?? new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+  }
+
+  /**
+   * A gauge; with `collect`, its values are read when Prometheus scrapes (prom-client awaits it),
+   * so a figure that lives in a store costs one read per scrape, not one per change.
+   */
+  gauge<Label extends string>(name: string, help: string, labelNames: readonly Label[] = [], collect?: (gauge: Gauge<Label>) => Promise<void> | void): Gauge<Label> {
+    const existing = this.existing<Gauge<Label>>(name, Gauge);
+    if (existing) return existing;
+    return new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      ...(collect ? { async collect(this: Gauge<Label>) { await collect(this); } } : {}),
+    });
+  }
+
+  private existing<M>(name: string, kind: abstract new (...args: never[]) => unknown): M | undefined {
+    const metric = this.registry.getSingleMetric(name);
+    if (metric === undefined) return undefined;
+    if (!(metric instanceof kind)) throw new Error(`metric ${name} is already declared as another type`);
+    return metric as M;
   }
 }
 
-/** Serves GET /metrics for one registry on its own port; resolves once listening. */
-export async function startMetricsServer(registry: Registry, port: number, host = '0.0.0.0'): Promise<Server> {
+/**
+ * `ota_ready`: 1 while the process answers its readiness probe, read when Prometheus scrapes, so
+ * that a replica stuck not ready shows without kube-state-metrics.
+ */
+export function readinessGauge(metrics: ServiceMetrics, isReady: () => Promise<boolean> | boolean): void {
+  metrics.gauge('ota_ready', '1 while the process would pass its readiness probe, 0 while it would fail it.', [], async (gauge) => {
+    gauge.set((await isReady()) ? 1 : 0);
+  });
+}
+
+/**
+ * Serves GET /metrics for one registry on its own port; resolves once listening. `host` is where
+ * it listens: every interface in a pod (the scraper is elsewhere), loopback on a workstation.
+ */
+export async function startMetricsServer(registry: Registry, port: number, host: string): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url !== '/metrics') {
       res.writeHead(404).end();
@@ -60,4 +96,13 @@ export async function startMetricsServer(registry: Registry, port: number, host 
 
 export function boundPort(server: Server): number {
   return (server.address() as AddressInfo).port;
+}
+
+/**
+ * Bounds a label whose values come from outside (a device's failure reason): the known values
+ * pass, anything else is `other`, and a missing value is `none`. No label may grow with the fleet.
+ */
+export function boundedLabel(value: string | undefined, known: ReadonlySet<string>): string {
+  if (!value) return 'none';
+  return known.has(value) ? value : 'other';
 }

@@ -1,3 +1,4 @@
+import type { ServiceMetrics } from '@ota/metrics';
 import mongoose, { type Connection } from 'mongoose';
 
 export interface MongoSettings {
@@ -11,6 +12,8 @@ export interface MongoSettings {
   heartbeatFrequencyMS?: number;
   /** How long a connection, a monitoring check's included, may take to open (10 s); tests shorten it. */
   connectTimeoutMS?: number;
+  /** Where each command's latency and failure, and the server's reachability, are counted. */
+  metrics?: ServiceMetrics;
 }
 
 export interface ReachabilityLogger {
@@ -37,13 +40,42 @@ export async function connectMongo(settings: MongoSettings): Promise<Connection>
     serverSelectionTimeoutMS: 10_000,
     heartbeatFrequencyMS: settings.heartbeatFrequencyMS ?? HEARTBEAT_FREQUENCY_MS,
     connectTimeoutMS: settings.connectTimeoutMS ?? CONNECT_TIMEOUT_MS,
+    // The driver reports each command only when asked; metrics ask.
+    monitorCommands: settings.metrics !== undefined,
   });
   await connection.asPromise();
+  if (settings.metrics) countCommands(connection, settings.metrics);
   if (settings.logger) {
     reportReachability(connection, settings.logger);
     superviseDriver(connection, settings.logger, settings.heartbeatFrequencyMS ?? HEARTBEAT_FREQUENCY_MS, settings.connectTimeoutMS ?? CONNECT_TIMEOUT_MS);
   }
   return connection;
+}
+
+/**
+ * The store's golden signals (docs/operations.md, "Metrics"): each command's latency and failures
+ * by command name (find, insert, aggregate, ...: the driver's own, a bounded set), and whether the
+ * driver's monitor reaches the server.
+ */
+function countCommands(connection: Connection, metrics: ServiceMetrics): void {
+  const client = connection.getClient();
+  const duration = metrics.histogram('ota_mongodb_command_duration_seconds', 'Time from sending a MongoDB command to its answer, by command.', ['command']);
+  const failures = metrics.counter('ota_mongodb_command_failures_total', 'MongoDB commands that failed (an error answer or a lost connection), by command.', ['command']);
+  let reachable = true;
+  metrics.gauge('ota_mongodb_reachable', '1 while the driver reaches the MongoDB server, 0 from a failed heartbeat until one succeeds.', [], (gauge) => {
+    gauge.set(reachable ? 1 : 0);
+  });
+  client.on('commandSucceeded', (event) => duration.observe({ command: event.commandName }, event.duration / 1000));
+  client.on('commandFailed', (event) => {
+    duration.observe({ command: event.commandName }, event.duration / 1000);
+    failures.inc({ command: event.commandName });
+  });
+  client.on('serverHeartbeatSucceeded', () => {
+    reachable = true;
+  });
+  client.on('serverHeartbeatFailed', () => {
+    reachable = false;
+  });
 }
 
 /**

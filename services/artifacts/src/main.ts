@@ -14,7 +14,7 @@ const SERVICE = 'artifacts';
 
 void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }) => {
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
   const models = registerArtifactModels(mongo);
   await ensureIndexes(mongo);
 
@@ -27,11 +27,11 @@ void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }
     forcePathStyle: config.S3_FORCE_PATH_STYLE,
     partSizeBytes: config.S3_PART_SIZE_BYTES,
   };
-  const s3 = createS3Client(s3Settings);
+  const s3 = createS3Client(s3Settings, metrics);
   const storage = new S3BinaryStorage(s3, s3Settings);
   if (config.S3_CREATE_BUCKET) await storage.ensureBucket();
 
-  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
+  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger, metrics });
   const artifacts = new Artifacts({
     store: new MongoArtifactStore(models),
     storage,

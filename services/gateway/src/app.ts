@@ -1,7 +1,7 @@
 import { invalidArgument } from '@ota/errors';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { REQUEST_ID_HEADER, requestIdFrom } from '@ota/logging';
+import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, logFieldsOf, requestIdFrom, traceparentFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
 import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS, ValidationFailed, errorMiddleware } from './http/errors';
 import { jsonShapeProblem } from './http/json-limits';
@@ -12,6 +12,7 @@ import { buildOpenApiDocument } from './http/openapi';
 import { OperationTable, type Operation } from './http/operations';
 import { TokenRateLimiter } from './http/rate-limit';
 import { requestDeadline } from './http/request-deadline';
+import { httpMetrics, methodLabel } from './http/http-metrics';
 import { artifactRoutes } from './routes/artifacts';
 import { deploymentRoutes } from './routes/deployments';
 import { deviceApiRoutes } from './routes/device-api';
@@ -93,7 +94,8 @@ function refuseUnstorableText() {
 
 /** Builds the gateway's Koa app without listening, so that tests can drive it directly. */
 export function createApp(deps: GatewayDeps): Koa {
-  const { metrics, config } = deps;
+  const { config } = deps;
+  const metrics = httpMetrics(deps.metrics);
   // Koa reads forwarded headers; forwardedHeadersOnlyFrom (first below) leaves them only on requests from TRUSTED_PROXIES.
   const app = new Koa({ proxy: true });
   app.use(forwardedHeadersOnlyFrom(parseTrustedProxies(config.TRUSTED_PROXIES)));
@@ -104,30 +106,34 @@ export function createApp(deps: GatewayDeps): Koa {
   });
   const api = new OperationTable(new Router({ prefix: API_PREFIX }), deps.store, (ctx, mode) => projectFor(deps, ctx, mode), {
     limiter: rateLimiter,
-    onLimited: (kind) => metrics.rateLimitedRequests.inc({ token_kind: kind }),
+    onLimited: (kind) => metrics.rateLimited.inc({ token_kind: kind }),
   });
   for (const addRoutes of API_ROUTES) addRoutes(api, deps);
   const devicePaths = deviceApiPaths(api.operations);
 
+  let routePatternOf: (path: string) => string = () => 'unmatched';
   app.use(async (ctx, next) => {
     const requestId = requestIdFrom(ctx.get(REQUEST_ID_HEADER) || undefined);
+    const traceparent = traceparentFrom(ctx.get(TRACEPARENT_HEADER) || undefined);
     ctx.state.requestId = requestId;
-    ctx.state.logger = deps.logger.child({ requestId });
+    ctx.state.traceparent = traceparent;
+    ctx.state.logger = deps.logger.child(logFieldsOf({ requestId, traceparent }));
     ctx.set(REQUEST_ID_HEADER, requestId);
     const startedAt = process.hrtime.bigint();
     try {
       await next();
     } finally {
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? routePatternOf(ctx.path);
       const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      metrics.httpRequests.inc({ method: ctx.method, route, status: String(ctx.status) });
-      metrics.httpDuration.observe({ method: ctx.method, route }, seconds);
+      const method = methodLabel(ctx.method);
+      metrics.requests.inc({ method, route, status: String(ctx.status) });
+      metrics.duration.observe({ method, route }, seconds);
       // One line per request at debug: at fleet rates an info-level access log would dominate.
       ctx.state.logger.debug({ method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
     }
   });
   app.use(errorMiddleware(deps.logger));
-  app.use(requestDeadline(deps.config.REQUEST_TIMEOUT_MS, UNAVAILABLE_RETRY_AFTER_SECONDS, deps.logger, () => metrics.timedOutRequests.inc()));
+  app.use(requestDeadline(deps.config.REQUEST_TIMEOUT_MS, UNAVAILABLE_RETRY_AFTER_SECONDS, deps.logger, () => metrics.timedOut.inc()));
   // The device API is what a whole fleet hits at once; its overload is shed here, before the body
   // is parsed and the token read.
   const deviceApiLimiter = new ConcurrencyLimiter({
@@ -135,7 +141,7 @@ export function createApp(deps: GatewayDeps): Koa {
     maxQueued: deps.config.DEVICE_API_MAX_QUEUED,
     maxWaitMs: deps.config.DEVICE_API_MAX_WAIT_MS,
   });
-  const shedDeviceApi = shedLoad(deviceApiLimiter, deps.config.OVERLOAD_RETRY_AFTER_SECONDS, () => metrics.shedRequests.inc());
+  const shedDeviceApi = shedLoad(deviceApiLimiter, deps.config.OVERLOAD_RETRY_AFTER_SECONDS, () => metrics.shed.inc());
   app.use((ctx, next) => (devicePaths.has(ctx.path) ? shedDeviceApi(ctx, next) : next()));
   app.use(
     koaBody({
@@ -164,6 +170,11 @@ export function createApp(deps: GatewayDeps): Koa {
 
   const routers = [healthRoutes(deps), consoleRoutes(deps), api.router];
   for (const router of routers) app.use(router.routes());
+  /**
+   * The route pattern of a path that no route served: refused before routing (413, the deadline's
+   * 503, shed load) or with another method (405). `unmatched` only where no route has the path.
+   */
+  routePatternOf = (path) => routers.flatMap((router) => router.match(path, '').path).find((layer) => layer.methods.length > 0)?.path.toString() ?? 'unmatched';
   // What no route served: a known path with another method is 405 with Allow (OPTIONS lists the
   // methods), anything else 404; both with a `detail`, as every error.
   app.use((ctx) => {

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { Bus } from '@ota/bus';
 import { runService } from '@ota/grpc';
-import { startMetricsServer } from '@ota/metrics';
+import { readinessGauge, startMetricsServer } from '@ota/metrics';
 import { connectMongo, ensureIndexes, pingMongo } from '@ota/mongo';
 import { createApp } from './app';
 import { closeServiceClients, createServiceClients } from './adapters/grpc/service-clients';
@@ -19,11 +19,11 @@ const SERVICE = 'gateway';
 
 void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) => {
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
   const models = registerGatewayModels(mongo);
   const store = new MongoAccountStore(models);
   await ensureIndexes(mongo);
-  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
+  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger, metrics });
   await bus.ensureStreams();
   const clients = createServiceClients(config, metrics);
   const auditRelay = new AuditOutboxRelay(bus, models, metrics, logger, config.AUDIT_OUTBOX_RELAY_INTERVAL_MS);
@@ -39,6 +39,15 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
   followPlanChanges(bus, plans);
   const presignedDownloads = config.DOWNLOAD_URLS === 'presigned' ? new PresignedDownloadUrls(config, logger) : undefined;
 
+  const checkReadiness = async () => {
+    await pingMongo(mongo).catch(() => Promise.reject(new Error('MongoDB is unreachable')));
+    if (bus.connection.isClosed()) throw new Error('NATS is unreachable');
+    await bus.connection.flush().catch(() => Promise.reject(new Error('NATS is unreachable')));
+    for (const [name, client] of Object.entries(clients)) {
+      await client.waitForReady(1_000).catch(() => Promise.reject(new Error(`the ${name} service is unreachable`)));
+    }
+  };
+
   const app = createApp({
     config,
     logger,
@@ -50,14 +59,7 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
     presignedDownloads,
     plans,
     idempotency,
-    async checkReadiness() {
-      await pingMongo(mongo).catch(() => Promise.reject(new Error('MongoDB is unreachable')));
-      if (bus.connection.isClosed()) throw new Error('NATS is unreachable');
-      await bus.connection.flush().catch(() => Promise.reject(new Error('NATS is unreachable')));
-      for (const [name, client] of Object.entries(clients)) {
-        await client.waitForReady(1_000).catch(() => Promise.reject(new Error(`the ${name} service is unreachable`)));
-      }
-    },
+    checkReadiness,
   });
 
   // A client cannot hold a connection by sending slowly: its headers, its whole request and an idle
@@ -73,7 +75,8 @@ void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) 
   );
   server.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT);
+  readinessGauge(metrics, () => checkReadiness().then(() => true, () => false));
+  const metricsServer = await startMetricsServer(metrics.registry, config.METRICS_PORT, config.METRICS_HOST);
   logger.info({ port: config.GATEWAY_PORT, metricsPort: config.METRICS_PORT }, 'serving');
 
   return [

@@ -16,12 +16,12 @@ it('counts HTTP requests and gRPC calls, and every process serves the Node.js de
   expect(created.headers.get('x-request-id')).toMatch(/.+/);
 
   const gateway = await metricsOf('gateway');
-  expect(gateway).toMatch(/http_requests_total\{method="POST",route="\/api\/v1\/projects\/",status="201",service="gateway"\} \d+/);
+  expect(gateway).toMatch(/http_requests_total\{method="POST",route="\/api\/v1\/projects\/",status="201",ota_component="gateway"\} \d+/);
   expect(gateway).toContain('http_request_duration_seconds_bucket');
-  expect(gateway).toMatch(/grpc_client_handled_total\{grpc_type="unary",grpc_service="ota.registry.v1.RegistryService",grpc_method="createProject",grpc_code="OK",service="gateway"\} \d+/);
+  expect(gateway).toMatch(/grpc_client_handled_total\{grpc_type="unary",grpc_service="ota.registry.v1.RegistryService",grpc_method="createProject",grpc_code="OK",ota_component="gateway"\} \d+/);
 
   const registry = await metricsOf('registry');
-  expect(registry).toMatch(/grpc_server_handled_total\{grpc_type="unary",grpc_service="ota.registry.v1.RegistryService",grpc_method="createProject",grpc_code="OK",service="registry"\} \d+/);
+  expect(registry).toMatch(/grpc_server_handled_total\{grpc_type="unary",grpc_service="ota.registry.v1.RegistryService",grpc_method="createProject",grpc_code="OK",ota_component="registry"\} \d+/);
   expect(registry).toContain('grpc_server_handling_seconds_bucket');
 
   for (const service of ['artifacts', 'rollout', 'telemetry']) {

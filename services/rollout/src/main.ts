@@ -15,11 +15,12 @@ import { Rollout } from './domain/rollout';
 import { rolloutHandlers } from './grpc/rollout-handlers';
 import { startSupervision } from './supervision';
 import { InMemoryRolloutViews } from './adapters/rollout-views';
+import { rolloutMetrics } from './adapters/rollout-metrics';
 
 const SERVICE = 'rollout';
 
 void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) => {
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
   const models = registerRolloutModels(mongo);
   const store = new MongoRolloutStore(models);
   const counts = new MongoStatusCounts(models, store);
@@ -40,13 +41,15 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     },
     logger,
   );
-  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
+  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger, metrics });
   const statusCache = new DeviceStatusCache(config.DEVICE_STATUS_CACHE_ENTRIES);
   followPeers(bus, views, statusCache, logger);
   await views.load(60_000);
   views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
 
-  const rollout = new Rollout({
+  // Read when Prometheus scrapes, so `rollout` below exists by then.
+  const figures = rolloutMetrics(metrics, { liveDeployments: () => store.listActiveOrPausedDeployments(), countsOf: (id) => rollout.counts.read(id) });
+  const rollout: Rollout = new Rollout({
     deployments: store,
     deviceStates: store,
     reports: store,
@@ -57,12 +60,12 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     views,
     statusCache,
     warn: (error, message) => logger.warn({ err: error }, message),
-    events: natsRolloutEvents(bus, new AutomaticAudit(bus, logger)),
+    events: natsRolloutEvents(bus, new AutomaticAudit(bus, logger), figures),
   });
   const supervision = startSupervision(rollout, config, logger);
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout)),
+    server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout, figures)),
   );
 
   // Stopped in reverse order: supervision first, while the store and NATS are still there.

@@ -7,7 +7,7 @@ import { HttpWebhookSender } from './adapters/http-webhook-sender';
 import { WebhookSecretBox } from './adapters/mongo/webhook-secret-box';
 import { registerTelemetryModels } from './adapters/mongo/models';
 import { MongoTelemetryStore } from './adapters/mongo/mongo-telemetry-store';
-import { MongoWebhookStore } from './adapters/mongo/mongo-webhook-store';
+import { MeteredWebhookStore } from './adapters/metered-webhook-store';
 import { loadTelemetryConfig } from './config';
 import { Telemetry } from './domain/telemetry';
 import { WebhookDispatcher } from './domain/webhook-dispatcher';
@@ -18,10 +18,10 @@ const SERVICE = 'telemetry';
 
 void runService(SERVICE, loadTelemetryConfig, async ({ config, logger, metrics }) => {
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
   const models = registerTelemetryModels(mongo);
   const store = new MongoTelemetryStore(models);
-  const webhookStore = new MongoWebhookStore(models, new WebhookSecretBox(config.WEBHOOK_SECRET_KEYS));
+  const webhookStore = new MeteredWebhookStore(models, new WebhookSecretBox(config.WEBHOOK_SECRET_KEYS), metrics);
   await ensureIndexes(mongo);
   const telemetry = new Telemetry(store);
   const webhooks = new Webhooks(webhookStore, new HttpWebhookSender(config.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS), {
@@ -33,7 +33,7 @@ void runService(SERVICE, loadTelemetryConfig, async ({ config, logger, metrics }
   });
   const dispatcher = new WebhookDispatcher(webhooks, config.WEBHOOK_CONCURRENCY, (error, message) => logger.warn({ err: error }, message));
 
-  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger });
+  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger, metrics });
   // The event is acknowledged once it and its webhook deliveries are stored: a crash in between
   // gets it again, and both writes keep one copy.
   await consumeAuditEvents(bus, async (event) => {

@@ -6,12 +6,14 @@ import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { answerRange, etagOf } from '../http/byte-range';
 import { HttpError } from '../http/errors';
+import { httpMetrics } from '../http/http-metrics';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
 import { checkBody, statusBody, type CheckBody, type StatusBody } from '../http/schemas';
 import { UUID_PATTERN } from '../http/validate';
 import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
+import { rpc } from './context';
 import { reportDeviceStatus } from '../use-cases/device-report';
 
 /** The signed download URL's query, as the offer's `url` carries it; all four are signed (http/download-url.ts). */
@@ -58,6 +60,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     },
     checkHandler,
   );
+  const { deviceChecks } = httpMetrics(deps.metrics);
   async function checkHandler(ctx: Context, { principal, body }: { principal: Principal; body: CheckBody }) {
     const outcome = await checkDevice(checkPorts(ctx), {
       projectId: principal.token.projectId,
@@ -65,8 +68,9 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       deviceId: deviceIdOf(principal, body.device_id),
       viaProjectToken: principal.token.kind === 'project',
       body,
-      requestId: ctx.state.requestId as string,
+      trace: rpc(ctx),
     });
+    deviceChecks.inc({ status: outcome.status });
     if (!outcome.offer) {
       ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...pollAfter() };
       return;
@@ -131,7 +135,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       deviceId,
       deviceUuid: principal.token.kind === 'device' ? principal.token.deviceUuid : undefined,
       body,
-      requestId: ctx.state.requestId as string,
+      trace: rpc(ctx),
     });
   }
 
@@ -178,7 +182,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
 
       const chunks = clients.artifacts.readArtifactBinary(
         { artifactId, offset: start, length: range.kind === 'partial' ? length : 0 },
-        { requestId: ctx.state.requestId as string },
+        rpc(ctx),
       );
       const iterator = chunks[Symbol.asyncIterator]();
       // Wait for the first chunk, so that a missing object is a clean error and not a cut-off body.

@@ -19,7 +19,7 @@ export async function setArtifactArchived(
   target: { projectId: string; artifactId: string; archived: boolean },
 ): Promise<artifacts.Artifact> {
   const { projectId, artifactId, archived } = target;
-  const options = { requestId: caller.requestId };
+  const options = caller.trace;
   if (archived) {
     const { count } = await ports.rollout.countDeployments({ projectId, states: ['draft', 'active', 'paused'], artifactId }, options);
     if (count > 0) throw failedPrecondition(`${count} draft, active or paused deployment(s) use this build; cancel or complete them before archiving it`);

@@ -16,7 +16,7 @@ export type NewDeployment = Omit<rollout.CreateDeploymentRequest, 'projectId' | 
  * asked first: an id that is not a group or channel of the project is 400 and nothing is stored.
  */
 export async function createDeployment(ports: DeploymentPorts, caller: Caller, projectId: string, draft: NewDeployment): Promise<rollout.Deployment> {
-  const options = { requestId: caller.requestId };
+  const options = caller.trace;
   const { targetGroupIds, targetChannelIds } = draft;
   const [{ groups }, { channels }] = await Promise.all([
     targetGroupIds.length > 0 ? ports.registry.listGroups({ projectId }, options) : { groups: [] },
@@ -48,7 +48,7 @@ export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId
  * count goes with it, stopped at two whatever the size of the fleet.
  */
 export async function transitionDeployment(ports: DeploymentPorts, caller: Caller, projectId: string, transition: Transition): Promise<rollout.Deployment> {
-  const options = { requestId: caller.requestId };
+  const options = caller.trace;
   const needsCount = transition.action === 'start' || transition.action === 'resume';
   const projectDeviceCount = needsCount ? (await ports.registry.countDevices({ projectId, groupIds: [], channelIds: [], atMost: 2, maxAgeMs: 0 }, options)).count : 0;
   const { deployment } = await ports.rollout.transitionDeployment({ ...transition, projectId, projectDeviceCount }, options);
@@ -87,7 +87,7 @@ export interface DeploymentProgress {
 
 /** A deployment's progress: rollout counts the states it recorded, registry the devices its targets reach. */
 export async function deploymentProgress(ports: DeploymentPorts, caller: Caller, projectId: string, deploymentId: string): Promise<DeploymentProgress> {
-  const options = { requestId: caller.requestId };
+  const options = caller.trace;
   const summary = await ports.rollout.getDeploymentSummary({ projectId, deploymentId }, options);
   // A rollout replica of the release before sends the summary without its deployment.
   const deployment = summary.deployment ?? (await ports.rollout.getDeployment({ projectId, deploymentId }, options)).deployment!;

@@ -40,7 +40,7 @@ const check = (viaProjectToken = true): DeviceCheck => ({
   deviceId: 'unit-1',
   viaProjectToken,
   body: { framework: 'esp_idf', chip_family: 'esp32', current_build_number: 6, version_label: '1.0.6' },
-  requestId: 'r1',
+  trace: { requestId: 'r1' },
 });
 
 test('an offer is decided by rollout and recorded with its deployment, the heartbeat and the slot read at check-in', async () => {

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '@ota/logging';
 import { randomUUID } from 'node:crypto';
 import { profileMessage, profileOf } from '@ota/manifest';
 import { registry, type rollout } from '@ota/proto';
@@ -22,7 +23,7 @@ export interface DeviceCheck {
   /** Only the shared project token registers unknown devices and may not speak for a device with its own token. */
   viaProjectToken: boolean;
   body: CheckBody;
-  requestId: string;
+  trace: RequestTrace;
 }
 
 /** The answer's substance: an offer, or a routine outcome with its message. */
@@ -40,7 +41,7 @@ export const CHECK_MESSAGES = {
  * device write) before the answer, so that a read right after it sees all of it.
  */
 export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): Promise<DeviceCheckOutcome> {
-  const { body, projectId, requestId } = check;
+  const { body, projectId, trace } = check;
   const reported = {
     framework: body.framework,
     chipFamily: body.chip_family,
@@ -55,7 +56,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
   const maxDevices = check.viaProjectToken ? await ports.maxDevicesOf(check.ownerId) : 0;
   const checkIn = await ports.registry.checkInDevice(
     { projectId, ownerId: check.ownerId, deviceId: check.deviceId, viaProjectToken: check.viaProjectToken, maxDevices, reported },
-    { requestId },
+    trace,
   );
   // A device that was not registered has nothing to record on.
   if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT || !checkIn.device) {
@@ -87,7 +88,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
             message,
           },
         },
-        { requestId },
+        trace,
       )
       .catch((error: unknown) => ports.recordFailed(error, check.deviceId));
   };
@@ -116,7 +117,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
         currentBuildNumber: body.current_build_number,
       },
     },
-    { requestId },
+    trace,
   );
   await record(decision.status, decision.message, true, decision.offer);
   return decision.offer ? { status: 'offered', offer: decision.offer } : { status: decision.status, message: decision.message };

@@ -14,7 +14,7 @@ export interface DeviceDeletionPorts {
  * to repeat, so a retried call finishes what a failed one started.
  */
 export async function deleteDeviceWithHistory(ports: DeviceDeletionPorts, caller: Caller, project: registry.Project, device: registry.Device): Promise<void> {
-  const options = { requestId: caller.requestId };
+  const options = caller.trace;
   await ports.tokens.revokeDeviceTokens(device.id);
   await ports.rollout.deleteDeviceStates({ projectId: project.id, deviceId: device.id }, options);
   await ports.registry.deleteDevice({ projectId: project.id, ownerId: project.ownerId, id: device.id }, options);

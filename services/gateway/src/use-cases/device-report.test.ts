@@ -32,7 +32,7 @@ const report = (deviceUuid?: string): DeviceReport => ({
   deviceId: 'unit-1',
   deviceUuid,
   body: { deployment_id: 'dep-1', event: 'confirmed', build_number: 7 },
-  requestId: 'r1',
+  trace: { requestId: 'r1' },
 });
 
 test('with the project token the device is read first, then rollout stores the event, then registry applies the final status', async () => {

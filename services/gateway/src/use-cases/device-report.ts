@@ -1,3 +1,4 @@
+import type { RequestTrace } from '@ota/logging';
 import { permissionDenied } from '@ota/errors';
 import type { RegistryPort, RolloutPort } from './ports';
 import type { StatusBody } from '../http/schemas';
@@ -16,7 +17,7 @@ export interface DeviceReport {
   /** Set when the device's own token was used: it names the device, so nothing is read. */
   deviceUuid?: string;
   body: StatusBody;
-  requestId: string;
+  trace: RequestTrace;
 }
 
 /**
@@ -25,10 +26,10 @@ export interface DeviceReport {
  * project token, the device is read first: a device with its own token may not report with it.
  */
 export async function reportDeviceStatus(ports: DeviceReportPorts, report: DeviceReport): Promise<{ accepted: boolean; final_status: string }> {
-  const { body, projectId, requestId } = report;
+  const { body, projectId, trace } = report;
   let deviceUuid = report.deviceUuid;
   if (deviceUuid === undefined) {
-    const { device } = await ports.registry.getDevice({ projectId, id: '', deviceId: report.deviceId }, { requestId });
+    const { device } = await ports.registry.getDevice({ projectId, id: '', deviceId: report.deviceId }, trace);
     if (device!.tokenRequired) throw permissionDenied(CHECK_MESSAGES.token_required);
     deviceUuid = device!.id;
   }
@@ -43,11 +44,11 @@ export async function reportDeviceStatus(ports: DeviceReportPorts, report: Devic
       reason,
       detailJson: body.detail ? JSON.stringify(body.detail) : '',
     },
-    { requestId },
+    trace,
   );
   await ports.registry.applyDeviceReport(
     { projectId, id: deviceUuid, event: result.finalStatus, reason, buildNumber: body.event === 'confirmed' ? body.build_number : undefined },
-    { requestId },
+    trace,
   );
   return { accepted: result.accepted, final_status: result.finalStatus };
 }

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '@ota/logging';
 import type { ServiceClient } from '@ota/grpc';
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Principal } from '../auth/principal';
@@ -50,8 +51,8 @@ export interface UseCasePorts {
   audit: AuditLog;
 }
 
-/** Who asks, and the request id that every call carries to the services. */
+/** Who asks, and the request id and trace context that every call carries to the services. */
 export interface Caller {
   principal: Principal;
-  requestId: string;
+  trace: RequestTrace;
 }

@@ -15,7 +15,7 @@ export interface ProjectDeletionPorts {
  * devices, and its webhooks go too (a deleted project has no more events to send). Artifacts stay.
  */
 export async function deleteProject(ports: ProjectDeletionPorts, caller: Caller, project: registry.Project): Promise<void> {
-  const options = { requestId: caller.requestId };
+  const options = caller.trace;
   const { count } = await ports.rollout.countDeployments({ projectId: project.id, states: ['active', 'paused'], artifactId: '' }, options);
   if (count > 0) throw conflict(`the project has ${count} active or paused deployment(s); complete or cancel them first`);
   await ports.tokens.revokeProjectTokens(project.id);

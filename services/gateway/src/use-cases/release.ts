@@ -25,7 +25,7 @@ export async function resolveReleaseTarget(ports: ReleasePorts, caller: Caller, 
   if (!/^\d{1,3}$/.test(percentageText) || Number(percentageText) > 100) {
     throw invalidArgument('rollout_percentage must be an integer from 0 to 100');
   }
-  const { channels } = await ports.registry.listChannels({ projectId }, { requestId: caller.requestId });
+  const { channels } = await ports.registry.listChannels({ projectId }, caller.trace);
   const channel = channels.find((candidate) => candidate.name === channelName);
   if (!channel) throw invalidArgument(`channel "${channelName}" does not exist in this project`);
   return { channel, rolloutPercentage: Number(percentageText) };
@@ -46,7 +46,7 @@ export async function startRelease(ports: ReleasePorts, caller: Caller, artifact
       guardrails: undefined,
       stages: [],
     },
-    { requestId: caller.requestId },
+    caller.trace,
   );
   await ports.audit.record(caller.principal, {
     projectId: artifact.projectId,

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '@ota/logging';
 import type { DeviceStatusEntry } from './device-status-cache';
 import type { ArtifactSummary, Deployment, DeploymentState } from './model';
 import type { FleetDevice } from './preview';
@@ -116,13 +117,13 @@ export interface DeviceReportStore {
 
 /** Authoritative artifact lookups (the artifacts service), for creating deployments. */
 export interface ArtifactCatalog {
-  getArtifact(projectId: string, artifactId: string, requestId: string): Promise<ArtifactSummary>;
+  getArtifact(projectId: string, artifactId: string, call: RequestTrace): Promise<ArtifactSummary>;
 }
 
 /** The project's devices as the registry stores them (the registry service), for previews. */
 export interface Fleet {
   /** Pages of the project's devices, read under the caller's request id and deadline. */
-  devices(projectId: string, call: { requestId: string; deadline: Date | number }): AsyncIterable<FleetDevice[]>;
+  devices(projectId: string, call: RequestTrace & { deadline: Date | number }): AsyncIterable<FleetDevice[]>;
 }
 
 /** The in-memory read models the check path decides from. */

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '@ota/logging';
 import { randomUUID } from 'node:crypto';
 import { failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
 import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
@@ -74,7 +75,7 @@ export class Rollout {
     this.counts = new DeploymentCounts({ store: deps.counts, recountIntervalMs: deps.recountIntervalMs, now: this.now, warn: deps.warn });
   }
 
-  async createDeployment(input: NewDeployment, requestId: string): Promise<Deployment> {
+  async createDeployment(input: NewDeployment, call: RequestTrace): Promise<Deployment> {
     const guardrails = validGuardrails(input.guardrails);
     const stages = validStages(input.stages);
     const rolloutPercentage = validPercentage(input.rolloutPercentage ?? stages[0]?.percentage ?? 100);
@@ -85,7 +86,7 @@ export class Rollout {
     if (!ROLLOUT_STRATEGIES.includes(rolloutStrategy)) {
       throw invalidArgument(`rollout_strategy must be one of ${ROLLOUT_STRATEGIES.join(', ')}`);
     }
-    const artifact = await this.deps.catalog.getArtifact(input.projectId, input.artifactId, requestId).catch((error: unknown) => {
+    const artifact = await this.deps.catalog.getArtifact(input.projectId, input.artifactId, call).catch((error: unknown) => {
       if (isDomainError(error, 'NotFound')) throw invalidArgument('artifact_id names no artifact of this project');
       throw error;
     });
@@ -188,7 +189,7 @@ export class Rollout {
    * (as it is, or as it would start or resume): the check's decideOffer over the active
    * deployments, the registry's stored devices and the rolled-back records, page by page.
    */
-  async previewDeployment(projectId: string, deploymentId: string, call: { requestId: string; deadline: Date | number }): Promise<{ state: DeploymentState; tally: PreviewTally }> {
+  async previewDeployment(projectId: string, deploymentId: string, call: RequestTrace & { deadline: Date | number }): Promise<{ state: DeploymentState; tally: PreviewTally }> {
     const stored = await this.findDeployment(projectId, deploymentId);
     const deployment = asIfActive(stored, this.now());
     const active = [...this.deps.views.activeDeployments(projectId).filter((other) => other.id !== deployment.id), deployment];

@@ -3,11 +3,13 @@ import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
 import { type rollout as pb } from '@ota/proto';
 import type { Guardrails } from '../domain/guardrails';
+import type { RolloutMetrics } from '../adapters/rollout-metrics';
 import type { Deployment } from '../domain/model';
 import { nextStage, type Stage } from '../domain/stages';
 import type { Rollout } from '../domain/rollout';
 
-export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutServiceService> {
+/** `metrics` counts stored reports; tests that do not look at metrics leave it out. */
+export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics, 'reportStored'>): Handlers<typeof pb.RolloutServiceService> {
   return {
     async createDeployment(request, ctx) {
       const deployment = await rollout.createDeployment(
@@ -23,7 +25,7 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
           guardrails: guardrailsOf(request.guardrails),
           stages: request.stages.map(stageOf),
         },
-        ctx.requestId,
+        ctx,
       );
       return { deployment: deploymentMessage(deployment) };
     },
@@ -86,7 +88,7 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
       };
     },
     async recordDeviceEvent(request) {
-      return rollout.recordDeviceEvent({
+      const result = await rollout.recordDeviceEvent({
         projectId: request.projectId,
         deploymentId: request.deploymentId,
         deviceId: request.deviceId,
@@ -95,6 +97,8 @@ export function rolloutHandlers(rollout: Rollout): Handlers<typeof pb.RolloutSer
         buildNumber: request.buildNumber,
         detailJson: request.detailJson,
       });
+      metrics?.reportStored(request.event, request.reason);
+      return result;
     },
     async listDeviceReports(request) {
       const reports = await rollout.listDeviceReports(request.projectId, request.deviceId, request.limit, request.since);

@@ -1,6 +1,7 @@
 import { CreateBucketCommand, DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { Readable } from 'node:stream';
+import type { ServiceMetrics } from '@ota/metrics';
 import type { BinaryStorage, ByteRange } from '../../domain/ports';
 
 export interface S3Settings {
@@ -13,8 +14,8 @@ export interface S3Settings {
   partSizeBytes: number;
 }
 
-export function createS3Client(settings: S3Settings): S3Client {
-  return new S3Client({
+export function createS3Client(settings: S3Settings, metrics?: ServiceMetrics): S3Client {
+  const client = new S3Client({
     region: settings.region,
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     forcePathStyle: settings.forcePathStyle,
@@ -27,6 +28,34 @@ export function createS3Client(settings: S3Settings): S3Client {
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
+  if (metrics) countRequests(client, metrics);
+  return client;
+}
+
+/**
+ * Object storage's golden signals (docs/operations.md, "Metrics"): each request's latency (to its
+ * answer's headers: a download's body streams after) and its failures by operation, where a 4xx
+ * answer (a missing object, a refused key) is the caller's and anything else is the store's.
+ */
+function countRequests(client: S3Client, metrics: ServiceMetrics): void {
+  const duration = metrics.histogram('ota_s3_request_duration_seconds', 'Time from sending an object-storage request to its answer, by operation.', ['operation']);
+  const failures = metrics.counter('ota_s3_request_failures_total', 'Object-storage requests that failed, by operation and by whose the failure is (client_error: a 4xx answer; server_error: a 5xx or no answer).', ['operation', 'kind']);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      const startedAt = process.hrtime.bigint();
+      try {
+        return await next(args);
+      } catch (error) {
+        const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+        failures.inc({ operation, kind: status >= 400 && status < 500 ? 'client_error' : 'server_error' });
+        throw error;
+      } finally {
+        duration.observe({ operation }, Number(process.hrtime.bigint() - startedAt) / 1e9);
+      }
+    },
+    { step: 'initialize', name: 'otaRequestMetrics' },
+  );
 }
 
 export class S3BinaryStorage implements BinaryStorage {

@@ -18,9 +18,13 @@ export class JetStreamAuditLog implements AuditLog {
   constructor(
     private readonly bus: Bus,
     private readonly models: GatewayModels,
-    private readonly metrics: ServiceMetrics,
+    metrics: ServiceMetrics,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.outbox = auditOutboxMetrics(metrics);
+  }
+
+  private readonly outbox: ReturnType<typeof auditOutboxMetrics>;
 
   async record(principal: Principal, entry: AuditEntry): Promise<void> {
     const event: events.AuditRecorded = {
@@ -45,7 +49,7 @@ export class JetStreamAuditLog implements AuditLog {
     }
     const kept: AuditOutboxDoc = { _id: event.id, event: EVENTS.auditRecorded.message.toJSON(event), created_at: new Date() };
     await this.models.AuditOutbox.collection.insertOne(kept as never);
-    this.metrics.auditOutboxWritten.inc();
+    this.outbox.written.inc();
     this.logger.warn({ auditId: event.id, action: event.action }, 'audit event kept in the outbox until NATS stores it');
   }
 }
@@ -62,11 +66,15 @@ export class AuditOutboxRelay {
   constructor(
     private readonly bus: Bus,
     private readonly models: GatewayModels,
-    private readonly metrics: ServiceMetrics,
+    metrics: ServiceMetrics,
     private readonly logger: Logger,
     private readonly intervalMs: number,
     private readonly batchSize = 100,
-  ) {}
+  ) {
+    this.outbox = auditOutboxMetrics(metrics);
+  }
+
+  private readonly outbox: ReturnType<typeof auditOutboxMetrics>;
 
   start(): void {
     this.timer = setInterval(() => {
@@ -90,7 +98,7 @@ export class AuditOutboxRelay {
         for (const doc of docs) {
           await this.bus.publishDurable(EVENTS.auditRecorded, EVENTS.auditRecorded.message.fromJSON(doc.event), doc._id);
           await this.models.AuditOutbox.deleteOne({ _id: doc._id });
-          this.metrics.auditOutboxRelayed.inc();
+          this.outbox.relayed.inc();
           moved += 1;
         }
         if (docs.length < this.batchSize) return moved;
@@ -100,4 +108,11 @@ export class AuditOutboxRelay {
       return moved;
     }
   }
+}
+
+function auditOutboxMetrics(metrics: ServiceMetrics) {
+  return {
+    written: metrics.counter('ota_audit_outbox_written_total', 'Audit events kept in the outbox because JetStream could not store them at once.'),
+    relayed: metrics.counter('ota_audit_outbox_relayed_total', 'Audit events moved from the outbox to JetStream.'),
+  };
 }

@@ -1,3 +1,4 @@
+import type { RequestTrace } from '@ota/logging';
 import type { ServiceClient } from '@ota/grpc';
 import { requirementsIn } from '@ota/manifest';
 import { type artifacts as pb } from '@ota/proto';
@@ -9,8 +10,8 @@ type ArtifactsClient = ServiceClient<typeof pb.ArtifactsServiceService>;
 export class GrpcArtifactCatalog implements ArtifactCatalog {
   constructor(private readonly client: ArtifactsClient) {}
 
-  async getArtifact(projectId: string, artifactId: string, requestId: string): Promise<ArtifactSummary> {
-    const { artifact } = await this.client.getArtifact({ projectId, artifactId }, { requestId });
+  async getArtifact(projectId: string, artifactId: string, call: RequestTrace): Promise<ArtifactSummary> {
+    const { artifact } = await this.client.getArtifact({ projectId, artifactId }, call);
     return summaryOfMessage(artifact!);
   }
 

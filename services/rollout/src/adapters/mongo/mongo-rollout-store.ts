@@ -28,6 +28,11 @@ export class MongoRolloutStore implements DeploymentStore, DeviceStateStore, Dev
     return docs.map(deploymentOf);
   }
 
+  async listActiveOrPausedDeployments(): Promise<Deployment[]> {
+    const docs = await this.models.Deployment.find({ state: { $in: ['active', 'paused'] } }).lean<DeploymentDoc[]>();
+    return docs.map(deploymentOf);
+  }
+
   async listActiveDeployments(): Promise<Deployment[]> {
     const docs = await this.models.Deployment.find({ state: 'active' }).lean<DeploymentDoc[]>();
     return docs.map(deploymentOf);

@@ -5,15 +5,19 @@ import type { RolloutEvents } from '../../domain/ports';
 import type { InMemoryRolloutViews } from '../rollout-views';
 import { summaryOfMessage } from '../grpc/grpc-artifact-catalog';
 import type { AutomaticAudit } from './automatic-audit';
+import type { RolloutMetrics } from '../rollout-metrics';
 
 /** What rollout tells the other replicas (core NATS) and telemetry (the automatic audit, JetStream). */
-export function natsRolloutEvents(bus: Bus, automaticAudit: AutomaticAudit): RolloutEvents {
+export function natsRolloutEvents(bus: Bus, automaticAudit: AutomaticAudit, metrics: Pick<RolloutMetrics, 'pausedByGuardrail'>): RolloutEvents {
   return {
     deploymentChanged: (deployment) =>
       bus.publish(EVENTS.deploymentChanged, { id: deployment.id, projectId: deployment.projectId, state: deployment.state, updatedAt: deployment.updatedAt }),
     deviceStatusChanged: (deploymentId, deviceId, status) => bus.publish(EVENTS.deviceStatusChanged, { deploymentId, deviceId, ...status }),
     deviceForgotten: (deviceId) => bus.publish(EVENTS.deviceForgotten, { deviceId }),
-    changedByItself: (deployment, action, details) => automaticAudit.record(deployment, action, details),
+    changedByItself: (deployment, action, details) => {
+      if (action === 'deployment.paused') metrics.pausedByGuardrail(deployment);
+      automaticAudit.record(deployment, action, details);
+    },
   };
 }
 

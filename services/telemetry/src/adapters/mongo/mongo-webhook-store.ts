@@ -88,6 +88,15 @@ export class MongoWebhookStore implements WebhookStore {
     if (changesState.matchedCount === 0) await this.models.Delivery.updateOne({ _id: deliveryId }, { $push: { attempts: logged } });
   }
 
+  /** The pending deliveries, and when the oldest of them was enqueued (null with none). */
+  async pendingDeliveries(): Promise<{ count: number; oldestCreatedAt: Date | null }> {
+    const [count, oldest] = await Promise.all([
+      this.models.Delivery.countDocuments({ state: 'pending' }),
+      this.models.Delivery.findOne({ state: 'pending' }, { created_at: 1 }).sort({ created_at: 1 }).lean<Pick<DeliveryDoc, 'created_at'>>(),
+    ]);
+    return { count, oldestCreatedAt: oldest?.created_at ?? null };
+  }
+
   async listDeliveries(webhookId: string, limit: number): Promise<WebhookDelivery[]> {
     const docs = await this.models.Delivery.find({ webhook_id: webhookId }).sort({ created_at: -1, _id: -1 }).limit(limit).lean<DeliveryDoc[]>();
     return docs.map(deliveryOf);

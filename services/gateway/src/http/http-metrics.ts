@@ -1,0 +1,22 @@
+import type { ServiceMetrics } from '@ota/metrics';
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** The gateway's HTTP metrics (docs/operations.md, "Metrics"). Every label is bounded: no path, id or token. */
+export function httpMetrics(metrics: ServiceMetrics) {
+  return {
+    requests: metrics.counter('http_requests_total', 'HTTP requests completed, by route pattern and status.', ['method', 'route', 'status']),
+    duration: metrics.histogram('http_request_duration_seconds', 'HTTP request latency, by route pattern.', ['method', 'route']),
+    shed: metrics.counter('http_requests_shed_total', 'Device API requests refused with 503 because the gateway was at its concurrency limit.'),
+    rateLimited: metrics.counter('http_requests_rate_limited_total', 'Requests refused with 429 because their token was over its rate limit, by token kind.', ['token_kind']),
+    timedOut: metrics.counter('http_requests_timed_out_total', 'Requests answered 503 because they did not complete within REQUEST_TIMEOUT_MS.'),
+    deviceChecks: metrics.counter('ota_device_checks_total', 'Device checks answered, by the answer\'s status (offered, up_to_date, no_compatible_build, ...).', ['status']),
+  };
+}
+
+export type HttpMetrics = ReturnType<typeof httpMetrics>;
+
+/** The method as a label: one of HTTP's own, else `other` (a client may send any token there). */
+export function methodLabel(method: string): string {
+  return METHODS.has(method) ? method : 'other';
+}

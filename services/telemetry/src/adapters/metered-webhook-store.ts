@@ -1,0 +1,33 @@
+import type { ServiceMetrics } from '@ota/metrics';
+import type { DeliveryAttempt, DeliveryState } from '../domain/model';
+import { MongoWebhookStore } from './mongo/mongo-webhook-store';
+import type { TelemetryModels } from './mongo/models';
+import type { WebhookSecretBox } from './mongo/webhook-secret-box';
+
+/**
+ * The webhook store, counting each attempt's result as it is logged (docs/operations.md, "Metrics")
+ * and reading the pending deliveries when Prometheus scrapes.
+ */
+export class MeteredWebhookStore extends MongoWebhookStore {
+  private readonly attempts;
+
+  constructor(models: Pick<TelemetryModels, 'Webhook' | 'Delivery'>, secrets: WebhookSecretBox, metrics: ServiceMetrics) {
+    super(models, secrets);
+    this.attempts = metrics.counter('ota_webhook_delivery_attempts_total', 'Webhook delivery attempts, by result (delivered; retrying: failed, tried again later; failed: failed, and the retry window is over).', ['result']);
+    let pending: Promise<{ count: number; oldestCreatedAt: Date | null }> | undefined;
+    // Both gauges come from one read per scrape.
+    const readPending = () => (pending ??= this.pendingDeliveries().finally(() => setImmediate(() => (pending = undefined))));
+    metrics.gauge('ota_webhook_pending_deliveries', 'Webhook deliveries waiting for their first or next attempt.', [], async (gauge) => {
+      gauge.set((await readPending()).count);
+    });
+    metrics.gauge('ota_webhook_oldest_pending_delivery_age_seconds', 'How long the oldest pending webhook delivery has waited since its event (0 with none).', [], async (gauge) => {
+      const { oldestCreatedAt } = await readPending();
+      gauge.set(oldestCreatedAt ? Math.max(0, (Date.now() - oldestCreatedAt.getTime()) / 1000) : 0);
+    });
+  }
+
+  override async finishAttempt(deliveryId: string, attempt: DeliveryAttempt, next: { state: DeliveryState; nextAttemptAt: Date | null }): Promise<void> {
+    await super.finishAttempt(deliveryId, attempt, next);
+    this.attempts.inc({ result: next.state === 'pending' ? 'retrying' : next.state });
+  }
+}
