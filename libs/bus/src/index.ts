@@ -151,6 +151,7 @@ export class Bus {
 
   /** Stores the event in JetStream; `messageId` makes a retried publish a no-op. */
   async publishDurable<T>(kind: EventKind<T>, event: T, messageId: string): Promise<void> {
+    this.counters?.publishFailures.inc({ subject: kind.subject }, 0);
     await this.js
       .publish(kind.subject, wireOf(kind, event), { msgID: messageId, timeout: this.options.publishTimeoutMs ?? 5_000 })
       .catch((error: unknown) => {
@@ -212,6 +213,8 @@ export class Bus {
         max_ack_pending: 1_000,
       });
     }
+    // Served at zero from the start, so that a dashboard shows the consumer before its first failure.
+    this.counters?.handlerFailures.inc({ consumer: durableName }, 0);
     const consumer = await this.js.consumers.get(stream, durableName);
     const messages = await consumer.consume({ max_messages: 256 });
     const done = (async () => {

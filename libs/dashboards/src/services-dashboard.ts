@@ -3,6 +3,9 @@ import { IN_NAMESPACE as NS, dashboard, stat, timeseries } from './panels';
 
 const GATEWAY = `ota_component="gateway", ${NS}`;
 
+/** A 0 for each `label` value `series` has: what `or` adds so a failure rate shows 0 while nothing fails. */
+const ZERO_BY = (label: string, series: string) => `sum by (${label}) (rate(${series}[$__rate_interval])) * 0`;
+
 /**
  * The services' health: the golden signals (rate, errors, latency, saturation) of the gateway per
  * route and of every service per gRPC method, then the store, object storage, the bus and webhooks.
@@ -20,7 +23,8 @@ export function servicesDashboard(): Dashboard {
     timeseries({
       title: 'Errors by route',
       description: 'Share of each route answered with a 5xx.',
-      queries: [{ expr: `sum by (route) (rate(http_requests_total{${GATEWAY}, status=~"5.."}[$__rate_interval])) / sum by (route) (rate(http_requests_total{${GATEWAY}}[$__rate_interval]))`, legend: '{{route}}' }],
+      // A route without 5xx shows 0, not nothing.
+      queries: [{ expr: `(sum by (route) (rate(http_requests_total{${GATEWAY}, status=~"5.."}[$__rate_interval])) or ${ZERO_BY('route', `http_requests_total{${GATEWAY}}`)}) / sum by (route) (rate(http_requests_total{${GATEWAY}}[$__rate_interval]))`, legend: '{{route}}' }],
       unit: 'percentunit',
     }),
     timeseries({
@@ -57,7 +61,7 @@ export function servicesDashboard(): Dashboard {
     timeseries({
       title: 'Unreachable peers',
       description: 'Client calls that ended Unavailable or DeadlineExceeded, by the service called.',
-      queries: [{ expr: `sum by (grpc_service) (rate(grpc_client_handled_total{${NS}, grpc_code=~"Unavailable|DeadlineExceeded"}[$__rate_interval]))`, legend: '{{grpc_service}}' }],
+      queries: [{ expr: `sum by (grpc_service) (rate(grpc_client_handled_total{${NS}, grpc_code=~"Unavailable|DeadlineExceeded"}[$__rate_interval])) or ${ZERO_BY('grpc_service', `grpc_client_handled_total{${NS}}`)}`, legend: '{{grpc_service}}' }],
       unit: 'reqps',
     }),
 

@@ -65,7 +65,15 @@ function countCommands(connection: Connection, metrics: ServiceMetrics): void {
   metrics.gauge('ota_mongodb_reachable', '1 while the driver reaches the MongoDB server, 0 from a failed heartbeat until one succeeds.', [], (gauge) => {
     gauge.set(reachable ? 1 : 0);
   });
-  client.on('commandSucceeded', (event) => duration.observe({ command: event.commandName }, event.duration / 1000));
+  // Each command's failures are served at zero from its first success, so that a rate of them is
+  // 0, not missing, while nothing fails.
+  const seen = new Set<string>();
+  client.on('commandSucceeded', (event) => {
+    duration.observe({ command: event.commandName }, event.duration / 1000);
+    if (seen.has(event.commandName)) return;
+    seen.add(event.commandName);
+    failures.inc({ command: event.commandName }, 0);
+  });
   client.on('commandFailed', (event) => {
     duration.observe({ command: event.commandName }, event.duration / 1000);
     failures.inc({ command: event.commandName });

@@ -1,16 +1,22 @@
 import type { ServiceMetrics } from '@ota/metrics';
+import { CHECK_STATUSES } from './response-schemas';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The gateway's HTTP metrics (docs/operations.md, "Metrics"). Every label is bounded: no path, id or token. */
 export function httpMetrics(metrics: ServiceMetrics) {
+  const rateLimited = metrics.counter('http_requests_rate_limited_total', 'Requests refused with 429 because their token was over its rate limit, by token kind.', ['token_kind']);
+  for (const kind of ['developer', 'device_token', 'fleet_token']) rateLimited.inc({ token_kind: kind }, 0);
+  // Each answer is served from 0, so that the first checks of an outcome show as an increase.
+  const deviceChecks = metrics.counter('ota_device_checks_total', "Device checks answered, by the answer's status (offered, up_to_date, no_compatible_build, ...).", ['status']);
+  for (const status of CHECK_STATUSES) deviceChecks.inc({ status }, 0);
   return {
     requests: metrics.counter('http_requests_total', 'HTTP requests completed, by route pattern and status.', ['method', 'route', 'status']),
     duration: metrics.histogram('http_request_duration_seconds', 'HTTP request latency, by route pattern.', ['method', 'route']),
     shed: metrics.counter('http_requests_shed_total', 'Device API requests refused with 503 because the gateway was at its concurrency limit.'),
-    rateLimited: metrics.counter('http_requests_rate_limited_total', 'Requests refused with 429 because their token was over its rate limit, by token kind.', ['token_kind']),
+    rateLimited,
     timedOut: metrics.counter('http_requests_timed_out_total', 'Requests answered 503 because they did not complete within REQUEST_TIMEOUT_MS.'),
-    deviceChecks: metrics.counter('ota_device_checks_total', 'Device checks answered, by the answer\'s status (offered, up_to_date, no_compatible_build, ...).', ['status']),
+    deviceChecks,
   };
 }
 

@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { answerRange, etagOf } from '../http/byte-range';
 import { HttpError } from '../http/errors';
-import { httpMetrics } from '../http/http-metrics';
+import { httpMetrics, type HttpMetrics } from '../http/http-metrics';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
@@ -60,7 +60,9 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     },
     checkHandler,
   );
-  const { deviceChecks } = httpMetrics(deps.metrics);
+  // Made at the first check, not here: the routes are also declared without dependencies, to
+  // describe the API (describeApi).
+  let deviceChecks: HttpMetrics['deviceChecks'] | undefined;
   async function checkHandler(ctx: Context, { principal, body }: { principal: Principal; body: CheckBody }) {
     const outcome = await checkDevice(checkPorts(ctx), {
       projectId: principal.token.projectId,
@@ -70,7 +72,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       body,
       trace: rpc(ctx),
     });
-    deviceChecks.inc({ status: outcome.status });
+    (deviceChecks ??= httpMetrics(deps.metrics).deviceChecks).inc({ status: outcome.status });
     if (!outcome.offer) {
       ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...pollAfter() };
       return;

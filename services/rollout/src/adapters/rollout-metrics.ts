@@ -36,6 +36,10 @@ const FIGURES_MAX_AGE_MS = 10_000;
 export function rolloutMetrics(metrics: ServiceMetrics, figures: DeploymentFigures) {
   const reports = metrics.counter('ota_device_status_reports_total', 'Device status reports stored, by event and failure reason (none for events without one; other for reasons outside the documented list).', ['event', 'reason']);
   const guardrailTrips = metrics.counter('ota_guardrail_trips_total', 'Deployments paused by a guardrail, by guardrail (failure_threshold, reason_limit).', ['guardrail']);
+  for (const guardrail of ['failure_threshold', 'reason_limit']) guardrailTrips.inc({ guardrail }, 0);
+  // Failures are served from 0 for every reason a label may hold, so that the first reports of a
+  // burst count as an increase (OtaSignatureInvalidBurst), not as a series that starts high.
+  for (const event of ['failed', 'rolled_back']) for (const reason of [...METRIC_FAILURE_REASONS, 'other', 'none']) reports.inc({ event, reason }, 0);
   // The four gauges are read together, once per scrape (or per FIGURES_MAX_AGE_MS when scrapes
   // come closer): each one's collect waits for the same read, so none is served a scrape late.
   let readAt = 0;

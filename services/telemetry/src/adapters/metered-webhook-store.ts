@@ -14,6 +14,7 @@ export class MeteredWebhookStore extends MongoWebhookStore {
   constructor(models: Pick<TelemetryModels, 'Webhook' | 'Delivery'>, secrets: WebhookSecretBox, metrics: ServiceMetrics) {
     super(models, secrets);
     this.attempts = metrics.counter('ota_webhook_delivery_attempts_total', 'Webhook delivery attempts, by result (delivered; retrying: failed, tried again later; failed: failed, and the retry window is over).', ['result']);
+    for (const result of ['delivered', 'retrying', 'failed']) this.attempts.inc({ result }, 0);
     let pending: Promise<{ count: number; oldestCreatedAt: Date | null }> | undefined;
     // Both gauges come from one read per scrape.
     const readPending = () => (pending ??= this.pendingDeliveries().finally(() => setImmediate(() => (pending = undefined))));

@@ -40,9 +40,15 @@ export function createS3Client(settings: S3Settings, metrics?: ServiceMetrics): 
 function countRequests(client: S3Client, metrics: ServiceMetrics): void {
   const duration = metrics.histogram('ota_s3_request_duration_seconds', 'Time from sending an object-storage request to its answer, by operation.', ['operation']);
   const failures = metrics.counter('ota_s3_request_failures_total', 'Object-storage requests that failed, by operation and by whose the failure is (client_error: a 4xx answer; server_error: a 5xx or no answer).', ['operation', 'kind']);
+  // An operation's failures are served at zero from its first request: a rate of 0, not missing.
+  const seen = new Set<string>();
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const operation = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      if (!seen.has(operation)) {
+        seen.add(operation);
+        for (const kind of ['client_error', 'server_error']) failures.inc({ operation, kind }, 0);
+      }
       const startedAt = process.hrtime.bigint();
       try {
         return await next(args);
