@@ -49,6 +49,12 @@ export default tseslint.config(
               from: ['./services/gateway/src/adapters', './services/gateway/src/main.ts'],
               message: "the gateway's inner code names a port, not an adapter: main.ts wires the adapters in",
             },
+            {
+              // A use case takes inputs of its own; the route maps the validated HTTP body onto them.
+              target: './services/gateway/src/use-cases',
+              from: ['./services/gateway/src/http', './services/gateway/src/routes'],
+              message: 'a use case does not know HTTP: declare its input in the use case, and let the route map the body onto it',
+            },
             ...SERVICES.map((service) => ({
               target: `./services/${service}/src/domain`,
               from: [`./services/${service}/src/adapters`, `./services/${service}/src/grpc`, `./services/${service}/src/http`, `./services/${service}/src/main.ts`],

@@ -70,7 +70,7 @@ export class MixedLoad {
       return accepted;
     };
     let build = 0;
-    // A device stores `confirmed` and `rolled_back` and resends them until they are accepted (spec 6.1).
+    // A device stores `confirmed` and `rolled_back` and resends them until they are accepted (docs/api.md, "Status reports").
     let unsent: { deploymentId: string; event: string; extra: Record<string, unknown>; build?: number } | undefined;
 
     while (!this.stopped) {

@@ -1,7 +1,7 @@
 import Ajv, { type ErrorObject } from 'ajv';
 import { invalidArgument } from '@ota/errors';
 
-/** The manifest an upload carries (decisions.md section 3). Unknown keys are refused. */
+/** The manifest an upload carries (docs/api.md, "Artifact and manifest"). Unknown keys are refused. */
 export interface Manifest {
   version_label: string;
   framework: 'arduino' | 'esp_idf';

@@ -4,7 +4,7 @@
 
 export const API = '/api/v1';
 
-/** A 422 `detail` entry (decisions.md section 2). */
+/** A 422 `detail` entry (docs/api.md, "Errors"). */
 interface ValidationIssue {
   loc: Array<string | number>;
   msg: string;

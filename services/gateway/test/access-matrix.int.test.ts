@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { api, checkBody, createUser, setupProject, type ProjectFixture } from '@ota/testkit';
 
-// Spec 5.4, one table: every endpoint family against every kind of token, plus missing, malformed
+// docs/api.md's "Tokens and who may call what", one table: every endpoint family against every kind of token, plus missing, malformed
 // and revoked tokens, and another owner's personal token.
 
 type TokenKind = 'personal' | 'api' | 'device_scope' | 'device' | 'none' | 'malformed' | 'revoked' | 'stranger';

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { api, eventually, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
 
-// decisions.md section 6: every customer mutation writes one audit event, with its actor and the
+// docs/api.md, "Audit event": every customer mutation writes one audit event, with its actor and the
 // token prefix, never the token.
 
 it('writes an audit event for every kind of mutation', async () => {

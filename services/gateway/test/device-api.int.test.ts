@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
 
-// The device API, every outcome of spec 4.5 and decisions.md section 5, and the races a fleet makes.
+// The device API, every outcome of docs/api.md's "The check decision", and the races a fleet makes.
 
 const check = (token: string, deviceId: string, extra: Record<string, unknown> = {}) => api('POST', '/api/v1/ota/check/', { token, json: checkBody(deviceId, extra) });
 const report = (token: string, json: Record<string, unknown>) => api('POST', '/api/v1/ota/status/', { token, json });

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { api, checkBody, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
 
-// Organising a large fleet through the API (docs/api.md, "Large fleets"): devices listed a page at
+// Organising a large fleet through the API (docs/api.md, "Groups and channels" and "Before a deployment"): devices listed a page at
 // a time with a total, searched, counted per chip family; groups and channels renamed and deleted
 // under their rules; members added and removed in bulk; the reach of a set of targets before a
 // deployment exists; and an audit trail that can be filtered and says who acted.

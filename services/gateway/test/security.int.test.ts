@@ -322,7 +322,7 @@ describe('API5 broken function-level authorization: every operation against ever
       device_scope: victim.deviceScopeToken,
       device: victim.deviceToken,
     };
-    // Which kinds each access level refuses, and with which status (spec 5.9).
+    // Which kinds each access level refuses, and with which status (docs/api.md, "Errors").
     const refusals: Record<Access, Record<string, number>> = {
       developer: { device_scope: 401, device: 401 },
       personal: { api: 403, device_scope: 401, device: 401 },
@@ -506,7 +506,7 @@ describe('API4 unrestricted resource consumption', () => {
     // Each check is recorded before it is answered: the 20 newest are there at once.
     const events = (await api('GET', path, { token: world.user.token })).body as Array<{ reported_build_number: number }>;
     expect(events.map((event) => event.reported_build_number)).toEqual(Array.from({ length: 20 }, (_, i) => 24 - i));
-    // "Capped at 20" (spec 4.2): a larger limit is served, with no more than the 20 kept.
+    // "Capped at 20" (docs/api.md, "Records"): a larger limit is served, with no more than the 20 kept.
     const overCap = await api('GET', `${path}?limit=50`, { token: world.user.token });
     expect(overCap.status).toBe(200);
     expect(overCap.body).toHaveLength(20);

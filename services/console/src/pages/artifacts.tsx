@@ -12,7 +12,7 @@ import { ReadOnlyNote, useProjectWrite } from './projects';
 
 const column = createColumnHelper<Artifact>();
 
-/** The manifest keys of decisions.md section 3, as form fields; blank optional fields are left out. */
+/** The manifest keys (docs/api.md, "Artifact and manifest"), as form fields; blank optional fields are left out. */
 const OPTIONAL_TEXT_FIELDS = ['board_id', 'hardware_revision', 'partition_profile', 'security_mode', 'release_notes', 'signature'] as const;
 
 export function useArtifacts(projectId: string) {

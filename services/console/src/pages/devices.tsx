@@ -15,7 +15,7 @@ export const DEVICE_PAGE_SIZE = 50;
 /** The most devices the API takes in one bulk membership change, and the largest page it serves. */
 const BULK_CHUNK = 1000;
 
-/** The device row of the spec: its failure `reason` beside the last OTA status, in words. */
+/** The device row: its failure `reason` beside the last OTA status, in words. */
 export function OtaStatus({ status, reason }: { status: string; reason: string }) {
   if (!status) return <span className="muted">none yet</span>;
   return (

@@ -1,4 +1,4 @@
-// The admin command (decisions.md section 1). Users are never created through the API; this
+// The admin command (docs/api.md, "Tokens and who may call what"). Users are never created through the API; this
 // talks to the gateway's own database with the gateway's configuration and store code.
 import { Bus, EVENTS } from '@ota/bus';
 import { createLogger } from '@ota/logging';

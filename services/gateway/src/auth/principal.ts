@@ -70,7 +70,7 @@ export function principalOf(ctx: Context): Principal {
   return ctx.state.principal as Principal;
 }
 
-/** Developer API: personal tokens and `api`-scope project tokens; anything else is a 401 (spec 5.9). */
+/** Developer API: personal tokens and `api`-scope project tokens; anything else is a 401 (docs/api.md, "Tokens and who may call what"). */
 export function requireDeveloperToken(ctx: Context): Principal {
   const principal = principalOf(ctx);
   const { kind, scope } = principal.token;

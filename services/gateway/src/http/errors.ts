@@ -2,7 +2,7 @@ import { DomainError, isDependencyUnavailable, type ErrorKind } from '@ota/error
 import type { Logger } from '@ota/logging';
 import type { Context, Next } from 'koa';
 
-/** One entry of a 422 `detail` array (decisions.md section 2). */
+/** One entry of a 422 `detail` array (docs/api.md, "Errors"). */
 export interface ValidationIssue {
   loc: Array<string | number>;
   msg: string;

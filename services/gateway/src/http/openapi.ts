@@ -124,7 +124,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       ...(requestBody ? { requestBody } : {}),
       responses,
       security: securityOf(operation.access),
-      // Machine-readable "who may call" (spec 5.4): developer, personal, staff, device or public.
+      // Machine-readable "who may call" (docs/api.md, "Tokens and who may call what"): developer, personal, staff, device or public.
       'x-access': operation.access,
     };
   }

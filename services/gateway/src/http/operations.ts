@@ -13,7 +13,7 @@ export interface OperationRateLimit {
   onLimited(kind: RateLimitClass): void;
 }
 
-/** Who may call an operation (spec 5.4): the gateway checks it, the OpenAPI document states it. */
+/** Who may call an operation (docs/api.md, "Tokens and who may call what"): the gateway checks it, the OpenAPI document states it. */
 export type Access = 'developer' | 'personal' | 'staff' | 'device' | 'public';
 
 /** An operation's method and path as the document prints them: `GET /projects/:id/`. */
@@ -118,7 +118,7 @@ export class OperationTable {
     this.operations.push(operation);
     const check = ACCESS_CHECKS[operation.access];
     // The device API answers a malformed body with one readable sentence (400), the developer API
-    // with a list of issues (422): decisions.md section 2.
+    // with a list of issues (422): docs/api.md, "Errors".
     const parseJson = (schema: object, body: unknown): unknown => (operation.access === 'device' ? parseDeviceBody(schema, body) : parseBody(schema, body));
     this.router[operation.method](operation.path, async (ctx: Context) => {
       let principal: Principal | undefined;

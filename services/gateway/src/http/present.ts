@@ -6,7 +6,7 @@ import { ROLLOUT_STATUSES } from './response-schemas';
 import { jsonDepth } from './json-limits';
 import { DETAIL_MAX_DEPTH } from './schemas';
 
-// The JSON shapes of the API (spec section 2 and decisions.md section 3), from service messages.
+// The JSON shapes of the API (docs/api.md, "Objects"), from service messages.
 
 const iso = (date: Date | undefined | null) => (date ? date.toISOString() : null);
 

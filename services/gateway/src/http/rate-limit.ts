@@ -7,7 +7,7 @@ export interface RateLimit {
   burst: number;
 }
 
-/** The three kinds of caller that get their own limit (docs/security.md, "Resource consumption"). */
+/** The three kinds of caller that get their own limit (docs/operations.md, "Rate limits and request limits"). */
 export type RateLimitClass = 'developer' | 'device_token' | 'fleet_token';
 
 export function rateLimitClassOf(token: Token): RateLimitClass {

@@ -95,7 +95,7 @@ export type StatusBody = Accepted<typeof statusBody>;
 
 /**
  * A `limit` query parameter: any whole number from 1 up. A larger one than the endpoint serves is
- * capped, not refused (spec 4.2: "capped at 20"); read it with `cappedLimit`.
+ * capped, not refused (docs/api.md, "Conventions"); read it with `cappedLimit`.
  */
 export function limitParameter(defaultLimit: number, maxLimit: number) {
   return {
@@ -244,7 +244,7 @@ export const createDeploymentBody = {
     guardrails: {
       type: 'object',
       additionalProperties: false,
-      description: 'Optional. What pauses the deployment by itself (docs/api.md, "Guardrails"); a person resumes it.',
+      description: 'Optional. What pauses the deployment by itself (docs/api.md, "Guardrails and staged plans"); a person resumes it.',
       properties: {
         failure_threshold: {
           type: 'object',

@@ -26,7 +26,7 @@ const SIGNED_URL_PARAMETERS = [
 const ACCEPT_RANGES = { description: '`bytes`: the download answers ranges.', schema: { type: 'string', enum: ['bytes'] } };
 const BUILD_ETAG = { description: "The build's SHA-256 in quotes: the same under every URL of the same build.", schema: { type: 'string' } };
 
-/** The device API (spec 4.5): business outcomes are 200 with a status, never errors. */
+/** The device API (docs/api.md, "The device API"): business outcomes are 200 with a status, never errors. */
 export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void {
   const deviceApi = table.section({ tag: 'Device API', access: 'device' });
   const downloads = table.section({ tag: 'Device API', access: 'public' });

@@ -30,7 +30,7 @@ export async function createDeployment(ports: DeploymentPorts, caller: Caller, p
   return deployment!;
 }
 
-// The audit action each transition writes (decisions.md section 6).
+// The audit action each transition writes (docs/api.md, "Audit event").
 const AUDIT_ACTION: Record<string, string> = {
   start: 'deployment.started',
   pause: 'deployment.paused',

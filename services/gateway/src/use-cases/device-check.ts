@@ -3,7 +3,23 @@ import { randomUUID } from 'node:crypto';
 import { profileMessage, profileOf } from '@ota/manifest';
 import { registry, type rollout } from '@ota/proto';
 import type { RegistryPort, RolloutPort } from './ports';
-import type { CheckBody } from '../http/schemas';
+
+/**
+ * What the device said in its check (docs/api.md, "The check"), as the route validated it. A
+ * field the device left out is absent; its names are the API's.
+ */
+export interface CheckRequest {
+  framework: string;
+  chip_family: string;
+  current_build_number: number;
+  board_id?: string;
+  hardware_revision?: string;
+  partition_profile?: string;
+  nvs_schema_version?: number;
+  security_mode?: string;
+  version_label?: string;
+  current_hash?: string;
+}
 
 /** What a device check needs from the services around the gateway; tests pass fakes. */
 export interface DeviceCheckPorts {
@@ -22,7 +38,7 @@ export interface DeviceCheck {
   deviceId: string;
   /** Only the shared project token registers unknown devices and may not speak for a device with its own token. */
   viaProjectToken: boolean;
-  body: CheckBody;
+  body: CheckRequest;
   trace: RequestTrace;
 }
 
@@ -36,7 +52,7 @@ export const CHECK_MESSAGES = {
 } as const;
 
 /**
- * A device check (spec 4.5, decisions.md 5): registry reads or registers the device, rollout
+ * A device check (docs/api.md, "The check decision"): registry reads or registers the device, rollout
  * decides, and registry writes the check down (heartbeat, outcome and decision record in one
  * device write) before the answer, so that a read right after it sees all of it.
  */
@@ -64,7 +80,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
   }
   const device = checkIn.device;
 
-  /** Recording is best effort (spec 4.2): a failure is reported, and the answer stands. */
+  /** Recording is best effort (docs/api.md, "Records"): a failure is reported, and the answer stands. */
   const record = async (status: string, message: string, heartbeat: boolean, offer?: rollout.Offer) => {
     await ports.registry
       .recordCheck(
@@ -93,7 +109,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
       .catch((error: unknown) => ports.recordFailed(error, check.deviceId));
   };
 
-  // An inactive device, and one that must use its own token, get no heartbeat (decisions.md 5).
+  // An inactive device, and one that must use its own token, get no heartbeat (docs/api.md, "The check decision").
   if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE) {
     await record('device_inactive', CHECK_MESSAGES.device_inactive, false);
     return { status: 'device_inactive', message: CHECK_MESSAGES.device_inactive };

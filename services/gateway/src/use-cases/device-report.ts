@@ -1,8 +1,16 @@
 import type { RequestTrace } from '@ota/logging';
 import { permissionDenied } from '@ota/errors';
 import type { RegistryPort, RolloutPort } from './ports';
-import type { StatusBody } from '../http/schemas';
 import { CHECK_MESSAGES } from './device-check';
+
+/** What the device reported (docs/api.md, "Status reports"), as the route validated it. */
+export interface StatusReport {
+  deployment_id: string;
+  event: string;
+  build_number?: number;
+  reason?: string | null;
+  detail?: Record<string, unknown> | null;
+}
 
 /** What a status report needs from the services around the gateway; tests pass fakes. */
 export interface DeviceReportPorts {
@@ -16,12 +24,12 @@ export interface DeviceReport {
   deviceId: string;
   /** Set when the device's own token was used: it names the device, so nothing is read. */
   deviceUuid?: string;
-  body: StatusBody;
+  body: StatusReport;
   trace: RequestTrace;
 }
 
 /**
- * A lifecycle event (spec 4.6): rollout stores it (the status never moves backwards), then
+ * A lifecycle event (docs/api.md, "Status reports"): rollout stores it (the status never moves backwards), then
  * registry applies it to the device; `accepted` is answered only after both stores wrote. With the
  * project token, the device is read first: a device with its own token may not report with it.
  */

@@ -47,7 +47,7 @@ export interface DevicePage {
 /** Devices per name, for the groups' and channels' listings. */
 export type CountsById = Map<string, number>;
 
-/** The hardware a device says it is (spec 2.2): what a build's manifest is matched against. */
+/** The hardware a device says it is (docs/api.md, "Device"): what a build's manifest is matched against. */
 export type { HardwareProfile };
 
 /** What pre-provisioning may set; everything else starts empty. */
@@ -96,10 +96,10 @@ export interface Device extends HardwareProfile {
   checkCount: number;
 }
 
-/** Spec 4.2 and 8: the newest 20 decision records per device are kept, with no time expiry. */
+/** docs/api.md, "Records": the newest 20 decision records per device are kept, with no time expiry. */
 export const CHECK_EVENTS_KEPT_PER_DEVICE = 20;
 
-/** One OTA decision (spec 2.6). */
+/** One OTA decision (docs/api.md, "Records"). */
 export interface CheckEvent {
   id: string;
   projectId: string;
@@ -122,7 +122,7 @@ export interface CheckRecord {
   id: string;
   /** The device's checkCount as CheckInDevice read it. */
   checkCount: number;
-  /** The heartbeat and reported fields; absent for an inactive device (decisions.md section 5). */
+  /** The heartbeat and reported fields; absent for an inactive device (docs/api.md, "The check decision"). */
   reported?: ReportedProfile;
   event: CheckEvent;
 }

@@ -37,7 +37,7 @@ export interface RegistryStore {
   /** Every device of the project, `pageSize` at a time, read from one cursor. */
   streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]>;
   /**
-   * Devices of the project; with targets, those a deployment with these targets reaches (spec 4.4).
+   * Devices of the project; with targets, those a deployment with these targets reaches (docs/api.md, "Targeting").
    * With `atMost`, counting stops there, reading no more devices than that.
    */
   countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<number>;

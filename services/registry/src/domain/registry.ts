@@ -168,7 +168,7 @@ export class Registry {
   }
 
   /**
-   * The first registry half of a device check (decisions.md section 5, steps 2 and 3): the device
+   * The first registry half of a device check (docs/api.md, "The check decision", steps 2 to 4): the device
    * as stored, or an unknown one registered within the owner's cap. Nothing is written for a known
    * device: the heartbeat goes into `recordCheck`'s one write, with the outcome.
    */
@@ -201,7 +201,7 @@ export class Registry {
     return this.store.recordCheck(record, CHECK_EVENTS_KEPT_PER_DEVICE);
   }
 
-  /** Spec 4.2: newest first, filtered, at most `limit` (default and cap 20). */
+  /** docs/api.md, "Records": newest first, filtered, at most `limit` (default and cap 20). */
   async listCheckEvents(query: CheckEventQuery): Promise<CheckEvent[]> {
     const limit = Math.min(Math.max(query.limit || CHECK_EVENTS_KEPT_PER_DEVICE, 1), CHECK_EVENTS_KEPT_PER_DEVICE);
     const events = await this.store.listCheckEvents(query.projectId, query.id);
@@ -278,7 +278,7 @@ export class Registry {
     if (!(await this.store.deleteDevice(projectId, id, ownerId))) throw notFound('device not found');
   }
 
-  /** Spec 2.2: group_ids ordered by group name, the group UUID breaking ties. */
+  /** docs/api.md, "Device": group_ids ordered by group name, the group UUID breaking ties. */
   private async withOrderedGroups(projectId: string, devices: Device[]): Promise<Device[]> {
     if (!devices.some((device) => device.groupIds.length > 1)) return devices;
     const groups = await this.store.listGroups(projectId);

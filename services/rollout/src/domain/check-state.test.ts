@@ -14,7 +14,7 @@ const device = (lastCheckAt: Date | undefined, extra: { channelId?: string; grou
 const before = new Date('2026-11-01T11:59:00Z');
 const after = new Date('2026-11-01T12:01:00Z');
 
-describe('check_state (spec 2.3)', () => {
+describe('check_state (docs/api.md, "Device")', () => {
   it('is never_seen without a heartbeat or a check', () => {
     expect(checkStateOf(device(undefined), [deployment({})])).toBe('never_seen');
   });

@@ -11,7 +11,7 @@ export interface DeviceForCheckState {
 }
 
 /**
- * Spec 2.3: `never_seen` without a heartbeat or a recorded check; `waiting_for_next_check` when an
+ * docs/api.md, "Device": `never_seen` without a heartbeat or a recorded check; `waiting_for_next_check` when an
  * active deployment targets the device (the check's own targeting rules) and no check was recorded
  * since it started; `no_pending_check` otherwise.
  */

@@ -3,7 +3,7 @@ import type { ArtifactSummary, DecisionDevice } from './model';
 
 /**
  * Throws when a build the device is targeted by declares board_id or hardware_revision and the
- * request did not carry it (spec 4.5: those fields are required when artifacts declare them).
+ * request did not carry it (docs/api.md, "Compatibility": those fields are required when a build declares them).
  */
 export function requireDeclaredDimensions(artifact: ArtifactSummary, device: DecisionDevice): void {
   if (artifact.boardId && device.boardId === undefined) throw invalidArgument('board_id is required: a targeted build declares it');
@@ -12,7 +12,7 @@ export function requireDeclaredDimensions(artifact: ArtifactSummary, device: Dec
   }
 }
 
-/** Whether the build fits the device (spec 4.6 and decisions.md section 5, step 6). */
+/** Whether the build fits the device (docs/api.md, "Compatibility"). */
 export function isCompatible(artifact: ArtifactSummary, device: DecisionDevice): boolean {
   if (artifact.archived) return false;
   if (artifact.framework !== device.framework || artifact.chipFamily !== device.chipFamily) return false;

@@ -18,7 +18,7 @@ export interface DecisionInput {
   rolledBack: ReadonlySet<string>;
 }
 
-/** The rollout half of a check: decisions.md section 5, steps 5 to 8. */
+/** The rollout half of a check: docs/api.md, "The check decision", steps 6 to 9. */
 export function decideOffer({ device, activeDeployments, artifactOf, rolledBack }: DecisionInput): Decision {
   const targeting = activeDeployments.filter((deployment) => targetsDevice(deployment, device));
   if (targeting.length === 0) return { status: 'no_active_deployment', message: 'no active deployment targets this device' };

@@ -1,4 +1,4 @@
-// Per-device rollout statuses (spec 3.3) and the order they may advance in. A status only ever
+// Per-device rollout statuses (docs/api.md, "Rollout statuses") and the order they may advance in. A status only ever
 // moves to a higher rank, so late, repeated or reordered events can never move it backwards.
 
 const RANK: Record<string, number> = {

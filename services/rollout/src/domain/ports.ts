@@ -106,7 +106,7 @@ export interface DeviceReport {
   createdAt: Date;
 }
 
-/** Each device's newest reports (spec 6.1 as it arrived), for its timeline. */
+/** Each device's newest reports (as it arrived: docs/api.md, "Status reports"), for its timeline. */
 export interface DeviceReportStore {
   insertReport(report: DeviceReport): Promise<void>;
   /** Newest first, at most `limit`, created at or after `since` when given. */

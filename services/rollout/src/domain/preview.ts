@@ -38,7 +38,7 @@ export const PREVIEW_SAMPLE_SIZE = 20;
  * Adds fleet devices to a preview of `deployment`, deciding each with the check's own decideOffer
  * over `activeDeployments` (which must hold the previewed deployment as it would be active). A
  * device is judged as if it checked again now with the hardware of its last check and the build it
- * last confirmed (spec 2.2's current_build_number, which is what a device reports after a confirm).
+ * last confirmed (the device's current_build_number, which a confirm sets).
  */
 export class PreviewTally {
   readonly buckets = new Map<PreviewOutcome, PreviewBucket>(PREVIEW_OUTCOMES.map((outcome) => [outcome, { count: 0, deviceIds: [] }]));
@@ -63,7 +63,7 @@ export class PreviewTally {
   }
 
   private outcomeOf(device: FleetDevice): PreviewOutcome {
-    // The check answers an inactive device before it looks at deployments (decisions.md 5).
+    // The check answers an inactive device before it looks at deployments (docs/api.md, "The check decision").
     if (!device.active) return 'device_inactive';
     if (!targetsDevice(this.deployment, device)) return 'not_targeted';
     // A device registered by the API that never checked in has no profile to decide on.

@@ -1,7 +1,7 @@
 import type { DecisionDevice, Deployment } from './model';
 
 /**
- * Targeting rules of spec 4.4: any id within a list matches; with both lists non-empty the device
+ * Targeting (docs/api.md, "Targeting"): any id within a list matches; with both lists non-empty the device
  * must match a group and a channel; an empty list is no filter on its axis.
  */
 export function targetsDevice(deployment: Pick<Deployment, 'targetGroupIds' | 'targetChannelIds'>, device: Pick<DecisionDevice, 'groupIds' | 'channelId'>): boolean {

@@ -23,7 +23,7 @@ function refusal(run: () => unknown): string {
   return 'allowed';
 }
 
-describe('deployment transitions (decisions.md section 4)', () => {
+describe('deployment transitions (docs/api.md, "Deployment states")', () => {
   const table: Array<[string, DeploymentState, DeploymentState | 'refused']> = [
     ['start', 'draft', 'active'],
     ['pause', 'active', 'paused'],

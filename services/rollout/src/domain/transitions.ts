@@ -5,7 +5,7 @@ import { stageOfPercentage, type StageProgress } from './stages';
 
 export type TransitionAction = 'start' | 'pause' | 'resume' | 'ramp' | 'complete' | 'cancel';
 
-// decisions.md section 4: the one table of which action moves which state where.
+// docs/api.md, "Deployment states": the one table of which action moves which state where.
 const TRANSITIONS: Record<TransitionAction, { from: readonly DeploymentState[]; to: DeploymentState | 'unchanged' }> = {
   start: { from: ['draft'], to: 'active' },
   pause: { from: ['active'], to: 'paused' },

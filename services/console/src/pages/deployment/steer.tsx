@@ -7,7 +7,7 @@ import type { Deployment, DeploymentState } from '../../types';
 
 type Action = 'start' | 'pause' | 'resume' | 'complete' | 'cancel';
 
-/** Which actions each state allows (docs/api.md, "Deployments"), in the order they are offered. */
+/** Which actions each state allows (docs/api.md, "Deployment states"), in the order they are offered. */
 const ACTIONS: Record<DeploymentState, Action[]> = {
   draft: ['start', 'cancel'],
   active: ['pause', 'complete', 'cancel'],

@@ -62,7 +62,7 @@ export interface DeviceDoc extends HardwareProfileFields {
 export const DEVICE_FIELDS = { check_history: 0 } as const;
 
 /**
- * One OTA decision of a device (spec 2.6), in one of its 20 history slots on the device document,
+ * One OTA decision of a device (docs/api.md, "Records"), in one of its 20 history slots on the device document,
  * `check_history.s<n mod 20>` for the device's n-th check. The check's one device write sets its
  * slot whole beside the heartbeat and the outcome, so the history costs no write of its own,
  * holds the newest 20 with nothing to trim, and is never read back first.
