@@ -1,5 +1,5 @@
 import type { ServiceMetrics } from '@ota/metrics';
-import { CHECK_STATUSES } from './response-schemas';
+import { CHECK_STATUSES } from '@ota/vocabulary';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 

@@ -2,7 +2,7 @@ import { profileFields, profileOfMessage, requirementFields, requirementsIn } fr
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Session, Token, User } from '../auth/model';
 import type { DeploymentProgress } from '../use-cases/deployments';
-import { ROLLOUT_STATUSES } from './response-schemas';
+import { ROLLOUT_STATUSES } from '@ota/vocabulary';
 import { jsonDepth } from './json-limits';
 import { DETAIL_MAX_DEPTH } from './schemas';
 

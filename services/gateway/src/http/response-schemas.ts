@@ -1,6 +1,7 @@
 // JSON Schemas of every answer body. The OpenAPI document is built from them: each exported schema
 // is a named component there (the console's TypeScript types are generated from those), and the
 // tests validate each response they receive against that document.
+import { CHECK_STATUSES, PREVIEW_OUTCOMES, ROLLOUT_STATUSES } from '@ota/vocabulary';
 
 const UUID = { type: 'string', format: 'uuid' } as const;
 const TIME = { type: 'string', format: 'date-time' } as const;
@@ -185,14 +186,8 @@ export const Deployment = object({
   },
 });
 
-export const ROLLOUT_STATUSES = ['pending', 'offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed', 'failed', 'rolled_back'] as const;
 const ROLLOUT_STATUS = { type: 'string', enum: ROLLOUT_STATUSES } as const;
 
-/**
- * What a device may report: each rollout status it can reach has the event of the same name
- * (`pending` is where it starts, never a report), and v0.1 devices send `rebooted` for `reboot`.
- */
-export const DEVICE_EVENTS = [...ROLLOUT_STATUSES.filter((status) => status !== 'pending'), 'rebooted'] as const;
 
 export const DeviceState = object({
   device_id: UUID,
@@ -221,7 +216,6 @@ export const DeploymentSummary = object({
   },
 });
 
-const PREVIEW_OUTCOMES = ['offered', 'up_to_date', 'not_in_rollout', 'no_compatible_build', 'device_inactive', 'not_targeted', 'unknown_hardware'];
 
 export const DeploymentPreview = object({
   deployment_id: UUID,
@@ -232,7 +226,7 @@ export const DeploymentPreview = object({
   outcomes: {
     type: 'object',
     additionalProperties: false,
-    required: PREVIEW_OUTCOMES,
+    required: [...PREVIEW_OUTCOMES],
     properties: Object.fromEntries(PREVIEW_OUTCOMES.map((outcome) => [outcome, object({ count: COUNT, device_ids: { type: 'array', maxItems: 20, items: { type: 'string' } } })])),
   },
 });
@@ -256,16 +250,6 @@ export const Release = object({
   channel: { type: 'string' },
 });
 
-export const CHECK_STATUSES = [
-  'offered',
-  'up_to_date',
-  'no_compatible_build',
-  'device_inactive',
-  'over_limit',
-  'not_in_rollout',
-  'no_active_deployment',
-  'token_required',
-] as const;
 
 export const Decision = object({
   id: { type: 'string' },

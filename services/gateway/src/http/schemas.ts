@@ -2,7 +2,7 @@
 // built from them, so the two cannot disagree; the TypeScript type of what each accepts is derived
 // from it (`Accepted`), not written again.
 
-import { CHECK_STATUSES, DEVICE_EVENTS } from './response-schemas';
+import { CHECK_STATUSES, DEVICE_EVENTS } from '@ota/vocabulary';
 import type { Accepted } from './validate';
 
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';

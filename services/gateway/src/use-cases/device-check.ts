@@ -1,3 +1,4 @@
+import type { CheckStatus } from '@ota/vocabulary';
 import type { RequestTrace } from '@ota/logging';
 import { randomUUID } from 'node:crypto';
 import { profileMessage, profileOf } from '@ota/manifest';
@@ -49,7 +50,7 @@ export const CHECK_MESSAGES = {
   over_limit: "the owner's plan device cap is reached; the device was not registered",
   device_inactive: 'the device is deactivated',
   token_required: 'this device has its own token: check with it, not with the project token',
-} as const;
+} as const satisfies Partial<Record<CheckStatus, string>>;
 
 /**
  * A device check (docs/api.md, "The check decision"): registry reads or registers the device, rollout

@@ -1,9 +1,11 @@
+import type { CheckStatus as VocabularyCheckStatus } from '@ota/vocabulary';
 import { admittedByRollout } from './cohort';
 import { isCompatible, requireDeclaredDimensions } from './compatibility';
 import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
 import { targetsDevice } from './targeting';
 
-export type CheckStatus = 'offered' | 'up_to_date' | 'no_active_deployment' | 'not_in_rollout' | 'no_compatible_build';
+/** The check statuses rollout's half of a check decides; the gateway and registry answer the others. */
+export type CheckStatus = Extract<VocabularyCheckStatus, 'offered' | 'up_to_date' | 'no_active_deployment' | 'not_in_rollout' | 'no_compatible_build'>;
 
 export type Decision =
   | { status: 'offered'; message: string; deployment: Deployment; artifact: ArtifactSummary }

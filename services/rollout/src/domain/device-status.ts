@@ -1,7 +1,9 @@
 // Per-device rollout statuses (docs/api.md, "Rollout statuses") and the order they may advance in. A status only ever
 // moves to a higher rank, so late, repeated or reordered events can never move it backwards.
+import { ROLLOUT_STATUSES, type RolloutStatus } from '@ota/vocabulary';
 
-const RANK: Record<string, number> = {
+/** Each status's rank: a status only moves up. Typed by the vocabulary, so a new status needs one. */
+const RANK: Record<RolloutStatus, number> = {
   pending: 0,
   offered: 1,
   download_started: 2,
@@ -14,34 +16,15 @@ const RANK: Record<string, number> = {
   confirmed: 9,
 };
 
-/** Events the status endpoint accepts, mapped to the status they record. */
-const STATUS_OF_EVENT: Record<string, string> = {
-  offered: 'offered',
-  download_started: 'download_started',
-  downloaded: 'downloaded',
-  flashed: 'flashed',
-  validated: 'validated',
-  reboot: 'reboot',
-  // v0.1 devices send `rebooted` after booting the new image; it records the same step.
-  rebooted: 'reboot',
-  confirmed: 'confirmed',
-  failed: 'failed',
-  rolled_back: 'rolled_back',
-};
-
-export const DEVICE_EVENTS = Object.keys(STATUS_OF_EVENT);
-
-export function statusOfEvent(event: string): string | undefined {
-  return STATUS_OF_EVENT[event];
-}
+export { DEVICE_EVENTS, ROLLOUT_STATUSES, statusOfEvent } from '@ota/vocabulary';
 
 export function rankOf(status: string): number {
-  return RANK[status] ?? -1;
+  return RANK[status as RolloutStatus] ?? -1;
 }
 
 /** A step between the offer and the end: the device reported progress and has not finished. */
 export function isInProgress(status: string): boolean {
-  return rankOf(status) > RANK.offered! && rankOf(status) < RANK.failed!;
+  return rankOf(status) > RANK.offered && rankOf(status) < RANK.failed;
 }
 
 /**
@@ -57,7 +40,6 @@ export function bitOf(status: string): number {
 export function statusOfBits(bits: number): string | undefined {
   if (bits < 1) return undefined;
   const rank = Math.floor(Math.log2(bits));
-  return Object.keys(RANK).find((status) => RANK[status] === rank);
+  return ROLLOUT_STATUSES.find((status) => RANK[status] === rank);
 }
 
-export const ROLLOUT_STATUSES = Object.keys(RANK);

@@ -1,20 +1,11 @@
+import { PREVIEW_OUTCOMES, type PreviewOutcome } from '@ota/vocabulary';
 import type { HardwareProfile } from '@ota/manifest';
 import { isDomainError } from '@ota/errors';
 import { decideOffer } from './decide';
 import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
 import { targetsDevice } from './targeting';
 
-/** What the preview says a check of one device would answer (decideOffer's statuses, and three of its own). */
-export const PREVIEW_OUTCOMES = [
-  'offered',
-  'up_to_date',
-  'not_in_rollout',
-  'no_compatible_build',
-  'device_inactive',
-  'not_targeted',
-  'unknown_hardware',
-] as const;
-export type PreviewOutcome = (typeof PREVIEW_OUTCOMES)[number];
+export { PREVIEW_OUTCOMES, type PreviewOutcome } from '@ota/vocabulary';
 
 /** How many devices get an outcome, and the first few of them. */
 export interface PreviewBucket {

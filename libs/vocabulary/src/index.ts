@@ -1,0 +1,29 @@
+// The words the API and the services share for where a device stands, defined once: the gateway's
+// schemas, rollout's domain and the metrics take them from here, so that adding one is one edit
+// the compiler carries everywhere (the console takes them from the OpenAPI document built from them).
+
+/** A device's status in a deployment, in the order of an update (docs/api.md, "Rollout statuses"). */
+export const ROLLOUT_STATUSES = ['pending', 'offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed', 'failed', 'rolled_back'] as const;
+export type RolloutStatus = (typeof ROLLOUT_STATUSES)[number];
+
+/**
+ * What a device may report (docs/api.md, "Status reports"): each status it can reach has the event
+ * of the same name (`pending` is where it starts, never a report), and v0.1 devices send `rebooted`
+ * for `reboot`.
+ */
+export const DEVICE_EVENTS = [...ROLLOUT_STATUSES.filter((status) => status !== 'pending'), 'rebooted'] as const;
+export type DeviceEvent = Exclude<RolloutStatus, 'pending'> | 'rebooted';
+
+/** The status an event records; undefined for a word that is no event. */
+export function statusOfEvent(event: string): RolloutStatus | undefined {
+  if (event === 'rebooted') return 'reboot';
+  return (DEVICE_EVENTS as readonly string[]).includes(event) ? (event as RolloutStatus) : undefined;
+}
+
+/** What a check answers (docs/api.md, "The check decision"), and an OTA decision record's `status`. */
+export const CHECK_STATUSES = ['offered', 'up_to_date', 'no_compatible_build', 'device_inactive', 'over_limit', 'not_in_rollout', 'no_active_deployment', 'token_required'] as const;
+export type CheckStatus = (typeof CHECK_STATUSES)[number];
+
+/** What a preview says a check of one device would answer: check statuses, and two of its own. */
+export const PREVIEW_OUTCOMES = ['offered', 'up_to_date', 'not_in_rollout', 'no_compatible_build', 'device_inactive', 'not_targeted', 'unknown_hardware'] as const satisfies ReadonlyArray<CheckStatus | 'not_targeted' | 'unknown_hardware'>;
+export type PreviewOutcome = (typeof PREVIEW_OUTCOMES)[number];
