@@ -34,7 +34,7 @@ class Rounds {
  */
 export function startSupervision(rollout: Rollout, config: Pick<RolloutConfig, 'SUPERVISE_INTERVAL_MS' | 'STATUS_COUNTS_FLUSH_MS' | 'STATUS_COUNTS_COMPACT_INTERVAL_MS'>, logger: Logger) {
   const warn = (message: string) => (error: unknown) => logger.warn({ err: error }, message);
-  const supervise = new Rounds(() => rollout.superviseActive().catch(warn('supervising active deployments failed; the next round tries again')), config.SUPERVISE_INTERVAL_MS).start();
+  const supervise = new Rounds(() => rollout.deployments.superviseActive().catch(warn('supervising active deployments failed; the next round tries again')), config.SUPERVISE_INTERVAL_MS).start();
   const flush = new Rounds(() => rollout.counts.flush().catch(warn('writing deployment count changes failed; the next flush tries again')), config.STATUS_COUNTS_FLUSH_MS).start();
   const maintain = new Rounds(() => rollout.counts.maintain(), config.STATUS_COUNTS_COMPACT_INTERVAL_MS).start();
   return {

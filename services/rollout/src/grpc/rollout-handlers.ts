@@ -12,7 +12,7 @@ import type { Rollout } from '../domain/rollout';
 export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics, 'reportStored'>): Handlers<typeof pb.RolloutServiceService> {
   return {
     async createDeployment(request, ctx) {
-      const deployment = await rollout.createDeployment(
+      const deployment = await rollout.deployments.createDeployment(
         {
           projectId: request.projectId,
           artifactId: request.artifactId,
@@ -30,13 +30,13 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       return { deployment: deploymentMessage(deployment) };
     },
     async getDeployment(request) {
-      return { deployment: deploymentMessage(await rollout.getDeployment(request.projectId, request.deploymentId)) };
+      return { deployment: deploymentMessage(await rollout.deployments.getDeployment(request.projectId, request.deploymentId)) };
     },
     async listDeployments(request) {
-      return { deployments: (await rollout.listDeployments(request.projectId)).map(deploymentMessage) };
+      return { deployments: (await rollout.deployments.listDeployments(request.projectId)).map(deploymentMessage) };
     },
     async transitionDeployment(request) {
-      const deployment = await rollout.transition(request.projectId, request.deploymentId, {
+      const deployment = await rollout.deployments.transition(request.projectId, request.deploymentId, {
         action: request.action,
         rolloutPercentage: request.rolloutPercentage,
         confirmAll: request.confirmAll,
@@ -45,21 +45,21 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       return { deployment: deploymentMessage(deployment) };
     },
     async listDeviceStates(request) {
-      const states = await rollout.listDeviceStates(request.projectId, request.deploymentId);
+      const states = await rollout.devices.listDeviceStates(request.projectId, request.deploymentId);
       return { states: states.map((state) => ({ deviceId: state.deviceId, status: state.status, reason: state.reason, updatedAt: state.updatedAt })) };
     },
     async countDeployments(request) {
-      return { count: await rollout.countDeployments(request.projectId, request.states, request.artifactId || undefined) };
+      return { count: await rollout.deployments.countDeployments(request.projectId, request.states, request.artifactId || undefined) };
     },
     async deleteDeviceStates(request) {
-      await rollout.deleteDeviceStates(request.projectId, request.deviceId);
+      await rollout.devices.deleteDeviceStates(request.projectId, request.deviceId);
       return {};
     },
     async decideOffer(request) {
       const device = request.device;
       if (!device) throw invalidArgument('device is required');
       const hardware = profileOfMessage(device);
-      const decision = await rollout.decideOffer(request.projectId, {
+      const decision = await rollout.devices.decideOffer(request.projectId, {
         id: device.id,
         channelId: device.channelId,
         groupIds: device.groupIds,
@@ -88,7 +88,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       };
     },
     async recordDeviceEvent(request) {
-      const result = await rollout.recordDeviceEvent({
+      const result = await rollout.devices.recordDeviceEvent({
         projectId: request.projectId,
         deploymentId: request.deploymentId,
         deviceId: request.deviceId,
@@ -101,7 +101,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       return result;
     },
     async listDeviceReports(request) {
-      const reports = await rollout.listDeviceReports(request.projectId, request.deviceId, request.limit, request.since);
+      const reports = await rollout.devices.listDeviceReports(request.projectId, request.deviceId, request.limit, request.since);
       return {
         reports: reports.map((report) => ({
           id: report.id,
@@ -116,10 +116,10 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       };
     },
     async checkStates(request) {
-      return { checkStates: rollout.checkStates(request.projectId, request.devices) };
+      return { checkStates: rollout.devices.checkStates(request.projectId, request.devices) };
     },
     async getDeploymentSummary(request) {
-      const summary = await rollout.deploymentSummary(request.projectId, request.deploymentId);
+      const summary = await rollout.deployments.deploymentSummary(request.projectId, request.deploymentId);
       return {
         devicesByStatus: Object.fromEntries(summary.devicesByStatus),
         failureCount: summary.failureCount,
@@ -128,7 +128,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       };
     },
     async previewDeployment(request, ctx) {
-      const { state, tally } = await rollout.previewDeployment(request.projectId, request.deploymentId, ctx);
+      const { state, tally } = await rollout.deployments.previewDeployment(request.projectId, request.deploymentId, ctx);
       return {
         deviceCount: tally.total,
         buckets: [...tally.buckets].map(([outcome, bucket]) => ({ outcome, count: bucket.count, deviceIds: bucket.deviceIds })),

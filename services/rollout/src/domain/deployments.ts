@@ -1,0 +1,315 @@
+import type { RequestTrace } from '@ota/logging';
+import { randomUUID } from 'node:crypto';
+import { failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
+import { CoalescedRuns } from './coalesced-runs';
+import type { DeploymentCounts } from './deployment-counts';
+import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
+import { asIfActive, PreviewTally } from './preview';
+import { dueStage, validStages, type Stage } from './stages';
+import type { Deployment, DeploymentState } from './model';
+import { applyTransition, guardrailPauseOf, stageAdvanceOf, validPercentage, type TransitionChange, type TransitionRequest } from './transitions';
+import type { RolloutDeps } from './rollout';
+
+const ROLLOUT_STRATEGIES = ['immediate'];
+
+export interface DeploymentSummary {
+  /** The deployment the summary is of, with the summary's failure count. */
+  deployment: Deployment;
+  devicesByStatus: Map<string, number>;
+  failureCount: number;
+  failuresByReason: Map<string, number>;
+}
+
+export interface NewDeployment {
+  projectId: string;
+  artifactId: string;
+  targetGroupIds: string[];
+  targetChannelIds: string[];
+  rolloutPercentage?: number;
+  rolloutStrategy: string;
+  notes: string;
+  start: boolean;
+  guardrails: Guardrails;
+  stages: Stage[];
+}
+
+/**
+ * A deployment's lifecycle: created, read, moved between states by a person, by its guardrails and
+ * by its staged plan, summarized and previewed. The device side (device-rollout.ts) asks it for a
+ * deployment and to judge guardrails after a failure.
+ */
+export class Deployments {
+  private readonly guardrailRuns = new CoalescedRuns<void>();
+
+  constructor(
+    private readonly deps: RolloutDeps,
+    private readonly counts: DeploymentCounts,
+    private readonly now: () => Date,
+  ) {}
+
+  async createDeployment(input: NewDeployment, call: RequestTrace): Promise<Deployment> {
+    const guardrails = validGuardrails(input.guardrails);
+    const stages = validStages(input.stages);
+    const rolloutPercentage = validPercentage(input.rolloutPercentage ?? stages[0]?.percentage ?? 100);
+    if (stages.length > 0 && rolloutPercentage !== stages[0]!.percentage) {
+      throw invalidArgument('with stages, rollout_percentage is the first stage\'s percentage: leave it out or make them equal');
+    }
+    const rolloutStrategy = input.rolloutStrategy || 'immediate';
+    if (!ROLLOUT_STRATEGIES.includes(rolloutStrategy)) {
+      throw invalidArgument(`rollout_strategy must be one of ${ROLLOUT_STRATEGIES.join(', ')}`);
+    }
+    const artifact = await this.deps.catalog.getArtifact(input.projectId, input.artifactId, call).catch((error: unknown) => {
+      if (isDomainError(error, 'NotFound')) throw invalidArgument('artifact_id names no artifact of this project');
+      throw error;
+    });
+    if (artifact.archived) throw invalidArgument('the artifact is archived and cannot be deployed');
+    this.deps.views.artifactSeen(artifact);
+
+    const now = this.now();
+    const deployment: Deployment = {
+      id: randomUUID(),
+      projectId: input.projectId,
+      artifactId: artifact.id,
+      buildNumber: artifact.buildNumber,
+      versionLabel: artifact.versionLabel,
+      state: input.start ? 'active' : 'draft',
+      targetGroupIds: [...new Set(input.targetGroupIds)],
+      targetChannelIds: [...new Set(input.targetChannelIds)],
+      rolloutPercentage,
+      rolloutStrategy,
+      notes: input.notes,
+      failureCount: 0,
+      createdAt: now,
+      startedAt: input.start ? now : null,
+      updatedAt: now,
+      version: 1,
+      guardrails,
+      stages,
+      stage: { index: 0, enteredAt: input.start ? now : null },
+      guardrailPause: null,
+      guardrailsJudgedSince: null,
+    };
+    await this.counts.start(deployment.id, now);
+    await this.deps.deployments.insertDeployment(deployment);
+    this.changed(deployment);
+    return deployment;
+  }
+
+  async getDeployment(projectId: string, deploymentId: string): Promise<Deployment> {
+    return (await this.withFailureCounts([await this.findDeployment(projectId, deploymentId)]))[0]!;
+  }
+
+  async listDeployments(projectId: string): Promise<Deployment[]> {
+    return this.withFailureCounts(await this.deps.deployments.listDeployments(projectId));
+  }
+
+  async findDeployment(projectId: string, deploymentId: string): Promise<Deployment> {
+    const deployment = await this.deps.deployments.findDeployment(deploymentId);
+    if (!deployment || deployment.projectId !== projectId) throw notFound('deployment not found');
+    return deployment;
+  }
+
+  /**
+   * The failure counter: the failures the deployment's counts hold, plus the devices silent past a
+   * confirm timeout: the same failures the summary counts.
+   */
+  private async withFailureCounts(deployments: Deployment[]): Promise<Deployment[]> {
+    return Promise.all(
+      deployments.map(async (deployment) => {
+        const counts = await this.counts.read(deployment.id);
+        const stored = [...counts.failuresByReason.values()].reduce((sum, count) => sum + count, 0);
+        return { ...deployment, failureCount: stored + (await this.silentCount(deployment, counts.byStatus)) };
+      }),
+    );
+  }
+
+  /** Devices silent past the deployment's confirm timeout now; 0 without one, or before it started. */
+  private async silentCount(deployment: Deployment, byStatus: ReadonlyMap<string, number>): Promise<number> {
+    if (deployment.state === 'draft') return 0;
+    const recent = this.recentByStatus(deployment);
+    return recent ? silentDevices(byStatus, await recent) : 0;
+  }
+
+  async transition(projectId: string, deploymentId: string, request: TransitionRequest): Promise<Deployment> {
+    const deployment = await this.findDeployment(projectId, deploymentId);
+    const change = applyTransition(deployment, request, this.now());
+    const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, { ...change, updatedAt: this.now() });
+    if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
+    this.changed(updated);
+    // Its counts are final now but for late reports: counted afresh once, so that they are exact.
+    if (updated.state === 'completed' || updated.state === 'cancelled') this.counts.recountLater(updated.id);
+    return (await this.withFailureCounts([updated]))[0]!;
+  }
+
+  /**
+   * Devices per status and failures per reason, from the deployment's counts (nothing is counted
+   * here). With a confirm timeout, devices silent past it are failures with reason `no_confirmation`.
+   */
+  async deploymentSummary(projectId: string, deploymentId: string): Promise<DeploymentSummary> {
+    const deployment = await this.findDeployment(projectId, deploymentId);
+    const [{ byStatus: devicesByStatus, failuresByReason }, recentByStatus] = await Promise.all([this.counts.read(deploymentId), this.recentByStatus(deployment)]);
+    const silent = recentByStatus ? silentByStatus(devicesByStatus, recentByStatus) : new Map<string, number>();
+    const silentTotal = [...silent.values()].reduce((sum, count) => sum + count, 0);
+    if (silentTotal > 0) failuresByReason.set(NO_CONFIRMATION, (failuresByReason.get(NO_CONFIRMATION) ?? 0) + silentTotal);
+    const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
+    // A silent device is a failure in every count, the devices per status too (docs/api.md, "Silent devices").
+    return { deployment: { ...deployment, failureCount }, devicesByStatus: withSilentAsFailed(devicesByStatus, silent), failureCount, failuresByReason };
+  }
+
+  /**
+   * What a check of each of the project's devices would answer now, were the deployment active
+   * (as it is, or as it would start or resume): the check's decideOffer over the active
+   * deployments, the registry's stored devices and the rolled-back records, page by page.
+   */
+  async previewDeployment(projectId: string, deploymentId: string, call: RequestTrace & { deadline: Date | number }): Promise<{ state: DeploymentState; tally: PreviewTally }> {
+    const stored = await this.findDeployment(projectId, deploymentId);
+    const deployment = asIfActive(stored, this.now());
+    const active = [...this.deps.views.activeDeployments(projectId).filter((other) => other.id !== deployment.id), deployment];
+    const rolledBack = await this.deps.deviceStates.rolledBackDevices(active.map((candidate) => candidate.id));
+    const none = new Set<string>();
+    const tally = new PreviewTally(deployment, active, (id) => this.deps.views.artifact(id), (deviceId) => rolledBack.get(deviceId) ?? none);
+    for await (const page of this.deps.fleet.devices(projectId, call)) for (const device of page) tally.add(device);
+    return { state: stored.state, tally };
+  }
+
+  /**
+   * What the deployment's guardrails are judged on, counted by the store now: since a person last
+   * resumed it from a guardrail pause, or from the start.
+   */
+  private async guardrailFigures(deployment: Deployment): Promise<GuardrailFigures> {
+    const { reasonLimits } = deployment.guardrails;
+    const now = this.now().getTime();
+    const since = deployment.guardrailsJudgedSince ?? undefined;
+    const windowStart = (seconds: number) => new Date(Math.max(now - seconds * 1000, since?.getTime() ?? 0));
+    const [byStatus, recentByStatus, recentFailures] = await Promise.all([
+      since ? this.deps.deviceStates.devicesByStatus(deployment.id, { since }) : this.counts.read(deployment.id).then((counts) => counts.byStatus),
+      this.recentByStatus(deployment, since),
+      Promise.all(reasonLimits.map((limit) => this.recentFailures(deployment, limit.reason, windowStart(limit.windowSeconds), since))),
+    ]);
+    return {
+      confirmed: byStatus.get('confirmed') ?? 0,
+      failed: (byStatus.get('failed') ?? 0) + (byStatus.get('rolled_back') ?? 0),
+      timedOut: recentByStatus ? silentDevices(byStatus, recentByStatus) : 0,
+      recentFailuresByReason: new Map(reasonLimits.map((limit, index) => [limit.reason, recentFailures[index]!])),
+    };
+  }
+
+  /**
+   * Failures with `reason` since `from`: the stored ones, and for `no_confirmation` also the devices
+   * that went silent since then (their status is older than the timeout, and was reached after `from`
+   * less the timeout), so that a reason limit on it trips like any other.
+   */
+  private async recentFailures(deployment: Deployment, reason: string, from: Date, since: Date | undefined): Promise<number> {
+    const stored = this.deps.deviceStates.countRecentFailures(deployment.id, reason, from);
+    const timeout = deployment.guardrails.confirmTimeoutSeconds;
+    if (reason !== NO_CONFIRMATION || timeout === null) return stored;
+    const reachedFrom = new Date(Math.max(from.getTime() - timeout * 1000, since?.getTime() ?? 0));
+    const [count, reached, recent] = await Promise.all([stored, this.deps.deviceStates.devicesByStatus(deployment.id, { since: reachedFrom }), this.recentByStatus(deployment, since)!]);
+    return count + silentDevices(reached, recent);
+  }
+
+  /** Devices per status reached within the confirm timeout (and since `since`); undefined without one. */
+  private recentByStatus(deployment: Deployment, since?: Date): Promise<Map<string, number>> | undefined {
+    const timeout = deployment.guardrails.confirmTimeoutSeconds;
+    if (timeout === null) return undefined;
+    const from = this.now().getTime() - timeout * 1000;
+    return this.deps.deviceStates.devicesByStatus(deployment.id, { since: new Date(Math.max(from, since?.getTime() ?? 0)) });
+  }
+
+  /**
+   * Judges an active deployment's guardrails on the store's figures now, and pauses it when one
+   * trips. Calls during a run share the next one; replicas racing to pause it make one pause.
+   */
+  enforceGuardrails(deploymentId: string): Promise<void> {
+    return this.guardrailRuns.run(deploymentId, async () => {
+      const deployment = await this.deps.deployments.findDeployment(deploymentId);
+      if (!deployment || deployment.state !== 'active' || !hasGuardrails(deployment.guardrails)) return;
+      const figures = await this.guardrailFigures(deployment);
+      const trip = trippedGuardrail(deployment.guardrails, figures);
+      if (!trip) return;
+      await this.changeByItself(deployment, (current, now) => guardrailPauseOf(current, trip, now), 'deployment.paused', () => ({
+        automatic: true,
+        guardrail: trip.guardrail,
+        detail: trip.detail,
+        figures: trip.figures,
+      }));
+    });
+  }
+
+  /**
+   * One round of what deployments do by themselves, run by every replica on a timer: the
+   * guardrails of each active deployment that has them (silent devices and windows move with
+   * time), then the ramp of each staged one whose stage is due.
+   */
+  async superviseActive(): Promise<void> {
+    const active = await this.deps.deployments.listActiveDeployments();
+    for (const deployment of active) {
+      try {
+        if (hasGuardrails(deployment.guardrails)) await this.enforceGuardrails(deployment.id);
+        if (deployment.stages.length > 0) await this.advanceStage(deployment);
+      } catch (error) {
+        this.deps.warn(error, `supervising deployment ${deployment.id} failed; the next round tries again`);
+      }
+    }
+  }
+
+  private async advanceStage(deployment: Deployment): Promise<void> {
+    const due = (current: Deployment, now: Date): TransitionChange | null => {
+      const index = dueStage(current.stages, current.stage, now);
+      return index === null ? null : stageAdvanceOf(current, index, now);
+    };
+    if (!due(deployment, this.now())) return;
+    // Read again: a guardrail may have paused it just now, and the version must be current.
+    const current = await this.deps.deployments.findDeployment(deployment.id);
+    if (!current) return;
+    await this.changeByItself(current, due, 'deployment.ramped', (updated) => ({
+      automatic: true,
+      stage: updated.stage.index,
+      rollout_percentage: updated.rolloutPercentage,
+    }));
+  }
+
+  /**
+   * Applies a change the deployment makes by itself. The store lets one change claim each version,
+   * so replicas making the same change make it once; the loser reads the deployment again and asks
+   * `change` whether anything is left to do.
+   */
+  private async changeByItself(
+    deployment: Deployment,
+    change: (current: Deployment, now: Date) => TransitionChange | null,
+    action: 'deployment.paused' | 'deployment.ramped',
+    details: (updated: Deployment) => Record<string, unknown>,
+  ): Promise<void> {
+    let current: Deployment | null = deployment;
+    for (let attempt = 0; attempt < 3 && current; attempt += 1) {
+      const now = this.now();
+      const fields = change(current, now);
+      if (!fields) return;
+      const updated = await this.deps.deployments.applyTransition(current.id, current.version, { ...fields, updatedAt: now });
+      if (updated) {
+        this.changed(updated);
+        this.deps.events.changedByItself(updated, action, details(updated));
+        return;
+      }
+      current = await this.deps.deployments.findDeployment(deployment.id);
+    }
+  }
+
+  countDeployments(projectId: string, states: string[], artifactId?: string): Promise<number> {
+    const known: DeploymentState[] = ['draft', 'active', 'paused', 'completed', 'cancelled'];
+    const unknown = states.filter((state) => !known.includes(state as DeploymentState));
+    if (unknown.length > 0) throw invalidArgument(`unknown deployment states: ${unknown.join(', ')}`);
+    return this.deps.deployments.countDeployments(projectId, states as DeploymentState[], artifactId);
+  }
+
+  /** Whether the deployment is active here and has guardrails: a failure report then judges them. */
+  guardedActive(projectId: string, deploymentId: string): boolean {
+    const deployment = this.deps.views.activeDeployments(projectId).find((candidate) => candidate.id === deploymentId);
+    return deployment !== undefined && hasGuardrails(deployment.guardrails);
+  }
+
+  private changed(deployment: Deployment): void {
+    this.deps.views.deploymentWritten(deployment);
+    this.deps.events.deploymentChanged(deployment);
+  }
+}

@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { invalidArgument } from '@ota/errors';
+import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
+import { decideOffer, type Decision } from './decide';
+import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
+import { NO_STATUS, type DeviceStatusEntry } from './device-status-cache';
+import type { DeploymentCounts } from './deployment-counts';
+import { NO_CONFIRMATION } from './guardrails';
+import { ReportTrimSchedule } from './report-trim-schedule';
+import { targetsDevice } from './targeting';
+import type { DecisionDevice } from './model';
+import type { DeviceReport, DeviceStateRecord } from './ports';
+import type { Deployments } from './deployments';
+import type { RolloutDeps } from './rollout';
+
+/** How many of a device's accepted reports its timeline keeps. */
+export const REPORTS_KEPT_PER_DEVICE = 100;
+/** A device's reports are trimmed on every tenth of its reports (so at most 109 are stored). */
+const REPORT_TRIM_EVERY = 10;
+/** Devices whose count towards the next trim is remembered (about 100 bytes each). */
+const REPORT_TRIM_DEVICES = 100_000;
+
+/**
+ * The device side of a rollout: what a check decides and records, the lifecycle events devices
+ * report, each device's status per deployment (in memory, the store the truth), and its timeline.
+ */
+export class DeviceRollout {
+  private readonly reportTrims = new ReportTrimSchedule(REPORT_TRIM_EVERY, REPORT_TRIM_DEVICES);
+
+  constructor(
+    private readonly deps: RolloutDeps,
+    private readonly deployments: Deployments,
+    private readonly counts: DeploymentCounts,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Each device's check_state, from this replica's view of the project's active deployments. */
+  checkStates(projectId: string, devices: readonly DeviceForCheckState[]): CheckState[] {
+    const active = this.deps.views.activeDeployments(projectId);
+    return devices.map((device) => checkStateOf(device, active));
+  }
+
+  listDeviceReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
+    return this.deps.reports.listReports(projectId, deviceId, Math.min(Math.max(limit, 1), REPORTS_KEPT_PER_DEVICE), since);
+  }
+
+  async listDeviceStates(projectId: string, deploymentId: string): Promise<DeviceStateRecord[]> {
+    const deployment = await this.deployments.findDeployment(projectId, deploymentId);
+    const states = await this.deps.deviceStates.listStates(deploymentId);
+    const timeout = deployment.guardrails.confirmTimeoutSeconds;
+    if (timeout === null || deployment.state === 'draft') return states;
+    // A device silent past the confirm timeout is listed as the failure the summary counts it as.
+    const silentBefore = this.now().getTime() - timeout * 1000;
+    return states.map((state) => (isInProgress(state.status) && state.updatedAt.getTime() < silentBefore ? { ...state, status: 'failed', reason: NO_CONFIRMATION } : state));
+  }
+
+  async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
+    // Its statuses leave the counts of the deployments it was in: they are counted afresh.
+    for (const deploymentId of await this.deps.deviceStates.deleteDeviceStates(projectId, deviceId)) this.counts.recountLater(deploymentId);
+    // A deleted device that comes back (with the same derived UUID) starts afresh, on every replica.
+    this.deps.statusCache.forgetDevice(deviceId);
+    this.deps.events.deviceForgotten(deviceId);
+  }
+
+  /** Decides from the in-memory views; records `offered` for an offer. */
+  async decideOffer(projectId: string, device: DecisionDevice): Promise<Decision> {
+    const active = this.deps.views.activeDeployments(projectId);
+    // Device statuses matter only for deployments that target the device: most checks of a
+    // settled fleet target nothing, or find the status in memory.
+    const targeting = active.filter((deployment) => targetsDevice(deployment, device));
+    const statuses = await Promise.all(targeting.map((deployment) => this.deviceStatus(deployment.id, device.id)));
+    const rolledBack = new Set(targeting.filter((_, index) => statuses[index]!.rolledBack).map((deployment) => deployment.id));
+    const decision = decideOffer({
+      device,
+      activeDeployments: active,
+      artifactOf: (id) => this.deps.views.artifact(id),
+      rolledBack,
+    });
+    if (decision.status === 'offered') {
+      const known = statuses[targeting.indexOf(decision.deployment)]!;
+      if (known.rank < rankOf('offered')) {
+        await this.record({ deploymentId: decision.deployment.id, projectId, deviceId: device.id, status: 'offered', reason: '' });
+      }
+    }
+    return decision;
+  }
+
+  /**
+   * Stores a lifecycle event before answering. The status never moves backwards; each `failed`
+   * and the first `rolled_back` of a device count as failures of the deployment.
+   */
+  async recordDeviceEvent(input: {
+    projectId: string;
+    deploymentId: string;
+    deviceId: string;
+    event: string;
+    reason: string;
+    buildNumber?: number;
+    detailJson: string;
+  }): Promise<{ accepted: boolean; finalStatus: string }> {
+    const status = statusOfEvent(input.event);
+    if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${DEVICE_EVENTS.join(', ')}`);
+    // Reports are almost always for an active deployment, which this replica holds in memory; any
+    // other (paused, completed, or not yet in this replica's view) is read from the store.
+    const active = this.deps.views.activeDeployments(input.projectId).some((deployment) => deployment.id === input.deploymentId);
+    if (!active) await this.deployments.findDeployment(input.projectId, input.deploymentId);
+    const report: DeviceReport = {
+      id: randomUUID(),
+      projectId: input.projectId,
+      deploymentId: input.deploymentId,
+      deviceId: input.deviceId,
+      event: input.event,
+      status,
+      buildNumber: input.buildNumber,
+      reason: input.reason,
+      detailJson: input.detailJson,
+      createdAt: this.now(),
+    };
+    // The report (for the device's timeline) is stored beside the status, not after it: both are
+    // durable before the answer. A resent report is stored again, as the device sent it twice.
+    const [after] = await Promise.all([
+      this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason }),
+      this.deps.reports.insertReport(report),
+    ]);
+    // Off the answer's path, and only now and then (ReportTrimSchedule); a trim that fails is
+    // made good by a later one.
+    if (this.reportTrims.due(input.deviceId)) void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
+    // A failure may trip a guardrail: judged before the answer, so that the pause is in place when
+    // the reporting device hears back. The report is stored either way; a judgement that fails is
+    // made again by the timer.
+    if ((status === 'failed' || status === 'rolled_back') && this.deployments.guardedActive(input.projectId, input.deploymentId)) {
+      await this.deployments.enforceGuardrails(input.deploymentId).catch((error: unknown) => this.deps.warn(error, 'judging guardrails after a failure failed; the timer judges again'));
+    }
+    return { accepted: true, finalStatus: after.status };
+  }
+
+  /**
+   * Stores the event (the truth), then raises the in-memory status, counts the change and tells
+   * the other replicas.
+   */
+  private async record(event: { deploymentId: string; projectId: string; deviceId: string; status: string; reason: string }): Promise<DeviceStatusEntry> {
+    // The status before this event (from memory, or from the store on a miss) is read before the
+    // insert, so that it never already holds the event: the counts move from it to the new status.
+    const before = await this.deviceStatus(event.deploymentId, event.deviceId);
+    const at = this.now();
+    const { newlyStored } = await this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at });
+    const after = this.deps.statusCache.merge(event.deploymentId, event.deviceId, {
+      status: event.status,
+      rank: rankOf(event.status),
+      rolledBack: event.status === 'rolled_back',
+    });
+    this.counts.eventStored(event.deploymentId, at, { status: event.status, reason: event.reason, newlyStored }, before.status, after.status);
+    this.deps.events.deviceStatusChanged(event.deploymentId, event.deviceId, after);
+    return after;
+  }
+
+  /** The device's highest status in the deployment: from memory, or once from the store. */
+  private async deviceStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry> {
+    const cached = this.deps.statusCache.get(deploymentId, deviceId);
+    if (cached) return cached;
+    const stored = await this.deps.deviceStates.highestStatus(deploymentId, deviceId);
+    return this.deps.statusCache.merge(deploymentId, deviceId, stored ?? NO_STATUS);
+  }
+}
