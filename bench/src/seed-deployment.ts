@@ -3,7 +3,7 @@ import type { RunningStack } from '@ota/devstack';
 
 // A deployment whose devices have all reported, written straight into the databases in the form
 // their stores keep: the devices on the default channel in registry's (models.ts there), their
-// status events and counts in rollout's (mongo-rollout-store.ts and mongo-status-counts.ts).
+// status events and counts in rollout's (mongo-device-state-store.ts and mongo-status-counts.ts).
 // Registering and reporting 100,000 devices through the API would take the better part of an hour
 // on this machine, and what s11 measures is reading that state.
 

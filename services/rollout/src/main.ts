@@ -7,7 +7,9 @@ import { AutomaticAudit } from './adapters/nats/automatic-audit';
 import { followPeers, natsRolloutEvents } from './adapters/nats/rollout-events';
 import { GrpcFleet } from './adapters/grpc/grpc-fleet';
 import { registerRolloutModels } from './adapters/mongo/models';
-import { MongoRolloutStore } from './adapters/mongo/mongo-rollout-store';
+import { MongoDeploymentStore } from './adapters/mongo/mongo-deployment-store';
+import { MongoDeviceReportStore } from './adapters/mongo/mongo-device-report-store';
+import { MongoDeviceStateStore } from './adapters/mongo/mongo-device-state-store';
 import { MongoStatusCounts } from './adapters/mongo/mongo-status-counts';
 import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
@@ -22,10 +24,11 @@ const SERVICE = 'rollout';
 void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) => {
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
   const models = registerRolloutModels(mongo);
-  const store = new MongoRolloutStore(models);
-  const counts = new MongoStatusCounts(models, store);
+  const deployments = new MongoDeploymentStore(models);
+  const deviceStates = new MongoDeviceStateStore(models);
+  const counts = new MongoStatusCounts(models, deviceStates);
   await ensureIndexes(mongo);
-  await store.backfillStatusBits();
+  await deviceStates.backfillStatusBits();
 
   const clientSettings = { defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, streamTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, metrics };
   const artifactsClient = createServiceClient('ota.artifacts.v1.ArtifactsService', artifactsPb.ArtifactsServiceService, config.ARTIFACTS_ADDR, clientSettings);
@@ -35,8 +38,8 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
 
   const views = new InMemoryRolloutViews(
     {
-      loadActiveDeployments: () => store.listActiveDeployments(),
-      loadDeployment: (id) => store.findDeployment(id),
+      loadActiveDeployments: () => deployments.listActiveDeployments(),
+      loadDeployment: (id) => deployments.findDeployment(id),
       loadArtifacts: () => catalog.listAll(),
     },
     logger,
@@ -48,11 +51,11 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
   views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
 
   // Read when Prometheus scrapes, so `rollout` below exists by then.
-  const figures = rolloutMetrics(metrics, { liveDeployments: () => store.listActiveOrPausedDeployments(), countsOf: (id) => rollout.counts.read(id) });
+  const figures = rolloutMetrics(metrics, { liveDeployments: () => deployments.listActiveOrPausedDeployments(), countsOf: (id) => rollout.counts.read(id) });
   const rollout: Rollout = new Rollout({
-    deployments: store,
-    deviceStates: store,
-    reports: store,
+    deployments,
+    deviceStates,
+    reports: new MongoDeviceReportStore(models),
     counts,
     recountIntervalMs: config.STATUS_RECOUNT_INTERVAL_MS,
     catalog,

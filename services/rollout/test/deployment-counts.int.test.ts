@@ -4,7 +4,7 @@ import { createLogger } from '@ota/logging';
 import { testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
 import { registerRolloutModels } from '../src/adapters/mongo/models';
-import { MongoRolloutStore } from '../src/adapters/mongo/mongo-rollout-store';
+import { MongoDeviceStateStore } from '../src/adapters/mongo/mongo-device-state-store';
 import { MongoStatusCounts } from '../src/adapters/mongo/mongo-status-counts';
 import { DeploymentCounts } from '../src/domain/deployment-counts';
 import { rankOf } from '../src/domain/device-status';
@@ -14,14 +14,14 @@ import type { StatusCountStore } from '../src/domain/ports';
 // which loses most concurrent updates of one document: the counts are kept with inserts only.
 
 let mongo: Connection;
-let events: MongoRolloutStore;
+let events: MongoDeviceStateStore;
 let store: MongoStatusCounts;
 const warnings: string[] = [];
 
 beforeAll(async () => {
   mongo = await connectMongo({ uri: testStack().mongodbUri, database: `counts_${randomUUID().slice(0, 8)}`, logger: createLogger('counts-test', 'silent') });
   const models = registerRolloutModels(mongo);
-  events = new MongoRolloutStore(models);
+  events = new MongoDeviceStateStore(models);
   store = new MongoStatusCounts(models, events);
 });
 
