@@ -12,8 +12,10 @@ export interface MongoSettings {
   heartbeatFrequencyMS?: number;
   /** How long a connection, a monitoring check's included, may take to open (10 s); tests shorten it. */
   connectTimeoutMS?: number;
-  /** Where each command's latency and failure, and the server's reachability, are counted. */
+  /** Where the server's reachability, and with `commandMetrics` each command's latency and failure, are counted. */
   metrics?: ServiceMetrics;
+  /** Whether each command is measured (MONGODB_COMMAND_METRICS): the driver then reports every command. */
+  commandMetrics?: boolean;
 }
 
 export interface ReachabilityLogger {
@@ -40,11 +42,11 @@ export async function connectMongo(settings: MongoSettings): Promise<Connection>
     serverSelectionTimeoutMS: 10_000,
     heartbeatFrequencyMS: settings.heartbeatFrequencyMS ?? HEARTBEAT_FREQUENCY_MS,
     connectTimeoutMS: settings.connectTimeoutMS ?? CONNECT_TIMEOUT_MS,
-    // The driver reports each command only when asked; metrics ask.
-    monitorCommands: settings.metrics !== undefined,
+    // The driver reports each command only when asked.
+    monitorCommands: settings.metrics !== undefined && settings.commandMetrics !== false,
   });
   await connection.asPromise();
-  if (settings.metrics) countCommands(connection, settings.metrics);
+  if (settings.metrics) measureMongo(connection, settings.metrics, settings.commandMetrics !== false);
   if (settings.logger) {
     reportReachability(connection, settings.logger);
     superviseDriver(connection, settings.logger, settings.heartbeatFrequencyMS ?? HEARTBEAT_FREQUENCY_MS, settings.connectTimeoutMS ?? CONNECT_TIMEOUT_MS);
@@ -53,18 +55,25 @@ export async function connectMongo(settings: MongoSettings): Promise<Connection>
 }
 
 /**
- * The store's golden signals (docs/operations.md, "Metrics"): each command's latency and failures
- * by command name (find, insert, aggregate, ...: the driver's own, a bounded set), and whether the
- * driver's monitor reaches the server.
+ * The store's golden signals (docs/operations.md, "Metrics"): whether the driver's monitor reaches
+ * the server, and unless MONGODB_COMMAND_METRICS is off, each command's latency and failures by
+ * command name (find, insert, aggregate, ...: the driver's own, a bounded set).
  */
-function countCommands(connection: Connection, metrics: ServiceMetrics): void {
+function measureMongo(connection: Connection, metrics: ServiceMetrics, perCommand: boolean): void {
   const client = connection.getClient();
-  const duration = metrics.histogram('ota_mongodb_command_duration_seconds', 'Time from sending a MongoDB command to its answer, by command.', ['command']);
-  const failures = metrics.counter('ota_mongodb_command_failures_total', 'MongoDB commands that failed (an error answer or a lost connection), by command.', ['command']);
   let reachable = true;
+  client.on('serverHeartbeatSucceeded', () => {
+    reachable = true;
+  });
+  client.on('serverHeartbeatFailed', () => {
+    reachable = false;
+  });
   metrics.gauge('ota_mongodb_reachable', '1 while the driver reaches the MongoDB server, 0 from a failed heartbeat until one succeeds.', [], (gauge) => {
     gauge.set(reachable ? 1 : 0);
   });
+  if (!perCommand) return;
+  const duration = metrics.histogram('ota_mongodb_command_duration_seconds', 'Time from sending a MongoDB command to its answer, by command.', ['command']);
+  const failures = metrics.counter('ota_mongodb_command_failures_total', 'MongoDB commands that failed (an error answer or a lost connection), by command.', ['command']);
   // Each command's failures are served at zero from its first success, so that a rate of them is
   // 0, not missing, while nothing fails.
   const seen = new Set<string>();
@@ -77,12 +86,6 @@ function countCommands(connection: Connection, metrics: ServiceMetrics): void {
   client.on('commandFailed', (event) => {
     duration.observe({ command: event.commandName }, event.duration / 1000);
     failures.inc({ command: event.commandName });
-  });
-  client.on('serverHeartbeatSucceeded', () => {
-    reachable = true;
-  });
-  client.on('serverHeartbeatFailed', () => {
-    reachable = false;
   });
 }
 

@@ -14,7 +14,7 @@ const SERVICE = 'artifacts';
 
 void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }) => {
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerArtifactModels(mongo);
   await ensureIndexes(mongo);
 

@@ -1,4 +1,4 @@
-import { int, loadConfig, oneOf, port, s3ConnectionSettings, str } from '@ota/config';
+import { bool, int, loadConfig, oneOf, port, s3ConnectionSettings, str } from '@ota/config';
 
 export const gatewaySettings = {
   GATEWAY_PORT: port('port of the HTTP API', 8080),
@@ -8,6 +8,7 @@ export const gatewaySettings = {
   LOG_LEVEL: oneOf('pino log level', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, 'info'),
   MONGODB_URI: str('MongoDB connection string', 'mongodb://127.0.0.1:27017/'),
   MONGODB_DATABASE: str("name of the gateway's own database (users, plans, tokens)", 'ota_gateway'),
+  MONGODB_COMMAND_METRICS: bool('measure each MongoDB command (latency and failures by command) for /metrics; off saves the driver\'s per-command events', true),
   NATS_URL: str('NATS server URL(s), comma-separated', 'nats://127.0.0.1:4222'),
   REGISTRY_ADDR: str('address of the registry service', '127.0.0.1:50051'),
   ARTIFACTS_ADDR: str('address of the artifacts service', '127.0.0.1:50052'),

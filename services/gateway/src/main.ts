@@ -19,7 +19,7 @@ const SERVICE = 'gateway';
 
 void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) => {
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerGatewayModels(mongo);
   const store = new MongoAccountStore(models);
   await ensureIndexes(mongo);

@@ -12,7 +12,7 @@ const SERVICE = 'registry';
 
 void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics }) => {
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerModels(mongo);
   await ensureIndexes(mongo);
   await moveCheckEventsOntoDevices(models);

@@ -22,7 +22,7 @@ import { rolloutMetrics } from './adapters/rollout-metrics';
 const SERVICE = 'rollout';
 
 void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) => {
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerRolloutModels(mongo);
   const deployments = new MongoDeploymentStore(models);
   const deviceStates = new MongoDeviceStateStore(models);

@@ -18,7 +18,7 @@ const SERVICE = 'telemetry';
 
 void runService(SERVICE, loadTelemetryConfig, async ({ config, logger, metrics }) => {
 
-  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics });
+  const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerTelemetryModels(mongo);
   const store = new MongoTelemetryStore(models);
   const webhookStore = new MeteredWebhookStore(models, new WebhookSecretBox(config.WEBHOOK_SECRET_KEYS), metrics);
