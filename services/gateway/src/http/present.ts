@@ -4,6 +4,8 @@ import type { Session, Token, User } from '../auth/model';
 import type { DeploymentProgress } from '../use-cases/deployments';
 import { ROLLOUT_STATUSES } from '@ota/vocabulary';
 import { jsonDepth } from './json-limits';
+import type * as R from './response-schemas';
+import type { Promised } from './response-schemas';
 import { DETAIL_MAX_DEPTH } from './schemas';
 
 // The JSON shapes of the API (docs/api.md, "Objects"), from service messages.
@@ -11,11 +13,11 @@ import { DETAIL_MAX_DEPTH } from './schemas';
 const iso = (date: Date | undefined | null) => (date ? date.toISOString() : null);
 
 export function projectJson(project: registry.Project) {
-  return { id: project.id, name: project.name, slug: project.slug, owner_id: project.ownerId, created_at: iso(project.createdAt) };
+  return { id: project.id, name: project.name, slug: project.slug, owner_id: project.ownerId, created_at: iso(project.createdAt) } satisfies Promised<typeof R.Project>;
 }
 
 export function channelJson(channel: registry.Channel) {
-  return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt), device_count: Number(channel.deviceCount) };
+  return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt), device_count: Number(channel.deviceCount) } satisfies Promised<typeof R.Channel>;
 }
 
 export function tokenJson(token: Token, raw?: string) {
@@ -28,7 +30,7 @@ export function tokenJson(token: Token, raw?: string) {
     last_used_at: iso(token.lastUsedAt),
     revoked_at: iso(token.revokedAt),
     ...(raw ? { token: raw } : {}),
-  };
+  } satisfies Promised<typeof R.Token>;
 }
 
 export function sessionJson(session: Session, user: User, token: Token) {
@@ -37,7 +39,7 @@ export function sessionJson(session: Session, user: User, token: Token) {
     token_prefix: token.prefix,
     csrf_token: session.csrfToken,
     expires_at: iso(session.expiresAt),
-  };
+  } satisfies Promised<typeof R.Session>;
 }
 
 export function userJson(user: User) {
@@ -48,19 +50,19 @@ export function userJson(user: User) {
     max_devices: user.plan.maxDevices,
     max_uploads_per_month: user.plan.maxUploadsPerMonth,
     created_at: iso(user.createdAt),
-  };
+  } satisfies Promised<typeof R.User>;
 }
 
 export function groupJson(group: registry.Group) {
-  return { id: group.id, name: group.name, created_at: iso(group.createdAt), member_count: Number(group.memberCount) };
+  return { id: group.id, name: group.name, created_at: iso(group.createdAt), member_count: Number(group.memberCount) } satisfies Promised<typeof R.Group>;
 }
 
 export function signingKeyJson(key: artifacts.SigningKey) {
-  return { id: key.id, name: key.name, public_key: key.publicKey, fingerprint: key.fingerprint, created_at: iso(key.createdAt) };
+  return { id: key.id, name: key.name, public_key: key.publicKey, fingerprint: key.fingerprint, created_at: iso(key.createdAt) } satisfies Promised<typeof R.SigningKey>;
 }
 
 export function deviceStateJson(state: rollout.DeviceState) {
-  return { device_id: state.deviceId, status: state.status, reason: state.reason, updated_at: iso(state.updatedAt) };
+  return { device_id: state.deviceId, status: state.status, reason: state.reason, updated_at: iso(state.updatedAt) } satisfies Promised<typeof R.DeviceState>;
 }
 
 export function deploymentSummaryJson({ deployment, summary, targetedDevices }: DeploymentProgress) {
@@ -80,7 +82,7 @@ export function deploymentSummaryJson({ deployment, summary, targetedDevices }: 
     failures_by_reason: Object.entries(summary.failuresByReason)
       .map(([reason, count]) => ({ reason: reason || null, count }))
       .sort((a, b) => b.count - a.count || (a.reason ?? '').localeCompare(b.reason ?? '')),
-  };
+  } satisfies Promised<typeof R.DeploymentSummary>;
 }
 
 export function deploymentPreviewJson(deploymentId: string, preview: rollout.PreviewDeploymentResponse) {
@@ -91,7 +93,7 @@ export function deploymentPreviewJson(deploymentId: string, preview: rollout.Pre
     rollout_percentage: preview.rolloutPercentage,
     device_count: preview.deviceCount,
     outcomes: Object.fromEntries(preview.buckets.map((bucket) => [bucket.outcome, { count: bucket.count, device_ids: bucket.deviceIds }])),
-  };
+  } satisfies Promised<typeof R.DeploymentPreview>;
 }
 
 /**
@@ -119,7 +121,7 @@ export function deviceEventJson(report: rollout.DeviceReport) {
     reason: report.reason || null,
     detail: readableDetail(report.detailJson),
     created_at: iso(report.createdAt),
-  };
+  } satisfies Promised<typeof R.DeviceEvent>;
 }
 
 export type CheckState = 'never_seen' | 'waiting_for_next_check' | 'no_pending_check';
@@ -143,7 +145,7 @@ export function deviceJson(device: registry.Device, checkState: CheckState) {
     group_ids: device.groupIds,
     metadata: device.metadata ?? {},
     created_at: iso(device.createdAt),
-  };
+  } satisfies Promised<typeof R.Device>;
 }
 
 export function artifactJson(artifact: artifacts.Artifact) {
@@ -159,7 +161,7 @@ export function artifactJson(artifact: artifacts.Artifact) {
     signing_key_id: artifact.signingKeyId || null,
     archived: artifact.archived,
     created_at: iso(artifact.createdAt),
-  };
+  } satisfies Promised<typeof R.Artifact>;
 }
 
 export function deploymentJson(deployment: rollout.Deployment) {
@@ -193,7 +195,7 @@ export function deploymentJson(deployment: rollout.Deployment) {
     guardrail_pause: deployment.guardrailPause
       ? { guardrail: deployment.guardrailPause.guardrail, detail: deployment.guardrailPause.detail, figures: deployment.guardrailPause.figures, at: iso(deployment.guardrailPause.at) }
       : null,
-  };
+  } satisfies Promised<typeof R.Deployment>;
 }
 
 function guardrailsJson(guardrails: rollout.Guardrails | undefined) {
@@ -202,7 +204,7 @@ function guardrailsJson(guardrails: rollout.Guardrails | undefined) {
     failure_threshold: threshold ? { percent: threshold.percent, min_finished: threshold.minFinished } : null,
     reason_limits: (guardrails?.reasonLimits ?? []).map((limit) => ({ reason: limit.reason, count: limit.count, window_seconds: limit.windowSeconds })),
     confirm_timeout_seconds: guardrails?.confirmTimeoutSeconds ?? null,
-  };
+  } satisfies Promised<typeof R.Guardrails>;
 }
 
 export function decisionJson(decision: registry.CheckEvent) {
@@ -218,7 +220,7 @@ export function decisionJson(decision: registry.CheckEvent) {
     reported_build_number: decision.reportedBuildNumber ?? null,
     reported_version: decision.reportedVersion,
     message: decision.message,
-  };
+  } satisfies Promised<typeof R.Decision>;
 }
 
 /** An audit event; `actorEmail` is the acting user's, looked up by the caller (null for tokens). */
@@ -235,11 +237,11 @@ export function auditJson(event: telemetry.AuditEvent, actorEmail: string | null
     target_id: event.targetId,
     created_at: iso(event.createdAt),
     details: event.detailsJson ? (JSON.parse(event.detailsJson) as Record<string, unknown>) : {},
-  };
+  } satisfies Promised<typeof R.AuditEvent>;
 }
 
 export function webhookJson(webhook: telemetry.Webhook, secret?: string) {
-  return { id: webhook.id, url: webhook.url, events: webhook.events, created_at: iso(webhook.createdAt), ...(secret ? { secret } : {}) };
+  return { id: webhook.id, url: webhook.url, events: webhook.events, created_at: iso(webhook.createdAt), ...(secret ? { secret } : {}) } satisfies Promised<typeof R.Webhook>;
 }
 
 export function webhookDeliveryJson(delivery: telemetry.WebhookDelivery) {
@@ -253,5 +255,5 @@ export function webhookDeliveryJson(delivery: telemetry.WebhookDelivery) {
     created_at: iso(delivery.createdAt),
     delivered_at: iso(delivery.deliveredAt),
     payload: JSON.parse(delivery.body) as unknown,
-  };
+  } satisfies Promised<typeof R.WebhookDelivery>;
 }
