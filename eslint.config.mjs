@@ -1,4 +1,4 @@
-// The lint rules this codebase holds itself to (shared/STYLE.md): promises are awaited or handed
+// The lint rules this codebase holds itself to: promises are awaited or handed
 // on explicitly, imports never form a cycle, types are imported as types, and the boundaries of
 // docs/architecture.md hold (a service imports no other service; domain code does no I/O and does
 // not import its adapters). Typed rules read the TypeScript project of each file through
@@ -13,19 +13,19 @@ const IO_LIBRARIES = ['mongoose', 'mongodb', '@aws-sdk/*', '@nats-io/*', '@grpc/
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', 'libs/proto/src/gen/**', '.data/**', '.tools/**', 'services/console/**', '**/*.js', '**/*.mjs'],
+    ignores: ['**/dist/**', '**/node_modules/**', 'libs/proto/src/gen/**', '.data/**', '.tools/**', 'services/console/generated/**', 'services/console/vite.config.ts', '**/*.js', '**/*.mjs'],
   },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     plugins: { '@typescript-eslint': tseslint.plugin, 'import-x': importX },
     settings: {
-      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.d.ts', '.js'] })],
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.d.ts', '.js'] })],
+      'import-x/extensions': ['.ts', '.tsx', '.js'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

@@ -70,7 +70,7 @@ function Shell({ email }: { email: string }) {
             type="button"
             onClick={async () => {
               await signOut();
-              navigate('/');
+              void navigate('/');
               // The session first, so that the sign-in page replaces every page at once; then
               // whatever the signed-in pages had read.
               queryClient.setQueryData(['session'], null);

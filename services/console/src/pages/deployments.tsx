@@ -74,7 +74,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
     },
     onSuccess: async (deployment) => {
       await queryClient.invalidateQueries({ queryKey: ['deployments', projectId] });
-      navigate(`/projects/${projectId}/deployments/${deployment.id}`);
+      void navigate(`/projects/${projectId}/deployments/${deployment.id}`);
     },
   });
   const toggle = (list: string[], id: string) => (list.includes(id) ? list.filter((other) => other !== id) : [...list, id]);

@@ -232,7 +232,7 @@ export function DevicePage() {
         onConfirm={async () => {
           await del(`${base}/`);
           await queryClient.invalidateQueries({ queryKey: ['devices', projectId] });
-          navigate(`/projects/${projectId}/devices`);
+          void navigate(`/projects/${projectId}/devices`);
         }}
       >
         <p>Its history goes with it, and its place under the plan's device cap is freed. To keep the history, deactivate it instead.</p>
