@@ -13,6 +13,7 @@ import { ProjectsPage, useProject } from './pages/projects';
 import { SignInPage } from './pages/sign-in';
 import { WebhooksPage } from './pages/webhooks';
 import { signOut, useSession } from './session';
+import { queryKeys } from './query-keys';
 
 export function App() {
   const session = useSession();
@@ -73,8 +74,8 @@ function Shell({ email }: { email: string }) {
               void navigate('/');
               // The session first, so that the sign-in page replaces every page at once; then
               // whatever the signed-in pages had read.
-              queryClient.setQueryData(['session'], null);
-              queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== 'session' });
+              queryClient.setQueryData(queryKeys.session(), null);
+              queryClient.removeQueries({ predicate: (query) => query.queryKey[0] !== queryKeys.session()[0] });
             }}
           >
             Sign out

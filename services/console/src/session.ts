@@ -2,15 +2,14 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { ApiError, del, get, post, setCsrfToken, whenSignedOut } from './api';
 import type { Session } from './types';
-
-const SESSION_KEY = ['session'];
+import { queryKeys } from './query-keys';
 
 /** The signed-in session, or null when there is none (the API answered 401). */
 export function useSession() {
   const queryClient = useQueryClient();
-  useEffect(() => whenSignedOut(() => queryClient.setQueryData(SESSION_KEY, null)), [queryClient]);
+  useEffect(() => whenSignedOut(() => queryClient.setQueryData(queryKeys.session(), null)), [queryClient]);
   return useQuery({
-    queryKey: SESSION_KEY,
+    queryKey: queryKeys.session(),
     queryFn: async () => {
       try {
         const session = await get<Session>('/session/');

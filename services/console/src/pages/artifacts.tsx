@@ -9,6 +9,7 @@ import { Timestamp, formatBytes } from '../components/time';
 import { projectPath } from '../queries';
 import type { Artifact, ChipFamilyCount } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
+import { queryKeys } from '../query-keys';
 
 const column = createColumnHelper<Artifact>();
 
@@ -16,7 +17,7 @@ const column = createColumnHelper<Artifact>();
 const OPTIONAL_TEXT_FIELDS = ['board_id', 'hardware_revision', 'partition_profile', 'security_mode', 'release_notes', 'signature'] as const;
 
 export function useArtifacts(projectId: string) {
-  return useQuery({ queryKey: ['artifacts', projectId], queryFn: () => get<Artifact[]>(`${projectPath(projectId)}/artifacts/`) });
+  return useQuery({ queryKey: queryKeys.artifacts(projectId), queryFn: () => get<Artifact[]>(`${projectPath(projectId)}/artifacts/`) });
 }
 
 export function ArtifactsPage() {
@@ -26,7 +27,7 @@ export function ArtifactsPage() {
   const artifacts = useArtifacts(projectId);
   const archive = useMutation({
     mutationFn: (artifact: Artifact) => patch<Artifact>(`${projectPath(projectId)}/artifacts/${artifact.id}/`, { archived: !artifact.archived }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['artifacts', projectId] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) }),
   });
   const columns = [
     column.accessor('build_number', { header: 'Build' }),
@@ -57,7 +58,7 @@ export function ArtifactsPage() {
       <LoadState loading={artifacts.isLoading} error={artifacts.error} empty={artifacts.data?.length === 0 && 'No builds yet: upload the first one below.'}>
         <DataTable rows={artifacts.data ?? []} columns={columns} caption="Artifacts" initialSort={[{ id: 'build_number', desc: true }]} />
       </LoadState>
-      {writable ? <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: ['artifacts', projectId] })} /> : <ReadOnlyNote projectId={projectId} />}
+      {writable ? <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) })} /> : <ReadOnlyNote projectId={projectId} />}
     </>
   );
 }
@@ -80,7 +81,7 @@ function ChipFamilyNote({ typed, families }: { typed: string; families: ChipFami
 }
 
 function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: () => void }) {
-  const families = useQuery({ queryKey: ['chip-families', projectId], queryFn: () => get<ChipFamilyCount[]>(`${projectPath(projectId)}/chip-families/`) });
+  const families = useQuery({ queryKey: queryKeys.chipFamilies(projectId), queryFn: () => get<ChipFamilyCount[]>(`${projectPath(projectId)}/chip-families/`) });
   const [chipFamily, setChipFamily] = useState('');
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);

@@ -8,6 +8,7 @@ import { Timestamp } from '../components/time';
 import { namesById, projectPath, useChannels, useGroups } from '../queries';
 import type { AuditEvent } from '../types';
 import { useDevice } from './devices';
+import { queryKeys } from '../query-keys';
 
 const PAGE_SIZE = 50;
 
@@ -41,7 +42,7 @@ export function AuditPage() {
   const [cursors, setCursors] = useState<string[]>(['']);
   const before = cursors.at(-1) ?? '';
   const page = useQuery({
-    queryKey: ['audit', projectId, action, before],
+    queryKey: queryKeys.audit(projectId, action, before),
     queryFn: () => get<AuditEvent[]>(`${projectPath(projectId)}/audit/?limit=${PAGE_SIZE}${before ? `&before=${before}` : ''}${action ? `&action=${action}` : ''}`),
   });
   const events = page.data ?? [];

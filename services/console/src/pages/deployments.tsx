@@ -10,6 +10,7 @@ import { projectPath, useChannels, useGroups } from '../queries';
 import type { Deployment, Reach } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
 import { useArtifacts } from './artifacts';
+import { queryKeys } from '../query-keys';
 
 const column = createColumnHelper<Deployment>();
 
@@ -17,7 +18,7 @@ export function DeploymentsPage() {
   const { projectId = '' } = useParams();
   const writable = useProjectWrite(projectId);
   const deployments = useQuery({
-    queryKey: ['deployments', projectId],
+    queryKey: queryKeys.deployments(projectId),
     queryFn: () => get<Deployment[]>(`${projectPath(projectId)}/deployments/`),
     refetchInterval: 5_000,
   });
@@ -73,7 +74,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
       });
     },
     onSuccess: async (deployment) => {
-      await queryClient.invalidateQueries({ queryKey: ['deployments', projectId] });
+      await queryClient.invalidateQueries({ queryKey: queryKeys.deployments(projectId) });
       void navigate(`/projects/${projectId}/deployments/${deployment.id}`);
     },
   });
@@ -83,7 +84,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   if (groupIds.length) reachQuery.set('group_ids', groupIds.join(','));
   if (channelIds.length) reachQuery.set('channel_ids', channelIds.join(','));
   const reach = useQuery({
-    queryKey: ['reach', projectId, reachQuery.toString()],
+    queryKey: queryKeys.reach(projectId, reachQuery.toString()),
     queryFn: () => get<Reach>(`${projectPath(projectId)}/reach/?${reachQuery}`),
     placeholderData: (previous) => previous,
   });

@@ -11,6 +11,7 @@ import type { Decision, Device, DeviceEvent } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords } from '../words';
 import { OtaStatus } from './devices';
 import { ReadOnlyNote, useProjectWrite } from './projects';
+import { queryKeys } from '../query-keys';
 
 type TimelineEntry = { at: string; key: string } & ({ kind: 'report'; report: DeviceEvent } | { kind: 'check'; decision: Decision });
 
@@ -28,9 +29,9 @@ export function DevicePage() {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const base = `${projectPath(projectId)}/devices/${deviceId}`;
-  const device = useQuery({ queryKey: ['device', deviceId], queryFn: () => get<Device>(`${base}/`), refetchInterval: 5_000 });
-  const reports = useQuery({ queryKey: ['device-events', deviceId], queryFn: () => get<DeviceEvent[]>(`${base}/events/`), refetchInterval: 5_000 });
-  const decisions = useQuery({ queryKey: ['device-checks', deviceId], queryFn: () => get<Decision[]>(`${base}/check-events/`), refetchInterval: 5_000 });
+  const device = useQuery({ queryKey: queryKeys.device(deviceId), queryFn: () => get<Device>(`${base}/`), refetchInterval: 5_000 });
+  const reports = useQuery({ queryKey: queryKeys.deviceEvents(deviceId), queryFn: () => get<DeviceEvent[]>(`${base}/events/`), refetchInterval: 5_000 });
+  const decisions = useQuery({ queryKey: queryKeys.deviceChecks(deviceId), queryFn: () => get<Decision[]>(`${base}/check-events/`), refetchInterval: 5_000 });
   const channels = useChannels(projectId);
   const groups = useGroups(projectId);
   const [rawToken, setRawToken] = useState('');
@@ -41,7 +42,7 @@ export function DevicePage() {
   const [done, setDone] = useState('');
   const writable = useProjectWrite(projectId);
   const channelNames = namesById(channels.data);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['device', deviceId] });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.device(deviceId) });
   const update = useMutation({ mutationFn: (body: Partial<Pick<Device, 'active' | 'channel_id'>>) => patch<Device>(`${base}/`, body), onSuccess: refresh });
   const toldDone = (text: string) => () => setDone(text);
   const membership = useMutation({
@@ -231,7 +232,7 @@ export function DevicePage() {
         onClose={() => setConfirmDelete(false)}
         onConfirm={async () => {
           await del(`${base}/`);
-          await queryClient.invalidateQueries({ queryKey: ['devices', projectId] });
+          await queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) });
           void navigate(`/projects/${projectId}/devices`);
         }}
       >

@@ -10,6 +10,7 @@ import { namesById, projectPath, useChannels, useGroups } from '../queries';
 import type { Device } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords } from '../words';
 import { useProjectWrite } from './projects';
+import { queryKeys } from '../query-keys';
 
 export const DEVICE_PAGE_SIZE = 50;
 /** The most devices the API takes in one bulk membership change, and the largest page it serves. */
@@ -59,7 +60,7 @@ export function DevicesPage() {
   const after = params.get('after') ?? '';
   const filterKey = FILTERS.map((key) => params.get(key) ?? '').join('|');
   const page = useQuery({
-    queryKey: ['devices', projectId, 'page', filterKey, after],
+    queryKey: queryKeys.devicePage(projectId, filterKey, after),
     queryFn: () => devicePage(projectId, params, after),
     refetchInterval: 10_000,
     placeholderData: (previous) => previous,
@@ -250,7 +251,7 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
       const groupName = groups.data?.find((group) => group.id === groupId)?.name ?? 'the group';
       setProgress(`${change === 'add' ? `Added ${changed} devices to` : `Removed ${changed} devices from`} ${groupName}.`);
       onDone();
-      await Promise.all([queryClient.invalidateQueries({ queryKey: ['devices', projectId] }), queryClient.invalidateQueries({ queryKey: ['groups', projectId] })]);
+      await Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) }), queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) })]);
     } catch (failure) {
       setError(failure instanceof ApiError ? failure : new ApiError(0, String(failure)));
       setProgress('');
@@ -291,5 +292,5 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
 
 /** Reads a single device; used where only its name is needed (an audit line). */
 export function useDevice(projectId: string, id: string, enabled = true) {
-  return useQuery({ queryKey: ['device', id], queryFn: () => get<Device>(`${projectPath(projectId)}/devices/${id}/`), enabled, retry: false, staleTime: 60_000 });
+  return useQuery({ queryKey: queryKeys.device(id), queryFn: () => get<Device>(`${projectPath(projectId)}/devices/${id}/`), enabled, retry: false, staleTime: 60_000 });
 }

@@ -9,6 +9,7 @@ import { projectPath, useChannels, useGroups } from '../queries';
 import type { Channel, Group } from '../types';
 import { devicePage } from './devices';
 import { ReadOnlyNote, useProjectWrite } from './projects';
+import { queryKeys } from '../query-keys';
 
 const NAME_PATTERN = '[A-Za-z0-9._\\-]{1,64}';
 const NAME_RULE = '1 to 64 letters, digits, dots, dashes or underscores';
@@ -38,7 +39,7 @@ function NamedRow({ projectId, item, writable }: { projectId: string; item: Name
   const [renaming, setRenaming] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const path = `${projectPath(projectId)}/${item.kind === 'group' ? 'groups' : 'channels'}/${item.id}/`;
-  const refresh = () => queryClient.invalidateQueries({ queryKey: [item.kind === 'group' ? 'groups' : 'channels', projectId] });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: item.kind === 'group' ? queryKeys.groups(projectId) : queryKeys.channels(projectId) });
   const rename = useMutation({ mutationFn: (name: string) => patch(path, { name }), onSuccess: () => Promise.all([refresh(), setRenaming(false)]) });
   const count = item.kind === 'group' ? item.member_count : item.device_count;
   const filter = item.kind === 'group' ? `group_id=${item.id}` : `channel_id=${item.id}`;
@@ -74,7 +75,7 @@ function NamedRow({ projectId, item, writable }: { projectId: string; item: Name
         onClose={() => setDeleting(false)}
         onConfirm={async () => {
           await del(path);
-          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: ['devices', projectId] })]);
+          await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) })]);
         }}
       >
         {item.kind === 'group' ? (
@@ -97,11 +98,11 @@ export function GroupsAndChannelsPage() {
   const channels = useChannels(projectId);
   const createGroup = useMutation({
     mutationFn: (name: string) => post(`${projectPath(projectId)}/groups/`, { name }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['groups', projectId] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) }),
   });
   const createChannel = useMutation({
     mutationFn: (name: string) => post(`${projectPath(projectId)}/channels/`, { name }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ['channels', projectId] }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.channels(projectId) }),
   });
   return (
     <>
@@ -151,15 +152,15 @@ export function GroupPage() {
   const [after, setAfter] = useState<string[]>(['']);
   const [search, setSearch] = useState('');
   const filters = new URLSearchParams({ group_id: groupId });
-  const members = useQuery({ queryKey: ['devices', projectId, 'members', groupId, after.at(-1)], queryFn: () => devicePage(projectId, filters, after.at(-1)!, MEMBER_PAGE) });
+  const members = useQuery({ queryKey: queryKeys.groupMembers(projectId, groupId, after.at(-1)), queryFn: () => devicePage(projectId, filters, after.at(-1)!, MEMBER_PAGE) });
   const candidates = useQuery({
-    queryKey: ['devices', projectId, 'search', search],
+    queryKey: queryKeys.deviceSearch(projectId, search),
     queryFn: () => devicePage(projectId, new URLSearchParams({ q: search }), '', 10),
     enabled: search.length > 0,
   });
   const change = useMutation({
     mutationFn: (body: { add?: string[]; remove?: string[] }) => post(`${projectPath(projectId)}/groups/${groupId}/members/changes/`, body),
-    onSuccess: () => Promise.all([queryClient.invalidateQueries({ queryKey: ['devices', projectId] }), queryClient.invalidateQueries({ queryKey: ['groups', projectId] })]),
+    onSuccess: () => Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) }), queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) })]),
   });
   const total = members.data?.total ?? 0;
   return (

@@ -7,9 +7,10 @@ import { Timestamp } from '../components/time';
 import { useSession } from '../session';
 import type { Project } from '../types';
 import { InlineForm } from '../components/inline-form';
+import { queryKeys } from '../query-keys';
 
 export function useProject(projectId: string) {
-  return useQuery({ queryKey: ['project', projectId], queryFn: () => get<Project>(`/projects/${projectId}/`) });
+  return useQuery({ queryKey: queryKeys.project(projectId), queryFn: () => get<Project>(`/projects/${projectId}/`) });
 }
 
 /**
@@ -71,7 +72,7 @@ function CustomerLookup({ email, onLookup }: { email: string; onLookup: (email: 
 
 function ProjectList({ ownerQuery, own }: { ownerQuery: string; own: boolean }) {
   const queryClient = useQueryClient();
-  const projects = useQuery({ queryKey: ['projects', ownerQuery], queryFn: () => get<Project[]>(`/projects/${ownerQuery}`) });
+  const projects = useQuery({ queryKey: queryKeys.projects(ownerQuery), queryFn: () => get<Project[]>(`/projects/${ownerQuery}`) });
   const [deleting, setDeleting] = useState<Project | null>(null);
   return (
     <>
@@ -107,7 +108,7 @@ function ProjectList({ ownerQuery, own }: { ownerQuery: string; own: boolean }) 
         onClose={() => setDeleting(null)}
         onConfirm={async () => {
           await del(`/projects/${deleting!.id}/`);
-          await queryClient.invalidateQueries({ queryKey: ['projects'] });
+          await queryClient.invalidateQueries({ queryKey: queryKeys.projects() });
         }}
       >
         <p>Its devices, groups, channels and webhooks go with it, and its project and device tokens stop working. A project with an active or paused deployment cannot be deleted.</p>
@@ -123,7 +124,7 @@ function CreateProject() {
     mutationFn: () => post<Project>('/projects/', { name }),
     onSuccess: () => {
       setName('');
-      void queryClient.invalidateQueries({ queryKey: ['projects'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.projects() });
     },
   });
   return (

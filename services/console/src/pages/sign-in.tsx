@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { BusyButton, ErrorNote } from '../components/feedback';
 import { signIn, takeSignedOutNote } from '../session';
+import { queryKeys } from '../query-keys';
 
 export function SignInPage() {
   const queryClient = useQueryClient();
@@ -29,7 +30,7 @@ export function SignInPage() {
           try {
             const session = await signIn(token.trim());
             setToken('');
-            queryClient.setQueryData(['session'], session);
+            queryClient.setQueryData(queryKeys.session(), session);
           } catch (failure) {
             setError(failure);
           } finally {

@@ -10,6 +10,7 @@ import type { SigningKey, Token, TokenCreated } from '../types';
 import { InlineForm } from '../components/inline-form';
 import { PlainTable } from '../components/plain-table';
 import { useProjectWrite } from './projects';
+import { queryKeys } from '../query-keys';
 
 /** What revoking a token destroys, in words, by its kind. */
 function revokeConsequence(token: Token, signedInWith: boolean, livePersonal: number): string {
@@ -24,7 +25,7 @@ function revokeConsequence(token: Token, signedInWith: boolean, livePersonal: nu
 }
 
 /** A list of tokens with create (raw token shown once) and revoke; `scopes` offers a scope choice. */
-function TokenList({ path, queryKey, scopes, writable = true }: { path: string; queryKey: string[]; scopes?: Array<'api' | 'device'>; writable?: boolean }) {
+function TokenList({ path, queryKey, scopes, writable = true }: { path: string; queryKey: readonly string[]; scopes?: Array<'api' | 'device'>; writable?: boolean }) {
   const queryClient = useQueryClient();
   const session = useSession().data;
   const tokens = useQuery({ queryKey, queryFn: () => get<Token[]>(path) });
@@ -124,7 +125,7 @@ export function PersonalTokensPage() {
     <>
       <h1>Personal tokens</h1>
       <p className="muted">A personal token acts for you on every project of yours. The one this console signed in with is marked; revoking it ends this session.</p>
-      <TokenList path="/me/tokens/" queryKey={['personal-tokens']} />
+      <TokenList path="/me/tokens/" queryKey={queryKeys.personalTokens()} />
     </>
   );
 }
@@ -139,7 +140,7 @@ export function ProjectTokensPage() {
         <strong>api</strong> tokens call the developer API of this project (CI); <strong>device</strong> tokens only call the device API, and are the ones to flash
         onto a fleet.
       </p>
-      <TokenList path={`${projectPath(projectId)}/tokens/`} queryKey={['project-tokens', projectId]} scopes={['api', 'device']} writable={writable} />
+      <TokenList path={`${projectPath(projectId)}/tokens/`} queryKey={queryKeys.projectTokens(projectId)} scopes={['api', 'device']} writable={writable} />
       <SigningKeys projectId={projectId} writable={writable} />
     </>
   );
@@ -148,11 +149,11 @@ export function ProjectTokensPage() {
 function SigningKeys({ projectId, writable }: { projectId: string; writable: boolean }) {
   const queryClient = useQueryClient();
   const path = `${projectPath(projectId)}/signing-keys/`;
-  const keys = useQuery({ queryKey: ['signing-keys', projectId], queryFn: () => get<SigningKey[]>(path) });
+  const keys = useQuery({ queryKey: queryKeys.signingKeys(projectId), queryFn: () => get<SigningKey[]>(path) });
   const [name, setName] = useState('');
   const [publicKey, setPublicKey] = useState('');
   const [removing, setRemoving] = useState<SigningKey | null>(null);
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['signing-keys', projectId] });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.signingKeys(projectId) });
   const add = useMutation({
     mutationFn: () => post<SigningKey>(path, { name, public_key: publicKey.trim() }),
     onSuccess: () => {

@@ -9,6 +9,7 @@ import { Timestamp } from '../components/time';
 import { projectPath } from '../queries';
 import type { Webhook, WebhookCreated, WebhookDelivery } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
+import { queryKeys } from '../query-keys';
 
 type EventKind = operations['createWebhook']['requestBody']['content']['application/json']['events'][number];
 
@@ -34,13 +35,13 @@ export function WebhooksPage() {
   const queryClient = useQueryClient();
   const writable = useProjectWrite(projectId);
   const path = `${projectPath(projectId)}/webhooks/`;
-  const webhooks = useQuery({ queryKey: ['webhooks', projectId], queryFn: () => get<Webhook[]>(path) });
+  const webhooks = useQuery({ queryKey: queryKeys.webhooks(projectId), queryFn: () => get<Webhook[]>(path) });
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<EventKind[]>(['deployment.paused', 'deployment.guardrail_tripped']);
   const [secret, setSecret] = useState('');
   const [deleting, setDeleting] = useState<Webhook | null>(null);
   const [open, setOpen] = useState('');
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhooks', projectId] });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.webhooks(projectId) });
   const create = useMutation({
     mutationFn: () => post<WebhookCreated>(path, { url: url.trim(), events }),
     onSuccess: (created) => {
@@ -137,7 +138,7 @@ const DELIVERY_WORDS: Record<WebhookDelivery['state'], string> = { pending: 'ret
 
 /** A webhook's delivery log, newest first, refreshed while it is open. */
 function Deliveries({ path }: { path: string }) {
-  const deliveries = useQuery({ queryKey: ['deliveries', path], queryFn: () => get<WebhookDelivery[]>(path), refetchInterval: 5_000 });
+  const deliveries = useQuery({ queryKey: queryKeys.deliveries(path), queryFn: () => get<WebhookDelivery[]>(path), refetchInterval: 5_000 });
   return (
     <LoadState loading={deliveries.isLoading} error={deliveries.error} empty={deliveries.data?.length === 0 && 'Nothing sent yet.'}>
       <PlainTable caption="Deliveries" headers={['Event', 'State', 'Attempts', 'Last answer', 'Next attempt', 'Created']}>

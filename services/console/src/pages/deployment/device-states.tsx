@@ -7,6 +7,7 @@ import { PlainTable } from '../../components/plain-table';
 import { Timestamp } from '../../components/time';
 import { ROLLOUT_STATUSES, type Deployment, type Device, type DeviceState } from '../../types';
 import { ROLLOUT_STATUS_WORDS, reasonWords, statusWords } from '../../words';
+import { queryKeys } from '../../query-keys';
 
 const PAGE = 50;
 
@@ -19,7 +20,7 @@ export function DeviceStates({ deployment: d, refreshMs }: { deployment: Deploym
   const [offset, setOffset] = useState(0);
   const base = `/projects/${d.project_id}`;
   const page = useQuery({
-    queryKey: ['states', d.id, status, offset],
+    queryKey: queryKeys.statesPage(d.id, status, offset),
     queryFn: async () => {
       const answer = await requestWithHeaders<DeviceState[]>('GET', `${base}/deployments/${d.id}/states/?limit=${PAGE}&offset=${offset}${status ? `&status=${status}` : ''}`);
       return { states: answer.body, total: Number(answer.headers.get('x-total-count') ?? 0) };
@@ -29,7 +30,7 @@ export function DeviceStates({ deployment: d, refreshMs }: { deployment: Deploym
   });
   const ids = (page.data?.states ?? []).map((state) => state.device_id);
   const names = useQuery({
-    queryKey: ['device-names', ids.join(',')],
+    queryKey: queryKeys.deviceNames(ids),
     queryFn: async () => new Map((await get<Device[]>(`${base}/devices/?ids=${ids.join(',')}`)).map((device) => [device.id, device.device_id])),
     enabled: ids.length > 0,
     staleTime: 60_000,

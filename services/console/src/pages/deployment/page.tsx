@@ -10,6 +10,7 @@ import { DeviceStates } from './device-states';
 import { Preview } from './preview';
 import { Progress } from './progress';
 import { Steer } from './steer';
+import { queryKeys } from '../../query-keys';
 
 const REFRESH_MS = 2_000;
 
@@ -18,12 +19,12 @@ export function DeploymentPage() {
   const queryClient = useQueryClient();
   const writable = useProjectWrite(projectId);
   const base = `${projectPath(projectId)}/deployments/${deploymentId}`;
-  const deployment = useQuery({ queryKey: ['deployment', deploymentId], queryFn: () => get<Deployment>(`${base}/`), refetchInterval: (query) => (ended(query.state.data) ? false : REFRESH_MS) });
+  const deployment = useQuery({ queryKey: queryKeys.deployment(deploymentId), queryFn: () => get<Deployment>(`${base}/`), refetchInterval: (query) => (ended(query.state.data) ? false : REFRESH_MS) });
   const isEnded = ended(deployment.data);
-  const summary = useQuery({ queryKey: ['summary', deploymentId], queryFn: () => get<DeploymentSummary>(`${base}/summary/`), refetchInterval: isEnded ? false : REFRESH_MS });
+  const summary = useQuery({ queryKey: queryKeys.summary(deploymentId), queryFn: () => get<DeploymentSummary>(`${base}/summary/`), refetchInterval: isEnded ? false : REFRESH_MS });
   const groups = useGroups(projectId);
   const channels = useChannels(projectId);
-  const refresh = () => Promise.all(['deployment', 'summary', 'states'].map((key) => queryClient.invalidateQueries({ queryKey: [key, deploymentId] })));
+  const refresh = () => Promise.all([queryKeys.deployment(deploymentId), queryKeys.summary(deploymentId), queryKeys.states(deploymentId)].map((queryKey) => queryClient.invalidateQueries({ queryKey })));
 
   if (!deployment.data) return <LoadState loading={deployment.isLoading} error={deployment.error}>{null}</LoadState>;
   const d = deployment.data;

@@ -4,6 +4,7 @@ import { BusyButton, ErrorNote } from '../../components/feedback';
 import { PreviewBar } from '../../components/rollout-bar';
 import { PREVIEW_OUTCOMES, type Deployment, type DeploymentPreview } from '../../types';
 import { PREVIEW_OUTCOME_WORDS } from '../../words';
+import { queryKeys } from '../../query-keys';
 
 /**
  * What a check of each device would answer now, on demand (it reads the whole fleet). It is a
@@ -12,7 +13,7 @@ import { PREVIEW_OUTCOME_WORDS } from '../../words';
  */
 export function Preview({ deployment: d, reach }: { deployment: Deployment; reach: number | undefined }) {
   const preview = useQuery({
-    queryKey: ['preview', d.id, d.state, d.rollout_percentage, d.updated_at],
+    queryKey: queryKeys.preview(d.id, [d.state, d.rollout_percentage, d.updated_at]),
     queryFn: () => get<DeploymentPreview>(`/projects/${d.project_id}/deployments/${d.id}/preview/`),
     enabled: false,
   });

@@ -1,0 +1,36 @@
+// Every cache key the console's queries use, in one place: a page that changes something
+// invalidates the same key the page that shows it reads, so neither can drift from the other.
+// A key's first element names what it holds; the rest narrow it (project, device, page, filter).
+
+export const queryKeys = {
+  session: () => ['session'] as const,
+  projects: (ownerQuery?: string) => (ownerQuery === undefined ? (['projects'] as const) : (['projects', ownerQuery] as const)),
+  project: (projectId: string) => ['project', projectId] as const,
+  personalTokens: () => ['personal-tokens'] as const,
+  projectTokens: (projectId: string) => ['project-tokens', projectId] as const,
+  groups: (projectId: string) => ['groups', projectId] as const,
+  channels: (projectId: string) => ['channels', projectId] as const,
+  /** Every device query of a project: its pages, searches and group members. */
+  devices: (projectId: string) => ['devices', projectId] as const,
+  devicePage: (projectId: string, filterKey: string, after: string) => ['devices', projectId, 'page', filterKey, after] as const,
+  deviceSearch: (projectId: string, search: string) => ['devices', projectId, 'search', search] as const,
+  groupMembers: (projectId: string, groupId: string, after: string | undefined) => ['devices', projectId, 'members', groupId, after] as const,
+  deviceNames: (ids: readonly string[]) => ['device-names', ids.join(',')] as const,
+  device: (deviceId: string) => ['device', deviceId] as const,
+  deviceEvents: (deviceId: string) => ['device-events', deviceId] as const,
+  deviceChecks: (deviceId: string) => ['device-checks', deviceId] as const,
+  chipFamilies: (projectId: string) => ['chip-families', projectId] as const,
+  reach: (projectId: string, query: string) => ['reach', projectId, query] as const,
+  artifacts: (projectId: string) => ['artifacts', projectId] as const,
+  signingKeys: (projectId: string) => ['signing-keys', projectId] as const,
+  deployments: (projectId: string) => ['deployments', projectId] as const,
+  deployment: (deploymentId: string) => ['deployment', deploymentId] as const,
+  summary: (deploymentId: string) => ['summary', deploymentId] as const,
+  /** Every page of a deployment's device states. */
+  states: (deploymentId: string) => ['states', deploymentId] as const,
+  statesPage: (deploymentId: string, status: string, offset: number) => ['states', deploymentId, status, offset] as const,
+  preview: (deploymentId: string, version: readonly unknown[]) => ['preview', deploymentId, ...version] as const,
+  webhooks: (projectId: string) => ['webhooks', projectId] as const,
+  deliveries: (path: string) => ['deliveries', path] as const,
+  audit: (projectId: string, action: string, before: string | undefined) => ['audit', projectId, action, before] as const,
+};
