@@ -9,7 +9,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -19,7 +18,7 @@ const SCRAPE_SECONDS = 2;
 // How long Prometheus scrapes after the workload: the `for` of the alerts that should fire is 0.
 const SETTLE_SECONDS = 10;
 
-const { startStack, throwawayStack } = await import(join(root, 'libs', 'devstack', 'dist', 'index.js'));
+const { freePort, startStack, throwawayStack } = await import(join(root, 'libs', 'devstack', 'dist', 'index.js'));
 const { chartDashboards } = await import(join(root, 'libs', 'dashboards', 'dist', 'index.js'));
 
 if (!existsSync(prometheusBin)) {
@@ -126,15 +125,4 @@ async function workload() {
     for (const deviceId of fleet) await check(deviceId);
     await sleep(SCRAPE_SECONDS * 1000);
   }
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -3,7 +3,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import type { Logger } from '@ota/logging';
-import type { Counter, ServiceMetrics } from '@ota/metrics';
+import { sharedRead, type Counter, type ServiceMetrics } from '@ota/metrics';
 
 export * from './subjects';
 import { OBSOLETE_DURABLES, STREAMS, type EventKind, type StreamSpec } from './subjects';
@@ -63,18 +63,15 @@ export class Bus {
     metrics.gauge('ota_nats_connected', '1 while the process is connected to NATS, 0 between a disconnect and the reconnection.', [], (gauge) => {
       gauge.set(this.isConnected() ? 1 : 0);
     });
-    // Both backlog gauges come from one consumer-info request per consumer and scrape: each one's
-    // collect waits for the same read, so neither is served a scrape late.
-    let reading: Promise<void> | undefined;
-    const readBacklog = () =>
-      (reading ??= (async () => {
-        for (const { stream, durableName } of this.consumers) {
-          const info = await withTimeout(this.jsm.consumers.info(stream, durableName), CONSUMER_INFO_TIMEOUT_MS).catch(() => undefined);
-          if (!info) continue;
-          pending.set({ stream, consumer: durableName }, info.num_pending);
-          ackPending.set({ stream, consumer: durableName }, info.num_ack_pending);
-        }
-      })().finally(() => setImmediate(() => (reading = undefined))));
+    // Both backlog gauges come from one consumer-info request per consumer and scrape.
+    const readBacklog = sharedRead(async () => {
+      for (const { stream, durableName } of this.consumers) {
+        const info = await withTimeout(this.jsm.consumers.info(stream, durableName), CONSUMER_INFO_TIMEOUT_MS).catch(() => undefined);
+        if (!info) continue;
+        pending.set({ stream, consumer: durableName }, info.num_pending);
+        ackPending.set({ stream, consumer: durableName }, info.num_ack_pending);
+      }
+    });
     const pending = metrics.gauge('ota_jetstream_consumer_pending_messages', 'Events stored in the stream that the durable consumer has not been delivered yet.', ['stream', 'consumer'], readBacklog);
     const ackPending = metrics.gauge('ota_jetstream_consumer_ack_pending_messages', 'Events delivered to the durable consumer and not yet acknowledged.', ['stream', 'consumer'], readBacklog);
     return {

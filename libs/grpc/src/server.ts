@@ -14,7 +14,7 @@ import { type Logger, REQUEST_ID_HEADER, TRACEPARENT_HEADER, logFieldsOf, reques
 import type { ServiceMetrics } from '@ota/metrics';
 import { HealthImplementation } from 'grpc-health-check';
 import { grpcCodeLabel, grpcServerMetrics } from './metrics';
-import { codeName, statusOfError } from './status';
+import { statusOfError } from './status';
 import { callKindOf, type CallKindOf, type MethodDefinition, type RequestOf, type ResponseOf } from './types';
 
 /** What every handler gets besides its request. */
@@ -136,7 +136,7 @@ export class GrpcServer {
       metrics.handling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
       if (code === status.INTERNAL) ctx.logger.error({ err: error }, 'rpc failed');
       else if (code === status.UNAVAILABLE) ctx.logger.warn({ err: error }, 'rpc failed: a backing store is unavailable');
-      else if (error !== undefined) ctx.logger.debug({ code: codeName(code), detail: (error as Error).message }, 'rpc refused');
+      else if (error !== undefined) ctx.logger.debug({ code: grpcCodeLabel(code), detail: (error as Error).message }, 'rpc refused');
       return error === undefined ? undefined : statusOfError(error);
     };
     const start = (call: IncomingCall) => {

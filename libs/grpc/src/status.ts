@@ -56,7 +56,3 @@ export function errorOfStatus(method: string, error: ServiceError): Error {
   if (kind) return new DomainError(kind, error.details || status[error.code]);
   return new RpcError(method, error.code, error.details);
 }
-
-export function codeName(code: status): string {
-  return status[code] ?? String(code);
-}

@@ -63,6 +63,29 @@ export class ServiceMetrics {
 }
 
 /**
+ * A store read that several gauges of one scrape share (each one's `collect` awaits it, so none is
+ * served a scrape late): callers while it runs get the same answer, and with `maxAgeMs` callers
+ * within that long of its end get it again, so that close scrapes read once. A failed read answers
+ * undefined, and the gauges keep what they last had: a scrape never fails because a store is away.
+ */
+export function sharedRead<T>(read: () => Promise<T>, maxAgeMs = 0): () => Promise<T | undefined> {
+  let current: Promise<T | undefined> | undefined;
+  let running = false;
+  let endedAt = 0;
+  return () => {
+    if (current && (running || Date.now() - endedAt < maxAgeMs)) return current;
+    running = true;
+    current = read()
+      .catch(() => undefined)
+      .finally(() => {
+        running = false;
+        endedAt = Date.now();
+      });
+    return current;
+  };
+}
+
+/**
  * `ota_ready`: 1 while the process answers its readiness probe, read when Prometheus scrapes, so
  * that a replica stuck not ready shows without kube-state-metrics.
  */

@@ -110,8 +110,12 @@ export function createApp(deps: GatewayDeps): Koa {
   });
   for (const addRoutes of API_ROUTES) addRoutes(api, deps);
   const devicePaths = deviceApiPaths(api.operations);
+  // Mounted after the middleware below; matched at request time, so that the metrics name the
+  // route pattern of a request refused before routing (413, the deadline's 503, shed load) or by
+  // method (405). `unmatched` only where no route has the path.
+  const routers = [healthRoutes(deps), consoleRoutes(deps), api.router];
+  const routePatternOf = (path: string) => routers.flatMap((router) => router.match(path, '').path).find((layer) => layer.methods.length > 0)?.path.toString() ?? 'unmatched';
 
-  let routePatternOf: (path: string) => string = () => 'unmatched';
   app.use(async (ctx, next) => {
     const requestId = requestIdFrom(ctx.get(REQUEST_ID_HEADER) || undefined);
     const traceparent = traceparentFrom(ctx.get(TRACEPARENT_HEADER) || undefined);
@@ -168,13 +172,7 @@ export function createApp(deps: GatewayDeps): Koa {
     ctx.body = openApiDocument;
   });
 
-  const routers = [healthRoutes(deps), consoleRoutes(deps), api.router];
   for (const router of routers) app.use(router.routes());
-  /**
-   * The route pattern of a path that no route served: refused before routing (413, the deadline's
-   * 503, shed load) or with another method (405). `unmatched` only where no route has the path.
-   */
-  routePatternOf = (path) => routers.flatMap((router) => router.match(path, '').path).find((layer) => layer.methods.length > 0)?.path.toString() ?? 'unmatched';
   // What no route served: a known path with another method is 405 with Allow (OPTIONS lists the
   // methods), anything else 404; both with a `detail`, as every error.
   app.use((ctx) => {

@@ -1,4 +1,4 @@
-import { boundedLabel, type ServiceMetrics } from '@ota/metrics';
+import { boundedLabel, sharedRead, type ServiceMetrics } from '@ota/metrics';
 import type { Deployment } from '../domain/model';
 import type { StatusCounts } from '../domain/status-counts';
 
@@ -40,18 +40,9 @@ export function rolloutMetrics(metrics: ServiceMetrics, figures: DeploymentFigur
   // Failures are served from 0 for every reason a label may hold, so that the first reports of a
   // burst count as an increase (OtaSignatureInvalidBurst), not as a series that starts high.
   for (const event of ['failed', 'rolled_back']) for (const reason of [...METRIC_FAILURE_REASONS, 'other', 'none']) reports.inc({ event, reason }, 0);
-  // The four gauges are read together, once per scrape (or per FIGURES_MAX_AGE_MS when scrapes
-  // come closer): each one's collect waits for the same read, so none is served a scrape late.
-  let readAt = 0;
-  let reading: Promise<void> | undefined;
-  const refresh = async () => {
-    if (Date.now() - readAt < FIGURES_MAX_AGE_MS) return;
-    reading ??= read().finally(() => {
-      readAt = Date.now();
-      reading = undefined;
-    });
-    await reading.catch(() => undefined);
-  };
+  // The four gauges are read together, once per scrape, or once per FIGURES_MAX_AGE_MS when
+  // scrapes come closer.
+  const refresh = sharedRead(() => read(), FIGURES_MAX_AGE_MS);
   const state = metrics.gauge('ota_deployment_state', '1 for each active or paused deployment, labelled with its state and, when paused, by whom (failure_threshold, reason_limit: a guardrail; person).', ['deployment_id', 'project_id', 'state', 'paused_by'], refresh);
   const percentage = metrics.gauge('ota_deployment_rollout_percentage', 'The rollout percentage of each active or paused deployment.', ['deployment_id', 'project_id'], refresh);
   const devices = metrics.gauge('ota_deployment_devices', 'Devices of each active or paused deployment, by rollout status.', ['deployment_id', 'project_id', 'status'], refresh);

@@ -1,4 +1,4 @@
-import type { ServiceMetrics } from '@ota/metrics';
+import { sharedRead, type ServiceMetrics } from '@ota/metrics';
 import type { DeliveryAttempt, DeliveryState } from '../domain/model';
 import { MongoWebhookStore } from './mongo/mongo-webhook-store';
 import type { TelemetryModels } from './mongo/models';
@@ -15,15 +15,15 @@ export class MeteredWebhookStore extends MongoWebhookStore {
     super(models, secrets);
     this.attempts = metrics.counter('ota_webhook_delivery_attempts_total', 'Webhook delivery attempts, by result (delivered; retrying: failed, tried again later; failed: failed, and the retry window is over).', ['result']);
     for (const result of ['delivered', 'retrying', 'failed']) this.attempts.inc({ result }, 0);
-    let pending: Promise<{ count: number; oldestCreatedAt: Date | null }> | undefined;
     // Both gauges come from one read per scrape.
-    const readPending = () => (pending ??= this.pendingDeliveries().finally(() => setImmediate(() => (pending = undefined))));
+    const readPending = sharedRead(() => this.pendingDeliveries());
     metrics.gauge('ota_webhook_pending_deliveries', 'Webhook deliveries waiting for their first or next attempt.', [], async (gauge) => {
-      gauge.set((await readPending()).count);
+      const pending = await readPending();
+      if (pending) gauge.set(pending.count);
     });
     metrics.gauge('ota_webhook_oldest_pending_delivery_age_seconds', 'How long the oldest pending webhook delivery has waited since its event (0 with none).', [], async (gauge) => {
-      const { oldestCreatedAt } = await readPending();
-      gauge.set(oldestCreatedAt ? Math.max(0, (Date.now() - oldestCreatedAt.getTime()) / 1000) : 0);
+      const pending = await readPending();
+      if (pending) gauge.set(pending.oldestCreatedAt ? Math.max(0, (Date.now() - pending.oldestCreatedAt.getTime()) / 1000) : 0);
     });
   }
 
