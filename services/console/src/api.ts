@@ -2,6 +2,9 @@
 // session cookie. Every mutating call carries the session's CSRF token; every failure becomes an
 // ApiError holding the API's own `detail`, which the pages show as they got it.
 
+import createClient from 'openapi-fetch';
+import type { paths } from '../generated/api';
+
 export const API = '/api/v1';
 
 /** A 422 `detail` entry (docs/api.md, "Errors"). */
@@ -42,48 +45,69 @@ export function whenSignedOut(listener: () => void): void {
   onSignedOut = listener;
 }
 
-export async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-  return (await requestWithHeaders<T>(method, path, body)).body;
+/** Every JSON call of the console: typed by the paths of the gateway's own OpenAPI document. */
+export const api = createClient<paths>({
+  headers: { accept: 'application/json' },
+  credentials: 'same-origin',
+  // Read at call time (not at load), and a connection that fails becomes the API's kind of error.
+  fetch: async (request) => {
+    try {
+      return await globalThis.fetch(request);
+    } catch {
+      throw new ApiError(0, 'the service cannot be reached; check the connection and try again');
+    }
+  },
+});
+
+api.use({
+  onRequest({ request }) {
+    if (request.method !== 'GET') request.headers.set('x-csrf-token', csrfToken);
+    return request;
+  },
+  onResponse({ request, response }) {
+    if (response.status === 401 && new URL(request.url).pathname !== `${API}/session/`) onSignedOut();
+    return response;
+  },
+});
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
 }
 
-/** `request`, with the answer's headers (a device page's `X-Total-Count`). */
-export async function requestWithHeaders<T>(method: string, path: string, body?: unknown): Promise<{ body: T; headers: Headers }> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET') headers['x-csrf-token'] = csrfToken;
-  let response: Response;
+/** A call's body, or an ApiError holding the API's `detail`. */
+export async function answer<T>(call: Promise<Answer<T>>): Promise<T> {
+  return (await answerWithHeaders(call)).body;
+}
+
+/** `answer`, with the answer's headers (a device page's `X-Total-Count`). */
+export async function answerWithHeaders<T>(call: Promise<Answer<T>>): Promise<{ body: T; headers: Headers }> {
+  let result: Answer<T>;
   try {
-    response = await fetch(`${API}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
-  } catch {
-    throw new ApiError(0, 'the service cannot be reached; check the connection and try again');
+    result = await call;
+  } catch (failure) {
+    if (failure instanceof ApiError) throw failure;
+    throw new ApiError(0, 'the service answered with a body that is not JSON');
   }
-  const text = await response.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = { detail: text.slice(0, 200) };
-  }
+  const { data, error, response } = result;
   if (!response.ok) {
-    if (response.status === 401 && path !== '/session/') onSignedOut();
-    throw new ApiError(response.status, detailOf(parsed, response.status));
+    const body = typeof error === 'string' ? { detail: error.slice(0, 200) || undefined } : error;
+    throw new ApiError(response.status, detailOf(body, response.status));
   }
-  return { body: parsed as T, headers: response.headers };
+  return { body: data as T, headers: response.headers };
 }
 
-export const get = <T>(path: string) => request<T>('GET', path);
-export const post = <T>(path: string, body: unknown = {}) => request<T>('POST', path, body);
-export const patch = <T>(path: string, body: unknown) => request<T>('PATCH', path, body);
-export const del = (path: string) => request<null>('DELETE', path);
+type UploadedArtifact = paths['/api/v1/projects/{id}/artifacts/']['post']['responses'][201]['content']['application/json'];
 
 /**
  * A multipart upload with progress: fetch cannot report upload progress, XMLHttpRequest can.
  * `onProgress` gets the share sent, 0 to 1.
  */
-export function upload<T>(path: string, form: FormData, onProgress: (share: number) => void): Promise<T> {
+export function uploadArtifact(projectId: string, form: FormData, onProgress: (share: number) => void): Promise<UploadedArtifact> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', `${API}${path}`);
+    xhr.open('POST', `${API}/projects/${encodeURIComponent(projectId)}/artifacts/`);
     xhr.setRequestHeader('x-csrf-token', csrfToken);
     xhr.setRequestHeader('accept', 'application/json');
     xhr.upload.onprogress = (event) => {
@@ -97,7 +121,7 @@ export function upload<T>(path: string, form: FormData, onProgress: (share: numb
       } catch {
         parsed = { detail: xhr.responseText.slice(0, 200) };
       }
-      if (xhr.status >= 200 && xhr.status < 300) resolve(parsed as T);
+      if (xhr.status >= 200 && xhr.status < 300) resolve(parsed as UploadedArtifact);
       else {
         if (xhr.status === 401) onSignedOut();
         reject(new ApiError(xhr.status, detailOf(parsed, xhr.status)));

@@ -1,16 +1,13 @@
 import { useQuery } from '@tanstack/react-query';
-import { get } from './api';
-import type { Channel, Group } from './types';
+import { answer, api } from './api';
 import { queryKeys } from './query-keys';
 
-export const projectPath = (projectId: string) => `/projects/${projectId}`;
-
 export function useChannels(projectId: string) {
-  return useQuery({ queryKey: queryKeys.channels(projectId), queryFn: () => get<Channel[]>(`${projectPath(projectId)}/channels/`) });
+  return useQuery({ queryKey: queryKeys.channels(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/channels/', { params: { path: { id: projectId } } })) });
 }
 
 export function useGroups(projectId: string) {
-  return useQuery({ queryKey: queryKeys.groups(projectId), queryFn: () => get<Group[]>(`${projectPath(projectId)}/groups/`) });
+  return useQuery({ queryKey: queryKeys.groups(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/groups/', { params: { path: { id: projectId } } })) });
 }
 
 /** Names by id, for showing a device's channel and groups. */

@@ -2,9 +2,15 @@
 // invalidates the same key the page that shows it reads, so neither can drift from the other.
 // A key's first element names what it holds; the rest narrow it (project, device, page, filter).
 
+/** Whose projects a list shows: a staff member names the owner, anyone else sees their own. */
+export interface ProjectOwner {
+  owner_id?: string;
+  email?: string;
+}
+
 export const queryKeys = {
   session: () => ['session'] as const,
-  projects: (ownerQuery?: string) => (ownerQuery === undefined ? (['projects'] as const) : (['projects', ownerQuery] as const)),
+  projects: (owner?: ProjectOwner) => (owner === undefined ? (['projects'] as const) : (['projects', owner] as const)),
   project: (projectId: string) => ['project', projectId] as const,
   personalTokens: () => ['personal-tokens'] as const,
   projectTokens: (projectId: string) => ['project-tokens', projectId] as const,
@@ -20,7 +26,7 @@ export const queryKeys = {
   deviceEvents: (deviceId: string) => ['device-events', deviceId] as const,
   deviceChecks: (deviceId: string) => ['device-checks', deviceId] as const,
   chipFamilies: (projectId: string) => ['chip-families', projectId] as const,
-  reach: (projectId: string, query: string) => ['reach', projectId, query] as const,
+  reach: (projectId: string, targets: { group_ids?: string; channel_ids?: string }) => ['reach', projectId, targets] as const,
   artifacts: (projectId: string) => ['artifacts', projectId] as const,
   signingKeys: (projectId: string) => ['signing-keys', projectId] as const,
   deployments: (projectId: string) => ['deployments', projectId] as const,
@@ -31,6 +37,6 @@ export const queryKeys = {
   statesPage: (deploymentId: string, status: string, offset: number) => ['states', deploymentId, status, offset] as const,
   preview: (deploymentId: string, version: readonly unknown[]) => ['preview', deploymentId, ...version] as const,
   webhooks: (projectId: string) => ['webhooks', projectId] as const,
-  deliveries: (path: string) => ['deliveries', path] as const,
+  deliveries: (webhookId: string) => ['deliveries', webhookId] as const,
   audit: (projectId: string, action: string, before: string | undefined) => ['audit', projectId, action, before] as const,
 };

@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import { ApiError, del, get, post, setCsrfToken, whenSignedOut } from './api';
+import { ApiError, answer, api, setCsrfToken, whenSignedOut } from './api';
 import type { Session } from './types';
 import { queryKeys } from './query-keys';
 
@@ -12,7 +12,7 @@ export function useSession() {
     queryKey: queryKeys.session(),
     queryFn: async () => {
       try {
-        const session = await get<Session>('/session/');
+        const session = await answer(api.GET('/api/v1/session/'));
         setCsrfToken(session.csrf_token);
         return session;
       } catch (error) {
@@ -25,13 +25,13 @@ export function useSession() {
 }
 
 export async function signIn(token: string): Promise<Session> {
-  const session = await post<Session>('/session/', { token });
+  const session = await answer(api.POST('/api/v1/session/', { body: { token } }));
   setCsrfToken(session.csrf_token);
   return session;
 }
 
 export async function signOut(): Promise<void> {
-  await del('/session/').catch(() => undefined);
+  await answer(api.DELETE('/api/v1/session/')).catch(() => undefined);
   setCsrfToken('');
 }
 

@@ -2,11 +2,10 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createColumnHelper } from '@tanstack/react-table';
 import { useState } from 'react';
 import { useParams } from 'react-router-dom';
-import { get, patch, upload } from '../api';
+import { answer, api, uploadArtifact } from '../api';
 import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp, formatBytes } from '../components/time';
-import { projectPath } from '../queries';
 import type { Artifact, ChipFamilyCount } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
 import { queryKeys } from '../query-keys';
@@ -17,7 +16,7 @@ const column = createColumnHelper<Artifact>();
 const OPTIONAL_TEXT_FIELDS = ['board_id', 'hardware_revision', 'partition_profile', 'security_mode', 'release_notes', 'signature'] as const;
 
 export function useArtifacts(projectId: string) {
-  return useQuery({ queryKey: queryKeys.artifacts(projectId), queryFn: () => get<Artifact[]>(`${projectPath(projectId)}/artifacts/`) });
+  return useQuery({ queryKey: queryKeys.artifacts(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/artifacts/', { params: { path: { id: projectId } } })) });
 }
 
 export function ArtifactsPage() {
@@ -26,7 +25,8 @@ export function ArtifactsPage() {
   const queryClient = useQueryClient();
   const artifacts = useArtifacts(projectId);
   const archive = useMutation({
-    mutationFn: (artifact: Artifact) => patch<Artifact>(`${projectPath(projectId)}/artifacts/${artifact.id}/`, { archived: !artifact.archived }),
+    mutationFn: (artifact: Artifact) =>
+      answer(api.PATCH('/api/v1/projects/{id}/artifacts/{aid}/', { params: { path: { id: projectId, aid: artifact.id } }, body: { archived: !artifact.archived } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) }),
   });
   const columns = [
@@ -81,7 +81,7 @@ function ChipFamilyNote({ typed, families }: { typed: string; families: ChipFami
 }
 
 function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: () => void }) {
-  const families = useQuery({ queryKey: queryKeys.chipFamilies(projectId), queryFn: () => get<ChipFamilyCount[]>(`${projectPath(projectId)}/chip-families/`) });
+  const families = useQuery({ queryKey: queryKeys.chipFamilies(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/chip-families/', { params: { path: { id: projectId } } })) });
   const [chipFamily, setChipFamily] = useState('');
   const [progress, setProgress] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -110,7 +110,7 @@ function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: 
           setDone(null);
           setProgress(0);
           try {
-            const artifact = await upload<Artifact>(`${projectPath(projectId)}/artifacts/`, form, setProgress);
+            const artifact = await uploadArtifact(projectId, form, setProgress);
             setDone(artifact);
             (event.target as HTMLFormElement).reset();
             setChipFamily('');

@@ -1,11 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router-dom';
-import { get } from '../api';
+import { answer, api } from '../api';
 import { LoadState } from '../components/feedback';
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
-import { namesById, projectPath, useChannels, useGroups } from '../queries';
+import { namesById, useChannels, useGroups } from '../queries';
 import type { AuditEvent } from '../types';
 import { useDevice } from './devices';
 import { queryKeys } from '../query-keys';
@@ -43,7 +43,10 @@ export function AuditPage() {
   const before = cursors.at(-1) ?? '';
   const page = useQuery({
     queryKey: queryKeys.audit(projectId, action, before),
-    queryFn: () => get<AuditEvent[]>(`${projectPath(projectId)}/audit/?limit=${PAGE_SIZE}${before ? `&before=${before}` : ''}${action ? `&action=${action}` : ''}`),
+    queryFn: () => {
+      const query = { limit: String(PAGE_SIZE), ...(before ? { before } : {}), ...(action ? { action } : {}) };
+      return answer(api.GET('/api/v1/projects/{id}/audit/', { params: { path: { id: projectId }, query } }));
+    },
   });
   const events = page.data ?? [];
   return (

@@ -2,12 +2,12 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createColumnHelper } from '@tanstack/react-table';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
-import { get, post } from '../api';
+import { answer, api } from '../api';
 import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp } from '../components/time';
-import { projectPath, useChannels, useGroups } from '../queries';
-import type { Deployment, Reach } from '../types';
+import { useChannels, useGroups } from '../queries';
+import type { Deployment } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
 import { useArtifacts } from './artifacts';
 import { queryKeys } from '../query-keys';
@@ -19,7 +19,7 @@ export function DeploymentsPage() {
   const writable = useProjectWrite(projectId);
   const deployments = useQuery({
     queryKey: queryKeys.deployments(projectId),
-    queryFn: () => get<Deployment[]>(`${projectPath(projectId)}/deployments/`),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/', { params: { path: { id: projectId } } })),
     refetchInterval: 5_000,
   });
   const columns = [
@@ -63,7 +63,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   const create = useMutation({
     mutationFn: () => {
       const { guardrails, stages } = protectionOf(protection);
-      return post<Deployment>(`${projectPath(projectId)}/deployments/`, {
+      const body = {
         artifact_id: artifactId,
         target_group_ids: groupIds,
         target_channel_ids: channelIds,
@@ -71,7 +71,8 @@ function CreateDeployment({ projectId }: { projectId: string }) {
         ...(stages ? { stages } : { rollout_percentage: percentage }),
         ...(guardrails ? { guardrails } : {}),
         ...(notes ? { notes } : {}),
-      });
+      };
+      return answer(api.POST('/api/v1/projects/{id}/deployments/', { params: { path: { id: projectId } }, body }));
     },
     onSuccess: async (deployment) => {
       await queryClient.invalidateQueries({ queryKey: queryKeys.deployments(projectId) });
@@ -80,12 +81,10 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   });
   const toggle = (list: string[], id: string) => (list.includes(id) ? list.filter((other) => other !== id) : [...list, id]);
   // How many devices these targets reach now, before anything is created.
-  const reachQuery = new URLSearchParams();
-  if (groupIds.length) reachQuery.set('group_ids', groupIds.join(','));
-  if (channelIds.length) reachQuery.set('channel_ids', channelIds.join(','));
+  const reachQuery = { ...(groupIds.length ? { group_ids: groupIds.join(',') } : {}), ...(channelIds.length ? { channel_ids: channelIds.join(',') } : {}) };
   const reach = useQuery({
-    queryKey: queryKeys.reach(projectId, reachQuery.toString()),
-    queryFn: () => get<Reach>(`${projectPath(projectId)}/reach/?${reachQuery}`),
+    queryKey: queryKeys.reach(projectId, reachQuery),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/reach/', { params: { path: { id: projectId }, query: reachQuery } })),
     placeholderData: (previous) => previous,
   });
   const planned = stagesOf(protection.stages);

@@ -1,12 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
-import { del, get, patch, post } from '../api';
+import { answer, api } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
 import { Timestamp } from '../components/time';
 import { MembershipEditor } from '../components/membership-editor';
 import { NamedOptions } from '../components/named-options';
-import { namesById, projectPath, useChannels, useGroups } from '../queries';
+import { namesById, useChannels, useGroups } from '../queries';
 import type { Decision, Device, DeviceEvent } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords } from '../words';
 import { OtaStatus } from './devices';
@@ -28,10 +28,10 @@ export function DevicePage() {
   const { projectId = '', deviceId = '' } = useParams();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const base = `${projectPath(projectId)}/devices/${deviceId}`;
-  const device = useQuery({ queryKey: queryKeys.device(deviceId), queryFn: () => get<Device>(`${base}/`), refetchInterval: 5_000 });
-  const reports = useQuery({ queryKey: queryKeys.deviceEvents(deviceId), queryFn: () => get<DeviceEvent[]>(`${base}/events/`), refetchInterval: 5_000 });
-  const decisions = useQuery({ queryKey: queryKeys.deviceChecks(deviceId), queryFn: () => get<Decision[]>(`${base}/check-events/`), refetchInterval: 5_000 });
+  const params = { path: { id: projectId, did: deviceId } };
+  const device = useQuery({ queryKey: queryKeys.device(deviceId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/devices/{did}/', { params })), refetchInterval: 5_000 });
+  const reports = useQuery({ queryKey: queryKeys.deviceEvents(deviceId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/devices/{did}/events/', { params })), refetchInterval: 5_000 });
+  const decisions = useQuery({ queryKey: queryKeys.deviceChecks(deviceId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/devices/{did}/check-events/', { params })), refetchInterval: 5_000 });
   const channels = useChannels(projectId);
   const groups = useGroups(projectId);
   const [rawToken, setRawToken] = useState('');
@@ -43,15 +43,17 @@ export function DevicePage() {
   const writable = useProjectWrite(projectId);
   const channelNames = namesById(channels.data);
   const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.device(deviceId) });
-  const update = useMutation({ mutationFn: (body: Partial<Pick<Device, 'active' | 'channel_id'>>) => patch<Device>(`${base}/`, body), onSuccess: refresh });
+  const update = useMutation({ mutationFn: (body: Partial<Pick<Device, 'active' | 'channel_id'>>) => answer(api.PATCH('/api/v1/projects/{id}/devices/{did}/', { params, body })), onSuccess: refresh });
   const toldDone = (text: string) => () => setDone(text);
   const membership = useMutation({
     mutationFn: ({ groupId, member }: { groupId: string; member: boolean }) =>
-      member ? post(`${projectPath(projectId)}/groups/${groupId}/members/`, { device_id: deviceId }) : del(`${projectPath(projectId)}/groups/${groupId}/members/${deviceId}/`),
+      member
+        ? answer(api.POST('/api/v1/projects/{id}/groups/{gid}/members/', { params: { path: { id: projectId, gid: groupId } }, body: { device_id: deviceId } }))
+        : answer(api.DELETE('/api/v1/projects/{id}/groups/{gid}/members/{did}/', { params: { path: { id: projectId, gid: groupId, did: deviceId } } })),
     onSuccess: refresh,
   });
-  const issueToken = useMutation({ mutationFn: () => post<{ token: string }>(`${base}/token/`), onSuccess: (answer) => setRawToken(answer.token) });
-  const revokeToken = useMutation({ mutationFn: () => del(`${base}/token/`) });
+  const issueToken = useMutation({ mutationFn: () => answer(api.POST('/api/v1/projects/{id}/devices/{did}/token/', { params })), onSuccess: (issued) => setRawToken(issued.token) });
+  const revokeToken = useMutation({ mutationFn: () => answer(api.DELETE('/api/v1/projects/{id}/devices/{did}/token/', { params })) });
   const chosenChannel = channelChoice || device.data?.channel_id || '';
   const groupNames = namesById(groups.data);
 
@@ -231,7 +233,7 @@ export function DevicePage() {
         danger
         onClose={() => setConfirmDelete(false)}
         onConfirm={async () => {
-          await del(`${base}/`);
+          await answer(api.DELETE('/api/v1/projects/{id}/devices/{did}/', { params }));
           await queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) });
           void navigate(`/projects/${projectId}/devices`);
         }}

@@ -1,16 +1,19 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router-dom';
-import { ApiError, get, post, requestWithHeaders } from '../api';
+import type { operations } from '../../generated/api';
+import { ApiError, answer, answerWithHeaders, api } from '../api';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { NamedOptions } from '../components/named-options';
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
-import { namesById, projectPath, useChannels, useGroups } from '../queries';
+import { namesById, useChannels, useGroups } from '../queries';
 import type { Device } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords } from '../words';
 import { useProjectWrite } from './projects';
 import { queryKeys } from '../query-keys';
+
+type DeviceQuery = NonNullable<operations['listDevices']['parameters']['query']>;
 
 export const DEVICE_PAGE_SIZE = 50;
 /** The most devices the API takes in one bulk membership change, and the largest page it serves. */
@@ -40,12 +43,12 @@ const FILTERS = ['q', 'active', 'group_id', 'channel_id', 'chip_family'] as cons
 
 /** One page of devices, read from the server, with every match counted. */
 export async function devicePage(projectId: string, filters: URLSearchParams, after: string, limit = DEVICE_PAGE_SIZE): Promise<{ devices: Device[]; total: number }> {
-  const query = new URLSearchParams();
-  for (const key of FILTERS) if (filters.get(key)) query.set(key, filters.get(key)!);
-  query.set('limit', String(limit));
-  if (after) query.set('after', after);
-  const answer = await requestWithHeaders<Device[]>('GET', `${projectPath(projectId)}/devices/?${query}`);
-  return { devices: answer.body, total: Number(answer.headers.get('x-total-count') ?? 0) };
+  const query: Record<string, string> = { limit: String(limit) };
+  if (after) query.after = after;
+  for (const key of FILTERS) if (filters.get(key)) query[key] = filters.get(key)!;
+  // The filters come from the URL as typed; the API answers a value it does not take with its own detail.
+  const page = await answerWithHeaders(api.GET('/api/v1/projects/{id}/devices/', { params: { path: { id: projectId }, query: query as DeviceQuery } }));
+  return { devices: page.body, total: Number(page.headers.get('x-total-count') ?? 0) };
 }
 
 export function DevicesPage() {
@@ -245,8 +248,9 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
       let changed = 0;
       for (let start = 0; start < ids.length; start += BULK_CHUNK) {
         setProgress(`${change === 'add' ? 'Adding' : 'Removing'}: ${start} of ${ids.length}…`);
-        const answer = await post<{ added: number; removed: number }>(`${projectPath(projectId)}/groups/${groupId}/members/changes/`, { [change]: ids.slice(start, start + BULK_CHUNK) });
-        changed += change === 'add' ? answer.added : answer.removed;
+        const body = { [change]: ids.slice(start, start + BULK_CHUNK) };
+        const counts = await answer(api.POST('/api/v1/projects/{id}/groups/{gid}/members/changes/', { params: { path: { id: projectId, gid: groupId } }, body }));
+        changed += change === 'add' ? counts.added : counts.removed;
       }
       const groupName = groups.data?.find((group) => group.id === groupId)?.name ?? 'the group';
       setProgress(`${change === 'add' ? `Added ${changed} devices to` : `Removed ${changed} devices from`} ${groupName}.`);
@@ -292,5 +296,5 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
 
 /** Reads a single device; used where only its name is needed (an audit line). */
 export function useDevice(projectId: string, id: string, enabled = true) {
-  return useQuery({ queryKey: queryKeys.device(id), queryFn: () => get<Device>(`${projectPath(projectId)}/devices/${id}/`), enabled, retry: false, staleTime: 60_000 });
+  return useQuery({ queryKey: queryKeys.device(id), queryFn: () => answer(api.GET('/api/v1/projects/{id}/devices/{did}/', { params: { path: { id: projectId, did: id } } })), enabled, retry: false, staleTime: 60_000 });
 }

@@ -1,11 +1,11 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router-dom';
-import { del, patch, post } from '../api';
+import { answer, api } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
 import { InlineForm } from '../components/inline-form';
 import { Timestamp } from '../components/time';
-import { projectPath, useChannels, useGroups } from '../queries';
+import { useChannels, useGroups } from '../queries';
 import type { Channel, Group } from '../types';
 import { devicePage } from './devices';
 import { ReadOnlyNote, useProjectWrite } from './projects';
@@ -38,9 +38,12 @@ function NamedRow({ projectId, item, writable }: { projectId: string; item: Name
   const queryClient = useQueryClient();
   const [renaming, setRenaming] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  const path = `${projectPath(projectId)}/${item.kind === 'group' ? 'groups' : 'channels'}/${item.id}/`;
   const refresh = () => queryClient.invalidateQueries({ queryKey: item.kind === 'group' ? queryKeys.groups(projectId) : queryKeys.channels(projectId) });
-  const rename = useMutation({ mutationFn: (name: string) => patch(path, { name }), onSuccess: () => Promise.all([refresh(), setRenaming(false)]) });
+  const rename = useMutation({ mutationFn: (name: string): Promise<unknown> =>
+      item.kind === 'group'
+        ? answer(api.PATCH('/api/v1/projects/{id}/groups/{gid}/', { params: { path: { id: projectId, gid: item.id } }, body: { name } }))
+        : answer(api.PATCH('/api/v1/projects/{id}/channels/{cid}/', { params: { path: { id: projectId, cid: item.id } }, body: { name } })),
+    onSuccess: () => Promise.all([refresh(), setRenaming(false)]) });
   const count = item.kind === 'group' ? item.member_count : item.device_count;
   const filter = item.kind === 'group' ? `group_id=${item.id}` : `channel_id=${item.id}`;
   return (
@@ -74,7 +77,9 @@ function NamedRow({ projectId, item, writable }: { projectId: string; item: Name
         typeToConfirm={count > 0 ? item.name : undefined}
         onClose={() => setDeleting(false)}
         onConfirm={async () => {
-          await del(path);
+          await (item.kind === 'group'
+            ? answer(api.DELETE('/api/v1/projects/{id}/groups/{gid}/', { params: { path: { id: projectId, gid: item.id } } }))
+            : answer(api.DELETE('/api/v1/projects/{id}/channels/{cid}/', { params: { path: { id: projectId, cid: item.id } } })));
           await Promise.all([refresh(), queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) })]);
         }}
       >
@@ -97,11 +102,11 @@ export function GroupsAndChannelsPage() {
   const groups = useGroups(projectId);
   const channels = useChannels(projectId);
   const createGroup = useMutation({
-    mutationFn: (name: string) => post(`${projectPath(projectId)}/groups/`, { name }),
+    mutationFn: (name: string) => answer(api.POST('/api/v1/projects/{id}/groups/', { params: { path: { id: projectId } }, body: { name } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) }),
   });
   const createChannel = useMutation({
-    mutationFn: (name: string) => post(`${projectPath(projectId)}/channels/`, { name }),
+    mutationFn: (name: string) => answer(api.POST('/api/v1/projects/{id}/channels/', { params: { path: { id: projectId } }, body: { name } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.channels(projectId) }),
   });
   return (
@@ -159,7 +164,8 @@ export function GroupPage() {
     enabled: search.length > 0,
   });
   const change = useMutation({
-    mutationFn: (body: { add?: string[]; remove?: string[] }) => post(`${projectPath(projectId)}/groups/${groupId}/members/changes/`, body),
+    mutationFn: (body: { add?: string[]; remove?: string[] }) =>
+      answer(api.POST('/api/v1/projects/{id}/groups/{gid}/members/changes/', { params: { path: { id: projectId, gid: groupId } }, body })),
     onSuccess: () => Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) }), queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) })]),
   });
   const total = members.data?.total ?? 0;

@@ -1,16 +1,16 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useSearchParams } from 'react-router-dom';
-import { del, get, post } from '../api';
+import { answer, api } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp } from '../components/time';
 import { useSession } from '../session';
 import type { Project } from '../types';
 import { InlineForm } from '../components/inline-form';
-import { queryKeys } from '../query-keys';
+import { queryKeys, type ProjectOwner } from '../query-keys';
 
 export function useProject(projectId: string) {
-  return useQuery({ queryKey: queryKeys.project(projectId), queryFn: () => get<Project>(`/projects/${projectId}/`) });
+  return useQuery({ queryKey: queryKeys.project(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/', { params: { path: { id: projectId } } })) });
 }
 
 /**
@@ -42,7 +42,7 @@ export function ProjectsPage() {
   return (
     <>
       <h1>Projects</h1>
-      <ProjectList ownerQuery={session.user.is_staff ? `?owner_id=${session.user.id}` : ''} own />
+      <ProjectList owner={session.user.is_staff ? { owner_id: session.user.id } : {}} own />
       <CreateProject />
       {session.user.is_staff && (
         <section aria-labelledby="customers">
@@ -52,7 +52,7 @@ export function ProjectsPage() {
             email={customer}
             onLookup={(email) => setSearchParams(email ? { owner_email: email } : {})}
           />
-          {customer && <ProjectList ownerQuery={`?email=${encodeURIComponent(customer)}`} own={false} />}
+          {customer && <ProjectList owner={{ email: customer }} own={false} />}
         </section>
       )}
     </>
@@ -70,9 +70,9 @@ function CustomerLookup({ email, onLookup }: { email: string; onLookup: (email: 
   );
 }
 
-function ProjectList({ ownerQuery, own }: { ownerQuery: string; own: boolean }) {
+function ProjectList({ owner, own }: { owner: ProjectOwner; own: boolean }) {
   const queryClient = useQueryClient();
-  const projects = useQuery({ queryKey: queryKeys.projects(ownerQuery), queryFn: () => get<Project[]>(`/projects/${ownerQuery}`) });
+  const projects = useQuery({ queryKey: queryKeys.projects(owner), queryFn: () => answer(api.GET('/api/v1/projects/', { params: { query: owner } })) });
   const [deleting, setDeleting] = useState<Project | null>(null);
   return (
     <>
@@ -107,7 +107,7 @@ function ProjectList({ ownerQuery, own }: { ownerQuery: string; own: boolean }) 
         typeToConfirm={deleting?.name}
         onClose={() => setDeleting(null)}
         onConfirm={async () => {
-          await del(`/projects/${deleting!.id}/`);
+          await answer(api.DELETE('/api/v1/projects/{id}/', { params: { path: { id: deleting!.id } } }));
           await queryClient.invalidateQueries({ queryKey: queryKeys.projects() });
         }}
       >
@@ -121,7 +121,7 @@ function CreateProject() {
   const queryClient = useQueryClient();
   const [name, setName] = useState('');
   const create = useMutation({
-    mutationFn: () => post<Project>('/projects/', { name }),
+    mutationFn: () => answer(api.POST('/api/v1/projects/', { body: { name } })),
     onSuccess: () => {
       setName('');
       void queryClient.invalidateQueries({ queryKey: queryKeys.projects() });

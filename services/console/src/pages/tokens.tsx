@@ -1,10 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useParams } from 'react-router-dom';
-import { del, get, post } from '../api';
+import { answer, api } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
 import { Timestamp } from '../components/time';
-import { projectPath } from '../queries';
 import { noteSignedOutBecause, useSession } from '../session';
 import type { SigningKey, Token, TokenCreated } from '../types';
 import { InlineForm } from '../components/inline-form';
@@ -25,17 +24,38 @@ function revokeConsequence(token: Token, signedInWith: boolean, livePersonal: nu
 }
 
 /** A list of tokens with create (raw token shown once) and revoke; `scopes` offers a scope choice. */
-function TokenList({ path, queryKey, scopes, writable = true }: { path: string; queryKey: readonly string[]; scopes?: Array<'api' | 'device'>; writable?: boolean }) {
+/** Where a token list lives: the signed-in person's own tokens, or a project's. */
+interface TokenCalls {
+  list: () => Promise<Token[]>;
+  create: (name: string, scope: 'api' | 'device') => Promise<TokenCreated>;
+  revoke: (tokenId: string) => Promise<unknown>;
+}
+
+const personalTokenCalls: TokenCalls = {
+  list: () => answer(api.GET('/api/v1/me/tokens/')),
+  create: (name) => answer(api.POST('/api/v1/me/tokens/', { body: { name } })),
+  revoke: (tid) => answer(api.DELETE('/api/v1/me/tokens/{tid}/', { params: { path: { tid } } })),
+};
+
+function projectTokenCalls(id: string): TokenCalls {
+  return {
+    list: () => answer(api.GET('/api/v1/projects/{id}/tokens/', { params: { path: { id } } })),
+    create: (name, scope) => answer(api.POST('/api/v1/projects/{id}/tokens/', { params: { path: { id } }, body: { name, scope } })),
+    revoke: (tid) => answer(api.DELETE('/api/v1/projects/{id}/tokens/{tid}/', { params: { path: { id, tid } } })),
+  };
+}
+
+function TokenList({ calls, queryKey, scopes, writable = true }: { calls: TokenCalls; queryKey: readonly string[]; scopes?: Array<'api' | 'device'>; writable?: boolean }) {
   const queryClient = useQueryClient();
   const session = useSession().data;
-  const tokens = useQuery({ queryKey, queryFn: () => get<Token[]>(path) });
+  const tokens = useQuery({ queryKey, queryFn: calls.list });
   const [name, setName] = useState('');
   const [scope, setScope] = useState<'api' | 'device'>(scopes?.[0] ?? 'api');
   const [raw, setRaw] = useState('');
   const [revoking, setRevoking] = useState<Token | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey });
   const create = useMutation({
-    mutationFn: () => post<TokenCreated>(path, scopes ? { name, scope } : { name }),
+    mutationFn: () => calls.create(name, scope),
     onSuccess: (token) => {
       setRaw(token.token);
       setName('');
@@ -109,7 +129,7 @@ function TokenList({ path, queryKey, scopes, writable = true }: { path: string; 
         onConfirm={async () => {
           const token = revoking!;
           if (isSessionToken(token)) noteSignedOutBecause(`You revoked the token this console was signed in with (${token.name}, ${token.prefix}…). Sign in with another personal token.`);
-          await del(`${path}${token.id}/`);
+          await calls.revoke(token.id);
           await refresh();
         }}
       >
@@ -125,7 +145,7 @@ export function PersonalTokensPage() {
     <>
       <h1>Personal tokens</h1>
       <p className="muted">A personal token acts for you on every project of yours. The one this console signed in with is marked; revoking it ends this session.</p>
-      <TokenList path="/me/tokens/" queryKey={queryKeys.personalTokens()} />
+      <TokenList calls={personalTokenCalls} queryKey={queryKeys.personalTokens()} />
     </>
   );
 }
@@ -140,7 +160,7 @@ export function ProjectTokensPage() {
         <strong>api</strong> tokens call the developer API of this project (CI); <strong>device</strong> tokens only call the device API, and are the ones to flash
         onto a fleet.
       </p>
-      <TokenList path={`${projectPath(projectId)}/tokens/`} queryKey={queryKeys.projectTokens(projectId)} scopes={['api', 'device']} writable={writable} />
+      <TokenList calls={projectTokenCalls(projectId)} queryKey={queryKeys.projectTokens(projectId)} scopes={['api', 'device']} writable={writable} />
       <SigningKeys projectId={projectId} writable={writable} />
     </>
   );
@@ -148,14 +168,13 @@ export function ProjectTokensPage() {
 
 function SigningKeys({ projectId, writable }: { projectId: string; writable: boolean }) {
   const queryClient = useQueryClient();
-  const path = `${projectPath(projectId)}/signing-keys/`;
-  const keys = useQuery({ queryKey: queryKeys.signingKeys(projectId), queryFn: () => get<SigningKey[]>(path) });
+  const keys = useQuery({ queryKey: queryKeys.signingKeys(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/signing-keys/', { params: { path: { id: projectId } } })) });
   const [name, setName] = useState('');
   const [publicKey, setPublicKey] = useState('');
   const [removing, setRemoving] = useState<SigningKey | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.signingKeys(projectId) });
   const add = useMutation({
-    mutationFn: () => post<SigningKey>(path, { name, public_key: publicKey.trim() }),
+    mutationFn: () => answer(api.POST('/api/v1/projects/{id}/signing-keys/', { params: { path: { id: projectId } }, body: { name, public_key: publicKey.trim() } })),
     onSuccess: () => {
       setName('');
       setPublicKey('');
@@ -210,7 +229,7 @@ function SigningKeys({ projectId, writable }: { projectId: string; writable: boo
         danger
         onClose={() => setRemoving(null)}
         onConfirm={async () => {
-          await del(`${path}${removing!.id}/`);
+          await answer(api.DELETE('/api/v1/projects/{id}/signing-keys/{key_id}/', { params: { path: { id: projectId, key_id: removing!.id } } }));
           await refresh();
         }}
       >

@@ -2,12 +2,11 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useParams } from 'react-router-dom';
 import type { operations } from '../../generated/api';
-import { del, get, post } from '../api';
+import { answer, api } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../components/feedback';
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
-import { projectPath } from '../queries';
-import type { Webhook, WebhookCreated, WebhookDelivery } from '../types';
+import type { Webhook, WebhookDelivery } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
 import { queryKeys } from '../query-keys';
 
@@ -34,8 +33,7 @@ export function WebhooksPage() {
   const { projectId = '' } = useParams();
   const queryClient = useQueryClient();
   const writable = useProjectWrite(projectId);
-  const path = `${projectPath(projectId)}/webhooks/`;
-  const webhooks = useQuery({ queryKey: queryKeys.webhooks(projectId), queryFn: () => get<Webhook[]>(path) });
+  const webhooks = useQuery({ queryKey: queryKeys.webhooks(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/webhooks/', { params: { path: { id: projectId } } })) });
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<EventKind[]>(['deployment.paused', 'deployment.guardrail_tripped']);
   const [secret, setSecret] = useState('');
@@ -43,7 +41,7 @@ export function WebhooksPage() {
   const [open, setOpen] = useState('');
   const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.webhooks(projectId) });
   const create = useMutation({
-    mutationFn: () => post<WebhookCreated>(path, { url: url.trim(), events }),
+    mutationFn: () => answer(api.POST('/api/v1/projects/{id}/webhooks/', { params: { path: { id: projectId } }, body: { url: url.trim(), events } })),
     onSuccess: (created) => {
       setSecret(created.secret);
       setUrl('');
@@ -76,7 +74,7 @@ export function WebhooksPage() {
                   </button>
                 )}
               </div>
-              {open === webhook.id && <Deliveries path={`${path}${webhook.id}/deliveries/`} />}
+              {open === webhook.id && <Deliveries projectId={projectId} webhookId={webhook.id} />}
             </li>
           ))}
         </ul>
@@ -122,7 +120,7 @@ export function WebhooksPage() {
         danger
         onClose={() => setDeleting(null)}
         onConfirm={async () => {
-          await del(`${path}${deleting!.id}/`);
+          await answer(api.DELETE('/api/v1/projects/{id}/webhooks/{wid}/', { params: { path: { id: projectId, wid: deleting!.id } } }));
           await refresh();
         }}
       >
@@ -137,8 +135,12 @@ export function WebhooksPage() {
 const DELIVERY_WORDS: Record<WebhookDelivery['state'], string> = { pending: 'retrying', delivered: 'delivered', failed: 'given up' };
 
 /** A webhook's delivery log, newest first, refreshed while it is open. */
-function Deliveries({ path }: { path: string }) {
-  const deliveries = useQuery({ queryKey: queryKeys.deliveries(path), queryFn: () => get<WebhookDelivery[]>(path), refetchInterval: 5_000 });
+function Deliveries({ projectId, webhookId }: { projectId: string; webhookId: string }) {
+  const deliveries = useQuery({
+    queryKey: queryKeys.deliveries(webhookId),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/webhooks/{wid}/deliveries/', { params: { path: { id: projectId, wid: webhookId } } })),
+    refetchInterval: 5_000,
+  });
   return (
     <LoadState loading={deliveries.isLoading} error={deliveries.error} empty={deliveries.data?.length === 0 && 'Nothing sent yet.'}>
       <PlainTable caption="Deliveries" headers={['Event', 'State', 'Attempts', 'Last answer', 'Next attempt', 'Created']}>

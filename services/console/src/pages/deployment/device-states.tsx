@@ -1,11 +1,11 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link } from 'react-router-dom';
-import { get, requestWithHeaders } from '../../api';
+import { answer, answerWithHeaders, api } from '../../api';
 import { LoadState, StaleNote } from '../../components/feedback';
 import { PlainTable } from '../../components/plain-table';
 import { Timestamp } from '../../components/time';
-import { ROLLOUT_STATUSES, type Deployment, type Device, type DeviceState } from '../../types';
+import { ROLLOUT_STATUSES, type Deployment, type Device } from '../../types';
 import { ROLLOUT_STATUS_WORDS, reasonWords, statusWords } from '../../words';
 import { queryKeys } from '../../query-keys';
 
@@ -22,8 +22,9 @@ export function DeviceStates({ deployment: d, refreshMs }: { deployment: Deploym
   const page = useQuery({
     queryKey: queryKeys.statesPage(d.id, status, offset),
     queryFn: async () => {
-      const answer = await requestWithHeaders<DeviceState[]>('GET', `${base}/deployments/${d.id}/states/?limit=${PAGE}&offset=${offset}${status ? `&status=${status}` : ''}`);
-      return { states: answer.body, total: Number(answer.headers.get('x-total-count') ?? 0) };
+      const query = { limit: String(PAGE), offset: String(offset), ...(status ? { status } : {}) };
+      const states = await answerWithHeaders(api.GET('/api/v1/projects/{id}/deployments/{did}/states/', { params: { path: { id: d.project_id, did: d.id }, query } }));
+      return { states: states.body, total: Number(states.headers.get('x-total-count') ?? 0) };
     },
     refetchInterval: refreshMs,
     placeholderData: keepPreviousData,
@@ -31,7 +32,10 @@ export function DeviceStates({ deployment: d, refreshMs }: { deployment: Deploym
   const ids = (page.data?.states ?? []).map((state) => state.device_id);
   const names = useQuery({
     queryKey: queryKeys.deviceNames(ids),
-    queryFn: async () => new Map((await get<Device[]>(`${base}/devices/?ids=${ids.join(',')}`)).map((device) => [device.id, device.device_id])),
+    queryFn: async () => {
+      const devices = await answer(api.GET('/api/v1/projects/{id}/devices/', { params: { path: { id: d.project_id }, query: { ids: ids.join(',') } } }));
+      return new Map(devices.map((device) => [device.id, device.device_id]));
+    },
     enabled: ids.length > 0,
     staleTime: 60_000,
   });

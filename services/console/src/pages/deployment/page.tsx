@@ -1,10 +1,10 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router-dom';
-import { get } from '../../api';
+import { answer, api } from '../../api';
 import { LoadState, StaleNote } from '../../components/feedback';
 import { RelativeTime, Timestamp } from '../../components/time';
-import { namesById, projectPath, useChannels, useGroups } from '../../queries';
-import type { Deployment, DeploymentSummary, Guardrails } from '../../types';
+import { namesById, useChannels, useGroups } from '../../queries';
+import type { Deployment, Guardrails } from '../../types';
 import { ReadOnlyNote, useProjectWrite } from '../projects';
 import { DeviceStates } from './device-states';
 import { Preview } from './preview';
@@ -18,10 +18,10 @@ export function DeploymentPage() {
   const { projectId = '', deploymentId = '' } = useParams();
   const queryClient = useQueryClient();
   const writable = useProjectWrite(projectId);
-  const base = `${projectPath(projectId)}/deployments/${deploymentId}`;
-  const deployment = useQuery({ queryKey: queryKeys.deployment(deploymentId), queryFn: () => get<Deployment>(`${base}/`), refetchInterval: (query) => (ended(query.state.data) ? false : REFRESH_MS) });
+  const params = { path: { id: projectId, did: deploymentId } };
+  const deployment = useQuery({ queryKey: queryKeys.deployment(deploymentId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/{did}/', { params })), refetchInterval: (query) => (ended(query.state.data) ? false : REFRESH_MS) });
   const isEnded = ended(deployment.data);
-  const summary = useQuery({ queryKey: queryKeys.summary(deploymentId), queryFn: () => get<DeploymentSummary>(`${base}/summary/`), refetchInterval: isEnded ? false : REFRESH_MS });
+  const summary = useQuery({ queryKey: queryKeys.summary(deploymentId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/{did}/summary/', { params })), refetchInterval: isEnded ? false : REFRESH_MS });
   const groups = useGroups(projectId);
   const channels = useChannels(projectId);
   const refresh = () => Promise.all([queryKeys.deployment(deploymentId), queryKeys.summary(deploymentId), queryKeys.states(deploymentId)].map((queryKey) => queryClient.invalidateQueries({ queryKey })));

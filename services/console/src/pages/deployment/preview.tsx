@@ -1,8 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
-import { get } from '../../api';
+import { answer, api } from '../../api';
 import { BusyButton, ErrorNote } from '../../components/feedback';
 import { PreviewBar } from '../../components/rollout-bar';
-import { PREVIEW_OUTCOMES, type Deployment, type DeploymentPreview } from '../../types';
+import { PREVIEW_OUTCOMES, type Deployment } from '../../types';
 import { PREVIEW_OUTCOME_WORDS } from '../../words';
 import { queryKeys } from '../../query-keys';
 
@@ -14,7 +14,7 @@ import { queryKeys } from '../../query-keys';
 export function Preview({ deployment: d, reach }: { deployment: Deployment; reach: number | undefined }) {
   const preview = useQuery({
     queryKey: queryKeys.preview(d.id, [d.state, d.rollout_percentage, d.updated_at]),
-    queryFn: () => get<DeploymentPreview>(`/projects/${d.project_id}/deployments/${d.id}/preview/`),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/{did}/preview/', { params: { path: { id: d.project_id, did: d.id } } })),
     enabled: false,
   });
   const data = preview.data;

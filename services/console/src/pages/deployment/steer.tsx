@@ -1,6 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
-import { post } from '../../api';
+import type { operations } from '../../../generated/api';
+import { answer, api } from '../../api';
 import { BusyButton, ConfirmDialog, ErrorNote } from '../../components/feedback';
 import { InlineForm } from '../../components/inline-form';
 import type { Deployment, DeploymentState } from '../../types';
@@ -23,11 +24,13 @@ const LABELS: Record<Action, string> = { start: 'Start', pause: 'Pause', resume:
  * ends; cancel wants the build number typed. A start or resume that reaches the whole project asks
  * with the device count.
  */
+type Transition = operations['transitionDeployment']['requestBody']['content']['application/json'];
+
 export function Steer({ deployment: d, reach, onChanged }: { deployment: Deployment; reach: number | undefined; onChanged: () => Promise<unknown> }) {
   const [percentage, setPercentage] = useState<number | ''>('');
   const [asking, setAsking] = useState<'start' | 'resume' | 'complete' | 'cancel' | null>(null);
   const transition = useMutation({
-    mutationFn: (body: { action: string; rollout_percentage?: number; confirm_all?: boolean }) => post<Deployment>(`/projects/${d.project_id}/deployments/${d.id}/transition/`, body),
+    mutationFn: (body: Transition) => answer(api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: { path: { id: d.project_id, did: d.id } }, body })),
     onSuccess: onChanged,
   });
   const untargeted = d.target_group_ids.length === 0 && d.target_channel_ids.length === 0;
