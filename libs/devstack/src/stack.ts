@@ -132,7 +132,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const mongoPort = localMongo ? await plan('FerretDB', DEFAULT_PORTS.mongo, `${movable('LOCAL_FERRETDB_PORT')}, or point MONGODB_URI at that server on purpose`, servers.mongo) : undefined;
     const natsPort = options.env.NATS_URL ? undefined : await plan('nats-server', DEFAULT_PORTS.nats, `${movable('LOCAL_NATS_PORT')}, or point NATS_URL at that server on purpose`, servers.nats);
     const s3Port = options.env.S3_ENDPOINT ? undefined : await plan('s3rver', DEFAULT_PORTS.s3, movable('LOCAL_S3_PORT'), servers.s3);
-    const services = ['registry', 'artifacts', 'telemetry', 'rollout'] as const;
+    // Registry loads its check views from rollout and artifacts before it serves: it starts after them.
+    const services = ['artifacts', 'telemetry', 'rollout', 'registry'] as const;
     const servicePorts = {} as Record<(typeof services)[number] | 'gateway', PlannedPort>;
     const metricsPorts = {} as Record<(typeof services)[number] | 'gateway', PlannedPort>;
     for (const name of services) servicePorts[name] = await plan(`the ${name} service`, DEFAULT_PORTS[name], servicesRemedy);

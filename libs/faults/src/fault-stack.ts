@@ -9,9 +9,9 @@ export const SERVICES = ['registry', 'artifacts', 'rollout', 'telemetry', 'gatew
 export interface FaultStack {
   stack: RunningStack;
   /**
-   * Two gateways: the stack's own, and a second one whose rollout calls go to a second rollout
-   * replica (`rollout-2`, `gateway-2`). Comparing their answers shows whether the two replicas'
-   * in-memory views agree.
+   * Two gateways: the stack's own, and a second one whose calls go to a second registry replica,
+   * which confirms its offers with a second rollout replica (`gateway-2`, `registry-2`,
+   * `rollout-2`). Comparing their answers shows whether the two replicas' in-memory views agree.
    */
   gatewayUrls: [string, string];
   logDir: string;
@@ -49,11 +49,27 @@ export async function startFaultStack(rootDir: string, serviceEnv: NodeJS.Proces
     extras.set('rollout-2', { process: rollout2, port: rolloutPort });
     await waitForPort(HOST, rolloutPort, rollout2, 60_000);
 
+    const registryPort = await freePort();
+    const registryEnv: NodeJS.ProcessEnv = {
+      ...stack.gatewayEnv,
+      MONGODB_DATABASE: `${databasePrefix}registry`,
+      GRPC_HOST: HOST,
+      GRPC_PORT: String(registryPort),
+      METRICS_PORT: String(await freePort()),
+      ROLLOUT_ADDR: `${HOST}:${rolloutPort}`,
+      // As for rollout-2: what this replica's check views learn, they learn over NATS or on reconnect.
+      VIEW_RELOAD_INTERVAL_MS: '3600000',
+    };
+    const registry2 = startProcess('registry-2', process.execPath, [join(rootDir, 'services', 'registry', 'dist', 'main.js')], registryEnv, { kind: 'file', path: join(logDir, 'registry-2.log') });
+    extras.set('registry-2', { process: registry2, port: registryPort });
+    await waitForPort(HOST, registryPort, registry2, 90_000);
+
     const gatewayPort = await freePort();
     const gatewayEnv: NodeJS.ProcessEnv = {
       ...stack.gatewayEnv,
       GATEWAY_PORT: String(gatewayPort),
       METRICS_PORT: String(await freePort()),
+      REGISTRY_ADDR: `${HOST}:${registryPort}`,
       ROLLOUT_ADDR: `${HOST}:${rolloutPort}`,
     };
     const gateway2 = startProcess('gateway-2', process.execPath, [join(rootDir, 'services', 'gateway', 'dist', 'main.js')], gatewayEnv, { kind: 'file', path: join(logDir, 'gateway-2.log') });

@@ -16,7 +16,7 @@ const DEADLINE_MS = REQUEST_TIMEOUT_MS + 5_000;
 const TRANSFER_DEADLINE_MS = 120_000;
 const RECOVERY_LIMIT_MS = 120_000;
 /** Every process of the fault stack that holds a MongoDB connection, by its log's name. */
-const STORE_CLIENTS = ['registry', 'artifacts', 'rollout', 'rollout-2', 'telemetry', 'gateway', 'gateway-2'];
+const STORE_CLIENTS = ['registry', 'registry-2', 'artifacts', 'rollout', 'rollout-2', 'telemetry', 'gateway', 'gateway-2'];
 
 let faults: FaultStack;
 let load: MixedLoad;
@@ -96,7 +96,7 @@ async function crash(name: string, downMs: number, whileDown?: () => Promise<voi
 }
 
 beforeAll(async () => {
-  progress('starting the stack (FerretDB on PostgreSQL, nats-server, s3rver, the services, a second rollout replica and gateway)');
+  progress('starting the stack (FerretDB on PostgreSQL, nats-server, s3rver, the services, a second registry, rollout and gateway)');
   // Webhook receivers here listen on 127.0.0.1, and a delivery whose attempt died with telemetry is
   // tried again 3 + 5 s later (its claim lapses after WEBHOOK_TIMEOUT_MS and 5 s).
   faults = await startFaultStack(rootDir, { WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true', WEBHOOK_RETRY_BASE_MS: '500', WEBHOOK_TIMEOUT_MS: '3000', WEBHOOK_POLL_INTERVAL_MS: '200' });
@@ -196,7 +196,7 @@ describe('under a mixed fleet and developer load', () => {
     if (reopened.length > 0) progress(`MongoDB client reopened after the driver stopped checking: ${reopened.join(', ')}`);
   });
 
-  test('NATS stopped for 30 s: a pause made meanwhile reaches the other rollout replica, and the two views agree again', async () => {
+  test('NATS stopped for 30 s: a pause made meanwhile reaches the other registry and rollout replicas, and the two views agree again', async () => {
     const paused = load.deployments.at(-1)!;
     load.holdReleases = true;
     await crash('nats', 30_000, async () => {

@@ -54,5 +54,9 @@ export class RpcError extends Error {
 export function errorOfStatus(method: string, error: ServiceError): Error {
   const kind = KIND_OF_CODE.get(error.code);
   if (kind) return new DomainError(kind, error.details || status[error.code]);
+  // A replica of the release before, during a rolling upgrade, does not serve a method this
+  // release added (docs/architecture.md, "Changing a message between releases"): the caller
+  // retries once the roll has reached it, as for any peer that is away.
+  if (error.code === status.UNIMPLEMENTED) return new DomainError('Unavailable', `${method} is not served by this replica yet (an upgrade in progress); retry later`);
   return new RpcError(method, error.code, error.details);
 }

@@ -93,6 +93,21 @@ export interface HardwareProfile {
   securityMode: string;
 }
 
+/**
+ * What a device reported of its hardware in one request: framework and chip always, each other
+ * dimension `undefined` when the request left it out. The one spelling of "not reported" from
+ * the HTTP body to the decision (a proto message's unset optional field reads as `undefined` too).
+ */
+export interface ReportedHardware {
+  framework: string;
+  chipFamily: string;
+  boardId?: string | undefined;
+  hardwareRevision?: string | undefined;
+  partitionProfile?: string | undefined;
+  nvsSchemaVersion?: number | undefined;
+  securityMode?: string | undefined;
+}
+
 /** A device's hardware as the device API, the HTTP answers and the registry's documents spell it. */
 export interface HardwareProfileFields {
   framework: string;

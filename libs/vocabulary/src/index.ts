@@ -24,6 +24,13 @@ export function statusOfEvent(event: string): RolloutStatus | undefined {
 export const CHECK_STATUSES = ['offered', 'up_to_date', 'no_compatible_build', 'device_inactive', 'over_limit', 'not_in_rollout', 'no_active_deployment', 'token_required'] as const;
 export type CheckStatus = (typeof CHECK_STATUSES)[number];
 
+/** The messages of the check statuses answered before any deployment is looked at. */
+export const CHECK_MESSAGES = {
+  over_limit: "the owner's plan device cap is reached; the device was not registered",
+  device_inactive: 'the device is deactivated',
+  token_required: 'this device has its own token: check with it, not with the project token',
+} as const satisfies Partial<Record<CheckStatus, string>>;
+
 /** What a preview says a check of one device would answer: check statuses, and two of its own. */
 export const PREVIEW_OUTCOMES = ['offered', 'up_to_date', 'not_in_rollout', 'no_compatible_build', 'device_inactive', 'not_targeted', 'unknown_hardware'] as const satisfies ReadonlyArray<CheckStatus | 'not_targeted' | 'unknown_hardware'>;
 export type PreviewOutcome = (typeof PREVIEW_OUTCOMES)[number];

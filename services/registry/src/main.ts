@@ -1,6 +1,9 @@
-import { runService, serveGrpc } from '@ota/grpc';
+import { Bus } from '@ota/bus';
+import { followViewEvents, InMemoryDecisionViews, type DecisionDeployment } from '@ota/decision';
+import { createServiceClient, runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
-import { registry as pb } from '@ota/proto';
+import { artifacts as artifactsPb, registry as pb, rollout as rolloutPb } from '@ota/proto';
+import { GrpcDecisionSources } from './adapters/grpc/grpc-decision-sources';
 import { moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
 import { registerModels } from './adapters/mongo/models';
 import { MongoRegistryStore } from './adapters/mongo/mongo-registry-store';
@@ -11,16 +14,28 @@ import { registryHandlers } from './grpc/registry-handlers';
 const SERVICE = 'registry';
 
 void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics }) => {
-
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerModels(mongo);
   await ensureIndexes(mongo);
   await moveCheckEventsOntoDevices(models);
   const registry = new Registry({ store: new MongoRegistryStore(models) });
 
+  // The check decides from views of rollout's active deployments and artifacts' builds, kept
+  // fresh by their NATS events and reloaded in full now and then.
+  const clientSettings = { defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, streamTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, metrics };
+  const rolloutClient = createServiceClient('ota.rollout.v1.RolloutService', rolloutPb.RolloutServiceService, config.ROLLOUT_ADDR, clientSettings);
+  const artifactsClient = createServiceClient('ota.artifacts.v1.ArtifactsService', artifactsPb.ArtifactsServiceService, config.ARTIFACTS_ADDR, clientSettings);
+  const views = new InMemoryDecisionViews<DecisionDeployment>(new GrpcDecisionSources(rolloutClient, artifactsClient), logger);
+  const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger, metrics });
+  followViewEvents(bus, views, logger);
+  // Before serving, as rollout does: a check must not decide from empty views. Rollout and
+  // artifacts do not wait for registry to start, so this cannot wait in a circle.
+  await views.load(60_000);
+  views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
+
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry)),
+    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry, { views, rollout: rolloutClient })),
   );
 
-  return [() => mongo.close(), ...serving];
+  return [() => mongo.close(), () => rolloutClient.close(), () => artifactsClient.close(), () => bus.drain(), () => views.stop(), ...serving];
 });

@@ -13,10 +13,11 @@ import { MongoDeviceStateStore } from './adapters/mongo/mongo-device-state-store
 import { MongoStatusCounts } from './adapters/mongo/mongo-status-counts';
 import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
+import type { Deployment } from './domain/model';
 import { Rollout } from './domain/rollout';
 import { rolloutHandlers } from './grpc/rollout-handlers';
 import { startSupervision } from './supervision';
-import { InMemoryRolloutViews } from './adapters/rollout-views';
+import { InMemoryDecisionViews } from '@ota/decision';
 import { rolloutMetrics } from './adapters/rollout-metrics';
 
 const SERVICE = 'rollout';
@@ -36,7 +37,7 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
   // A preview's read of the fleet runs under the deadline of the gateway's call.
   const registryClient = createServiceClient('ota.registry.v1.RegistryService', registryPb.RegistryServiceService, config.REGISTRY_ADDR, clientSettings);
 
-  const views = new InMemoryRolloutViews(
+  const views = new InMemoryDecisionViews<Deployment>(
     {
       loadActiveDeployments: () => deployments.listActiveDeployments(),
       loadDeployment: (id) => deployments.findDeployment(id),

@@ -1,6 +1,7 @@
 // Test data of the rollout domain's unit tests (src/domain/*.test.ts); kept out of the shipped source.
 import { NO_GUARDRAILS } from '../src/domain/guardrails';
-import type { ArtifactSummary, Deployment } from '../src/domain/model';
+import type { ArtifactSummary } from '@ota/decision';
+import type { Deployment } from '../src/domain/model';
 
 /** A deployment for unit tests: active, build 5, on channel `stable`, at 100%, no guardrails or stages. */
 export function testDeployment(overrides: Partial<Deployment> = {}): Deployment {

@@ -64,7 +64,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   // describe the API (describeApi).
   let deviceChecks: HttpMetrics['deviceChecks'] | undefined;
   async function checkHandler(ctx: Context, { principal, body }: { principal: Principal; body: CheckBody }) {
-    const outcome = await checkDevice(checkPorts(ctx), {
+    const outcome = await checkDevice(checkPorts(), {
       projectId: principal.token.projectId,
       ownerId: principal.userId,
       deviceId: deviceIdOf(principal, body.device_id),
@@ -107,14 +107,9 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     return deps.signer.sign(baseUrl, offer.artifactId, offer.fileSize, offer.checksumSha256);
   }
 
-  /** The check's ports: the gRPC clients, the plan cache, and the request's logger for what could not be recorded. */
-  function checkPorts(ctx: Context): DeviceCheckPorts {
-    return {
-      registry: clients.registry,
-      rollout: clients.rollout,
-      maxDevicesOf: async (ownerId) => (await deps.plans.planOf(ownerId)).maxDevices,
-      recordFailed: (error, deviceId) => (ctx.state.logger as Logger).warn({ err: error, device_id: deviceId }, 'check not recorded'),
-    };
+  /** The check's ports: registry's client and the plan cache. */
+  function checkPorts(): DeviceCheckPorts {
+    return { registry: clients.registry, maxDevicesOf: async (ownerId) => (await deps.plans.planOf(ownerId)).maxDevices };
   }
 
   deviceApi.add(

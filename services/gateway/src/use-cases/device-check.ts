@@ -1,9 +1,6 @@
-import type { CheckStatus } from '@ota/vocabulary';
 import type { RequestTrace } from '@ota/logging';
-import { randomUUID } from 'node:crypto';
-import { profileMessage, profileOf } from '@ota/manifest';
-import { registry, type rollout } from '@ota/proto';
-import type { RegistryPort, RolloutPort } from './ports';
+import type { registry, rollout } from '@ota/proto';
+import type { RegistryPort } from './ports';
 
 /**
  * What the device said in its check (docs/api.md, "The check"), as the route validated it. A
@@ -24,12 +21,9 @@ export interface CheckRequest {
 
 /** What a device check needs from the services around the gateway; tests pass fakes. */
 export interface DeviceCheckPorts {
-  registry: RegistryPort<'checkInDevice' | 'recordCheck'>;
-  rollout: RolloutPort<'decideOffer'>;
+  registry: RegistryPort<'checkDevice'>;
   /** The owner's plan cap on devices (from the plan cache). */
   maxDevicesOf(ownerId: string): Promise<number>;
-  /** Where a check that could not be recorded is reported (recording is best effort). */
-  recordFailed(error: unknown, deviceId: string): void;
 }
 
 export interface DeviceCheck {
@@ -46,20 +40,34 @@ export interface DeviceCheck {
 /** The answer's substance: an offer, or a routine outcome with its message. */
 export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | { status: string; message: string; offer?: undefined };
 
-export const CHECK_MESSAGES = {
-  over_limit: "the owner's plan device cap is reached; the device was not registered",
-  device_inactive: 'the device is deactivated',
-  token_required: 'this device has its own token: check with it, not with the project token',
-} as const satisfies Partial<Record<CheckStatus, string>>;
-
 /**
- * A device check (docs/api.md, "The check decision"): registry reads or registers the device, rollout
- * decides, and registry writes the check down (heartbeat, outcome and decision record in one
- * device write) before the answer, so that a read right after it sees all of it.
+ * A device check (docs/api.md, "The check decision") is one call: registry reads or registers the
+ * device, decides, and writes the check down before it answers (docs/architecture.md, "A device
+ * check, hop by hop"). The gateway brings the owner's device cap, which only a project token needs.
  */
 export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): Promise<DeviceCheckOutcome> {
-  const { body, projectId, trace } = check;
-  const reported = {
+  const maxDevices = check.viaProjectToken ? await ports.maxDevicesOf(check.ownerId) : 0;
+  const answer = await ports.registry.checkDevice(
+    {
+      projectId: check.projectId,
+      ownerId: check.ownerId,
+      deviceId: check.deviceId,
+      viaProjectToken: check.viaProjectToken,
+      maxDevices,
+      reported: reportedProfileOf(check.body),
+      currentBuildNumber: check.body.current_build_number,
+    },
+    check.trace,
+  );
+  return answer.offer ? { status: 'offered', offer: answer.offer } : { status: answer.status, message: answer.message };
+}
+
+/**
+ * The device's words, as the check carries them to the decision: each field it left out stays
+ * unset, the one spelling of "not reported" from here to `@ota/decision`.
+ */
+export function reportedProfileOf(body: CheckRequest): registry.ReportedProfile {
+  return {
     framework: body.framework,
     chipFamily: body.chip_family,
     boardId: body.board_id,
@@ -70,72 +78,4 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
     versionLabel: body.version_label,
     currentHash: body.current_hash,
   };
-  const maxDevices = check.viaProjectToken ? await ports.maxDevicesOf(check.ownerId) : 0;
-  const checkIn = await ports.registry.checkInDevice(
-    { projectId, ownerId: check.ownerId, deviceId: check.deviceId, viaProjectToken: check.viaProjectToken, maxDevices, reported },
-    trace,
-  );
-  // A device that was not registered has nothing to record on.
-  if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT || !checkIn.device) {
-    return { status: 'over_limit', message: CHECK_MESSAGES.over_limit };
-  }
-  const device = checkIn.device;
-
-  /** Recording is best effort (docs/api.md, "Records"): a failure is reported, and the answer stands. */
-  const record = async (status: string, message: string, heartbeat: boolean, offer?: rollout.Offer) => {
-    await ports.registry
-      .recordCheck(
-        {
-          projectId,
-          id: device.id,
-          checkCount: device.checkCount,
-          heartbeat,
-          reported,
-          event: {
-            id: randomUUID(),
-            projectId,
-            deviceId: check.deviceId,
-            createdAt: new Date(),
-            decision: offer ? 'offered' : 'no_update',
-            status,
-            deploymentId: offer?.deploymentId ?? '',
-            artifactBuildNumber: offer?.buildNumber,
-            reportedBuildNumber: body.current_build_number,
-            reportedVersion: body.version_label ?? '',
-            message,
-          },
-        },
-        trace,
-      )
-      .catch((error: unknown) => ports.recordFailed(error, check.deviceId));
-  };
-
-  // An inactive device, and one that must use its own token, get no heartbeat (docs/api.md, "The check decision").
-  if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE) {
-    await record('device_inactive', CHECK_MESSAGES.device_inactive, false);
-    return { status: 'device_inactive', message: CHECK_MESSAGES.device_inactive };
-  }
-  if (checkIn.outcome === registry.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED) {
-    await record('token_required', CHECK_MESSAGES.token_required, false);
-    return { status: 'token_required', message: CHECK_MESSAGES.token_required };
-  }
-  const hardware = profileMessage(profileOf(body));
-  const decision = await ports.rollout.decideOffer(
-    {
-      projectId,
-      device: {
-        id: device.id,
-        channelId: device.channelId,
-        groupIds: device.groupIds,
-        hardware,
-        ...hardware,
-        boardIdReported: body.board_id !== undefined,
-        hardwareRevisionReported: body.hardware_revision !== undefined,
-        currentBuildNumber: body.current_build_number,
-      },
-    },
-    trace,
-  );
-  await record(decision.status, decision.message, true, decision.offer);
-  return decision.offer ? { status: 'offered', offer: decision.offer } : { status: decision.status, message: decision.message };
 }

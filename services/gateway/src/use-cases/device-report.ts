@@ -1,7 +1,7 @@
 import type { RequestTrace } from '@ota/logging';
 import { permissionDenied } from '@ota/errors';
+import { CHECK_MESSAGES } from '@ota/vocabulary';
 import type { RegistryPort, RolloutPort } from './ports';
-import { CHECK_MESSAGES } from './device-check';
 
 /** What the device reported (docs/api.md, "Status reports"), as the route validated it. */
 export interface StatusReport {

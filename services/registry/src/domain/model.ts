@@ -1,6 +1,6 @@
 // The registry's records, as the domain sees them (no storage or wire types).
 
-import type { HardwareProfile } from '@ota/manifest';
+import type { HardwareProfile, ReportedHardware } from '@ota/manifest';
 
 export interface Project {
   id: string;
@@ -67,10 +67,9 @@ export interface DeviceChange {
 }
 
 /** What a device says about itself on a check. Optional fields were absent from the request. */
-export interface ReportedProfile extends Pick<HardwareProfile, 'framework' | 'chipFamily'>, Partial<Omit<HardwareProfile, 'framework' | 'chipFamily' | 'nvsSchemaVersion'>> {
-  nvsSchemaVersion?: number;
-  versionLabel?: string;
-  currentHash?: string;
+export interface ReportedProfile extends ReportedHardware {
+  versionLabel?: string | undefined;
+  currentHash?: string | undefined;
 }
 
 export interface Device extends HardwareProfile {

@@ -1,7 +1,10 @@
 import { profileMessage, profileOfMessage } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
-import type { CallContext, Handlers } from '@ota/grpc';
-import { registry as pb } from '@ota/proto';
+import { offerOf, type DecisionDeployment, type DecisionViews } from '@ota/decision';
+import type { CallContext, Handlers, ServiceClient } from '@ota/grpc';
+import { registry as pb, type rollout } from '@ota/proto';
+import { GrpcOfferLedger } from '../adapters/grpc/grpc-offer-ledger';
+import { checkDevice, type DeviceCheckAnswer } from '../domain/device-check';
 import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
 import type { Registry } from '../domain/registry';
 
@@ -15,8 +18,35 @@ const OUTCOME = {
   token_required: pb.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED,
 } as const;
 
-export function registryHandlers(registry: Registry): RegistryHandlers {
+/** What the check needs beside the registry: the decision's views, and rollout to confirm offers. */
+export interface CheckDeps {
+  views: DecisionViews<DecisionDeployment>;
+  rollout: ServiceClient<typeof rollout.RolloutServiceService>;
+}
+
+export function registryHandlers(registry: Registry, check: CheckDeps): RegistryHandlers {
   return {
+    async checkDevice(request, ctx) {
+      const answer = await checkDevice(
+        {
+          registry,
+          views: check.views,
+          // The offer's confirmation runs under the check's own deadline and trace.
+          offers: new GrpcOfferLedger(check.rollout, ctx),
+          recordFailed: (error, deviceId) => ctx.logger.warn({ err: error, deviceId }, 'the check could not be recorded; answered all the same'),
+        },
+        {
+          projectId: request.projectId,
+          ownerId: request.ownerId,
+          deviceId: request.deviceId,
+          viaProjectToken: request.viaProjectToken,
+          maxDevices: request.maxDevices,
+          reported: reportedProfileOf(request.reported),
+          currentBuildNumber: request.currentBuildNumber,
+        },
+      );
+      return checkAnswerMessage(answer);
+    },
     async createProject(request) {
       const { project, defaultChannel } = await registry.createProject(request.ownerId, request.name);
       return { project: projectMessage(project), defaultChannel: channelMessage(defaultChannel) };
@@ -71,6 +101,8 @@ export function registryHandlers(registry: Registry): RegistryHandlers {
     async countChipFamilies(request) {
       return { chipFamilies: await registry.countChipFamilies(request.projectId) };
     },
+    // CheckInDevice and RecordCheck: the three-call check of the release before, for its gateways
+    // during an upgrade (docs/architecture.md, "Changing a message between releases").
     async checkInDevice(request, _ctx: CallContext) {
       const result = await registry.checkInDevice({
         projectId: request.projectId,
@@ -242,4 +274,9 @@ function reportedProfileOf(reported: pb.ReportedProfile | undefined): ReportedPr
     versionLabel: profile.versionLabel,
     currentHash: profile.currentHash,
   };
+}
+
+function checkAnswerMessage(answer: DeviceCheckAnswer): pb.CheckDeviceResponse {
+  if (answer.status !== 'offered') return { status: answer.status, message: answer.message, offer: undefined };
+  return { status: answer.status, message: answer.message, offer: offerOf(answer.deploymentId, answer.artifact) };
 }

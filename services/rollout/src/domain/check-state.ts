@@ -1,5 +1,5 @@
 import type { Deployment } from './model';
-import { targetsDevice } from './targeting';
+import { targetsDevice } from '@ota/decision';
 
 export type CheckState = 'never_seen' | 'waiting_for_next_check' | 'no_pending_check';
 

@@ -91,7 +91,7 @@ export class Deployments {
     };
     await this.counts.start(deployment.id, now);
     await this.deps.deployments.insertDeployment(deployment);
-    this.changed(deployment);
+    await this.changed(deployment);
     return deployment;
   }
 
@@ -101,6 +101,11 @@ export class Deployments {
 
   async listDeployments(projectId: string): Promise<Deployment[]> {
     return this.withFailureCounts(await this.deps.deployments.listDeployments(projectId));
+  }
+
+  /** Every project's active deployments, from the store: what registry's check views load. */
+  listActiveDeployments(): Promise<Deployment[]> {
+    return this.deps.deployments.listActiveDeployments();
   }
 
   async findDeployment(projectId: string, deploymentId: string): Promise<Deployment> {
@@ -135,7 +140,7 @@ export class Deployments {
     const change = applyTransition(deployment, request, this.now());
     const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, { ...change, updatedAt: this.now() });
     if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
-    this.changed(updated);
+    await this.changed(updated);
     // Its counts are final now but for late reports: counted afresh once, so that they are exact.
     if (updated.state === 'completed' || updated.state === 'cancelled') this.counts.recountLater(updated.id);
     return (await this.withFailureCounts([updated]))[0]!;
@@ -287,7 +292,7 @@ export class Deployments {
       if (!fields) return;
       const updated = await this.deps.deployments.applyTransition(current.id, current.version, { ...fields, updatedAt: now });
       if (updated) {
-        this.changed(updated);
+        await this.changed(updated);
         this.deps.events.changedByItself(updated, action, details(updated));
         return;
       }
@@ -308,8 +313,9 @@ export class Deployments {
     return deployment !== undefined && hasGuardrails(deployment.guardrails);
   }
 
-  private changed(deployment: Deployment): void {
+  /** Applied here at once; other replicas, and registry's check views, are told before the caller hears back (RolloutEvents). */
+  private async changed(deployment: Deployment): Promise<void> {
     this.deps.views.deploymentWritten(deployment);
-    this.deps.events.deploymentChanged(deployment);
+    await this.deps.events.deploymentChanged(deployment);
   }
 }

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { invalidArgument } from '@ota/errors';
 import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
-import { decideOffer, type Decision } from './decide';
+import { decideOffer, targetsDevice, type Decision, type DecisionDevice } from '@ota/decision';
 import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusEntry } from './device-status-cache';
 import type { DeploymentCounts } from './deployment-counts';
 import { NO_CONFIRMATION } from './guardrails';
 import { ReportTrimSchedule } from './report-trim-schedule';
-import { targetsDevice } from './targeting';
-import type { DecisionDevice } from './model';
+import type { Deployment } from './model';
 import type { DeviceReport, DeviceStateRecord } from './ports';
 import type { Deployments } from './deployments';
 import type { RolloutDeps } from './rollout';
+
+/** What rollout says of an offer registry's check is about to make. */
+export type OfferOutcome = 'recorded' | 'not_active' | 'rolled_back';
 
 /** How many of a device's accepted reports its timeline keeps. */
 export const REPORTS_KEPT_PER_DEVICE = 100;
@@ -62,8 +64,21 @@ export class DeviceRollout {
     this.deps.events.deviceForgotten(deviceId);
   }
 
-  /** Decides from the in-memory views; records `offered` for an offer. */
-  async decideOffer(projectId: string, device: DecisionDevice): Promise<Decision> {
+/**
+   * Registry's check offers the deployment's build to the device: confirmed from this replica's
+   * view (a pause made here is applied before its answer) and the device's status, then recorded
+   * as `offered` unless the device is further along.
+   */
+  async recordOffer(projectId: string, deploymentId: string, deviceId: string): Promise<OfferOutcome> {
+    if (!this.deps.views.activeDeployments(projectId).some((deployment) => deployment.id === deploymentId)) return 'not_active';
+    const known = await this.deviceStatus(deploymentId, deviceId);
+    if (known.rolledBack) return 'rolled_back';
+    if (known.rank < rankOf('offered')) await this.record({ deploymentId, projectId, deviceId, status: 'offered', reason: '' });
+    return 'recorded';
+  }
+
+  /** Decides from the in-memory views; records `offered` for an offer (the three-call check of the release before). */
+  async decideOffer(projectId: string, device: DecisionDevice): Promise<Decision<Deployment>> {
     const active = this.deps.views.activeDeployments(projectId);
     // Device statuses matter only for deployments that target the device: most checks of a
     // settled fleet target nothing, or find the status in memory.

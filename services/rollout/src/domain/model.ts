@@ -1,4 +1,3 @@
-import type { BuildRequirements, HardwareProfile } from '@ota/manifest';
 import type { GuardrailTrip, Guardrails } from './guardrails';
 import type { Stage, StageProgress } from './stages';
 
@@ -37,30 +36,4 @@ export interface Deployment {
 
 export interface GuardrailPause extends GuardrailTrip {
   at: Date;
-}
-
-/** What the decision needs of an artifact (from the artifacts read model). */
-export interface ArtifactSummary extends BuildRequirements {
-  id: string;
-  projectId: string;
-  buildNumber: number;
-  versionLabel: string;
-  checksumSha256: string;
-  fileSize: number;
-  archived: boolean;
-  signature: string;
-  signingKeyId: string;
-  /** The binary's key in the bucket, for presigned download URLs; empty from an artifacts release before it. */
-  storageKey: string;
-}
-
-/** The checking device, as the registry knows it and as it reported itself in this request. */
-export interface DecisionDevice extends Omit<HardwareProfile, 'boardId' | 'hardwareRevision'> {
-  id: string;
-  channelId: string;
-  groupIds: string[];
-  /** Undefined when the request left the field out. */
-  boardId: string | undefined;
-  hardwareRevision: string | undefined;
-  currentBuildNumber: number;
 }

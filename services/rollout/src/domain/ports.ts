@@ -1,6 +1,7 @@
 import type { RequestTrace } from '@ota/logging';
 import type { DeviceStatusEntry } from './device-status-cache';
-import type { ArtifactSummary, Deployment, DeploymentState } from './model';
+import type { ArtifactSummary, DecisionViews } from '@ota/decision';
+import type { Deployment, DeploymentState } from './model';
 import type { FleetDevice } from './preview';
 import type { CountDelta, StatusCounts } from './status-counts';
 
@@ -127,16 +128,18 @@ export interface Fleet {
 }
 
 /** The in-memory read models the check path decides from. */
-export interface RolloutViews {
-  activeDeployments(projectId: string): readonly Deployment[];
-  artifact(artifactId: string): ArtifactSummary | undefined;
+export interface RolloutViews extends DecisionViews<Deployment> {
   /** Applies a change this replica made, before the NATS echo arrives. */
   deploymentWritten(deployment: Deployment): void;
   artifactSeen(artifact: ArtifactSummary): void;
 }
 
 export interface RolloutEvents {
-  deploymentChanged(deployment: Deployment): void;
+  /**
+   * A deployment was created or changed. Resolves once the replicas holding views of it applied
+   * it (or a short wait passed) when the change can make a build offerable; at once otherwise.
+   */
+  deploymentChanged(deployment: Deployment): Promise<void>;
   /**
    * The deployment changed by itself (a guardrail paused it, its plan ramped it): the audit event,
    * whose id is derived from the deployment's version so that a repeat is stored once.

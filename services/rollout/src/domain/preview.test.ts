@@ -1,4 +1,4 @@
-import { admittedByRollout } from './cohort';
+import { admittedByRollout } from '@ota/decision';
 import type { Deployment } from './model';
 import { asIfActive, PREVIEW_SAMPLE_SIZE, PreviewTally, type FleetDevice } from './preview';
 import { testArtifact, testDeployment } from '../../test/deployment-fixtures';

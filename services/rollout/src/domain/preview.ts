@@ -1,9 +1,8 @@
 import { PREVIEW_OUTCOMES, type PreviewOutcome } from '@ota/vocabulary';
 import type { HardwareProfile } from '@ota/manifest';
 import { isDomainError } from '@ota/errors';
-import { decideOffer } from './decide';
-import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
-import { targetsDevice } from './targeting';
+import { decideOffer, targetsDevice, type ArtifactSummary, type DecisionDevice } from '@ota/decision';
+import type { Deployment } from './model';
 
 export { PREVIEW_OUTCOMES, type PreviewOutcome } from '@ota/vocabulary';
 
@@ -77,7 +76,7 @@ export class PreviewTally {
   }
 }
 
-/** The registry stores an omitted board_id or hardware_revision as blank; the check sees it omitted. */
+/** The registry stores a dimension the device left out as blank (or null): the check sees it as not reported. */
 function decisionDeviceOf(device: FleetDevice): DecisionDevice {
   return {
     id: device.id,
@@ -87,9 +86,9 @@ function decisionDeviceOf(device: FleetDevice): DecisionDevice {
     chipFamily: device.chipFamily,
     boardId: device.boardId || undefined,
     hardwareRevision: device.hardwareRevision || undefined,
-    partitionProfile: device.partitionProfile,
-    nvsSchemaVersion: device.nvsSchemaVersion,
-    securityMode: device.securityMode,
+    partitionProfile: device.partitionProfile || undefined,
+    nvsSchemaVersion: device.nvsSchemaVersion ?? undefined,
+    securityMode: device.securityMode || undefined,
     currentBuildNumber: device.currentBuildNumber,
   };
 }

@@ -1,12 +1,20 @@
+import { offerOf } from '@ota/decision';
 import { profileOfMessage } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
-import { type rollout as pb } from '@ota/proto';
+import { rollout as pb } from '@ota/proto';
 import type { Guardrails } from '../domain/guardrails';
 import type { RolloutMetrics } from '../adapters/rollout-metrics';
 import type { Deployment } from '../domain/model';
 import { nextStage, type Stage } from '../domain/stages';
 import type { Rollout } from '../domain/rollout';
+import type { OfferOutcome } from '../domain/device-rollout';
+
+const OFFER_OUTCOMES: Record<OfferOutcome, pb.OfferOutcome> = {
+  recorded: pb.OfferOutcome.OFFER_OUTCOME_RECORDED,
+  not_active: pb.OfferOutcome.OFFER_OUTCOME_NOT_ACTIVE,
+  rolled_back: pb.OfferOutcome.OFFER_OUTCOME_ROLLED_BACK,
+};
 
 /** `metrics` counts stored reports; tests that do not look at metrics leave it out. */
 export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics, 'reportStored'>): Handlers<typeof pb.RolloutServiceService> {
@@ -55,6 +63,8 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       await rollout.devices.deleteDeviceStates(request.projectId, request.deviceId);
       return {};
     },
+    // The three-call check of the release before, for its gateways during an upgrade
+    // (docs/architecture.md, "Changing a message between releases"); registry's CheckDevice answers checks now.
     async decideOffer(request) {
       const device = request.device;
       if (!device) throw invalidArgument('device is required');
@@ -63,29 +73,25 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
         id: device.id,
         channelId: device.channelId,
         groupIds: device.groupIds,
-        ...hardware,
+        framework: hardware.framework,
+        chipFamily: hardware.chipFamily,
         boardId: device.boardIdReported ? hardware.boardId : undefined,
         hardwareRevision: device.hardwareRevisionReported ? hardware.hardwareRevision : undefined,
+        // The release before sends a dimension the device left out as blank.
+        partitionProfile: hardware.partitionProfile || undefined,
+        nvsSchemaVersion: hardware.nvsSchemaVersion ?? undefined,
+        securityMode: hardware.securityMode || undefined,
         currentBuildNumber: device.currentBuildNumber,
       });
       if (decision.status !== 'offered') return { status: decision.status, message: decision.message, offer: undefined };
-      const { deployment, artifact } = decision;
-      return {
-        status: decision.status,
-        message: decision.message,
-        offer: {
-          deploymentId: deployment.id,
-          artifactId: artifact.id,
-          buildNumber: artifact.buildNumber,
-          versionLabel: artifact.versionLabel,
-          checksumSha256: artifact.checksumSha256,
-          fileSize: artifact.fileSize,
-          securityMode: artifact.securityMode,
-          signature: artifact.signature,
-          signingKeyId: artifact.signingKeyId,
-          storageKey: artifact.storageKey,
-        },
-      };
+      return { status: decision.status, message: decision.message, offer: offerOf(decision.deployment.id, decision.artifact) };
+    },
+    async listActiveDeployments() {
+      return { deployments: (await rollout.deployments.listActiveDeployments()).map(deploymentMessage) };
+    },
+    async recordOffer(request) {
+      const outcome = await rollout.devices.recordOffer(request.projectId, request.deploymentId, request.deviceId);
+      return { outcome: OFFER_OUTCOMES[outcome] };
     },
     async recordDeviceEvent(request) {
       const result = await rollout.devices.recordDeviceEvent({

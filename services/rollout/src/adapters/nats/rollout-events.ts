@@ -2,16 +2,26 @@ import { EVENTS, type Bus } from '@ota/bus';
 import type { Logger } from '@ota/logging';
 import type { DeviceStatusCache } from '../../domain/device-status-cache';
 import type { RolloutEvents } from '../../domain/ports';
-import type { InMemoryRolloutViews } from '../rollout-views';
-import { summaryOfMessage } from '../grpc/grpc-artifact-catalog';
+import { followViewEvents, type InMemoryDecisionViews } from '@ota/decision';
+import type { Deployment } from '../../domain/model';
 import type { AutomaticAudit } from './automatic-audit';
 import type { RolloutMetrics } from '../rollout-metrics';
+
+/** How long a start, resume or ramp waits for the replicas that hold views to apply it. */
+const VIEW_ACKNOWLEDGEMENT = { stallMs: 250, maxWaitMs: 2_000 };
 
 /** What rollout tells the other replicas (core NATS) and telemetry (the automatic audit, JetStream). */
 export function natsRolloutEvents(bus: Bus, automaticAudit: AutomaticAudit, metrics: Pick<RolloutMetrics, 'pausedByGuardrail'>): RolloutEvents {
   return {
-    deploymentChanged: (deployment) =>
-      bus.publish(EVENTS.deploymentChanged, { id: deployment.id, projectId: deployment.projectId, state: deployment.state, updatedAt: deployment.updatedAt }),
+    deploymentChanged: async (deployment) => {
+      const event = { id: deployment.id, projectId: deployment.projectId, state: deployment.state, updatedAt: deployment.updatedAt };
+      // A pause or an end needs no wait: every offer is confirmed by rollout (RecordOffer), and
+      // this replica applied it already. A start, resume or ramp is waited for, so that registry's
+      // check replicas offer it from the next check on; one that does not answer in time catches
+      // up from the event or its periodic reload.
+      if (deployment.state !== 'active') return bus.publish(EVENTS.deploymentChanged, event);
+      await bus.requestAll(EVENTS.deploymentChanged, event, VIEW_ACKNOWLEDGEMENT).catch(() => undefined);
+    },
     deviceStatusChanged: (deploymentId, deviceId, status) => bus.publish(EVENTS.deviceStatusChanged, { deploymentId, deviceId, ...status }),
     deviceForgotten: (deviceId) => bus.publish(EVENTS.deviceForgotten, { deviceId }),
     changedByItself: (deployment, action, details) => {
@@ -26,18 +36,13 @@ export function natsRolloutEvents(bus: Bus, automaticAudit: AutomaticAudit, metr
  * replicas publish. Call it before the views' first load, so that nothing that changes during the
  * load is missed.
  */
-export function followPeers(bus: Bus, views: InMemoryRolloutViews, statusCache: DeviceStatusCache, logger: Logger): void {
-  bus.subscribe(EVENTS.artifactChanged, (artifact) => views.artifactSeen(summaryOfMessage(artifact)));
-  bus.subscribe(EVENTS.deploymentChanged, (event) => views.deploymentChanged(event.id));
+export function followPeers(bus: Bus, views: InMemoryDecisionViews<Deployment>, statusCache: DeviceStatusCache, logger: Logger): void {
+  followViewEvents(bus, views, logger);
   bus.subscribe(EVENTS.deviceStatusChanged, (event) => {
     statusCache.merge(event.deploymentId, event.deviceId, { status: event.status, rank: event.rank, rolledBack: event.rolledBack });
   });
   bus.subscribe(EVENTS.deviceForgotten, (event) => statusCache.forgetDevice(event.deviceId));
   // Core subscriptions missed whatever was published while NATS was away: forget the cached
-  // statuses (what is not cached is read from the store again) and reload the views at once
-  // rather than at the next periodic reload.
-  bus.onReconnect(() => {
-    statusCache.clear();
-    views.reload().catch((error: unknown) => logger.warn({ err: error }, 'view reload after reconnect failed; the periodic reload retries'));
-  });
+  // statuses (what is not cached is read from the store again).
+  bus.onReconnect(() => statusCache.clear());
 }

@@ -18,9 +18,9 @@ export function isCompatible(artifact: ArtifactSummary, device: DecisionDevice):
   if (artifact.framework !== device.framework || artifact.chipFamily !== device.chipFamily) return false;
   if (artifact.boardId && artifact.boardId !== device.boardId) return false;
   if (artifact.hardwareRevision && artifact.hardwareRevision !== device.hardwareRevision) return false;
-  // For these three, a blank or omitted device value always matches.
+  // For these three, a blank or unreported device value always matches.
   if (artifact.partitionProfile && device.partitionProfile && artifact.partitionProfile !== device.partitionProfile) return false;
-  if (artifact.minNvsSchemaVersion !== null && device.nvsSchemaVersion !== null && device.nvsSchemaVersion < artifact.minNvsSchemaVersion) {
+  if (artifact.minNvsSchemaVersion !== null && device.nvsSchemaVersion !== undefined && device.nvsSchemaVersion < artifact.minNvsSchemaVersion) {
     return false;
   }
   if (artifact.securityMode && device.securityMode && artifact.securityMode !== device.securityMode) return false;

@@ -1,11 +1,42 @@
 import { isDomainError } from '@ota/errors';
 import { decideOffer } from './decide';
-import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
-import { testArtifact, testDeployment } from '../../test/deployment-fixtures';
+import type { ArtifactSummary, DecisionDeployment, DecisionDevice } from './model';
 
-const artifact = testArtifact;
+/** Active, build 5 (artifact-1), on channel `stable`, at 100%. */
+const deployment = (overrides: Partial<DecisionDeployment> = {}): DecisionDeployment => ({
+  id: 'deployment-1',
+  projectId: 'p',
+  artifactId: 'artifact-1',
+  state: 'active',
+  targetGroupIds: [],
+  targetChannelIds: ['stable'],
+  rolloutPercentage: 100,
+  createdAt: new Date(1_000),
+  startedAt: new Date(2_000),
+  ...overrides,
+});
 
-const deployment = testDeployment;
+/** Build 5 for esp_idf on esp32, no other dimension declared. */
+const artifact = (overrides: Partial<ArtifactSummary> = {}): ArtifactSummary => ({
+  id: 'artifact-1',
+  projectId: 'p',
+  buildNumber: 5,
+  versionLabel: '1.5.0',
+  framework: 'esp_idf',
+  chipFamily: 'esp32',
+  boardId: '',
+  hardwareRevision: '',
+  partitionProfile: '',
+  minNvsSchemaVersion: null,
+  securityMode: '',
+  checksumSha256: 'c',
+  fileSize: 10,
+  archived: false,
+  signature: '',
+  signingKeyId: '',
+  storageKey: '',
+  ...overrides,
+});
 
 const device = (overrides: Partial<DecisionDevice> = {}): DecisionDevice => ({
   id: 'device-1',
@@ -13,16 +44,11 @@ const device = (overrides: Partial<DecisionDevice> = {}): DecisionDevice => ({
   groupIds: [],
   framework: 'esp_idf',
   chipFamily: 'esp32',
-  boardId: undefined,
-  hardwareRevision: undefined,
-  partitionProfile: '',
-  nvsSchemaVersion: null,
-  securityMode: '',
   currentBuildNumber: 0,
   ...overrides,
 });
 
-function decide(input: { device?: DecisionDevice; deployments?: Deployment[]; artifacts?: ArtifactSummary[]; rolledBack?: string[] }) {
+function decide(input: { device?: DecisionDevice; deployments?: DecisionDeployment[]; artifacts?: ArtifactSummary[]; rolledBack?: string[] }) {
   const artifacts = new Map((input.artifacts ?? [artifact()]).map((a) => [a.id, a]));
   return decideOffer({
     device: input.device ?? device(),

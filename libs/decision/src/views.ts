@@ -1,32 +1,37 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@ota/logging';
-import type { ArtifactSummary, Deployment } from '../domain/model';
-import type { RolloutViews } from '../domain/ports';
+import type { ArtifactSummary, DecisionDeployment } from './model';
 
-export interface ViewSources {
-  loadActiveDeployments(): Promise<Deployment[]>;
-  loadDeployment(id: string): Promise<Deployment | null>;
+export interface ViewSources<D extends DecisionDeployment> {
+  loadActiveDeployments(): Promise<D[]>;
+  loadDeployment(id: string, projectId: string): Promise<D | null>;
   loadArtifacts(): Promise<ArtifactSummary[]>;
 }
 
+/** What a decision reads: a project's active deployments, and a build's summary. */
+export interface DecisionViews<D extends DecisionDeployment> {
+  activeDeployments(projectId: string): readonly D[];
+  artifact(artifactId: string): ArtifactSummary | undefined;
+}
+
 /**
- * The check path's in-memory read models: active deployments by project, and artifact metadata.
+ * The decision's in-memory read models: active deployments by project, and artifact metadata.
  * NATS events keep them fresh within milliseconds; a periodic full reload is the safety net for
  * events missed while NATS was unreachable.
  */
-export class InMemoryRolloutViews implements RolloutViews {
-  private activeByProject = new Map<string, Deployment[]>();
+export class InMemoryDecisionViews<D extends DecisionDeployment> implements DecisionViews<D> {
+  private activeByProject = new Map<string, D[]>();
   private artifacts = new Map<string, ArtifactSummary>();
   private timer: NodeJS.Timeout | undefined;
   // Changes applied while a reload is reading; replayed on top of its snapshot, which may be older.
-  private changedDuringReload: { deployments: Deployment[]; artifacts: ArtifactSummary[] } | null = null;
+  private changedDuringReload: { deployments: D[]; artifacts: ArtifactSummary[] } | null = null;
 
   constructor(
-    private readonly sources: ViewSources,
+    private readonly sources: ViewSources<D>,
     private readonly logger: Logger,
   ) {}
 
-  activeDeployments(projectId: string): readonly Deployment[] {
+  activeDeployments(projectId: string): readonly D[] {
     return this.activeByProject.get(projectId) ?? [];
   }
 
@@ -34,7 +39,7 @@ export class InMemoryRolloutViews implements RolloutViews {
     return this.artifacts.get(artifactId);
   }
 
-  deploymentWritten(deployment: Deployment): void {
+  deploymentWritten(deployment: D): void {
     this.changedDuringReload?.deployments.push(deployment);
     const others = (this.activeByProject.get(deployment.projectId) ?? []).filter((d) => d.id !== deployment.id);
     if (deployment.state === 'active') others.push(deployment);
@@ -47,9 +52,9 @@ export class InMemoryRolloutViews implements RolloutViews {
     this.artifacts.set(artifact.id, artifact);
   }
 
-  /** A deployment changed on some replica: read it from the store, which is the truth. */
-  async deploymentChanged(id: string): Promise<void> {
-    const deployment = await this.sources.loadDeployment(id);
+  /** A deployment changed on some rollout replica: read it from its source, which holds the truth. */
+  async deploymentChanged(id: string, projectId: string): Promise<void> {
+    const deployment = await this.sources.loadDeployment(id, projectId);
     if (deployment) this.deploymentWritten(deployment);
   }
 
@@ -71,11 +76,11 @@ export class InMemoryRolloutViews implements RolloutViews {
   }
 
   async reload(): Promise<void> {
-    const changed = { deployments: [] as Deployment[], artifacts: [] as ArtifactSummary[] };
+    const changed = { deployments: [] as D[], artifacts: [] as ArtifactSummary[] };
     this.changedDuringReload = changed;
     try {
       const [deployments, artifacts] = await Promise.all([this.sources.loadActiveDeployments(), this.sources.loadArtifacts()]);
-      const activeByProject = new Map<string, Deployment[]>();
+      const activeByProject = new Map<string, D[]>();
       for (const deployment of deployments) {
         activeByProject.set(deployment.projectId, [...(activeByProject.get(deployment.projectId) ?? []), deployment]);
       }

@@ -1,31 +1,31 @@
 import type { CheckStatus as VocabularyCheckStatus } from '@ota/vocabulary';
 import { admittedByRollout } from './cohort';
 import { isCompatible, requireDeclaredDimensions } from './compatibility';
-import type { ArtifactSummary, DecisionDevice, Deployment } from './model';
+import type { ArtifactSummary, DecisionDeployment, DecisionDevice } from './model';
 import { targetsDevice } from './targeting';
 
-/** The check statuses rollout's half of a check decides; the gateway and registry answer the others. */
+/** The check statuses the decision answers; registry answers the others before it decides. */
 export type CheckStatus = Extract<VocabularyCheckStatus, 'offered' | 'up_to_date' | 'no_active_deployment' | 'not_in_rollout' | 'no_compatible_build'>;
 
-export type Decision =
-  | { status: 'offered'; message: string; deployment: Deployment; artifact: ArtifactSummary }
+export type Decision<D extends DecisionDeployment = DecisionDeployment> =
+  | { status: 'offered'; message: string; deployment: D; artifact: ArtifactSummary }
   | { status: Exclude<CheckStatus, 'offered'>; message: string };
 
-export interface DecisionInput {
+export interface DecisionInput<D extends DecisionDeployment> {
   device: DecisionDevice;
   /** The project's active deployments. */
-  activeDeployments: readonly Deployment[];
+  activeDeployments: readonly D[];
   artifactOf: (artifactId: string) => ArtifactSummary | undefined;
   /** Deployments this device reported `rolled_back` for: never offered again. */
   rolledBack: ReadonlySet<string>;
 }
 
-/** The rollout half of a check: docs/api.md, "The check decision", steps 6 to 9. */
-export function decideOffer({ device, activeDeployments, artifactOf, rolledBack }: DecisionInput): Decision {
+/** docs/api.md, "The check decision", steps 6 to 9. */
+export function decideOffer<D extends DecisionDeployment>({ device, activeDeployments, artifactOf, rolledBack }: DecisionInput<D>): Decision<D> {
   const targeting = activeDeployments.filter((deployment) => targetsDevice(deployment, device));
   if (targeting.length === 0) return { status: 'no_active_deployment', message: 'no active deployment targets this device' };
 
-  const compatible: Array<{ deployment: Deployment; artifact: ArtifactSummary }> = [];
+  const compatible: Array<{ deployment: D; artifact: ArtifactSummary }> = [];
   for (const deployment of targeting) {
     const artifact = artifactOf(deployment.artifactId);
     if (!artifact) continue;
@@ -58,6 +58,6 @@ export function decideOffer({ device, activeDeployments, artifactOf, rolledBack 
   return { status: 'offered', message: `build ${best.artifact.buildNumber} is offered`, ...best };
 }
 
-function startedAt(deployment: Deployment): number {
+function startedAt(deployment: DecisionDeployment): number {
   return (deployment.startedAt ?? deployment.createdAt).getTime();
 }

@@ -1,0 +1,9 @@
+// The check's decision (docs/api.md, "The check decision"), in one place for registry, which
+// answers checks, and rollout, whose previews and offers use the same rules.
+export * from './model';
+export * from './decide';
+export * from './targeting';
+export * from './compatibility';
+export * from './cohort';
+export * from './views';
+export * from './follow-view-events';

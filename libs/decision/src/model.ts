@@ -1,0 +1,76 @@
+import { requirementsIn, type BuildRequirements, type ReportedHardware } from '@ota/manifest';
+
+/** What the decision needs of a deployment: rollout's deployment holds more, and is one of these. */
+export interface DecisionDeployment {
+  id: string;
+  projectId: string;
+  artifactId: string;
+  state: string;
+  targetGroupIds: string[];
+  targetChannelIds: string[];
+  rolloutPercentage: number;
+  createdAt: Date;
+  startedAt: Date | null;
+}
+
+/** What the decision and the offer need of a build (from the artifacts service). */
+export interface ArtifactSummary extends BuildRequirements {
+  id: string;
+  projectId: string;
+  buildNumber: number;
+  versionLabel: string;
+  checksumSha256: string;
+  fileSize: number;
+  archived: boolean;
+  signature: string;
+  signingKeyId: string;
+  /** The binary's key in the bucket, for presigned download URLs; empty from an artifacts release before it. */
+  storageKey: string;
+}
+
+/**
+ * The checking device: where registry files it (channel, groups) and what this request reported
+ * (its hardware, with `undefined` for a dimension it left out, and its build).
+ */
+export interface DecisionDevice extends ReportedHardware {
+  id: string;
+  channelId: string;
+  groupIds: string[];
+  currentBuildNumber: number;
+}
+
+/** An artifact record as the artifacts service answers it (its gRPC message), for `summaryOfArtifact`. */
+export type ArtifactRecord = Omit<ArtifactSummary, 'minNvsSchemaVersion'> & { minNvsSchemaVersion?: number | null | undefined };
+
+/** The summary of an artifact record, keeping only what the decision and the offer use. */
+export function summaryOfArtifact(artifact: ArtifactRecord): ArtifactSummary {
+  return {
+    id: artifact.id,
+    projectId: artifact.projectId,
+    buildNumber: artifact.buildNumber,
+    versionLabel: artifact.versionLabel,
+    ...requirementsIn(artifact),
+    checksumSha256: artifact.checksumSha256,
+    fileSize: artifact.fileSize,
+    archived: artifact.archived,
+    signature: artifact.signature,
+    signingKeyId: artifact.signingKeyId,
+    storageKey: artifact.storageKey,
+  };
+}
+
+/** What an offer tells the device of the build (the fields of `ota.rollout.v1.Offer`). */
+export function offerOf(deploymentId: string, artifact: ArtifactSummary) {
+  return {
+    deploymentId,
+    artifactId: artifact.id,
+    buildNumber: artifact.buildNumber,
+    versionLabel: artifact.versionLabel,
+    checksumSha256: artifact.checksumSha256,
+    fileSize: artifact.fileSize,
+    securityMode: artifact.securityMode,
+    signature: artifact.signature,
+    signingKeyId: artifact.signingKeyId,
+    storageKey: artifact.storageKey,
+  };
+}

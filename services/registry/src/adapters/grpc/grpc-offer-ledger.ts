@@ -1,0 +1,26 @@
+import type { CallOptions, ServiceClient } from '@ota/grpc';
+import { rollout } from '@ota/proto';
+import type { OfferLedger, OfferOutcome } from '../../domain/device-check';
+
+type RolloutClient = ServiceClient<typeof rollout.RolloutServiceService>;
+
+const OUTCOMES: Partial<Record<rollout.OfferOutcome, OfferOutcome>> = {
+  [rollout.OfferOutcome.OFFER_OUTCOME_RECORDED]: 'recorded',
+  [rollout.OfferOutcome.OFFER_OUTCOME_NOT_ACTIVE]: 'not_active',
+  [rollout.OfferOutcome.OFFER_OUTCOME_ROLLED_BACK]: 'rolled_back',
+};
+
+/** Rollout's RecordOffer, under the deadline and trace of the check that asks. */
+export class GrpcOfferLedger implements OfferLedger {
+  constructor(
+    private readonly client: RolloutClient,
+    private readonly call: CallOptions,
+  ) {}
+
+  async recordOffer(offer: { projectId: string; deploymentId: string; deviceId: string }): Promise<OfferOutcome> {
+    const { outcome } = await this.client.recordOffer(offer, this.call);
+    const known = OUTCOMES[outcome];
+    if (!known) throw new Error(`rollout answered RecordOffer with an unknown outcome ${outcome}`);
+    return known;
+  }
+}

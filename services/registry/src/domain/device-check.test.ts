@@ -1,0 +1,137 @@
+import type { ArtifactSummary, DecisionDeployment, DecisionViews } from '@ota/decision';
+import { checkDevice, type DeviceCheckDeps, type DeviceCheckInput, type OfferOutcome } from './device-check';
+import type { CheckInResult, CheckRecord, Device } from './model';
+
+const DEVICE = { id: 'uuid-1', channelId: 'stable', groupIds: ['g1'], checkCount: 41 } as Device;
+
+const deployment = (id: string, overrides: Partial<DecisionDeployment> = {}): DecisionDeployment => ({
+  id,
+  projectId: 'p1',
+  artifactId: `artifact-of-${id}`,
+  state: 'active',
+  targetGroupIds: [],
+  targetChannelIds: ['stable'],
+  rolloutPercentage: 100,
+  createdAt: new Date(1_000),
+  startedAt: new Date(2_000),
+  ...overrides,
+});
+
+const artifact = (id: string, buildNumber: number): ArtifactSummary => ({
+  id,
+  projectId: 'p1',
+  buildNumber,
+  versionLabel: `1.0.${buildNumber}`,
+  framework: 'esp_idf',
+  chipFamily: 'esp32',
+  boardId: '',
+  hardwareRevision: '',
+  partitionProfile: '',
+  minNvsSchemaVersion: null,
+  securityMode: '',
+  checksumSha256: 'c',
+  fileSize: 10,
+  archived: false,
+  signature: '',
+  signingKeyId: '',
+  storageKey: '',
+});
+
+/** Fakes that answer as told and write down every call; rollout answers each offer from `offerOutcomes` by deployment. */
+function fakeDeps(checkIn: CheckInResult, deployments: DecisionDeployment[] = [], offerOutcomes: Record<string, OfferOutcome> = {}) {
+  const artifacts = new Map(deployments.map((d, index) => [d.artifactId, artifact(d.artifactId, 7 + index)]));
+  const calls = { recorded: [] as CheckRecord[], offers: [] as string[], failures: [] as unknown[], recordError: undefined as Error | undefined };
+  const views: DecisionViews<DecisionDeployment> = { activeDeployments: () => deployments, artifact: (id) => artifacts.get(id) };
+  const deps: DeviceCheckDeps = {
+    registry: {
+      checkInDevice: async () => checkIn,
+      recordCheck: async (record) => {
+        calls.recorded.push(record);
+        if (calls.recordError) throw calls.recordError;
+      },
+    },
+    views,
+    offers: {
+      recordOffer: async ({ deploymentId }) => {
+        calls.offers.push(deploymentId);
+        return offerOutcomes[deploymentId] ?? 'recorded';
+      },
+    },
+    recordFailed: (error) => calls.failures.push(error),
+  };
+  return { deps, calls };
+}
+
+const input: DeviceCheckInput = {
+  projectId: 'p1',
+  ownerId: 'owner-1',
+  deviceId: 'unit-1',
+  viaProjectToken: true,
+  maxDevices: 10,
+  reported: { framework: 'esp_idf', chipFamily: 'esp32', versionLabel: '1.0.6' },
+  currentBuildNumber: 6,
+};
+
+test('an offer confirmed by rollout is answered and recorded with its deployment, the heartbeat and the slot read at check-in', async () => {
+  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1')]);
+  expect(await checkDevice(deps, input)).toMatchObject({ status: 'offered', deploymentId: 'dep-1', artifact: { buildNumber: 7 } });
+  expect(calls.offers).toEqual(['dep-1']);
+  expect(calls.recorded).toHaveLength(1);
+  expect(calls.recorded[0]).toMatchObject({
+    id: 'uuid-1',
+    checkCount: 41,
+    reported: input.reported,
+    event: { decision: 'offered', status: 'offered', deploymentId: 'dep-1', artifactBuildNumber: 7, reportedBuildNumber: 6, reportedVersion: '1.0.6' },
+  });
+});
+
+test('nothing to offer: rollout is not asked, and the outcome is recorded with the heartbeat', async () => {
+  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1', { targetChannelIds: ['beta'] })]);
+  expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  expect(calls.offers).toEqual([]);
+  expect(calls.recorded.map((record) => [record.reported !== undefined, record.event.status])).toEqual([[true, 'no_active_deployment']]);
+});
+
+test('a deployment rollout no longer holds active is left out, and the next best is offered', async () => {
+  // dep-2 carries the higher build (8), so it is tried first.
+  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1'), deployment('dep-2')], { 'dep-2': 'not_active' });
+  expect(await checkDevice(deps, input)).toMatchObject({ status: 'offered', deploymentId: 'dep-1' });
+  expect(calls.offers).toEqual(['dep-2', 'dep-1']);
+});
+
+test('a deployment the device rolled back is not offered again, and the answer says so', async () => {
+  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1')], { 'dep-1': 'rolled_back' });
+  expect(await checkDevice(deps, input)).toEqual({ status: 'not_in_rollout', message: 'the device rolled back this deployment; it is not offered again' });
+  expect(calls.offers).toEqual(['dep-1']);
+  expect(calls.recorded[0]!.event).toMatchObject({ decision: 'no_update', status: 'not_in_rollout' });
+});
+
+test('over the cap nothing is decided or recorded', async () => {
+  const { deps, calls } = fakeDeps({ outcome: 'over_limit' }, [deployment('dep-1')]);
+  expect(await checkDevice(deps, input)).toMatchObject({ status: 'over_limit' });
+  expect([calls.offers.length, calls.recorded.length]).toEqual([0, 0]);
+});
+
+test.each([
+  ['inactive', 'device_inactive'],
+  ['token_required', 'token_required'],
+] as const)('outcome %s: recorded without a heartbeat, nothing decided', async (outcome, status) => {
+  const { deps, calls } = fakeDeps({ outcome, device: DEVICE }, [deployment('dep-1')]);
+  expect(await checkDevice(deps, input)).toMatchObject({ status });
+  expect(calls.offers).toEqual([]);
+  expect(calls.recorded.map((record) => [record.reported, record.event.status])).toEqual([[undefined, status]]);
+});
+
+test('a check that cannot be recorded is still answered, and the failure is reported', async () => {
+  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE });
+  calls.recordError = new Error('the store is away');
+  expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  expect(calls.failures).toEqual([calls.recordError]);
+});
+
+test('a targeted build that declares board_id refuses a check that did not report it (400), recording nothing', async () => {
+  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1')]);
+  deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
+  await expect(checkDevice(deps, input)).rejects.toThrow('board_id is required');
+  expect(calls.recorded).toEqual([]);
+});

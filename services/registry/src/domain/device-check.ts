@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { decideOffer, type ArtifactSummary, type DecisionDeployment, type DecisionViews } from '@ota/decision';
+import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
+import type { CheckEvent, ReportedProfile } from './model';
+import type { Registry } from './registry';
+
+/** What rollout says of an offer (its RecordOffer), before the check answers with it. */
+export type OfferOutcome = 'recorded' | 'not_active' | 'rolled_back';
+
+/** Rollout, as the check needs it: it confirms and records each offer (rollout keeps owning rollout statuses). */
+export interface OfferLedger {
+  recordOffer(offer: { projectId: string; deploymentId: string; deviceId: string }): Promise<OfferOutcome>;
+}
+
+export interface DeviceCheckDeps {
+  registry: Pick<Registry, 'checkInDevice' | 'recordCheck'>;
+  views: DecisionViews<DecisionDeployment>;
+  offers: OfferLedger;
+  /** A check whose record could not be written: reported, and answered all the same. */
+  recordFailed(error: unknown, deviceId: string): void;
+  now?: () => Date;
+}
+
+export interface DeviceCheckInput {
+  projectId: string;
+  ownerId: string;
+  /** The unit's own device_id string. */
+  deviceId: string;
+  /** Only the shared project token registers unknown devices, and it may not speak for a device with its own token. */
+  viaProjectToken: boolean;
+  /** The owner's device cap (0: none). */
+  maxDevices: number;
+  reported: ReportedProfile;
+  currentBuildNumber: number;
+}
+
+export type DeviceCheckAnswer =
+  | { status: 'offered'; message: string; deploymentId: string; artifact: ArtifactSummary }
+  | { status: Exclude<CheckStatus, 'offered'>; message: string };
+
+/**
+ * A device check (docs/api.md, "The check decision"), answered by registry alone: the device is
+ * read (or registered), the decision is made from this replica's views with the one decision
+ * code (`@ota/decision`), an offer is confirmed by rollout, and the check is written down in one
+ * device write before the answer, so that a read right after it sees all of it.
+ */
+export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput): Promise<DeviceCheckAnswer> {
+  const { projectId } = input;
+  const checkIn = await deps.registry.checkInDevice(input);
+  // A device that was not registered has nothing to record on.
+  if (checkIn.outcome === 'over_limit') return { status: 'over_limit', message: CHECK_MESSAGES.over_limit };
+  const device = checkIn.device;
+
+  /** Recording is best effort (docs/api.md, "Records"): a failure is reported, and the answer stands. */
+  const answer = async (decided: DeviceCheckAnswer, heartbeat: boolean): Promise<DeviceCheckAnswer> => {
+    const offer = decided.status === 'offered' ? decided : undefined;
+    const event: CheckEvent = {
+      id: randomUUID(),
+      projectId,
+      deviceId: input.deviceId,
+      createdAt: deps.now?.() ?? new Date(),
+      decision: offer ? 'offered' : 'no_update',
+      status: decided.status,
+      deploymentId: offer?.deploymentId ?? '',
+      artifactBuildNumber: offer?.artifact.buildNumber ?? null,
+      reportedBuildNumber: input.currentBuildNumber,
+      reportedVersion: input.reported.versionLabel ?? '',
+      message: decided.message,
+    };
+    await deps.registry
+      .recordCheck({ projectId, id: device.id, checkCount: device.checkCount, reported: heartbeat ? input.reported : undefined, event })
+      .catch((error: unknown) => deps.recordFailed(error, input.deviceId));
+    return decided;
+  };
+
+  // An inactive device, and one that must use its own token, get no heartbeat (docs/api.md, "The check decision").
+  if (checkIn.outcome === 'inactive') return answer({ status: 'device_inactive', message: CHECK_MESSAGES.device_inactive }, false);
+  if (checkIn.outcome === 'token_required') return answer({ status: 'token_required', message: CHECK_MESSAGES.token_required }, false);
+
+  const decisionDevice = { ...input.reported, id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber };
+  let active = deps.views.activeDeployments(projectId);
+  const rolledBack = new Set<string>();
+  // Each refusal by rollout takes one deployment out of the running, so this ends.
+  for (;;) {
+    const decision = decideOffer({ device: decisionDevice, activeDeployments: active, artifactOf: (id) => deps.views.artifact(id), rolledBack });
+    if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message }, true);
+    const deploymentId = decision.deployment.id;
+    const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: device.id });
+    if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact }, true);
+    if (outcome === 'rolled_back') rolledBack.add(deploymentId);
+    else active = active.filter((deployment) => deployment.id !== deploymentId);
+  }
+}
