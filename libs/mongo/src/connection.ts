@@ -34,6 +34,10 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * mongoose's autoIndex, so that start-up order is explicit and failures are visible.
  */
 export async function connectMongo(settings: MongoSettings): Promise<Connection> {
+  // Mongoose otherwise builds a stack trace for every query it runs (to explain a query run twice,
+  // which our code never does): a CPU profile of the check showed it in the gateway and registry
+  // (docs/performance.md, change 10).
+  mongoose.set('skipOriginalStackTraces', true);
   const connection = mongoose.createConnection(settings.uri, {
     dbName: settings.database,
     maxPoolSize: settings.maxPoolSize ?? 20,
