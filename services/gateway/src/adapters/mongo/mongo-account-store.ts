@@ -84,7 +84,8 @@ export class MongoAccountStore implements AccountStore {
 
   /** `authenticate` for a token known by its hash (a console session's token). */
   async authenticateHash(tokenHash: string): Promise<Token | null> {
-    const token = await this.models.Token.findById(tokenHash).lean<TokenDoc>();
+    // Every request makes this read: the driver's collection, without building a mongoose query.
+    const token = (await this.models.Token.collection.findOne({ _id: tokenHash } as never)) as TokenDoc | null;
     if (!token || token.revoked_at) return null;
     const now = Date.now();
     const written = this.usageWritten.get(token._id);

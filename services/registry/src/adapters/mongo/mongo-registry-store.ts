@@ -244,10 +244,11 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   // A device_id maps to the primary key (see deviceUuid), so every device read is a primary-key
-  // read; the project is checked here rather than in the filter.
+  // read; the project is checked here rather than in the filter. Every check makes it, so it goes
+  // to the driver's collection, as the device write does, without building a mongoose query.
   private async findDeviceDoc(projectId: string, key: { id: string } | { deviceId: string }): Promise<DeviceDoc | null> {
     const id = 'id' in key ? key.id : deviceUuid(projectId, key.deviceId);
-    const doc = await this.models.Device.findById(id, DEVICE_FIELDS).lean<DeviceDoc>();
+    const doc = (await this.models.Device.collection.findOne({ _id: id } as never, { projection: DEVICE_FIELDS })) as DeviceDoc | null;
     return doc && doc.project_id === projectId && ('id' in key || doc.device_id === key.deviceId) ? doc : null;
   }
 
