@@ -9,11 +9,16 @@ import type { InMemoryDecisionViews } from './views';
  */
 export function followViewEvents<D extends DecisionDeployment>(bus: Bus, views: InMemoryDecisionViews<D>, logger: Logger): void {
   bus.subscribe(EVENTS.artifactChanged, (artifact) => views.artifactSeen(summaryOfArtifact(artifact)));
-  // Answered once applied: a start waits for the replicas' answers before it answers itself.
-  bus.serve(EVENTS.deploymentChanged, async (event) => {
-    await views.deploymentChanged(event.id, event.projectId).catch((error: unknown) => logger.warn({ err: error }, 'reading a changed deployment failed; the periodic reload catches up'));
-    return { applied: event.id };
-  });
+  // Answered once applied (or not): a start waits for the replicas' answers before it answers itself.
+  bus.serve(EVENTS.deploymentChanged, async (event) => ({
+    applied: await views.deploymentChanged(event.id, event.projectId).then(
+      () => true,
+      (error: unknown) => {
+        logger.warn({ err: error }, 'reading a changed deployment failed; the periodic reload catches up');
+        return false;
+      },
+    ),
+  }));
   // Core subscriptions missed whatever was published while NATS was away: reload at once rather
   // than at the next periodic reload.
   bus.onReconnect(() => {

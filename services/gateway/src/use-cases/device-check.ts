@@ -66,7 +66,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
  * The device's words, as the check carries them to the decision: each field it left out stays
  * unset, the one spelling of "not reported" from here to `@ota/decision`.
  */
-export function reportedProfileOf(body: CheckRequest): registry.ReportedProfile {
+function reportedProfileOf(body: CheckRequest): registry.ReportedProfile {
   return {
     framework: body.framework,
     chipFamily: body.chip_family,

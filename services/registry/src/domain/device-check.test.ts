@@ -1,5 +1,5 @@
-import type { ArtifactSummary, DecisionDeployment, DecisionViews } from '@ota/decision';
-import { checkDevice, type DeviceCheckDeps, type DeviceCheckInput, type OfferOutcome } from './device-check';
+import type { ArtifactSummary, DecisionDeployment, DecisionViews, OfferOutcome } from '@ota/decision';
+import { checkDevice, type DeviceCheckDeps, type DeviceCheckInput } from './device-check';
 import type { CheckInResult, CheckRecord, Device } from './model';
 
 const DEVICE = { id: 'uuid-1', channelId: 'stable', groupIds: ['g1'], checkCount: 41 } as Device;

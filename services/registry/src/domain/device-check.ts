@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { decideOffer, type ArtifactSummary, type DecisionDeployment, type DecisionViews } from '@ota/decision';
+import { decideOffer, type ArtifactSummary, type DecisionDeployment, type DecisionViews, type OfferOutcome } from '@ota/decision';
 import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
 import type { CheckEvent, ReportedProfile } from './model';
 import type { Registry } from './registry';
-
-/** What rollout says of an offer (its RecordOffer), before the check answers with it. */
-export type OfferOutcome = 'recorded' | 'not_active' | 'rolled_back';
 
 /** Rollout, as the check needs it: it confirms and records each offer (rollout keeps owning rollout statuses). */
 export interface OfferLedger {

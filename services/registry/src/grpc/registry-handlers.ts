@@ -33,7 +33,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
           views: check.views,
           // The offer's confirmation runs under the check's own deadline and trace.
           offers: new GrpcOfferLedger(check.rollout, ctx),
-          recordFailed: (error, deviceId) => ctx.logger.warn({ err: error, deviceId }, 'the check could not be recorded; answered all the same'),
+          recordFailed: (error, deviceId) => ctx.logger.warn({ err: error, device_id: deviceId }, 'check not recorded'),
         },
         {
           projectId: request.projectId,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { invalidArgument } from '@ota/errors';
 import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
-import { decideOffer, targetsDevice, type Decision, type DecisionDevice } from '@ota/decision';
+import { decideOffer, targetsDevice, type Decision, type DecisionDevice, type OfferOutcome } from '@ota/decision';
 import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusEntry } from './device-status-cache';
 import type { DeploymentCounts } from './deployment-counts';
@@ -11,9 +11,6 @@ import type { Deployment } from './model';
 import type { DeviceReport, DeviceStateRecord } from './ports';
 import type { Deployments } from './deployments';
 import type { RolloutDeps } from './rollout';
-
-/** What rollout says of an offer registry's check is about to make. */
-export type OfferOutcome = 'recorded' | 'not_active' | 'rolled_back';
 
 /** How many of a device's accepted reports its timeline keeps. */
 export const REPORTS_KEPT_PER_DEVICE = 100;
@@ -64,7 +61,7 @@ export class DeviceRollout {
     this.deps.events.deviceForgotten(deviceId);
   }
 
-/**
+  /**
    * Registry's check offers the deployment's build to the device: confirmed from this replica's
    * view (a pause made here is applied before its answer) and the device's status, then recorded
    * as `offered` unless the device is further along.

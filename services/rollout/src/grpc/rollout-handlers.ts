@@ -1,4 +1,4 @@
-import { offerOf } from '@ota/decision';
+import { offerOf, type OfferOutcome } from '@ota/decision';
 import { profileOfMessage } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
@@ -8,7 +8,6 @@ import type { RolloutMetrics } from '../adapters/rollout-metrics';
 import type { Deployment } from '../domain/model';
 import { nextStage, type Stage } from '../domain/stages';
 import type { Rollout } from '../domain/rollout';
-import type { OfferOutcome } from '../domain/device-rollout';
 
 const OFFER_OUTCOMES: Record<OfferOutcome, pb.OfferOutcome> = {
   recorded: pb.OfferOutcome.OFFER_OUTCOME_RECORDED,

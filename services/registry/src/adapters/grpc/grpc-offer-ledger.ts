@@ -1,6 +1,7 @@
 import type { CallOptions, ServiceClient } from '@ota/grpc';
 import { rollout } from '@ota/proto';
-import type { OfferLedger, OfferOutcome } from '../../domain/device-check';
+import type { OfferOutcome } from '@ota/decision';
+import type { OfferLedger } from '../../domain/device-check';
 
 type RolloutClient = ServiceClient<typeof rollout.RolloutServiceService>;
 
