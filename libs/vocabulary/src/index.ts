@@ -7,6 +7,30 @@ export const ROLLOUT_STATUSES = ['pending', 'offered', 'download_started', 'down
 export type RolloutStatus = (typeof ROLLOUT_STATUSES)[number];
 
 /**
+ * Each status's rank: a device's status in a deployment only moves to a higher one, so late,
+ * repeated or reordered events never move it backwards (docs/api.md, "Rollout statuses"). Rollout
+ * keeps the statuses by it, and registry the device's last status (docs/architecture.md, "A status
+ * report hop by hop"). Typed by the vocabulary, so a new status needs one.
+ */
+const STATUS_RANK: Record<RolloutStatus, number> = {
+  pending: 0,
+  offered: 1,
+  download_started: 2,
+  downloaded: 3,
+  flashed: 4,
+  validated: 5,
+  reboot: 6,
+  failed: 7,
+  rolled_back: 8,
+  confirmed: 9,
+};
+
+/** A status's rank (STATUS_RANK); -1 for a word that is no status. */
+export function rankOf(status: string): number {
+  return STATUS_RANK[status as RolloutStatus] ?? -1;
+}
+
+/**
  * What a device may report (docs/api.md, "Status reports"): each status it can reach has the event
  * of the same name (`pending` is where it starts, never a report), and v0.1 devices send `rebooted`
  * for `reboot`.

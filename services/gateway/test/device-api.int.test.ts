@@ -191,6 +191,8 @@ describe('status events', () => {
     expect(late.body).toEqual({ accepted: true, final_status: 'flashed' });
     const states = await api('GET', `/api/v1/projects/${f.project.id}/deployments/${released.deployment_id}/states/`, { token: f.user.token });
     expect(states.body.map((state: { status: string }) => state.status)).toEqual(['flashed']);
+    // The device record holds the same: registry's one update moves the status only up within a deployment.
+    expect(await deviceOf(f, 'late-1')).toMatchObject({ last_ota_status: 'flashed' });
   });
 
   it('keeps reasons verbatim, counts every failed and the first rolled_back, even when repeated at once', async () => {
@@ -271,6 +273,26 @@ describe('status events', () => {
     const released = await release(f);
     await api('POST', `/api/v1/projects/${f.project.id}/devices/`, { token: f.user.token, json: { device_id: 'owned' } });
     expect((await report(f.deviceScopeToken, { device_id: 'owned', deployment_id: released.deployment_id, event: 'downloaded' })).status).toBe(403);
+    // Refused before anything was stored: no status in the deployment, nothing on the device.
+    const states = await api('GET', `/api/v1/projects/${f.project.id}/deployments/${released.deployment_id}/states/`, { token: f.user.token });
+    expect(states.body).toEqual([]);
+    expect((await deviceOf(f, 'owned')).last_ota_status).not.toBe('downloaded');
+    // The same refusal on a deployment that is no longer active, where rollout is asked second.
+    await api('POST', `/api/v1/projects/${f.project.id}/deployments/${released.deployment_id}/transition/`, { token: f.user.token, json: { action: 'pause' } });
+    expect((await report(f.deviceScopeToken, { device_id: 'owned', deployment_id: released.deployment_id, event: 'downloaded' })).status).toBe(403);
+    expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/${released.deployment_id}/states/`, { token: f.user.token })).body).toEqual([]);
+  });
+
+  it('moves the device to a newer deployment\'s status, and keeps the failure reason until a later event', async () => {
+    const f = await setupProject();
+    const first = await release(f);
+    await check(f.deviceScopeToken, 'two-1');
+    await report(f.deviceScopeToken, { device_id: 'two-1', deployment_id: first.deployment_id, event: 'failed', reason: 'flash_error' });
+    await report(f.deviceScopeToken, { device_id: 'two-1', deployment_id: first.deployment_id, event: 'downloaded' });
+    expect(await deviceOf(f, 'two-1')).toMatchObject({ last_ota_status: 'failed', last_ota_reason: 'flash_error' });
+    const second = await release(f, { ...MANIFEST, version_label: '1.0.1' });
+    await report(f.deviceScopeToken, { device_id: 'two-1', deployment_id: second.deployment_id, event: 'download_started' });
+    expect(await deviceOf(f, 'two-1')).toMatchObject({ last_ota_status: 'download_started', last_ota_reason: '' });
   });
 });
 

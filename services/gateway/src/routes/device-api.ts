@@ -130,7 +130,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     ctx.body = await reportDeviceStatus(clients, {
       projectId: principal.token.projectId,
       deviceId,
-      deviceUuid: principal.token.kind === 'device' ? principal.token.deviceUuid : undefined,
+      viaProjectToken: principal.token.kind === 'project',
       body,
       trace: rpc(ctx),
     });

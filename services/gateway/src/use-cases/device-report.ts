@@ -1,7 +1,5 @@
 import type { RequestTrace } from '@ota/logging';
-import { permissionDenied } from '@ota/errors';
-import { CHECK_MESSAGES } from '@ota/vocabulary';
-import type { RegistryPort, RolloutPort } from './ports';
+import type { RegistryPort } from './ports';
 
 /** What the device reported (docs/api.md, "Status reports"), as the route validated it. */
 export interface StatusReport {
@@ -14,49 +12,39 @@ export interface StatusReport {
 
 /** What a status report needs from the services around the gateway; tests pass fakes. */
 export interface DeviceReportPorts {
-  registry: RegistryPort<'getDevice' | 'applyDeviceReport'>;
-  rollout: RolloutPort<'recordDeviceEvent'>;
+  registry: RegistryPort<'reportDeviceStatus'>;
 }
 
 export interface DeviceReport {
   projectId: string;
   /** The device_id the report speaks for. */
   deviceId: string;
-  /** Set when the device's own token was used: it names the device, so nothing is read. */
-  deviceUuid?: string;
+  /** The report came with the shared project token, not the device's own. */
+  viaProjectToken: boolean;
   body: StatusReport;
   trace: RequestTrace;
 }
 
 /**
- * A lifecycle event (docs/api.md, "Status reports"): rollout stores it (the status never moves backwards), then
- * registry applies it to the device; `accepted` is answered only after both stores wrote. With the
- * project token, the device is read first: a device with its own token may not report with it.
+ * A lifecycle event (docs/api.md, "Status reports"), in one call: registry writes the device and
+ * has rollout store the event (docs/architecture.md, "A status report hop by hop"); `accepted` is
+ * answered only after both stores wrote, and a device with its own token may not report with the
+ * project token.
  */
 export async function reportDeviceStatus(ports: DeviceReportPorts, report: DeviceReport): Promise<{ accepted: boolean; final_status: string }> {
-  const { body, projectId, trace } = report;
-  let deviceUuid = report.deviceUuid;
-  if (deviceUuid === undefined) {
-    const { device } = await ports.registry.getDevice({ projectId, id: '', deviceId: report.deviceId }, trace);
-    if (device!.tokenRequired) throw permissionDenied(CHECK_MESSAGES.token_required);
-    deviceUuid = device!.id;
-  }
-  const reason = body.reason ?? '';
-  const result = await ports.rollout.recordDeviceEvent(
+  const { body } = report;
+  const result = await ports.registry.reportDeviceStatus(
     {
-      projectId,
+      projectId: report.projectId,
+      deviceId: report.deviceId,
+      viaProjectToken: report.viaProjectToken,
       deploymentId: body.deployment_id,
-      deviceId: deviceUuid,
       event: body.event,
       buildNumber: body.build_number,
-      reason,
+      reason: body.reason ?? '',
       detailJson: body.detail ? JSON.stringify(body.detail) : '',
     },
-    trace,
-  );
-  await ports.registry.applyDeviceReport(
-    { projectId, id: deviceUuid, event: result.finalStatus, reason, buildNumber: body.event === 'confirmed' ? body.build_number : undefined },
-    trace,
+    report.trace,
   );
   return { accepted: result.accepted, final_status: result.finalStatus };
 }

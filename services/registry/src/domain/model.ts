@@ -114,6 +114,22 @@ export interface CheckEvent {
   message: string;
 }
 
+/**
+ * What a status report writes on the device, in one conditional update (docs/architecture.md, "A
+ * status report hop by hop"): the status moves only up within its deployment (`rank`, the
+ * vocabulary's), a report on another deployment replaces it, and with `viaProjectToken` a device
+ * with its own token is not written.
+ */
+export interface StatusReportWrite {
+  projectId: string;
+  /** The unit's own device_id string; the device's UUID is derived from it. */
+  deviceId: string;
+  viaProjectToken: boolean;
+  deploymentId: string;
+  rank: number;
+  change: { lastOtaStatus: string; lastOtaReason: string; currentBuildNumber?: number };
+}
+
 /** What the check wrote down about a device, in one write: the heartbeat (if recorded) and the outcome. */
 export interface CheckRecord {
   projectId: string;

@@ -1,4 +1,4 @@
-import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project } from './model';
+import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, StatusReportWrite } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
@@ -58,6 +58,11 @@ export interface RegistryStore {
   /** The device's decision history, newest first. */
   listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]>;
   updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null>;
+  /**
+   * Writes a status report's change of device `id` in one conditional update, reading nothing
+   * (StatusReportWrite); false when nothing was written.
+   */
+  applyStatusReport(id: string, write: StatusReportWrite): Promise<boolean>;
   /** Sets what a status report says of the device, without reading it; false when no such device. */
   applyDeviceReport(projectId: string, id: string, set: Partial<Device>): Promise<boolean>;
 }

@@ -20,6 +20,7 @@ import {
   type NewDeviceFields,
   type Project,
   type ReportedProfile,
+  type StatusReportWrite,
 } from './model';
 import type { DeviceTargets, RegistryStore } from './ports';
 import { slugCandidate, slugify } from './slug';
@@ -289,7 +290,17 @@ export class Registry {
     }));
   }
 
-  /** One update of the device, reading nothing: a status report's cost is its writes (issue of the hot path). */
+  /**
+   * A status report's one update of the device, reading nothing (StatusReportWrite): the device
+   * written, or null when nothing was (no such device, a refused token, or a status below the
+   * stored one).
+   */
+  async applyStatusReport(write: StatusReportWrite): Promise<Pick<Device, 'id'> | null> {
+    const id = deviceUuid(write.projectId, write.deviceId);
+    return (await this.store.applyStatusReport(id, write)) ? { id } : null;
+  }
+
+  /** One update of the device, reading nothing: the status path of the release before (ApplyDeviceReport). */
   async applyDeviceReport(projectId: string, id: string, event: string, reason: string, buildNumber?: number): Promise<void> {
     if (!(await this.store.applyDeviceReport(projectId, id, deviceReportChange(event, reason, buildNumber)))) throw notFound('device not found');
   }

@@ -3,8 +3,10 @@ import { invalidArgument } from '@ota/errors';
 import { offerOf, type DecisionDeployment, type DecisionViews } from '@ota/decision';
 import type { CallContext, Handlers, ServiceClient } from '@ota/grpc';
 import { registry as pb, type rollout } from '@ota/proto';
+import { GrpcDeviceEventLedger } from '../adapters/grpc/grpc-device-event-ledger';
 import { GrpcOfferLedger } from '../adapters/grpc/grpc-offer-ledger';
 import { checkDevice, type DeviceCheckAnswer } from '../domain/device-check';
+import { reportDeviceStatus } from '../domain/device-report';
 import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
 import type { Registry } from '../domain/registry';
 
@@ -18,7 +20,7 @@ const OUTCOME = {
   token_required: pb.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED,
 } as const;
 
-/** What the check needs beside the registry: the decision's views, and rollout to confirm offers. */
+/** What the check and the status report need beside the registry: the decision's views, and rollout to confirm offers and store events. */
 export interface CheckDeps {
   views: DecisionViews<DecisionDeployment>;
   rollout: ServiceClient<typeof rollout.RolloutServiceService>;
@@ -208,6 +210,22 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
     async deleteDevice(request) {
       await registry.deleteDevice(request.projectId, request.ownerId, request.id);
       return {};
+    },
+    async reportDeviceStatus(request, ctx) {
+      return reportDeviceStatus(
+        // Rollout stores the event under the report's own deadline and trace.
+        { registry, views: check.views, events: new GrpcDeviceEventLedger(check.rollout, ctx) },
+        {
+          projectId: request.projectId,
+          deviceId: request.deviceId,
+          viaProjectToken: request.viaProjectToken,
+          deploymentId: request.deploymentId,
+          event: request.event,
+          buildNumber: request.buildNumber,
+          reason: request.reason,
+          detailJson: request.detailJson,
+        },
+      );
     },
     async applyDeviceReport(request) {
       await registry.applyDeviceReport(request.projectId, request.id, request.event, request.reason, request.buildNumber);

@@ -37,6 +37,9 @@ export interface DeviceDoc extends HardwareProfileFields {
   current_hash: string;
   last_ota_status: string;
   last_ota_reason: string;
+  /** The deployment of the last status report and its status's rank: the status moves only up within it. */
+  last_ota_deployment_id?: string;
+  last_ota_rank?: number;
   active: boolean;
   last_seen: Date | null;
   last_check_at: Date | null;
@@ -144,6 +147,8 @@ export function registerModels(connection: Connection) {
       current_hash: String,
       last_ota_status: String,
       last_ota_reason: String,
+      last_ota_deployment_id: String,
+      last_ota_rank: Number,
       active: Boolean,
       last_seen: { type: Date, default: null },
       last_check_at: { type: Date, default: null },

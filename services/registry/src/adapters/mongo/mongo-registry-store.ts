@@ -1,7 +1,7 @@
 import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { deviceUuid } from '../../domain/device-uuid';
-import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, ReportedProfile } from '../../domain/model';
+import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, ReportedProfile, StatusReportWrite } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
@@ -338,6 +338,22 @@ export class MongoRegistryStore implements RegistryStore {
     if (!doc) return null;
     await this.writeDevice(id, fields);
     return deviceOf({ ...doc, ...fields });
+  }
+
+  async applyStatusReport(id: string, write: StatusReportWrite): Promise<boolean> {
+    // The filter is the whole rule, so nothing is read: the device of this project, not one with
+    // its own token when the project token reported, and a status no lower than the stored one of
+    // the same deployment. Only _id is pushed down to the store's index on FerretDB; the rest is
+    // judged on that one document.
+    const filter = {
+      _id: id,
+      project_id: write.projectId,
+      ...(write.viaProjectToken ? { token_required: { $ne: true } } : {}),
+      $or: [{ last_ota_deployment_id: { $ne: write.deploymentId } }, { last_ota_rank: { $lte: write.rank } }],
+    };
+    const set = { ...changedFields(write.change), last_ota_deployment_id: write.deploymentId, last_ota_rank: write.rank };
+    const result = await this.deviceWrites.run(id, () => this.models.Device.collection.updateOne(filter as never, { $set: set }));
+    return result.matchedCount > 0;
   }
 
   async applyDeviceReport(projectId: string, id: string, set: Partial<Device>): Promise<boolean> {
