@@ -10,7 +10,7 @@ export type RolloutStatus = (typeof ROLLOUT_STATUSES)[number];
  * Each status's rank: a device's status in a deployment only moves to a higher one, so late,
  * repeated or reordered events never move it backwards (docs/api.md, "Rollout statuses"). Rollout
  * keeps the statuses by it, and registry the device's last status (docs/architecture.md, "A status
- * report hop by hop"). Typed by the vocabulary, so a new status needs one.
+ * report, hop by hop"). Typed by the vocabulary, so a new status needs one.
  */
 const STATUS_RANK: Record<RolloutStatus, number> = {
   pending: 0,

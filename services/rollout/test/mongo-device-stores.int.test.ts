@@ -5,14 +5,14 @@ import type { Connection } from 'mongoose';
 import { registerRolloutModels } from '../src/adapters/mongo/models';
 import { MongoDeviceReportStore } from '../src/adapters/mongo/mongo-device-report-store';
 import { MongoDeviceStateStore } from '../src/adapters/mongo/mongo-device-state-store';
-import { rankOf } from '../src/domain/device-status';
+import { rankOf, statusOfEvent } from '../src/domain/device-status';
 import type { DeviceReport } from '../src/domain/ports';
 
 // Rollout's device stores alone, against the run's real MongoDB-protocol server (FerretDB here),
 // in a database of its own: each status stored once per device and deployment (every `failed`
 // kept), the highest status and rolled-back devices, devices per status and failures per reason
 // counted by the store, a device's states deleted with its reports; and a device's timeline of
-// reports, newest first and trimmed.
+// reports, newest first and trimmed, wherever each is stored (carried by its event or on its own).
 
 let mongo: Connection;
 let states: MongoDeviceStateStore;
@@ -37,11 +37,11 @@ const record = (deploymentId: string, deviceId: string, status: string, seconds:
 
 it('stores each status once per device and deployment, every failure report, and knows the highest status', async () => {
   const deploymentId = randomUUID();
-  expect(await record(deploymentId, 'd1', 'offered', 1)).toEqual({ newlyStored: true });
-  expect(await record(deploymentId, 'd1', 'downloaded', 2)).toEqual({ newlyStored: true });
-  expect(await record(deploymentId, 'd1', 'downloaded', 3)).toEqual({ newlyStored: false });
+  expect(await record(deploymentId, 'd1', 'offered', 1)).toEqual({ newlyStored: true, reportStored: false });
+  expect(await record(deploymentId, 'd1', 'downloaded', 2)).toEqual({ newlyStored: true, reportStored: false });
+  expect(await record(deploymentId, 'd1', 'downloaded', 3)).toEqual({ newlyStored: false, reportStored: false });
   // A late `offered` does not move it back.
-  expect(await record(deploymentId, 'd1', 'offered', 4)).toEqual({ newlyStored: false });
+  expect(await record(deploymentId, 'd1', 'offered', 4)).toEqual({ newlyStored: false, reportStored: false });
   expect(await states.highestStatus(deploymentId, 'd1')).toEqual({ status: 'downloaded', rank: rankOf('downloaded'), rolledBack: false });
   expect(await states.highestStatus(deploymentId, 'nobody')).toBeNull();
 
@@ -69,9 +69,44 @@ it('deletes a device’s states and reports, and says which deployments it was i
   expect(await reports.listReports('p', 'leaving', 10, undefined)).toEqual([]);
 });
 
-function report(deviceId: string, deploymentId: string, seconds: number): DeviceReport {
-  return { id: randomUUID(), projectId: 'p', deploymentId, deviceId, event: 'downloaded', status: 'downloaded', buildNumber: undefined, reason: '', detailJson: '{"attempt":1}', createdAt: at(seconds) };
+function report(deviceId: string, deploymentId: string, seconds: number, event = 'downloaded', reason = ''): DeviceReport {
+  return { id: randomUUID(), projectId: 'p', deploymentId, deviceId, event, status: statusOfEvent(event)!, buildNumber: undefined, reason, detailJson: '{"attempt":1}', createdAt: at(seconds) };
 }
+
+/** What a status report does with the stores (DeviceRollout.recordDeviceEvent): the event carries the report, else the report goes alone. */
+async function storeReport(sent: DeviceReport): Promise<{ newlyStored: boolean; reportStored: boolean }> {
+  const stored = await states.recordEvent({ ...sent, rank: rankOf(sent.status), at: sent.createdAt, report: sent });
+  if (!stored.reportStored) await reports.insertReport(sent);
+  return stored;
+}
+
+it('carries the first report of each status and every failure in the event, and lists them with the reports stored alone', async () => {
+  const deploymentId = randomUUID();
+  const first = report('carried', deploymentId, 1);
+  const resent = report('carried', deploymentId, 2);
+  const failure = report('carried', deploymentId, 3, 'failed', 'http_503');
+  const failedAgain = report('carried', deploymentId, 4, 'failed', 'http_503');
+  expect(await storeReport(first)).toEqual({ newlyStored: true, reportStored: true });
+  // The status is stored already: the resent report is stored on its own.
+  expect(await storeReport(resent)).toEqual({ newlyStored: false, reportStored: false });
+  expect(await storeReport(failure)).toEqual({ newlyStored: true, reportStored: true });
+  // Every failure is its own event, which carries its report.
+  expect(await storeReport(failedAgain)).toEqual({ newlyStored: false, reportStored: true });
+  // An offer carries no report.
+  expect(await record(deploymentId, 'carried', 'offered', 5)).toEqual({ newlyStored: true, reportStored: false });
+
+  const listed = await reports.listReports('p', 'carried', 10, undefined);
+  expect(listed).toEqual([failedAgain, failure, resent, first]);
+  expect(await reports.listReports('p', 'carried', 2, undefined)).toEqual([failedAgain, failure]);
+  expect(await reports.listReports('p', 'carried', 10, at(2))).toEqual([failedAgain, failure, resent]);
+  expect(await reports.listReports('q', 'carried', 10, undefined)).toEqual([]);
+  // Carrying the report changes no count: one failed device, two failures.
+  expect(Object.fromEntries(await states.devicesByStatus(deploymentId))).toEqual({ failed: 1 });
+  expect(Object.fromEntries(await states.failuresByReason(deploymentId))).toEqual({ http_503: 2 });
+  // Deleting the device deletes the reports its events carry as well.
+  await states.deleteDeviceStates('p', 'carried');
+  expect(await reports.listReports('p', 'carried', 10, undefined)).toEqual([]);
+});
 
 it('keeps a device’s reports as sent, newest first, filtered by time, and trimmed to the newest', async () => {
   const deploymentId = randomUUID();

@@ -27,7 +27,7 @@ export interface DeviceReport {
 
 /**
  * A lifecycle event (docs/api.md, "Status reports"), in one call: registry writes the device and
- * has rollout store the event (docs/architecture.md, "A status report hop by hop"); `accepted` is
+ * has rollout store the event (docs/architecture.md, "A status report, hop by hop"); `accepted` is
  * answered only after both stores wrote, and a device with its own token may not report with the
  * project token.
  */

@@ -10,7 +10,10 @@ const FAILURE_EVENTS = new Set(['failed', 'rolled_back']);
 
 export interface DeviceReportChange {
   lastOtaStatus: string;
-  /** Set on failures; cleared by any later event so the dashboard never shows a stale reason. */
+  /**
+   * Set on failures; cleared when the device takes a later status (one ranked higher, or of a
+   * newer deployment), so the dashboard never shows a stale reason.
+   */
   lastOtaReason: string;
   currentBuildNumber?: number;
 }
@@ -58,7 +61,7 @@ export interface StatusReportInput {
 }
 
 /**
- * A status report (docs/architecture.md, "A status report hop by hop"). On an active deployment,
+ * A status report (docs/architecture.md, "A status report, hop by hop"). On an active deployment,
  * which this replica's views know belongs to the project, registry writes the device first, in one
  * conditional update that also holds the token rule, and rollout stores the event after it: no
  * read, one update, rollout's insert. The device is read only when the update wrote nothing, to

@@ -116,7 +116,7 @@ export interface CheckEvent {
 
 /**
  * What a status report writes on the device, in one conditional update (docs/architecture.md, "A
- * status report hop by hop"): the status moves only up within its deployment (`rank`, the
+ * status report, hop by hop"): the status moves only up within its deployment (`rank`, the
  * vocabulary's), a report on another deployment replaces it, and with `viaProjectToken` a device
  * with its own token is not written.
  */

@@ -12,7 +12,7 @@ import type { DeviceReport, DeviceStateRecord } from './ports';
 import type { Deployments } from './deployments';
 import type { RolloutDeps } from './rollout';
 
-/** How many of a device's accepted reports its timeline keeps. */
+/** How many of a device's accepted reports its timeline lists, and keeps at least. */
 export const REPORTS_KEPT_PER_DEVICE = 100;
 /** A device's reports are trimmed on every tenth of its reports (so at most 109 are stored). */
 const REPORT_TRIM_EVERY = 10;
@@ -128,12 +128,11 @@ export class DeviceRollout {
       detailJson: input.detailJson,
       createdAt: this.now(),
     };
-    // The report (for the device's timeline) is stored beside the status, not after it: both are
-    // durable before the answer. A resent report is stored again, as the device sent it twice.
-    const [after] = await Promise.all([
-      this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason }),
-      this.deps.reports.insertReport(report),
-    ]);
+    // The report (for the device's timeline) rides in the event's insert, so both are durable
+    // before the answer in one write. A resent report, whose status is stored already, is stored
+    // on its own: the device sent it twice.
+    const { after, reportStored } = await this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason }, report);
+    if (!reportStored) await this.deps.reports.insertReport(report);
     // Off the answer's path, and only now and then (ReportTrimSchedule); a trim that fails is
     // made good by a later one.
     if (this.reportTrims.due(input.deviceId)) void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
@@ -150,12 +149,15 @@ export class DeviceRollout {
    * Stores the event (the truth), then raises the in-memory status, counts the change and tells
    * the other replicas.
    */
-  private async record(event: { deploymentId: string; projectId: string; deviceId: string; status: string; reason: string }): Promise<DeviceStatusEntry> {
+  private async record(
+    event: { deploymentId: string; projectId: string; deviceId: string; status: string; reason: string },
+    report?: DeviceReport,
+  ): Promise<{ after: DeviceStatusEntry; reportStored: boolean }> {
     // The status before this event (from memory, or from the store on a miss) is read before the
     // insert, so that it never already holds the event: the counts move from it to the new status.
     const before = await this.deviceStatus(event.deploymentId, event.deviceId);
-    const at = this.now();
-    const { newlyStored } = await this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at });
+    const at = report?.createdAt ?? this.now();
+    const { newlyStored, reportStored } = await this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at, report });
     const after = this.deps.statusCache.merge(event.deploymentId, event.deviceId, {
       status: event.status,
       rank: rankOf(event.status),
@@ -163,7 +165,7 @@ export class DeviceRollout {
     });
     this.counts.eventStored(event.deploymentId, at, { status: event.status, reason: event.reason, newlyStored }, before.status, after.status);
     this.deps.events.deviceStatusChanged(event.deploymentId, event.deviceId, after);
-    return after;
+    return { after, reportStored };
   }
 
   /** The device's highest status in the deployment: from memory, or once from the store. */

@@ -37,6 +37,8 @@ export interface DeviceEvent {
   rank: number;
   reason: string;
   at: Date;
+  /** The report the event came from, when a device sent one (an offer has none). */
+  report?: DeviceReport;
 }
 
 export interface DeviceStateStore {
@@ -44,8 +46,12 @@ export interface DeviceStateStore {
    * Stores that the device reached `status` in the deployment. Each status is stored once per
    * device and deployment, except `failed`, of which every report is kept (each one counts). The
    * device's status is the highest-ranked one stored, so it can never move backwards.
+   *
+   * The event's report rides in the same insert when there is one (`reportStored`), so that a
+   * status report costs one insert (docs/architecture.md, "A status report, hop by hop"); a
+   * repeated status stores nothing here, and its report goes to `DeviceReportStore.insertReport`.
    */
-  recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean }>;
+  recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean; reportStored: boolean }>;
   /** The device's highest stored status in the deployment, or null when it has none. */
   highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
@@ -107,10 +113,14 @@ export interface DeviceReport {
   createdAt: Date;
 }
 
-/** Each device's newest reports (as it arrived: docs/api.md, "Status reports"), for its timeline. */
+/**
+ * Each device's newest reports (as it arrived: docs/api.md, "Status reports"), for its timeline:
+ * the reports the device's events carry (`DeviceStateStore.recordEvent`) and the others.
+ */
 export interface DeviceReportStore {
+  /** Stores a report its event did not carry (a repeated status). */
   insertReport(report: DeviceReport): Promise<void>;
-  /** Newest first, at most `limit`, created at or after `since` when given. */
+  /** Newest first, at most `limit`, created at or after `since` when given, wherever each is stored. */
   listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]>;
   /** Deletes all but the device's newest `keep` reports. */
   trimReports(deviceId: string, keep: number): Promise<void>;

@@ -75,6 +75,14 @@ export interface DeviceEventDoc {
   bit: number;
   reason: string;
   at: Date;
+  /**
+   * The report the event came from, carried in its insert (`at` is the report's time): present on
+   * the first report of each status and on every failure, absent on offers and older documents.
+   */
+  report_id?: string;
+  event?: string;
+  build_number?: number | null;
+  detail_json?: string;
 }
 
 /** One accepted report, as the device sent it; the newest REPORTS_KEPT_PER_DEVICE per device are kept. */
@@ -157,6 +165,10 @@ export function registerRolloutModels(connection: Connection) {
       bit: Number,
       reason: String,
       at: Date,
+      report_id: String,
+      event: String,
+      build_number: Number,
+      detail_json: String,
     },
     options,
   );

@@ -1,7 +1,10 @@
 import type { DeviceReport, DeviceReportStore } from '../../domain/ports';
-import type { DeviceReportDoc, RolloutModels } from './models';
+import type { DeviceEventDoc, DeviceReportDoc, RolloutModels } from './models';
 
-/** Each device's accepted reports as it sent them (collection `device_reports`), for its timeline. */
+/**
+ * Each device's accepted reports as it sent them, for its timeline: in `device_reports`, and in the
+ * `device_events` documents that carry them (the first report of each status, every failure).
+ */
 export class MongoDeviceReportStore implements DeviceReportStore {
   constructor(private readonly models: RolloutModels) {}
 
@@ -22,25 +25,56 @@ export class MongoDeviceReportStore implements DeviceReportStore {
   }
 
   async listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
-    const query: Record<string, unknown> = { project_id: projectId, device_id: deviceId };
-    if (since) query.created_at = { $gte: since };
-    const docs = await this.models.DeviceReport.find(query).sort({ created_at: -1, _id: -1 }).limit(limit).lean<DeviceReportDoc[]>();
-    return docs.map((doc) => ({
-      id: doc._id,
-      projectId: doc.project_id,
-      deploymentId: doc.deployment_id,
-      deviceId: doc.device_id,
-      event: doc.event,
-      status: doc.status,
-      buildNumber: doc.build_number ?? undefined,
-      reason: doc.reason ?? '',
-      detailJson: doc.detail_json ?? '',
-      createdAt: doc.created_at,
-    }));
+    // The first report of each status rides in its device event; the rest are here. Each side's
+    // newest `limit` are read, and the newest `limit` of both are answered.
+    const carriedQuery: Record<string, unknown> = { project_id: projectId, device_id: deviceId, report_id: { $exists: true } };
+    const ownQuery: Record<string, unknown> = { project_id: projectId, device_id: deviceId };
+    if (since) {
+      carriedQuery.at = { $gte: since };
+      ownQuery.created_at = { $gte: since };
+    }
+    const [carried, own] = await Promise.all([
+      this.models.DeviceEvent.find(carriedQuery).sort({ at: -1, _id: -1 }).limit(limit).lean<DeviceEventDoc[]>(),
+      this.models.DeviceReport.find(ownQuery).sort({ created_at: -1, _id: -1 }).limit(limit).lean<DeviceReportDoc[]>(),
+    ]);
+    return [...carried.map(reportOfEvent), ...own.map(reportOfDoc)]
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
+      .slice(0, limit);
   }
 
   async trimReports(deviceId: string, keep: number): Promise<void> {
     const older = await this.models.DeviceReport.find({ device_id: deviceId }, { _id: 1 }).sort({ created_at: -1, _id: -1 }).skip(keep).lean<Array<{ _id: string }>>();
     if (older.length > 0) await this.models.DeviceReport.deleteMany({ _id: { $in: older.map((doc) => doc._id) } });
   }
+}
+
+function reportOfDoc(doc: DeviceReportDoc): DeviceReport {
+  return {
+    id: doc._id,
+    projectId: doc.project_id,
+    deploymentId: doc.deployment_id,
+    deviceId: doc.device_id,
+    event: doc.event,
+    status: doc.status,
+    buildNumber: doc.build_number ?? undefined,
+    reason: doc.reason ?? '',
+    detailJson: doc.detail_json ?? '',
+    createdAt: doc.created_at,
+  };
+}
+
+/** A report its device event carries (`report_id` set). */
+function reportOfEvent(doc: DeviceEventDoc): DeviceReport {
+  return {
+    id: doc.report_id ?? doc._id,
+    projectId: doc.project_id,
+    deploymentId: doc.deployment_id,
+    deviceId: doc.device_id,
+    event: doc.event ?? '',
+    status: doc.status,
+    buildNumber: doc.build_number ?? undefined,
+    reason: doc.reason ?? '',
+    detailJson: doc.detail_json ?? '',
+    createdAt: doc.at,
+  };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { insertUnique } from '@ota/mongo';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import { ROLLOUT_STATUSES, bitOf, statusOfBits } from '../../domain/device-status';
-import type { DeviceEvent, DeviceReport, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
+import type { DeviceEvent, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
 import type { DeviceEventDoc, RolloutModels } from './models';
 
 /** The device events a deployment's failure counter counts: every failure report, and one rolled_back per device. */
@@ -73,9 +73,10 @@ export class MongoDeviceStateStore implements DeviceStateStore {
     return deploymentIds;
   }
 
-  async recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean }> {
+  async recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean; reportStored: boolean }> {
     const key = `${event.deploymentId}:${event.deviceId}`;
-    const doc = (kind: DeviceEventDoc['kind'], _id: string): DeviceEventDoc => ({
+    const report = event.report;
+    const doc = (kind: DeviceEventDoc['kind'], _id: string, carriesReport: boolean): DeviceEventDoc => ({
       _id,
       kind,
       deployment_id: event.deploymentId,
@@ -86,10 +87,18 @@ export class MongoDeviceStateStore implements DeviceStateStore {
       bit: kind === 'status' ? bitOf(event.status) : 0,
       reason: event.reason,
       at: event.at,
+      ...(carriesReport && report
+        ? { report_id: report.id, event: report.event, build_number: report.buildNumber ?? null, detail_json: report.detailJson }
+        : {}),
     });
-    if (event.status === 'failed') await this.models.DeviceEvent.collection.insertOne(doc('failure', `${key}:failed:${randomUUID()}`) as never);
+    if (event.status === 'failed') {
+      // Every failure is inserted, so the failure document carries the report.
+      await this.models.DeviceEvent.collection.insertOne(doc('failure', `${key}:failed:${randomUUID()}`, true) as never);
+      return { newlyStored: await insertUnique(this.models.DeviceEvent.collection, doc('status', `${key}:failed`, false)), reportStored: report !== undefined };
+    }
     // Not inserted: the device already reached this status (a repeated or resent event, stored once).
-    return { newlyStored: await insertUnique(this.models.DeviceEvent.collection, doc('status', `${key}:${event.status}`)) };
+    const newlyStored = await insertUnique(this.models.DeviceEvent.collection, doc('status', `${key}:${event.status}`, true));
+    return { newlyStored, reportStored: newlyStored && report !== undefined };
   }
 
   async highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null> {
