@@ -14,7 +14,7 @@ import type { RolloutDeps } from './rollout';
 
 /** How many of a device's accepted reports its timeline lists, and keeps at least. */
 export const REPORTS_KEPT_PER_DEVICE = 100;
-/** A device's reports are trimmed on every tenth of its reports (so at most 109 are stored). */
+/** A device's reports stored on their own are trimmed on every tenth of them (so at most 109 are stored). */
 const REPORT_TRIM_EVERY = 10;
 /** Devices whose count towards the next trim is remembered (about 100 bytes each). */
 const REPORT_TRIM_DEVICES = 100_000;
@@ -132,10 +132,12 @@ export class DeviceRollout {
     // before the answer in one write. A resent report, whose status is stored already, is stored
     // on its own: the device sent it twice.
     const { after, reportStored } = await this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason }, report);
-    if (!reportStored) await this.deps.reports.insertReport(report);
-    // Off the answer's path, and only now and then (ReportTrimSchedule); a trim that fails is
-    // made good by a later one.
-    if (this.reportTrims.due(input.deviceId)) void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
+    if (!reportStored) {
+      await this.deps.reports.insertReport(report);
+      // Only reports stored on their own accumulate. Trimmed off the answer's path, and only now
+      // and then (ReportTrimSchedule); a trim that fails is made good by a later one.
+      if (this.reportTrims.due(input.deviceId)) void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
+    }
     // A failure may trip a guardrail: judged before the answer, so that the pause is in place when
     // the reporting device hears back. The report is stored either way; a judgement that fails is
     // made again by the timer.
