@@ -49,13 +49,18 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
     const rss = Object.entries(usage)
       .map(([name, value]) => `${name} ${value.rssMiB}`)
       .join(', ');
-    const held = result.previewMs !== undefined ? '—' : result.maxRate !== undefined ? `${result.maxRate}/s` : result.stormRate ? `storm ${result.stormRate}/s` : `${result.rate}/s`;
+    const held = result.previewMs !== undefined || result.operations !== undefined ? '—' : result.maxRate !== undefined ? `${result.maxRate}/s` : result.stormRate ? `storm ${result.stormRate}/s` : `${result.rate}/s`;
     const notes = [
       result.ratioToS0 !== undefined ? `${result.ratioToS0}× s0` : '',
       result.acceptedButNotStored !== undefined ? `${result.acceptedButNotStored} accepted events not stored` : '',
       result.recoverySeconds !== undefined ? `recovered in ${result.recoverySeconds} s, ${result.unexpectedErrors} errors other than 429/503 with Retry-After` : '',
       result.propagationMs !== undefined ? `pause honoured within ${result.propagationMs} ms` : '',
       result.previewMs !== undefined ? `preview of ${result.devices} devices in ${result.previewMs} ms (${result.shareOfPreviewDeadline} of PREVIEW_TIMEOUT_MS); CPU is per preview` : '',
+      result.operations !== undefined
+        ? `driver CPU per store operation, one at a time: ${Object.entries(result.operations as Record<string, { oneAtATime: { cpuMsPerOperation: number } }>)
+            .map(([name, cost]) => `${name} ${cost.oneAtATime.cpuMsPerOperation} ms`)
+            .join(', ')}`
+        : '',
     ]
       .filter(Boolean)
       .join('; ');

@@ -8,6 +8,7 @@ import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
 import { perRequest, usageOf } from './process-usage';
 import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
+import { measureDriverCost } from './driver-cost';
 import { seedDeploymentEvents } from './seed-deployment';
 import { statementCounter } from './store-statements';
 
@@ -23,6 +24,7 @@ export const SCENARIOS = {
   s10: 'deployment preview over the known fleet (--devices): how long it takes, against its deadline (PREVIEW_TIMEOUT_MS)',
   s11: 'deployment summary of deployments of each --summary-devices size whose devices all reported (seeded in the store): latency and CPU per call, alone and under a check load',
   s12: 'downloads: --download-devices devices fetching a 1.5 MB build at once, from the gateway and from presigned object-storage URLs: aggregate rate and CPU per MiB',
+  s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command) and per one-document update, in the process that makes them',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -123,6 +125,8 @@ export class Scenarios {
       }
       case 's12':
         return this.downloads();
+      case 's13':
+        return measureDriverCost(this.stack.mongodbUri, this.settings);
     }
   }
 

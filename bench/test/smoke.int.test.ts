@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13'];
 
 it('runs every scenario and reports complete results', () => {
   const out = mkdtempSync(join(tmpdir(), 'ota-bench-smoke-'));
@@ -48,6 +48,12 @@ it('runs every scenario and reports complete results', () => {
       gateway: { servedBy: 'gateway', wrongOrMissing: 0 },
       presigned: { servedBy: 'object storage', wrongOrMissing: 0 },
     });
+    // Each way of making a store operation was measured, in this process's CPU.
+    for (const cost of Object.values(result('s13').operations as Record<string, { oneAtATime: { cpuMsPerOperation: number }; inFlight16: { cpuMsPerOperation: number } }>)) {
+      expect(cost.oneAtATime.cpuMsPerOperation).toBeGreaterThan(0);
+      expect(cost.inFlight16.cpuMsPerOperation).toBeGreaterThan(0);
+    }
+    expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne']);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
