@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
+import { quantile } from './latency';
 
 /**
  * s13: what one store operation costs the process that makes it, in the MongoDB Node driver
@@ -51,7 +52,7 @@ export async function measureDriverCost(mongodbUri: string, options: { smoke: bo
     for (const [name, costs] of Object.entries(result)) {
       for (const cost of [costs.oneAtATime, costs.inFlight16]) {
         cost.operations = perRound * rounds;
-        cost.cpuMsPerOperation = median(cost.rounds);
+        cost.cpuMsPerOperation = quantile([...cost.rounds].sort((a, b) => a - b), 0.5);
       }
       options.log(`  ${name}: ${costs.oneAtATime.cpuMsPerOperation} ms CPU per operation one at a time, ${costs.inFlight16.cpuMsPerOperation} with ${IN_FLIGHT} in flight`);
     }
@@ -96,9 +97,4 @@ function deviceDoc(index: number) {
     check_count: 0,
     check_history: slots,
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }

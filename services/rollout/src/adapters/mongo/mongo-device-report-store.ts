@@ -63,18 +63,18 @@ function reportOfDoc(doc: DeviceReportDoc): DeviceReport {
   };
 }
 
-/** A report its device event carries (`report_id` set). */
+/** A report its device event carries (`report_id` set), read as the report document it stands for. */
 function reportOfEvent(doc: DeviceEventDoc): DeviceReport {
-  return {
-    id: doc.report_id ?? doc._id,
-    projectId: doc.project_id,
-    deploymentId: doc.deployment_id,
-    deviceId: doc.device_id,
+  return reportOfDoc({
+    _id: doc.report_id ?? doc._id,
+    project_id: doc.project_id,
+    deployment_id: doc.deployment_id,
+    device_id: doc.device_id,
     event: doc.event ?? '',
     status: doc.status,
-    buildNumber: doc.build_number ?? undefined,
-    reason: doc.reason ?? '',
-    detailJson: doc.detail_json ?? '',
-    createdAt: doc.at,
-  };
+    build_number: doc.build_number ?? null,
+    reason: doc.reason,
+    detail_json: doc.detail_json ?? '',
+    created_at: doc.at,
+  });
 }
