@@ -83,7 +83,8 @@ async function findByCommand(db: Db, collection: string, id: string): Promise<un
 
 function deviceDoc(index: number) {
   const slots = Object.fromEntries(
-    Array.from({ length: 20 }, (_, slot) => [`s${slot}`, { at: new Date(), status: 'up_to_date', deployment_id: null, build_number: null, message: 'no active deployment' }]),
+    // Each slot one string, as registry stores a decision (services/registry/src/adapters/mongo/check-history.ts).
+    Array.from({ length: 20 }, (_, slot) => [`s${slot}`, JSON.stringify([slot + 1, randomUUID(), Date.now(), 'no_update', 'up_to_date', '', null, 1, '1.0.0', 'no active deployment targets this device'])]),
   );
   return {
     _id: `device-${index}`,

@@ -123,6 +123,60 @@ it('keeps the newest 20 decision records on the device, newest first, with the h
   expect(await store.findDevice(randomUUID(), { id })).toBeNull();
 });
 
+it('reads history slots in both forms: as the release before wrote them (objects) and as this one does (one string each)', async () => {
+  const { projectId, ownerId, channelId } = await project();
+  const registered = await store.registerDevice(device(projectId, 'upgraded', channelId), ownerId, 10);
+  const { id } = (registered as { device: Device }).device;
+  // The device's first two checks as the release before wrote them (check n in slot n - 1), straight into the store.
+  const legacySlot = (seq: number) => ({
+    seq,
+    id: `legacy-${seq}`,
+    created_at: at(seq),
+    decision: 'no_update',
+    status: 'up_to_date',
+    deployment_id: '',
+    artifact_build_number: null,
+    reported_build_number: seq,
+    reported_version: `1.0.${seq}`,
+    message: 'the device runs the highest build assigned to it',
+  });
+  await mongo.db!.collection('devices').updateOne({ _id: id as never }, { $set: { 'check_history.s0': legacySlot(1), 'check_history.s1': legacySlot(2), check_count: 2 } });
+  const offered: CheckEvent = {
+    id: 'current-3',
+    projectId,
+    deviceId: 'upgraded',
+    createdAt: at(3),
+    decision: 'offered',
+    status: 'offered',
+    deploymentId: randomUUID(),
+    artifactBuildNumber: 7,
+    reportedBuildNumber: 2,
+    // Whatever a device sends as its version label comes back as it was.
+    reportedVersion: '2.0 "rc|1" \\ ü',
+    message: 'build 7 is offered',
+  };
+  await store.recordCheck({ projectId, id, checkCount: 2, event: offered }, 20);
+
+  expect(await store.listCheckEvents(projectId, id)).toEqual([
+    offered,
+    ...[2, 1].map((seq) => ({
+      id: `legacy-${seq}`,
+      projectId,
+      deviceId: 'upgraded',
+      createdAt: at(seq),
+      decision: 'no_update',
+      status: 'up_to_date',
+      deploymentId: '',
+      artifactBuildNumber: null,
+      reportedBuildNumber: seq,
+      reportedVersion: `1.0.${seq}`,
+      message: 'the device runs the highest build assigned to it',
+    })),
+  ]);
+  const stored = await mongo.db!.collection('devices').findOne({ _id: id as never });
+  expect(typeof stored?.check_history.s2).toBe('string');
+});
+
 it('counts the devices a deployment’s targets reach, and lists group members', async () => {
   const { projectId, ownerId, channelId } = await project();
   const beta = { id: randomUUID(), projectId, name: 'beta', isDefault: false, createdAt: at(1) };

@@ -1,3 +1,4 @@
+import { encodeCheckEntry } from './check-history';
 import type { CheckHistoryEntry, RegistryModels } from './models';
 
 /** A decision record as the `check_events` collection held it, one document per slot, before the history moved onto the device. */
@@ -25,7 +26,7 @@ export async function moveCheckEventsOntoDevices(models: RegistryModels): Promis
     // The device already holds the project and device_id; the rest is the history entry as it was.
     const { _id, project_id: _project, device_uuid, device_id: _deviceId, ...entry } = doc;
     const path = `check_history.s${slot}`;
-    await models.Device.collection.updateOne({ _id: device_uuid, [path]: { $exists: false } } as never, { $set: { [path]: entry } });
+    await models.Device.collection.updateOne({ _id: device_uuid, [path]: { $exists: false } } as never, { $set: { [path]: encodeCheckEntry(entry) } });
   }
   await legacy.drop();
 }

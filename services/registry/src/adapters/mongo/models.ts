@@ -1,6 +1,7 @@
 import type { HardwareProfileFields } from '@ota/manifest';
 import type { PlaceDoc } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
+import type { StoredCheckEntry } from './check-history';
 
 // Documents keep snake_case field names: they are what an operator sees in the database and what
 // the API returns, so the two read the same.
@@ -55,10 +56,11 @@ export interface DeviceDoc extends HardwareProfileFields {
   /** Checks recorded so far; each decision record takes the slot check_count mod 20. */
   check_count: number;
   /**
-   * The newest 20 OTA decisions, in slots `s0` to `s19` (see CheckHistoryEntry). Device reads
-   * leave it out (DEVICE_FIELDS); only the check-events listing reads it.
+   * The newest 20 OTA decisions, in slots `s0` to `s19`, each one string (see CheckHistoryEntry
+   * and check-history.ts). Device reads leave it out (DEVICE_FIELDS); only the check-events
+   * listing reads it.
    */
-  check_history?: Record<string, CheckHistoryEntry>;
+  check_history?: Record<string, StoredCheckEntry>;
 }
 
 /** Every device field but the decision history: the projection of every device read. */
@@ -68,7 +70,8 @@ export const DEVICE_FIELDS = { check_history: 0 } as const;
  * One OTA decision of a device (docs/api.md, "Records"), in one of its 20 history slots on the device document,
  * `check_history.s<n mod 20>` for the device's n-th check. The check's one device write sets its
  * slot whole beside the heartbeat and the outcome, so the history costs no write of its own,
- * holds the newest 20 with nothing to trim, and is never read back first.
+ * holds the newest 20 with nothing to trim, and is never read back first. The slot holds the
+ * entry encoded as one string (encodeCheckEntry).
  */
 export interface CheckHistoryEntry {
   /** The device's check_count for this record: newest first is seq descending. */

@@ -3,6 +3,7 @@ import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } fr
 import { deviceUuid } from '../../domain/device-uuid';
 import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, ReportedProfile, StatusReportWrite } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
+import { decodeCheckEntry, encodeCheckEntry } from './check-history';
 import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
@@ -308,7 +309,7 @@ export class MongoRegistryStore implements RegistryStore {
       last_check_at: event.createdAt,
       last_check_status: event.status,
       check_count: record.checkCount + 1,
-      [`check_history.s${record.checkCount % keep}`]: entry,
+      [`check_history.s${record.checkCount % keep}`]: encodeCheckEntry(entry),
     });
   }
 
@@ -316,6 +317,7 @@ export class MongoRegistryStore implements RegistryStore {
     const doc = await this.models.Device.findById(id, { project_id: 1, device_id: 1, check_history: 1 }).lean<Pick<DeviceDoc, 'project_id' | 'device_id' | 'check_history'>>();
     if (!doc || doc.project_id !== projectId) return [];
     return Object.values(doc.check_history ?? {})
+      .map(decodeCheckEntry)
       .sort((a, b) => b.seq - a.seq || b.created_at.getTime() - a.created_at.getTime() || b.id.localeCompare(a.id))
       .map((entry) => ({
         id: entry.id,

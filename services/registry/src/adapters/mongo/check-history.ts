@@ -1,0 +1,61 @@
+import type { CheckHistoryEntry } from './models';
+
+/**
+ * A history slot as the device document holds it: one JSON array in a string (what this release
+ * writes), or the entry as an object (what the release before wrote; those slots are overwritten
+ * as the device checks, so both forms are read).
+ *
+ * Why a string: FerretDB v1 keeps the type of every field beside the document and reads and
+ * rewrites the whole document on each primary-key read and each update, the check's two device
+ * operations. Twenty entries of ten fields made the history most of the device document's weight
+ * in the store: docs/performance.md, change 12, measured a device read and check write at about
+ * half the store CPU with each slot one string.
+ */
+export type StoredCheckEntry = string | CheckHistoryEntry;
+
+/** The entry's fields in the order the stored array holds them; `created_at` as epoch milliseconds. */
+type EncodedCheckEntry = [
+  seq: number,
+  id: string,
+  createdAtMs: number,
+  decision: string,
+  status: string,
+  deploymentId: string,
+  artifactBuildNumber: number | null,
+  reportedBuildNumber: number | null,
+  reportedVersion: string,
+  message: string,
+];
+
+export function encodeCheckEntry(entry: CheckHistoryEntry): string {
+  const encoded: EncodedCheckEntry = [
+    entry.seq,
+    entry.id,
+    entry.created_at.getTime(),
+    entry.decision,
+    entry.status,
+    entry.deployment_id,
+    entry.artifact_build_number,
+    entry.reported_build_number,
+    entry.reported_version,
+    entry.message,
+  ];
+  return JSON.stringify(encoded);
+}
+
+export function decodeCheckEntry(stored: StoredCheckEntry): CheckHistoryEntry {
+  if (typeof stored !== 'string') return stored;
+  const [seq, id, createdAtMs, decision, status, deploymentId, artifactBuildNumber, reportedBuildNumber, reportedVersion, message] = JSON.parse(stored) as EncodedCheckEntry;
+  return {
+    seq,
+    id,
+    created_at: new Date(createdAtMs),
+    decision,
+    status,
+    deployment_id: deploymentId,
+    artifact_build_number: artifactBuildNumber,
+    reported_build_number: reportedBuildNumber,
+    reported_version: reportedVersion,
+    message,
+  };
+}
