@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
+import { decisionSlot } from './history-cost';
 import { quantile } from './latency';
 
 /**
@@ -82,10 +83,8 @@ async function findByCommand(db: Db, collection: string, id: string): Promise<un
 }
 
 function deviceDoc(index: number) {
-  const slots = Object.fromEntries(
-    // Each slot one string, as registry stores a decision (services/registry/src/adapters/mongo/check-history.ts).
-    Array.from({ length: 20 }, (_, slot) => [`s${slot}`, JSON.stringify([slot + 1, randomUUID(), Date.now(), 'no_update', 'up_to_date', '', null, 1, '1.0.0', 'no active deployment targets this device'])]),
-  );
+  // Each slot one string, as registry stores a decision.
+  const slots = Object.fromEntries(Array.from({ length: 20 }, (_, slot) => [`s${slot}`, decisionSlot(slot + 1, 'strings')]));
   return {
     _id: `device-${index}`,
     project_id: 'bench',

@@ -49,7 +49,8 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
     const rss = Object.entries(usage)
       .map(([name, value]) => `${name} ${value.rssMiB}`)
       .join(', ');
-    const held = result.previewMs !== undefined || result.operations !== undefined ? '—' : result.maxRate !== undefined ? `${result.maxRate}/s` : result.stormRate ? `storm ${result.stormRate}/s` : `${result.rate}/s`;
+    // Scenarios that search no rate (a preview, a summary, single store operations) have none to show.
+    const held = result.maxRate !== undefined ? `${result.maxRate}/s` : result.stormRate ? `storm ${result.stormRate}/s` : result.rate !== undefined ? `${result.rate}/s` : '—';
     const notes = [
       result.ratioToS0 !== undefined ? `${result.ratioToS0}× s0` : '',
       result.acceptedButNotStored !== undefined ? `${result.acceptedButNotStored} accepted events not stored` : '',
@@ -59,6 +60,16 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
       result.operations !== undefined
         ? `driver CPU per store operation, one at a time: ${Object.entries(result.operations as Record<string, { oneAtATime: { cpuMsPerOperation: number } }>)
             .map(([name, cost]) => `${name} ${cost.oneAtATime.cpuMsPerOperation} ms`)
+            .join(', ')}`
+        : '',
+      result.sizes !== undefined
+        ? Object.entries(result.sizes as Record<string, { alone: { medianMs?: number }; underLoad: { medianMs?: number; checkRate: number } }>)
+            .map(([devices, size]) => `summary of ${devices} devices: median ${size.alone.medianMs} ms alone, ${size.underLoad.medianMs} ms under ${size.underLoad.checkRate} checks/s`)
+            .join('; ')
+        : '',
+      result.shapes !== undefined
+        ? `the store's CPU per device read and write, history slots as ${Object.entries(result.shapes as Record<string, { storeCpuMsPerCheck: number }>)
+            .map(([shape, cost]) => `${shape} ${cost.storeCpuMsPerCheck} ms`)
             .join(', ')}`
         : '',
     ]

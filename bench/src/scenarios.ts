@@ -9,6 +9,7 @@ import { runOpenLoop } from './open-loop';
 import { perRequest, usageOf } from './process-usage';
 import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
 import { measureDriverCost } from './driver-cost';
+import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
 import { statementCounter } from './store-statements';
 
@@ -25,6 +26,7 @@ export const SCENARIOS = {
   s11: 'deployment summary of deployments of each --summary-devices size whose devices all reported (seeded in the store): latency and CPU per call, alone and under a check load',
   s12: 'downloads: --download-devices devices fetching a 1.5 MB build at once, from the gateway and from presigned object-storage URLs: aggregate rate and CPU per MiB',
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command) and per one-document update, in the process that makes them',
+  s14: 'the decision history on the device document: the store\'s CPU per device read and write of a check, with the 20 slots as objects, as strings, and absent',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -72,6 +74,12 @@ export class Scenarios {
     this.gateway = new Gateway(stack.gatewayUrl);
     this.pids = stackPids(stack);
     this.countStatements = statementCounter(stack.postgresUrl);
+  }
+
+  /** The store's processes this stack started: FerretDB, and PostgreSQL where it is FerretDB's backend. */
+  private storePids(): Record<string, number> {
+    const { ferretdb, postgres } = this.pids;
+    return { ...(ferretdb ? { ferretdb } : {}), ...(postgres ? { postgres } : {}) };
   }
 
   close(): Promise<void> {
@@ -127,6 +135,8 @@ export class Scenarios {
         return this.downloads();
       case 's13':
         return measureDriverCost(this.stack.mongodbUri, this.settings);
+      case 's14':
+        return measureHistoryCost(this.stack.mongodbUri, this.storePids(), this.settings);
     }
   }
 
@@ -346,7 +356,7 @@ export class Scenarios {
         startRate: this.settings.startRate,
         stepMs: this.settings.stepMs,
         maxSteps: this.settings.maxSteps,
-        pids: { baseline: server.process.pid!, ferretdb: this.pids.ferretdb!, ...(this.pids.postgres ? { postgres: this.pids.postgres } : {}) },
+        pids: { baseline: server.process.pid!, ...this.storePids() },
         send: (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`)),
         log: this.settings.log,
         countStatements: this.countStatements,

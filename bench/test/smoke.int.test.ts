@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14'];
 
 it('runs every scenario and reports complete results', () => {
   const out = mkdtempSync(join(tmpdir(), 'ota-bench-smoke-'));
@@ -54,6 +54,10 @@ it('runs every scenario and reports complete results', () => {
       expect(cost.inFlight16.cpuMsPerOperation).toBeGreaterThan(0);
     }
     expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne']);
+    // Each shape of the decision history cost the store's processes CPU, read from /proc.
+    const shapes = result('s14').shapes as Record<string, { storeCpuMsPerCheck: number; clientCpuMsPerCheck: number }>;
+    expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none']);
+    for (const cost of Object.values(shapes)) expect(cost.storeCpuMsPerCheck).toBeGreaterThan(0);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
