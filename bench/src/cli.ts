@@ -3,9 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { RunningStack } from '@ota/devstack';
 import { CHANGES, startBenchStack, type Variant } from './bench-stack';
 import { machine, updatePerformanceDoc, writeResult } from './report';
 import { SCENARIOS, Scenarios, type BenchSettings, type ScenarioName } from './scenarios';
+import { Turns } from './turns';
 
 const rootDir = resolve(__dirname, '..', '..');
 const ORDER = Object.keys(SCENARIOS) as ScenarioName[];
@@ -30,8 +32,9 @@ Options:
   --cpu-prof DIR     run every service with node --cpu-prof, writing .cpuprofile files to DIR
   --out DIR          where results go (default bench/results; smoke: .data/bench/smoke-results)
   --compare-without CHANGE
-                     run the scenarios twice in this one run, first with CHANGE switched off, then
-                     with it on, and write <out>/compare-CHANGE.json with both and their ratios.
+                     run the scenarios on two stacks in this one run, CHANGE switched off and on,
+                     taking turns step by step, and write <out>/compare-CHANGE.json with both and
+                     their ratios.
                      CHANGE: ${Object.keys(CHANGES).join(', ')}
   --compare-with-commit REV
                      the same, with the "without" stack built from commit REV (a git worktree
@@ -95,15 +98,22 @@ async function main(): Promise<void> {
     mode: smoke ? 'smoke' : 'full',
     date: new Date().toISOString(),
     machine: machine(),
-    settings: { ...settings, log: undefined },
+    settings: { ...settings, log: undefined, beforeStep: undefined },
     ...extra,
     ...result,
   });
 
   const comparison = async (name: string, description: string, baseline: Variant, baselineLabel: string) => {
     log(`comparing ${baselineLabel} with this checkout: ${description}`);
-    const without = await runOnStack(selected, settings, baseline, baselineLabel);
-    const withChange = await runOnStack(selected, settings, {}, 'this checkout');
+    log('both stacks run at once and take turns: one scenario, or one step of a rate search, at a time, alternating');
+    // Side by side in time, not one half after the other: a machine that slows down part way
+    // through slows both sides alike.
+    const turns = new Turns();
+    const side = (label: string): BenchSettings => ({ ...settings, log: (message) => log(`${label} | ${message}`), beforeStep: () => turns.pass() });
+    const [without, withChange] = await Promise.all([
+      runOnStack(selected, side(baselineLabel), baseline, baselineLabel, turns),
+      runOnStack(selected, side('this checkout'), {}, 'this checkout', turns),
+    ]);
     const result = {
       change: name,
       description,
@@ -137,30 +147,37 @@ async function main(): Promise<void> {
   }
 }
 
-/** Starts a stack of the given variant, runs the scenarios in the documented order, stops it. */
-async function runOnStack(selected: ScenarioName[], settings: BenchSettings, variant: Variant, label: string): Promise<Map<ScenarioName, object>> {
+/**
+ * Starts a stack of the given variant, runs the scenarios in the documented order, stops it. With
+ * `turns`, it runs only while it holds the turn, and passes it before each scenario (and, through
+ * settings.beforeStep, before each step of a rate search).
+ */
+async function runOnStack(selected: ScenarioName[], settings: BenchSettings, variant: Variant, label: string, turns?: Turns): Promise<Map<ScenarioName, object>> {
+  await turns?.take();
+  try {
+    return await runScenarios(selected, settings, variant, label, turns);
+  } finally {
+    turns?.release();
+  }
+}
+
+async function runScenarios(selected: ScenarioName[], settings: BenchSettings, variant: Variant, label: string, turns: Turns | undefined): Promise<Map<ScenarioName, object>> {
   settings.log(`starting the stack (${label}${settings.smoke ? ', smoke run' : ''})`);
   const tree = variant.rootDir ?? rootDir;
-  const stack = await startBenchStack(tree, Date.now().toString(36), variant);
+  const stack = await startBenchStack(tree, `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`, variant);
   const scenarios = new Scenarios(tree, stack, settings);
-  // Ctrl-C stops the stack this run started instead of leaving it behind.
-  const onSignal = (signal: NodeJS.Signals) => {
-    settings.log(`${signal}: stopping the stack`);
-    void stack.stop().then(() => process.exit(130));
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  runningStacks.add(stack);
   const results = new Map<ScenarioName, object>();
   try {
     // s6 and s9 start from what s1 and s3 held, so the order is fixed.
     for (const name of selected) {
+      await turns?.pass();
       const started = Date.now();
       results.set(name, { ...(await scenarios.run(name)), seconds: Math.round((Date.now() - started) / 1000) });
       settings.log(`${name} done in ${Math.round((Date.now() - started) / 1000)} s`);
     }
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    runningStacks.delete(stack);
     await scenarios.close();
     await stack.stop();
   }
@@ -186,7 +203,18 @@ function checkoutCommit(rev: string, log: (message: string) => void): string {
   return tree;
 }
 
-main().catch((error: Error) => {
+// Ctrl-C stops the stacks this run started (both sides of a comparison) instead of leaving them behind.
+const runningStacks = new Set<RunningStack>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`[bench] ${signal}: stopping ${runningStacks.size} stack(s)\n`);
+    void Promise.allSettled([...runningStacks].map((stack) => stack.stop())).then(() => process.exit(130));
+  });
+}
+
+main().catch(async (error: Error) => {
   process.stderr.write(`${error.message}\n`);
+  // One side of a comparison failed: the other side's stack stops with it.
+  await Promise.allSettled([...runningStacks].map((stack) => stack.stop()));
   process.exit(1);
 });

@@ -27,6 +27,8 @@ export interface RateSearchOptions {
   log: (message: string) => void;
   /** Reads PostgreSQL's statement counter, where there is one. */
   countStatements?: () => number | undefined;
+  /** Awaited before each step (a comparison's turn: turns.ts). */
+  beforeStep?: () => Promise<void>;
 }
 
 export interface RateSearchResult extends Partial<NonNullable<ReturnType<typeof costOf>>> {
@@ -68,6 +70,7 @@ export async function highestRate(options: RateSearchOptions): Promise<RateSearc
   let missed = Number.POSITIVE_INFINITY;
   let offset = 0;
   for (let round = 0; round < options.maxSteps; round += 1) {
+    await options.beforeStep?.();
     const { step, sent } = await measureStep(rate, options.stepMs, options.pids, options.send, offset, options.countStatements);
     offset += sent;
     steps.push(step);

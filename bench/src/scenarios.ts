@@ -45,6 +45,8 @@ export interface BenchSettings {
   summaryDevices: number[];
   stormMs: number;
   log: (message: string) => void;
+  /** Awaited before each step of a rate search: a comparison passes the machine to its other side there (turns.ts). */
+  beforeStep?: () => Promise<void>;
 }
 
 const LIFECYCLE = ['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed'] as const;
@@ -338,6 +340,7 @@ export class Scenarios {
       send,
       log: this.settings.log,
       countStatements: this.countStatements,
+      beforeStep: this.settings.beforeStep,
     });
   }
 
@@ -360,6 +363,7 @@ export class Scenarios {
         send: (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`)),
         log: this.settings.log,
         countStatements: this.countStatements,
+        beforeStep: this.settings.beforeStep,
       });
     } finally {
       await direct.close();
