@@ -21,6 +21,8 @@ Options:
   --smoke            a short run of each step (CI): no rate search, small fleets, results to --out
   --step-seconds N   seconds per rate step (default 10; smoke 2)
   --devices N        known devices for s1 and s6 (default 50000; smoke 200)
+  --settled-checks N checks each known device makes after its first before s1 measures (default 0);
+                     19 fills the 20 decision history slots a settled fleet's devices carry
   --offer-devices N  devices of the fleet with deployments (default 5000; smoke 200)
   --summary-devices N,M
                      deployment sizes whose summary s11 reads (default 10000,100000; smoke 200)
@@ -50,6 +52,7 @@ async function main(): Promise<void> {
       smoke: { type: 'boolean', default: false },
       'step-seconds': { type: 'string' },
       devices: { type: 'string' },
+      'settled-checks': { type: 'string' },
       'offer-devices': { type: 'string' },
       'download-devices': { type: 'string' },
       'summary-devices': { type: 'string' },
@@ -81,6 +84,7 @@ async function main(): Promise<void> {
     maxSteps: number(values['max-steps'], smoke ? 1 : 10, 'max-steps'),
     startRate: number(values['start-rate'], smoke ? 50 : 100, 'start-rate'),
     devices: number(values.devices, smoke ? 200 : 50_000, 'devices'),
+    settledChecks: values['settled-checks'] === '0' ? 0 : number(values['settled-checks'], 0, 'settled-checks'),
     offerDevices: number(values['offer-devices'], smoke ? 200 : 5_000, 'offer-devices'),
     downloadDevices: number(values['download-devices'], smoke ? 20 : 200, 'download-devices'),
     summaryDevices: (values['summary-devices'] ?? (smoke ? '200' : '10000,100000')).split(',').map((size) => number(size, 0, 'summary-devices')),

@@ -37,6 +37,8 @@ export interface BenchSettings {
   startRate: number;
   /** Known devices of s1 and s6. */
   devices: number;
+  /** Checks each known device makes after its first, before anything is measured: 19 fills all 20 decision history slots, as in a settled fleet. */
+  settledChecks: number;
   /** Devices of the fleet with deployments (s3, s4, s5, s9). */
   offerDevices: number;
   /** Devices downloading at once in s12. */
@@ -389,6 +391,9 @@ export class Scenarios {
     this.known ??= (async () => {
       const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'known devices');
       await this.register(fleet, this.settings.devices, (index) => this.check(fleet, `known-${index}`));
+      for (let round = 1; round <= this.settings.settledChecks; round += 1) {
+        await this.register(fleet, this.settings.devices, (index) => this.check(fleet, `known-${index}`), `settling, check ${round + 1} of ${this.settings.settledChecks + 1}`);
+      }
       return fleet;
     })();
     return this.known;
@@ -409,15 +414,16 @@ export class Scenarios {
     return this.offering;
   }
 
-  private async register(fleet: Fleet, count: number, check: (index: number) => Promise<{ status: number }>): Promise<void> {
+  /** Every device of the fleet checks once, 32 at a time; `round` names it in the log. */
+  private async register(fleet: Fleet, count: number, check: (index: number) => Promise<{ status: number }>, round = 'registered'): Promise<void> {
     const started = Date.now();
     let failed = 0;
     await inParallel(count, 32, async (index) => {
       if ((await check(index)).status !== 200) failed += 1;
-      if (index > 0 && index % 5000 === 0) this.settings.log(`  registered ${index}/${count} devices`);
+      if (index > 0 && index % 5000 === 0) this.settings.log(`  ${round}: ${index}/${count} devices`);
     });
-    if (failed > 0) throw new Error(`${failed} of ${count} registration checks failed`);
-    this.settings.log(`  ${count} devices registered in ${((Date.now() - started) / 1000).toFixed(1)} s (fleet ${fleet.projectId})`);
+    if (failed > 0) throw new Error(`${round}: ${failed} of ${count} checks failed`);
+    this.settings.log(`  ${round}: ${count} devices in ${((Date.now() - started) / 1000).toFixed(1)} s (fleet ${fleet.projectId})`);
   }
 
   /**
