@@ -21,8 +21,9 @@ Options:
   --smoke            a short run of each step (CI): no rate search, small fleets, results to --out
   --step-seconds N   seconds per rate step (default 10; smoke 2)
   --devices N        known devices for s1 and s6 (default 50000; smoke 200)
-  --settled-checks N checks each known device makes after its first before s1 measures (default 0);
-                     19 fills the 20 decision history slots a settled fleet's devices carry
+  --settled-checks N checks each device of the known and the offering fleet makes after its first,
+                     before anything is measured (default 0); 19 fills the 20 decision history
+                     slots a settled fleet's devices carry
   --offer-devices N  devices of the fleet with deployments (default 5000; smoke 200)
   --summary-devices N,M
                      deployment sizes whose summary s11 reads (default 10000,100000; smoke 200)

@@ -37,7 +37,7 @@ export interface BenchSettings {
   startRate: number;
   /** Known devices of s1 and s6. */
   devices: number;
-  /** Checks each known device makes after its first, before anything is measured: 19 fills all 20 decision history slots, as in a settled fleet. */
+  /** Checks each device of s1's and s3's fleets makes after its first, before anything is measured: 19 fills all 20 decision history slots, as in a settled fleet. */
   settledChecks: number;
   /** Devices of the fleet with deployments (s3, s4, s5, s9). */
   offerDevices: number;
@@ -391,9 +391,7 @@ export class Scenarios {
     this.known ??= (async () => {
       const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'known devices');
       await this.register(fleet, this.settings.devices, (index) => this.check(fleet, `known-${index}`));
-      for (let round = 1; round <= this.settings.settledChecks; round += 1) {
-        await this.register(fleet, this.settings.devices, (index) => this.check(fleet, `known-${index}`), `settling, check ${round + 1} of ${this.settings.settledChecks + 1}`);
-      }
+      await this.settle(fleet, this.settings.devices, (index) => this.check(fleet, `known-${index}`));
       return fleet;
     })();
     return this.known;
@@ -409,9 +407,16 @@ export class Scenarios {
         deploymentIds.push((await createDeployment(this.gateway, fleet, { version_label: `2.0-${board}`, board_id: board }, [fleet.defaultChannelId], 50)).deploymentId);
       }
       await this.register(fleet, this.settings.offerDevices, (index) => this.checkOffering(fleet, index));
+      await this.settle(fleet, this.settings.offerDevices, (index) => this.checkOffering(fleet, index));
       return { fleet, deploymentIds, betaChannelId: beta.id as string };
     })();
     return this.offering;
+  }
+
+  /** The checks of --settled-checks: each device checks that many times more, as a fleet that has been polling for a while has. */
+  private async settle(fleet: Fleet, count: number, check: (index: number) => Promise<{ status: number }>): Promise<void> {
+    const rounds = this.settings.settledChecks;
+    for (let round = 1; round <= rounds; round += 1) await this.register(fleet, count, check, `settling, check ${round + 1} of ${rounds + 1}`);
   }
 
   /** Every device of the fleet checks once, 32 at a time; `round` names it in the log. */
