@@ -71,6 +71,20 @@ test('silent devices are those in progress that reached no status within the tim
   expect(silentDevices(new Map([['offered', 3]]), new Map())).toBe(0);
 });
 
+test('a device whose report lands between the two counts is not silent, at the step it left or the one it reached', () => {
+  // One device truly silent at downloaded. Another moved from downloaded to flashed: the counts of
+  // current statuses were read before its report was stored, the recent statuses after it.
+  const countsFirst = silentByStatus(new Map([['downloaded', 2], ['confirmed', 1]]), new Map([['flashed', 1], ['confirmed', 1]]));
+  expect(Object.fromEntries(countsFirst)).toEqual({ downloaded: 1 });
+  // The other way round: the counts already hold its new status, the recent statuses do not.
+  const recentFirst = silentByStatus(new Map([['downloaded', 1], ['flashed', 1]]), new Map([['downloaded', 1]]));
+  expect(silentDevices(new Map([['downloaded', 1], ['flashed', 1]]), new Map([['downloaded', 1]]))).toBe(1);
+  expect([...recentFirst.values()].reduce((sum, devices) => sum + devices, 0)).toBe(1);
+  // The race alone never makes a device silent.
+  expect(silentDevices(new Map([['download_started', 1]]), new Map([['downloaded', 1]]))).toBe(0);
+  expect(silentDevices(new Map([['downloaded', 1]]), new Map([['download_started', 1]]))).toBe(0);
+});
+
 test('silent devices move from the step they stopped at to failed, and the total stays the same', () => {
   const byStatus = new Map([['pending', 3], ['downloaded', 2], ['reboot', 4], ['confirmed', 4], ['failed', 1]]);
   const recent = new Map([['reboot', 1], ['confirmed', 2]]);

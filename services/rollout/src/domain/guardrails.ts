@@ -1,5 +1,5 @@
 import { invalidArgument } from '@ota/errors';
-import { isInProgress } from './device-status';
+import { isInProgress, rankOf } from './device-status';
 
 /** Pause when, of at least `minFinished` finished devices, `percent` or more failed. */
 export interface FailureThreshold {
@@ -84,13 +84,26 @@ export function silentDevices(byStatus: ReadonlyMap<string, number>, recentBySta
  * The silent devices per the step they went silent at. A device's newest status is its current one,
  * so a device that reached its current status within the timeout is counted under that status in
  * `recentByStatus` too, and the difference per status is the devices that went silent there.
+ *
+ * The two counts are read at slightly different moments, and a report stored between the two
+ * reads puts its device at one step in one count and at the next step in the other: per status it
+ * would look silent at the step it just left. So the number of silent devices is the difference
+ * over all the steps in progress, and a step's share of it is trimmed from the earliest steps when
+ * the per-step differences add up to more. A device caught mid-report is never counted silent (a
+ * guardrail must not pause on it); a silent device may go uncounted for that one reading.
  */
 export function silentByStatus(byStatus: ReadonlyMap<string, number>, recentByStatus: ReadonlyMap<string, number>): Map<string, number> {
+  const steps = [...new Set([...byStatus.keys(), ...recentByStatus.keys()])].filter(isInProgress).sort((a, b) => rankOf(a) - rankOf(b));
+  const quiet = steps.map((status) => (byStatus.get(status) ?? 0) - (recentByStatus.get(status) ?? 0));
+  const total = Math.max(0, quiet.reduce((sum, devices) => sum + devices, 0));
+  let excess = quiet.reduce((sum, devices) => sum + Math.max(0, devices), 0) - total;
   const silent = new Map<string, number>();
-  for (const [status, devices] of byStatus) {
-    const quiet = devices - (recentByStatus.get(status) ?? 0);
-    if (isInProgress(status) && quiet > 0) silent.set(status, quiet);
-  }
+  steps.forEach((status, index) => {
+    const trimmed = Math.min(excess, Math.max(0, quiet[index]!));
+    excess -= trimmed;
+    const devices = Math.max(0, quiet[index]!) - trimmed;
+    if (devices > 0) silent.set(status, devices);
+  });
   return silent;
 }
 
