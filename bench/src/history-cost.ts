@@ -4,16 +4,24 @@ import { quantile } from './latency';
 import { usageOf } from './process-usage';
 
 /**
- * s14: what a device document's decision history costs the store on a check's two device
- * operations (the read that leaves the history out, and the write that sets the heartbeat, the
- * outcome and one history slot: docs/architecture.md, "A device check, hop by hop"). The same
- * device is stored three ways, side by side in alternating rounds: its 20 slots as objects (the
- * release before change 12 of docs/performance.md), each slot one string (what registry writes
- * now), and no history at all (the floor). A young fleet has few slots filled, so the rate search
- * of s1 cannot show this: a device that checked 20 times has them all.
+ * s14: what a check's device operations and its decision record cost the store, the check's
+ * writes as registry has made them in turn (docs/architecture.md, "A device check, hop by hop"),
+ * side by side in alternating rounds on the same FerretDB:
+ * - `objects`: a device read, then a write of the heartbeat, the outcome and one of 20 history
+ *   slots on the device, each slot an object (before change 12 of docs/performance.md);
+ * - `strings`: the same, each slot one string (change 12);
+ * - `none`: the same read and write with no history at all (the floor of that layout);
+ * - `records`: what registry does now (change 13): one find-and-modify of the device that writes
+ *   the heartbeat and returns the device as it was, and one insert of the record into a
+ *   collection of its own, which every 20th check trims;
+ * - `records-ring`: the alternative to the insert, each device's 20 records as slots
+ *   `<device>:<n mod 20>` replaced in place;
+ * - `s0`: the device upsert and decision insert of s0's bare check, the yardstick.
+ * A young fleet has few slots filled, so the rate search of s1 cannot show the slots' weight: a
+ * device that checked 20 times has them all, and these devices start so.
  */
 
-const SHAPES = ['objects', 'strings', 'none'] as const;
+const SHAPES = ['objects', 'strings', 'none', 'records', 'records-ring', 's0'] as const;
 export type HistoryShape = (typeof SHAPES)[number];
 const SLOTS = 20;
 
@@ -53,8 +61,24 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
   const db = client.db(`ota_bench_history_${randomUUID().slice(0, 8)}`);
   try {
     const collection = db.collection<Record<string, unknown> & { _id: string }>('devices');
+    await db.collection('check_records').createIndex({ device_id: 1, seq: -1 });
     for (const shape of SHAPES) {
-      await collection.insertMany(Array.from({ length: devices }, (_, index) => deviceDoc(`${shape}-${index}`, shape)));
+      await collection.insertMany(Array.from({ length: devices }, (_, index) => deviceDoc(`${shape}-${index}`, shape, index)));
+    }
+    // The records layouts start with 20 records per device; each device's count has its own phase, so a
+    // twentieth of the devices trim in every round, as in a fleet.
+    const records = db.collection<Record<string, unknown> & { _id: string }>('check_records');
+    for (const shape of ['records', 'records-ring'] as const) {
+      for (let index = 0; index < devices; index += 1) {
+        const id = `${shape}-${index}`;
+        const last = SLOTS + (index % SLOTS);
+        await records.insertMany(
+          Array.from({ length: SLOTS }, (_, back) => {
+            const seq = last - back;
+            return { _id: shape === 'records-ring' ? `${id}:${seq % SLOTS}` : randomUUID(), device_id: id, seq, entry: decisionSlot(seq, 'strings') };
+          }),
+        );
+      }
     }
     let checkCount = SLOTS;
     const checkAll = async (shape: HistoryShape) => {
@@ -63,8 +87,8 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
     };
     // Every document read and written once before anything is measured (the store's caches, the JIT).
     for (const shape of SHAPES) await checkAll(shape);
-    const store: Record<HistoryShape, number[]> = { objects: [], strings: [], none: [] };
-    const ours: Record<HistoryShape, number[]> = { objects: [], strings: [], none: [] };
+    const store = Object.fromEntries(SHAPES.map((shape) => [shape, [] as number[]])) as Record<HistoryShape, number[]>;
+    const ours = Object.fromEntries(SHAPES.map((shape) => [shape, [] as number[]])) as Record<HistoryShape, number[]>;
     for (let round = 0; round < rounds; round += 1) {
       for (const shape of SHAPES) {
         const storeBefore = storeCpuMs(storePids);
@@ -79,27 +103,51 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
       SHAPES.map((shape) => [shape, { storeCpuMsPerCheck: median(store[shape]), clientCpuMsPerCheck: median(ours[shape]), rounds: store[shape] } satisfies ShapeCost]),
     ) as Record<HistoryShape, ShapeCost>;
     for (const shape of SHAPES) {
-      options.log(`  history as ${shape}: the store ${shapes[shape].storeCpuMsPerCheck} ms CPU per device read and write (rounds ${store[shape].join(', ')}), the client ${shapes[shape].clientCpuMsPerCheck}`);
+      options.log(`  ${shape}: the store ${shapes[shape].storeCpuMsPerCheck} ms CPU per check's device and record writes (rounds ${store[shape].join(', ')}), the client ${shapes[shape].clientCpuMsPerCheck}`);
     }
-    const stringsToObjects = shapes.objects.storeCpuMsPerCheck ? round3(shapes.strings.storeCpuMsPerCheck / shapes.objects.storeCpuMsPerCheck) : null;
-    options.log(`  strings against objects: ${stringsToObjects} of the store's CPU`);
-    return { devices, slots: SLOTS, shapes, stringsToObjects };
+    const ratio = (shape: HistoryShape, to: HistoryShape) => (shapes[to].storeCpuMsPerCheck ? round3(shapes[shape].storeCpuMsPerCheck / shapes[to].storeCpuMsPerCheck) : null);
+    const stringsToObjects = ratio('strings', 'objects');
+    const recordsToStrings = ratio('records', 'strings');
+    const recordsToS0 = ratio('records', 's0');
+    options.log(`  strings against objects: ${stringsToObjects} of the store's CPU; records against strings: ${recordsToStrings}; records against s0's: ${recordsToS0}`);
+    return { devices, slots: SLOTS, shapes, stringsToObjects, recordsToStrings, recordsToS0 };
   } finally {
     await db.dropDatabase().catch(() => undefined);
     await client.close();
   }
 }
 
-/** The check's two device operations, as registry makes them (services/registry/src/adapters/mongo/mongo-registry-store.ts). */
+/** A check's store writes (and the read before them) in each layout; the outcome is unchanged, as on a settled device. */
 async function check(collection: Collection<Record<string, unknown> & { _id: string }>, id: string, shape: HistoryShape, checkCount: number) {
-  await collection.findOne({ _id: id }, { projection: { check_history: 0 } });
   const now = new Date();
-  const set: Record<string, unknown> = { last_seen: now, last_check_at: now, last_check_status: 'up_to_date', check_count: checkCount + 1 };
-  if (shape !== 'none') set[`check_history.s${checkCount % SLOTS}`] = decisionSlot(checkCount, shape);
+  const heartbeat = { last_seen: now, framework: 'esp-idf', chip_family: 'esp32s3', board_id: 'board-a', current_version_label: '1.2.3', current_hash: 'ab'.repeat(32) };
+  if (shape === 's0') {
+    await collection.updateOne({ _id: `s0-${id}` }, { $set: { last_seen: now, reported: { chip_family: 'esp32s3', build: 42 } } }, { upsert: true });
+    await collection.db.collection('decisions').insertOne({ device_id: id, decision: 'no_update', created_at: now });
+    return;
+  }
+  if (shape === 'records' || shape === 'records-ring') {
+    // As services/registry/src/adapters/mongo/mongo-registry-store.ts checks in and records.
+    const filter = { _id: id, project_id: 'bench', device_id: id, active: { $ne: false }, token_required: { $ne: true } };
+    const before = await collection.findOneAndUpdate(filter as never, { $set: { ...heartbeat, last_check_at: now }, $inc: { check_count: 1 } } as never, { returnDocument: 'before' });
+    const seq = (before!.check_count as number) + 1;
+    const records = collection.db.collection<Record<string, unknown> & { _id: string }>('check_records');
+    const record = { device_id: id, seq, entry: decisionSlot(seq, 'strings') };
+    if (shape === 'records-ring') {
+      await records.replaceOne({ _id: `${id}:${seq % SLOTS}` }, record, { upsert: true });
+    } else {
+      await records.insertOne({ _id: randomUUID(), ...record });
+      if (seq % SLOTS === 0) await records.deleteMany({ device_id: id, seq: { $lte: seq - SLOTS } });
+    }
+    return;
+  }
+  await collection.findOne({ _id: id }, { projection: { check_history: 0 } });
+  const set: Record<string, unknown> = { ...heartbeat, last_check_at: now, last_check_status: 'up_to_date', check_count: checkCount + 1 };
+  if (shape === 'objects' || shape === 'strings') set[`check_history.s${checkCount % SLOTS}`] = decisionSlot(checkCount, shape);
   await collection.updateOne({ _id: id }, { $set: set });
 }
 
-function deviceDoc(id: string, shape: HistoryShape) {
+function deviceDoc(id: string, shape: HistoryShape, index: number) {
   const doc: Record<string, unknown> & { _id: string } = {
     _id: id,
     project_id: 'bench',
@@ -128,10 +176,10 @@ function deviceDoc(id: string, shape: HistoryShape) {
     last_check_status: 'up_to_date',
     metadata: {},
     place: 1,
-    check_count: SLOTS,
+    check_count: SLOTS + (index % SLOTS),
     created_at: new Date(),
   };
-  if (shape !== 'none') doc.check_history = Object.fromEntries(Array.from({ length: SLOTS }, (_, slot) => [`s${slot}`, decisionSlot(slot + 1, shape)]));
+  if (shape === 'objects' || shape === 'strings') doc.check_history = Object.fromEntries(Array.from({ length: SLOTS }, (_, slot) => [`s${slot}`, decisionSlot(slot + 1, shape)]));
   return doc;
 }
 

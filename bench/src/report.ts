@@ -68,7 +68,7 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
             .join('; ')
         : '',
       result.shapes !== undefined
-        ? `the store's CPU per device read and write, history slots as ${Object.entries(result.shapes as Record<string, { storeCpuMsPerCheck: number }>)
+        ? `the store's CPU per check's device and record writes: ${Object.entries(result.shapes as Record<string, { storeCpuMsPerCheck: number }>)
             .map(([shape, cost]) => `${shape} ${cost.storeCpuMsPerCheck} ms`)
             .join(', ')}`
         : '',

@@ -54,9 +54,9 @@ it('runs every scenario and reports complete results', () => {
       expect(cost.inFlight16.cpuMsPerOperation).toBeGreaterThan(0);
     }
     expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne']);
-    // Each shape of the decision history cost the store's processes CPU, read from /proc.
+    // Each layout of a check's writes cost the store's processes CPU, read from /proc.
     const shapes = result('s14').shapes as Record<string, { storeCpuMsPerCheck: number; clientCpuMsPerCheck: number }>;
-    expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none']);
+    expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none', 'records', 'records-ring', 's0']);
     for (const cost of Object.values(shapes)) expect(cost.storeCpuMsPerCheck).toBeGreaterThan(0);
   } finally {
     rmSync(out, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import type { CheckEvent, Device } from '../src/domain/model';
 
 // Registry's store alone, against the run's real MongoDB-protocol server (FerretDB here), in a
 // database of its own: slugs and names unique per project, an owner's device cap that racing
-// registrations cannot overshoot, the newest 20 decision records kept on the device, targets
+// registrations cannot overshoot, a check's device write and decision records, targets
 // counted, and memberships.
 
 let mongo: Connection;
@@ -94,41 +94,89 @@ it('registers devices up to the owner’s cap across racing registrations, and f
   expect(await store.registerDevice(device(projectId, 'one-too-many', channelId), ownerId, 5)).toBe('over_limit');
 });
 
-it('keeps the newest 20 decision records on the device, newest first, with the heartbeat of the last check', async () => {
+/** A decision record of check `seq` of the device. */
+const checkEvent = (projectId: string, deviceId: string, seq: number, overrides: Partial<CheckEvent> = {}): CheckEvent => ({
+  id: `event-${seq}`,
+  projectId,
+  deviceId,
+  createdAt: at(seq),
+  decision: 'no_update',
+  status: 'no_active_deployment',
+  deploymentId: '',
+  artifactBuildNumber: null,
+  reportedBuildNumber: 0,
+  reportedVersion: '1.0.0',
+  message: 'no active deployment targets this device',
+  ...overrides,
+});
+
+it('a check-in counts the check and writes the heartbeat in one write, and returns the device as it was before it', async () => {
+  const { projectId, ownerId, channelId } = await project();
+  await store.registerDevice(device(projectId, 'plain', channelId), ownerId, 10);
+  await store.registerDevice(device(projectId, 'off', channelId, { active: false }), ownerId, 10);
+  await store.registerDevice(device(projectId, 'own-token', channelId, { tokenRequired: true }), ownerId, 10);
+  const reported = { framework: 'esp_idf', chipFamily: 'esp32s3', versionLabel: '2.0.0' };
+  const checkIn = (deviceId: string, seconds: number, viaProjectToken = true) => store.checkIn({ projectId, deviceId, reported, viaProjectToken, at: at(seconds) });
+
+  expect(await checkIn('plain', 1)).toMatchObject({ checkCount: 0, lastCheckAt: null, chipFamily: 'esp32' });
+  expect(await checkIn('plain', 2)).toMatchObject({ checkCount: 1, lastCheckAt: at(1), lastSeen: at(1), chipFamily: 'esp32s3', currentVersionLabel: '2.0.0' });
+  // No heartbeat for an inactive device, nor for one with its own token that checks with the project token; both are counted.
+  for (const [deviceId, viaProjectToken] of [['off', true], ['own-token', true]] as const) {
+    expect(await checkIn(deviceId, 3, viaProjectToken)).toMatchObject({ checkCount: 0 });
+    expect(await store.findDevice(projectId, { deviceId })).toMatchObject({ checkCount: 1, lastCheckAt: at(3), lastSeen: null, chipFamily: 'esp32' });
+  }
+  await checkIn('own-token', 4, false);
+  expect(await store.findDevice(projectId, { deviceId: 'own-token' })).toMatchObject({ checkCount: 2, lastSeen: at(4), chipFamily: 'esp32s3' });
+  // An unknown device, and a device of another project, are not checked in.
+  expect(await checkIn('unknown', 5)).toBeNull();
+  expect(await store.checkIn({ projectId: randomUUID(), deviceId: 'plain', reported, viaProjectToken: true, at: at(5) })).toBeNull();
+  expect(await store.findDevice(projectId, { deviceId: 'plain' })).toMatchObject({ checkCount: 2, lastCheckAt: at(2) });
+});
+
+it('records each decision with one insert, writes the outcome only when it changed, and a trim keeps the newest 20', async () => {
   const { projectId, ownerId, channelId } = await project();
   const registered = await store.registerDevice(device(projectId, 'chatty', channelId), ownerId, 10);
   const { id } = (registered as { device: Device }).device;
-  const event = (index: number): CheckEvent => ({
-    id: `event-${index}`,
-    projectId,
-    deviceId: 'chatty',
-    createdAt: at(index),
-    decision: 'no_update',
-    status: 'no_active_deployment',
-    deploymentId: '',
-    artifactBuildNumber: null,
-    reportedBuildNumber: 0,
-    reportedVersion: '1.0.0',
-    message: 'no active deployment targets this device',
-  });
-  for (let index = 0; index < 25; index += 1) {
-    await store.recordCheck({ projectId, id, checkCount: index, reported: { framework: 'esp_idf', chipFamily: 'esp32s3', versionLabel: '1.0.0' }, event: event(index) }, 20);
+  for (let seq = 1; seq <= 45; seq += 1) {
+    const before = await store.checkIn({ projectId, deviceId: 'chatty', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, at: at(seq) });
+    expect(before?.checkCount).toBe(seq - 1);
+    await store.recordCheck({ projectId, id, seq, previousStatus: before!.lastCheckStatus, event: checkEvent(projectId, 'chatty', seq) });
+    // Registry trims on every 20th check (Registry.recordCheck).
+    if (seq % 20 === 0) await store.trimCheckRecords(id, seq - 20);
   }
   const events = await store.listCheckEvents(projectId, id);
-  expect(events.map((recorded) => recorded.id)).toEqual(Array.from({ length: 20 }, (_, index) => `event-${24 - index}`));
-  const stored = await store.findDevice(projectId, { id });
-  expect(stored).toMatchObject({ chipFamily: 'esp32s3', lastSeen: at(24), lastCheckAt: at(24), lastCheckStatus: 'no_active_deployment', checkCount: 25 });
-  // Another project sees none of it.
+  expect(events.map((recorded) => recorded.id)).toEqual(Array.from({ length: 25 }, (_, index) => `event-${45 - index}`));
+  expect(await mongo.db!.collection('check_records').countDocuments({ device_id: id })).toBe(25);
+  expect(await store.findDevice(projectId, { id })).toMatchObject({ lastCheckStatus: 'no_active_deployment', checkCount: 45 });
+
+  // The outcome is written when it differs from the one the check-in returned, and only then.
+  await store.recordCheck({ projectId, id, seq: 46, previousStatus: 'no_active_deployment', event: checkEvent(projectId, 'chatty', 46, { status: 'up_to_date' }) });
+  expect(await store.findDevice(projectId, { id })).toMatchObject({ lastCheckStatus: 'up_to_date' });
+  await store.recordCheck({ projectId, id, seq: 47, previousStatus: 'offered', event: checkEvent(projectId, 'chatty', 47, { status: 'offered' }) });
+  expect(await store.findDevice(projectId, { id })).toMatchObject({ lastCheckStatus: 'up_to_date' });
+
+  // Another project sees none of it; deleting the device deletes its records.
   expect(await store.listCheckEvents(randomUUID(), id)).toEqual([]);
   expect(await store.findDevice(randomUUID(), { id })).toBeNull();
+  expect(await store.deleteDevice(projectId, id, ownerId)).toBe(true);
+  expect(await mongo.db!.collection('check_records').countDocuments({ device_id: id })).toBe(0);
 });
 
-it('reads history slots in both forms: as the release before wrote them (objects) and as this one does (one string each)', async () => {
+it('writes a whole check as the release before’s gateways send it: the device in one update, the record in one insert', async () => {
+  const { projectId, ownerId, channelId } = await project();
+  const registered = await store.registerDevice(device(projectId, 'older-gateway', channelId), ownerId, 10);
+  const { id } = (registered as { device: Device }).device;
+  const event = checkEvent(projectId, 'older-gateway', 8, { status: 'up_to_date' });
+  await store.recordWholeCheck({ projectId, id, checkCount: 7, reported: { framework: 'esp_idf', chipFamily: 'esp32c3' }, event });
+  expect(await store.findDevice(projectId, { id })).toMatchObject({ checkCount: 8, lastCheckAt: at(8), lastSeen: at(8), lastCheckStatus: 'up_to_date', chipFamily: 'esp32c3' });
+  expect(await store.listCheckEvents(projectId, id)).toEqual([event]);
+});
+
+it('lists the history slots the releases before wrote on the device (objects, then strings) with the records, each record once', async () => {
   const { projectId, ownerId, channelId } = await project();
   const registered = await store.registerDevice(device(projectId, 'upgraded', channelId), ownerId, 10);
   const { id } = (registered as { device: Device }).device;
-  // The device's first two checks as the release before wrote them (check n in slot n - 1), straight into the store.
-  const legacySlot = (seq: number) => ({
+  const slotEntry = (seq: number) => ({
     seq,
     id: `legacy-${seq}`,
     created_at: at(seq),
@@ -140,12 +188,13 @@ it('reads history slots in both forms: as the release before wrote them (objects
     reported_version: `1.0.${seq}`,
     message: 'the device runs the highest build assigned to it',
   });
-  await mongo.db!.collection('devices').updateOne({ _id: id as never }, { $set: { 'check_history.s0': legacySlot(1), 'check_history.s1': legacySlot(2), check_count: 2 } });
-  const offered: CheckEvent = {
+  // Check 1 as an object slot, check 2 as a string slot (the ten fields as one JSON array), straight into the store.
+  const asString = (entry: ReturnType<typeof slotEntry>) =>
+    JSON.stringify([entry.seq, entry.id, entry.created_at.getTime(), entry.decision, entry.status, entry.deployment_id, null, entry.reported_build_number, entry.reported_version, entry.message]);
+  await mongo.db!.collection('devices').updateOne({ _id: id as never }, { $set: { 'check_history.s1': slotEntry(1), 'check_history.s2': asString(slotEntry(2)), check_count: 2 } });
+  const before = await store.checkIn({ projectId, deviceId: 'upgraded', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, at: at(3) });
+  const offered = checkEvent(projectId, 'upgraded', 3, {
     id: 'current-3',
-    projectId,
-    deviceId: 'upgraded',
-    createdAt: at(3),
     decision: 'offered',
     status: 'offered',
     deploymentId: randomUUID(),
@@ -154,8 +203,10 @@ it('reads history slots in both forms: as the release before wrote them (objects
     // Whatever a device sends as its version label comes back as it was.
     reportedVersion: '2.0 "rc|1" \\ ü',
     message: 'build 7 is offered',
-  };
-  await store.recordCheck({ projectId, id, checkCount: 2, event: offered }, 20);
+  });
+  await store.recordCheck({ projectId, id, seq: before!.checkCount + 1, previousStatus: before!.lastCheckStatus, event: offered });
+  // A slot that was also copied into the records (as a migration may) is listed once.
+  await mongo.db!.collection('check_records').insertOne({ _id: 'legacy-2' as never, device_id: id, seq: 2, entry: asString(slotEntry(2)) });
 
   expect(await store.listCheckEvents(projectId, id)).toEqual([
     offered,
@@ -173,8 +224,6 @@ it('reads history slots in both forms: as the release before wrote them (objects
       message: 'the device runs the highest build assigned to it',
     })),
   ]);
-  const stored = await mongo.db!.collection('devices').findOne({ _id: id as never });
-  expect(typeof stored?.check_history.s2).toBe('string');
 });
 
 it('counts the devices a deployment’s targets reach, and lists group members', async () => {

@@ -2,7 +2,7 @@ import type { ArtifactSummary, DecisionDeployment, DecisionViews, OfferOutcome }
 import { checkDevice, type DeviceCheckDeps, type DeviceCheckInput } from './device-check';
 import type { CheckInResult, CheckRecord, Device } from './model';
 
-const DEVICE = { id: 'uuid-1', channelId: 'stable', groupIds: ['g1'], checkCount: 41 } as Device;
+const DEVICE = { id: 'uuid-1', channelId: 'stable', groupIds: ['g1'], checkCount: 41, lastCheckStatus: 'up_to_date' } as Device;
 
 const deployment = (id: string, overrides: Partial<DecisionDeployment> = {}): DecisionDeployment => ({
   id,
@@ -40,11 +40,14 @@ const artifact = (id: string, buildNumber: number): ArtifactSummary => ({
 /** Fakes that answer as told and write down every call; rollout answers each offer from `offerOutcomes` by deployment. */
 function fakeDeps(checkIn: CheckInResult, deployments: DecisionDeployment[] = [], offerOutcomes: Record<string, OfferOutcome> = {}) {
   const artifacts = new Map(deployments.map((d, index) => [d.artifactId, artifact(d.artifactId, 7 + index)]));
-  const calls = { recorded: [] as CheckRecord[], offers: [] as string[], failures: [] as unknown[], recordError: undefined as Error | undefined };
+  const calls = { checkIns: [] as Date[], recorded: [] as CheckRecord[], offers: [] as string[], failures: [] as unknown[], recordError: undefined as Error | undefined };
   const views: DecisionViews<DecisionDeployment> = { activeDeployments: () => deployments, artifact: (id) => artifacts.get(id) };
   const deps: DeviceCheckDeps = {
     registry: {
-      checkInDevice: async () => checkIn,
+      checkIn: async ({ at }) => {
+        calls.checkIns.push(at);
+        return checkIn;
+      },
       recordCheck: async (record) => {
         calls.recorded.push(record);
         if (calls.recordError) throw calls.recordError;
@@ -72,24 +75,26 @@ const input: DeviceCheckInput = {
   currentBuildNumber: 6,
 };
 
-test('an offer confirmed by rollout is answered and recorded with its deployment, the heartbeat and the slot read at check-in', async () => {
+test('an offer confirmed by rollout is answered and recorded with its deployment, numbered after the count and status the check-in returned', async () => {
   const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1')]);
+  deps.now = () => new Date(5_000);
   expect(await checkDevice(deps, input)).toMatchObject({ status: 'offered', deploymentId: 'dep-1', artifact: { buildNumber: 7 } });
   expect(calls.offers).toEqual(['dep-1']);
+  expect(calls.checkIns).toEqual([new Date(5_000)]);
   expect(calls.recorded).toHaveLength(1);
   expect(calls.recorded[0]).toMatchObject({
     id: 'uuid-1',
-    checkCount: 41,
-    reported: input.reported,
-    event: { decision: 'offered', status: 'offered', deploymentId: 'dep-1', artifactBuildNumber: 7, reportedBuildNumber: 6, reportedVersion: '1.0.6' },
+    seq: 42,
+    previousStatus: 'up_to_date',
+    event: { createdAt: new Date(5_000), decision: 'offered', status: 'offered', deploymentId: 'dep-1', artifactBuildNumber: 7, reportedBuildNumber: 6, reportedVersion: '1.0.6' },
   });
 });
 
-test('nothing to offer: rollout is not asked, and the outcome is recorded with the heartbeat', async () => {
+test('nothing to offer: rollout is not asked, and the outcome is recorded', async () => {
   const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1', { targetChannelIds: ['beta'] })]);
   expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
   expect(calls.offers).toEqual([]);
-  expect(calls.recorded.map((record) => [record.reported !== undefined, record.event.status])).toEqual([[true, 'no_active_deployment']]);
+  expect(calls.recorded.map((record) => [record.seq, record.event.status])).toEqual([[42, 'no_active_deployment']]);
 });
 
 test('a deployment rollout no longer holds active is left out, and the next best is offered', async () => {
@@ -115,11 +120,11 @@ test('over the cap nothing is decided or recorded', async () => {
 test.each([
   ['inactive', 'device_inactive'],
   ['token_required', 'token_required'],
-] as const)('outcome %s: recorded without a heartbeat, nothing decided', async (outcome, status) => {
+] as const)('outcome %s: recorded, nothing decided', async (outcome, status) => {
   const { deps, calls } = fakeDeps({ outcome, device: DEVICE }, [deployment('dep-1')]);
   expect(await checkDevice(deps, input)).toMatchObject({ status });
   expect(calls.offers).toEqual([]);
-  expect(calls.recorded.map((record) => [record.reported, record.event.status])).toEqual([[undefined, status]]);
+  expect(calls.recorded.map((record) => [record.event.decision, record.event.status])).toEqual([['no_update', status]]);
 });
 
 test('a check that cannot be recorded is still answered, and the failure is reported', async () => {
@@ -129,7 +134,7 @@ test('a check that cannot be recorded is still answered, and the failure is repo
   expect(calls.failures).toEqual([calls.recordError]);
 });
 
-test('a targeted build that declares board_id refuses a check that did not report it (400), recording nothing', async () => {
+test('a targeted build that declares board_id refuses a check that did not report it (400), recording no decision', async () => {
   const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1')]);
   deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
   await expect(checkDevice(deps, input)).rejects.toThrow('board_id is required');

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decideOffer, type ArtifactSummary, type DecisionDeployment, type DecisionViews, type OfferOutcome } from '@ota/decision';
 import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
-import type { CheckEvent, ReportedProfile } from './model';
+import type { CheckEvent, CheckInInput } from './model';
 import type { Registry } from './registry';
 
 /** Rollout, as the check needs it: it confirms and records each offer (rollout keeps owning rollout statuses). */
@@ -10,7 +10,7 @@ export interface OfferLedger {
 }
 
 export interface DeviceCheckDeps {
-  registry: Pick<Registry, 'checkInDevice' | 'recordCheck'>;
+  registry: Pick<Registry, 'checkIn' | 'recordCheck'>;
   views: DecisionViews<DecisionDeployment>;
   offers: OfferLedger;
   /** A check whose record could not be written: reported, and answered all the same. */
@@ -18,16 +18,7 @@ export interface DeviceCheckDeps {
   now?: () => Date;
 }
 
-export interface DeviceCheckInput {
-  projectId: string;
-  ownerId: string;
-  /** The unit's own device_id string. */
-  deviceId: string;
-  /** Only the shared project token registers unknown devices, and it may not speak for a device with its own token. */
-  viaProjectToken: boolean;
-  /** The owner's device cap (0: none). */
-  maxDevices: number;
-  reported: ReportedProfile;
+export interface DeviceCheckInput extends CheckInInput {
   currentBuildNumber: number;
 }
 
@@ -37,25 +28,27 @@ export type DeviceCheckAnswer =
 
 /**
  * A device check (docs/api.md, "The check decision"), answered by registry alone: the device is
- * read (or registered), the decision is made from this replica's views with the one decision
- * code (`@ota/decision`), an offer is confirmed by rollout, and the check is written down in one
- * device write before the answer, so that a read right after it sees all of it.
+ * checked in (or registered) in one write that returns it as it was, the decision is made from
+ * this replica's views with the one decision code (`@ota/decision`), an offer is confirmed by
+ * rollout, and the decision record is inserted before the answer, so that a read right after it
+ * sees all of it.
  */
 export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput): Promise<DeviceCheckAnswer> {
   const { projectId } = input;
-  const checkIn = await deps.registry.checkInDevice(input);
+  const at = deps.now?.() ?? new Date();
+  const checkIn = await deps.registry.checkIn({ ...input, at });
   // A device that was not registered has nothing to record on.
   if (checkIn.outcome === 'over_limit') return { status: 'over_limit', message: CHECK_MESSAGES.over_limit };
   const device = checkIn.device;
 
   /** Recording is best effort (docs/api.md, "Records"): a failure is reported, and the answer stands. */
-  const answer = async (decided: DeviceCheckAnswer, heartbeat: boolean): Promise<DeviceCheckAnswer> => {
+  const answer = async (decided: DeviceCheckAnswer): Promise<DeviceCheckAnswer> => {
     const offer = decided.status === 'offered' ? decided : undefined;
     const event: CheckEvent = {
       id: randomUUID(),
       projectId,
       deviceId: input.deviceId,
-      createdAt: deps.now?.() ?? new Date(),
+      createdAt: at,
       decision: offer ? 'offered' : 'no_update',
       status: decided.status,
       deploymentId: offer?.deploymentId ?? '',
@@ -65,14 +58,14 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
       message: decided.message,
     };
     await deps.registry
-      .recordCheck({ projectId, id: device.id, checkCount: device.checkCount, reported: heartbeat ? input.reported : undefined, event })
+      .recordCheck({ projectId, id: device.id, seq: device.checkCount + 1, previousStatus: device.lastCheckStatus, event })
       .catch((error: unknown) => deps.recordFailed(error, input.deviceId));
     return decided;
   };
 
-  // An inactive device, and one that must use its own token, get no heartbeat (docs/api.md, "The check decision").
-  if (checkIn.outcome === 'inactive') return answer({ status: 'device_inactive', message: CHECK_MESSAGES.device_inactive }, false);
-  if (checkIn.outcome === 'token_required') return answer({ status: 'token_required', message: CHECK_MESSAGES.token_required }, false);
+  // An inactive device, and one that must use its own token, got no heartbeat (CheckIn) and get no decision.
+  if (checkIn.outcome === 'inactive') return answer({ status: 'device_inactive', message: CHECK_MESSAGES.device_inactive });
+  if (checkIn.outcome === 'token_required') return answer({ status: 'token_required', message: CHECK_MESSAGES.token_required });
 
   const decisionDevice = { ...input.reported, id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber };
   let active = deps.views.activeDeployments(projectId);
@@ -80,10 +73,10 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
   // Each refusal by rollout takes one deployment out of the running, so this ends.
   for (;;) {
     const decision = decideOffer({ device: decisionDevice, activeDeployments: active, artifactOf: (id) => deps.views.artifact(id), rolledBack });
-    if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message }, true);
+    if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message });
     const deploymentId = decision.deployment.id;
     const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: device.id });
-    if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact }, true);
+    if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact });
     if (outcome === 'rolled_back') rolledBack.add(deploymentId);
     else active = active.filter((deployment) => deployment.id !== deploymentId);
   }

@@ -130,8 +130,35 @@ export interface StatusReportWrite {
   change: { lastOtaStatus: string; lastOtaReason: string; currentBuildNumber?: number };
 }
 
-/** What the check wrote down about a device, in one write: the heartbeat (if recorded) and the outcome. */
+/**
+ * A check's first write, made before the decision (docs/architecture.md, "A device check, hop by
+ * hop"): last_check_at and the next check_count, and the heartbeat (last_seen and the reported
+ * fields) when the device may have one.
+ */
+export interface CheckIn {
+  projectId: string;
+  /** The unit's own device_id string; the device's UUID is derived from it. */
+  deviceId: string;
+  reported: ReportedProfile;
+  /** Only an active device gets a heartbeat, and via the project token only one without a token of its own (docs/api.md, "The check decision"). */
+  viaProjectToken: boolean;
+  at: Date;
+}
+
+/** What a check writes down after its decision: the decision record, and the outcome when it changed. */
 export interface CheckRecord {
+  projectId: string;
+  /** The device's UUID. */
+  id: string;
+  /** This check's number: the device's check_count after its check-in. Records list newest first by it. */
+  seq: number;
+  /** The outcome of the device's check before this one; last_check_status is written only when this one differs. */
+  previousStatus: string;
+  event: CheckEvent;
+}
+
+/** A whole check written after the decision, as the release before's gateways send it (RecordCheck). */
+export interface WholeCheckRecord {
   projectId: string;
   /** The device's UUID. */
   id: string;
@@ -150,6 +177,19 @@ export interface CheckEventQuery {
   since?: Date;
   decision?: string;
   status?: string;
+}
+
+/** Who checks in, as the device API said it. */
+export interface CheckInInput {
+  projectId: string;
+  ownerId: string;
+  /** The unit's own device_id string. */
+  deviceId: string;
+  reported: ReportedProfile;
+  /** Only the shared project token registers unknown devices, and it may not speak for a device with its own token. */
+  viaProjectToken: boolean;
+  /** The owner's device cap (0: none). */
+  maxDevices: number;
 }
 
 export type CheckInResult =

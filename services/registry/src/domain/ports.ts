@@ -1,4 +1,4 @@
-import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, StatusReportWrite } from './model';
+import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, StatusReportWrite, WholeCheckRecord } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
@@ -50,11 +50,19 @@ export interface RegistryStore {
    */
   registerDevice(device: Device, ownerId: string, maxDevices: number): Promise<{ device: Device; created: boolean } | 'over_limit'>;
   /**
-   * Writes what a check found, before it is answered, in one update of the device: last_check_at,
-   * last_check_status, the next check_count, the decision in history slot `checkCount mod keep`,
-   * and with `reported` last_seen and the reported fields.
+   * A check's first write, in one find-and-modify of the device (CheckIn): the device as it was
+   * before it; null when there is no such device.
    */
-  recordCheck(record: CheckRecord, keep: number): Promise<void>;
+  checkIn(checkIn: CheckIn): Promise<Device | null>;
+  /**
+   * Writes a check's decision record, one insert, and last_check_status when it changed; before
+   * the check is answered.
+   */
+  recordCheck(record: CheckRecord): Promise<void>;
+  /** A whole check in one device update and the record's insert (the release before's RecordCheck). */
+  recordWholeCheck(record: WholeCheckRecord): Promise<void>;
+  /** Deletes the device's decision records numbered `throughSeq` and below. */
+  trimCheckRecords(id: string, throughSeq: number): Promise<void>;
   /** The device's decision history, newest first. */
   listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]>;
   updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null>;

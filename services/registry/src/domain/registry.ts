@@ -10,6 +10,8 @@ import {
   type Channel,
   type CheckEvent,
   type CheckEventQuery,
+  type CheckIn,
+  type CheckInInput,
   type CheckInResult,
   type CheckRecord,
   type Device,
@@ -21,6 +23,7 @@ import {
   type Project,
   type ReportedProfile,
   type StatusReportWrite,
+  type WholeCheckRecord,
 } from './model';
 import type { DeviceTargets, RegistryStore } from './ports';
 import { slugCandidate, slugify } from './slug';
@@ -169,37 +172,63 @@ export class Registry {
   }
 
   /**
-   * The first registry half of a device check (docs/api.md, "The check decision", steps 2 to 4): the device
-   * as stored, or an unknown one registered within the owner's cap. Nothing is written for a known
-   * device: the heartbeat goes into `recordCheck`'s one write, with the outcome.
+   * The first registry half of a device check (docs/api.md, "The check decision", steps 2 to 4),
+   * one device write before the decision (CheckIn): the device as it was before the write, or an
+   * unknown one registered within the owner's cap and then checked in.
    */
-  async checkInDevice(input: {
-    projectId: string;
-    ownerId: string;
-    deviceId: string;
-    reported: ReportedProfile;
-    viaProjectToken: boolean;
-    maxDevices: number;
-  }): Promise<CheckInResult> {
+  async checkIn(input: CheckInInput & { at: Date }): Promise<CheckInResult> {
+    const checkIn: CheckIn = { projectId: input.projectId, deviceId: input.deviceId, reported: input.reported, viaProjectToken: input.viaProjectToken, at: input.at };
+    const before = await this.store.checkIn(checkIn);
+    if (before) return outcomeOf(before, input.viaProjectToken);
+    const registered = await this.registerOnFirstCheck(input);
+    if (registered === 'over_limit') return { outcome: 'over_limit' };
+    const registeredBefore = await this.store.checkIn(checkIn);
+    if (!registeredBefore) throw notFound('device not found');
+    // Lost a race with a concurrent first check of the same device: it is known now.
+    return registered.created ? { outcome: 'registered', device: registeredBefore } : outcomeOf(registeredBefore, input.viaProjectToken);
+  }
+
+  /** The second half: the decision record, and the outcome when it changed. */
+  async recordCheck(record: CheckRecord): Promise<void> {
+    await this.store.recordCheck(record);
+    this.trimCheckRecordsIfDue(record.id, record.seq);
+  }
+
+  /**
+   * The first half of the release before's check (CheckInDevice): the device as stored, or an
+   * unknown one registered; nothing written for a known device, whose RecordCheck writes it whole.
+   */
+  async lookUpForCheck(input: CheckInInput): Promise<CheckInResult> {
     const existing = await this.store.findDevice(input.projectId, { deviceId: input.deviceId });
     if (existing) return outcomeOf(existing, input.viaProjectToken);
+    const registered = await this.registerOnFirstCheck(input);
+    if (registered === 'over_limit') return { outcome: 'over_limit' };
+    return registered.created ? { outcome: 'registered', device: registered.device } : outcomeOf(registered.device, input.viaProjectToken);
+  }
+
+  /** The second half of the release before's check (RecordCheck). */
+  async recordWholeCheck(record: WholeCheckRecord): Promise<void> {
+    await this.store.recordWholeCheck(record);
+    this.trimCheckRecordsIfDue(record.id, record.checkCount + 1);
+  }
+
+  private async registerOnFirstCheck(input: CheckInInput): Promise<{ device: Device; created: boolean } | 'over_limit'> {
     // A device token names a device that exists; only the shared project token registers.
     if (!input.viaProjectToken) throw notFound('device not found');
     const defaultChannel = await this.store.findDefaultChannel(input.projectId);
     if (!defaultChannel) throw notFound('project not found');
-    const registered = await this.store.registerDevice(
-      newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, this.now()),
-      input.ownerId,
-      input.maxDevices,
-    );
-    if (registered === 'over_limit') return { outcome: 'over_limit' };
-    // Lost a race with a concurrent first check of the same device: it is known now.
-    return registered.created ? { outcome: 'registered', device: registered.device } : outcomeOf(registered.device, input.viaProjectToken);
+    return this.store.registerDevice(newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, this.now()), input.ownerId, input.maxDevices);
   }
 
-  /** The second half: the heartbeat, the reported fields, the outcome and the decision record in one device write. */
-  recordCheck(record: CheckRecord): Promise<void> {
-    return this.store.recordCheck(record, CHECK_EVENTS_KEPT_PER_DEVICE);
+  /**
+   * Deletes a device's decision records beyond the newest 20 on its every 20th check, so that it
+   * keeps at most 39 and the listing's newest 20 are always there. A trim reads the records it
+   * deletes, so it does not run on every check; it runs beside the answer, and one that fails is
+   * made good by the next.
+   */
+  private trimCheckRecordsIfDue(id: string, seq: number): void {
+    if (seq % CHECK_EVENTS_KEPT_PER_DEVICE !== 0) return;
+    void this.store.trimCheckRecords(id, seq - CHECK_EVENTS_KEPT_PER_DEVICE).catch(() => undefined);
   }
 
   /** docs/api.md, "Records": newest first, filtered, at most `limit` (default and cap 20). */

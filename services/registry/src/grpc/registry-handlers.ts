@@ -106,7 +106,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
     // CheckInDevice and RecordCheck: the three-call check of the release before, for its gateways
     // during an upgrade (docs/architecture.md, "Changing a message between releases").
     async checkInDevice(request, _ctx: CallContext) {
-      const result = await registry.checkInDevice({
+      const result = await registry.lookUpForCheck({
         projectId: request.projectId,
         ownerId: request.ownerId,
         deviceId: request.deviceId,
@@ -122,7 +122,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
     async recordCheck(request) {
       const event = request.event;
       if (!event) throw invalidArgument('event is required');
-      await registry.recordCheck({
+      await registry.recordWholeCheck({
         projectId: request.projectId,
         id: request.id,
         checkCount: request.checkCount,

@@ -1,15 +1,13 @@
 import type { CheckHistoryEntry } from './models';
 
 /**
- * A history slot as the device document holds it: one JSON array in a string (what this release
- * writes), or the entry as an object (what the release before wrote; those slots are overwritten
- * as the device checks, so both forms are read).
+ * A decision record as the store holds it: one JSON array in a string (a `check_records`
+ * document's `entry`, and the device's history slots of the release before), or the entry as an
+ * object (the slots of the releases before that).
  *
  * Why a string: FerretDB v1 keeps the type of every field beside the document and reads and
- * rewrites the whole document on each primary-key read and each update, the check's two device
- * operations. Twenty entries of ten fields made the history most of the device document's weight
- * in the store: docs/performance.md, change 12, measured a device read and check write at about
- * half the store CPU with each slot one string.
+ * rewrites it whole; ten fields as one string cost it a fraction of ten fields
+ * (docs/performance.md, change 12).
  */
 export type StoredCheckEntry = string | CheckHistoryEntry;
 

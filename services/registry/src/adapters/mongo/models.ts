@@ -53,26 +53,37 @@ export interface DeviceDoc extends HardwareProfileFields {
   /** The owner's device place this device holds (see device_places). */
   place: number;
   token_required: boolean;
-  /** Checks recorded so far; each decision record takes the slot check_count mod 20. */
+  /** Checks of the device so far; the n-th check's decision record has seq n (CheckRecordDoc). */
   check_count: number;
   /**
-   * The newest 20 OTA decisions, in slots `s0` to `s19`, each one string (see CheckHistoryEntry
-   * and check-history.ts). Device reads leave it out (DEVICE_FIELDS); only the check-events
-   * listing reads it.
+   * Where the releases before this one kept the newest 20 decisions: slots `s0` to `s19`, each the
+   * record of the check n with n mod 20 = slot (check-history.ts). No longer written; the
+   * check-events listing still reads them, so the history of a device that has not checked 20
+   * times since the upgrade is whole, and a rollback finds them where it wrote them.
    */
   check_history?: Record<string, StoredCheckEntry>;
 }
 
-/** Every device field but the decision history: the projection of every device read. */
+/** Every device field but the former decision history: the projection of every device read. */
 export const DEVICE_FIELDS = { check_history: 0 } as const;
 
 /**
- * One OTA decision of a device (docs/api.md, "Records"), in one of its 20 history slots on the device document,
- * `check_history.s<n mod 20>` for the device's n-th check. The check's one device write sets its
- * slot whole beside the heartbeat and the outcome, so the history costs no write of its own,
- * holds the newest 20 with nothing to trim, and is never read back first. The slot holds the
- * entry encoded as one string (encodeCheckEntry).
+ * One OTA decision of a device (docs/api.md, "Records"), a document of its own in
+ * `check_records`: a check inserts it, and never reads it back. The record's fields are one
+ * string, `entry` (encodeCheckEntry), because FerretDB v1 stores and reads the type of every
+ * field beside the document. A device keeps at most 39: every 20th check deletes those
+ * beyond the newest 20 (Registry.recordCheck), and the listing shows the newest 20.
  */
+export interface CheckRecordDoc {
+  /** The record's id. */
+  _id: string;
+  /** The device's UUID. */
+  device_id: string;
+  seq: number;
+  entry: string;
+}
+
+/** One OTA decision of a device, as a record's `entry` and a former history slot hold it (encodeCheckEntry). */
 export interface CheckHistoryEntry {
   /** The device's check_count for this record: newest first is seq descending. */
   seq: number;
@@ -170,6 +181,9 @@ export function registerModels(connection: Connection) {
   deviceSchema.index({ project_id: 1, device_id: 1 }, { unique: true });
   deviceSchema.index({ project_id: 1, channel_id: 1 });
 
+  const checkRecordSchema = new Schema<CheckRecordDoc>({ _id: String, device_id: { type: String, required: true }, seq: { type: Number, required: true }, entry: { type: String, required: true } }, options);
+  checkRecordSchema.index({ device_id: 1, seq: -1 });
+
   const membershipSchema = new Schema<MembershipDoc>({ _id: String, project_id: String, group_id: String, device_id: String }, options);
   membershipSchema.index({ device_id: 1 });
   membershipSchema.index({ group_id: 1 });
@@ -185,6 +199,7 @@ export function registerModels(connection: Connection) {
     Group: connection.model<GroupDoc>('Group', groupSchema, 'groups'),
     Device: connection.model<DeviceDoc>('Device', deviceSchema, 'devices'),
     Membership: connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
+    CheckRecord: connection.model<CheckRecordDoc>('CheckRecord', checkRecordSchema, 'check_records'),
     DevicePlace: connection.model<PlaceDoc>('DevicePlace', devicePlaceSchema, 'device_places'),
   };
 }

@@ -1,10 +1,10 @@
 import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { deviceUuid } from '../../domain/device-uuid';
-import type { Channel, CheckEvent, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, ReportedProfile, StatusReportWrite } from '../../domain/model';
+import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckRecord } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeCheckEntry, encodeCheckEntry } from './check-history';
-import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
+import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type CheckRecordDoc, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
@@ -38,6 +38,7 @@ export class MongoRegistryStore implements RegistryStore {
     const devices = await this.models.Device.find({ project_id: project.id }, { place: 1 }).lean<Array<Pick<DeviceDoc, '_id' | 'place'>>>();
     for (const device of devices) {
       await this.models.Device.deleteOne({ _id: device._id });
+      await this.models.CheckRecord.deleteMany({ device_id: device._id });
       await this.releaseDevicePlace(project.ownerId, device.place);
     }
     await this.models.Membership.deleteMany({ project_id: project.id });
@@ -235,6 +236,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (!doc) return false;
     await this.models.Device.deleteOne({ _id: id });
     await this.models.Membership.deleteMany({ device_id: id });
+    await this.models.CheckRecord.deleteMany({ device_id: id });
     await this.releaseDevicePlace(ownerId, doc.place);
     return true;
   }
@@ -259,7 +261,7 @@ export class MongoRegistryStore implements RegistryStore {
 
   /**
    * Every update of a device document goes through here: one at a time per device (see
-   * PerKeyQueue). `fields` may name a path inside the document (`check_history.s3`).
+   * PerKeyQueue).
    */
   private writeDevice(id: string, fields: Partial<DeviceDoc> | Record<string, unknown>): Promise<unknown> {
     return this.deviceWrites.run(id, () => this.models.Device.collection.updateOne({ _id: id } as never, { $set: fields }));
@@ -290,34 +292,54 @@ export class MongoRegistryStore implements RegistryStore {
     }
   }
 
-  async recordCheck(record: CheckRecord, keep: number): Promise<void> {
+  async checkIn(checkIn: CheckIn): Promise<Device | null> {
+    const id = deviceUuid(checkIn.projectId, checkIn.deviceId);
+    const device = { _id: id, project_id: checkIn.projectId, device_id: checkIn.deviceId };
+    // The filter is the heartbeat's rule (CheckIn): a device that may not have one fails it, and
+    // is counted by the second write without the heartbeat. Only _id is pushed down on FerretDB.
+    // No projection: FerretDB v1 refuses `fields` on findAndModify, and deviceOf reads no history.
+    const mayHeartbeat = { ...device, active: { $ne: false }, ...(checkIn.viaProjectToken ? { token_required: { $ne: true } } : {}) };
+    const counted = (filter: object, set: Partial<DeviceDoc>) =>
+      this.deviceWrites.run(id, () =>
+        this.models.Device.collection.findOneAndUpdate(filter as never, { $set: set, $inc: { check_count: 1 } } as never, { returnDocument: 'before' }),
+      ) as Promise<DeviceDoc | null>;
+    const before = (await counted(mayHeartbeat, { ...heartbeatFields(checkIn.reported, checkIn.at), last_check_at: checkIn.at })) ?? (await counted(device, { last_check_at: checkIn.at }));
+    return before ? deviceOf(before) : null;
+  }
+
+  async recordCheck(record: CheckRecord): Promise<void> {
+    await this.models.CheckRecord.collection.insertOne(checkRecordDoc(record.id, record.seq, record.event) as never);
+    if (record.event.status !== record.previousStatus) await this.writeDevice(record.id, { last_check_status: record.event.status });
+  }
+
+  async recordWholeCheck(record: WholeCheckRecord): Promise<void> {
     const { event } = record;
-    const entry: CheckHistoryEntry = {
-      seq: record.checkCount + 1,
-      id: event.id,
-      created_at: event.createdAt,
-      decision: event.decision,
-      status: event.status,
-      deployment_id: event.deploymentId,
-      artifact_build_number: event.artifactBuildNumber,
-      reported_build_number: event.reportedBuildNumber,
-      reported_version: event.reportedVersion,
-      message: event.message,
-    };
     await this.writeDevice(record.id, {
       ...(record.reported ? heartbeatFields(record.reported, event.createdAt) : {}),
       last_check_at: event.createdAt,
       last_check_status: event.status,
       check_count: record.checkCount + 1,
-      [`check_history.s${record.checkCount % keep}`]: encodeCheckEntry(entry),
     });
+    await this.models.CheckRecord.collection.insertOne(checkRecordDoc(record.id, record.checkCount + 1, event) as never);
+  }
+
+  async trimCheckRecords(id: string, throughSeq: number): Promise<void> {
+    await this.models.CheckRecord.collection.deleteMany({ device_id: id, seq: { $lte: throughSeq } });
   }
 
   async listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]> {
-    const doc = await this.models.Device.findById(id, { project_id: 1, device_id: 1, check_history: 1 }).lean<Pick<DeviceDoc, 'project_id' | 'device_id' | 'check_history'>>();
+    // The device is read for its project, and for the slots the releases before wrote on it.
+    const [doc, records] = await Promise.all([
+      this.models.Device.findById(id, { project_id: 1, device_id: 1, check_history: 1 }).lean<Pick<DeviceDoc, 'project_id' | 'device_id' | 'check_history'>>(),
+      this.models.CheckRecord.collection.find({ device_id: id }).toArray(),
+    ]);
     if (!doc || doc.project_id !== projectId) return [];
-    return Object.values(doc.check_history ?? {})
-      .map(decodeCheckEntry)
+    const entries = new Map<string, CheckHistoryEntry>();
+    for (const stored of [...records.map((record) => record.entry), ...Object.values(doc.check_history ?? {})]) {
+      const entry = decodeCheckEntry(stored);
+      entries.set(entry.id, entry);
+    }
+    return [...entries.values()]
       .sort((a, b) => b.seq - a.seq || b.created_at.getTime() - a.created_at.getTime() || b.id.localeCompare(a.id))
       .map((entry) => ({
         id: entry.id,
@@ -395,6 +417,22 @@ function heartbeatFields(reported: ReportedProfile, at: Date): Partial<DeviceDoc
   if (reported.versionLabel !== undefined) fields.current_version_label = reported.versionLabel;
   if (reported.currentHash !== undefined) fields.current_hash = reported.currentHash;
   return fields;
+}
+
+function checkRecordDoc(id: string, seq: number, event: CheckEvent): CheckRecordDoc {
+  const entry: CheckHistoryEntry = {
+    seq,
+    id: event.id,
+    created_at: event.createdAt,
+    decision: event.decision,
+    status: event.status,
+    deployment_id: event.deploymentId,
+    artifact_build_number: event.artifactBuildNumber,
+    reported_build_number: event.reportedBuildNumber,
+    reported_version: event.reportedVersion,
+    message: event.message,
+  };
+  return { _id: event.id, device_id: id, seq, entry: encodeCheckEntry(entry) };
 }
 
 function projectOf(doc: ProjectDoc): Project {
