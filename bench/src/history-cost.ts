@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MongoClient, type Collection } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { quantile } from './latency';
 import { usageOf } from './process-usage';
 
@@ -16,14 +16,23 @@ import { usageOf } from './process-usage';
  *   collection of its own, which every 20th check trims;
  * - `records-ring`: the alternative to the insert, each device's 20 records as slots
  *   `<device>:<n mod 20>` replaced in place;
- * - `s0`: the device upsert and decision insert of s0's bare check, the yardstick.
+ * - `records-bare-device`: `records` on a device collection with no index but `_id`, which
+ *   separates what registry's device indexes cost the store on each device write;
+ * - `s0`: the device upsert and decision insert of s0's bare check (collections with no index
+ *   but `_id`), the yardstick.
+ * Each layout has collections of its own; the device collections carry registry's indexes
+ * (services/registry/src/adapters/mongo/models.ts), which FerretDB's PostgreSQL backend, with our
+ * GIN mirrors of them, updates on every write of a device document.
  * A young fleet has few slots filled, so the rate search of s1 cannot show the slots' weight: a
  * device that checked 20 times has them all, and these devices start so.
  */
 
-const SHAPES = ['objects', 'strings', 'none', 'records', 'records-ring', 's0'] as const;
+const SHAPES = ['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 's0'] as const;
+/** The layouts whose collections carry no index but `_id` on the device side. */
+const BARE_DEVICES: readonly HistoryShape[] = ['records-bare-device', 's0'];
 export type HistoryShape = (typeof SHAPES)[number];
 const SLOTS = 20;
+type StoredDoc = Record<string, unknown> & { _id: string };
 
 /** One decision as a history slot holds it: an object, or the ten fields as one JSON array (services/registry/src/adapters/mongo/check-history.ts). */
 export function decisionSlot(seq: number, shape: 'objects' | 'strings') {
@@ -60,15 +69,19 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
   const client = await MongoClient.connect(mongodbUri);
   const db = client.db(`ota_bench_history_${randomUUID().slice(0, 8)}`);
   try {
-    const collection = db.collection<Record<string, unknown> & { _id: string }>('devices');
-    await db.collection('check_records').createIndex({ device_id: 1, seq: -1 });
     for (const shape of SHAPES) {
-      await collection.insertMany(Array.from({ length: devices }, (_, index) => deviceDoc(`${shape}-${index}`, shape, index)));
+      const devicesOfShape = db.collection<StoredDoc>(`devices_${shape}`);
+      if (!BARE_DEVICES.includes(shape)) {
+        await devicesOfShape.createIndex({ project_id: 1, device_id: 1 }, { unique: true });
+        await devicesOfShape.createIndex({ project_id: 1, channel_id: 1 });
+      }
+      if (shape !== 's0') await devicesOfShape.insertMany(Array.from({ length: devices }, (_, index) => deviceDoc(`${shape}-${index}`, shape, index)));
     }
     // The records layouts start with 20 records per device; each device's count has its own phase, so a
     // twentieth of the devices trim in every round, as in a fleet.
-    const records = db.collection<Record<string, unknown> & { _id: string }>('check_records');
-    for (const shape of ['records', 'records-ring'] as const) {
+    for (const shape of ['records', 'records-ring', 'records-bare-device'] as const) {
+      const records = db.collection<StoredDoc>(`records_${shape}`);
+      await records.createIndex({ device_id: 1 });
       for (let index = 0; index < devices; index += 1) {
         const id = `${shape}-${index}`;
         const last = SLOTS + (index % SLOTS);
@@ -80,9 +93,11 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
         );
       }
     }
+    // Our FerretDB's GIN mirrors of the new indexes (deploy/ferretdb/gin_mirror.go) appear within a second.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
     let checkCount = SLOTS;
     const checkAll = async (shape: HistoryShape) => {
-      for (let index = 0; index < devices; index += 1) await check(collection, `${shape}-${index}`, shape, checkCount);
+      for (let index = 0; index < devices; index += 1) await check(db, `${shape}-${index}`, shape, checkCount);
       checkCount += 1;
     };
     // Every document read and written once before anything is measured (the store's caches, the JIT).
@@ -109,8 +124,9 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
     const stringsToObjects = ratio('strings', 'objects');
     const recordsToStrings = ratio('records', 'strings');
     const recordsToS0 = ratio('records', 's0');
-    options.log(`  strings against objects: ${stringsToObjects} of the store's CPU; records against strings: ${recordsToStrings}; records against s0's: ${recordsToS0}`);
-    return { devices, slots: SLOTS, shapes, stringsToObjects, recordsToStrings, recordsToS0 };
+    const bareDeviceToS0 = ratio('records-bare-device', 's0');
+    options.log(`  strings against objects: ${stringsToObjects} of the store's CPU; records against strings: ${recordsToStrings}; records against s0's: ${recordsToS0}; with no device index, against s0's: ${bareDeviceToS0}`);
+    return { devices, slots: SLOTS, shapes, stringsToObjects, recordsToStrings, recordsToS0, bareDeviceToS0 };
   } finally {
     await db.dropDatabase().catch(() => undefined);
     await client.close();
@@ -118,20 +134,22 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
 }
 
 /** A check's store writes (and the read before them) in each layout; the outcome is unchanged, as on a settled device. */
-async function check(collection: Collection<Record<string, unknown> & { _id: string }>, id: string, shape: HistoryShape, checkCount: number) {
+async function check(db: Db, id: string, shape: HistoryShape, checkCount: number) {
   const now = new Date();
+  const collection = db.collection<StoredDoc>(`devices_${shape}`);
   const heartbeat = { last_seen: now, framework: 'esp-idf', chip_family: 'esp32s3', board_id: 'board-a', current_version_label: '1.2.3', current_hash: 'ab'.repeat(32) };
   if (shape === 's0') {
-    await collection.updateOne({ _id: `s0-${id}` }, { $set: { last_seen: now, reported: { chip_family: 'esp32s3', build: 42 } } }, { upsert: true });
-    await collection.db.collection('decisions').insertOne({ device_id: id, decision: 'no_update', created_at: now });
+    // As bench/src/baseline-server.ts.
+    await collection.updateOne({ _id: id }, { $set: { last_seen: now, reported: { chip_family: 'esp32s3', build: 42 } } }, { upsert: true });
+    await db.collection('decisions_s0').insertOne({ _id: randomUUID() as never, device_id: id, status: 'no_active_deployment', created_at: now });
     return;
   }
-  if (shape === 'records' || shape === 'records-ring') {
+  if (shape === 'records' || shape === 'records-ring' || shape === 'records-bare-device') {
     // As services/registry/src/adapters/mongo/mongo-registry-store.ts checks in and records.
     const filter = { _id: id, project_id: 'bench', device_id: id, active: { $ne: false }, token_required: { $ne: true } };
     const before = await collection.findOneAndUpdate(filter as never, { $set: { ...heartbeat, last_check_at: now }, $inc: { check_count: 1 } } as never, { returnDocument: 'before' });
     const seq = (before!.check_count as number) + 1;
-    const records = collection.db.collection<Record<string, unknown> & { _id: string }>('check_records');
+    const records = db.collection<StoredDoc>(`records_${shape}`);
     const record = { device_id: id, seq, entry: decisionSlot(seq, 'strings') };
     if (shape === 'records-ring') {
       await records.replaceOne({ _id: `${id}:${seq % SLOTS}` }, record, { upsert: true });
@@ -148,7 +166,7 @@ async function check(collection: Collection<Record<string, unknown> & { _id: str
 }
 
 function deviceDoc(id: string, shape: HistoryShape, index: number) {
-  const doc: Record<string, unknown> & { _id: string } = {
+  const doc: StoredDoc = {
     _id: id,
     project_id: 'bench',
     device_id: id,
