@@ -5,6 +5,7 @@ import type { Connection } from 'mongoose';
 import { registerModels } from '../src/adapters/mongo/models';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
 import { deviceUuid } from '../src/domain/device-uuid';
+import { Registry } from '../src/domain/registry';
 import type { CheckEvent, Device } from '../src/domain/model';
 
 // Registry's store alone, against the run's real MongoDB-protocol server (FerretDB here), in a
@@ -131,6 +132,17 @@ it('a check-in counts the check and writes the heartbeat in one write, and retur
   expect(await checkIn('unknown', 5)).toBeNull();
   expect(await store.checkIn({ projectId: randomUUID(), deviceId: 'plain', reported, viaProjectToken: true, at: at(5) })).toBeNull();
   expect(await store.findDevice(projectId, { deviceId: 'plain' })).toMatchObject({ checkCount: 2, lastCheckAt: at(2) });
+});
+
+it('a first check registers the device already checked in, so that its next check-in counts from one', async () => {
+  const { projectId, ownerId } = await project();
+  const registry = new Registry({ store });
+  const input = { projectId, ownerId, deviceId: 'newcomer', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, maxDevices: 10 };
+  expect(await registry.checkIn({ ...input, at: at(1) })).toMatchObject({ outcome: 'registered', device: { checkCount: 0, lastCheckAt: null, lastCheckStatus: '' } });
+  expect(await store.findDevice(projectId, { deviceId: 'newcomer' })).toMatchObject({ checkCount: 1, lastCheckAt: at(1), lastSeen: at(1) });
+  expect(await registry.checkIn({ ...input, at: at(2) })).toMatchObject({ outcome: 'known', device: { checkCount: 1, lastCheckAt: at(1) } });
+  // A device token never registers.
+  await expect(registry.checkIn({ ...input, deviceId: 'stranger', viaProjectToken: false, at: at(3) })).rejects.toThrow('device not found');
 });
 
 it('records each decision with one insert, writes the outcome only when it changed, and a trim keeps the newest 20', async () => {

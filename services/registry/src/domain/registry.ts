@@ -174,18 +174,20 @@ export class Registry {
   /**
    * The first registry half of a device check (docs/api.md, "The check decision", steps 2 to 4),
    * one device write before the decision (CheckIn): the device as it was before the write, or an
-   * unknown one registered within the owner's cap and then checked in.
+   * unknown one registered within the owner's cap, its insert counting as its check-in.
    */
   async checkIn(input: CheckInInput & { at: Date }): Promise<CheckInResult> {
     const checkIn: CheckIn = { projectId: input.projectId, deviceId: input.deviceId, reported: input.reported, viaProjectToken: input.viaProjectToken, at: input.at };
     const before = await this.store.checkIn(checkIn);
     if (before) return outcomeOf(before, input.viaProjectToken);
-    const registered = await this.registerOnFirstCheck(input);
+    // A new device is stored checked in already, so its first check makes no second device write.
+    const registered = await this.registerOnFirstCheck(input, input.at);
     if (registered === 'over_limit') return { outcome: 'over_limit' };
+    if (registered.created) return { outcome: 'registered', device: { ...registered.device, checkCount: 0, lastCheckAt: null } };
+    // Lost a race with a concurrent first check of the same device: it is known now.
     const registeredBefore = await this.store.checkIn(checkIn);
     if (!registeredBefore) throw notFound('device not found');
-    // Lost a race with a concurrent first check of the same device: it is known now.
-    return registered.created ? { outcome: 'registered', device: registeredBefore } : outcomeOf(registeredBefore, input.viaProjectToken);
+    return outcomeOf(registeredBefore, input.viaProjectToken);
   }
 
   /** The second half: the decision record, and the outcome when it changed. */
@@ -212,12 +214,15 @@ export class Registry {
     this.trimCheckRecordsIfDue(record.id, record.checkCount + 1);
   }
 
-  private async registerOnFirstCheck(input: CheckInInput): Promise<{ device: Device; created: boolean } | 'over_limit'> {
+  /** With `checkedInAt`, the device is stored as checked in then (its first check counted). */
+  private async registerOnFirstCheck(input: CheckInInput, checkedInAt?: Date): Promise<{ device: Device; created: boolean } | 'over_limit'> {
     // A device token names a device that exists; only the shared project token registers.
     if (!input.viaProjectToken) throw notFound('device not found');
     const defaultChannel = await this.store.findDefaultChannel(input.projectId);
     if (!defaultChannel) throw notFound('project not found');
-    return this.store.registerDevice(newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, this.now()), input.ownerId, input.maxDevices);
+    const device = newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, checkedInAt ?? this.now());
+    const checkedIn = checkedInAt ? { ...device, lastCheckAt: checkedInAt, checkCount: 1 } : device;
+    return this.store.registerDevice(checkedIn, input.ownerId, input.maxDevices);
   }
 
   /**
