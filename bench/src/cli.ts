@@ -22,8 +22,8 @@ Options:
   --step-seconds N   seconds per rate step (default 10; smoke 2)
   --devices N        known devices for s1 and s6 (default 50000; smoke 200)
   --settled-checks N checks each device of the known and the offering fleet makes after its first,
-                     before anything is measured (default 0); 19 fills the 20 decision history
-                     slots a settled fleet's devices carry
+                     before anything is measured (default 0); 19 gives each device the 20
+                     decision records a settled device has
   --offer-devices N  devices of the fleet with deployments (default 5000; smoke 200)
   --summary-devices N,M
                      deployment sizes whose summary s11 reads (default 10000,100000; smoke 200)

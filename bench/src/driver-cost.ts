@@ -11,7 +11,7 @@ import { quantile } from './latency';
  * is measured side by side, in rounds that alternate, one operation at a time and 16 at a time.
  */
 
-/** Documents shaped like a device (its history slots included), so the driver moves real sizes. */
+/** Documents shaped like a device before change 13 of docs/performance.md (its 20 history slots included), so the driver moves sizes a check of that layout moved. */
 const DOCUMENTS = 2_000;
 const IN_FLIGHT = 16;
 

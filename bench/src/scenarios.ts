@@ -37,7 +37,7 @@ export interface BenchSettings {
   startRate: number;
   /** Known devices of s1 and s6. */
   devices: number;
-  /** Checks each device of s1's and s3's fleets makes after its first, before anything is measured: 19 fills all 20 decision history slots, as in a settled fleet. */
+  /** Checks each device of s1's and s3's fleets makes after its first, before anything is measured: 19 gives each device the 20 decision records of a settled device. */
   settledChecks: number;
   /** Devices of the fleet with deployments (s3, s4, s5, s9). */
   offerDevices: number;

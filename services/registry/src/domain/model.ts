@@ -135,13 +135,7 @@ export interface StatusReportWrite {
  * hop"): last_check_at and the next check_count, and the heartbeat (last_seen and the reported
  * fields) when the device may have one.
  */
-export interface CheckIn {
-  projectId: string;
-  /** The unit's own device_id string; the device's UUID is derived from it. */
-  deviceId: string;
-  reported: ReportedProfile;
-  /** Only an active device gets a heartbeat, and via the project token only one without a token of its own (docs/api.md, "The check decision"). */
-  viaProjectToken: boolean;
+export interface CheckIn extends Pick<CheckInInput, 'projectId' | 'deviceId' | 'reported' | 'viaProjectToken'> {
   at: Date;
 }
 
@@ -186,7 +180,11 @@ export interface CheckInInput {
   /** The unit's own device_id string. */
   deviceId: string;
   reported: ReportedProfile;
-  /** Only the shared project token registers unknown devices, and it may not speak for a device with its own token. */
+  /**
+   * Only the shared project token registers unknown devices, and it may not speak for a device
+   * with its own token: such a device, like an inactive one, gets no heartbeat (docs/api.md, "The
+   * check decision").
+   */
   viaProjectToken: boolean;
   /** The owner's device cap (0: none). */
   maxDevices: number;
