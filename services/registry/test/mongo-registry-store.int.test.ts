@@ -143,6 +143,20 @@ it('a first check registers the device already checked in, so that its next chec
   expect(await registry.checkIn({ ...input, at: at(2) })).toMatchObject({ outcome: 'known', device: { checkCount: 1, lastCheckAt: at(1) } });
   // A device token never registers.
   await expect(registry.checkIn({ ...input, deviceId: 'stranger', viaProjectToken: false, at: at(3) })).rejects.toThrow('device not found');
+
+  // An outcome known before the registration is stored with it, and the check-in returns it to compare against.
+  const seen: Device[] = [];
+  const decided = await registry.checkIn({ ...input, deviceId: 'decided', at: at(4) }, (device) => {
+    seen.push(device);
+    return 'no_active_deployment';
+  });
+  expect(seen).toMatchObject([{ deviceId: 'decided', checkCount: 1, lastCheckAt: at(4) }]);
+  expect(decided).toMatchObject({ outcome: 'registered', device: { checkCount: 0, lastCheckStatus: 'no_active_deployment' } });
+  expect(await store.findDevice(projectId, { deviceId: 'decided' })).toMatchObject({ checkCount: 1, lastCheckStatus: 'no_active_deployment' });
+  // A known device's check-in never asks.
+  await registry.checkIn({ ...input, deviceId: 'decided', at: at(5) }, () => {
+    throw new Error('asked for a known device');
+  });
 });
 
 it('records each decision with one insert, writes the outcome only when it changed, and a trim keeps the newest 20', async () => {

@@ -40,12 +40,21 @@ const artifact = (id: string, buildNumber: number): ArtifactSummary => ({
 /** Fakes that answer as told and write down every call; rollout answers each offer from `offerOutcomes` by deployment. */
 function fakeDeps(checkIn: CheckInResult, deployments: DecisionDeployment[] = [], offerOutcomes: Record<string, OfferOutcome> = {}) {
   const artifacts = new Map(deployments.map((d, index) => [d.artifactId, artifact(d.artifactId, 7 + index)]));
-  const calls = { checkIns: [] as Date[], recorded: [] as CheckRecord[], offers: [] as string[], failures: [] as unknown[], recordError: undefined as Error | undefined };
+  const calls = {
+    checkIns: [] as Date[],
+    // What the check would store with a new device registered by this check (DEVICE, as new).
+    outcomesOfNew: [] as Array<string | undefined>,
+    recorded: [] as CheckRecord[],
+    offers: [] as string[],
+    failures: [] as unknown[],
+    recordError: undefined as Error | undefined,
+  };
   const views: DecisionViews<DecisionDeployment> = { activeDeployments: () => deployments, artifact: (id) => artifacts.get(id) };
   const deps: DeviceCheckDeps = {
     registry: {
-      checkIn: async ({ at }) => {
+      checkIn: async ({ at }, outcomeOfNew) => {
         calls.checkIns.push(at);
+        calls.outcomesOfNew.push(outcomeOfNew?.({ ...DEVICE, checkCount: 1, lastCheckStatus: '' }));
         return checkIn;
       },
       recordCheck: async (record) => {
@@ -139,4 +148,20 @@ test('a targeted build that declares board_id refuses a check that did not repor
   deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
   await expect(checkDevice(deps, input)).rejects.toThrow('board_id is required');
   expect(calls.recorded).toEqual([]);
+});
+
+test('a new device is registered with its outcome when no offer needs confirming: not with an offer, nor with a refused request', async () => {
+  const nothingTargeted = fakeDeps({ outcome: 'registered', device: DEVICE }, [deployment('dep-1', { targetChannelIds: ['beta'] })]);
+  await checkDevice(nothingTargeted.deps, input);
+  expect(nothingTargeted.calls.outcomesOfNew).toEqual(['no_active_deployment']);
+
+  const offered = fakeDeps({ outcome: 'registered', device: DEVICE }, [deployment('dep-1')]);
+  await checkDevice(offered.deps, input);
+  expect(offered.calls.outcomesOfNew).toEqual([undefined]);
+  expect(offered.calls.offers).toEqual(['dep-1']);
+
+  const refused = fakeDeps({ outcome: 'registered', device: DEVICE }, [deployment('dep-1')]);
+  refused.deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
+  await expect(checkDevice(refused.deps, input)).rejects.toThrow('board_id is required');
+  expect(refused.calls.outcomesOfNew).toEqual([undefined]);
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { decideOffer, type ArtifactSummary, type DecisionDeployment, type DecisionViews, type OfferOutcome } from '@ota/decision';
+import { decideOffer, type ArtifactSummary, type Decision, type DecisionDeployment, type DecisionViews, type OfferOutcome } from '@ota/decision';
 import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
-import type { CheckEvent, CheckInInput } from './model';
+import type { CheckEvent, CheckInInput, Device } from './model';
 import type { Registry } from './registry';
 
 /** Rollout, as the check needs it: it confirms and records each offer (rollout keeps owning rollout statuses). */
@@ -36,7 +36,14 @@ export type DeviceCheckAnswer =
 export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput): Promise<DeviceCheckAnswer> {
   const { projectId } = input;
   const at = deps.now?.() ?? new Date();
-  const checkIn = await deps.registry.checkIn({ ...input, at });
+  const decide = (device: Device, active: readonly DecisionDeployment[], rolledBack: ReadonlySet<string>) =>
+    decideOffer({
+      device: { ...input.reported, id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber },
+      activeDeployments: active,
+      artifactOf: (id) => deps.views.artifact(id),
+      rolledBack,
+    });
+  const checkIn = await deps.registry.checkIn({ ...input, at }, (device) => outcomeKnownBeforeRegistration(() => decide(device, deps.views.activeDeployments(projectId), new Set())));
   // A device that was not registered has nothing to record on.
   if (checkIn.outcome === 'over_limit') return { status: 'over_limit', message: CHECK_MESSAGES.over_limit };
   const device = checkIn.device;
@@ -67,17 +74,31 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
   if (checkIn.outcome === 'inactive') return answer({ status: 'device_inactive', message: CHECK_MESSAGES.device_inactive });
   if (checkIn.outcome === 'token_required') return answer({ status: 'token_required', message: CHECK_MESSAGES.token_required });
 
-  const decisionDevice = { ...input.reported, id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber };
+  // A new device is decided again here: the views may have moved during its registration.
   let active = deps.views.activeDeployments(projectId);
   const rolledBack = new Set<string>();
   // Each refusal by rollout takes one deployment out of the running, so this ends.
   for (;;) {
-    const decision = decideOffer({ device: decisionDevice, activeDeployments: active, artifactOf: (id) => deps.views.artifact(id), rolledBack });
+    const decision = decide(device, active, rolledBack);
     if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message });
     const deploymentId = decision.deployment.id;
     const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: device.id });
     if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact });
     if (outcome === 'rolled_back') rolledBack.add(deploymentId);
     else active = active.filter((deployment) => deployment.id !== deploymentId);
+  }
+}
+
+/**
+ * The outcome of a device's first check, when it is known before the device is registered: any
+ * but an offer, which rollout must confirm first. A refused request (a build's required field not
+ * reported) registers the device all the same, and is refused by the decision after.
+ */
+function outcomeKnownBeforeRegistration(decide: () => Decision): CheckStatus | undefined {
+  try {
+    const decision = decide();
+    return decision.status === 'offered' ? undefined : decision.status;
+  } catch {
+    return undefined;
   }
 }

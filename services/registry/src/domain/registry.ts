@@ -175,14 +175,18 @@ export class Registry {
    * The first registry half of a device check (docs/api.md, "The check decision", steps 2 to 4),
    * one device write before the decision (CheckIn): the device as it was before the write, or an
    * unknown one registered within the owner's cap, its insert counting as its check-in.
+   *
+   * `outcomeOfNew` gives the outcome a device about to be registered will get, when it is known
+   * before the registration: the insert stores it, so that the device's first check writes the
+   * device once.
    */
-  async checkIn(input: CheckInInput & { at: Date }): Promise<CheckInResult> {
+  async checkIn(input: CheckInInput & { at: Date }, outcomeOfNew?: (device: Device) => string | undefined): Promise<CheckInResult> {
     const checkIn: CheckIn = { projectId: input.projectId, deviceId: input.deviceId, reported: input.reported, viaProjectToken: input.viaProjectToken, at: input.at };
     const before = await this.store.checkIn(checkIn);
     if (before) return outcomeOf(before, input.viaProjectToken);
-    // A new device is stored checked in already, so its first check makes no second device write.
-    const registered = await this.registerOnFirstCheck(input, input.at);
+    const registered = await this.registerOnFirstCheck(input, { at: input.at, outcomeOf: outcomeOfNew });
     if (registered === 'over_limit') return { outcome: 'over_limit' };
+    // As it was before its check, except the outcome stored with it: the record compares against that.
     if (registered.created) return { outcome: 'registered', device: { ...registered.device, checkCount: 0, lastCheckAt: null } };
     // Lost a race with a concurrent first check of the same device: it is known now.
     const registeredBefore = await this.store.checkIn(checkIn);
@@ -214,15 +218,23 @@ export class Registry {
     this.trimCheckRecordsIfDue(record.id, record.checkCount + 1);
   }
 
-  /** With `checkedInAt`, the device is stored as checked in then (its first check counted). */
-  private async registerOnFirstCheck(input: CheckInInput, checkedInAt?: Date): Promise<{ device: Device; created: boolean } | 'over_limit'> {
+  /**
+   * With `checkIn`, the device is stored as checked in then (its first check counted, and its
+   * outcome when `checkIn.outcomeOf` knows it), so that its first check writes it once.
+   */
+  private async registerOnFirstCheck(
+    input: CheckInInput,
+    checkIn?: { at: Date; outcomeOf?: (device: Device) => string | undefined },
+  ): Promise<{ device: Device; created: boolean } | 'over_limit'> {
     // A device token names a device that exists; only the shared project token registers.
     if (!input.viaProjectToken) throw notFound('device not found');
     const defaultChannel = await this.store.findDefaultChannel(input.projectId);
     if (!defaultChannel) throw notFound('project not found');
-    const device = newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, checkedInAt ?? this.now());
-    const checkedIn = checkedInAt ? { ...device, lastCheckAt: checkedInAt, checkCount: 1 } : device;
-    return this.store.registerDevice(checkedIn, input.ownerId, input.maxDevices);
+    const device = newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, checkIn?.at ?? this.now());
+    if (!checkIn) return this.store.registerDevice(device, input.ownerId, input.maxDevices);
+    const checkedIn = { ...device, lastCheckAt: checkIn.at, checkCount: 1 };
+    const lastCheckStatus = checkIn.outcomeOf?.(checkedIn) ?? '';
+    return this.store.registerDevice({ ...checkedIn, lastCheckStatus }, input.ownerId, input.maxDevices);
   }
 
   /**
