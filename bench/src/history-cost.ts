@@ -18,6 +18,12 @@ import { usageOf } from './process-usage';
  *   `<device>:<n mod 20>` replaced in place;
  * - `records-bare-device`: `records` on a device collection with no index but `_id`, which
  *   separates what registry's device indexes cost the store on each device write;
+ * - `records-small-device`: `records` on device documents of only the fields a check reads and
+ *   writes (with registry's indexes), which separates what the rest of the device's
+ *   fields cost, FerretDB v1 rewriting the whole document on each write;
+ * - `records-unindexed`: `records` with a record collection of no index but `_id`, which
+ *   separates what the records' index by device costs each insert (it does not trim: a trim
+ *   without that index would scan every record);
  * - `s0`: the device upsert and decision insert of s0's bare check (collections with no index
  *   but `_id`), the yardstick.
  * Each layout has collections of its own; the device collections carry registry's indexes
@@ -27,7 +33,8 @@ import { usageOf } from './process-usage';
  * device that checked 20 times has them all, and these devices start so.
  */
 
-const SHAPES = ['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 's0'] as const;
+const SHAPES = ['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0'] as const;
+const RECORD_SHAPES = ['records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed'] as const;
 /** The layouts whose collections carry no index but `_id` on the device side. */
 const BARE_DEVICES: readonly HistoryShape[] = ['records-bare-device', 's0'];
 export type HistoryShape = (typeof SHAPES)[number];
@@ -79,9 +86,9 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
     }
     // The records layouts start with 20 records per device; each device's count has its own phase, so a
     // twentieth of the devices trim in every round, as in a fleet.
-    for (const shape of ['records', 'records-ring', 'records-bare-device'] as const) {
+    for (const shape of RECORD_SHAPES) {
       const records = db.collection<StoredDoc>(`records_${shape}`);
-      await records.createIndex({ device_id: 1 });
+      if (shape !== 'records-unindexed') await records.createIndex({ device_id: 1 });
       for (let index = 0; index < devices; index += 1) {
         const id = `${shape}-${index}`;
         const last = SLOTS + (index % SLOTS);
@@ -125,8 +132,13 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
     const recordsToStrings = ratio('records', 'strings');
     const recordsToS0 = ratio('records', 's0');
     const bareDeviceToS0 = ratio('records-bare-device', 's0');
-    options.log(`  strings against objects: ${stringsToObjects} of the store's CPU; records against strings: ${recordsToStrings}; records against s0's: ${recordsToS0}; with no device index, against s0's: ${bareDeviceToS0}`);
-    return { devices, slots: SLOTS, shapes, stringsToObjects, recordsToStrings, recordsToS0, bareDeviceToS0 };
+    const smallDeviceToS0 = ratio('records-small-device', 's0');
+    const unindexedToS0 = ratio('records-unindexed', 's0');
+    options.log(
+      `  strings against objects: ${stringsToObjects} of the store's CPU; records against strings: ${recordsToStrings}; records against s0's: ${recordsToS0}; ` +
+        `with no device index: ${bareDeviceToS0}; on a small device: ${smallDeviceToS0}; with no record index: ${unindexedToS0}`,
+    );
+    return { devices, slots: SLOTS, shapes, stringsToObjects, recordsToStrings, recordsToS0, bareDeviceToS0, smallDeviceToS0, unindexedToS0 };
   } finally {
     await db.dropDatabase().catch(() => undefined);
     await client.close();
@@ -144,7 +156,7 @@ async function check(db: Db, id: string, shape: HistoryShape, checkCount: number
     await db.collection('decisions_s0').insertOne({ _id: randomUUID() as never, device_id: id, status: 'no_active_deployment', created_at: now });
     return;
   }
-  if (shape === 'records' || shape === 'records-ring' || shape === 'records-bare-device') {
+  if ((RECORD_SHAPES as readonly HistoryShape[]).includes(shape)) {
     // As services/registry/src/adapters/mongo/mongo-registry-store.ts checks in and records.
     const filter = { _id: id, project_id: 'bench', device_id: id, active: { $ne: false }, token_required: { $ne: true } };
     const before = await collection.findOneAndUpdate(filter as never, { $set: { ...heartbeat, last_check_at: now }, $inc: { check_count: 1 } } as never, { returnDocument: 'before' });
@@ -155,7 +167,7 @@ async function check(db: Db, id: string, shape: HistoryShape, checkCount: number
       await records.replaceOne({ _id: `${id}:${seq % SLOTS}` }, record, { upsert: true });
     } else {
       await records.insertOne({ _id: randomUUID(), ...record });
-      if (seq % SLOTS === 0) await records.deleteMany({ device_id: id, seq: { $lte: seq - SLOTS } });
+      if (seq % SLOTS === 0 && shape !== 'records-unindexed') await records.deleteMany({ device_id: id, seq: { $lte: seq - SLOTS } });
     }
     return;
   }
@@ -166,7 +178,8 @@ async function check(db: Db, id: string, shape: HistoryShape, checkCount: number
 }
 
 function deviceDoc(id: string, shape: HistoryShape, index: number) {
-  const doc: StoredDoc = {
+  // What a check reads (the decision's and the heartbeat rule's fields, the count and the outcome) and writes.
+  const checked: StoredDoc = {
     _id: id,
     project_id: 'bench',
     device_id: id,
@@ -174,8 +187,16 @@ function deviceDoc(id: string, shape: HistoryShape, index: number) {
     group_ids: ['g1'],
     active: true,
     token_required: false,
-    // The fields of registry's device document (services/registry/src/adapters/mongo/models.ts).
+    last_seen: new Date(),
+    last_check_at: new Date(),
+    last_check_status: 'up_to_date',
+    check_count: SLOTS + (index % SLOTS),
     framework: 'esp-idf',
+  };
+  if (shape === 'records-small-device') return checked;
+  const doc: StoredDoc = {
+    ...checked,
+    // The other fields of registry's device document (services/registry/src/adapters/mongo/models.ts).
     chip_family: 'esp32s3',
     board_id: 'board-a',
     hardware_revision: 'r2',
@@ -189,12 +210,8 @@ function deviceDoc(id: string, shape: HistoryShape, index: number) {
     last_ota_reason: '',
     last_ota_deployment_id: randomUUID(),
     last_ota_rank: 5,
-    last_seen: new Date(),
-    last_check_at: new Date(),
-    last_check_status: 'up_to_date',
     metadata: {},
     place: 1,
-    check_count: SLOTS + (index % SLOTS),
     created_at: new Date(),
   };
   if (shape === 'objects' || shape === 'strings') doc.check_history = Object.fromEntries(Array.from({ length: SLOTS }, (_, slot) => [`s${slot}`, decisionSlot(slot + 1, shape)]));
