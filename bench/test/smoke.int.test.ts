@@ -56,7 +56,7 @@ it('runs every scenario and reports complete results', () => {
     expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne']);
     // Each layout of a check's writes cost the store's processes CPU, read from /proc.
     const shapes = result('s14').shapes as Record<string, { storeCpuMsPerCheck: number; clientCpuMsPerCheck: number }>;
-    expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 's0']);
+    expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0']);
     for (const cost of Object.values(shapes)) expect(cost.storeCpuMsPerCheck).toBeGreaterThan(0);
   } finally {
     rmSync(out, { recursive: true, force: true });
