@@ -26,4 +26,19 @@ describe('process usage', () => {
       process.kill(-parent.pid!, 'SIGKILL');
     }
   });
+
+  it('keeps counting the CPU time of a child that exited and was reaped', async () => {
+    // The parent waits for its busy child to exit (reaping it), then says so and stays.
+    const parent = spawn(
+      process.execPath,
+      ['-e', `require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(CHILD.replace('setInterval(() => {}, 1000);', ''))}], { stdio: 'ignore' }).on('exit', () => console.log('reaped')); setInterval(() => {}, 1000);`],
+      { detached: true, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((resolve) => parent.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('reaped') && resolve()));
+      expect(usageOf({ tree: parent.pid! }).tree!.cpuMs).toBeGreaterThanOrEqual(290);
+    } finally {
+      process.kill(-parent.pid!, 'SIGKILL');
+    }
+  });
 });

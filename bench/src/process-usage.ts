@@ -21,7 +21,11 @@ function pssBytes(pid: number): number {
 interface ProcStat {
   pid: number;
   ppid: number;
-  /** user + system CPU time, in clock ticks. */
+  /**
+   * User and system CPU time, in clock ticks, its own and that of the children it has reaped: a
+   * PostgreSQL backend that exits between two readings (FerretDB closes idle connections) takes
+   * its time into the postmaster's, where it is still counted, instead of out of the tree.
+   */
   cpuTicks: number;
 }
 
@@ -30,7 +34,8 @@ function readStat(pid: number): ProcStat | undefined {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name is in parentheses and may hold spaces: fields start after the last ')'.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { pid, ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]) };
+    // utime, stime, cutime, cstime (proc(5)).
+    return { pid, ppid: Number(fields[1]), cpuTicks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]) };
   } catch {
     return undefined;
   }
