@@ -32,7 +32,7 @@ export function sharesOf(profile: CpuProfile): Map<string, number> {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
-  const categoryOf = new Map<number, string | null>();
+  const categoryOf = new Map<number, string>();
   const categorise = (id: number): string => {
     const node = byId.get(id)!;
     if (node.callFrame.functionName === '(garbage collector)') return GARBAGE_COLLECTOR;
