@@ -78,6 +78,32 @@ describe('OTA decision records', () => {
     expect(sinceLater.body).toEqual([]);
   });
 
+  it('keep only the newest 20 whatever the query: a filter never reaches a record older than those 20', async () => {
+    // The store holds up to 39 records between trims (docs/architecture.md); the contract keeps 20.
+    const fresh = await setupProject({ name: 'decision retention' });
+    const [user, project, fleet] = [fresh.user.token, fresh.project.id, fresh.deviceScopeToken];
+    const release = await api('POST', `/api/v1/projects/${project}/release/`, {
+      token: user,
+      body: uploadForm({ version_label: '1.0.0', framework: 'arduino', chip_family: 'esp32' }, randomBytes(64)),
+    });
+    expect(release.status).toBe(201);
+    // Five offers (build 0 is older than build 1), then twenty checks already up to date.
+    for (let i = 0; i < 5; i += 1) expect((await check(fleet, 'd-retention', 0)).body.update_available).toBe(true);
+    for (let i = 0; i < 20; i += 1) expect((await check(fleet, 'd-retention', 1)).body.update_available).toBe(false);
+    const devices = await api('GET', `/api/v1/projects/${project}/devices/`, { token: user });
+    const uuid = devices.body.find((device: { device_id: string }) => device.device_id === 'd-retention').id;
+    const path = `/api/v1/projects/${project}/devices/${uuid}/check-events/`;
+
+    const newest = await api('GET', path, { token: user });
+    expect(newest.body.map((event: { status: string }) => event.status)).toEqual(Array(20).fill('up_to_date'));
+    for (const query of ['decision=offered', 'status=offered', `since=${encodeURIComponent(new Date(0).toISOString())}&decision=offered`]) {
+      const filtered = await api('GET', `${path}?${query}`, { token: user });
+      expect({ query, status: filtered.status, events: filtered.body }).toEqual({ query, status: 200, events: [] });
+    }
+    const noUpdate = await api('GET', `${path}?decision=no_update`, { token: user });
+    expect(noUpdate.body.map((event: { id: string }) => event.id)).toEqual(newest.body.map((event: { id: string }) => event.id));
+  });
+
   it('refuses invalid query parameters with a 422 array', async () => {
     const uuid = await deviceUuidOf('d-history');
     const response = await api('GET', `/api/v1/projects/${projectId}/devices/${uuid}/check-events/?limit=0&status=nope`, { token: userToken });

@@ -251,8 +251,10 @@ export class Registry {
   /** docs/api.md, "Records": newest first, filtered, at most `limit` (default and cap 20). */
   async listCheckEvents(query: CheckEventQuery): Promise<CheckEvent[]> {
     const limit = Math.min(Math.max(query.limit || CHECK_EVENTS_KEPT_PER_DEVICE, 1), CHECK_EVENTS_KEPT_PER_DEVICE);
-    const events = await this.store.listCheckEvents(query.projectId, query.id);
-    return events
+    // The store holds up to 39 records between trims; what is kept is the newest 20, so the
+    // filters apply to those alone and never reach an older record.
+    const kept = (await this.store.listCheckEvents(query.projectId, query.id)).slice(0, CHECK_EVENTS_KEPT_PER_DEVICE);
+    return kept
       .filter((event) => (!query.since || event.createdAt >= query.since) && (!query.decision || event.decision === query.decision) && (!query.status || event.status === query.status))
       .slice(0, limit);
   }
