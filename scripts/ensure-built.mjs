@@ -246,32 +246,71 @@ function ensureBrowser() {
 }
 
 // The device SDK's linux port builds on libcurl and libsodium (Debian's -dev packages), with CMake
-// and Ninja from the machine. CMake and Ninja rebuild only what changed.
-const DEVICE_SDK_PACKAGES = ['libcurl4-openssl-dev', 'libsodium-dev', 'pkg-config'];
+// and Ninja from the machine, three ways, each under AddressSanitizer and UndefinedBehaviorSanitizer:
+// by gcc (the unit suite, and ota-device for the ESP-IDF-free tests), by gcc for 32 bits (the unit
+// suite, as an ESP32's size_t and long are: gcc-multilib and libsodium for i386), and by clang with
+// use-after-return detection (the unit suite, and the ota-device the end-to-end tests run). The
+// ESP32-C3 compile (device-sdk/tools/compile-esp32c3.mjs) needs Debian's RISC-V compiler and
+// picolibc. CMake and Ninja rebuild only what changed.
+const DEVICE_SDK_PACKAGES = [
+  'libcurl4-openssl-dev', 'libsodium-dev', 'pkg-config', 'clang', 'gcc-multilib', 'libsodium-dev:i386',
+  'gcc-riscv64-unknown-elf', 'picolibc-riscv64-unknown-elf',
+];
 export const deviceSdkBuildDir = join(root, '.build', 'device-sdk');
+const DEVICE_SDK_BUILDS = [
+  { dir: deviceSdkBuildDir, what: 'gcc', env: {}, options: [] },
+  {
+    dir: join(root, '.build', 'device-sdk-m32'),
+    what: 'gcc, 32 bits, the unit suite',
+    env: { PKG_CONFIG_LIBDIR: '/usr/lib/i386-linux-gnu/pkgconfig:/usr/share/pkgconfig' },
+    options: ['-DCMAKE_C_FLAGS=-m32', '-DOTA_BUILD_LINUX=OFF'],
+  },
+  { dir: join(root, '.build', 'device-sdk-clang'), what: 'clang, with use-after-return detection', env: { CC: 'clang' }, options: [] },
+];
+
+function isInstalled(pkg) {
+  const query = spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' });
+  return query.status === 0 && query.stdout.includes('install ok installed');
+}
+
+/** Installs the Debian packages that are missing; an index that fails to refresh is passed over. */
+function aptInstall(packages, purpose) {
+  const missing = packages.filter((pkg) => !isInstalled(pkg));
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) throw new Error(`${purpose} needs ${missing.join(', ')}: install them with apt-get, or run as root so that the build does`);
+  say(`installing ${missing.join(' ')} from Debian for ${purpose}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (missing.some((pkg) => pkg.endsWith(':i386'))) {
+    const foreign = spawnSync('dpkg', ['--print-foreign-architectures'], { encoding: 'utf8' });
+    if (!foreign.stdout.split('\n').includes('i386')) {
+      run('dpkg', ['--add-architecture', 'i386']);
+      spawnSync('apt-get', ['update', '-q'], { stdio: ['ignore', process.stderr, process.stderr], env });
+    }
+  }
+  const install = () => spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...missing], { stdio: ['ignore', process.stderr, process.stderr], env });
+  if (install().status !== 0) {
+    // One stale index (a mirror mid-sync) makes `update` fail as a whole; the install decides.
+    spawnSync('apt-get', ['update', '-q'], { stdio: ['ignore', process.stderr, process.stderr], env });
+    if (install().status !== 0) throw new Error(`apt-get install ${missing.join(' ')} failed`);
+  }
+}
 
 function ensureDeviceSdk() {
-  const present = spawnSync('pkg-config', ['--exists', 'libcurl', 'libsodium']);
-  if (present.error || present.status !== 0) {
-    if (process.getuid?.() !== 0) {
-      throw new Error(`the device SDK needs ${DEVICE_SDK_PACKAGES.join(', ')}: install them with apt-get, or run as root so that the build does`);
+  aptInstall(DEVICE_SDK_PACKAGES, 'the device SDK');
+  // clang's sanitizer runtimes come in a package named after its major version.
+  const clangMajor = spawnSync('clang', ['-dumpversion'], { encoding: 'utf8' }).stdout.trim().split('.')[0];
+  aptInstall([`libclang-rt-${clangMajor}-dev`], 'the device SDK\'s clang build');
+  const ninja = spawnSync('ninja', ['--version']);
+  const generator = ninja.error || ninja.status !== 0 ? [] : ['-G', 'Ninja'];
+  for (const build of DEVICE_SDK_BUILDS) {
+    const env = { ...process.env, ...build.env };
+    if (!existsSync(join(build.dir, 'CMakeCache.txt'))) {
+      say(`configuring the device SDK (CMake, ${build.what}, with AddressSanitizer and UndefinedBehaviorSanitizer)`);
+      run('cmake', ['-S', join(root, 'device-sdk'), '-B', build.dir, ...generator, '-DCMAKE_BUILD_TYPE=Debug', '-DOTA_SANITIZE=ON', ...build.options], { env });
     }
-    say(`installing ${DEVICE_SDK_PACKAGES.join(' ')} from Debian for the device SDK`);
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    const install = () => spawnSync('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...DEVICE_SDK_PACKAGES], { stdio: ['ignore', process.stderr, process.stderr], env });
-    if (install().status !== 0) {
-      run('apt-get', ['update', '-q'], { env });
-      if (install().status !== 0) throw new Error(`apt-get install ${DEVICE_SDK_PACKAGES.join(' ')} failed`);
-    }
+    say(`building the device SDK (${build.what})`);
+    run('cmake', ['--build', build.dir], { env });
   }
-  if (!existsSync(join(deviceSdkBuildDir, 'CMakeCache.txt'))) {
-    say('configuring the device SDK (CMake, with AddressSanitizer and UndefinedBehaviorSanitizer)');
-    const ninja = spawnSync('ninja', ['--version']);
-    const generator = ninja.error || ninja.status !== 0 ? [] : ['-G', 'Ninja'];
-    run('cmake', ['-S', join(root, 'device-sdk'), '-B', deviceSdkBuildDir, ...generator, '-DCMAKE_BUILD_TYPE=Debug', '-DOTA_SANITIZE=ON']);
-  }
-  say('building the device SDK');
-  run('cmake', ['--build', deviceSdkBuildDir]);
 }
 
 // otactl's API types are generated from docs/openapi.json (openapi-typescript) before tsc -b

@@ -55,6 +55,31 @@ static uint32_t record_crc(const ota_record_t *record) {
     return crc32_of((const uint8_t *)record, offsetof(ota_record_t, crc32));
 }
 
+/*
+ * The decimal text of `value`. newlib-nano's printf (CONFIG_NEWLIB_NANO_FORMAT, common on ESP32)
+ * has no 64-bit conversions (it prints "ld" for a long long), so 64-bit numbers reach printf as text.
+ */
+typedef struct {
+    char text[21];
+} int64_text_t;
+
+static int64_text_t int64_text(int64_t value) {
+    int64_text_t out;
+    char digits[19 + 1];
+    size_t count = 0, len = 0;
+    bool negative = value < 0;
+    /* Digit by digit from the signed value, so INT64_MIN needs no larger type. */
+    do {
+        int digit = (int)(value % 10);
+        digits[count++] = (char)('0' + (digit < 0 ? -digit : digit));
+        value /= 10;
+    } while (value != 0);
+    if (negative) out.text[len++] = '-';
+    while (count > 0) out.text[len++] = digits[--count];
+    out.text[len] = '\0';
+    return out;
+}
+
 /* The delay before retry number `failures` (1, 2, ...): retry_base_ms doubled per failure up to
  * retry_max_ms, spread by +-20%; the server's Retry-After wins when it sent one. */
 static uint32_t backoff_ms(const ota_client_t *c, uint32_t failures, uint32_t retry_after_s) {
@@ -173,8 +198,8 @@ static void set_pending(ota_client_t *c, ota_event_t event, ota_reason_t reason)
     c->report_failures = 0;
     c->last_event = event;
     c->last_reason = reason;
-    log_line(c, event == OTA_EVENT_CONFIRMED ? OTA_LOG_INFO : OTA_LOG_WARN, "update %s%s%s (build %lld)", ota_event_name(event),
-             reason ? ": " : "", ota_reason_name(reason), (long long)r->build_number);
+    log_line(c, event == OTA_EVENT_CONFIRMED ? OTA_LOG_INFO : OTA_LOG_WARN, "update %s%s%s (build %s)", ota_event_name(event),
+             reason ? ": " : "", ota_reason_name(reason), int64_text(r->build_number).text);
 }
 
 /* ---- HTTP requests ---- */
@@ -203,7 +228,7 @@ static bool append_field(ota_client_t *c, size_t *len, const char *name, const c
 static bool build_check_body(ota_client_t *c) {
     const ota_config_t *cfg = &c->config;
     size_t len = 0;
-    bool ok = append(c, &len, "{\"current_build_number\":%lld", (long long)c->record.running_build) &&
+    bool ok = append(c, &len, "{\"current_build_number\":%s", int64_text(c->record.running_build).text) &&
               append_field(c, &len, "device_id", cfg->device_id) && append_field(c, &len, "framework", cfg->framework) &&
               append_field(c, &len, "chip_family", cfg->chip_family) && append_field(c, &len, "board_id", cfg->board_id) &&
               append_field(c, &len, "hardware_revision", cfg->hardware_revision) &&
@@ -217,7 +242,7 @@ static bool build_status_body(ota_client_t *c, const char *deployment_id, ota_ev
     size_t len = 0;
     bool ok = append(c, &len, "{\"event\":\"%s\"", ota_event_name(event)) && append_field(c, &len, "device_id", c->config.device_id) &&
               append_field(c, &len, "deployment_id", deployment_id) && append_field(c, &len, "reason", ota_reason_name(reason));
-    if (ok && event == OTA_EVENT_CONFIRMED) ok = append(c, &len, ",\"build_number\":%lld", (long long)build);
+    if (ok && event == OTA_EVENT_CONFIRMED) ok = append(c, &len, ",\"build_number\":%s", int64_text(build).text);
     return ok && append(c, &len, "}");
 }
 
@@ -511,7 +536,7 @@ static ota_err_t take_offer(ota_client_t *c) {
     c->next_download_at = now_ms(c);
     ota_err_t err = save(c);
     if (err != OTA_OK) return err;
-    log_line(c, OTA_LOG_INFO, "offered build %lld (%lld bytes) of deployment %s", (long long)build, (long long)size, deployment);
+    log_line(c, OTA_LOG_INFO, "offered build %s (%s bytes) of deployment %s", int64_text(build).text, int64_text(size).text, deployment);
     report_once(c, OTA_EVENT_OFFERED);
     if (!has_signature && c->config.require_signature) return fail_update(c, OTA_REASON_SIGNATURE_INVALID);
     report_once(c, OTA_EVENT_DOWNLOAD_STARTED);
@@ -577,7 +602,7 @@ static ota_err_t activate_step(ota_client_t *c) {
     ota_err_t err = save(c);
     if (err != OTA_OK) return err;
     report_once(c, OTA_EVENT_REBOOT);
-    log_line(c, OTA_LOG_INFO, "rebooting into build %lld", (long long)r->build_number);
+    log_line(c, OTA_LOG_INFO, "rebooting into build %s", int64_text(r->build_number).text);
     c->config.ports->system.reboot(c->config.ports->system.ctx);
     return OTA_OK;
 }
@@ -682,7 +707,7 @@ ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
         if (booted_target) {
             r->phase = OTA_PHASE_TRIAL;
             c->trial_started_at = now;
-            log_line(c, OTA_LOG_INFO, "running build %lld as a trial: waiting for the health check", (long long)r->build_number);
+            log_line(c, OTA_LOG_INFO, "running build %s as a trial: waiting for the health check", int64_text(r->build_number).text);
         } else {
             /* The bootloader went back to the previous image: the new one never confirmed. */
             set_pending(c, OTA_EVENT_ROLLED_BACK, OTA_REASON_BOOT_FAILED);
@@ -699,7 +724,7 @@ ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
         }
         break;
     case OTA_PHASE_DOWNLOADING:
-        log_line(c, OTA_LOG_INFO, "resuming the download of build %lld at byte %lu", (long long)r->build_number, (unsigned long)r->offset);
+        log_line(c, OTA_LOG_INFO, "resuming the download of build %s at byte %lu", int64_text(r->build_number).text, (unsigned long)r->offset);
         break;
     default:
         log_line(c, OTA_LOG_WARN, "the saved update state has an unknown phase: starting clean");

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "esp_crt_bundle.h"
 #include "esp_log.h"
 #include "esp_random.h"
 #include "esp_system.h"
@@ -17,6 +16,20 @@
 #include "sodium.h"
 
 #include "ota_sodium_ed25519.h"
+
+#if CONFIG_MBEDTLS_CERTIFICATE_BUNDLE
+#include "esp_crt_bundle.h"
+#define OTA_CRT_BUNDLE_ATTACH esp_crt_bundle_attach
+#else
+#define OTA_CRT_BUNDLE_ATTACH NULL /* then options.server_cert_pem is required */
+#endif
+
+/*
+ * esp_http_client sends the request line and the headers from its transmit buffer, 512 bytes by
+ * default: too small for a download URL of up to OTA_URL_MAX characters. Room for the URL and for
+ * the method, version, Host, User-Agent, Authorization (up to 320), Range and If-Range headers.
+ */
+#define OTA_ESP_IDF_TX_BUFFER (OTA_URL_MAX + 1024)
 
 static const char *TAG = "ota";
 
@@ -27,13 +40,19 @@ static void head_reset(ota_http_head_t *head) {
     head->content_length = head->range_start = head->total_size = -1;
 }
 
-/* Response headers arrive as events: the ones the core reads go into the head being filled. */
+/*
+ * Response headers arrive as events, into the port's own head: the client may deliver one after the
+ * call that asked for the head returned (trailers of a chunked answer), so the port never keeps a
+ * pointer to the caller's head. The call copies its head out when the headers are complete.
+ */
 static esp_err_t on_http_event(esp_http_client_event_t *event) {
     ota_esp_idf_t *port = event->user_data;
-    if (event->event_id != HTTP_EVENT_ON_HEADER || !port->head) return ESP_OK;
-    ota_http_head_t *head = port->head;
+    if (event->event_id != HTTP_EVENT_ON_HEADER || !port->head_filling) return ESP_OK;
+    ota_http_head_t *head = &port->head;
     const char *key = event->header_key, *value = event->header_value;
-    if (strcasecmp(key, "ETag") == 0) {
+    if (strcasecmp(key, "Content-Length") == 0) {
+        port->content_length_seen = true;
+    } else if (strcasecmp(key, "ETag") == 0) {
         strlcpy(head->etag, value, sizeof head->etag);
     } else if (strcasecmp(key, "Retry-After") == 0) {
         head->retry_after_s = (uint32_t)strtoul(value, NULL, 10);
@@ -53,16 +72,30 @@ static esp_http_client_handle_t new_client(ota_esp_idf_t *port, const char *url,
         .event_handler = on_http_event,
         .user_data = port,
         .cert_pem = port->options.server_cert_pem,
-        .crt_bundle_attach = port->options.server_cert_pem ? NULL : esp_crt_bundle_attach,
+        .crt_bundle_attach = port->options.server_cert_pem ? NULL : OTA_CRT_BUNDLE_ATTACH,
         .disable_auto_redirect = true,
+        .buffer_size_tx = OTA_ESP_IDF_TX_BUFFER,
     };
     return esp_http_client_init(&config);
+}
+
+/* Starts filling the port's head for a new request. */
+static void head_open(ota_esp_idf_t *port) {
+    head_reset(&port->head);
+    port->content_length_seen = false;
+    port->head_filling = true;
+}
+
+/* The head as the headers left it, for the caller; later header events change nothing it holds. */
+static void head_close(ota_esp_idf_t *port, ota_http_head_t *out) {
+    port->head_filling = false;
+    *out = port->head;
 }
 
 static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const char *body, char *resp, size_t resp_cap, ota_http_head_t *head) {
     ota_esp_idf_t *port = ctx;
     head_reset(head);
-    port->head = head;
+    head_open(port);
     esp_http_client_handle_t client = new_client(port, url, HTTP_METHOD_POST, 30000);
     if (!client) return OTA_ERR_IO;
     char authorization[320];
@@ -76,12 +109,12 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         int total = 0, n;
         while ((n = esp_http_client_read(client, resp + total, (int)resp_cap - 1 - total)) > 0) total += n;
         resp[total] = '\0';
-        head->status = esp_http_client_get_status_code(client);
+        port->head.status = esp_http_client_get_status_code(client);
         result = n < 0 ? OTA_ERR_IO : !esp_http_client_is_complete_data_received(client) ? OTA_ERR_NO_SPACE : OTA_OK;
     }
+    head_close(port, head);
     esp_http_client_close(client);
     esp_http_client_cleanup(client);
-    port->head = NULL;
     return result;
 }
 
@@ -92,14 +125,14 @@ static void get_close(void *ctx) {
         esp_http_client_cleanup(port->get);
     }
     port->get = NULL;
-    port->head = NULL;
+    port->head_filling = false;
 }
 
 static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, const char *if_range, ota_http_head_t *head) {
     ota_esp_idf_t *port = ctx;
     get_close(port);
     head_reset(head);
-    port->head = head;
+    head_open(port);
     port->get = new_client(port, url, HTTP_METHOD_GET, port->options.stall_timeout_ms);
     if (!port->get) return OTA_ERR_IO;
     char range[32];
@@ -111,8 +144,10 @@ static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, cons
     if (esp_http_client_open(port->get, 0) != ESP_OK) return OTA_ERR_IO;
     int64_t length = esp_http_client_fetch_headers(port->get);
     if (length < 0) return OTA_ERR_IO;
-    head->content_length = length;
-    head->status = esp_http_client_get_status_code(port->get);
+    /* esp_http_client answers 0 for an absent Content-Length; the port contract says -1. */
+    port->head.content_length = port->content_length_seen && !esp_http_client_is_chunked_response(port->get) ? length : -1;
+    port->head.status = esp_http_client_get_status_code(port->get);
+    head_close(port, head);
     return OTA_OK;
 }
 

@@ -1,27 +1,13 @@
 /*
- * The linux port's crypto (libsodium), system (clock, randomness, reboot by re-executing the
- * process, log) and the wiring of every port.
+ * The linux port's system (clock, randomness, reboot by re-executing the process, log) and the
+ * wiring of every port; its crypto is ota_linux_crypto.c.
  */
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ota_linux_internal.h"
-#include "ota_sodium_ed25519.h"
-
-/* ---- crypto ---- */
-
-static void sha256_init(void *state) {
-    crypto_hash_sha256_init(state);
-}
-
-static void sha256_update(void *state, const uint8_t *data, size_t len) {
-    crypto_hash_sha256_update(state, data, len);
-}
-
-static void sha256_final(void *state, uint8_t digest[32]) {
-    crypto_hash_sha256_final(state, digest);
-}
+#include "ota_linux_crypto.h"
 
 /* ---- system ---- */
 
@@ -57,20 +43,6 @@ void ota_linux_log(void *ctx, ota_log_level_t level, const char *message) {
     fprintf(port->options.log, "%02d:%02d:%02d.%03ld ota %s: %s\n", utc.tm_hour, utc.tm_min, utc.tm_sec, now.tv_nsec / 1000000L,
             names[level], message);
     fflush(port->options.log);
-}
-
-ota_crypto_port_t ota_linux_crypto_port(void) {
-    return (ota_crypto_port_t){
-        .ctx = NULL,
-        .sha256_state_size = sizeof(crypto_hash_sha256_state),
-        .ed25519_state_size = sizeof(crypto_hash_sha512_state),
-        .sha256_init = sha256_init,
-        .sha256_update = sha256_update,
-        .sha256_final = sha256_final,
-        .ed25519_init = ota_sodium_ed25519_init,
-        .ed25519_update = ota_sodium_ed25519_update,
-        .ed25519_final = ota_sodium_ed25519_final,
-    };
 }
 
 /* ---- wiring ---- */

@@ -45,7 +45,8 @@ typedef struct {
     CURL *post;
     CURLM *multi;
     CURL *get;
-    ota_http_head_t *head;
+    ota_http_head_t head;     /* filled by header lines while head_filling; copied out when complete */
+    int head_filling;
     unsigned char buffer[CURL_MAX_WRITE_SIZE];
     size_t buffered, consumed;
     int get_done;
@@ -66,8 +67,7 @@ typedef struct {
  */
 int ota_linux_init(ota_linux_t *port, const ota_linux_options_t *options);
 
-/* The crypto port alone (libsodium), for tests of the core with fake ports around real crypto. */
-ota_crypto_port_t ota_linux_crypto_port(void);
+/* The crypto port alone: ota_linux_crypto.h. */
 
 /* Installs `image` in slot 0 as the running image of a new device directory. 0 on success. */
 int ota_linux_install_factory(const char *dir, const char *image_path);

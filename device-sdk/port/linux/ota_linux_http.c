@@ -18,12 +18,16 @@ static void head_reset(ota_http_head_t *head) {
     head->total_size = -1;
 }
 
-/* Reads `Name: value` header lines into the head being filled. */
+/*
+ * Reads `Name: value` header lines into the port's own head while a call fills it. libcurl also
+ * delivers the trailers of a chunked body here, long after get_open returned: the port never keeps
+ * a pointer to the caller's head, which lived in that call's frame.
+ */
 static size_t on_header(char *line, size_t size, size_t count, void *userdata) {
     ota_linux_t *port = userdata;
     size_t len = size * count;
-    ota_http_head_t *head = port->head;
-    if (!head) return len;
+    if (!port->head_filling) return len;
+    ota_http_head_t *head = &port->head;
     if (len <= 2 && (line[0] == '\r' || line[0] == '\n')) {
         port->headers_done = 1;
         return len;
@@ -59,6 +63,18 @@ static size_t on_header(char *line, size_t size, size_t count, void *userdata) {
     return len;
 }
 
+static void head_open(ota_linux_t *port) {
+    head_reset(&port->head);
+    port->head_filling = 1;
+}
+
+/* The head as its headers left it, for the caller; later header lines change nothing it holds. */
+static void head_close(ota_linux_t *port, ota_http_head_t *out, int status) {
+    port->head_filling = 0;
+    port->head.status = status;
+    *out = port->head;
+}
+
 static size_t on_post_body(char *data, size_t size, size_t count, void *userdata) {
     ota_linux_t *port = userdata;
     size_t len = size * count;
@@ -79,7 +95,7 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
     CURL *curl = port->post;
     curl_easy_reset(curl);
     head_reset(head);
-    port->head = head;
+    head_open(port);
     port->response = resp;
     port->response_len = 0;
     port->response_cap = resp_cap;
@@ -101,11 +117,11 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
     CURLcode result = curl_easy_perform(curl);
     curl_slist_free_all(headers);
-    port->head = NULL;
+    port->head_filling = 0;
     if (result != CURLE_OK) return OTA_ERR_IO;
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-    head->status = (int)status;
+    head_close(port, head, (int)status);
     return port->response_overflow ? OTA_ERR_NO_SPACE : OTA_OK;
 }
 
@@ -147,7 +163,7 @@ static void get_close(void *ctx) {
     }
     if (port->headers) curl_slist_free_all(port->headers);
     port->headers = NULL;
-    port->head = NULL;
+    port->head_filling = 0;
     port->buffered = port->consumed = 0;
 }
 
@@ -158,7 +174,7 @@ static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, cons
     port->get = curl_easy_init();
     if (!port->multi || !port->get) return OTA_ERR_IO;
     head_reset(head);
-    port->head = head;
+    head_open(port);
     port->get_done = 0;
     port->get_result = CURLE_OK;
     port->paused = 0;
@@ -189,7 +205,7 @@ static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, cons
     long status = 0;
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     if (status == 0) return OTA_ERR_IO;
-    head->status = (int)status;
+    head_close(port, head, (int)status);
     return OTA_OK;
 }
 

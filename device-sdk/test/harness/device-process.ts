@@ -5,11 +5,19 @@ import { join } from 'node:path';
 
 const root = join(__dirname, '..', '..', '..');
 
-/** Where `npm test` builds the SDK (scripts/ensure-built.mjs, with sanitizers). */
-export const SDK_BUILD_DIR = join(root, '.build', 'device-sdk');
+/**
+ * Where `npm test` builds the SDK (scripts/ensure-built.mjs): with gcc's AddressSanitizer and
+ * UndefinedBehaviorSanitizer; the same for 32 bits (the unit suite only); and with clang's, whose
+ * AddressSanitizer also finds a use of a returned function's stack (the client runs from that one).
+ */
+export const SDK_BUILDS = {
+  gcc: join(root, '.build', 'device-sdk'),
+  gcc32: join(root, '.build', 'device-sdk-m32'),
+  clang: join(root, '.build', 'device-sdk-clang'),
+} as const;
 
-export function sdkBinary(name: string): string {
-  const path = join(SDK_BUILD_DIR, name);
+export function sdkBinary(name: string, build: keyof typeof SDK_BUILDS = 'gcc'): string {
+  const path = join(SDK_BUILDS[build], name);
   if (!existsSync(path)) throw new Error(`${path} is missing: run the tests with \`npm test\`, which builds the device SDK with CMake`);
   return path;
 }
@@ -39,8 +47,8 @@ export class DeviceProcess {
   start(): void {
     const log = createWriteStream(join(this.dir, '..', `${this.dir.split('/').pop()}.log`), { flags: 'a' });
     // The token travels in the environment, never on a command line that ps would show.
-    const child = spawn(sdkBinary('ota-device'), ['--dir', this.dir, '--once', ...this.args], {
-      env: { PATH: process.env.PATH, OTA_TOKEN: this.token, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0' },
+    const child = spawn(sdkBinary('ota-device', 'clang'), ['--dir', this.dir, '--once', ...this.args], {
+      env: { PATH: process.env.PATH, OTA_TOKEN: this.token, ASAN_OPTIONS: 'detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.stdout = '';

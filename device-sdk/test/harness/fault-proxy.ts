@@ -8,7 +8,9 @@ import type { AddressInfo } from 'node:net';
  */
 export type DownloadFault =
   | { kind: 'cut' | 'truncate' | 'stall' | 'expire' | 'kill'; atByte: number }
-  | { kind: 'tamper'; atByte: number };
+  | { kind: 'tamper'; atByte: number }
+  /** A cut at `atByte`; then every resumed 206 comes chunked, its ETag sent again as a trailer. */
+  | { kind: 'trailers'; atByte: number };
 
 export interface ProxiedDownload {
   rangeStart: number;
@@ -26,8 +28,8 @@ function cut(response: http.ServerResponse): void {
 /**
  * A local HTTP proxy in front of the gateway that injects the faults a device meets on a bad link:
  * a connection cut at a byte, a stall, a body cut short, a URL that expires mid-download, a flipped
- * byte, a 503 with Retry-After, an offer whose signature was changed, and a hook to kill the
- * device itself mid-download. It listens on 127.0.0.1 and forwards to one loopback gateway.
+ * byte, a 503 with Retry-After, an offer whose signature was changed, a resumed download answered
+ * chunked with HTTP trailers, and a hook to kill the device itself mid-download. It listens on 127.0.0.1 and forwards to one loopback gateway.
  */
 export class FaultProxy {
   readonly downloads: ProxiedDownload[] = [];
@@ -97,6 +99,7 @@ export class FaultProxy {
     const range = /^bytes=(\d+)-/.exec(String(request.headers.range ?? ''));
     const record: ProxiedDownload = { rangeStart: upstream.statusCode === 206 && range ? Number(range[1]) : 0, status: upstream.statusCode ?? 0, bytesSent: 0 };
     this.downloads.push(record);
+    if (this.fault?.kind === 'trailers' && this.faultUsed && upstream.statusCode === 206) return this.withTrailers(upstream, response, record);
     response.writeHead(upstream.statusCode ?? 502, upstream.headers);
     const fault = upstream.statusCode !== undefined && upstream.statusCode < 300 && !this.faultUsed ? this.fault : undefined;
     if (fault) this.faultUsed = true;
@@ -111,12 +114,25 @@ export class FaultProxy {
         } else {
           await this.send(response, record, chunk.subarray(0, before));
           upstream.destroy();
-          await this.interrupt(fault.kind, response, fault.atByte);
+          await this.interrupt(fault.kind === 'trailers' ? 'cut' : fault.kind, response, fault.atByte);
           return;
         }
       }
       await this.send(response, record, chunk);
     }
+    response.end();
+  }
+
+  /**
+   * The body chunked (no Content-Length), with `Trailer: ETag` and the ETag again after the last
+   * chunk: a client receives header lines after the head it was asked for was complete.
+   */
+  private async withTrailers(upstream: http.IncomingMessage, response: http.ServerResponse, record: ProxiedDownload): Promise<void> {
+    const headers = { ...upstream.headers, trailer: 'ETag' };
+    delete headers['content-length'];
+    response.writeHead(206, headers);
+    for await (const piece of upstream) await this.send(response, record, piece as Buffer);
+    response.addTrailers({ ETag: String(upstream.headers.etag ?? '"trailer"') });
     response.end();
   }
 
@@ -126,7 +142,7 @@ export class FaultProxy {
     if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
   }
 
-  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper'>, response: http.ServerResponse, atByte: number): Promise<void> {
+  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper' | 'trailers'>, response: http.ServerResponse, atByte: number): Promise<void> {
     // The bytes sent so far reach the device before the fault.
     await sleep(300);
     if (kind === 'truncate') {

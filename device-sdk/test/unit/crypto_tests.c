@@ -3,7 +3,7 @@
 
 #include <sodium.h>
 
-#include "ota_linux.h"
+#include "ota_linux_crypto.h"
 #include "test_support.h"
 
 void crypto_tests(void);

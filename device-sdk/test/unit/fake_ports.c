@@ -7,7 +7,7 @@
 #include <sodium.h>
 
 #include "json_scan.h"
-#include "ota_linux.h"
+#include "ota_linux_crypto.h"
 
 static void sha256_hex(const uint8_t *data, size_t len, char out[65]) {
     uint8_t digest[32];

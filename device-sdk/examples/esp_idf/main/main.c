@@ -3,14 +3,33 @@
  * reboots into the new image, and confirms it once this application's own health check passes.
  * Wi-Fi set-up is left to the application (see ESP-IDF's examples/common_components/protocol_examples_common).
  */
+#include <string.h>
+
+#include "esp_log.h"
 #include "freertos/FreeRTOS.h"
 #include "freertos/task.h"
 #include "nvs_flash.h"
+#include "sodium.h"
 
 #include "ota_esp_idf.h"
 
-/* The pinned release key: 32 raw bytes of the project's Ed25519 public key. */
-static const uint8_t RELEASE_KEY[1][32] = {{0}};
+/* ESP-IDF calls it; no header of ESP-IDF's declares it. */
+void app_main(void);
+
+/*
+ * The project's Ed25519 release key, as `public_key` of GET /api/v1/projects/{id}/signing-keys/
+ * shows it (base64 of 32 bytes). With require_signature below, an offer that is unsigned, or signed
+ * by any other key, is refused (signature_invalid): a stolen token or a compromised store cannot
+ * install an image this key did not sign.
+ */
+static const char RELEASE_PUBLIC_KEY_BASE64[] = "REPLACE-with-your-project's-signing-key";
+
+static bool decode_release_key(uint8_t key[32]) {
+    size_t length = 0;
+    return sodium_base642bin(key, 32, RELEASE_PUBLIC_KEY_BASE64, strlen(RELEASE_PUBLIC_KEY_BASE64), NULL, &length, NULL,
+                             sodium_base64_VARIANT_ORIGINAL) == 0 &&
+           length == 32;
+}
 
 /* The application's health check: what "this image works" means for this product. */
 static bool health_check_passed(void) {
@@ -23,15 +42,22 @@ void app_main(void) {
     static ota_esp_idf_t port;
     static ota_client_t client;
     ESP_ERROR_CHECK(ota_esp_idf_init(&port, NULL));
+    static uint8_t release_key[1][32];
+    if (!decode_release_key(release_key[0])) {
+        /* Never update without the pinned key: a placeholder left in place stops here. */
+        ESP_LOGE("ota_example", "RELEASE_PUBLIC_KEY_BASE64 is not a 32-byte base64 key: updates are off");
+        return;
+    }
     const ota_config_t config = {
         .server_url = "https://ota.example.com",
         .token = "ota_prj_...",          /* a project token of `device` scope */
         .device_id = "a4cf12b03e01",     /* e.g. the MAC */
         .framework = "esp_idf",
-        .chip_family = "esp32s3",
+        .chip_family = CONFIG_IDF_TARGET, /* the target this image was built for: esp32c3, esp32s3, ... */
         .nvs_schema_version = -1,
-        .signing_keys = RELEASE_KEY,
+        .signing_keys = (const uint8_t(*)[32])release_key,
         .signing_key_count = 1,
+        .require_signature = true,
         .chunk_bytes = CONFIG_OTA_CLIENT_CHUNK_BYTES,
         .trial_timeout_s = CONFIG_OTA_CLIENT_TRIAL_TIMEOUT_S,
         .poll_interval_s = CONFIG_OTA_CLIENT_POLL_INTERVAL_S,

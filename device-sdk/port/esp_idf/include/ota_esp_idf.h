@@ -5,10 +5,23 @@
  * the core's (src/ota_client.c), tested on the linux port.
  *
  * The partition table needs otadata and two OTA app partitions (ota_0, ota_1); a factory partition
- * may sit beside them. Resuming needs esp_ota_resume (ESP-IDF 5.4 or later).
+ * may sit beside them.
+ *
+ * Supported: ESP-IDF 5.4.2 and later 5.x releases. 5.4.0 and 5.4.1 lack esp_ota_resume, which a
+ * resumed download needs; 6.x ships Mbed TLS 4, which has no mbedtls/sha256.h. With
+ * CONFIG_MBEDTLS_CERTIFICATE_BUNDLE off, options.server_cert_pem is required for HTTPS.
  */
 #ifndef OTA_ESP_IDF_H
 #define OTA_ESP_IDF_H
+
+#include "esp_idf_version.h"
+
+/* The same range as idf_component.yml, said at the first line that would fail. */
+#if ESP_IDF_VERSION < ESP_IDF_VERSION_VAL(5, 4, 2)
+#error "the OTA client needs ESP-IDF 5.4.2 or later: esp_ota_resume arrived in 5.4.2"
+#elif ESP_IDF_VERSION >= ESP_IDF_VERSION_VAL(6, 0, 0)
+#error "the OTA client supports ESP-IDF 5.4.2 to 5.x: ESP-IDF 6 has no mbedtls/sha256.h (Mbed TLS 4)"
+#endif
 
 #include "esp_err.h"
 #include "esp_http_client.h"
@@ -32,7 +45,9 @@ typedef struct {
     ota_esp_idf_options_t options;
     ota_ports_t ports;
     esp_http_client_handle_t get;
-    ota_http_head_t *head;
+    ota_http_head_t head;       /* filled by header events while head_filling */
+    bool head_filling;
+    bool content_length_seen;
     const esp_partition_t *update_partition;
     esp_ota_handle_t ota_handle;
     bool ota_open;

@@ -1,0 +1,230 @@
+#!/usr/bin/env node
+// Compiles the device SDK as an ESP-IDF application compiles it for the ESP32-C3 (a RISC-V rv32imc
+// chip): the portable core, the ESP-IDF port, the libsodium Ed25519 check and the example's main,
+// with Debian's riscv64-unknown-elf-gcc and picolibc, against ESP-IDF's own headers and an
+// sdkconfig.h that ESP-IDF generated. Warnings are errors, with the warning set of the linux build.
+// It compiles; it does not link (that needs Espressif's toolchain and C library).
+//
+// Where ESP-IDF's headers come from (device-sdk/README.md, "ESP-IDF"):
+//   ESP_IDF_HEADERS  a header tree (or its .tar.gz) laid out as esp-idf/components/…,
+//                    espressif__libsodium/… and config/sdkconfig.h;
+//   IDF_PATH         a real ESP-IDF checkout: then ESP-IDF's own build compiles the example
+//                    (idf.py, with the toolchain the checkout installed).
+// Prints one JSON line: the configurations compiled and the ESP32-C3 sizes. Exits non-zero, naming
+// the cause, when a source does not compile or the headers cannot be had.
+//
+// `--as-idf-version X.Y.Z` compiles the ESP-IDF port alone as if the headers were ESP-IDF X.Y.Z's
+// (esp_idf_version.h says so): how the tests show that a release outside the supported range is
+// refused at its first line with the reason.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const sdk = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const root = resolve(sdk, '..');
+const outDir = join(root, '.build', 'esp32c3');
+
+const CC = 'riscv64-unknown-elf-gcc';
+const TARGET_FLAGS = ['-march=rv32imc_zicsr_zifencei', '-mabi=ilp32', '-specs=picolibc.specs'];
+// As ESP-IDF v5.5's CMake defines them for every source of an application.
+const IDF_DEFINES = ['-DESP_PLATFORM', '-DIDF_VER="v5.5.5"', '-DMBEDTLS_CONFIG_FILE="mbedtls/esp_config.h"', '-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE', '-DSOC_XTAL_FREQ_MHZ=CONFIG_XTAL_FREQ', '-D_GNU_SOURCE'];
+// The linux build's warning set (device-sdk/CMakeLists.txt), and ESP-IDF's code generation flags.
+const WARNINGS = ['-Wall', '-Wextra', '-Werror', '-Wshadow', '-Wstrict-prototypes', '-Wmissing-prototypes', '-Wformat=2'];
+const CODEGEN = ['-std=gnu17', '-Os', '-ffunction-sections', '-fdata-sections', '-fno-jump-tables', '-fno-tree-switch-conversion', '-fstrict-volatile-bitfields'];
+
+// The include directories ESP-IDF gives the components the port requires (component.cmake:
+// esp_http_client, app_update, nvs_flash, mbedtls, esp_timer, esp_system) and what they pull in,
+// relative to esp-idf/components/. The example also includes FreeRTOS and nvs_flash.
+const IDF_INCLUDES = [
+  'newlib/platform_include',
+  'freertos/config/include', 'freertos/config/include/freertos', 'freertos/config/riscv/include',
+  'freertos/FreeRTOS-Kernel/include', 'freertos/FreeRTOS-Kernel/portable/riscv/include',
+  'freertos/FreeRTOS-Kernel/portable/riscv/include/freertos', 'freertos/esp_additions/include',
+  'esp_hw_support/include', 'esp_hw_support/include/soc', 'esp_hw_support/include/soc/esp32c3',
+  'esp_hw_support/dma/include', 'esp_hw_support/ldo/include', 'esp_hw_support/debug_probe/include',
+  'esp_hw_support/mspi_timing_tuning/include', 'esp_hw_support/power_supply/include',
+  'esp_hw_support/port/esp32c3', 'esp_hw_support/port/esp32c3/include',
+  'heap/include', 'heap/tlsf', 'log/include',
+  'soc/include', 'soc/esp32c3', 'soc/esp32c3/include', 'soc/esp32c3/register',
+  'hal/platform_port/include', 'hal/esp32c3/include', 'hal/include',
+  'esp_rom/include', 'esp_rom/esp32c3/include', 'esp_rom/esp32c3/include/esp32c3', 'esp_rom/esp32c3',
+  'esp_common/include', 'esp_system/include', 'esp_system/port/soc', 'esp_system/port/include/riscv', 'esp_system/port/include/private',
+  'riscv/include',
+  'lwip/include', 'lwip/include/apps', 'lwip/include/apps/sntp', 'lwip/lwip/src/include', 'lwip/port/include',
+  'lwip/port/freertos/include', 'lwip/port/esp32xx/include', 'lwip/port/esp32xx/include/arch', 'lwip/port/esp32xx/include/sys',
+  'esp_http_client/include', 'esp_event/include', 'app_update/include',
+  'bootloader_support/include', 'bootloader_support/bootloader_flash/include',
+  'esp_app_format/include', 'esp_bootloader_format/include', 'esp_partition/include', 'nvs_flash/include',
+  'mbedtls/port/include', 'mbedtls/mbedtls/include', 'mbedtls/mbedtls/library', 'mbedtls/esp_crt_bundle/include',
+  'mbedtls/mbedtls/3rdparty/everest/include', 'mbedtls/mbedtls/3rdparty/p256-m', 'mbedtls/mbedtls/3rdparty/p256-m/p256-m',
+  'esp_timer/include',
+];
+const LIBSODIUM_INCLUDES = ['port_include', 'libsodium/src/libsodium/include'];
+
+const SOURCES = [
+  { file: 'src/ota_client.c', part: 'core' },
+  { file: 'src/json_scan.c', part: 'core' },
+  { file: 'port/esp_idf/ota_esp_idf.c', part: 'port' },
+  { file: 'port/sodium/ota_sodium_ed25519.c', part: 'port' },
+  { file: 'examples/esp_idf/main/main.c', part: 'example' },
+];
+const OWN_INCLUDES = ['include', 'port/esp_idf/include', 'src', 'port/sodium'].map((dir) => `-I${join(sdk, dir)}`);
+
+function fail(message) {
+  process.stderr.write(`compile-esp32c3: ${message}\n`);
+  process.exit(1);
+}
+
+function run(command, args) {
+  const result = spawnSync(command, args, { encoding: 'utf8' });
+  if (result.error) fail(`${command} could not be started: ${result.error.message}`);
+  return result;
+}
+
+/** The header tree: ESP_IDF_HEADERS as a directory, or its tarball unpacked once under .build/. */
+function headerTree(source) {
+  if (!existsSync(source)) fail(`ESP_IDF_HEADERS=${source} does not exist`);
+  if (statSync(source).isDirectory()) return source;
+  const unpacked = join(root, '.build', 'esp-idf-headers');
+  const stamp = join(unpacked, '.source');
+  const fingerprint = `${source} ${statSync(source).size} ${statSync(source).mtimeMs}`;
+  if (!existsSync(stamp) || readFileSync(stamp, 'utf8') !== fingerprint) {
+    rmSync(unpacked, { recursive: true, force: true });
+    mkdirSync(unpacked, { recursive: true });
+    const tar = run('tar', ['-xzf', source, '-C', unpacked]);
+    if (tar.status !== 0) fail(`unpacking ${source} failed: ${tar.stderr}`);
+    writeFileSync(stamp, fingerprint);
+  }
+  return unpacked;
+}
+
+/**
+ * The configurations compiled: the generated sdkconfig.h as it is, and the same with the
+ * certificate bundle turned off (a team that pins its server's CA does that), where ESP-IDF's
+ * mbedtls component no longer offers the bundle's include directory.
+ */
+function configurations(tree) {
+  const generated = join(tree, 'config', 'sdkconfig.h');
+  if (!existsSync(generated)) fail(`${generated} is missing: the header tree must hold ESP-IDF's generated config/sdkconfig.h`);
+  const noBundleDir = join(outDir, 'config-no-bundle');
+  mkdirSync(noBundleDir, { recursive: true });
+  const withoutBundle = readFileSync(generated, 'utf8')
+    .split('\n')
+    .filter((line) => !/^#define CONFIG_MBEDTLS_CERTIFICATE_BUNDLE\b/.test(line))
+    .join('\n');
+  writeFileSync(join(noBundleDir, 'sdkconfig.h'), withoutBundle);
+  return [
+    { name: 'generated', configDir: join(tree, 'config'), without: [] },
+    { name: 'no certificate bundle', configDir: noBundleDir, without: ['mbedtls/esp_crt_bundle/include'] },
+  ];
+}
+
+/** The size in bytes of the struct `type` on the target, read from a probe object's symbol table. */
+function sizeOnTarget(flags, type, header) {
+  const probe = join(outDir, 'size-probe.c');
+  writeFileSync(probe, `#include "${header}"\nconst unsigned char ota_size_probe[sizeof(${type})] = {0};\n`);
+  const object = join(outDir, 'size-probe.o');
+  const compiled = run(CC, [...flags, '-c', probe, '-o', object]);
+  if (compiled.status !== 0) fail(`the size probe for ${type} did not compile:\n${compiled.stderr}`);
+  const symbols = run('riscv64-unknown-elf-nm', ['-S', object]).stdout;
+  const line = symbols.split('\n').find((entry) => entry.endsWith(' ota_size_probe'));
+  if (!line) fail(`no size for ${type} in ${object}`);
+  return parseInt(line.trim().split(/\s+/)[1], 16);
+}
+
+/** text, data and bss of the objects, as riscv64-unknown-elf-size counts them. */
+function codeSize(objects) {
+  const result = run('riscv64-unknown-elf-size', ['--totals', ...objects]);
+  if (result.status !== 0) fail(`size failed: ${result.stderr}`);
+  const totals = result.stdout.trim().split('\n').at(-1).trim().split(/\s+/).map(Number);
+  return { text: totals[0], data: totals[1], bss: totals[2] };
+}
+
+/** An esp_idf_version.h that names `version`, in a directory searched before ESP-IDF's own. */
+function versionOverride(version) {
+  const [major, minor, patch] = version.split('.').map(Number);
+  if ([major, minor, patch].some((part) => !Number.isInteger(part))) fail(`--as-idf-version takes X.Y.Z, not ${version}`);
+  const dir = join(outDir, `idf-version-${version}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(
+    join(dir, 'esp_idf_version.h'),
+    [
+      '#pragma once',
+      `#define ESP_IDF_VERSION_MAJOR ${major}`,
+      `#define ESP_IDF_VERSION_MINOR ${minor}`,
+      `#define ESP_IDF_VERSION_PATCH ${patch}`,
+      '#define ESP_IDF_VERSION_VAL(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))',
+      '#define ESP_IDF_VERSION ESP_IDF_VERSION_VAL(ESP_IDF_VERSION_MAJOR, ESP_IDF_VERSION_MINOR, ESP_IDF_VERSION_PATCH)',
+      '',
+    ].join('\n'),
+  );
+  return dir;
+}
+
+function compileWithHeaders(tree, asVersion) {
+  const idf = join(tree, 'esp-idf', 'components');
+  const sodium = join(tree, 'espressif__libsodium');
+  if (!existsSync(idf)) fail(`${idf} is missing: ESP_IDF_HEADERS must hold esp-idf/components/`);
+  const compiled = [];
+  let sizes;
+  for (const config of configurations(tree)) {
+    const idfIncludes = IDF_INCLUDES.filter((dir) => !config.without.includes(dir)).map((dir) => join(idf, dir));
+    const systemIncludes = [...idfIncludes, ...LIBSODIUM_INCLUDES.map((dir) => join(sodium, dir))].flatMap((dir) => ['-isystem', dir]);
+    const override = asVersion ? ['-isystem', versionOverride(asVersion)] : [];
+    const flags = [...TARGET_FLAGS, ...IDF_DEFINES, ...override, '-isystem', config.configDir, ...OWN_INCLUDES, ...systemIncludes, ...CODEGEN, ...WARNINGS];
+    if (asVersion) {
+      const result = run(CC, [...flags, '-fsyntax-only', join(sdk, 'port/esp_idf/ota_esp_idf.c')]);
+      if (result.status !== 0) fail(`port/esp_idf/ota_esp_idf.c as ESP-IDF ${asVersion} did not compile:\n${result.stderr}`);
+      return { target: 'esp32c3', as_idf_version: asVersion, warnings: 0 };
+    }
+    const objects = { core: [], port: [], example: [] };
+    for (const source of SOURCES) {
+      const object = join(outDir, config.name.replaceAll(' ', '-'), `${source.file.replaceAll('/', '_')}.o`);
+      mkdirSync(dirname(object), { recursive: true });
+      const result = run(CC, [...flags, '-c', join(sdk, source.file), '-o', object]);
+      if (result.status !== 0 || result.stderr.trim()) fail(`${source.file} (${config.name}) did not compile cleanly:\n${result.stderr}`);
+      objects[source.part].push(object);
+    }
+    compiled.push(config.name);
+    sizes ??= {
+      client_struct_bytes: sizeOnTarget(flags, 'ota_client_t', 'ota/ota_client.h'),
+      port_struct_bytes: sizeOnTarget(flags, 'ota_esp_idf_t', 'ota_esp_idf.h'),
+      core_code: codeSize(objects.core),
+      port_code: codeSize(objects.port),
+    };
+  }
+  const version = run(CC, ['--version']).stdout.split('\n')[0];
+  return { target: 'esp32c3', compiler: version, headers: tree, configurations: compiled, warnings: 0, ...sizes };
+}
+
+/** With a real ESP-IDF: its own build of the example, in a build directory of ours. */
+function compileWithIdf(idfPath) {
+  const idfPy = join(idfPath, 'tools', 'idf.py');
+  if (!existsSync(idfPy)) fail(`IDF_PATH=${idfPath} has no tools/idf.py`);
+  const build = join(outDir, 'idf-build');
+  const example = join(sdk, 'examples', 'esp_idf');
+  for (const args of [['set-target', 'esp32c3'], ['build']]) {
+    const result = spawnSync('python3', [idfPy, '-C', example, '-B', build, ...args], { stdio: 'inherit' });
+    if (result.status !== 0) fail(`idf.py ${args.join(' ')} failed (exit ${result.status})`);
+  }
+  copyFileSync(join(build, 'ota_example.bin'), join(outDir, 'ota_example.bin'));
+  return { target: 'esp32c3', headers: idfPath, configurations: ['idf.py build'], warnings: 0, image_bytes: statSync(join(outDir, 'ota_example.bin')).size };
+}
+
+const versionFlag = process.argv.indexOf('--as-idf-version');
+const asVersion = versionFlag >= 0 ? process.argv[versionFlag + 1] ?? fail('--as-idf-version takes X.Y.Z') : undefined;
+const headers = process.env.ESP_IDF_HEADERS;
+const idfPath = process.env.IDF_PATH;
+if (!headers && !idfPath) {
+  fail('not compiled: neither ESP_IDF_HEADERS (a header tree or its .tar.gz) nor IDF_PATH (an ESP-IDF checkout) is set');
+}
+mkdirSync(outDir, { recursive: true });
+if (headers) {
+  if (run(CC, ['--version']).status !== 0) fail(`${CC} is not installed (Debian: gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)`);
+  process.stdout.write(`${JSON.stringify(compileWithHeaders(headerTree(resolve(headers)), asVersion))}\n`);
+} else if (asVersion) {
+  fail('--as-idf-version needs ESP_IDF_HEADERS');
+} else {
+  process.stdout.write(`${JSON.stringify(compileWithIdf(idfPath))}\n`);
+}
