@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { startExtraGateway, testStack, type ExtraGateway } from '@ota/testkit';
+import { seededRandom, startExtraGateway, testStack, type ExtraGateway } from '@ota/testkit';
 import { DeviceProcess } from './harness/device-process';
 import { FaultProxy, type DownloadFault } from './harness/fault-proxy';
 import { deviceWorkspace, firmwareImage, releaseBuild, reportsOf, type Release } from './harness/fleet-fixture';
@@ -67,17 +67,6 @@ interface RunResult {
   gatewayDownloads: number;
 }
 
-/** mulberry32: the runs' faults and bytes follow from the printed seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function runDevice(name: string, scenario: Scenario, atByte: number, gatewayUrl?: string): Promise<RunResult> {
   const release = scenario === 'unhealthy' ? unhealthy : signed;
@@ -162,7 +151,7 @@ describe('the linux client on the real stack', () => {
 
   it(`ends every one of ${RUNS} seeded interruptions in a confirmed correct image or a clean, reported failure`, async () => {
     process.stdout.write(`[device interruptions] ${RUNS} runs, seed ${SEED} (OTA_DEVICE_SEED=${SEED} repeats them)\n`);
-    const next = random(SEED);
+    const next = seededRandom(SEED);
     const plan = Array.from({ length: RUNS }, (_, index) => ({
       name: `run${index}`,
       scenario: SCENARIOS[index % SCENARIOS.length]!,

@@ -66,6 +66,10 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     warn: (error, message) => logger.warn({ err: error }, message),
     events: natsRolloutEvents(bus, new AutomaticAudit(bus, logger), figures),
   });
+  // A release before this one counted without steps: the first recount of each live deployment
+  // takes its devices' steps (docs/architecture.md, "Changing a message between releases"); after
+  // that, a recount only confirms.
+  for (const deployment of await deployments.listActiveOrPausedDeployments()) rollout.counts.recountLater(deployment.id);
   const supervision = startSupervision(rollout, config, logger);
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>

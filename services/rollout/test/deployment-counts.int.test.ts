@@ -6,6 +6,7 @@ import type { Connection } from 'mongoose';
 import { registerRolloutModels } from '../src/adapters/mongo/models';
 import { MongoDeviceStateStore } from '../src/adapters/mongo/mongo-device-state-store';
 import { MongoStatusCounts } from '../src/adapters/mongo/mongo-status-counts';
+import { takeCountedStep } from '../src/domain/counted-steps';
 import { DeploymentCounts } from '../src/domain/deployment-counts';
 import { rankOf } from '../src/domain/device-status';
 import type { StatusCountStore } from '../src/domain/ports';
@@ -33,13 +34,12 @@ afterAll(async () => {
 const counts = (now: () => Date) => new DeploymentCounts({ store, recountIntervalMs: 3_600_000, now, warn: (_error, message) => warnings.push(message) });
 const LIFECYCLE = ['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed'];
 
-/** Stores a device's event as rollout does, and counts it from the status it had before. */
-async function report(kept: DeploymentCounts, deploymentId: string, deviceId: string, status: string, before: string, reason = ''): Promise<string> {
+/** Stores a device's event as rollout does (DeviceRollout.record), and counts the step it took. */
+async function report(kept: DeploymentCounts, deploymentId: string, deviceId: string, status: string, reason = ''): Promise<void> {
   const at = new Date();
   const { newlyStored } = await events.recordEvent({ deploymentId, projectId: 'p', deviceId, status, rank: rankOf(status), reason, at });
-  const after = rankOf(status) > rankOf(before) ? status : before;
-  kept.eventStored(deploymentId, at, { status, reason, newlyStored }, before, after);
-  return after;
+  const { step } = await takeCountedStep(events, { deploymentId, projectId: 'p', deviceId, status, at });
+  kept.eventStored(deploymentId, at, { status, reason, newlyStored }, step);
 }
 
 test('200 devices reporting at once are all counted, by status and by failure reason', async () => {
@@ -49,19 +49,50 @@ test('200 devices reporting at once are all counted, by status and by failure re
   // Each device walks part of the lifecycle; every fifth fails, every seventh of those fails twice.
   await Promise.all(
     Array.from({ length: 200 }, async (_, device) => {
-      let status = 'pending';
       for (const step of LIFECYCLE.slice(0, 1 + (device % LIFECYCLE.length))) {
-        status = await report(kept, deploymentId, `dev-${device}`, step, status);
+        await report(kept, deploymentId, `dev-${device}`, step);
         if (device % 3 === 0) await kept.flush();
       }
-      if (device % 5 === 0) status = await report(kept, deploymentId, `dev-${device}`, 'failed', status, 'flash_write_failed');
-      if (device % 35 === 0) await report(kept, deploymentId, `dev-${device}`, 'failed', status, 'flash_write_failed');
+      if (device % 5 === 0) await report(kept, deploymentId, `dev-${device}`, 'failed', 'flash_write_failed');
+      if (device % 35 === 0) await report(kept, deploymentId, `dev-${device}`, 'failed', 'flash_write_failed');
     }),
   );
   const read = await kept.read(deploymentId);
   expect(Object.fromEntries(read.byStatus)).toEqual(Object.fromEntries(await events.devicesByStatus(deploymentId)));
   expect(Object.fromEntries(read.failuresByReason)).toEqual({ flash_write_failed: 40 + 6 });
   expect([...read.byStatus.values()].reduce((sum, n) => sum + n, 0)).toBe(200);
+});
+
+test('two replicas counting racing bursts of the same devices count each device once, under its highest status; a recount confirms it', async () => {
+  const deploymentId = randomUUID();
+  let now = new Date(Date.now() - 60_000);
+  // Two replicas: each its own counter (and pending deltas) over the one store.
+  const replicas = [counts(() => now), counts(() => now)];
+  await replicas[0]!.start(deploymentId, now);
+  const statuses = [...LIFECYCLE, 'failed', 'rolled_back'];
+  for (let round = 0; round < 50; round++) {
+    // Each of 10 devices sends 2 to 6 reports at once, split between the replicas, repeats included.
+    await Promise.all(
+      Array.from({ length: 10 }, (_, device) =>
+        Promise.all(
+          Array.from({ length: 2 + ((round + device) % 5) }, (_, index) => {
+            const status = statuses[(round * 7 + device * 3 + index * 5) % statuses.length]!;
+            return report(replicas[index % 2]!, deploymentId, `r${round}-d${device}`, status, status === 'failed' ? 'flash_write_failed' : status === 'rolled_back' ? 'boot_failed' : '');
+          }),
+        ),
+      ),
+    );
+    await Promise.all(replicas.map((replica) => replica.flush()));
+    const read = await replicas[round % 2]!.read(deploymentId);
+    const truth = await events.devicesByStatus(deploymentId);
+    expect({ round, counts: Object.fromEntries(read.byStatus) }).toEqual({ round, counts: Object.fromEntries(truth) });
+  }
+  // The recount takes no missing step and finds what the deltas said.
+  expect(await events.claimMissingSteps(deploymentId)).toBe(0);
+  now = new Date(Date.now() + 10_000);
+  const before = await replicas[0]!.read(deploymentId);
+  expect(await store.recount(deploymentId, new Date(Math.ceil(Date.now() / 1000) * 1000 + 1000), new Date())).toBe(true);
+  expect(Object.fromEntries((await replicas[1]!.read(deploymentId)).byStatus)).toEqual(Object.fromEntries(before.byStatus));
 });
 
 test('a compaction folds the deltas into a snapshot without changing the sum', async () => {
@@ -71,8 +102,8 @@ test('a compaction folds the deltas into a snapshot without changing the sum', a
   await kept.start(deploymentId, now);
   for (let second = 0; second < 30; second++) {
     now = new Date(Date.parse('2026-01-01T00:00:00Z') + second * 1000 + 300);
-    kept.eventStored(deploymentId, now, { status: 'offered', reason: '', newlyStored: true }, 'pending', 'offered');
-    if (second % 2 === 1) kept.eventStored(deploymentId, now, { status: 'confirmed', reason: '', newlyStored: true }, 'offered', 'confirmed');
+    kept.eventStored(deploymentId, now, { status: 'offered', reason: '', newlyStored: true }, { from: 'pending', to: 'offered' });
+    if (second % 2 === 1) kept.eventStored(deploymentId, now, { status: 'confirmed', reason: '', newlyStored: true }, { from: 'offered', to: 'confirmed' });
   }
   await kept.flush();
   const before = await store.readCounts(deploymentId);
@@ -90,9 +121,9 @@ test('a recount replaces counts that drifted with the stored truth, and keeps th
   const deploymentId = randomUUID();
   const kept = counts(() => new Date());
   await kept.start(deploymentId, new Date(Date.now() - 60_000));
-  for (let device = 0; device < 10; device++) await report(kept, deploymentId, `d${device}`, 'offered', 'pending');
-  // A change counted from a status the device no longer had (another replica raised it meanwhile).
-  kept.eventStored(deploymentId, new Date(), { status: 'flashed', reason: '', newlyStored: true }, 'downloaded', 'flashed');
+  for (let device = 0; device < 10; device++) await report(kept, deploymentId, `d${device}`, 'offered');
+  // A change counted for a step that was never stored (a delta that drifted from the truth).
+  kept.eventStored(deploymentId, new Date(), { status: 'flashed', reason: '', newlyStored: true }, { from: 'downloaded', to: 'flashed' });
   await kept.flush();
   expect(Object.fromEntries((await kept.read(deploymentId)).byStatus)).toEqual({ offered: 10, flashed: 1, downloaded: -1 });
 
@@ -100,7 +131,7 @@ test('a recount replaces counts that drifted with the stored truth, and keeps th
   await new Promise((resolve) => setTimeout(resolve, cut.getTime() - Date.now() + 50));
   expect(await store.recount(deploymentId, cut, new Date())).toBe(true);
   // A report after the cut is a delta on top of the recount.
-  await report(kept, deploymentId, 'd0', 'download_started', 'offered');
+  await report(kept, deploymentId, 'd0', 'download_started');
   expect(Object.fromEntries((await kept.read(deploymentId)).byStatus)).toEqual({ offered: 9, download_started: 1 });
 });
 

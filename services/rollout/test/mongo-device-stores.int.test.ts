@@ -12,16 +12,18 @@ import type { DeviceReport } from '../src/domain/ports';
 // in a database of its own: each status stored once per device and deployment (every `failed`
 // kept), the highest status and rolled-back devices, devices per status and failures per reason
 // counted by the store, a device's states deleted with its reports; and a device's timeline of
-// reports, newest first and trimmed, wherever each is stored (carried by its event or on its own).
+// reports, newest first, wherever each is stored (carried by its event, or alone where a release
+// before this one stored a repeat).
 
 let mongo: Connection;
+let models: ReturnType<typeof registerRolloutModels>;
 let states: MongoDeviceStateStore;
 let reports: MongoDeviceReportStore;
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, seconds));
 
 beforeAll(async () => {
   mongo = await connectMongo({ uri: testStack().mongodbUri, database: `ota_test_rollout_devices_${randomUUID().slice(0, 8)}` });
-  const models = registerRolloutModels(mongo);
+  models = registerRolloutModels(mongo);
   await ensureIndexes(mongo);
   states = new MongoDeviceStateStore(models);
   reports = new MongoDeviceReportStore(models);
@@ -42,7 +44,8 @@ it('stores each status once per device and deployment, every failure report, and
   expect(await record(deploymentId, 'd1', 'downloaded', 3)).toEqual({ newlyStored: false, reportStored: false });
   // A late `offered` does not move it back.
   expect(await record(deploymentId, 'd1', 'offered', 4)).toEqual({ newlyStored: false, reportStored: false });
-  expect(await states.highestStatus(deploymentId, 'd1')).toEqual({ status: 'downloaded', rank: rankOf('downloaded'), rolledBack: false });
+  // No step taken here (DeviceRollout takes them): it is counted under `pending`.
+  expect(await states.highestStatus(deploymentId, 'd1')).toEqual({ status: 'downloaded', rank: rankOf('downloaded'), rolledBack: false, counted: 'pending' });
   expect(await states.highestStatus(deploymentId, 'nobody')).toBeNull();
 
   await record(deploymentId, 'd2', 'failed', 5, 'checksum_mismatch');
@@ -63,7 +66,7 @@ it('deletes a device’s states and reports, and says which deployments it was i
   const [first, second] = [randomUUID(), randomUUID()];
   await record(first, 'leaving', 'offered', 1);
   await record(second, 'leaving', 'confirmed', 2);
-  await reports.insertReport(report('leaving', first, 1));
+  await storedAlone(report('leaving', first, 1));
   expect((await states.deleteDeviceStates('p', 'leaving')).sort()).toEqual([first, second].sort());
   expect(await states.highestStatus(first, 'leaving')).toBeNull();
   expect(await reports.listReports('p', 'leaving', 10, undefined)).toEqual([]);
@@ -73,11 +76,25 @@ function report(deviceId: string, deploymentId: string, seconds: number, event =
   return { id: randomUUID(), projectId: 'p', deploymentId, deviceId, event, status: statusOfEvent(event)!, buildNumber: undefined, reason, detailJson: '{"attempt":1}', createdAt: at(seconds) };
 }
 
-/** What a status report does with the stores (DeviceRollout.recordDeviceEvent): the event carries the report, else the report goes alone. */
-async function storeReport(sent: DeviceReport): Promise<{ newlyStored: boolean; reportStored: boolean }> {
-  const stored = await states.recordEvent({ ...sent, rank: rankOf(sent.status), at: sent.createdAt, report: sent });
-  if (!stored.reportStored) await reports.insertReport(sent);
-  return stored;
+/** What a status report does with the stores (DeviceRollout.recordDeviceEvent): the event carries the report, and a repeat stores nothing. */
+function storeReport(sent: DeviceReport): Promise<{ newlyStored: boolean; reportStored: boolean }> {
+  return states.recordEvent({ ...sent, rank: rankOf(sent.status), at: sent.createdAt, report: sent });
+}
+
+/** A repeat as the release before this one stored it, alone in `device_reports`. */
+async function storedAlone(sent: DeviceReport): Promise<void> {
+  await models.DeviceReport.collection.insertOne({
+    _id: sent.id,
+    project_id: sent.projectId,
+    deployment_id: sent.deploymentId,
+    device_id: sent.deviceId,
+    event: sent.event,
+    status: sent.status,
+    build_number: sent.buildNumber ?? null,
+    reason: sent.reason,
+    detail_json: sent.detailJson,
+    created_at: sent.createdAt,
+  } as never);
 }
 
 it('carries the first report of each status and every failure in the event, and lists them with the reports stored alone', async () => {
@@ -87,8 +104,11 @@ it('carries the first report of each status and every failure in the event, and 
   const failure = report('carried', deploymentId, 3, 'failed', 'http_503');
   const failedAgain = report('carried', deploymentId, 4, 'failed', 'http_503');
   expect(await storeReport(first)).toEqual({ newlyStored: true, reportStored: true });
-  // The status is stored already: the resent report is stored on its own.
+  // The status is stored already: the resent report stores nothing.
   expect(await storeReport(resent)).toEqual({ newlyStored: false, reportStored: false });
+  // A repeat the release before stored alone is listed with the others.
+  const legacy = report('carried', deploymentId, 2);
+  await storedAlone(legacy);
   expect(await storeReport(failure)).toEqual({ newlyStored: true, reportStored: true });
   // Every failure is its own event, which carries its report.
   expect(await storeReport(failedAgain)).toEqual({ newlyStored: false, reportStored: true });
@@ -96,9 +116,9 @@ it('carries the first report of each status and every failure in the event, and 
   expect(await record(deploymentId, 'carried', 'offered', 5)).toEqual({ newlyStored: true, reportStored: false });
 
   const listed = await reports.listReports('p', 'carried', 10, undefined);
-  expect(listed).toEqual([failedAgain, failure, resent, first]);
+  expect(listed).toEqual([failedAgain, failure, legacy, first]);
   expect(await reports.listReports('p', 'carried', 2, undefined)).toEqual([failedAgain, failure]);
-  expect(await reports.listReports('p', 'carried', 10, at(2))).toEqual([failedAgain, failure, resent]);
+  expect(await reports.listReports('p', 'carried', 10, at(2))).toEqual([failedAgain, failure, legacy]);
   expect(await reports.listReports('q', 'carried', 10, undefined)).toEqual([]);
   // Carrying the report changes no count: one failed device, two failures.
   expect(Object.fromEntries(await states.devicesByStatus(deploymentId))).toEqual({ failed: 1 });
@@ -108,16 +128,24 @@ it('carries the first report of each status and every failure in the event, and 
   expect(await reports.listReports('p', 'carried', 10, undefined)).toEqual([]);
 });
 
-it('keeps a device’s reports as sent, newest first, filtered by time, and trimmed to the newest', async () => {
+it('stores a device’s first `offered` report once, under its own id, where the check’s offer carries none', async () => {
   const deploymentId = randomUUID();
-  for (let seconds = 1; seconds <= 6; seconds += 1) await reports.insertReport(report('timeline', deploymentId, seconds));
+  expect(await record(deploymentId, 'acked', 'offered', 1)).toEqual({ newlyStored: true, reportStored: false });
+  const first = report('acked', deploymentId, 2, 'offered');
+  const again = report('acked', deploymentId, 3, 'offered');
+  expect(await reports.insertFirstReport(first)).toBe(true);
+  expect(await reports.insertFirstReport(again)).toBe(false);
+  expect(await reports.listReports('p', 'acked', 10, undefined)).toEqual([first]);
+});
+
+it('lists a device’s reports as sent, newest first, filtered by time and limited', async () => {
+  const deploymentId = randomUUID();
+  for (let seconds = 1; seconds <= 6; seconds += 1) await storedAlone(report('timeline', deploymentId, seconds));
   const listed = await reports.listReports('p', 'timeline', 10, undefined);
   expect(listed.map((entry) => entry.createdAt)).toEqual([6, 5, 4, 3, 2, 1].map(at));
   expect(listed[0]).toMatchObject({ event: 'downloaded', detailJson: '{"attempt":1}', deploymentId });
   expect((await reports.listReports('p', 'timeline', 2, undefined)).map((entry) => entry.createdAt)).toEqual([at(6), at(5)]);
   expect((await reports.listReports('p', 'timeline', 10, at(5))).map((entry) => entry.createdAt)).toEqual([at(6), at(5)]);
-  await reports.trimReports('timeline', 3);
-  expect((await reports.listReports('p', 'timeline', 10, undefined)).map((entry) => entry.createdAt)).toEqual([at(6), at(5), at(4)]);
   // Another project's reader sees none of them.
   expect(await reports.listReports('q', 'timeline', 10, undefined)).toEqual([]);
 });

@@ -235,7 +235,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'listDeviceEvents',
       summary: "List a device's lifecycle events",
       description:
-        'What the device posted to the status endpoint and had accepted, newest first, as it sent it (a resent event appears again); at least the newest 100 per device are kept. Readable as soon as the report was answered.',
+        'What the device posted to the status endpoint and had accepted, newest first, as it sent it: the first report of each status, and every `failed` (a repeated status changes nothing and is not listed again); the newest 100 per device are listed. Readable as soon as the report was answered.',
       project: 'read',
       query: deviceEventsQuery,
       responses: { 200: R.arrayOf(R.DeviceEvent) },

@@ -1,4 +1,4 @@
-import type { StatusCountStore } from './ports';
+import type { CountedStep, StatusCountStore } from './ports';
 import { countChange, PendingCountDeltas, secondOf, type CountDelta, type StatusCounts } from './status-counts';
 
 /**
@@ -38,9 +38,9 @@ export class DeploymentCounts {
     return this.settings.store.startCounts(deploymentId, at);
   }
 
-  /** Counts one stored event (see `countChange`); it reaches the store with the next flush. */
-  eventStored(deploymentId: string, at: Date, event: { status: string; reason: string; newlyStored: boolean }, before: string, after: string): void {
-    this.pending.add(deploymentId, at, countChange(event, before, after));
+  /** Counts one stored event and the step it took (see `countChange`); it reaches the store with the next flush. */
+  eventStored(deploymentId: string, at: Date, event: { status: string; reason: string; newlyStored: boolean }, step: Pick<CountedStep, 'from' | 'to'> | null): void {
+    this.pending.add(deploymentId, at, countChange(event, step));
   }
 
   recountLater(deploymentId: string): void {

@@ -6,26 +6,20 @@ import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-sta
 import { NO_STATUS, type DeviceStatusEntry } from './device-status-cache';
 import type { DeploymentCounts } from './deployment-counts';
 import { NO_CONFIRMATION } from './guardrails';
-import { ReportTrimSchedule } from './report-trim-schedule';
 import type { Deployment } from './model';
+import { takeCountedStep } from './counted-steps';
 import type { DeviceReport, DeviceStateRecord } from './ports';
 import type { Deployments } from './deployments';
 import type { RolloutDeps } from './rollout';
 
-/** How many of a device's accepted reports its timeline lists, and keeps at least. */
+/** How many of a device's accepted reports its timeline lists at most. */
 export const REPORTS_KEPT_PER_DEVICE = 100;
-/** A device's reports stored on their own are trimmed on every tenth of them (so at most 109 are stored). */
-const REPORT_TRIM_EVERY = 10;
-/** Devices whose count towards the next trim is remembered (about 100 bytes each). */
-const REPORT_TRIM_DEVICES = 100_000;
 
 /**
  * The device side of a rollout: what a check decides and records, the lifecycle events devices
  * report, each device's status per deployment (in memory, the store the truth), and its timeline.
  */
 export class DeviceRollout {
-  private readonly reportTrims = new ReportTrimSchedule(REPORT_TRIM_EVERY, REPORT_TRIM_DEVICES);
-
   constructor(
     private readonly deps: RolloutDeps,
     private readonly deployments: Deployments,
@@ -129,15 +123,13 @@ export class DeviceRollout {
       createdAt: this.now(),
     };
     // The report (for the device's timeline) rides in the event's insert, so both are durable
-    // before the answer in one write. A resent report, whose status is stored already, is stored
-    // on its own: the device sent it twice.
+    // before the answer in one write. A repeated status stores nothing: a device resends
+    // `confirmed` and `rolled_back` until one is accepted, and a repeat changes nothing, its
+    // timeline included (docs/api.md, "Status reports"). Every `failed` is an event of its own.
     const { after, reportStored } = await this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason }, report);
-    if (!reportStored) {
-      await this.deps.reports.insertReport(report);
-      // Only reports stored on their own accumulate. Trimmed off the answer's path, and only now
-      // and then (ReportTrimSchedule); a trim that fails is made good by a later one.
-      if (this.reportTrims.due(input.deviceId)) void this.deps.reports.trimReports(input.deviceId, REPORTS_KEPT_PER_DEVICE).catch(() => undefined);
-    }
+    // The check records `offered` with no report: the device's own first `offered` is then stored
+    // alone, once (its repeats collide with it).
+    if (!reportStored && status === 'offered') await this.deps.reports.insertFirstReport(report);
     // A failure may trip a guardrail: judged before the answer, so that the pause is in place when
     // the reporting device hears back. The report is stored either way; a judgement that fails is
     // made again by the timer.
@@ -148,16 +140,13 @@ export class DeviceRollout {
   }
 
   /**
-   * Stores the event (the truth), then raises the in-memory status, counts the change and tells
-   * the other replicas.
+   * Stores the event (the truth), raises the in-memory status, moves the status the device is
+   * counted under, counts what moved and tells the other replicas.
    */
   private async record(
     event: { deploymentId: string; projectId: string; deviceId: string; status: string; reason: string },
     report?: DeviceReport,
   ): Promise<{ after: DeviceStatusEntry; reportStored: boolean }> {
-    // The status before this event (from memory, or from the store on a miss) is read before the
-    // insert, so that it never already holds the event: the counts move from it to the new status.
-    const before = await this.deviceStatus(event.deploymentId, event.deviceId);
     const at = report?.createdAt ?? this.now();
     const { newlyStored, reportStored } = await this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at, report });
     const after = this.deps.statusCache.merge(event.deploymentId, event.deviceId, {
@@ -165,7 +154,10 @@ export class DeviceRollout {
       rank: rankOf(event.status),
       rolledBack: event.status === 'rolled_back',
     });
-    this.counts.eventStored(event.deploymentId, at, { status: event.status, reason: event.reason, newlyStored }, before.status, after.status);
+    const known = this.deps.statusCache.get(event.deploymentId, event.deviceId)?.counted;
+    const { step, counted } = await takeCountedStep(this.deps.deviceStates, { ...event, at }, known);
+    this.deps.statusCache.merge(event.deploymentId, event.deviceId, { ...NO_STATUS, counted });
+    this.counts.eventStored(event.deploymentId, at, { status: event.status, reason: event.reason, newlyStored }, step);
     this.deps.events.deviceStatusChanged(event.deploymentId, event.deviceId, after);
     return { after, reportStored };
   }
@@ -175,6 +167,6 @@ export class DeviceRollout {
     const cached = this.deps.statusCache.get(deploymentId, deviceId);
     if (cached) return cached;
     const stored = await this.deps.deviceStates.highestStatus(deploymentId, deviceId);
-    return this.deps.statusCache.merge(deploymentId, deviceId, stored ?? NO_STATUS);
+    return this.deps.statusCache.merge(deploymentId, deviceId, stored ?? { ...NO_STATUS, counted: 'pending' });
   }
 }

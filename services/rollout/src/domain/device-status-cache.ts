@@ -6,6 +6,11 @@ export interface DeviceStatusEntry {
   rank: number;
   /** Whether it ever reported rolled_back (then it is not offered the deployment again). */
   rolledBack: boolean;
+  /**
+   * The status its counts hold it under, as this replica last saw it (CountedStep): a hint, which a
+   * step taken elsewhere may have passed; unknown when absent.
+   */
+  counted?: string;
 }
 
 export const NO_STATUS: DeviceStatusEntry = { status: 'pending', rank: rankOf('pending'), rolledBack: false };
@@ -25,14 +30,16 @@ export class DeviceStatusCache {
     return this.entries.get(`${deploymentId}:${deviceId}`);
   }
 
-  /** Combines what is known with `incoming`: the higher status wins, and rolled_back sticks. */
+  /** Combines what is known with `incoming`: the higher status wins, rolled_back sticks, and so does the higher counted status. */
   merge(deploymentId: string, deviceId: string, incoming: DeviceStatusEntry): DeviceStatusEntry {
     const key = `${deploymentId}:${deviceId}`;
     const known = this.entries.get(key);
-    const merged: DeviceStatusEntry =
+    const higher =
       known && known.rank >= incoming.rank
         ? { ...known, rolledBack: known.rolledBack || incoming.rolledBack }
         : { ...incoming, rolledBack: incoming.rolledBack || (known?.rolledBack ?? false) };
+    const counted = [known?.counted, incoming.counted].reduce<string | undefined>((best, next) => (next !== undefined && (best === undefined || rankOf(next) > rankOf(best)) ? next : best), undefined);
+    const merged: DeviceStatusEntry = { status: higher.status, rank: higher.rank, rolledBack: higher.rolledBack, ...(counted !== undefined ? { counted } : {}) };
     // Re-inserting moves the key to the end: the map's order is the order of last use.
     this.entries.delete(key);
     this.entries.set(key, merged);

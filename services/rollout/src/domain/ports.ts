@@ -41,6 +41,19 @@ export interface DeviceEvent {
   report?: DeviceReport;
 }
 
+/**
+ * One step of the status a device is counted under in a deployment: from `from` to the higher
+ * `to`. Each status is left at most once, so the steps of a device form one rising chain.
+ */
+export interface CountedStep {
+  deploymentId: string;
+  projectId: string;
+  deviceId: string;
+  from: string;
+  to: string;
+  at: Date;
+}
+
 export interface DeviceStateStore {
   /**
    * Stores that the device reached `status` in the deployment. Each status is stored once per
@@ -49,11 +62,27 @@ export interface DeviceStateStore {
    *
    * The event's report rides in the same insert when there is one (`reportStored`), so that a
    * status report costs one insert (docs/architecture.md, "A status report, hop by hop"); a
-   * repeated status stores nothing here, and its report goes to `DeviceReportStore.insertReport`.
+   * repeated status stores nothing, its report included.
    */
   recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean; reportStored: boolean }>;
-  /** The device's highest stored status in the deployment, or null when it has none. */
+  /** The device's highest stored status in the deployment, and its counted one; null when it has none. */
   highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null>;
+  /**
+   * Moves the device's counted status one step, once: a step is keyed by the status it leaves, so
+   * of the reports that race to move a device out of a status, on any replica, exactly one does
+   * (docs/architecture.md, "Counts under races"). False when another moved it out of `from` first.
+   */
+  claimCountedStep(step: CountedStep): Promise<boolean>;
+  /** The status the device is counted under: the end of its steps, `pending` when it has none. */
+  countedStatus(deploymentId: string, deviceId: string): Promise<string>;
+  /** Devices per counted status, from the steps (those taken before `before`, when given). */
+  countedByStatus(deploymentId: string, before?: Date): Promise<Map<string, number>>;
+  /**
+   * Takes the step of each device whose counted status is below its highest stored one (a
+   * replica stopped between the two writes, or the device reported before steps were kept);
+   * answers how many devices it moved. Steps it takes count from the next recount on.
+   */
+  claimMissingSteps(deploymentId: string): Promise<number>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
   /**
    * How many devices are at each status (their highest), counted by the store over the stored
@@ -115,15 +144,17 @@ export interface DeviceReport {
 
 /**
  * Each device's newest reports (as it arrived: docs/api.md, "Status reports"), for its timeline:
- * the reports the device's events carry (`DeviceStateStore.recordEvent`) and the others.
+ * the reports the device's events carry (`DeviceStateStore.recordEvent`), the first `offered`
+ * report of each deployment, and the repeats that releases before this one stored on their own.
  */
 export interface DeviceReportStore {
-  /** Stores a report its event did not carry (a repeated status). */
-  insertReport(report: DeviceReport): Promise<void>;
+  /**
+   * Stores the device's first report of a status whose event carries none (`offered`, which the
+   * check records); false, storing nothing, when one is stored already.
+   */
+  insertFirstReport(report: DeviceReport): Promise<boolean>;
   /** Newest first, at most `limit`, created at or after `since` when given, wherever each is stored. */
   listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]>;
-  /** Deletes all but the device's newest `keep` reports. */
-  trimReports(deviceId: string, keep: number): Promise<void>;
 }
 
 /** Authoritative artifact lookups (the artifacts service), for creating deployments. */

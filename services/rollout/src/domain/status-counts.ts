@@ -1,4 +1,5 @@
 import { rankOf } from './device-status';
+import type { CountedStep } from './ports';
 
 /** A deployment's devices per current status, and its failures per reason. */
 export interface StatusCounts {
@@ -35,17 +36,18 @@ export function secondOf(at: Date): Date {
 }
 
 /**
- * What one stored event changes in the counts. `before` and `after` are the device's status in the
- * deployment around the event (`pending` when it had none); `newlyStored` says whether the event
- * was stored (a repeated status is not, and changes nothing). Every `failed` report is a failure;
- * `rolled_back` is one the first time.
+ * What one stored event changes in the counts. `step` is the move of the device's counted status
+ * that this event took (null when it took none: a repeat, a status below the counted one, or a
+ * race another report won); a device is counted once, under the end of its steps. `newlyStored`
+ * says whether the event was stored (a repeated status is not). Every `failed` report is a
+ * failure; `rolled_back` is one the first time.
  */
-export function countChange(event: { status: string; reason: string; newlyStored: boolean }, before: string, after: string): StatusCounts {
+export function countChange(event: { status: string; reason: string; newlyStored: boolean }, step: Pick<CountedStep, 'from' | 'to'> | null): StatusCounts {
   const change = NO_COUNTS();
   if (event.status === 'failed' || (event.status === 'rolled_back' && event.newlyStored)) change.failuresByReason.set(event.reason, 1);
-  if (event.newlyStored && after !== before) {
-    change.byStatus.set(after, 1);
-    if (rankOf(before) > rankOf('pending')) change.byStatus.set(before, -1);
+  if (step) {
+    change.byStatus.set(step.to, 1);
+    if (rankOf(step.from) > rankOf('pending')) change.byStatus.set(step.from, -1);
   }
   return change;
 }

@@ -58,21 +58,28 @@ export interface TransitionDoc {
 }
 
 /**
- * Only inserts, never updates (FerretDB makes inserts atomic, not updates), of two kinds:
+ * Only inserts, never updates (FerretDB makes inserts atomic, not updates), of three kinds:
  * - `status`: that a device reached a status in a deployment. `_id` is
  *   `${deployment}:${device}:${status}`, so each status is stored once.
  * - `failure`: one `failed` report; `_id` adds a random suffix, so that every report counts.
+ * - `count`: one step of the status the device is counted under (CountedStep), from `from` to
+ *   `status`. `_id` is `${deployment}:${device}:from:${from}`, so a device leaves each status once.
  */
 export interface DeviceEventDoc {
   _id: string;
-  kind: 'status' | 'failure';
+  kind: 'status' | 'failure' | 'count';
   deployment_id: string;
   project_id: string;
   device_id: string;
   status: string;
   rank: number;
-  /** `bitOf(status)` on status documents, so the store can count devices per status; 0 on failures. */
+  /**
+   * `bitOf(status)` on status documents, so the store can count devices per status; 0 on failures;
+   * `bitOf(status) - bitOf(from)` on steps, so that a device's steps sum to `bitOf(counted) - 1`.
+   */
   bit: number;
+  /** On steps: the status the device was counted under before. */
+  from?: string;
   reason: string;
   at: Date;
   /**
@@ -85,9 +92,15 @@ export interface DeviceEventDoc {
   detail_json?: string;
 }
 
-/** One accepted report, as the device sent it; the newest REPORTS_KEPT_PER_DEVICE per device are kept. */
+/**
+ * A report stored on its own: a device's first `offered` of a deployment (`_id`
+ * `${deployment}:${device}:offered`, `report_id` the report's id), or a repeat that a release
+ * before this one stored (`_id` the report's id). Read for the timeline.
+ */
 export interface DeviceReportDoc {
   _id: string;
+  /** The report's id where `_id` is not (a first `offered`). */
+  report_id?: string;
   project_id: string;
   deployment_id: string;
   device_id: string;
@@ -163,6 +176,7 @@ export function registerRolloutModels(connection: Connection) {
       status: String,
       rank: Number,
       bit: Number,
+      from: String,
       reason: String,
       at: Date,
       report_id: String,
@@ -179,6 +193,7 @@ export function registerRolloutModels(connection: Connection) {
   const deviceReportSchema = new Schema<DeviceReportDoc>(
     {
       _id: String,
+      report_id: String,
       project_id: String,
       deployment_id: String,
       device_id: String,

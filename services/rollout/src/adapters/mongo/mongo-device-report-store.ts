@@ -1,16 +1,21 @@
+import { insertUnique } from '@ota/mongo';
 import type { DeviceReport, DeviceReportStore } from '../../domain/ports';
 import type { DeviceEventDoc, DeviceReportDoc, RolloutModels } from './models';
 
 /**
- * Each device's accepted reports as it sent them, for its timeline: in `device_reports`, and in the
- * `device_events` documents that carry them (the first report of each status, every failure).
+ * Each device's accepted reports as it sent them, for its timeline: in the `device_events`
+ * documents that carry them (the first report of each status, every failure), and in
+ * `device_reports`: the first `offered` report of a device and deployment (its event, which the
+ * check stored, carries none), and the repeats that releases before this one stored there.
  */
 export class MongoDeviceReportStore implements DeviceReportStore {
   constructor(private readonly models: RolloutModels) {}
 
-  async insertReport(report: DeviceReport): Promise<void> {
+  insertFirstReport(report: DeviceReport): Promise<boolean> {
     const doc: DeviceReportDoc = {
-      _id: report.id,
+      // One per device, deployment and status: a repeat collides with it.
+      _id: `${report.deploymentId}:${report.deviceId}:${report.status}`,
+      report_id: report.id,
       project_id: report.projectId,
       deployment_id: report.deploymentId,
       device_id: report.deviceId,
@@ -21,7 +26,7 @@ export class MongoDeviceReportStore implements DeviceReportStore {
       detail_json: report.detailJson,
       created_at: report.createdAt,
     };
-    await this.models.DeviceReport.collection.insertOne(doc as never);
+    return insertUnique(this.models.DeviceReport.collection, doc);
   }
 
   async listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
@@ -41,16 +46,11 @@ export class MongoDeviceReportStore implements DeviceReportStore {
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
       .slice(0, limit);
   }
-
-  async trimReports(deviceId: string, keep: number): Promise<void> {
-    const older = await this.models.DeviceReport.find({ device_id: deviceId }, { _id: 1 }).sort({ created_at: -1, _id: -1 }).skip(keep).lean<Array<{ _id: string }>>();
-    if (older.length > 0) await this.models.DeviceReport.deleteMany({ _id: { $in: older.map((doc) => doc._id) } });
-  }
 }
 
 function reportOfDoc(doc: DeviceReportDoc): DeviceReport {
   return {
-    id: doc._id,
+    id: doc.report_id ?? doc._id,
     projectId: doc.project_id,
     deploymentId: doc.deployment_id,
     deviceId: doc.device_id,

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { insertUnique } from '@ota/mongo';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
-import { ROLLOUT_STATUSES, bitOf, statusOfBits } from '../../domain/device-status';
-import type { DeviceEvent, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
+import { ROLLOUT_STATUSES, bitOf, rankOf, statusOfBits } from '../../domain/device-status';
+import type { CountedStep, DeviceEvent, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
 import type { DeviceEventDoc, RolloutModels } from './models';
 
 /** The device events a deployment's failure counter counts: every failure report, and one rolled_back per device. */
@@ -102,12 +102,76 @@ export class MongoDeviceStateStore implements DeviceStateStore {
   }
 
   async highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null> {
-    const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId, device_id: deviceId, kind: 'status' }, { status: 1, rank: 1 }).lean<
+    const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId, device_id: deviceId, kind: { $in: ['status', 'count'] } }, { kind: 1, status: 1, rank: 1 }).lean<
       DeviceEventDoc[]
     >();
-    if (docs.length === 0) return null;
-    const highest = docs.reduce((best, doc) => (doc.rank > best.rank ? doc : best));
-    return { status: highest.status, rank: highest.rank, rolledBack: docs.some((doc) => doc.status === 'rolled_back') };
+    const statuses = docs.filter((doc) => doc.kind === 'status');
+    if (statuses.length === 0) return null;
+    const highest = statuses.reduce((best, doc) => (doc.rank > best.rank ? doc : best));
+    return {
+      status: highest.status,
+      rank: highest.rank,
+      rolledBack: statuses.some((doc) => doc.status === 'rolled_back'),
+      counted: endOfSteps(docs.filter((doc) => doc.kind === 'count')),
+    };
+  }
+
+  claimCountedStep(step: CountedStep): Promise<boolean> {
+    const doc: DeviceEventDoc = {
+      _id: `${step.deploymentId}:${step.deviceId}:from:${step.from}`,
+      kind: 'count',
+      deployment_id: step.deploymentId,
+      project_id: step.projectId,
+      device_id: step.deviceId,
+      status: step.to,
+      from: step.from,
+      rank: rankOf(step.to),
+      bit: bitOf(step.to) - bitOf(step.from),
+      reason: '',
+      at: step.at,
+    };
+    return insertUnique(this.models.DeviceEvent.collection, doc);
+  }
+
+  async countedStatus(deploymentId: string, deviceId: string): Promise<string> {
+    const steps = await this.models.DeviceEvent.find({ deployment_id: deploymentId, device_id: deviceId, kind: 'count' }, { status: 1, rank: 1 }).lean<DeviceEventDoc[]>();
+    return endOfSteps(steps);
+  }
+
+  async countedByStatus(deploymentId: string, before?: Date): Promise<Map<string, number>> {
+    // Each step adds its device to `status` and takes it from `from`: per status, the steps into
+    // it less the steps out of it are the devices counted there. Two `$group`/`$sum`s, however
+    // many devices there are.
+    const match = { $match: { deployment_id: deploymentId, kind: 'count', ...(before ? { at: { $lt: before } } : {}) } };
+    const [into, outOf] = await Promise.all([
+      this.models.DeviceEvent.aggregate<{ _id: string; steps: number }>([match, { $group: { _id: '$status', steps: { $sum: 1 } } }]),
+      this.models.DeviceEvent.aggregate<{ _id: string; steps: number }>([match, { $group: { _id: '$from', steps: { $sum: 1 } } }]),
+    ]);
+    const counts = new Map<string, number>();
+    for (const row of into) counts.set(row._id, (counts.get(row._id) ?? 0) + row.steps);
+    for (const row of outOf) if (row._id !== 'pending') counts.set(row._id, (counts.get(row._id) ?? 0) - row.steps);
+    for (const [status, devices] of counts) if (devices === 0) counts.delete(status);
+    return counts;
+  }
+
+  async claimMissingSteps(deploymentId: string): Promise<number> {
+    // Per device, the bits of the statuses it reached (the highest bit is its highest status) and
+    // the sum of its steps' bits (bitOf(counted) - 1).
+    const perDevice = (kind: DeviceEventDoc['kind']) =>
+      this.models.DeviceEvent.aggregate<{ _id: string; bits: number }>([{ $match: { deployment_id: deploymentId, kind } }, { $group: { _id: '$device_id', bits: { $sum: '$bit' } } }]);
+    const [reached, steps] = await Promise.all([perDevice('status'), perDevice('count')]);
+    const countedBits = new Map(steps.map((row) => [row._id, row.bits]));
+    const projectId = reached.length > 0 ? (await this.models.DeviceEvent.findOne({ deployment_id: deploymentId }, { project_id: 1 }).lean<DeviceEventDoc>())?.project_id : undefined;
+    let moved = 0;
+    for (const row of reached) {
+      const highest = statusOfBits(row.bits);
+      const counted = statusOfBits((countedBits.get(row._id) ?? 0) + bitOf('pending')) ?? 'pending';
+      if (!highest || !projectId || rankOf(highest) <= rankOf(counted)) continue;
+      // Dated at the epoch: the recount that follows counts it, and no delta ever did.
+      const step: CountedStep = { deploymentId, projectId, deviceId: row._id, from: counted, to: highest, at: new Date(0) };
+      if (await this.claimCountedStep(step)) moved += 1;
+    }
+    return moved;
   }
 
   async rolledBackDevices(deploymentIds: readonly string[]): Promise<Map<string, Set<string>>> {
@@ -119,4 +183,9 @@ export class MongoDeviceStateStore implements DeviceStateStore {
     for (const doc of docs) deploymentsByDevice.set(doc.device_id, (deploymentsByDevice.get(doc.device_id) ?? new Set()).add(doc.deployment_id));
     return deploymentsByDevice;
   }
+}
+
+/** The end of a device's steps: the highest they reached (they rise one after another), `pending` with none. */
+function endOfSteps(steps: readonly Pick<DeviceEventDoc, 'status' | 'rank'>[]): string {
+  return steps.reduce<Pick<DeviceEventDoc, 'status' | 'rank'> | null>((best, step) => (!best || step.rank > best.rank ? step : best), null)?.status ?? 'pending';
 }

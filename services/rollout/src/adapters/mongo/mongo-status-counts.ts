@@ -7,8 +7,8 @@ import type { DeltaDoc, ReasonCounts, RolloutModels, SnapshotDoc } from './model
 export class MongoStatusCounts implements StatusCountStore {
   constructor(
     private readonly models: Pick<RolloutModels, 'Snapshot' | 'Delta'>,
-    /** Where a recount reads the truth: the stored device events. */
-    private readonly events: Pick<DeviceStateStore, 'devicesByStatus' | 'failuresByReason'>,
+    /** Where a recount reads the truth: the devices' counted steps and their failures. */
+    private readonly events: Pick<DeviceStateStore, 'claimMissingSteps' | 'countedByStatus' | 'failuresByReason'>,
   ) {}
 
   async startCounts(deploymentId: string, at: Date): Promise<void> {
@@ -52,10 +52,10 @@ export class MongoStatusCounts implements StatusCountStore {
     const latest = await this.latest(deploymentId);
     // Never behind the newest snapshot: the deltas before its `through` may be gone already.
     const through = latest && latest.through > cutoff ? latest.through : cutoff;
-    const [byStatus, failuresByReason] = await Promise.all([
-      this.events.devicesByStatus(deploymentId, { before: through }),
-      this.events.failuresByReason(deploymentId, through),
-    ]);
+    // The reconcile: only a device whose step was never taken (a replica stopped between its two
+    // writes) changes what the deltas said; every other device is counted where its steps left it.
+    await this.events.claimMissingSteps(deploymentId);
+    const [byStatus, failuresByReason] = await Promise.all([this.events.countedByStatus(deploymentId, through), this.events.failuresByReason(deploymentId, through)]);
     const inserted = await insertUnique(this.models.Snapshot.collection, snapshotDoc(deploymentId, (latest?.version ?? 0) + 1, through, { byStatus, failuresByReason }, now));
     if (inserted && latest) await this.forgetBefore(latest);
     return inserted;
