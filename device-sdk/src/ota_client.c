@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "json_scan.h"
+#include "ota_chunk.h"
 
 #define RECORD_MAGIC 0x4f544131u /* "OTA1" */
 #define RECORD_VERSION 1u
@@ -81,14 +82,15 @@ static int64_text_t int64_text(int64_t value) {
 }
 
 /* The delay before retry number `failures` (1, 2, ...): retry_base_ms doubled per failure up to
- * retry_max_ms, spread by +-20%; the server's Retry-After wins when it sent one. */
+ * retry_max_ms, spread by +-20%; the server's Retry-After wins when it sent one, up to
+ * OTA_RETRY_AFTER_MAX_S (so that its milliseconds fit 32 bits). */
 static uint32_t backoff_ms(const ota_client_t *c, uint32_t failures, uint32_t retry_after_s) {
     uint64_t delay = c->config.retry_base_ms;
     for (uint32_t i = 1; i < failures && delay < c->config.retry_max_ms; i++) delay *= 2;
     if (delay > c->config.retry_max_ms) delay = c->config.retry_max_ms;
     uint32_t random = c->config.ports->system.random(c->config.ports->system.ctx);
     delay = delay * (80u + random % 41u) / 100u;
-    if (retry_after_s > 0) delay = (uint64_t)retry_after_s * 1000u;
+    if (retry_after_s > 0) delay = (uint64_t)(retry_after_s < OTA_RETRY_AFTER_MAX_S ? retry_after_s : OTA_RETRY_AFTER_MAX_S) * 1000u;
     return (uint32_t)delay;
 }
 
@@ -467,8 +469,7 @@ static ota_err_t download_step(ota_client_t *c) {
         if (err != OTA_OK || !c->http_open) return err;
     }
     /* Read up to the next chunk boundary, then make it durable and save the offset. */
-    uint32_t boundary = (c->received / c->config.chunk_bytes + 1) * c->config.chunk_bytes;
-    if (boundary > r->image_size) boundary = r->image_size;
+    uint32_t boundary = ota_chunk_end(c->received, c->config.chunk_bytes, r->image_size);
     while (c->received < boundary) {
         size_t want = boundary - c->received < sizeof c->read_buffer ? boundary - c->received : sizeof c->read_buffer;
         size_t n = 0;
@@ -485,6 +486,11 @@ static ota_err_t download_step(ota_client_t *c) {
     if (slot->flush(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
     r->offset = c->received;
     return save(c);
+}
+
+uint32_t ota_chunk_end(uint32_t received, uint32_t chunk, uint32_t size) {
+    uint64_t end = ((uint64_t)received / chunk + 1u) * chunk;
+    return end < size ? (uint32_t)end : size;
 }
 
 /* ---- the check ---- */
@@ -580,6 +586,12 @@ static ota_err_t check_step(ota_client_t *c) {
         return OTA_OK;
     }
     snprintf(c->last_check_status, sizeof c->last_check_status, "offered");
+    if (c->record.phase == OTA_PHASE_IDLE && c->record.pending_event != OTA_EVENT_NONE) {
+        /* The record holds one terminal event: a new update waits until it is accepted, so that
+         * its own end never overwrites an earlier failure the server has not heard of. */
+        log_line(c, OTA_LOG_INFO, "offer deferred until the %s report is accepted", ota_event_name((ota_event_t)c->record.pending_event));
+        return OTA_OK;
+    }
     ota_err_t taken = take_offer(c);
     return taken == OTA_ERR_PROTOCOL ? OTA_OK : taken;
 }
@@ -616,7 +628,17 @@ static ota_err_t roll_back(ota_client_t *c, ota_reason_t reason) {
     if (err != OTA_OK) return err;
     const ota_slot_port_t *slot = &c->config.ports->slot;
     err = slot->rollback(slot->ctx);
-    if (err != OTA_OK) return err;
+    if (err != OTA_OK) {
+        /* The previous image was not chosen: the trial runs on, and says so, and the next step
+         * (the reason to roll back still holds) tries again. A trial starts with nothing pending. */
+        r->phase = OTA_PHASE_TRIAL;
+        r->pending_event = OTA_EVENT_NONE;
+        r->pending_reason = OTA_REASON_NONE;
+        c->last_event = OTA_EVENT_NONE;
+        c->last_reason = OTA_REASON_NONE;
+        ota_err_t saved = save(c);
+        return saved != OTA_OK ? saved : err;
+    }
     c->config.ports->system.reboot(c->config.ports->system.ctx);
     return OTA_OK;
 }
@@ -625,9 +647,10 @@ static ota_err_t trial_step(ota_client_t *c) {
     ota_record_t *r = &c->record;
     const ota_slot_port_t *slot = &c->config.ports->slot;
     if (c->confirm_requested) {
-        c->confirm_requested = false;
+        /* Kept until the image is marked valid: a failed flash write is tried again next step. */
         ota_err_t err = slot->mark_valid(slot->ctx);
         if (err != OTA_OK) return err;
+        c->confirm_requested = false;
         r->running_build = r->build_number;
         set_pending(c, OTA_EVENT_CONFIRMED, OTA_REASON_NONE);
         r->phase = OTA_PHASE_IDLE;

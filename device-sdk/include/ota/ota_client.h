@@ -44,6 +44,9 @@ extern "C" {
 #define OTA_DEFAULT_POLL_INTERVAL_S 1800u
 #define OTA_DEFAULT_RETRY_BASE_MS 2000u
 #define OTA_DEFAULT_RETRY_MAX_MS 300000u
+/* The longest Retry-After the client waits (a day): a longer one, a proxy's mistake, would
+ * silence the device for weeks. */
+#define OTA_RETRY_AFTER_MAX_S 86400u
 #define OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS 10u
 #define OTA_DEFAULT_TRIAL_TIMEOUT_S 300u
 
@@ -200,7 +203,8 @@ ota_err_t ota_client_step(ota_client_t *client, uint32_t *wait_ms);
 /* True while a new image runs as a trial: the application runs its health check, then confirms. */
 bool ota_client_in_trial(const ota_client_t *client);
 
-/* The application's health check passed: keep the new image and report `confirmed`. */
+/* The application's health check passed: keep the new image and report `confirmed`. Once is
+ * enough: a failed write of the choice is tried again at each step until it holds. */
 ota_err_t ota_client_confirm(ota_client_t *client);
 
 /* The application's health check failed: roll back now (rolled_back, health_check_failed). */

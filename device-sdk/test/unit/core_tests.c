@@ -11,6 +11,7 @@
 #include <sodium.h>
 
 #include "fake_ports.h"
+#include "ota_chunk.h"
 #include "test_support.h"
 
 #define IMAGE_BYTES (40 * 1024 + 123)
@@ -264,6 +265,79 @@ static void test_retry_after(void) {
     EXPECT("then the check is offered", ota_client_phase(&device.client) == OTA_PHASE_DOWNLOADING);
 }
 
+static void test_retry_after_past_32_bits(void) {
+    make_device(1, 1);
+    world.check_failures_left = 1;
+    world.check_retry_after_s = 4294968; /* 4,294,968,000 ms: 704 ms once narrowed to 32 bits */
+    ota_client_init(&device.client, &device.config);
+    uint32_t wait = 0;
+    ota_client_step(&device.client, &wait);
+    EXPECT("a Retry-After too long for 32 bits of ms waits the longest Retry-After the client honours", wait == OTA_RETRY_AFTER_MAX_S * 1000u);
+}
+
+/* The application confirms once, as the header allows; the flash write behind it fails once. */
+static void test_confirm_survives_a_failed_mark_valid(void) {
+    make_device(1, 1);
+    world.mark_valid_failures_left = 1;
+    int booted = 0, confirmed_once = 0;
+    for (int steps = 0; steps < 10000; steps++) {
+        if (!booted || world.reboot_requested) {
+            if (booted) fake_reboot(&world);
+            booted = 1;
+            ota_client_init(&device.client, &device.config);
+            continue;
+        }
+        if (ota_client_in_trial(&device.client) && !confirmed_once) {
+            ota_client_confirm(&device.client);
+            confirmed_once = 1;
+        }
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+        if (settled(&device.client)) break;
+    }
+    EXPECT("a confirm whose mark_valid failed once is retried, not lost to the trial timeout", world.mark_valid_failures_left == 0);
+    check_invariants("mark_valid failed once", "confirmed");
+}
+
+/* The switch back fails once: the trial must not run on as if it had been rolled back. */
+static void test_rollback_retried_when_it_fails(void) {
+    make_device(1, -1);
+    world.rollback_failures_left = 1;
+    EXPECT("a refused trial whose rollback failed once settles", run_device(20000) >= 0);
+    EXPECT("the rollback was tried again", world.rollback_failures_left == 0);
+    check_invariants("rollback failed once", "rolled_back");
+    EXPECT("rolled_back is reported once", count_reports("rolled_back") == 1);
+}
+
+/* Every failed update is reported, even while the status endpoint is down across several of them. */
+static void test_failures_reported_while_reports_fail(void) {
+    make_device(1, 1);
+    world.tamper_at = 1000; /* every download of the build fails its checksum */
+    world.status_failures_left = 1000000;
+    int booted = 0;
+    for (int steps = 0; steps < 200000 && world.delivered < 3 * IMAGE_BYTES; steps++) {
+        if (!booted) {
+            booted = 1;
+            ota_client_init(&device.client, &device.config);
+        }
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
+    long downloads = world.delivered / IMAGE_BYTES;
+    world.status_failures_left = 0;
+    world.tamper_at = -1;
+    world.build = 0; /* nothing offered any more: what is left is to report */
+    for (int steps = 0; steps < 20000 && ota_client_report_pending(&device.client); steps++) {
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
+    EXPECT("no report waits", !ota_client_report_pending(&device.client));
+    EXPECT("each failed update reaches the server: none is overwritten by the next", count_reports("failed") == downloads);
+}
+
 static void test_url_expiry(void) {
     make_device(1, 1);
     world.expire_url_at = 25000;
@@ -337,6 +411,14 @@ static void test_large_build_numbers(void) {
     EXPECT("the check reports 2^32 + 7 as its current build", !strcmp(ota_client_last_check_status(&device.client), "up_to_date"));
 }
 
+static void test_chunk_ends(void) {
+    EXPECT("a chunk ends at the next multiple", ota_chunk_end(0, CHUNK, 100000) == CHUNK && ota_chunk_end(CHUNK, CHUNK, 100000) == 2 * CHUNK);
+    EXPECT("the last chunk ends at the image's end", ota_chunk_end(98304, CHUNK, 100000) == 100000);
+    /* The largest image an offer may have (UINT32_MAX - 4096), within one chunk of its end. */
+    uint32_t size = UINT32_MAX - 4096u;
+    EXPECT("within one chunk of 4 GiB the end is the image's, not a multiple wrapped to 0", ota_chunk_end(size - 100u, CHUNK, size) == size);
+}
+
 static void test_config(void) {
     make_device(1, 1);
     ota_config_t config = device.config;
@@ -364,11 +446,16 @@ int main(void) {
     test_failures();
     test_crash_loop();
     test_retry_after();
+    test_retry_after_past_32_bits();
+    test_confirm_survives_a_failed_mark_valid();
+    test_failures_reported_while_reports_fail();
+    test_rollback_retried_when_it_fails();
     test_url_expiry();
     test_range_ignored();
     test_report_retried();
     test_corrupt_record();
     test_large_build_numbers();
+    test_chunk_ends();
     test_config();
     test_cuts_everywhere();
     test_power_cut_before_every_write();

@@ -42,7 +42,7 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
     if (strstr(url, "/api/v1/ota/check/")) {
         if (w->check_failures_left > 0) {
             w->check_failures_left--;
-            head->retry_after_s = 7;
+            head->retry_after_s = w->check_retry_after_s;
             return answer(resp, cap, head, 503, "{\"detail\":\"busy\"}");
         }
         int64_t current = -1;
@@ -228,6 +228,10 @@ static ota_err_t slot_activate(void *ctx) {
 
 static ota_err_t slot_mark_valid(void *ctx) {
     fake_world_t *w = ctx;
+    if (w->mark_valid_failures_left > 0) {
+        w->mark_valid_failures_left--;
+        return OTA_ERR_IO;
+    }
     if (!mutation_allowed(w)) return OTA_ERR_IO;
     w->trial = 0;
     return OTA_OK;
@@ -235,6 +239,10 @@ static ota_err_t slot_mark_valid(void *ctx) {
 
 static ota_err_t slot_rollback(void *ctx) {
     fake_world_t *w = ctx;
+    if (w->rollback_failures_left > 0) {
+        w->rollback_failures_left--;
+        return OTA_ERR_IO;
+    }
     if (!mutation_allowed(w)) return OTA_ERR_IO;
     w->active = w->previous;
     w->trial = 0;
@@ -284,6 +292,7 @@ void fake_world_init(fake_world_t *w) {
     w->cut_link_at = w->cut_power_at = w->tamper_at = w->expire_url_at = -1;
     w->cut_power_at_mutation = -1;
     w->max_trial_boots = 1;
+    w->check_retry_after_s = 7;
     w->seed = 12345;
     w->now = 1000;
     memset(w->slot_live, 0xff, sizeof w->slot_live);

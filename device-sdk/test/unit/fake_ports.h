@@ -25,7 +25,8 @@ typedef struct {
     long long build;              /* 0: nothing offered */
     char signature_b64[100];      /* empty: unsigned */
     int url_version;              /* URLs of older versions are refused 403 (expired) */
-    int check_failures_left;      /* checks answered 503 with Retry-After 7 */
+    int check_failures_left;      /* checks answered 503 with Retry-After check_retry_after_s */
+    uint32_t check_retry_after_s; /* 7 unless a test sets it */
     int status_failures_left;     /* reports answered 503 */
     int get_failures_left;        /* GETs that fail to connect */
     int ignore_ranges;            /* answer 200 with the whole build to every GET */
@@ -45,6 +46,8 @@ typedef struct {
     uint8_t slot_live[2][FAKE_SLOT_BYTES];
     uint8_t slot_durable[2][FAKE_SLOT_BYTES];
     unsigned active, previous, trial, attempts, max_trial_boots;
+    int mark_valid_failures_left; /* marking the trial valid fails (the flash write of otadata) */
+    int rollback_failures_left;   /* the switch back to the previous image fails */
     uint8_t record[512];
     size_t record_len;
     /* Power */
