@@ -4,6 +4,7 @@ import { koaBody } from 'koa-body';
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, logFieldsOf, requestIdFrom, traceparentFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
 import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS, ValidationFailed, errorMiddleware } from './http/errors';
+import { firstDuplicateKey } from './http/duplicate-keys';
 import { jsonShapeProblem } from './http/json-limits';
 import { forwardedHeadersOnlyFrom, parseTrustedProxies } from './http/trusted-proxies';
 import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
@@ -70,6 +71,14 @@ function unstorableTextAt(value: unknown, loc: Array<string | number>, depth = 0
 }
 
 /** 400 for a body nested too deep or of too many values (http/json-limits.ts), on every API. */
+/** 400 for a JSON body that gives a key twice in one object (http/duplicate-keys.ts). */
+async function refuseDuplicateKeys(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  const text = (ctx.request as { rawBody?: unknown }).rawBody;
+  const repeated = typeof text === 'string' ? firstDuplicateKey(text) : undefined;
+  if (repeated) throw invalidArgument(`the JSON body gives the key ${JSON.stringify(repeated.join('.'))} more than once in one object`);
+  await next();
+}
+
 async function refuseOutsizedJson(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   const problem = jsonShapeProblem(ctx.request.body);
   if (problem) throw invalidArgument(problem);
@@ -156,6 +165,8 @@ export function createApp(deps: GatewayDeps): Koa {
       json: true,
       jsonLimit: deps.config.JSON_BODY_LIMIT_BYTES,
       jsonStrict: true,
+      // The raw text (ctx.request.rawBody), for refuseDuplicateKeys: the parsed body has lost the repeats.
+      includeUnparsed: true,
       onError: (error) => {
         const tooLarge = (error as { status?: number }).status === 413;
         throw tooLarge
@@ -165,6 +176,7 @@ export function createApp(deps: GatewayDeps): Koa {
     }),
   );
 
+  app.use(refuseDuplicateKeys);
   app.use(refuseOutsizedJson);
   app.use(refuseUnstorableText());
   const openApiDocument = buildOpenApiDocument(api.operations, API_VERSION);

@@ -42,6 +42,32 @@ describe('bad input on the first path', () => {
     expectDetail(response, 400);
   });
 
+  it('answers 400 for a body that repeats a key, and changes nothing: the last one does not win', async () => {
+    const artifact = (await api('POST', `/api/v1/projects/${projectId}/artifacts/`, { token: userToken, body: uploadForm(manifest, randomBytes(64)) })).body;
+    const created = await api('POST', `/api/v1/projects/${projectId}/deployments/`, { token: userToken, json: { artifact_id: artifact.id, rollout_percentage: 10 } });
+    expect(created.status).toBe(201);
+    const transition = `/api/v1/projects/${projectId}/deployments/${created.body.id}/transition/`;
+    // A deployment starts only with a device to reach.
+    expect((await api('POST', '/api/v1/ota/check/', { token: deviceToken, json: { device_id: 'dup-0', framework: 'arduino', chip_family: 'esp32', current_build_number: 0 } })).status).toBe(200);
+    expect((await api('POST', transition, { token: userToken, json: { action: 'start' } })).status).toBe(200);
+    const twice = await api('POST', transition, {
+      token: userToken,
+      body: '{"action":"pause","rollout_percentage":50,"action":"ramp"}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectDetail(twice, 400);
+    expect(twice.body.detail).toMatch(/"action".*more than once/);
+    const after = await api('GET', `/api/v1/projects/${projectId}/deployments/${created.body.id}/`, { token: userToken });
+    expect(after.body).toMatchObject({ state: 'active', rollout_percentage: 10 });
+    // The device API too, with the path to the key.
+    const check = await api('POST', '/api/v1/ota/check/', {
+      token: deviceToken,
+      body: '{"device_id":"dup-1","framework":"arduino","chip_family":"esp32","current_build_number":0,"current_build_number":5}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectDetail(check, 400);
+  });
+
   it('answers 400 for a check body that misses required fields', async () => {
     expectDetail(await api('POST', '/api/v1/ota/check/', { token: deviceToken, json: { device_id: 'x' } }), 400);
   });
