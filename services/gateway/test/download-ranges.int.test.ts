@@ -100,4 +100,31 @@ describe('a download', () => {
     const resumed = Buffer.concat([head.bytes, tail.bytes]);
     expect(createHash('sha256').update(resumed).digest('hex')).toBe(again.checksum);
   });
+
+  it('answers HEAD with the headers GET would send, and reads nothing of the build for it', async () => {
+    const streamsRead = async () => {
+      const text = await (await fetch(testStack().metricsUrls.artifacts!)).text();
+      // Every ReadArtifactBinary the artifacts service started.
+      return [...text.matchAll(/grpc_server_started_total\{[^}]*grpc_method="readArtifactBinary"[^}]*\} (\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+    };
+    const before = await streamsRead();
+    for (let i = 0; i < 20; i += 1) {
+      const whole = await fetch(offer.url, { method: 'HEAD' });
+      expect(whole.status).toBe(200);
+      expect(whole.headers.get('content-length')).toBe(String(SIZE));
+      expect(whole.headers.get('etag')).toBe(`"${sha256}"`);
+      expect(whole.headers.get('accept-ranges')).toBe('bytes');
+      expect((await whole.arrayBuffer()).byteLength).toBe(0);
+    }
+    const part = await fetch(offer.url, { method: 'HEAD', headers: { range: 'bytes=1000-' } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 1000-${SIZE - 1}/${SIZE}`);
+    expect(part.headers.get('content-length')).toBe(String(SIZE - 1000));
+    const altered = new URL(offer.url);
+    altered.searchParams.set('size', String(SIZE + 1));
+    expect((await fetch(altered, { method: 'HEAD' })).status).toBe(403);
+    // A GET is counted (the metric is the right one); the 21 HEADs and the refused one were not.
+    expect((await download(offer.url, { range: 'bytes=0-9' })).status).toBe(206);
+    expect(await streamsRead()).toBe(before + 2);
+  });
 });

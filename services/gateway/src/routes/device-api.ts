@@ -148,7 +148,8 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
         'The `url` of an offer. No bearer token: the HMAC signature is the credential. An altered or expired URL is 403. ' +
         'Answers `Accept-Ranges: bytes` and a strong `ETag` (the build\'s SHA-256, quoted). `Range: bytes=N-`, `bytes=N-M` or `bytes=-N` gets 206 with `Content-Range`; ' +
         'a range that starts past the end gets 416 with `Content-Range: bytes */size`. With `If-Range` naming another tag, the whole build is sent (200). ' +
-        'A device whose URL expired checks again and resumes from its offset with the new URL: the same build has the same `ETag`.',
+        'A device whose URL expired checks again and resumes from its offset with the new URL: the same build has the same `ETag`. ' +
+        '`HEAD` answers the same status and headers from the signed URL alone, reading nothing of the build.',
       responses: { 200: { type: 'string', format: 'binary' }, 206: { type: 'string', format: 'binary' } },
       // 400: query text no store could hold (a NUL character), refused before the handler like any malformed device API input.
       errors: [400, 416],
@@ -176,6 +177,19 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       }
       const start = range.kind === 'partial' ? range.start : 0;
       const length = range.kind === 'partial' ? range.end - range.start + 1 : size;
+      const answerHead = () => {
+        ctx.status = range.kind === 'partial' ? 206 : 200;
+        ctx.type = 'application/octet-stream';
+        ctx.set('Accept-Ranges', 'bytes');
+        if (etag) ctx.set('ETag', etag);
+        if (range.kind === 'partial') ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
+        ctx.length = length;
+      };
+      if (ctx.method === 'HEAD') {
+        // The signed URL says all a head needs: no byte of the build is read for it.
+        answerHead();
+        return;
+      }
 
       const chunks = clients.artifacts.readArtifactBinary(
         { artifactId, offset: start, length: range.kind === 'partial' ? length : 0 },
@@ -190,12 +204,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
         void iterator.return?.();
         throw unavailable('resumed downloads are not served during this upgrade; retry later');
       }
-      ctx.status = range.kind === 'partial' ? 206 : 200;
-      ctx.type = 'application/octet-stream';
-      ctx.set('Accept-Ranges', 'bytes');
-      if (etag) ctx.set('ETag', etag);
-      if (range.kind === 'partial') ctx.set('Content-Range', `bytes ${range.start}-${range.end}/${size}`);
-      ctx.length = length;
+      answerHead();
       const body = Readable.from(
         (async function* () {
           let sent = 0;
