@@ -5,7 +5,7 @@ import { artifactsCommand, deploymentsCommand, devicesCommand, projectsCommand, 
 import { EXIT } from './exit-codes';
 import { HELP } from './help';
 import { createOutput } from './output';
-import { DEPLOYMENT_FLAGS, deployAndStart, MANIFEST_FLAGS, manifestText, readBinary, uploadOnce } from './release';
+import { DEPLOYMENT_FLAGS, deployAndStart, MANIFEST_FLAGS, manifestText, readBinary, targetsOf, uploadOnce } from './release';
 import { follow, WAIT_FLAGS, waitSettings } from './wait';
 
 const VERSION = '0.1.0';
@@ -105,9 +105,10 @@ async function release(ctx: CommandContext, argv: string[]): Promise<number> {
   const manifest = manifestText(values);
   const binary = readBinary(values.binary);
   const projectId = await ctx.projectId();
+  const targets = await targetsOf(ctx.api, projectId, values);
   const artifact = await uploadOnce(ctx.api, projectId, binary, manifest);
   ctx.out.note(`uploaded build ${artifact.build_number} (${artifact.version_label}), SHA-256 ${artifact.checksum_sha256}`);
-  const deployment = await deployAndStart(ctx.api, projectId, artifact.id, values);
+  const deployment = await deployAndStart(ctx.api, projectId, artifact.id, values, targets);
   const link = `${ctx.consoleUrl}/console/projects/${projectId}/deployments/${deployment.id}`;
   if (!settings) {
     ctx.out.result({ artifact, deployment, console_url: link }, `released build ${artifact.build_number} as deployment ${deployment.id} (${deployment.state}, ${deployment.rollout_percentage}%)\nconsole: ${link}`);

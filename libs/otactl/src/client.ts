@@ -19,6 +19,8 @@ export class ApiRefusal extends Error {
   constructor(
     readonly status: number,
     detail: string,
+    /** The answer's Retry-After in seconds, when it sent one (429, 503). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(detail);
   }
@@ -45,6 +47,9 @@ export function detailOf(error: unknown, status: number): string {
 /** The data of an answer, or an ApiRefusal with its detail. */
 export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
-  if (!response.ok || data === undefined) throw new ApiRefusal(response.status, detailOf(error, response.status));
+  if (!response.ok || data === undefined) {
+    const retryAfter = Number(response.headers.get('retry-after') ?? '');
+    throw new ApiRefusal(response.status, detailOf(error, response.status), Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
+  }
   return data;
 }

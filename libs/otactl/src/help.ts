@@ -17,7 +17,8 @@ Commands:
           (--group NAME ... | --channel NAME ... | --all-devices) [plan flags] [--wait [wait flags]]
       Uploads the build (once: the Idempotency-Key comes from its SHA-256 and the manifest, so a
       retried or parallel job creates one artifact), creates the deployment (once per build, plan
-      and --run-id), and starts it. With --wait, follows it like \`wait\`.
+      and --run-id), and starts it. With --wait, follows it like \`wait\`. Every flag, group and
+      channel is checked before the upload: a release refused for its flags leaves no build behind.
     manifest flags: --framework (default esp_idf), --board-id, --hardware-revision,
       --partition-profile, --min-nvs-schema-version, --security-mode, --release-notes, --signature
     plan flags:
@@ -39,6 +40,8 @@ Commands:
         stage:N          it reached stage N of its plan (1 is the first)
         confirmed:N%     N% of the devices it targets confirmed the build
       --timeout (default 1h), --interval between reads (default 5s). Durations: 90s, 15m, 2h.
+      A read answered 429, 502, 503 or 504, or not at all (a connection refused or reset), is
+      tried again after the interval or its Retry-After; --timeout is a hard limit all the same.
 
   deployments list | show ID | pause ID | resume ID | ramp ID PERCENT | complete ID | cancel ID | preview ID
   artifacts list | upload --binary FILE (manifest flags) | archive ID | unarchive ID

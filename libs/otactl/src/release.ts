@@ -109,6 +109,25 @@ type DeploymentValues = {
   'run-id'?: string;
 };
 
+/** Where a release goes: group and channel ids, and whether that is every device of the project. */
+export interface Targets {
+  groupIds: string[];
+  channelIds: string[];
+  untargeted: boolean;
+}
+
+/**
+ * The deployment's targets and plan from the flags, checked and resolved (an unknown name, a flag
+ * out of its form, no target without --all-devices): called before anything is uploaded.
+ */
+export async function targetsOf(api: Api, projectId: string, values: DeploymentValues): Promise<Targets> {
+  deploymentPlan(values);
+  const { groupIds, channelIds } = await idsOf(api, projectId, values);
+  const untargeted = groupIds.length === 0 && channelIds.length === 0;
+  if (untargeted && !values['all-devices']) throw new UsageError('name the targets with --group and/or --channel, or pass --all-devices to reach every device of the project');
+  return { groupIds, channelIds, untargeted };
+}
+
 /** Group and channel names to ids; an unknown name is refused before anything is created. */
 async function idsOf(api: Api, projectId: string, values: DeploymentValues) {
   const path = { path: { id: projectId } };
@@ -153,10 +172,8 @@ export function deploymentPlan(values: DeploymentValues) {
  * Creates the deployment once per artifact, plan and run (`--run-id`), and starts it. A parallel or
  * retried job gets the same deployment; a start that another job made first is not an error.
  */
-export async function deployAndStart(api: Api, projectId: string, artifactId: string, values: DeploymentValues): Promise<Schemas['Deployment']> {
-  const { groupIds, channelIds } = await idsOf(api, projectId, values);
-  const untargeted = groupIds.length === 0 && channelIds.length === 0;
-  if (untargeted && !values['all-devices']) throw new UsageError('name the targets with --group and/or --channel, or pass --all-devices to reach every device of the project');
+export async function deployAndStart(api: Api, projectId: string, artifactId: string, values: DeploymentValues, targets: Targets): Promise<Schemas['Deployment']> {
+  const { groupIds, channelIds, untargeted } = targets;
   const body: BodyOf<'createDeployment'> = { artifact_id: artifactId, target_group_ids: groupIds, target_channel_ids: channelIds, ...deploymentPlan(values) };
   const key = `otactl-deploy-${sha256(JSON.stringify({ body, run: values['run-id'] ?? '' }))}`;
   const path = { id: projectId };

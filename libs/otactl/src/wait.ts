@@ -1,5 +1,5 @@
 import { seconds, UsageError } from './args';
-import { ok, type Api, type Schemas } from './client';
+import { ApiRefusal, ok, type Api, type Schemas } from './client';
 import { EXIT } from './exit-codes';
 import type { Output } from './output';
 import { figuresOf, progressLine } from './progress';
@@ -29,6 +29,21 @@ function met(until: Until, deployment: Deployment, summary: Summary): boolean {
   return figuresOf(summary).confirmedPercent >= until.percent;
 }
 
+/** Answers a later poll may not get: a gateway busy, rate limiting, restarting or behind a proxy that lost it. */
+const TRANSIENT_STATUSES = new Set([408, 429, 502, 503, 504]);
+
+/** A poll that failed for a moment: retried within the timeout, never the pipeline's failure. */
+function transientProblem(error: unknown): string | undefined {
+  if (error instanceof ApiRefusal) return TRANSIENT_STATUSES.has(error.status) ? `${error.status} ${error.message}` : undefined;
+  // fetch's own failures: a refused or reset connection, a name that did not resolve, our deadline.
+  const name = (error as Error | undefined)?.name;
+  if (error instanceof TypeError || name === 'AbortError' || name === 'TimeoutError') {
+    const cause = (error as { cause?: Error }).cause;
+    return cause?.message ?? (error as Error).message;
+  }
+  return undefined;
+}
+
 export interface FollowOptions {
   projectId: string;
   deploymentId: string;
@@ -40,18 +55,44 @@ export interface FollowOptions {
 
 /**
  * Follows a deployment until the condition holds (0), it pauses (2), the timeout passes (3), or it
- * ends without the condition (1), drawing its progress on the way.
+ * ends without the condition (1), drawing its progress on the way. A poll that fails for a moment
+ * (429, 502, 503, 504, a refused or broken connection) is tried again after the interval or the
+ * answer's Retry-After; every call carries the deadline, so `--timeout` is a hard limit even
+ * against a gateway that stops answering.
  */
 export async function follow(api: Api, out: Output, options: FollowOptions): Promise<number> {
   const giveUpAt = Date.now() + options.timeoutSeconds * 1000;
   const path = { id: options.projectId, did: options.deploymentId };
   const link = `${options.consoleUrl}/console/projects/${options.projectId}/deployments/${options.deploymentId}`;
   out.note(`waiting until ${untilText(options.until)} (timeout ${options.timeoutSeconds} s): ${link}`);
+  let last: { deployment: Deployment; summary: Summary } | undefined;
+  const timedOut = (why: string) => {
+    out.endProgress();
+    const progress = last ? progressLine(last.deployment, last.summary) : 'no answer yet';
+    out.result({ result: 'timed_out', ...(last ?? {}), console_url: link }, `timed out after ${options.timeoutSeconds} s before ${untilText(options.until)}${why}\n${progress}\nconsole: ${link}`);
+    return EXIT.timedOut;
+  };
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.min(ms, Math.max(0, giveUpAt - Date.now()))));
   for (;;) {
-    const [deployment, summary] = await Promise.all([
-      ok(api.GET('/api/v1/projects/{id}/deployments/{did}/', { params: { path } })),
-      ok(api.GET('/api/v1/projects/{id}/deployments/{did}/summary/', { params: { path } })),
-    ]);
+    const signal = AbortSignal.timeout(Math.max(1, giveUpAt - Date.now()));
+    let deployment: Deployment;
+    let summary: Summary;
+    try {
+      [deployment, summary] = await Promise.all([
+        ok(api.GET('/api/v1/projects/{id}/deployments/{did}/', { params: { path }, signal })),
+        ok(api.GET('/api/v1/projects/{id}/deployments/{did}/summary/', { params: { path }, signal })),
+      ]);
+    } catch (error) {
+      const problem = transientProblem(error);
+      if (problem === undefined) throw error;
+      if (Date.now() >= giveUpAt) return timedOut(` (last: ${problem})`);
+      out.note(`not answered (${problem}); trying again`);
+      const retryAfter = error instanceof ApiRefusal && error.retryAfterSeconds ? error.retryAfterSeconds * 1000 : 0;
+      await pause(Math.max(options.intervalSeconds * 1000, retryAfter));
+      if (Date.now() >= giveUpAt) return timedOut(` (last: ${problem})`);
+      continue;
+    }
+    last = { deployment, summary };
     out.progress(progressLine(deployment, summary));
     const result = { deployment, summary, console_url: link };
     if (met(options.until, deployment, summary)) {
@@ -75,12 +116,8 @@ export async function follow(api: Api, out: Output, options: FollowOptions): Pro
       out.result({ result: deployment.state, ...result }, `the deployment was ${deployment.state} before ${untilText(options.until)}\nconsole: ${link}`);
       return EXIT.other;
     }
-    if (Date.now() >= giveUpAt) {
-      out.endProgress();
-      out.result({ result: 'timed_out', ...result }, `timed out after ${options.timeoutSeconds} s before ${untilText(options.until)}\n${progressLine(deployment, summary)}\nconsole: ${link}`);
-      return EXIT.timedOut;
-    }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(options.intervalSeconds * 1000, Math.max(0, giveUpAt - Date.now()))));
+    if (Date.now() >= giveUpAt) return timedOut('');
+    await pause(options.intervalSeconds * 1000);
   }
 }
 

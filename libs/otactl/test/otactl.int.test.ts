@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,6 +87,91 @@ test('wait exits 3 at its timeout, a refused manifest exits 4 with the detail, a
   expect((await otactl(f, ['release', '--binary', build('both'), ...MANIFEST_FLAGS, '--group', 'canary', '--percentage', '5', '--stages', '5,50'])).code).toBe(1);
   expect((await otactl(f, ['wait', deployment.id, '--until', 'half'])).stderr).toContain('--until must be');
   expect((await otactl(f, ['projects', 'list'], { OTA_TOKEN: '' })).code).toBe(1);
+}, 120_000);
+
+/**
+ * A loopback stand-in for a gateway having a bad moment, in front of the real one: the first
+ * `failures` requests are answered 503 with Retry-After 1 (or 429, alternately), the rest
+ * forwarded; with `silent`, no request is ever answered.
+ */
+async function flakyGateway(options: { failures: number; silent?: boolean }): Promise<{ url: string; refused: () => number; close: () => Promise<void> }> {
+  let refused = 0;
+  const target = new URL(testStack().gatewayUrl);
+  const server = http.createServer((request, response) => {
+    if (options.silent) return;
+    if (refused < options.failures) {
+      refused += 1;
+      const status = refused % 2 === 0 ? 429 : 503;
+      response.writeHead(status, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"detail":"busy"}');
+      return;
+    }
+    const forwarded = http.request({ host: target.hostname, port: target.port, path: request.url, method: request.method, headers: request.headers }, (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    request.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    refused: () => refused,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+test('wait rides out 503s and 429s within its timeout, and its timeout holds against a gateway that stops answering', async () => {
+  const f = await setupProject();
+  await fleetInGroup(f, 'canary', ['w-1']);
+  const released = await otactl(f, ['--json', 'release', '--binary', build('flaky'), ...MANIFEST_FLAGS, '--group', 'canary']);
+  const { deployment } = JSON.parse(released.stdout);
+  const path = `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/transition/`;
+  expect((await api('POST', path, { token: f.user.token, json: { action: 'complete' } })).status).toBe(200);
+
+  const flaky = await flakyGateway({ failures: 4 });
+  try {
+    const waited = await otactl(f, ['wait', deployment.id, '--project', f.project.id, '--timeout', '60s', '--interval', '1s'], { OTA_URL: flaky.url });
+    expect({ code: waited.code, stderr: waited.stderr }).toMatchObject({ code: 0 });
+    expect(flaky.refused()).toBe(4);
+    expect(waited.stderr).toMatch(/not answered \((503|429) busy\); trying again/);
+  } finally {
+    await flaky.close();
+  }
+
+  const silent = await flakyGateway({ failures: 0, silent: true });
+  try {
+    // Bounded here, so that a wait that never ends fails the test instead of hanging it.
+    const waited = await Promise.race([
+      otactl(f, ['wait', deployment.id, '--project', f.project.id, '--timeout', '3s', '--interval', '1s'], { OTA_URL: silent.url }),
+      new Promise<Run>((resolve) => setTimeout(() => resolve({ code: -1, stdout: '', stderr: 'still waiting after 60 s' }), 60_000).unref()),
+    ]);
+    expect({ code: waited.code, stdout: waited.stdout }).toMatchObject({ code: 3 });
+    expect(waited.stdout).toContain('timed out after 3 s');
+  } finally {
+    await silent.close();
+  }
+}, 120_000);
+
+test('release checks every flag and target before it uploads: a refused release leaves no build behind', async () => {
+  const f = await setupProject();
+  await fleetInGroup(f, 'canary', ['r-1']);
+  const builds = async () => (await api('GET', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token })).body.length as number;
+  const before = await builds();
+  const mistakes: Array<[string[], number, RegExp]> = [
+    [['--group', 'canary', '--failure-threshold', 'half'], 1, /--failure-threshold is PERCENT:MIN_FINISHED/],
+    [['--group', 'canary', '--percentage', '5', '--stages', '5,50'], 1, /not both/],
+    [['--group', 'nowhere'], 4, /no group named "nowhere"/],
+    [[], 1, /name the targets/],
+    [['--group', 'canary', '--reason-limit', 'x'], 1, /--reason-limit is REASON:COUNT:WINDOW/],
+  ];
+  for (const [flags, code, message] of mistakes) {
+    const run = await otactl(f, ['release', '--binary', build(`mistake-${flags.join('')}`), ...MANIFEST_FLAGS, ...flags]);
+    expect({ flags, code: run.code }).toEqual({ flags, code });
+    expect(run.stderr).toMatch(message);
+  }
+  expect(await builds()).toBe(before);
 }, 120_000);
 
 test('eight parallel releases of the same build make one artifact and one deployment, and every run gets the same answer', async () => {
