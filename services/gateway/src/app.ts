@@ -5,6 +5,7 @@ import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, logFieldsOf, requestIdFrom, trac
 import type { GatewayDeps } from './deps';
 import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS, ValidationFailed, errorMiddleware } from './http/errors';
 import { firstDuplicateKey } from './http/duplicate-keys';
+import { refuseMalformedHttp } from './http/http-syntax';
 import { jsonShapeProblem } from './http/json-limits';
 import { forwardedHeadersOnlyFrom, parseTrustedProxies } from './http/trusted-proxies';
 import { ConcurrencyLimiter, shedLoad } from './http/load-shedding';
@@ -146,6 +147,7 @@ export function createApp(deps: GatewayDeps): Koa {
     }
   });
   app.use(errorMiddleware(deps.logger));
+  app.use(refuseMalformedHttp);
   app.use(requestDeadline(deps.config.REQUEST_TIMEOUT_MS, UNAVAILABLE_RETRY_AFTER_SECONDS, deps.logger, () => metrics.timedOut.inc()));
   // The device API is what a whole fleet hits at once; its overload is shed here, before the body
   // is parsed and the token read.

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { api, createUser, testStack, uploadForm } from '@ota/testkit';
 
 const testStackUrl = () => testStack().gatewayUrl;
@@ -195,5 +196,38 @@ describe('input the stores cannot hold, refused before it reaches them', () => {
     const options = await fetch(`${testStackUrl()}/api/v1/projects/${projectId}/`, { method: 'OPTIONS' });
     expect(options.status).toBe(204);
     expect(options.headers.get('allow')).toMatch(/GET.*DELETE|DELETE.*GET/);
+  });
+
+  it('answers 400 with a detail to a request line or headers that HTTP/1.1 does not allow', async () => {
+    // Raw requests: no HTTP client sends these.
+    const raw = (text: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const url = new URL(testStackUrl());
+        const socket = connect(Number(url.port), url.hostname, () => socket.write(text));
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => {
+          answer += chunk;
+          const [head, body = ''] = answer.split('\r\n\r\n');
+          const length = Number(/content-length: (\d+)/i.exec(head ?? '')?.[1] ?? NaN);
+          if (Buffer.byteLength(body) >= length) {
+            socket.destroy();
+            resolve({ status: Number(answer.split(' ')[1]), body });
+          }
+        });
+        socket.once('error', reject);
+      });
+    const host = new URL(testStackUrl()).host;
+    const health = (requestLine: string, headers: string) => raw(`${requestLine}\r\nHost: ${host}\r\n${headers}Connection: close\r\n\r\n`);
+    // The same request, allowed, answers.
+    expect((await health('GET /api/v1/openapi.json HTTP/1.1', '')).status).toBe(200);
+    for (const [name, request] of [
+      ['two Host headers', health('GET /api/v1/openapi.json HTTP/1.1', 'Host: elsewhere.example\r\n')],
+      ['HTTP/2.0 in an HTTP/1.1 request line', health('GET /api/v1/openapi.json HTTP/2.0', '')],
+      ['a transfer coding other than chunked', raw(`POST /api/v1/ota/check/ HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`)],
+    ] as const) {
+      const answer = await request;
+      expect({ name, status: answer.status }).toEqual({ name, status: 400 });
+      expect(JSON.parse(answer.body).detail).toBeTruthy();
+    }
   });
 });
