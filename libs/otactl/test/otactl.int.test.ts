@@ -174,6 +174,21 @@ test('release checks every flag and target before it uploads: a refused release 
   expect(await builds()).toBe(before);
 }, 120_000);
 
+test('runs as the docs say from a clone: `npx otactl` finds the workspace command once it is built', async () => {
+  const root = join(__dirname, '..', '..', '..');
+  const run = await new Promise<Run>((resolve, reject) => {
+    // --no-install: never a package of that name from a registry.
+    const child = spawn('npx', ['--no-install', 'otactl', '--version'], { cwd: root, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+  expect(run).toMatchObject({ code: 0, stdout: 'otactl 0.1.0\n' });
+});
+
 test('eight parallel releases of the same build make one artifact and one deployment, and every run gets the same answer', async () => {
   const f = await setupProject();
   await fleetInGroup(f, 'canary', ['p-1']);
