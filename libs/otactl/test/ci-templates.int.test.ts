@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +6,7 @@ import { validateAction, validateWorkflow } from '@action-validator/core';
 import { parse } from 'yaml';
 import { setupProject, testStack, type ProjectFixture } from '@ota/testkit';
 import { fleetInGroup, fleetUpdates } from './fleet';
+import { runProcess, type Run } from './run-process';
 
 // The GitHub Action (action.yml) and the GitLab CI template (deploy/ci/ota-release.gitlab-ci.yml),
 // checked against GitHub's schemas and run the way their runners run them: each step's `run` in
@@ -27,17 +27,9 @@ interface Action {
   runs: { using: string; steps: ActionStep[] };
 }
 
-function runBash(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    // What a composite step with `shell: bash` runs.
-    const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], { env: { PATH: process.env.PATH!, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+function runBash(script: string, env: Record<string, string>): Promise<Run> {
+  // What a composite step with `shell: bash` runs.
+  return runProcess('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', script], { env: { PATH: process.env.PATH!, ...env } });
 }
 
 /** Runs the action's steps in order as the runner would: `${{ inputs.x }}` from `with` or the input's default. */

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
 import { fleetInGroup, fleetUpdates } from './fleet';
+import { runProcess, type Run } from './run-process';
 
 // otactl run as a child process, the way a pipeline runs it (the one-file bundle, settings in the
 // environment), against the real stack, with the test playing the fleet (docs/ci.md).
@@ -14,29 +14,11 @@ import { fleetInGroup, fleetUpdates } from './fleet';
 const BUNDLE = join(__dirname, '..', 'dist', 'otactl.cjs');
 const work = mkdtempSync(join(tmpdir(), 'otactl-'));
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function otactl(f: ProjectFixture, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BUNDLE, ...args], {
-      env: { PATH: process.env.PATH, OTA_URL: testStack().gatewayUrl, OTA_TOKEN: f.apiToken, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      // The token is a secret: nothing otactl prints may hold it.
-      expect(stdout + stderr).not.toContain(f.apiToken);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
+async function otactl(f: ProjectFixture, args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const run = await runProcess(process.execPath, [BUNDLE, ...args], { env: { PATH: process.env.PATH, OTA_URL: testStack().gatewayUrl, OTA_TOKEN: f.apiToken, ...env } });
+  // The token is a secret: nothing otactl prints may hold it.
+  expect(run.stdout + run.stderr).not.toContain(f.apiToken);
+  return run;
 }
 
 function build(name: string, bytes = 4096): string {
@@ -176,16 +158,8 @@ test('release checks every flag and target before it uploads: a refused release 
 
 test('runs as the docs say from a clone: `npx otactl` finds the workspace command once it is built', async () => {
   const root = join(__dirname, '..', '..', '..');
-  const run = await new Promise<Run>((resolve, reject) => {
-    // --no-install: never a package of that name from a registry.
-    const child = spawn('npx', ['--no-install', 'otactl', '--version'], { cwd: root, env: { PATH: process.env.PATH }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  // --no-install: never a package of that name from a registry.
+  const run = await runProcess('npx', ['--no-install', 'otactl', '--version'], { cwd: root, env: { PATH: process.env.PATH } });
   expect(run).toMatchObject({ code: 0, stdout: 'otactl 0.1.0\n' });
 });
 
