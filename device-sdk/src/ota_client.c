@@ -354,13 +354,18 @@ static void close_download(ota_client_t *c) {
     c->http_open = false;
 }
 
-/* Ends the update with a failure to report; the previous image keeps running. */
+/*
+ * Ends the update with a failure to report; the previous image keeps running. A download that
+ * failed for want of bytes keeps the offset it saved (and the build it was for): its bytes are
+ * good, and the same build offered again resumes from them (take_offer). Any other failure starts
+ * the next offer from byte 0.
+ */
 static ota_err_t fail_update(ota_client_t *c, ota_reason_t reason) {
     close_download(c);
     ota_record_t *r = &c->record;
     set_pending(c, OTA_EVENT_FAILED, reason);
     r->phase = OTA_PHASE_IDLE;
-    r->offset = 0;
+    if (reason != OTA_REASON_DOWNLOAD_FAILED) r->offset = 0;
     c->slot_open = false;
     c->url_valid = false;
     c->verified = false;
@@ -368,13 +373,18 @@ static ota_err_t fail_update(ota_client_t *c, ota_reason_t reason) {
     return save(c);
 }
 
-/* A download attempt that ended early; too many in a row that delivered nothing fail the update. */
+/*
+ * A download attempt that ended early: tried again after the server's Retry-After or the back-off.
+ * The update fails only when max_download_attempts attempts in a row got no byte and no byte has
+ * come for download_budget_s: a server's outage is waited out, not counted.
+ */
 static ota_err_t attempt_failed(ota_client_t *c, uint32_t retry_after_s, const char *why) {
     close_download(c);
     if (c->attempt_bytes == 0) c->download_failures++;
     c->attempt_bytes = 0;
     log_line(c, OTA_LOG_WARN, "download interrupted at %lu of %lu bytes: %s", (unsigned long)c->received, (unsigned long)c->record.image_size, why);
-    if (c->download_failures >= c->config.max_download_attempts) return fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
+    bool out_of_budget = now_ms(c) - c->last_byte_at >= (uint64_t)c->config.download_budget_s * 1000u;
+    if (c->download_failures >= c->config.max_download_attempts && out_of_budget) return fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
     c->next_download_at = now_ms(c) + backoff_ms(c, c->download_failures ? c->download_failures : 1, retry_after_s);
     return OTA_OK;
 }
@@ -481,6 +491,7 @@ static ota_err_t download_step(ota_client_t *c) {
         c->received += (uint32_t)n;
         c->attempt_bytes += (uint32_t)n;
         c->download_failures = 0;
+        c->last_byte_at = now_ms(c);
     }
     if (c->received == r->image_size) return complete_download(c);
     if (slot->flush(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
@@ -516,22 +527,23 @@ static ota_err_t take_offer(ota_client_t *c) {
         memset(signature_bytes, 0, sizeof signature_bytes);
     }
     c->url_valid = true;
-    bool same_build = r->phase == OTA_PHASE_DOWNLOADING && r->build_number == build && r->image_size == (uint32_t)size &&
-                      memcmp(r->sha256, sha256, sizeof sha256) == 0 && (bool)r->has_signature == has_signature &&
-                      (!has_signature || memcmp(r->signature, signature_bytes, sizeof signature_bytes) == 0);
-    if (same_build) {
+    bool same_build = r->build_number == build && r->image_size == (uint32_t)size && memcmp(r->sha256, sha256, sizeof sha256) == 0 &&
+                      (bool)r->has_signature == has_signature && (!has_signature || memcmp(r->signature, signature_bytes, sizeof signature_bytes) == 0);
+    if (same_build && r->phase == OTA_PHASE_DOWNLOADING) {
         if (strcmp(r->deployment_id, deployment) != 0) {
             memcpy(r->deployment_id, deployment, sizeof r->deployment_id);
             return save(c);
         }
         return OTA_OK;
     }
+    /* The build a download that ran out of budget was for: its saved bytes are still in the slot. */
+    bool kept_bytes = same_build && r->phase == OTA_PHASE_IDLE && r->offset > 0 && r->target_slot == (uint8_t)(1u - c->running_slot);
     close_download(c);
     r->phase = OTA_PHASE_DOWNLOADING;
     r->target_slot = (uint8_t)(1u - c->running_slot);
     r->build_number = build;
     r->image_size = (uint32_t)size;
-    r->offset = 0;
+    if (!kept_bytes) r->offset = 0;
     memcpy(r->sha256, sha256, sizeof sha256);
     r->has_signature = has_signature;
     memcpy(r->signature, signature_bytes, sizeof signature_bytes);
@@ -539,6 +551,7 @@ static ota_err_t take_offer(ota_client_t *c) {
     c->slot_open = false;
     c->verified = false;
     c->download_failures = 0;
+    c->last_byte_at = now_ms(c);
     c->next_download_at = now_ms(c);
     ota_err_t err = save(c);
     if (err != OTA_OK) return err;
@@ -705,6 +718,7 @@ ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
     if (!c->config.retry_base_ms) c->config.retry_base_ms = OTA_DEFAULT_RETRY_BASE_MS;
     if (!c->config.retry_max_ms) c->config.retry_max_ms = OTA_DEFAULT_RETRY_MAX_MS;
     if (!c->config.max_download_attempts) c->config.max_download_attempts = OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS;
+    if (!c->config.download_budget_s) c->config.download_budget_s = OTA_DEFAULT_DOWNLOAD_BUDGET_S;
     if (!c->config.trial_timeout_s) c->config.trial_timeout_s = OTA_DEFAULT_TRIAL_TIMEOUT_S;
     err = load_record(c);
     if (err != OTA_OK) return err;
@@ -718,6 +732,7 @@ ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
     c->next_check_at = now;
     c->next_report_at = now;
     c->next_download_at = now;
+    c->last_byte_at = now;
     ota_record_t *r = &c->record;
     bool booted_target = boot.running_slot == r->target_slot;
     switch ((ota_phase_t)r->phase) {

@@ -49,6 +49,7 @@ extern "C" {
 #define OTA_RETRY_AFTER_MAX_S 86400u
 #define OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS 10u
 #define OTA_DEFAULT_TRIAL_TIMEOUT_S 300u
+#define OTA_DEFAULT_DOWNLOAD_BUDGET_S 3600u
 
 typedef struct {
     /* The service's base URL, e.g. "https://ota.example.com" (no trailing slash). */
@@ -81,9 +82,14 @@ typedef struct {
     /* First retry delay after a failed request, doubled per failure up to retry_max_ms, +-20%. */
     uint32_t retry_base_ms;
     uint32_t retry_max_ms;
-    /* Failed download attempts in a row, none of which received a byte, before the update is
-     * reported failed with download_failed. Default OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS. */
+    /* A download fails (download_failed) only when both hold: this many attempts in a row received
+     * no byte (default OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS), and none has for download_budget_s. */
     uint32_t max_download_attempts;
+    /* Seconds a download may go without a byte, across attempts, through a server's 429s and 5xx
+     * (each waited out by its Retry-After or the back-off) and refused connections, before it
+     * fails. The bytes it had are kept: the same build offered again resumes from them.
+     * Default OTA_DEFAULT_DOWNLOAD_BUDGET_S. */
+    uint32_t download_budget_s;
     /* Seconds a booted trial image has, in one boot, to be confirmed before it is rolled back
      * (confirm_timeout). Default OTA_DEFAULT_TRIAL_TIMEOUT_S. */
     uint32_t trial_timeout_s;
@@ -172,6 +178,7 @@ typedef struct {
     /* Timing, in the system port's milliseconds. */
     uint64_t next_check_at;
     uint64_t next_download_at;
+    uint64_t last_byte_at;      /* the download's last byte, or its start: download_budget_s counts from it */
     uint64_t next_report_at;
     uint64_t trial_started_at;
     uint32_t check_failures;

@@ -63,9 +63,8 @@ static int settled(const ota_client_t *client) {
            (ota_client_last_event(client, NULL) != OTA_EVENT_NONE || (status[0] && strcmp(status, "offered") != 0));
 }
 
-/* Boots, then steps the device (rebooting it when it asks or loses power) until it settles. */
-static int run_device(int max_steps) {
-    int booted = 0;
+/* Steps the device (booting it first unless `booted`, rebooting it when it asks or loses power) until it settles. */
+static int run_device_from(int booted, int max_steps) {
     for (int steps = 0; steps < max_steps; steps++) {
         if (!booted || world.powered_off || world.reboot_requested) {
             if (booted) fake_reboot(&world);
@@ -83,6 +82,10 @@ static int run_device(int max_steps) {
         if (settled(&device.client) && !world.powered_off && !world.reboot_requested) return steps;
     }
     return -1;
+}
+
+static int run_device(int max_steps) {
+    return run_device_from(0, max_steps);
 }
 
 static const fake_report_t *last_terminal(void) {
@@ -300,6 +303,61 @@ static void test_confirm_survives_a_failed_mark_valid(void) {
     check_invariants("mark_valid failed once", "confirmed");
 }
 
+/* Steps a booted device (init first) until `done` holds or `max_steps` pass. */
+static void step_until(int (*done)(void), int max_steps) {
+    for (int steps = 0; steps < max_steps && !done(); steps++) {
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
+}
+
+static int link_was_cut(void) {
+    return world.cut_link_at < 0 && world.delivered >= 30000;
+}
+
+static int failure_reported(void) {
+    return count_reports("failed") > 0;
+}
+
+/* An 18-second outage mid-download: ten 503s with Retry-After 2. It rides on them, and resumes. */
+static void test_outage_mid_download(void) {
+    make_device(1, 1);
+    world.cut_link_at = 30000;
+    ota_client_init(&device.client, &device.config);
+    step_until(link_was_cut, 20000);
+    EXPECT("the link was cut at 30000 bytes", link_was_cut());
+    world.get_unavailable_left = 10;
+    world.get_retry_after_s = 2;
+    EXPECT("an outage of ten 503s settles", run_device_from(1, 20000) >= 0);
+    check_invariants("outage mid-download", "confirmed");
+    EXPECT("every 503 was met", world.get_unavailable_left == 0);
+    EXPECT("no byte was fetched twice", world.delivered == IMAGE_BYTES);
+    EXPECT("no failure was reported", count_reports("failed") == 0);
+}
+
+/* An outage past the download budget fails the update, keeping its bytes: the same build offered
+ * again resumes where it stopped. */
+static void test_outage_past_the_budget_keeps_the_bytes(void) {
+    make_device(1, 1);
+    device.config.download_budget_s = 60;
+    world.cut_link_at = 30000;
+    ota_client_init(&device.client, &device.config);
+    step_until(link_was_cut, 20000);
+    world.get_unavailable_left = 1000000;
+    world.get_retry_after_s = 5;
+    uint64_t outage_from = world.now;
+    step_until(failure_reported, 100000);
+    const fake_report_t *terminal = last_terminal();
+    EXPECT("an outage past the budget fails the update", terminal && !strcmp(terminal->event, "failed") && !strcmp(terminal->reason, "download_failed"));
+    EXPECT("once the budget had passed", world.now - outage_from >= 60000);
+    long before = world.delivered;
+    world.get_unavailable_left = 0;
+    EXPECT("the same build offered again settles", run_device(20000) >= 0);
+    EXPECT("and is confirmed", last_terminal() && !strcmp(last_terminal()->event, "confirmed"));
+    EXPECT("resumed from its saved offset: only the bytes it lacked were fetched", world.delivered - before <= IMAGE_BYTES - 16384);
+}
+
 /* The switch back fails once: the trial must not run on as if it had been rolled back. */
 static void test_rollback_retried_when_it_fails(void) {
     make_device(1, -1);
@@ -450,6 +508,8 @@ int main(void) {
     test_confirm_survives_a_failed_mark_valid();
     test_failures_reported_while_reports_fail();
     test_rollback_retried_when_it_fails();
+    test_outage_mid_download();
+    test_outage_past_the_budget_keeps_the_bytes();
     test_url_expiry();
     test_range_ignored();
     test_report_retried();

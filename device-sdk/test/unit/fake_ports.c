@@ -88,6 +88,12 @@ static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, cons
         w->get_failures_left--;
         return OTA_ERR_IO;
     }
+    if (w->get_unavailable_left > 0) {
+        w->get_unavailable_left--;
+        head->status = 503;
+        head->retry_after_s = w->get_retry_after_s;
+        return OTA_OK;
+    }
     w->gets++;
     const char *version = strstr(url, "?v=");
     if (!version || atoi(version + 3) != w->url_version) {

@@ -29,6 +29,8 @@ typedef struct {
     uint32_t check_retry_after_s; /* 7 unless a test sets it */
     int status_failures_left;     /* reports answered 503 */
     int get_failures_left;        /* GETs that fail to connect */
+    int get_unavailable_left;     /* GETs answered 503 with Retry-After get_retry_after_s (an outage) */
+    uint32_t get_retry_after_s;
     int ignore_ranges;            /* answer 200 with the whole build to every GET */
     long cut_link_at;             /* the connection breaks once this many bytes of the image were sent; -1: never */
     long cut_power_at;            /* the power goes once this many bytes of the image were sent; -1: never */
