@@ -41,8 +41,8 @@ afterAll(async () => {
   await Promise.all([shortLived?.stop(), presigning?.stop()]);
 });
 
-type Scenario = 'cut' | 'truncate' | 'stall' | 'expire' | 'kill' | 'tamper' | 'trailers' | 'bad_signature' | 'retry_after' | 'unhealthy';
-const SCENARIOS: readonly Scenario[] = ['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'bad_signature', 'retry_after', 'unhealthy'];
+type Scenario = 'cut' | 'truncate' | 'stall' | 'expire' | 'kill' | 'tamper' | 'trailers' | 'outage' | 'bad_signature' | 'retry_after' | 'unhealthy';
+const SCENARIOS: readonly Scenario[] = ['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'outage', 'bad_signature', 'retry_after', 'unhealthy'];
 
 /** What a scenario must end in: the terminal event the service recorded, with its reason. */
 const EXPECTED: Record<Scenario, { event: string; reason: string | null }> = {
@@ -52,6 +52,7 @@ const EXPECTED: Record<Scenario, { event: string; reason: string | null }> = {
   expire: { event: 'confirmed', reason: null },
   kill: { event: 'confirmed', reason: null },
   trailers: { event: 'confirmed', reason: null },
+  outage: { event: 'confirmed', reason: null },
   retry_after: { event: 'confirmed', reason: null },
   tamper: { event: 'failed', reason: 'checksum_mismatch' },
   bad_signature: { event: 'failed', reason: 'signature_invalid' },
@@ -81,7 +82,7 @@ async function runDevice(name: string, scenario: Scenario, atByte: number, gatew
     ...(release.publicKeyHex ? ['--key', release.publicKeyHex, '--require-signature'] : []),
     '--retry-base', '200', '--retry-max', '2000', '--stall-timeout', '2', '--trial-timeout', '2', '--poll', '1',
   ], release.fixture.deviceScopeToken);
-  if (['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers'].includes(scenario)) {
+  if (['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'outage'].includes(scenario)) {
     proxy.fault = { kind: scenario, atByte } as DownloadFault;
   }
   proxy.stallMs = scenario === 'expire' ? (SHORT_URL_TTL_SECONDS + 1) * 1000 : 3000;
@@ -169,7 +170,7 @@ describe('the linux client on the real stack', () => {
     expect(results).toHaveLength(RUNS);
     const worst = (scenario: Scenario) => Math.max(0, ...results.filter((result) => result.scenario === scenario).map((result) => result.refetched));
     // A link fault costs no byte twice; a kill (a power cut) at most one chunk.
-    for (const scenario of ['cut', 'truncate', 'stall', 'expire', 'trailers', 'retry_after'] as const) expect({ scenario, refetched: worst(scenario) }).toEqual({ scenario, refetched: 0 });
+    for (const scenario of ['cut', 'truncate', 'stall', 'expire', 'trailers', 'outage', 'retry_after'] as const) expect({ scenario, refetched: worst(scenario) }).toEqual({ scenario, refetched: 0 });
     expect(worst('kill')).toBeLessThanOrEqual(CHUNK);
     const summary = SCENARIOS.map((scenario) => `${scenario} ${results.filter((result) => result.scenario === scenario).length} (refetched at most ${worst(scenario)} B)`);
     process.stdout.write(`[device interruptions] all ${RUNS} settled as expected: ${summary.join(', ')}\n`);

@@ -10,7 +10,12 @@ export type DownloadFault =
   | { kind: 'cut' | 'truncate' | 'stall' | 'expire' | 'kill'; atByte: number }
   | { kind: 'tamper'; atByte: number }
   /** A cut at `atByte`; then every resumed 206 comes chunked, its ETag sent again as a trailer. */
-  | { kind: 'trailers'; atByte: number };
+  | { kind: 'trailers'; atByte: number }
+  /** A cut at `atByte`; then the next OUTAGE_ANSWERS downloads are 503 with `Retry-After: 1` (a server outage). */
+  | { kind: 'outage'; atByte: number };
+
+/** The 503s of an `outage` fault: more than the client's ten attempts used to allow, a few seconds in all. */
+export const OUTAGE_ANSWERS = 12;
 
 export interface ProxiedDownload {
   rangeStart: number;
@@ -45,6 +50,8 @@ export class FaultProxy {
   corruptSignature = false;
   private server?: http.Server;
   private faultUsed = false;
+  /** 503s still to answer to downloads (an `outage` fault after its cut). */
+  private outageLeft = 0;
 
   constructor(private readonly target: string) {}
 
@@ -65,6 +72,11 @@ export class FaultProxy {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const path = request.url ?? '/';
+    if (path.startsWith('/api/v1/ota/download/') && this.outageLeft > 0) {
+      this.outageLeft -= 1;
+      response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"detail":"injected: outage"}');
+      return;
+    }
     if (path.startsWith('/api/v1/ota/check/') && this.checkFailures > 0) {
       this.checkFailures -= 1;
       response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"detail":"injected: busy"}');
@@ -114,7 +126,8 @@ export class FaultProxy {
         } else {
           await this.send(response, record, chunk.subarray(0, before));
           upstream.destroy();
-          await this.interrupt(fault.kind === 'trailers' ? 'cut' : fault.kind, response, fault.atByte);
+          if (fault.kind === 'outage') this.outageLeft = OUTAGE_ANSWERS;
+          await this.interrupt(fault.kind === 'trailers' || fault.kind === 'outage' ? 'cut' : fault.kind, response, fault.atByte);
           return;
         }
       }
@@ -142,7 +155,7 @@ export class FaultProxy {
     if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
   }
 
-  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper' | 'trailers'>, response: http.ServerResponse, atByte: number): Promise<void> {
+  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper' | 'trailers' | 'outage'>, response: http.ServerResponse, atByte: number): Promise<void> {
     // The bytes sent so far reach the device before the fault.
     await sleep(300);
     if (kind === 'truncate') {
