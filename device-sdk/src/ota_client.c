@@ -420,7 +420,9 @@ static ota_err_t open_download(ota_client_t *c) {
     c->http_open = true;
     c->attempt_bytes = 0;
     if (head.status == 206 && head.range_start == (int64_t)c->received && head.total_size == (int64_t)r->image_size) return OTA_OK;
-    if (head.status == 200 && head.content_length == (int64_t)r->image_size) {
+    /* A 200 without Content-Length (chunked) is read up to the offer's size; one cut short is an
+     * interrupted attempt, and the hash decides what the bytes are worth. */
+    if (head.status == 200 && (head.content_length == (int64_t)r->image_size || head.content_length < 0)) {
         if (c->received > 0) log_line(c, OTA_LOG_WARN, "the server sent the whole build instead of a range: starting over");
         return restart_download(c);
     }

@@ -413,6 +413,15 @@ static void test_range_ignored(void) {
     check_invariants("ranges ignored", "confirmed");
 }
 
+/* A download answered 200 without Content-Length (chunked): the offer's size says where it ends. */
+static void test_no_content_length(void) {
+    make_device(1, 1);
+    world.omit_content_length = 1;
+    EXPECT("a download without Content-Length settles", run_device(20000) >= 0);
+    check_invariants("no Content-Length", "confirmed");
+    EXPECT("each byte fetched once", world.delivered == IMAGE_BYTES);
+}
+
 static void test_report_retried(void) {
     make_device(1, 1);
     int booted = 0, restarted = 0;
@@ -512,6 +521,7 @@ int main(void) {
     test_outage_past_the_budget_keeps_the_bytes();
     test_url_expiry();
     test_range_ignored();
+    test_no_content_length();
     test_report_retried();
     test_corrupt_record();
     test_large_build_numbers();

@@ -118,7 +118,7 @@ static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, cons
         w->position = range_start;
     } else {
         head->status = 200;
-        head->content_length = (int64_t)w->image_size;
+        head->content_length = w->omit_content_length ? -1 : (int64_t)w->image_size;
         w->position = 0;
     }
     w->last_range_start = w->position;
