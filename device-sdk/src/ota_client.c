@@ -404,7 +404,10 @@ static ota_err_t open_download(ota_client_t *c) {
     const ota_http_port_t *http = &c->config.ports->http;
     ota_record_t *r = &c->record;
     char if_range[72] = "";
-    if (c->received > 0) {
+    if (c->received > 0 && c->etag[0]) {
+        memcpy(if_range, c->etag, sizeof if_range);
+    } else if (c->received > 0) {
+        /* No answer of this download seen in this boot: the service's tag, the build's SHA-256. */
         if_range[0] = '"';
         hex_of(r->sha256, sizeof r->sha256, if_range + 1);
         if_range[65] = '"';
@@ -419,6 +422,7 @@ static ota_err_t open_download(ota_client_t *c) {
     }
     c->http_open = true;
     c->attempt_bytes = 0;
+    if ((head.status == 200 || head.status == 206) && head.etag[0]) memcpy(c->etag, head.etag, sizeof c->etag);
     if (head.status == 206 && head.range_start == (int64_t)c->received && head.total_size == (int64_t)r->image_size) return OTA_OK;
     /* A 200 without Content-Length (chunked) is read up to the offer's size; one cut short is an
      * interrupted attempt, and the hash decides what the bytes are worth. */
@@ -538,6 +542,7 @@ static ota_err_t take_offer(ota_client_t *c) {
         }
         return OTA_OK;
     }
+    c->etag[0] = '\0';
     /* The build a download that ran out of budget was for: its saved bytes are still in the slot. */
     bool kept_bytes = same_build && r->phase == OTA_PHASE_IDLE && r->offset > 0 && r->target_slot == (uint8_t)(1u - c->running_slot);
     close_download(c);

@@ -161,6 +161,9 @@ typedef struct {
     ota_record_t record;
     /* What the current download needs in memory. */
     char url[OTA_URL_MAX];
+    /* The ETag the server answered for this download in this boot: what a resume's If-Range sends
+     * back (object storage's is an MD5, the service's the build's SHA-256); empty until one came. */
+    char etag[72];
     bool url_valid;
     bool slot_open;
     bool http_open;

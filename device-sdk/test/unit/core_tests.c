@@ -413,6 +413,16 @@ static void test_range_ignored(void) {
     check_invariants("ranges ignored", "confirmed");
 }
 
+/* Object storage's ETag is its MD5, not the SHA-256: a resume's If-Range must carry what it answered. */
+static void test_if_range_carries_the_servers_etag(void) {
+    make_device(1, 1);
+    world.etag = "\"9e107d9d372bb6826bd81d3542a419d6\"";
+    world.cut_link_at = 30000;
+    EXPECT("a cut download from object storage settles", run_device(20000) >= 0);
+    check_invariants("object storage's ETag", "confirmed");
+    EXPECT("it resumed with a range (no byte fetched twice)", world.delivered == IMAGE_BYTES && world.last_range_start == 30000);
+}
+
 /* A download answered 200 without Content-Length (chunked): the offer's size says where it ends. */
 static void test_no_content_length(void) {
     make_device(1, 1);
@@ -522,6 +532,7 @@ int main(void) {
     test_url_expiry();
     test_range_ignored();
     test_no_content_length();
+    test_if_range_carries_the_servers_etag();
     test_report_retried();
     test_corrupt_record();
     test_large_build_numbers();

@@ -103,6 +103,7 @@ static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, cons
     char etag[72], checksum[65];
     sha256_hex(w->image, w->image_size, checksum);
     snprintf(etag, sizeof etag, "\"%s\"", checksum);
+    if (w->etag) snprintf(etag, sizeof etag, "%s", w->etag);
     w->get_open = 1;
     if (range_start > 0 && !w->ignore_ranges && (!if_range[0] || strcmp(if_range, etag) == 0)) {
         if (range_start >= w->image_size) {

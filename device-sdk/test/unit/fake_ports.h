@@ -33,6 +33,7 @@ typedef struct {
     uint32_t get_retry_after_s;
     int ignore_ranges;            /* answer 200 with the whole build to every GET */
     int omit_content_length;      /* a 200 says no Content-Length (a chunked answer) */
+    const char *etag;             /* the ETag answered (object storage's MD5); NULL: the build's SHA-256 in quotes */
     long cut_link_at;             /* the connection breaks once this many bytes of the image were sent; -1: never */
     long cut_power_at;            /* the power goes once this many bytes of the image were sent; -1: never */
     long tamper_at;               /* this byte of the image is flipped on the wire; -1: never */
