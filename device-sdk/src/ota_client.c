@@ -393,6 +393,10 @@ static ota_err_t attempt_failed(ota_client_t *c, uint32_t retry_after_s, const c
 static ota_err_t restart_download(ota_client_t *c) {
     c->received = 0;
     hashes_begin(c);
+    /* Opened again at 0: a slot that appends (ESP-IDF's esp_ota_write) goes on only from where it
+     * was opened, which for a resume was past 0. */
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    if (c->slot_open && slot->open(slot->ctx, c->record.image_size, 0) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
     if (c->record.offset != 0) {
         c->record.offset = 0;
         return save(c);

@@ -196,13 +196,18 @@ static ota_err_t slot_open(void *ctx, uint32_t image_size, uint32_t resume_offse
     esp_err_t err = resume_offset == 0 ? esp_ota_begin(port->update_partition, OTA_WITH_SEQUENTIAL_WRITES, &port->ota_handle)
                                        : esp_ota_resume(port->update_partition, OTA_WITH_SEQUENTIAL_WRITES, resume_offset, &port->ota_handle);
     port->ota_open = err == ESP_OK;
+    port->ota_next = resume_offset;
     return err == ESP_OK ? OTA_OK : OTA_ERR_IO;
 }
 
 static ota_err_t slot_write(void *ctx, uint32_t offset, const uint8_t *data, size_t len) {
     ota_esp_idf_t *port = ctx;
-    (void)offset; /* the core writes in order from the resume offset, as esp_ota_write expects */
-    return port->ota_open && esp_ota_write(port->ota_handle, data, len) == ESP_OK ? OTA_OK : OTA_ERR_IO;
+    /* esp_ota_write appends from where the slot was opened: a write anywhere else would land at the
+     * wrong place, so it is refused (the core opens the slot again to start over). */
+    if (!port->ota_open || offset != port->ota_next) return OTA_ERR_STATE;
+    if (esp_ota_write(port->ota_handle, data, len) != ESP_OK) return OTA_ERR_IO;
+    port->ota_next += (uint32_t)len;
+    return OTA_OK;
 }
 
 static ota_err_t slot_read(void *ctx, uint32_t offset, uint8_t *data, size_t len) {

@@ -413,6 +413,18 @@ static void test_range_ignored(void) {
     check_invariants("ranges ignored", "confirmed");
 }
 
+/* A resume answered with the whole build (200) starts over at byte 0, on a slot that, like
+ * esp_ota_write, only appends from where it was opened: the slot is opened again at 0. */
+static void test_restart_reopens_an_appending_slot(void) {
+    make_device(1, 1);
+    world.slot_appends = 1;
+    world.cut_link_at = 30000;
+    world.ignore_ranges = 1;
+    EXPECT("a resume answered 200 on an appending slot settles", run_device(20000) >= 0);
+    check_invariants("restart on an appending slot", "confirmed");
+    EXPECT("no write failed", count_reports("failed") == 0);
+}
+
 /* Object storage's ETag is its MD5, not the SHA-256: a resume's If-Range must carry what it answered. */
 static void test_if_range_carries_the_servers_etag(void) {
     make_device(1, 1);
@@ -533,6 +545,7 @@ int main(void) {
     test_range_ignored();
     test_no_content_length();
     test_if_range_carries_the_servers_etag();
+    test_restart_reopens_an_appending_slot();
     test_report_retried();
     test_corrupt_record();
     test_large_build_numbers();

@@ -192,13 +192,16 @@ static ota_err_t slot_open(void *ctx, uint32_t image_size, uint32_t resume_offse
     unsigned slot = inactive(w);
     memset(w->slot_live[slot] + resume_offset, 0xff, FAKE_SLOT_BYTES - resume_offset);
     memcpy(w->slot_durable[slot], w->slot_live[slot], FAKE_SLOT_BYTES);
+    w->slot_next = resume_offset;
     return OTA_OK;
 }
 
 static ota_err_t slot_write(void *ctx, uint32_t offset, const uint8_t *data, size_t len) {
     fake_world_t *w = ctx;
     if (w->powered_off || offset + len > FAKE_SLOT_BYTES) return OTA_ERR_IO;
+    if (w->slot_appends && offset != w->slot_next) return OTA_ERR_IO;
     memcpy(w->slot_live[inactive(w)] + offset, data, len);
+    w->slot_next = offset + (uint32_t)len;
     return OTA_OK;
 }
 

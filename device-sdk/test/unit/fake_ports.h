@@ -52,6 +52,8 @@ typedef struct {
     unsigned active, previous, trial, attempts, max_trial_boots;
     int mark_valid_failures_left; /* marking the trial valid fails (the flash write of otadata) */
     int rollback_failures_left;   /* the switch back to the previous image fails */
+    int slot_appends;             /* as esp_ota_write: writes continue from where the slot was opened; another offset is refused */
+    uint32_t slot_next;           /* with slot_appends: where the next write must land */
     uint8_t record[512];
     size_t record_len;
     /* Power */

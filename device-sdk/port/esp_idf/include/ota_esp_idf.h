@@ -50,6 +50,7 @@ typedef struct {
     bool content_length_seen;
     const esp_partition_t *update_partition;
     esp_ota_handle_t ota_handle;
+    uint32_t ota_next;          /* where esp_ota_write goes on: the only offset slot_write takes */
     bool ota_open;
 } ota_esp_idf_t;
 
