@@ -645,7 +645,7 @@ static ota_err_t activate_step(ota_client_t *c) {
 
 static ota_err_t roll_back(ota_client_t *c, ota_reason_t reason) {
     ota_record_t *r = &c->record;
-    set_pending(c, OTA_EVENT_ROLLED_BACK, reason);
+    if (r->deployment_id[0]) set_pending(c, OTA_EVENT_ROLLED_BACK, reason);
     r->phase = OTA_PHASE_IDLE;
     /* Saved before the switch: a cut in between boots the trial again, which init rolls back. */
     ota_err_t err = save(c);
@@ -676,7 +676,8 @@ static ota_err_t trial_step(ota_client_t *c) {
         if (err != OTA_OK) return err;
         c->confirm_requested = false;
         r->running_build = r->build_number;
-        set_pending(c, OTA_EVENT_CONFIRMED, OTA_REASON_NONE);
+        /* A trial whose record was lost belongs to no deployment this device knows: nothing to report. */
+        if (r->deployment_id[0]) set_pending(c, OTA_EVENT_CONFIRMED, OTA_REASON_NONE);
         r->phase = OTA_PHASE_IDLE;
         c->next_check_at = now_ms(c) + poll_ms(c, 0);
         return save(c);
@@ -712,6 +713,7 @@ static ota_err_t load_record(ota_client_t *c) {
         return OTA_OK;
     }
     if (len != 0) log_line(c, OTA_LOG_WARN, "the saved update state is unreadable: starting clean");
+    c->record_missing = true;
     memset(&c->record, 0, sizeof c->record);
     c->record.magic = RECORD_MAGIC;
     c->record.version = RECORD_VERSION;
@@ -765,7 +767,19 @@ ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
         err = save(c);
         break;
     case OTA_PHASE_IDLE:
-        if (boot.pending_verify) {
+        if (boot.pending_verify && c->record_missing) {
+            /* A trial with no readable record: this client saves one before every switch, so it was
+             * lost (an NVS erase on an ESP-IDF upgrade, a layout this image does not read). The
+             * health check decides, as for any trial, and its timeout bounds it. The build and the
+             * deployment are unknown, so nothing is reported; the next check says what runs. */
+            log_line(c, OTA_LOG_WARN, "running an image on trial whose update state was lost: waiting for the health check");
+            r->phase = OTA_PHASE_TRIAL;
+            r->target_slot = boot.running_slot;
+            r->build_number = r->running_build;
+            r->deployment_id[0] = '\0';
+            c->trial_started_at = now;
+            err = save(c);
+        } else if (boot.pending_verify) {
             /* A trial that this device already gave up on (a cut came before the switch back). */
             log_line(c, OTA_LOG_WARN, "the running trial image was refused before this boot: rolling back");
             err = slot->rollback(slot->ctx);

@@ -67,7 +67,9 @@ typedef struct {
     const char *security_mode;
     const char *version_label;
     int32_t nvs_schema_version;     /* < 0: not reported */
-    /* The build_number this device runs when it has no saved state yet (a factory image): usually 0. */
+    /* The build_number of the image that runs, for when no saved state says it: a factory image
+     * (usually 0), or an image whose saved state was lost. Firmware that knows its own build
+     * number passes it, so that a lost record does not make the server offer it again. */
     int64_t factory_build_number;
     /* Pinned Ed25519 public keys. A signed offer must verify against one of them. */
     const uint8_t (*signing_keys)[32];
@@ -166,6 +168,7 @@ typedef struct {
     char etag[72];
     bool url_valid;
     bool slot_open;
+    bool record_missing;        /* init found no readable saved record (none, or unreadable) and started afresh */
     bool http_open;
     bool verified;              /* the slot's image was hashed and verified in this boot */
     bool hashes_valid;          /* the hash states hold the slot's first `hashed` bytes */

@@ -508,6 +508,45 @@ static void test_chunk_ends(void) {
     EXPECT("within one chunk of 4 GiB the end is the image's, not a multiple wrapped to 0", ota_chunk_end(size - 100u, CHUNK, size) == size);
 }
 
+/* The record is unreadable when the new image first boots as a trial (NVS erased by an ESP-IDF
+ * upgrade, a layout the image does not know): the health check decides, never the lost record. */
+static void trial_with_an_unreadable_record(int health, int erased, const char *name) {
+    make_device(1, health);
+    ota_client_init(&device.client, &device.config);
+    for (int steps = 0; steps < 20000 && !world.reboot_requested; steps++) {
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
+    EXPECT(name, world.reboot_requested && world.trial);
+    unsigned updated = world.active;
+    memset(world.record, 0x5a, sizeof world.record);
+    if (erased) world.record_len = 0;
+    fake_reboot(&world);
+    /* The new image's firmware names its own build, as the header asks. */
+    device.config.factory_build_number = 7;
+    EXPECT(name, ota_client_init(&device.client, &device.config) == OTA_OK);
+    EXPECT(name, ota_client_in_trial(&device.client));
+    int confirmed_reports = count_reports("confirmed");
+    run_device_from(1, 20000);
+    if (health > 0) {
+        EXPECT(name, world.active == updated && world.trial == 0);
+        EXPECT(name, memcmp(world.slot_durable[world.active], image, sizeof image) == 0);
+    } else {
+        EXPECT(name, world.trial == 0 && memcmp(world.slot_durable[world.active], "factory image", 13) == 0);
+    }
+    /* Nothing is reported for a deployment the device no longer knows. */
+    EXPECT(name, count_reports("confirmed") == confirmed_reports);
+}
+
+static void test_unreadable_record_in_a_trial(void) {
+    trial_with_an_unreadable_record(1, 0, "a healthy image whose record was lost is kept, not rolled back");
+    trial_with_an_unreadable_record(-1, 0, "an image whose record was lost and that fails its health check is rolled back");
+    trial_with_an_unreadable_record(0, 0, "an image whose record was lost and that never confirms is rolled back at the trial timeout");
+    trial_with_an_unreadable_record(1, 1, "a healthy image whose record was erased is kept, not rolled back");
+    trial_with_an_unreadable_record(0, 1, "an image whose record was erased and that never confirms is rolled back at the trial timeout");
+}
+
 static void test_config(void) {
     make_device(1, 1);
     ota_config_t config = device.config;
@@ -549,6 +588,7 @@ int main(void) {
     test_report_retried();
     test_corrupt_record();
     test_large_build_numbers();
+    test_unreadable_record_in_a_trial();
     test_chunk_ends();
     test_config();
     test_cuts_everywhere();
