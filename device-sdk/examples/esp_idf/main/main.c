@@ -16,6 +16,13 @@
 /* ESP-IDF calls it; no header of ESP-IDF's declares it. */
 void app_main(void);
 
+/* This image's build number as the service numbers it (CI passes it, e.g.
+ * `idf.py build -DOTA_BUILD_NUMBER=42` with `add_compile_definitions` in the project): what the
+ * device reports when no saved state says what runs. */
+#ifndef OTA_BUILD_NUMBER
+#define OTA_BUILD_NUMBER 0
+#endif
+
 /*
  * The project's Ed25519 release key, as `public_key` of GET /api/v1/projects/{id}/signing-keys/
  * shows it (base64 of 32 bytes). With require_signature below, an offer that is unsigned, or signed
@@ -55,6 +62,7 @@ void app_main(void) {
         .framework = "esp_idf",
         .chip_family = CONFIG_IDF_TARGET, /* the target this image was built for: esp32c3, esp32s3, ... */
         .nvs_schema_version = -1,
+        .factory_build_number = OTA_BUILD_NUMBER,
         .signing_keys = (const uint8_t(*)[32])release_key,
         .signing_key_count = 1,
         .require_signature = true,
