@@ -93,7 +93,7 @@ test('two replicas counting racing bursts of the same devices count each device 
   const before = await replicas[0]!.read(deploymentId);
   expect(await store.recount(deploymentId, new Date(Math.ceil(Date.now() / 1000) * 1000 + 1000), new Date())).toBe(true);
   expect(Object.fromEntries((await replicas[1]!.read(deploymentId)).byStatus)).toEqual(Object.fromEntries(before.byStatus));
-});
+}, 300_000);
 
 test('a compaction folds the deltas into a snapshot without changing the sum', async () => {
   const deploymentId = randomUUID();

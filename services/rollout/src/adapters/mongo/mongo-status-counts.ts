@@ -7,8 +7,8 @@ import type { DeltaDoc, ReasonCounts, RolloutModels, SnapshotDoc } from './model
 export class MongoStatusCounts implements StatusCountStore {
   constructor(
     private readonly models: Pick<RolloutModels, 'Snapshot' | 'Delta'>,
-    /** Where a recount reads the truth: the devices' counted steps and their failures. */
-    private readonly events: Pick<DeviceStateStore, 'claimMissingSteps' | 'countedByStatus' | 'failuresByReason'>,
+    /** Where a recount reads the truth: the devices' counted steps, their statuses and their failures. */
+    private readonly events: Pick<DeviceStateStore, 'claimMissingSteps' | 'countedByStatus' | 'devicesByStatus' | 'failuresByReason'>,
   ) {}
 
   async startCounts(deploymentId: string, at: Date): Promise<void> {
@@ -52,10 +52,16 @@ export class MongoStatusCounts implements StatusCountStore {
     const latest = await this.latest(deploymentId);
     // Never behind the newest snapshot: the deltas before its `through` may be gone already.
     const through = latest && latest.through > cutoff ? latest.through : cutoff;
-    // The reconcile: only a device whose step was never taken (a replica stopped between its two
-    // writes) changes what the deltas said; every other device is counted where its steps left it.
-    await this.events.claimMissingSteps(deploymentId);
-    const [byStatus, failuresByReason] = await Promise.all([this.events.countedByStatus(deploymentId, through), this.events.failuresByReason(deploymentId, through)]);
+    // The reconcile. A device is counted at or below its highest status, so the steps' counts equal
+    // the statuses' exactly when no device misses a step; only then is the per-device comparison
+    // (a row per device) skipped. A missing step (a replica stopped between its two writes, or a
+    // device that reported before steps were kept) is taken, and the steps counted again.
+    let [byStatus, reached, failuresByReason] = await Promise.all([
+      this.events.countedByStatus(deploymentId, through),
+      this.events.devicesByStatus(deploymentId, { before: through }),
+      this.events.failuresByReason(deploymentId, through),
+    ]);
+    if (!sameCounts(byStatus, reached) && (await this.events.claimMissingSteps(deploymentId)) > 0) byStatus = await this.events.countedByStatus(deploymentId, through);
     const inserted = await insertUnique(this.models.Snapshot.collection, snapshotDoc(deploymentId, (latest?.version ?? 0) + 1, through, { byStatus, failuresByReason }, now));
     if (inserted && latest) await this.forgetBefore(latest);
     return inserted;
@@ -77,6 +83,10 @@ export class MongoStatusCounts implements StatusCountStore {
     const [latest] = await this.models.Snapshot.find({ deployment_id: deploymentId }).sort({ version: -1 }).limit(1).lean<SnapshotDoc[]>();
     return latest ?? null;
   }
+}
+
+function sameCounts(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean {
+  return a.size === b.size && [...a].every(([status, count]) => b.get(status) === count);
 }
 
 function snapshotDoc(deploymentId: string, version: number, through: Date, counts: StatusCounts, recountedAt: Date): SnapshotDoc {
