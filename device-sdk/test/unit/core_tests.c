@@ -25,7 +25,8 @@ typedef struct {
     ota_client_t client;
     ota_config_t config;
     uint8_t keys[2][32];
-    int health; /* 1: the health check passes, 0: never, -1: refuses */
+    int health; /* 1: the health check passes (confirmed at every step), 2: passes and confirms once, 0: never, -1: refuses */
+    int confirmed;
 } device_t;
 
 static device_t device;
@@ -73,8 +74,9 @@ static int run_device_from(int booted, int max_steps) {
             continue;
         }
         if (ota_client_in_trial(&device.client)) {
-            if (device.health > 0) ota_client_confirm(&device.client);
+            if (device.health == 1 || (device.health == 2 && !device.confirmed)) ota_client_confirm(&device.client);
             if (device.health < 0) ota_client_reject(&device.client);
+            device.confirmed = device.health > 0;
         }
         uint32_t wait = 0;
         ota_client_step(&device.client, &wait);
@@ -86,6 +88,15 @@ static int run_device_from(int booted, int max_steps) {
 
 static int run_device(int max_steps) {
     return run_device_from(0, max_steps);
+}
+
+/* Steps a booted device (init first), with nothing rebooting it, until `done` holds or `max_steps` pass. */
+static void step_until(int (*done)(void), int max_steps) {
+    for (int steps = 0; steps < max_steps && !done(); steps++) {
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
 }
 
 static const fake_report_t *last_terminal(void) {
@@ -280,36 +291,11 @@ static void test_retry_after_past_32_bits(void) {
 
 /* The application confirms once, as the header allows; the flash write behind it fails once. */
 static void test_confirm_survives_a_failed_mark_valid(void) {
-    make_device(1, 1);
+    make_device(1, 2);
     world.mark_valid_failures_left = 1;
-    int booted = 0, confirmed_once = 0;
-    for (int steps = 0; steps < 10000; steps++) {
-        if (!booted || world.reboot_requested) {
-            if (booted) fake_reboot(&world);
-            booted = 1;
-            ota_client_init(&device.client, &device.config);
-            continue;
-        }
-        if (ota_client_in_trial(&device.client) && !confirmed_once) {
-            ota_client_confirm(&device.client);
-            confirmed_once = 1;
-        }
-        uint32_t wait = 0;
-        ota_client_step(&device.client, &wait);
-        world.now += wait + 1;
-        if (settled(&device.client)) break;
-    }
+    run_device(10000);
     EXPECT("a confirm whose mark_valid failed once is retried, not lost to the trial timeout", world.mark_valid_failures_left == 0);
     check_invariants("mark_valid failed once", "confirmed");
-}
-
-/* Steps a booted device (init first) until `done` holds or `max_steps` pass. */
-static void step_until(int (*done)(void), int max_steps) {
-    for (int steps = 0; steps < max_steps && !done(); steps++) {
-        uint32_t wait = 0;
-        ota_client_step(&device.client, &wait);
-        world.now += wait + 1;
-    }
 }
 
 static int link_was_cut(void) {
@@ -368,30 +354,30 @@ static void test_rollback_retried_when_it_fails(void) {
     EXPECT("rolled_back is reported once", count_reports("rolled_back") == 1);
 }
 
+static int three_downloads_delivered(void) {
+    return world.delivered >= 3 * IMAGE_BYTES;
+}
+
+static int no_report_pending(void) {
+    return !ota_client_report_pending(&device.client);
+}
+
+static int reboot_requested(void) {
+    return world.reboot_requested;
+}
+
 /* Every failed update is reported, even while the status endpoint is down across several of them. */
 static void test_failures_reported_while_reports_fail(void) {
     make_device(1, 1);
     world.tamper_at = 1000; /* every download of the build fails its checksum */
     world.status_failures_left = 1000000;
-    int booted = 0;
-    for (int steps = 0; steps < 200000 && world.delivered < 3 * IMAGE_BYTES; steps++) {
-        if (!booted) {
-            booted = 1;
-            ota_client_init(&device.client, &device.config);
-        }
-        uint32_t wait = 0;
-        ota_client_step(&device.client, &wait);
-        world.now += wait + 1;
-    }
+    ota_client_init(&device.client, &device.config);
+    step_until(three_downloads_delivered, 200000);
     long downloads = world.delivered / IMAGE_BYTES;
     world.status_failures_left = 0;
     world.tamper_at = -1;
     world.build = 0; /* nothing offered any more: what is left is to report */
-    for (int steps = 0; steps < 20000 && ota_client_report_pending(&device.client); steps++) {
-        uint32_t wait = 0;
-        ota_client_step(&device.client, &wait);
-        world.now += wait + 1;
-    }
+    step_until(no_report_pending, 20000);
     EXPECT("no report waits", !ota_client_report_pending(&device.client));
     EXPECT("each failed update reaches the server: none is overwritten by the next", count_reports("failed") == downloads);
 }
@@ -513,11 +499,7 @@ static void test_chunk_ends(void) {
 static void trial_with_an_unreadable_record(int health, int erased, const char *name) {
     make_device(1, health);
     ota_client_init(&device.client, &device.config);
-    for (int steps = 0; steps < 20000 && !world.reboot_requested; steps++) {
-        uint32_t wait = 0;
-        ota_client_step(&device.client, &wait);
-        world.now += wait + 1;
-    }
+    step_until(reboot_requested, 20000);
     EXPECT(name, world.reboot_requested && world.trial);
     unsigned updated = world.active;
     memset(world.record, 0x5a, sizeof world.record);

@@ -71,7 +71,6 @@ function unstorableTextAt(value: unknown, loc: Array<string | number>, depth = 0
   return undefined;
 }
 
-/** 400 for a body nested too deep or of too many values (http/json-limits.ts), on every API. */
 /** 400 for a JSON body that gives a key twice in one object (http/duplicate-keys.ts). */
 async function refuseDuplicateKeys(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   const text = (ctx.request as { rawBody?: unknown }).rawBody;
@@ -80,6 +79,7 @@ async function refuseDuplicateKeys(ctx: Koa.Context, next: Koa.Next): Promise<vo
   await next();
 }
 
+/** 400 for a body nested too deep or of too many values (http/json-limits.ts), on every API. */
 async function refuseOutsizedJson(ctx: Koa.Context, next: Koa.Next): Promise<void> {
   const problem = jsonShapeProblem(ctx.request.body);
   if (problem) throw invalidArgument(problem);

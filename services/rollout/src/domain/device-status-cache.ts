@@ -38,7 +38,7 @@ export class DeviceStatusCache {
       known && known.rank >= incoming.rank
         ? { ...known, rolledBack: known.rolledBack || incoming.rolledBack }
         : { ...incoming, rolledBack: incoming.rolledBack || (known?.rolledBack ?? false) };
-    const counted = [known?.counted, incoming.counted].reduce<string | undefined>((best, next) => (next !== undefined && (best === undefined || rankOf(next) > rankOf(best)) ? next : best), undefined);
+    const counted = higherOf(known?.counted, incoming.counted);
     const merged: DeviceStatusEntry = { status: higher.status, rank: higher.rank, rolledBack: higher.rolledBack, ...(counted !== undefined ? { counted } : {}) };
     // Re-inserting moves the key to the end: the map's order is the order of last use.
     this.entries.delete(key);
@@ -60,4 +60,10 @@ export class DeviceStatusCache {
   get size(): number {
     return this.entries.size;
   }
+}
+
+/** The higher-ranked of two statuses, either of which may be unknown. */
+function higherOf(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return rankOf(b) > rankOf(a) ? b : a;
 }
