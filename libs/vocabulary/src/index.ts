@@ -44,6 +44,28 @@ export function statusOfEvent(event: string): RolloutStatus | undefined {
   return (DEVICE_EVENTS as readonly string[]).includes(event) ? (event as RolloutStatus) : undefined;
 }
 
+/**
+ * Why an offer no longer stands, as the offer's standing answers it and a `stopped` report's
+ * `reason` says (docs/api.md, "Stopping devices mid-update").
+ */
+export const STOP_STATUSES = [
+  'deployment_paused',
+  'deployment_cancelled',
+  'deployment_completed',
+  'build_archived',
+  'device_inactive',
+  'device_unknown',
+  'not_targeted',
+  'not_in_rollout',
+] as const;
+export type StopStatus = (typeof STOP_STATUSES)[number];
+
+/**
+ * What a device reports when it stopped an update because its offer no longer stands: a line of
+ * its timeline that moves no status and counts as no failure.
+ */
+export const STOPPED_EVENT = 'stopped';
+
 /** What a check answers (docs/api.md, "The check decision"), and an OTA decision record's `status`. */
 export const CHECK_STATUSES = ['offered', 'up_to_date', 'no_compatible_build', 'device_inactive', 'over_limit', 'not_in_rollout', 'no_active_deployment', 'token_required'] as const;
 export type CheckStatus = (typeof CHECK_STATUSES)[number];

@@ -89,7 +89,8 @@ describe('a download', () => {
     expect(head.status).toBe(206);
     const first = new URL(offer.url);
     const key = testStack().gatewayEnv.OTA_URL_SIGNING_KEY ?? 'local-development-only-signing-key';
-    const expired = new DownloadUrlSigner(key, 900).sign(first.origin, first.pathname.split('/').pop()!, SIZE, sha256, Date.now() - 3_600_000);
+    const offered = { deploymentId: first.searchParams.get('deployment')!, deviceId: first.searchParams.get('device')!, tokenId: first.searchParams.get('token')! };
+    const expired = new DownloadUrlSigner(key, 900).sign(first.origin, { artifactId: first.pathname.split('/').pop()!, size: SIZE, sha256, offer: offered }, Date.now() - 3_600_000);
     expect((await download(expired, { range: `bytes=${cut}-` })).status).toBe(403);
 
     const again = await checkAgain();

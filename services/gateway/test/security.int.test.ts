@@ -131,6 +131,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     transitionDeployment: { action: 'cancel' },
     checkForUpdate: checkBody('unit-device'),
     reportStatus: { device_id: 'unit-device', deployment_id: world.deploymentId, event: 'downloaded' },
+    offerStanding: { device_id: 'unit-device', deployment_id: world.deploymentId },
     createSession: { token: world.user.token },
     createWebhook: { url: 'https://hooks.example.com/ota', events: ['deployment.started'] },
   };
@@ -547,6 +548,10 @@ describe('download URLs', () => {
       expires: altered((url) => url.searchParams.set('expires', String(Number(issued.searchParams.get('expires')) + 3600))),
       artifact: altered((url) => (url.pathname = url.pathname.replace(release.body.artifact_id, world.artifactId))),
       'no signature': altered((url) => url.searchParams.delete('signature')),
+      deployment: altered((url) => url.searchParams.set('deployment', world.deploymentId)),
+      device: altered((url) => url.searchParams.set('device', 'someone-else')),
+      token: altered((url) => url.searchParams.set('token', randomUUID())),
+      'no offer': altered((url) => ['deployment', 'device', 'token'].forEach((part) => url.searchParams.delete(part))),
     };
     for (const [part, url] of Object.entries(variants)) {
       const response = await fetch(url);
@@ -554,7 +559,8 @@ describe('download URLs', () => {
     }
     const key = testStack().gatewayEnv.OTA_URL_SIGNING_KEY ?? 'local-development-only-signing-key';
     const size = Number(issued.searchParams.get('size'));
-    const expired = new DownloadUrlSigner(key, 900).sign(issued.origin, release.body.artifact_id, size, issued.searchParams.get('sha256')!, Date.now() - 3_600_000);
+    const offered = { deploymentId: issued.searchParams.get('deployment')!, deviceId: issued.searchParams.get('device')!, tokenId: issued.searchParams.get('token')! };
+    const expired = new DownloadUrlSigner(key, 900).sign(issued.origin, { artifactId: release.body.artifact_id, size, sha256: issued.searchParams.get('sha256')!, offer: offered }, Date.now() - 3_600_000);
     const answer = await fetch(expired);
     expect(answer.status).toBe(403);
     expect(((await answer.json()) as { detail: string }).detail).toMatch(/expired/);

@@ -25,7 +25,8 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   const clientSettings = { defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, streamTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, metrics };
   const rolloutClient = createServiceClient('ota.rollout.v1.RolloutService', rolloutPb.RolloutServiceService, config.ROLLOUT_ADDR, clientSettings);
   const artifactsClient = createServiceClient('ota.artifacts.v1.ArtifactsService', artifactsPb.ArtifactsServiceService, config.ARTIFACTS_ADDR, clientSettings);
-  const views = new InMemoryDecisionViews<DecisionDeployment>(new GrpcDecisionSources(rolloutClient, artifactsClient), logger);
+  const sources = new GrpcDecisionSources(rolloutClient, artifactsClient);
+  const views = new InMemoryDecisionViews<DecisionDeployment>(sources, logger);
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger, metrics });
   followViewEvents(bus, views, logger);
   // Before serving, as rollout does: a check must not decide from empty views. Rollout and
@@ -34,7 +35,7 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry, { views, rollout: rolloutClient })),
+    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry, { views, sources, rollout: rolloutClient })),
   );
 
   return [() => mongo.close(), () => rolloutClient.close(), () => artifactsClient.close(), () => bus.drain(), () => views.stop(), ...serving];

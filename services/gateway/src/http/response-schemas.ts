@@ -1,7 +1,7 @@
 // JSON Schemas of every answer body. The OpenAPI document is built from them: each exported schema
 // is a named component there (the console's TypeScript types are generated from those), and the
 // tests validate each response they receive against that document.
-import { CHECK_STATUSES, PREVIEW_OUTCOMES, ROLLOUT_STATUSES } from '@ota/vocabulary';
+import { CHECK_STATUSES, PREVIEW_OUTCOMES, ROLLOUT_STATUSES, STOP_STATUSES } from '@ota/vocabulary';
 
 const UUID = { type: 'string', format: 'uuid' } as const;
 const TIME = { type: 'string', format: 'date-time' } as const;
@@ -325,6 +325,16 @@ export const CheckResponse = {
 } as const;
 
 export const StatusResponse = object({ accepted: { type: 'boolean' }, final_status: { type: 'string' } });
+
+export const OfferStandingResponse = object(
+  {
+    standing: { type: 'boolean', description: 'The offer stands: go on downloading, and install.' },
+    status: { type: 'string', enum: STOP_STATUSES, description: 'Why it no longer stands; absent while it stands.' },
+    hold: { type: 'boolean', description: 'Keep the bytes and check again later, to resume from them (a pause); false: abandon the download.' },
+    message: { type: 'string' },
+  },
+  ['status', 'hold', 'message'],
+);
 
 export const Health = object({ status: { type: 'string' }, detail: { type: 'string' } }, ['detail']);
 

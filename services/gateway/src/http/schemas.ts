@@ -2,7 +2,7 @@
 // built from them, so the two cannot disagree; the TypeScript type of what each accepts is derived
 // from it (`Accepted`), not written again.
 
-import { CHECK_STATUSES, DEVICE_EVENTS } from '@ota/vocabulary';
+import { CHECK_STATUSES, DEVICE_EVENTS, STOPPED_EVENT } from '@ota/vocabulary';
 import type { Accepted } from './validate';
 
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
@@ -84,7 +84,7 @@ export const statusBody = {
   properties: {
     device_id: { type: 'string', pattern: DEVICE_ID_PATTERN },
     deployment_id: UUID,
-    event: { type: 'string', enum: DEVICE_EVENTS },
+    event: { type: 'string', enum: [...DEVICE_EVENTS, STOPPED_EVENT] },
     build_number: COUNT,
     reason: { type: ['string', 'null'], maxLength: 128 },
     detail: DETAIL,
@@ -92,6 +92,18 @@ export const statusBody = {
 } as const;
 
 export type StatusBody = Accepted<typeof statusBody>;
+
+/** A device mid-update asks whether its offer still stands (docs/api.md, "Stopping devices mid-update"). */
+export const offerStandingBody = {
+  type: 'object',
+  required: ['deployment_id'],
+  properties: {
+    device_id: { type: 'string', pattern: DEVICE_ID_PATTERN },
+    deployment_id: UUID,
+  },
+} as const;
+
+export type OfferStandingBody = Accepted<typeof offerStandingBody>;
 
 /**
  * A `limit` query parameter: any whole number from 1 up. A larger one than the endpoint serves is

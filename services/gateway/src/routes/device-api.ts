@@ -6,20 +6,25 @@ import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { answerRange, etagOf } from '../http/byte-range';
 import { HttpError } from '../http/errors';
+import type { OfferBinding } from '../http/download-url';
 import { httpMetrics, type HttpMetrics } from '../http/http-metrics';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
-import { checkBody, statusBody, type CheckBody, type StatusBody } from '../http/schemas';
+import { checkBody, offerStandingBody, statusBody, type CheckBody, type OfferStandingBody, type StatusBody } from '../http/schemas';
+import { STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
 import { UUID_PATTERN } from '../http/validate';
 import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
 import { rpc } from './context';
 import { reportDeviceStatus } from '../use-cases/device-report';
 
-/** The signed download URL's query, as the offer's `url` carries it; all four are signed (http/download-url.ts). */
+/** The signed download URL's query, as the offer's `url` carries it; all of it is signed (http/download-url.ts). */
 const SIGNED_URL_PARAMETERS = [
   { name: 'size', required: true, schema: { type: 'integer', minimum: 0 }, description: "The build's size in bytes." },
   { name: 'sha256', required: false, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: "The build's SHA-256 (absent from URLs of the release before ranges)." },
+  { name: 'deployment', required: false, schema: { type: 'string', format: 'uuid' }, description: 'The deployment of the offer the URL was made for (absent from URLs of the release before the emergency stop).' },
+  { name: 'device', required: false, schema: { type: 'string' }, description: 'The device_id of that offer.' },
+  { name: 'token', required: false, schema: { type: 'string', format: 'uuid' }, description: 'The id of the token its check came with.' },
   { name: 'expires', required: true, schema: { type: 'integer', minimum: 0 }, description: 'Unix seconds after which the URL is refused.' },
   { name: 'signature', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'HMAC-SHA256 of the other three and the artifact id.' },
 ];
@@ -64,10 +69,11 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   // describe the API (describeApi).
   let deviceChecks: HttpMetrics['deviceChecks'] | undefined;
   async function checkHandler(ctx: Context, { principal, body }: { principal: Principal; body: CheckBody }) {
+    const deviceId = deviceIdOf(principal, body.device_id);
     const outcome = await checkDevice(checkPorts(), {
       projectId: principal.token.projectId,
       ownerId: principal.userId,
-      deviceId: deviceIdOf(principal, body.device_id),
+      deviceId,
       viaProjectToken: principal.token.kind === 'project',
       body,
       trace: rpc(ctx),
@@ -82,7 +88,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       update_available: true,
       build_number: offer.buildNumber,
       version: offer.versionLabel,
-      url: await downloadUrlOf(ctx, offer),
+      url: await downloadUrlOf(ctx, offer, { deploymentId: offer.deploymentId, deviceId, tokenId: principal.token.id }),
       checksum: offer.checksumSha256,
       size: offer.fileSize,
       deployment_id: offer.deploymentId,
@@ -97,14 +103,14 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
    * (an artifacts service from before storage keys sends none, and a presigned URL may be too long
    * for a device: then, and by default, our own signed endpoint below).
    */
-  async function downloadUrlOf(ctx: Context, offer: { artifactId: string; fileSize: number; checksumSha256: string; storageKey: string }): Promise<string> {
+  async function downloadUrlOf(ctx: Context, offer: { artifactId: string; fileSize: number; checksumSha256: string; storageKey: string }, binding: OfferBinding): Promise<string> {
     const presigned = deps.presignedDownloads && offer.storageKey ? await deps.presignedDownloads.urlOf(offer.storageKey) : undefined;
     if (presigned) return presigned;
     // Without PUBLIC_BASE_URL the URL is the request's own origin; a request that names none
     // (HTTP/1.0 without Host) cannot be given a URL that works.
     if (!deps.config.PUBLIC_BASE_URL && !ctx.host) throw invalidArgument('the request names no Host, so no download URL can be made for it; send Host, or set PUBLIC_BASE_URL');
     const baseUrl = deps.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
-    return deps.signer.sign(baseUrl, offer.artifactId, offer.fileSize, offer.checksumSha256);
+    return deps.signer.sign(baseUrl, { artifactId: offer.artifactId, size: offer.fileSize, sha256: offer.checksumSha256, offer: binding });
   }
 
   /** The check's ports: registry's client and the plan cache. */
@@ -118,7 +124,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       operationId: 'reportStatus',
       summary: 'Device lifecycle event',
       description:
-        'Events: offered, download_started, downloaded, flashed, validated, reboot, confirmed, failed, rolled_back, and the legacy rebooted. `accepted: true` comes only once the event is stored; repeating confirmed or rolled_back is a no-op. A deployment that does not exist in the project is 404.',
+        'Events: offered, download_started, downloaded, flashed, validated, reboot, confirmed, failed, rolled_back, and the legacy rebooted; and `stopped`, with a stop status as `reason`, when the device stopped an update whose offer no longer stands (it moves no status and counts as no failure). `accepted: true` comes only once the event is stored; repeating confirmed, rolled_back or a stop is a no-op. A deployment that does not exist in the project is 404.',
       body: statusBody,
       responses: { 200: R.StatusResponse },
     },
@@ -127,6 +133,9 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   async function statusHandler(ctx: Context, { principal, body }: { principal: Principal; body: StatusBody }) {
     const deviceId = deviceIdOf(principal, body.device_id);
     if (body.event === 'confirmed' && body.build_number === undefined) throw invalidArgument('build_number is required with confirmed');
+    if (body.event === STOPPED_EVENT && !(STOP_STATUSES as readonly string[]).includes(body.reason ?? '')) {
+      throw invalidArgument(`a stopped report's reason is one of ${STOP_STATUSES.join(', ')}`);
+    }
     ctx.body = await reportDeviceStatus(clients, {
       projectId: principal.token.projectId,
       deviceId,
@@ -134,6 +143,40 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       body,
       trace: rpc(ctx),
     });
+  }
+
+  deviceApi.add(
+    {
+      route: 'POST /ota/offer/',
+      operationId: 'offerStanding',
+      summary: 'Whether an offer still stands',
+      description:
+        'Asked by a device mid-update, between chunks and before it switches its boot slot: `standing: true` while the deployment still offers the build to the device; otherwise the stop `status` and `hold` (keep the bytes and check again, as after a pause; or abandon the download). Records nothing. A deployment that does not exist in the project is 404.',
+      body: offerStandingBody,
+      responses: { 200: R.OfferStandingResponse },
+    },
+    async (ctx: Context, { principal, body }: { principal: Principal; body: OfferStandingBody }) => {
+      const answer = await clients.registry.offerStanding(
+        { projectId: principal.token.projectId, deviceId: deviceIdOf(principal, body.device_id), viaProjectToken: principal.token.kind === 'project', deploymentId: body.deployment_id },
+        rpc(ctx),
+      );
+      ctx.body = answer.standing ? { standing: true } : { standing: false, status: answer.status, hold: answer.hold, message: answer.message };
+    },
+  );
+
+  /**
+   * A download URL works only while the offer it was made for stands (docs/api.md, "Stopping
+   * devices mid-update"): the token that asked for it is live, and the deployment still offers the
+   * build to the device. A held offer (a pause) is 409, a withdrawn one 410; either `detail` says why.
+   */
+  async function requireOfferStanding(ctx: Context, binding: OfferBinding): Promise<void> {
+    const token = await deps.store.findToken(binding.tokenId);
+    if (!token || token.revokedAt) throw permissionDenied('the token this download was offered to is revoked');
+    const answer = await clients.registry.offerStanding(
+      { projectId: token.projectId, deviceId: binding.deviceId, viaProjectToken: token.kind === 'project', deploymentId: binding.deploymentId },
+      rpc(ctx),
+    );
+    if (!answer.standing) throw new HttpError(answer.hold ? 409 : 410, `the offer no longer stands (${answer.status}): ${answer.message}`);
   }
 
   // Signed download URLs. No bearer token: the signature is the credential. The binary streams
@@ -145,14 +188,16 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       operationId: 'downloadArtifact',
       summary: 'Download an offered build',
       description:
-        'The `url` of an offer. No bearer token: the HMAC signature is the credential. An altered or expired URL is 403. ' +
+        'The `url` of an offer. No bearer token: the HMAC signature is the credential. An altered or expired URL is 403, and so is one whose check\'s token was revoked since. ' +
+        'It works only while its offer stands: once the deployment is paused it is 409, once it no longer offers the build to the device (cancelled, completed, the build archived, the device deactivated or deleted or moved out of its target) 410; `detail` says why. ' +
         'Answers `Accept-Ranges: bytes` and a strong `ETag` (the build\'s SHA-256, quoted). `Range: bytes=N-`, `bytes=N-M` or `bytes=-N` gets 206 with `Content-Range`; ' +
         'a range that starts past the end gets 416 with `Content-Range: bytes */size`. With `If-Range` naming another tag, the whole build is sent (200). ' +
         'A device whose URL expired checks again and resumes from its offset with the new URL: the same build has the same `ETag`. ' +
-        '`HEAD` answers the same status and headers from the signed URL alone, reading nothing of the build.',
+        '`HEAD` answers the same status and headers, reading nothing of the build.',
       responses: { 200: { type: 'string', format: 'binary' }, 206: { type: 'string', format: 'binary' } },
       // 400: query text no store could hold (a NUL character), refused before the handler like any malformed device API input.
-      errors: [400, 416],
+      // 409: the offer is held (a paused deployment); 410: it was withdrawn (docs/api.md, "Stopping devices mid-update").
+      errors: [400, 409, 410, 416],
       documentedQuery: SIGNED_URL_PARAMETERS,
       responseHeaders: {
         200: { 'Accept-Ranges': ACCEPT_RANGES, ETag: BUILD_ETAG, 'Content-Length': { description: 'The build\'s size.', schema: { type: 'integer' } } },
@@ -164,10 +209,20 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       const artifactId = ctx.params.artifactId as string;
       if (!UUID_PATTERN.test(artifactId)) throw notFound('artifact not found');
       const query = ctx.query as Record<string, string | undefined>;
-      const signed = { artifactId, size: query.size ?? '', sha256: query.sha256, expires: query.expires ?? '', signature: query.signature ?? '' };
+      const signed = {
+        artifactId,
+        size: query.size ?? '',
+        sha256: query.sha256,
+        deployment: query.deployment,
+        device: query.device,
+        token: query.token,
+        expires: query.expires ?? '',
+        signature: query.signature ?? '',
+      };
       const verdict = deps.signer.verify(signed);
       if (verdict === 'expired') throw permissionDenied('this download URL has expired; check again for a new one');
       if (verdict !== 'ok') throw permissionDenied('this download URL is not valid');
+      if (signed.deployment !== undefined) await requireOfferStanding(ctx, { deploymentId: signed.deployment, deviceId: signed.device!, tokenId: signed.token! });
 
       const size = Number(signed.size);
       const etag = signed.sha256 === undefined ? undefined : etagOf(signed.sha256);

@@ -2,7 +2,7 @@
 // the gateway: what it changes on the device record, and the order of the two writes it makes.
 import type { DecisionDeployment, DecisionViews } from '@ota/decision';
 import { invalidArgument, permissionDenied } from '@ota/errors';
-import { CHECK_MESSAGES, rankOf, statusOfEvent } from '@ota/vocabulary';
+import { CHECK_MESSAGES, rankOf, statusOfEvent, STOPPED_EVENT } from '@ota/vocabulary';
 import type { Device, StatusReportWrite } from './model';
 import type { Registry } from './registry';
 
@@ -70,16 +70,6 @@ export interface StatusReportInput {
  * report.
  */
 export async function reportDeviceStatus(deps: StatusReportDeps, input: StatusReportInput): Promise<{ accepted: boolean; finalStatus: string }> {
-  const status = statusOfEvent(input.event);
-  if (!status) throw invalidArgument(`unknown event "${input.event}"`);
-  const write = (reached: string): StatusReportWrite => ({
-    projectId: input.projectId,
-    deviceId: input.deviceId,
-    viaProjectToken: input.viaProjectToken,
-    deploymentId: input.deploymentId,
-    rank: rankOf(reached),
-    change: deviceReportChange(reached, input.reason, input.event === 'confirmed' ? input.buildNumber : undefined),
-  });
   const store = (device: Pick<Device, 'id'>) =>
     deps.events.recordDeviceEvent({
       projectId: input.projectId,
@@ -90,6 +80,19 @@ export async function reportDeviceStatus(deps: StatusReportDeps, input: StatusRe
       reason: input.reason,
       detailJson: input.detailJson,
     });
+  // A stop moves no status (docs/api.md, "Stopping devices mid-update"): the device is read for the
+  // token rule, and rollout stores the line of its timeline.
+  if (input.event === STOPPED_EVENT) return store(await reportingDevice(deps, input));
+  const status = statusOfEvent(input.event);
+  if (!status) throw invalidArgument(`unknown event "${input.event}"`);
+  const write = (reached: string): StatusReportWrite => ({
+    projectId: input.projectId,
+    deviceId: input.deviceId,
+    viaProjectToken: input.viaProjectToken,
+    deploymentId: input.deploymentId,
+    rank: rankOf(reached),
+    change: deviceReportChange(reached, input.reason, input.event === 'confirmed' ? input.buildNumber : undefined),
+  });
 
   const onActiveDeployment = deps.views.activeDeployments(input.projectId).some((deployment) => deployment.id === input.deploymentId);
   if (onActiveDeployment) {

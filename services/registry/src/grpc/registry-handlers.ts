@@ -1,12 +1,13 @@
 import { profileMessage, profileOfMessage } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
-import { offerOf, type DecisionDeployment, type DecisionViews } from '@ota/decision';
+import { offerOf, type DecisionDeployment, type DecisionViews, type ViewSources } from '@ota/decision';
 import type { CallContext, Handlers, ServiceClient } from '@ota/grpc';
 import { registry as pb, type rollout } from '@ota/proto';
 import { GrpcDeviceEventLedger } from '../adapters/grpc/grpc-device-event-ledger';
 import { GrpcOfferLedger } from '../adapters/grpc/grpc-offer-ledger';
 import { checkDevice, type DeviceCheckAnswer } from '../domain/device-check';
 import { reportDeviceStatus } from '../domain/device-report';
+import { offerStanding } from '../domain/offer-standing';
 import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
 import type { Registry } from '../domain/registry';
 
@@ -23,6 +24,8 @@ const OUTCOME = {
 /** What the check and the status report need beside the registry: the decision's views, and rollout to confirm offers and store events. */
 export interface CheckDeps {
   views: DecisionViews<DecisionDeployment>;
+  /** Where the views load from: a deployment they do not hold as active is read from rollout. */
+  sources: Pick<ViewSources<DecisionDeployment>, 'loadDeployment'>;
   rollout: ServiceClient<typeof rollout.RolloutServiceService>;
 }
 
@@ -226,6 +229,13 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
           detailJson: request.detailJson,
         },
       );
+    },
+    async offerStanding(request) {
+      const answer = await offerStanding(
+        { registry, views: check.views, loadDeployment: (id, projectId) => check.sources.loadDeployment(id, projectId) },
+        { projectId: request.projectId, deviceId: request.deviceId, viaProjectToken: request.viaProjectToken, deploymentId: request.deploymentId },
+      );
+      return answer.standing ? { standing: true, status: '', hold: false, message: '' } : answer;
     },
     async applyDeviceReport(request) {
       await registry.applyDeviceReport(request.projectId, request.id, request.event, request.reason, request.buildNumber);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { invalidArgument } from '@ota/errors';
+import { STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
 import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
 import { decideOffer, targetsDevice, type Decision, type DecisionDevice, type OfferOutcome } from '@ota/decision';
 import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
@@ -104,12 +105,10 @@ export class DeviceRollout {
     buildNumber?: number;
     detailJson: string;
   }): Promise<{ accepted: boolean; finalStatus: string }> {
+    if (input.event === STOPPED_EVENT) return this.recordStop(input);
     const status = statusOfEvent(input.event);
-    if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${DEVICE_EVENTS.join(', ')}`);
-    // Reports are almost always for an active deployment, which this replica holds in memory; any
-    // other (paused, completed, or not yet in this replica's view) is read from the store.
-    const active = this.deps.views.activeDeployments(input.projectId).some((deployment) => deployment.id === input.deploymentId);
-    if (!active) await this.deployments.findDeployment(input.projectId, input.deploymentId);
+    if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${[...DEVICE_EVENTS, STOPPED_EVENT].join(', ')}`);
+    await this.requireDeployment(input.projectId, input.deploymentId);
     const report: DeviceReport = {
       id: randomUUID(),
       projectId: input.projectId,
@@ -137,6 +136,40 @@ export class DeviceRollout {
       await this.deployments.enforceGuardrails(input.deploymentId).catch((error: unknown) => this.deps.warn(error, 'judging guardrails after a failure failed; the timer judges again'));
     }
     return { accepted: true, finalStatus: after.status };
+  }
+
+  /**
+   * A device stopped an update because its offer no longer stands (docs/api.md, "Stopping devices
+   * mid-update"): a line of its timeline, once per reason, that moves no status and counts nothing.
+   */
+  private async recordStop(input: { projectId: string; deploymentId: string; deviceId: string; reason: string; detailJson: string }): Promise<{ accepted: boolean; finalStatus: string }> {
+    if (!(STOP_STATUSES as readonly string[]).includes(input.reason)) {
+      throw invalidArgument(`a stopped report's reason is one of ${STOP_STATUSES.join(', ')}`);
+    }
+    await this.requireDeployment(input.projectId, input.deploymentId);
+    const { status } = await this.deviceStatus(input.deploymentId, input.deviceId);
+    const report: DeviceReport = {
+      id: randomUUID(),
+      projectId: input.projectId,
+      deploymentId: input.deploymentId,
+      deviceId: input.deviceId,
+      event: STOPPED_EVENT,
+      status,
+      buildNumber: undefined,
+      reason: input.reason,
+      detailJson: input.detailJson,
+      createdAt: this.now(),
+    };
+    await this.deps.reports.insertFirstReport(report, `${STOPPED_EVENT}:${input.reason}`);
+    return { accepted: true, finalStatus: status };
+  }
+
+  /** 404 unless the deployment is the project's. */
+  private async requireDeployment(projectId: string, deploymentId: string): Promise<void> {
+    // Reports are almost always for an active deployment, which this replica holds in memory; any
+    // other (paused, completed, or not yet in this replica's view) is read from the store.
+    const active = this.deps.views.activeDeployments(projectId).some((deployment) => deployment.id === deploymentId);
+    if (!active) await this.deployments.findDeployment(projectId, deploymentId);
   }
 
   /**

@@ -150,9 +150,10 @@ export interface DeviceReport {
 export interface DeviceReportStore {
   /**
    * Stores the device's first report of a status whose event carries none (`offered`, which the
-   * check records); false, storing nothing, when one is stored already.
+   * check records), or of a `stopped` for one reason (`once`: what a repeat shares with it, the
+   * status by default); false, storing nothing, when one is stored already.
    */
-  insertFirstReport(report: DeviceReport): Promise<boolean>;
+  insertFirstReport(report: DeviceReport, once?: string): Promise<boolean>;
   /** Newest first, at most `limit`, created at or after `since` when given, wherever each is stored. */
   listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]>;
 }

@@ -11,10 +11,10 @@ import type { DeviceEventDoc, DeviceReportDoc, RolloutModels } from './models';
 export class MongoDeviceReportStore implements DeviceReportStore {
   constructor(private readonly models: RolloutModels) {}
 
-  insertFirstReport(report: DeviceReport): Promise<boolean> {
+  insertFirstReport(report: DeviceReport, once: string = report.status): Promise<boolean> {
     const doc: DeviceReportDoc = {
-      // One per device, deployment and status: a repeat collides with it.
-      _id: `${report.deploymentId}:${report.deviceId}:${report.status}`,
+      // One per device, deployment and status (or stop reason): a repeat collides with it.
+      _id: `${report.deploymentId}:${report.deviceId}:${once}`,
       report_id: report.id,
       project_id: report.projectId,
       deployment_id: report.deploymentId,
