@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     (done, progress) =>
       process.stderr.write(
         `[simulate] ${done}/${progress.devices} devices  offered ${progress.offered}  confirmed ${progress.confirmed}  ` +
-          `failed ${progress.failedReports}  rolled back ${progress.rolledBack}  silent ${progress.silent}  errors ${progress.errors}\n`,
+          `failed ${progress.failedReports}  rolled back ${progress.rolledBack}  silent ${progress.silent}  stopped ${progress.stopped}  errors ${progress.errors}\n`,
       ),
   );
   const { builds: _builds, behaviours: _behaviours, ...totals } = summary;

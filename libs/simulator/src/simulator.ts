@@ -39,6 +39,8 @@ export interface SimulationSummary {
   /** Devices that went silent after `reboot` (never confirmed). */
   silent: number;
   checksumMismatches: number;
+  /** Updates stopped because their offer no longer stood (a pause, a cancel): reported `stopped`, never a failure. */
+  stopped: number;
   /** HTTP errors: answers other than 200, and network failures. */
   errors: number;
   /** The errors by HTTP status (`network` for failures to connect or read). */
@@ -74,6 +76,7 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
     rolledBack: 0,
     silent: 0,
     checksumMismatches: 0,
+    stopped: 0,
     errors: 0,
     errorsByStatus: {},
     builds: new Map(deviceIds.map((id) => [id, options.fleet?.get(id) ?? 0])),
@@ -121,8 +124,24 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
     const deploymentId = String(offer.deployment_id);
     const report = (event: string, extra: Record<string, unknown> = {}) => post('/api/v1/ota/status/', { device_id: deviceId, deployment_id: deploymentId, event, ...extra });
     for (const event of LIFECYCLE_BEFORE_APPLY) await report(event);
+    /**
+     * As the C client: whether the offer still stands (docs/api.md, "Stopping devices mid-update").
+     * A stop is reported and counted, never as a failure; no answer lets the update go on.
+     */
+    const standing = async (): Promise<boolean> => {
+      const answer = await post('/api/v1/ota/offer/', { device_id: deviceId, deployment_id: deploymentId });
+      if (answer?.standing !== false) return true;
+      summary.stopped += 1;
+      await report('stopped', { reason: answer.status });
+      return false;
+    };
 
     const download = await fetch(String(offer.url)).catch(() => undefined);
+    // 409 or 410: the offer was paused or withdrawn since the check.
+    if (download && (download.status === 409 || download.status === 410)) {
+      await download.arrayBuffer();
+      if (!(await standing())) return;
+    }
     if (!download || download.status !== 200) {
       countError(download ? String(download.status) : 'network');
       summary.failedReports += 1;
@@ -149,6 +168,8 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
       await report('failed', { reason: 'flash_write_failed' });
       return;
     }
+    // Asked once more right before the boot switch, which a stop must reach.
+    if (!(await standing())) return;
     for (const event of LIFECYCLE_AFTER_DOWNLOAD) await report(event);
     if (behaviour === 'roll_back') {
       summary.rolledBack += 1;

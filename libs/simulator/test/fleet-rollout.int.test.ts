@@ -109,6 +109,8 @@ it('a simulated failure burst pauses a guarded deployment before most of the fle
   // The burst came first: the pause stopped the offers long before the 100 devices were through.
   expect(run.offered).toBeLessThan(50);
   expect(run.statuses.no_active_deployment).toBe(100 - run.offered);
+  // Devices the pause caught mid-update stopped, and none of them counts as a failure.
+  expect(run.confirmed + run.failedReports + run.stopped).toBe(run.offered);
 }, 120_000);
 
 it('a simulated silent share counts as no_confirmation once its timeout passes', async () => {

@@ -109,6 +109,8 @@ test('a silent device counts as failed everywhere, cancel asks for the build num
   await page.getByRole('button', { name: 'Cancel deployment…' }).click();
   const dialog = page.getByRole('dialog');
   await expectText(dialog, 'This is final');
+  // What it does to devices mid-download (docs/api.md, "Stopping devices mid-update").
+  await expectText(dialog, 'devices that have not yet installed it stop within 256 KiB of their download');
   expect(await dialog.getByRole('button', { name: 'Cancel', exact: true }).count()).toBe(0);
   const confirm = dialog.getByRole('button', { name: 'Cancel deployment' });
   expect(await confirm.isDisabled()).toBe(true);

@@ -17,6 +17,11 @@ const ACTIONS: Record<DeploymentState, Action[]> = {
   cancelled: [],
 };
 
+/** What a pause, a complete or a cancel does to devices mid-download (docs/api.md, "Stopping devices mid-update"). */
+const STOP_DETAIL =
+  'devices that have not yet installed it stop within 256 KiB of their download (with the C client) and before they switch to it; devices that already switched keep it and report confirmed.';
+const STOP_GUARANTEE = `A pause, a complete or a cancel reaches devices mid-download: ${STOP_DETAIL} A pause keeps what they downloaded, and a resume continues from it.`;
+
 const LABELS: Record<Action, string> = { start: 'Start', pause: 'Pause', resume: 'Resume', complete: 'Complete…', cancel: 'Cancel deployment…' };
 
 /**
@@ -72,6 +77,7 @@ export function Steer({ deployment: d, reach, onChanged }: { deployment: Deploym
         )}
         {actions.length === 0 && <p className="muted">This deployment has ended; create a new one to roll out again.</p>}
       </div>
+      {(d.state === 'active' || d.state === 'paused') && <p className="muted">{STOP_GUARANTEE}</p>}
       <ErrorNote error={transition.error} />
 
       <ConfirmDialog
@@ -94,8 +100,8 @@ export function Steer({ deployment: d, reach, onChanged }: { deployment: Deploym
         onConfirm={() => transition.mutateAsync({ action: 'complete' })}
       >
         <p>
-          It stops offering build {d.build_number} ({d.version_label}) to devices that do not have it yet, at {d.rollout_percentage}% and at any later stage. This is final: a
-          completed deployment cannot be started again.
+          It stops offering build {d.build_number} ({d.version_label}) to devices that do not have it yet, at {d.rollout_percentage}% and at any later stage; {STOP_DETAIL} This is
+          final: a completed deployment cannot be started again.
         </p>
       </ConfirmDialog>
       <ConfirmDialog
@@ -108,8 +114,7 @@ export function Steer({ deployment: d, reach, onChanged }: { deployment: Deploym
         onConfirm={() => transition.mutateAsync({ action: 'cancel' })}
       >
         <p>
-          No device is offered build {d.build_number} ({d.version_label}) by it again; devices already updating finish what they downloaded. This is final: a cancelled
-          deployment cannot be resumed.
+          No device is offered build {d.build_number} ({d.version_label}) by it again; {STOP_DETAIL} This is final: a cancelled deployment cannot be resumed.
         </p>
       </ConfirmDialog>
     </section>
