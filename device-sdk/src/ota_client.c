@@ -354,6 +354,82 @@ static void close_download(ota_client_t *c) {
     c->http_open = false;
 }
 
+/* ---- whether the offer still stands (docs/api.md, "Stopping devices mid-update") ---- */
+
+typedef enum {
+    OFFER_STANDS,    /* go on */
+    OFFER_HOLD,      /* stop, keep the bytes and the phase, ask again later (a pause, a refused token) */
+    OFFER_WITHDRAWN, /* stop and abandon the update (a cancel, an archive, a deactivated device) */
+    OFFER_UNKNOWN,   /* no answer: no connection, 429, 5xx */
+} offer_standing_t;
+
+/*
+ * Asks whether the offer being downloaded still stands. A server that cannot say (a release
+ * before the question answers 404) lets the update go on, as it would have before; a refused
+ * token holds it, since a device the service no longer accepts must not install.
+ */
+static offer_standing_t ask_offer_standing(ota_client_t *c, uint32_t *retry_after_s) {
+    size_t len = 0;
+    *retry_after_s = 0;
+    c->asked_at = c->received;
+    if (!(append(c, &len, "{\"deployment_id\":") && json_put_string(c->request, sizeof c->request, &len, c->record.deployment_id) &&
+          append_field(c, &len, "device_id", c->config.device_id) && append(c, &len, "}"))) {
+        return OFFER_STANDS;
+    }
+    ota_http_head_t head;
+    ota_err_t err = post(c, "/api/v1/ota/offer/", &head);
+    if (err != OTA_OK || head.status == 429 || head.status >= 500) {
+        *retry_after_s = err == OTA_OK ? head.retry_after_s : 0;
+        return OFFER_UNKNOWN;
+    }
+    if (head.status == 401 || head.status == 403) {
+        snprintf(c->last_stop_status, sizeof c->last_stop_status, "token_refused");
+        return OFFER_HOLD;
+    }
+    bool standing = true, hold = false;
+    if (head.status != 200 || !json_get_bool(c->response, "standing", &standing) || standing) return OFFER_STANDS;
+    if (!json_get_string(c->response, "status", c->last_stop_status, sizeof c->last_stop_status)) c->last_stop_status[0] = '\0';
+    json_get_bool(c->response, "hold", &hold);
+    return hold ? OFFER_HOLD : OFFER_WITHDRAWN;
+}
+
+/* Tells the service why the update stopped: a line of the device's timeline, sent once. */
+static void report_stop(ota_client_t *c) {
+    size_t len = 0;
+    ota_http_head_t head;
+    if (!(append(c, &len, "{\"event\":\"stopped\"") && append_field(c, &len, "device_id", c->config.device_id) &&
+          append_field(c, &len, "deployment_id", c->record.deployment_id) && append_field(c, &len, "reason", c->last_stop_status) &&
+          append(c, &len, "}"))) {
+        return;
+    }
+    ota_err_t err = post(c, "/api/v1/ota/status/", &head);
+    if (err != OTA_OK || head.status != 200) log_line(c, OTA_LOG_WARN, "report stopped not sent (%d, HTTP %d)", (int)err, head.status);
+}
+
+/*
+ * The offer no longer stands: the download stops at its last saved chunk, and the boot slot is not
+ * switched. Held (a pause), the phase stays, and a later check or ask resumes from the offset.
+ * Abandoned, the update ends with no failure; its bytes stay in the slot, so the same build offered
+ * again resumes from them (take_offer).
+ */
+static ota_err_t stop_update(ota_client_t *c, offer_standing_t standing) {
+    close_download(c);
+    ota_record_t *r = &c->record;
+    bool hold = standing == OFFER_HOLD;
+    log_line(c, OTA_LOG_WARN, "update of build %s stopped at byte %lu (%s): %s", int64_text(r->build_number).text, (unsigned long)c->received,
+             c->last_stop_status, hold ? "holding its bytes" : "abandoned");
+    if (strcmp(c->last_stop_status, "token_refused") != 0) report_stop(c);
+    uint64_t later = now_ms(c) + poll_ms(c, 0);
+    c->url_valid = false;
+    c->next_check_at = later;
+    c->next_ask_at = later;
+    if (hold) return OTA_OK;
+    r->phase = OTA_PHASE_IDLE;
+    c->slot_open = false;
+    c->verified = false;
+    return save(c);
+}
+
 /*
  * Ends the update with a failure to report; the previous image keeps running. A download that
  * failed for want of bytes keeps the offset it saved (and the build it was for): its bytes are
@@ -435,14 +511,19 @@ static ota_err_t open_download(ota_client_t *c) {
         return restart_download(c);
     }
     close_download(c);
-    if (head.status == 403) {
-        /* The URL expired (or was refused): a check gives a new one for the same build. */
+    if (head.status == 403 || head.status == 409 || head.status == 410) {
+        /* Refused: the URL expired, or the offer it was made for no longer stands (409 held, 410
+         * withdrawn). Asked which, the device stops, or checks again for a new URL. */
+        uint32_t retry_after_s;
+        offer_standing_t standing = ask_offer_standing(c, &retry_after_s);
+        if (standing == OFFER_HOLD || standing == OFFER_WITHDRAWN) return stop_update(c, standing);
+        if (head.status != 403) return attempt_failed(c, retry_after_s, "the download was refused while the offer stands");
         log_line(c, OTA_LOG_INFO, "download URL refused (HTTP 403): checking again for a new one");
         c->url_valid = false;
         c->next_check_at = now_ms(c);
         return OTA_OK;
     }
-    if (head.status == 404 || head.status == 410) return fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
+    if (head.status == 404) return fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
     if (head.status == 206 || head.status == 200 || head.status == 416) {
         /* A range or a size we did not ask for: the slot's bytes are not this answer's. */
         ota_err_t reset = restart_download(c);
@@ -465,6 +546,7 @@ static ota_err_t complete_download(ota_client_t *c) {
     report_once(c, OTA_EVENT_FLASHED);
     c->verified = true;
     c->slot_open = false;
+    c->next_ask_at = now_ms(c);
     c->record.phase = OTA_PHASE_ACTIVATING;
     return save(c);
 }
@@ -477,6 +559,7 @@ static ota_err_t download_step(ota_client_t *c) {
         if (slot->open(slot->ctx, r->image_size, r->offset) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
         c->slot_open = true;
         c->received = r->offset;
+        c->asked_at = r->offset;
         c->hashed = 0;
         c->hashes_valid = false;
     }
@@ -506,7 +589,13 @@ static ota_err_t download_step(ota_client_t *c) {
     if (c->received == r->image_size) return complete_download(c);
     if (slot->flush(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
     r->offset = c->received;
-    return save(c);
+    ota_err_t err = save(c);
+    if (err != OTA_OK || c->received - c->asked_at < c->config.stop_check_bytes) return err;
+    /* Asked after the save, so that a held download resumes from exactly these bytes. No answer
+     * lets the download go on: the ask before the switch is the one that must be answered. */
+    uint32_t retry_after_s;
+    offer_standing_t standing = ask_offer_standing(c, &retry_after_s);
+    return standing == OFFER_HOLD || standing == OFFER_WITHDRAWN ? stop_update(c, standing) : OTA_OK;
 }
 
 uint32_t ota_chunk_end(uint32_t received, uint32_t chunk, uint32_t size) {
@@ -632,6 +721,19 @@ static ota_err_t activate_step(ota_client_t *c) {
         if (refused != OTA_REASON_NONE) return fail_update(c, refused);
         c->verified = true;
     }
+    /* The last moment a stop can reach the device: it switches only once the service said, now,
+     * that the offer stands. */
+    if (now_ms(c) < c->next_ask_at) return OTA_OK;
+    uint32_t retry_after_s;
+    offer_standing_t standing = ask_offer_standing(c, &retry_after_s);
+    if (standing == OFFER_UNKNOWN) {
+        c->ask_failures++;
+        c->next_ask_at = now_ms(c) + backoff_ms(c, c->ask_failures, retry_after_s);
+        log_line(c, OTA_LOG_WARN, "no answer whether the offer stands: the switch waits");
+        return OTA_OK;
+    }
+    c->ask_failures = 0;
+    if (standing != OFFER_STANDS) return stop_update(c, standing);
     if (slot->activate(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
     report_once(c, OTA_EVENT_VALIDATED);
     r->phase = OTA_PHASE_REBOOTING;
@@ -733,6 +835,8 @@ ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
     if (!c->config.max_download_attempts) c->config.max_download_attempts = OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS;
     if (!c->config.download_budget_s) c->config.download_budget_s = OTA_DEFAULT_DOWNLOAD_BUDGET_S;
     if (!c->config.trial_timeout_s) c->config.trial_timeout_s = OTA_DEFAULT_TRIAL_TIMEOUT_S;
+    if (!c->config.stop_check_bytes) c->config.stop_check_bytes = OTA_DEFAULT_STOP_CHECK_BYTES;
+    if (c->config.stop_check_bytes % c->config.chunk_bytes != 0) return OTA_ERR_INVALID_ARG;
     err = load_record(c);
     if (err != OTA_OK) return err;
 
@@ -824,7 +928,7 @@ static uint32_t wait_for(const ota_client_t *c) {
         phase_wait = c->confirm_requested || c->reject_requested ? 0 : deadline < 1000 ? deadline : 1000;
         break;
     }
-    case OTA_PHASE_ACTIVATING:
+    case OTA_PHASE_ACTIVATING: phase_wait = until(c, c->next_ask_at); break;
     case OTA_PHASE_REBOOTING: phase_wait = 0; break;
     }
     return phase_wait < wait ? phase_wait : wait;
@@ -891,6 +995,10 @@ bool ota_client_report_pending(const ota_client_t *c) {
 ota_event_t ota_client_last_event(const ota_client_t *c, ota_reason_t *reason) {
     if (reason) *reason = c->last_reason;
     return c->last_event;
+}
+
+const char *ota_client_last_stop_status(const ota_client_t *c) {
+    return c->last_stop_status;
 }
 
 const char *ota_client_last_check_status(const ota_client_t *c) {

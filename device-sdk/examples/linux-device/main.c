@@ -40,6 +40,7 @@ static void usage(FILE *out) {
         "  --retry-max MS           longest retry delay (default 300000)\n"
         "  --max-attempts N         download attempts in a row without a byte before failing (default 10)\n"
         "  --download-budget S      and seconds without a byte before failing (default 3600)\n"
+        "  --stop-check BYTES       bytes between two asks whether the offer still stands (default 262144)\n"
         "  --trial-timeout SECONDS  time a trial has to pass its health check in one boot (default 300)\n"
         "  --max-trial-boots N      boots a trial gets before the bootloader goes back (default 1)\n"
         "  --stall-timeout SECONDS  no byte for this long breaks a download (default 30)\n"
@@ -83,8 +84,8 @@ static void print_outcome(const ota_client_t *client, const ota_linux_t *port) {
     ota_reason_t reason;
     ota_event_t event = ota_client_last_event(client, &reason);
     const char *outcome = event != OTA_EVENT_NONE ? ota_event_name(event) : ota_client_last_check_status(client);
-    printf("{\"outcome\":\"%s\",\"reason\":\"%s\",\"running_build\":%lld,\"running_slot\":%u}\n", outcome, ota_reason_name(reason),
-           (long long)ota_client_running_build(client), port->boot.active);
+    printf("{\"outcome\":\"%s\",\"reason\":\"%s\",\"stopped\":\"%s\",\"running_build\":%lld,\"running_slot\":%u}\n", outcome,
+           ota_reason_name(reason), ota_client_last_stop_status(client), (long long)ota_client_running_build(client), port->boot.active);
     fflush(stdout);
 }
 
@@ -97,7 +98,7 @@ int main(int argc, char **argv) {
     const char *factory = NULL;
     int once = 0;
     enum { DIR_ = 256, SERVER, TOKEN, DEVICE, FRAMEWORK, CHIP, BOARD, HWREV, PARTITION, SECURITY, LABEL, NVS, KEY, REQSIG, FACTORY,
-           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, ONCE, HELP };
+           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, ONCE, HELP };
     static const struct option flags[] = {
         {"dir", required_argument, 0, DIR_}, {"server", required_argument, 0, SERVER}, {"token", required_argument, 0, TOKEN},
         {"device-id", required_argument, 0, DEVICE}, {"framework", required_argument, 0, FRAMEWORK}, {"chip", required_argument, 0, CHIP},
@@ -107,7 +108,8 @@ int main(int argc, char **argv) {
         {"require-signature", no_argument, 0, REQSIG}, {"factory", required_argument, 0, FACTORY},
         {"factory-build", required_argument, 0, FACTORY_BUILD}, {"chunk", required_argument, 0, CHUNK}, {"poll", required_argument, 0, POLL},
         {"retry-base", required_argument, 0, RETRY_BASE}, {"retry-max", required_argument, 0, RETRY_MAX},
-        {"max-attempts", required_argument, 0, ATTEMPTS}, {"download-budget", required_argument, 0, DOWNLOAD_BUDGET}, {"trial-timeout", required_argument, 0, TRIAL_TIMEOUT},
+        {"max-attempts", required_argument, 0, ATTEMPTS}, {"download-budget", required_argument, 0, DOWNLOAD_BUDGET}, {"stop-check", required_argument, 0, STOP_CHECK},
+        {"trial-timeout", required_argument, 0, TRIAL_TIMEOUT},
         {"max-trial-boots", required_argument, 0, TRIAL_BOOTS}, {"stall-timeout", required_argument, 0, STALL}, {"once", no_argument, 0, ONCE},
         {"help", no_argument, 0, HELP}, {0, 0, 0, 0}};
     int flag;
@@ -141,6 +143,7 @@ int main(int argc, char **argv) {
         case RETRY_MAX: config.retry_max_ms = (uint32_t)strtoul(optarg, NULL, 10); break;
         case ATTEMPTS: config.max_download_attempts = (uint32_t)strtoul(optarg, NULL, 10); break;
         case DOWNLOAD_BUDGET: config.download_budget_s = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case STOP_CHECK: config.stop_check_bytes = (uint32_t)strtoul(optarg, NULL, 10); break;
         case TRIAL_TIMEOUT: config.trial_timeout_s = (uint32_t)strtoul(optarg, NULL, 10); break;
         case TRIAL_BOOTS: options.max_trial_boots = (unsigned)strtoul(optarg, NULL, 10); break;
         case STALL: options.stall_timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;

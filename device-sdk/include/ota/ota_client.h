@@ -50,6 +50,7 @@ extern "C" {
 #define OTA_DEFAULT_MAX_DOWNLOAD_ATTEMPTS 10u
 #define OTA_DEFAULT_TRIAL_TIMEOUT_S 300u
 #define OTA_DEFAULT_DOWNLOAD_BUDGET_S 3600u
+#define OTA_DEFAULT_STOP_CHECK_BYTES 262144u
 
 typedef struct {
     /* The service's base URL, e.g. "https://ota.example.com" (no trailing slash). */
@@ -92,6 +93,11 @@ typedef struct {
      * fails. The bytes it had are kept: the same build offered again resumes from them.
      * Default OTA_DEFAULT_DOWNLOAD_BUDGET_S. */
     uint32_t download_budget_s;
+    /* Bytes between two asks whether the offer still stands (POST /api/v1/ota/offer/): a pause,
+     * a cancel or an archive stops the download within this many bytes, and the client always
+     * asks once more before it switches the boot slot. A multiple of chunk_bytes.
+     * Default OTA_DEFAULT_STOP_CHECK_BYTES (256 KiB: six asks for a 1.5 MB image). */
+    uint32_t stop_check_bytes;
     /* Seconds a booted trial image has, in one boot, to be confirmed before it is rolled back
      * (confirm_timeout). Default OTA_DEFAULT_TRIAL_TIMEOUT_S. */
     uint32_t trial_timeout_s;
@@ -176,6 +182,9 @@ typedef struct {
     uint32_t hashed;            /* bytes passed to the hashes; the hashes are valid when == received */
     uint32_t attempt_bytes;     /* bytes the open GET delivered */
     uint32_t download_failures; /* attempts in a row that delivered nothing */
+    uint32_t asked_at;          /* `received` when the client last asked whether the offer stands */
+    uint64_t next_ask_at;       /* before the switch: when to ask again after no answer or a hold */
+    uint32_t ask_failures;      /* asks in a row before the switch that got no answer */
     OTA_STATE_ALIGN uint8_t sha256_state[OTA_CRYPTO_STATE_MAX];
     OTA_STATE_ALIGN uint8_t ed25519_state[OTA_MAX_SIGNING_KEYS][OTA_CRYPTO_STATE_MAX];
     uint8_t read_buffer[OTA_READ_BUFFER];
@@ -196,6 +205,7 @@ typedef struct {
     ota_event_t last_event;
     ota_reason_t last_reason;
     char last_check_status[32];
+    char last_stop_status[32];  /* why the last stopped update stopped ("deployment_paused", ...) */
 } ota_client_t;
 
 /*
@@ -237,6 +247,11 @@ ota_event_t ota_client_last_event(const ota_client_t *client, ota_reason_t *reas
 
 /* The `status` of the last check answered in this boot ("offered", "up_to_date", ...); "" before any. */
 const char *ota_client_last_check_status(const ota_client_t *client);
+
+/* Why the last update of this boot stopped because its offer no longer stood: a stop status of
+ * the service ("deployment_paused", "deployment_cancelled", "build_archived", ...), or
+ * "token_refused" when the service no longer takes the device's token; "" when none did. */
+const char *ota_client_last_stop_status(const ota_client_t *client);
 
 /* The wire names of events and reasons ("download_started", "checksum_mismatch"). */
 const char *ota_event_name(ota_event_t event);

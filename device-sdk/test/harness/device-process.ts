@@ -25,6 +25,8 @@ export function sdkBinary(name: string, build: keyof typeof SDK_BUILDS = 'gcc'):
 export interface DeviceOutcome {
   outcome: string;
   reason: string;
+  /** Why the last update stopped because its offer no longer stood; "" when none did. */
+  stopped: string;
   running_build: number;
   running_slot: number;
 }

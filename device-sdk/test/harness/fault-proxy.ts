@@ -14,6 +14,9 @@ export type DownloadFault =
   /** A cut at `atByte`; then the next OUTAGE_ANSWERS downloads are 503 with `Retry-After: 1` (a server outage). */
   | { kind: 'outage'; atByte: number };
 
+/** What a throttled proxy writes at a time. */
+const THROTTLE_PIECE = 4096;
+
 /** The 503s of an `outage` fault: more than the client's ten attempts used to allow, a few seconds in all. */
 export const OUTAGE_ANSWERS = 12;
 
@@ -21,6 +24,8 @@ export interface ProxiedDownload {
   rangeStart: number;
   status: number;
   bytesSent: number;
+  /** `bytesSent` when `mark()` was called; 0 for a download that began after it. */
+  bytesAtMark: number;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -48,6 +53,8 @@ export class FaultProxy {
   onKill?: (sentUpTo: number) => Promise<void>;
   /** Changes the signature of every offer. */
   corruptSignature = false;
+  /** Sends download bodies at this rate, in pieces of THROTTLE_PIECE bytes (a slow link); 0: as fast as they come. */
+  throttleBytesPerSecond = 0;
   private server?: http.Server;
   private faultUsed = false;
   /** 503s still to answer to downloads (an `outage` fault after its cut). */
@@ -61,6 +68,16 @@ export class FaultProxy {
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Marks this instant (a stop, say): `bytesSinceMark` counts what the downloads sent after it. */
+  mark(): void {
+    for (const download of this.downloads) download.bytesAtMark = download.bytesSent;
+  }
+
+  /** Bytes of the build sent after `mark()`. */
+  bytesSinceMark(): number {
+    return this.downloads.reduce((sum, download) => sum + download.bytesSent - download.bytesAtMark, 0);
   }
 
   async close(): Promise<void> {
@@ -109,7 +126,7 @@ export class FaultProxy {
 
   private async download(request: http.IncomingMessage, upstream: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const range = /^bytes=(\d+)-/.exec(String(request.headers.range ?? ''));
-    const record: ProxiedDownload = { rangeStart: upstream.statusCode === 206 && range ? Number(range[1]) : 0, status: upstream.statusCode ?? 0, bytesSent: 0 };
+    const record: ProxiedDownload = { rangeStart: upstream.statusCode === 206 && range ? Number(range[1]) : 0, status: upstream.statusCode ?? 0, bytesSent: 0, bytesAtMark: 0 };
     this.downloads.push(record);
     if (this.fault?.kind === 'trailers' && this.faultUsed && upstream.statusCode === 206) return this.withTrailers(upstream, response, record);
     response.writeHead(upstream.statusCode ?? 502, upstream.headers);
@@ -150,9 +167,15 @@ export class FaultProxy {
   }
 
   private async send(response: http.ServerResponse, record: ProxiedDownload, chunk: Buffer): Promise<void> {
-    if (chunk.length === 0) return;
-    record.bytesSent += chunk.length;
-    if (!response.write(chunk)) await new Promise((resolve) => response.once('drain', resolve));
+    const piece = this.throttleBytesPerSecond > 0 ? THROTTLE_PIECE : chunk.length;
+    for (let at = 0; at < chunk.length; at += piece) {
+      const part = chunk.subarray(at, at + piece);
+      // The device hung up: nothing more reaches it, or counts.
+      if (response.destroyed) return;
+      record.bytesSent += part.length;
+      if (!response.write(part)) await new Promise((resolve) => response.once('drain', resolve));
+      if (this.throttleBytesPerSecond > 0) await sleep((part.length * 1000) / this.throttleBytesPerSecond);
+    }
   }
 
   private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper' | 'trailers' | 'outage'>, response: http.ServerResponse, atByte: number): Promise<void> {

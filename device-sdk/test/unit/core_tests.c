@@ -541,6 +541,146 @@ static void test_config(void) {
     config = device.config;
     config.token = "";
     EXPECT("a token is required", ota_client_init(&device.client, &config) == OTA_ERR_INVALID_ARG);
+    config = device.config;
+    config.stop_check_bytes = CHUNK + 4096;
+    EXPECT("asks between whole chunks only", ota_client_init(&device.client, &config) == OTA_ERR_INVALID_ARG);
+}
+
+/* ---- stopping mid-update (docs/api.md, "Stopping devices mid-update") ---- */
+
+static int stop_reported(void) {
+    return count_reports("stopped") > 0;
+}
+
+static int activated_anything(void) {
+    return world.active != 0 || world.trial != 0 || count_reports("validated") > 0;
+}
+
+/* A pause reaches the device within stop_check_bytes: it holds its bytes, reports the stop (no
+ * failure), switches nothing, and once resumed continues from its offset. */
+static void test_pause_holds_and_resumes(void) {
+    make_device(1, 1);
+    device.config.stop_check_bytes = CHUNK;
+    world.stop_after = 5000;
+    world.stop_status = "deployment_paused";
+    world.stop_hold = 1;
+    EXPECT("pause: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    step_until(stop_reported, 20000);
+    EXPECT("pause: the stop was reported", count_reports("stopped") == 1 && !strcmp(world.reports[world.report_count - 1].reason, "deployment_paused"));
+    EXPECT("pause: within one ask of the stop", world.delivered <= 5000 + (long)CHUNK);
+    EXPECT("pause: held, not abandoned", ota_client_phase(&device.client) == OTA_PHASE_DOWNLOADING);
+    EXPECT("pause: says why", !strcmp(ota_client_last_stop_status(&device.client), "deployment_paused"));
+    long held = world.delivered;
+    for (int i = 0; i < 50; i++) {
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
+    EXPECT("pause: nothing fetched while paused", world.delivered == held);
+    EXPECT("pause: nothing switched, nothing failed", !activated_anything() && count_reports("failed") == 0);
+    world.stop_after = -1; /* resumed */
+    EXPECT("pause: settles once resumed", run_device_from(1, 20000) >= 0);
+    check_invariants("pause and resume", "confirmed");
+    EXPECT("pause: resumed from its offset (no byte fetched twice)", world.delivered == IMAGE_BYTES && world.last_range_start == held);
+}
+
+/* A cancel abandons the download: no switch, no failure, the stop reported once. */
+static void test_cancel_abandons(void) {
+    make_device(1, 1);
+    device.config.stop_check_bytes = CHUNK;
+    world.stop_after = 20000;
+    world.stop_status = "deployment_cancelled";
+    EXPECT("cancel: settles", run_device(20000) >= 0);
+    EXPECT("cancel: abandoned within one ask of the stop", world.delivered <= 20000 + (long)CHUNK && world.delivered < IMAGE_BYTES);
+    EXPECT("cancel: nothing switched", !activated_anything() && ota_client_running_build(&device.client) == 0);
+    EXPECT("cancel: no failure, the stop reported once", count_reports("failed") == 0 && count_reports("stopped") == 1);
+    EXPECT("cancel: says why", !strcmp(ota_client_last_stop_status(&device.client), "deployment_cancelled"));
+    EXPECT("cancel: idle", ota_client_phase(&device.client) == OTA_PHASE_IDLE && !ota_client_report_pending(&device.client));
+}
+
+/* With no ask due during the download (a build smaller than stop_check_bytes), the ask before the
+ * switch still stops it: a stop that came after the last byte switches nothing. */
+static void test_stop_after_the_last_byte(void) {
+    make_device(1, 1);
+    world.stop_after = IMAGE_BYTES;
+    world.stop_status = "build_archived";
+    EXPECT("archived after the last byte: settles", run_device(20000) >= 0);
+    EXPECT("archived after the last byte: asked once, before the switch", world.asks == 1 && world.delivered == IMAGE_BYTES);
+    EXPECT("archived after the last byte: nothing switched", !activated_anything() && ota_client_running_build(&device.client) == 0);
+    EXPECT("archived after the last byte: stopped, not failed", count_reports("stopped") == 1 && count_reports("failed") == 0);
+
+    /* Paused there, it holds the whole image and installs once resumed, fetching nothing again. */
+    make_device(1, 1);
+    world.stop_after = IMAGE_BYTES;
+    world.stop_status = "deployment_paused";
+    world.stop_hold = 1;
+    EXPECT("paused after the last byte: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    step_until(stop_reported, 20000);
+    EXPECT("paused after the last byte: waits to switch", ota_client_phase(&device.client) == OTA_PHASE_ACTIVATING && !activated_anything());
+    world.stop_after = -1;
+    EXPECT("paused after the last byte: settles once resumed", run_device_from(1, 20000) >= 0);
+    check_invariants("paused after the last byte", "confirmed");
+    EXPECT("paused after the last byte: nothing fetched again", world.delivered == IMAGE_BYTES);
+}
+
+static int activated(void) {
+    return world.trial != 0 || world.reboot_requested;
+}
+
+/* The switch waits for an answer: three 503s to the ask delay it, and the fourth answer lets it go. */
+static void test_switch_waits_for_an_answer(void) {
+    make_device(1, 1);
+    world.offer_failures_left = 3;
+    EXPECT("unanswered ask: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    step_until(activated, 20000);
+    EXPECT("unanswered ask: switched only after an answer", world.offer_failures_left == 0 && world.asks == 1);
+    EXPECT("unanswered ask: settles", run_device_from(1, 20000) >= 0);
+    check_invariants("unanswered ask", "confirmed");
+
+    /* A refused token holds the update: a device the service no longer takes does not install. */
+    make_device(1, 1);
+    world.offer_refused = 1;
+    EXPECT("refused token: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    for (int i = 0; i < 200; i++) {
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
+    EXPECT("refused token: nothing switched", !activated_anything() && world.delivered == IMAGE_BYTES);
+    EXPECT("refused token: says why", !strcmp(ota_client_last_stop_status(&device.client), "token_refused"));
+
+    /* A server from before the question (404) lets the update go on, as before. */
+    make_device(1, 1);
+    world.offer_route_missing = 1;
+    EXPECT("older server: settles", run_device(20000) >= 0);
+    check_invariants("older server", "confirmed");
+}
+
+/* A download URL refused because its offer no longer stands (a resume after a cut, with no ask
+ * due): the device asks why and stops, it does not fail. */
+static void test_refused_download_asks_why(void) {
+    make_device(1, 1);
+    world.cut_link_at = 20000;
+    world.stop_after = 20000;
+    world.stop_status = "deployment_cancelled";
+    world.refuse_stopped_downloads = 1;
+    EXPECT("410: settles", run_device(20000) >= 0);
+    EXPECT("410: stopped, not failed", count_reports("stopped") == 1 && count_reports("failed") == 0);
+    EXPECT("410: nothing switched", !activated_anything() && ota_client_running_build(&device.client) == 0);
+
+    make_device(1, 1);
+    world.cut_link_at = 20000;
+    world.stop_after = 20000;
+    world.stop_status = "deployment_paused";
+    world.stop_hold = 1;
+    world.refuse_stopped_downloads = 1;
+    EXPECT("409: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    step_until(stop_reported, 20000);
+    EXPECT("409: held", ota_client_phase(&device.client) == OTA_PHASE_DOWNLOADING && count_reports("failed") == 0);
+    world.stop_after = -1;
+    EXPECT("409: settles once resumed", run_device_from(1, 20000) >= 0);
+    check_invariants("409 then resumed", "confirmed");
+    EXPECT("409: no byte fetched twice", world.delivered == IMAGE_BYTES);
 }
 
 void json_scan_tests(void);
@@ -573,6 +713,11 @@ int main(void) {
     test_unreadable_record_in_a_trial();
     test_chunk_ends();
     test_config();
+    test_pause_holds_and_resumes();
+    test_cancel_abandons();
+    test_stop_after_the_last_byte();
+    test_switch_waits_for_an_answer();
+    test_refused_download_asks_why();
     test_cuts_everywhere();
     test_power_cut_before_every_write();
     return test_summary();

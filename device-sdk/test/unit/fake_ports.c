@@ -27,6 +27,10 @@ static int mutation_allowed(fake_world_t *w) {
 
 /* ---- HTTP ---- */
 
+int fake_offer_stopped(const fake_world_t *w) {
+    return w->stop_after >= 0 && w->delivered >= w->stop_after;
+}
+
 static ota_err_t answer(char *resp, size_t cap, ota_http_head_t *head, int status, const char *body) {
     head->status = status;
     if (strlen(body) + 1 > cap) return OTA_ERR_NO_SPACE;
@@ -47,7 +51,8 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         }
         int64_t current = -1;
         if (!json_get_int(body, "current_build_number", &current)) return answer(resp, cap, head, 400, "{\"detail\":\"bad body\"}");
-        if (w->build == 0 || current >= w->build) {
+        /* A stopped offer is not offered again (a paused or cancelled deployment offers nothing). */
+        if (w->build == 0 || current >= w->build || fake_offer_stopped(w)) {
             return answer(resp, cap, head, 200, "{\"update_available\":false,\"status\":\"up_to_date\",\"message\":\"\",\"poll_after_seconds\":60}");
         }
         char checksum[65];
@@ -59,6 +64,22 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
                  "\"checksum\":\"%s\",\"size\":%zu,\"deployment_id\":\"d0d0d0d0-0000-4000-8000-000000000001\","
                  "\"security_mode\":\"\"%s,\"poll_after_seconds\":60}",
                  w->build, w->url_version, checksum, w->image_size, signature);
+        return answer(resp, cap, head, 200, text);
+    }
+    if (strstr(url, "/api/v1/ota/offer/")) {
+        if (w->offer_route_missing) return answer(resp, cap, head, 404, "{\"detail\":\"no route\"}");
+        if (w->offer_failures_left > 0) {
+            w->offer_failures_left--;
+            return answer(resp, cap, head, 503, "{\"detail\":\"busy\"}");
+        }
+        if (w->offer_refused) return answer(resp, cap, head, 401, "{\"detail\":\"token revoked\"}");
+        char deployment[64];
+        if (!json_get_string(body, "deployment_id", deployment, sizeof deployment)) return answer(resp, cap, head, 400, "{\"detail\":\"bad body\"}");
+        w->asks++;
+        if (!fake_offer_stopped(w)) return answer(resp, cap, head, 200, "{\"standing\":true}");
+        if (w->delivered_at_stop < 0) w->delivered_at_stop = w->delivered;
+        snprintf(text, sizeof text, "{\"standing\":false,\"status\":\"%s\",\"hold\":%s,\"message\":\"stopped\"}", w->stop_status,
+                 w->stop_hold ? "true" : "false");
         return answer(resp, cap, head, 200, text);
     }
     if (strstr(url, "/api/v1/ota/status/")) {
@@ -95,6 +116,10 @@ static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, cons
         return OTA_OK;
     }
     w->gets++;
+    if (w->refuse_stopped_downloads && fake_offer_stopped(w)) {
+        head->status = w->stop_hold ? 409 : 410;
+        return OTA_OK;
+    }
     const char *version = strstr(url, "?v=");
     if (!version || atoi(version + 3) != w->url_version) {
         head->status = 403;
@@ -301,6 +326,7 @@ void fake_world_init(fake_world_t *w) {
     memset(w, 0, sizeof *w);
     w->cut_link_at = w->cut_power_at = w->tamper_at = w->expire_url_at = -1;
     w->cut_power_at_mutation = -1;
+    w->stop_after = w->delivered_at_stop = -1;
     w->max_trial_boots = 1;
     w->check_retry_after_s = 7;
     w->seed = 12345;

@@ -38,6 +38,16 @@ typedef struct {
     long cut_power_at;            /* the power goes once this many bytes of the image were sent; -1: never */
     long tamper_at;               /* this byte of the image is flipped on the wire; -1: never */
     long expire_url_at;           /* the URL expires once this many bytes were sent; -1: never */
+    /* Whether the offer stands (POST /api/v1/ota/offer/) */
+    long stop_after;              /* once this many image bytes were sent, the offer no longer stands; -1: it always does */
+    const char *stop_status;      /* why: "deployment_paused" (held), "deployment_cancelled", ... */
+    int stop_hold;                /* the answer's `hold` */
+    int offer_route_missing;      /* a server from before the question: 404 */
+    int offer_failures_left;      /* asks answered 503 */
+    int offer_refused;            /* asks answered 401 (the token was revoked) */
+    int refuse_stopped_downloads; /* the download URL is bound to the offer: 409 (held) or 410 once it no longer stands */
+    int asks;                     /* asks answered */
+    long delivered_at_stop;       /* `delivered` when the first ask was told the offer no longer stands; -1: none was */
     fake_report_t reports[FAKE_MAX_REPORTS];
     int report_count;
     long delivered;               /* image bytes sent over every GET */
@@ -69,6 +79,9 @@ typedef struct {
 
 /* A device that runs build `running_build` from slot 0, with nothing offered. */
 void fake_world_init(fake_world_t *world);
+
+/* True once the offer no longer stands (stop_after). */
+int fake_offer_stopped(const fake_world_t *w);
 
 /* Power comes back or the device restarted: unflushed writes are gone, the bootloader runs. */
 void fake_reboot(fake_world_t *world);
