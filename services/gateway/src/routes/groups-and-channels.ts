@@ -1,12 +1,13 @@
 import { conflict, notFound } from '@ota/errors';
 import type { Context } from 'koa';
-import type { registry } from '@ota/proto';
+import type { registry, rollout } from '@ota/proto';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { channelJson, groupJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { addMemberBody, changeMembersBody, createChannelBody, createGroupBody, renameBody } from '../http/schemas';
 import { pathId, presentDevices, rpc } from './context';
+import { retireTarget } from '../use-cases/target-retirement';
 
 /** Groups, their members, and channels: registry's ways of sorting a fleet for targeting. */
 export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps): void {
@@ -17,15 +18,16 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
    * A group or channel that an unfinished deployment targets is not deleted (409): the deployment
    * would go on naming it, and reach other devices than the ones it was created for.
    */
-  async function refuseIfTargeted(ctx: Context, projectId: string, kind: 'group' | 'channel', id: string, name: string): Promise<void> {
-    const { deployments } = await clients.rollout.listDeployments({ projectId }, rpc(ctx));
-    const targeting = deployments.filter(
-      (deployment) => ['draft', 'active', 'paused'].includes(deployment.state) && (kind === 'group' ? deployment.targetGroupIds : deployment.targetChannelIds).includes(id),
-    );
-    if (targeting.length > 0) {
+  /**
+   * Deletes a group or channel behind rollout's fence against new deployments targeting it
+   * (use-cases/target-retirement.ts): 409 while an unfinished deployment targets it.
+   */
+  function deleteUntargeted(ctx: Context, projectId: string, kind: 'group' | 'channel', id: string, name: string, remove: () => Promise<unknown>): Promise<unknown> {
+    const refusal = (targeting: readonly rollout.Deployment[]) => {
       const builds = targeting.map((deployment) => `build ${deployment.buildNumber} (${deployment.state})`).join(', ');
-      throw conflict(`${kind} "${name}" is targeted by ${targeting.length === 1 ? 'a deployment' : `${targeting.length} deployments`} not yet completed or cancelled: ${builds}`);
-    }
+      return conflict(`${kind} "${name}" is targeted by ${targeting.length === 1 ? 'a deployment' : `${targeting.length} deployments`} not yet completed or cancelled: ${builds}`);
+    };
+    return retireTarget({ rollout: clients.rollout }, { projectId, kind, id }, rpc(ctx), refusal, remove);
   }
 
   async function groupOf(ctx: Context, projectId: string): Promise<registry.Group> {
@@ -99,8 +101,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
     async (ctx, { project, principal }) => {
       const group = await groupOf(ctx, project.id);
-      await refuseIfTargeted(ctx, project.id, 'group', group.id, group.name);
-      await clients.registry.deleteGroup({ projectId: project.id, groupId: group.id }, rpc(ctx));
+      await deleteUntargeted(ctx, project.id, 'group', group.id, group.name, () => clients.registry.deleteGroup({ projectId: project.id, groupId: group.id }, rpc(ctx)));
       await audit.record(principal, { projectId: project.id, action: 'group.deleted', targetType: 'group', targetId: group.id, details: { name: group.name, members: Number(group.memberCount) } });
       ctx.status = 204;
     },
@@ -251,8 +252,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
     async (ctx, { project, principal }) => {
       const channel = await channelOf(ctx, project.id);
-      await refuseIfTargeted(ctx, project.id, 'channel', channel.id, channel.name);
-      await clients.registry.deleteChannel({ projectId: project.id, channelId: channel.id }, rpc(ctx));
+      await deleteUntargeted(ctx, project.id, 'channel', channel.id, channel.name, () => clients.registry.deleteChannel({ projectId: project.id, channelId: channel.id }, rpc(ctx)));
       await audit.record(principal, { projectId: project.id, action: 'channel.deleted', targetType: 'channel', targetId: channel.id, details: { name: channel.name } });
       ctx.status = 204;
     },

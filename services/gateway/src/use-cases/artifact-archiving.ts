@@ -1,9 +1,10 @@
 import { failedPrecondition } from '@ota/errors';
 import type { artifacts } from '@ota/proto';
 import type { ArtifactsPort, AuditLog, Caller, RolloutPort } from './ports';
+import { liftRetirement, retireTarget } from './target-retirement';
 
 export interface ArtifactArchivingPorts {
-  rollout: RolloutPort<'countDeployments'>;
+  rollout: RolloutPort<'retireTarget'>;
   artifacts: ArtifactsPort<'setArtifactArchived'>;
   audit: AuditLog;
 }
@@ -11,7 +12,8 @@ export interface ArtifactArchivingPorts {
 /**
  * Archives or unarchives a build. Archiving is refused (400) while rollout has a draft, active or
  * paused deployment of it: archived builds are never offered, and such a deployment would stall.
- * Only a change is audited.
+ * It is held under concurrent creations by rollout's fence (target-retirement.ts), which an
+ * unarchive lifts once the build is back. Only a change is audited.
  */
 export async function setArtifactArchived(
   ports: ArtifactArchivingPorts,
@@ -20,11 +22,12 @@ export async function setArtifactArchived(
 ): Promise<artifacts.Artifact> {
   const { projectId, artifactId, archived } = target;
   const options = caller.trace;
-  if (archived) {
-    const { count } = await ports.rollout.countDeployments({ projectId, states: ['draft', 'active', 'paused'], artifactId }, options);
-    if (count > 0) throw failedPrecondition(`${count} draft, active or paused deployment(s) use this build; cancel or complete them before archiving it`);
-  }
-  const { artifact, changed } = await ports.artifacts.setArtifactArchived({ projectId, artifactId, archived }, options);
+  const build = { projectId, kind: 'artifact', id: artifactId } as const;
+  const archive = () => ports.artifacts.setArtifactArchived({ projectId, artifactId, archived }, options);
+  const refusal = (inTheWay: readonly unknown[]) =>
+    failedPrecondition(`${inTheWay.length} draft, active or paused deployment(s) use this build; cancel or complete them before archiving it`);
+  const { artifact, changed } = archived ? await retireTarget(ports, build, options, refusal, archive) : await archive();
+  if (!archived) await liftRetirement(ports, build, options);
   if (changed) {
     await ports.audit.record(caller.principal, {
       projectId,

@@ -38,6 +38,23 @@ export interface NewDeployment {
  * by its staged plan, summarized and previewed. The device side (device-rollout.ts) asks it for a
  * deployment and to judge guardrails after a failure.
  */
+const RETIRABLE = ['artifact', 'group', 'channel'] as const;
+type RetirableKind = (typeof RETIRABLE)[number];
+const UNFINISHED: readonly DeploymentState[] = ['draft', 'active', 'paused'];
+
+/** What a deployment uses, as fences name it: its build, its groups and its channels. */
+function targetsOf(deployment: Pick<Deployment, 'artifactId' | 'targetGroupIds' | 'targetChannelIds'>): string[] {
+  return [`artifact:${deployment.artifactId}`, ...deployment.targetGroupIds.map((id) => `group:${id}`), ...deployment.targetChannelIds.map((id) => `channel:${id}`)];
+}
+
+/** Why a creation was refused, in the words the API uses for the same mistakes made alone. */
+function refusalOf(fenced: readonly string[]): string {
+  const ids = (kind: RetirableKind) => fenced.filter((target) => target.startsWith(`${kind}:`)).map((target) => target.slice(kind.length + 1));
+  if (ids('artifact').length > 0) return 'the artifact is archived and cannot be deployed';
+  if (ids('group').length > 0) return `target_group_ids names no group of this project: ${ids('group').join(', ')}`;
+  return `target_channel_ids names no channel of this project: ${ids('channel').join(', ')}`;
+}
+
 export class Deployments {
   private readonly guardrailRuns = new CoalescedRuns<void>();
 
@@ -91,8 +108,38 @@ export class Deployments {
     };
     await this.counts.start(deployment.id, now);
     await this.deps.deployments.insertDeployment(deployment);
+    // Stored first, then the fences read: an archive or a deletion that fences after this read
+    // finds the deployment in its way (docs/architecture.md, "Invariants across services").
+    const fenced = await this.deps.deployments.fencedTargets(targetsOf(deployment));
+    if (fenced.length > 0) {
+      await this.deps.deployments.deleteDeployment(deployment.id);
+      throw invalidArgument(refusalOf(fenced));
+    }
     await this.changed(deployment);
     return deployment;
+  }
+
+  /**
+   * Fences a build, group or channel against new deployments, before it is archived or deleted,
+   * and answers the draft, active or paused deployments that use it; with any, the fence is
+   * lifted again and the caller refuses. Fenced first, then the deployments read: a creation that
+   * reads the fences before this write is found here, and one that reads after it refuses itself,
+   * so no deployment of an archived build or a deleted target is ever kept, under any interleaving
+   * (docs/architecture.md, "Invariants across services"). `retire: false` lifts every fence of it.
+   */
+  async retireTarget(projectId: string, kind: string, id: string, retire: boolean): Promise<Deployment[]> {
+    if (!RETIRABLE.includes(kind as RetirableKind)) throw invalidArgument(`kind must be one of ${RETIRABLE.join(', ')}`);
+    const target = `${kind}:${id}`;
+    if (!retire) {
+      await this.deps.deployments.liftFence({ target });
+      return [];
+    }
+    const fenceId = await this.deps.deployments.fence(projectId, target);
+    const inTheWay = (await this.deps.deployments.listDeployments(projectId)).filter(
+      (deployment) => UNFINISHED.includes(deployment.state) && targetsOf(deployment).includes(target),
+    );
+    if (inTheWay.length > 0) await this.deps.deployments.liftFence({ fenceId });
+    return inTheWay;
   }
 
   async getDeployment(projectId: string, deploymentId: string): Promise<Deployment> {

@@ -20,6 +20,14 @@ export interface DeploymentStore {
    */
   applyTransition(id: string, fromVersion: number, set: TransitionFields): Promise<Deployment | null>;
   countDeployments(projectId: string, states: readonly DeploymentState[], artifactId?: string): Promise<number>;
+  /** Removes a deployment that was never announced (its creation was refused after it was stored). */
+  deleteDeployment(id: string): Promise<void>;
+  /** Stores one fence against new deployments of `target` ("artifact:<id>", "group:<id>", "channel:<id>"); its id lifts it. */
+  fence(projectId: string, target: string): Promise<string>;
+  /** Lifts one fence by its id, or every fence of `target`. */
+  liftFence(which: { fenceId: string } | { target: string }): Promise<void>;
+  /** Which of `targets` carry a fence. */
+  fencedTargets(targets: readonly string[]): Promise<string[]>;
 }
 
 export interface DeviceStateRecord {

@@ -58,6 +58,10 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
     async countDeployments(request) {
       return { count: await rollout.deployments.countDeployments(request.projectId, request.states, request.artifactId || undefined) };
     },
+    async retireTarget(request) {
+      const inTheWay = await rollout.deployments.retireTarget(request.projectId, request.kind, request.id, request.retire);
+      return { inTheWay: inTheWay.map(deploymentMessage) };
+    },
     async deleteDeviceStates(request) {
       await rollout.devices.deleteDeviceStates(request.projectId, request.deviceId);
       return {};

@@ -50,6 +50,15 @@ export interface GuardrailPauseDoc {
 export type TransitionFields = Pick<DeploymentDoc, 'state' | 'rollout_percentage' | 'started_at' | 'updated_at' | 'stage_index' | 'stage_entered_at' | 'guardrail_pause' | 'guardrails_judged_since'>;
 
 /** One applied transition; `_id` is `${deployment_id}:${version}`, so each version is claimed once. */
+/** A fence against new deployments of a build, group or channel being archived or deleted (collection `retired_targets`). */
+export interface RetiredTargetDoc {
+  _id: string;
+  /** "artifact:<id>", "group:<id>" or "channel:<id>". */
+  target: string;
+  project_id: string;
+  at: Date;
+}
+
 export interface TransitionDoc {
   _id: string;
   deployment_id: string;
@@ -211,6 +220,9 @@ export function registerRolloutModels(connection: Connection) {
   const transitionSchema = new Schema<TransitionDoc>({ _id: String, deployment_id: String, version: Number, set: Schema.Types.Mixed }, options);
   transitionSchema.index({ deployment_id: 1, version: -1 });
 
+  const retiredTargetSchema = new Schema<RetiredTargetDoc>({ _id: String, target: String, project_id: String, at: Date }, options);
+  retiredTargetSchema.index({ target: 1 });
+
   const snapshotSchema = new Schema<SnapshotDoc>(
     { _id: String, deployment_id: String, version: Number, through: Date, by_status: Schema.Types.Mixed, failures_by_reason: Schema.Types.Mixed, recounted_at: Date },
     options,
@@ -221,6 +233,7 @@ export function registerRolloutModels(connection: Connection) {
   return {
     Deployment: connection.model<DeploymentDoc>('Deployment', deploymentSchema, 'deployments'),
     Transition: connection.model<TransitionDoc>('Transition', transitionSchema, 'deployment_transitions'),
+    RetiredTarget: connection.model<RetiredTargetDoc>('RetiredTarget', retiredTargetSchema, 'retired_targets'),
     DeviceEvent: connection.model<DeviceEventDoc>('DeviceEvent', deviceEventSchema, 'device_events'),
     DeviceReport: connection.model<DeviceReportDoc>('DeviceReport', deviceReportSchema, 'device_reports'),
     Snapshot: connection.model<SnapshotDoc>('StatusCountSnapshot', snapshotSchema, 'status_count_snapshots'),

@@ -1,9 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { insertUnique } from '@ota/mongo';
 import type { Guardrails } from '../../domain/guardrails';
 import type { Deployment, DeploymentState, GuardrailPause } from '../../domain/model';
 import type { DeploymentStore, TransitionFields as DomainTransitionFields } from '../../domain/ports';
 import type { Stage } from '../../domain/stages';
-import type { DeploymentDoc, GuardrailPauseDoc, GuardrailsDoc, RolloutModels, StageDoc, TransitionDoc, TransitionFields } from './models';
+import type { DeploymentDoc, GuardrailPauseDoc, GuardrailsDoc, RetiredTargetDoc, RolloutModels, StageDoc, TransitionDoc, TransitionFields } from './models';
 
 /** Deployments (collection `deployments`); a transition claims the deployment's next version. */
 export class MongoDeploymentStore implements DeploymentStore {
@@ -71,6 +72,26 @@ export class MongoDeploymentStore implements DeploymentStore {
     const filter: Record<string, unknown> = { project_id: projectId, state: { $in: [...states] } };
     if (artifactId) filter.artifact_id = artifactId;
     return this.models.Deployment.countDocuments(filter).exec();
+  }
+
+  async deleteDeployment(id: string): Promise<void> {
+    await this.models.Deployment.collection.deleteOne({ _id: id } as never);
+  }
+
+  async fence(projectId: string, target: string): Promise<string> {
+    // One document per fence, so that lifting a refused one never lifts another request's.
+    const fenceId = randomUUID();
+    await this.models.RetiredTarget.collection.insertOne({ _id: fenceId, target, project_id: projectId, at: new Date() } satisfies RetiredTargetDoc as never);
+    return fenceId;
+  }
+
+  async liftFence(which: { fenceId: string } | { target: string }): Promise<void> {
+    await this.models.RetiredTarget.collection.deleteMany(('fenceId' in which ? { _id: which.fenceId } : { target: which.target }) as never);
+  }
+
+  async fencedTargets(targets: readonly string[]): Promise<string[]> {
+    const docs = await this.models.RetiredTarget.find({ target: { $in: [...targets] } }, { target: 1 }).lean<RetiredTargetDoc[]>();
+    return [...new Set(docs.map((doc) => doc.target))];
   }
 }
 
