@@ -20,9 +20,8 @@
 
 #include "json_scan.h"
 #include "ota_chunk.h"
+#include "ota_record.h"
 
-#define RECORD_MAGIC 0x4f544131u /* "OTA1" */
-#define RECORD_VERSION 1u
 #define SECTOR_BYTES 4096u
 #define ENDPOINT_MAX 256
 
@@ -41,19 +40,6 @@ static void log_line(const ota_client_t *c, ota_log_level_t level, const char *f
     vsnprintf(line, sizeof line, format, args);
     va_end(args);
     system->log(system->ctx, level, line);
-}
-
-static uint32_t crc32_of(const uint8_t *data, size_t len) {
-    uint32_t crc = 0xffffffffu;
-    for (size_t i = 0; i < len; i++) {
-        crc ^= data[i];
-        for (int bit = 0; bit < 8; bit++) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
-    }
-    return ~crc;
-}
-
-static uint32_t record_crc(const ota_record_t *record) {
-    return crc32_of((const uint8_t *)record, offsetof(ota_record_t, crc32));
 }
 
 /*
@@ -183,8 +169,9 @@ const char *ota_reason_name(ota_reason_t reason) {
 /* ---- the saved record ---- */
 
 static ota_err_t save(ota_client_t *c) {
-    c->record.crc32 = record_crc(&c->record);
-    ota_err_t err = c->config.ports->state.save(c->config.ports->state.ctx, &c->record, sizeof c->record);
+    uint8_t bytes[OTA_RECORD_BYTES];
+    ota_record_encode(&c->record, bytes);
+    ota_err_t err = c->config.ports->state.save(c->config.ports->state.ctx, bytes, sizeof bytes);
     if (err != OTA_OK) log_line(c, OTA_LOG_ERROR, "saving the update state failed (%d)", (int)err);
     return err;
 }
@@ -807,18 +794,14 @@ static ota_err_t check_config(const ota_config_t *cfg) {
 
 static ota_err_t load_record(ota_client_t *c) {
     const ota_state_port_t *state = &c->config.ports->state;
+    uint8_t bytes[OTA_RECORD_READ_MAX];
     size_t len = 0;
-    ota_err_t err = state->load(state->ctx, &c->record, sizeof c->record, &len);
+    ota_err_t err = state->load(state->ctx, bytes, sizeof bytes, &len);
     if (err != OTA_OK) return err;
-    if (len == sizeof c->record && c->record.magic == RECORD_MAGIC && c->record.version == RECORD_VERSION &&
-        c->record.crc32 == record_crc(&c->record)) {
-        return OTA_OK;
-    }
+    if (ota_record_decode(bytes, len, &c->record)) return OTA_OK;
     if (len != 0) log_line(c, OTA_LOG_WARN, "the saved update state is unreadable: starting clean");
     c->record_missing = true;
     memset(&c->record, 0, sizeof c->record);
-    c->record.magic = RECORD_MAGIC;
-    c->record.version = RECORD_VERSION;
     c->record.running_build = c->config.factory_build_number;
     return OTA_OK;
 }

@@ -64,6 +64,7 @@ const LIBSODIUM_INCLUDES = ['port_include', 'libsodium/src/libsodium/include'];
 
 const SOURCES = [
   { file: 'src/ota_client.c', part: 'core' },
+  { file: 'src/ota_record.c', part: 'core' },
   { file: 'src/json_scan.c', part: 'core' },
   { file: 'port/esp_idf/ota_esp_idf.c', part: 'port' },
   { file: 'port/sodium/ota_sodium_ed25519.c', part: 'port' },

@@ -139,18 +139,18 @@ typedef enum {
 } ota_reason_t;
 
 /*
- * The saved record. Written whole through the state port after every change of phase and every
- * chunk; a record whose length, version or checksum does not match is treated as absent.
+ * Where an update stands, as the saved record holds it. Saved whole through the state port after
+ * every change of phase and every chunk, in a fixed, versioned byte layout written and read field
+ * by field (src/ota_record.h: 228 bytes on every ABI). A record that cannot be read (none, cut
+ * short, damaged, a later version) is treated as absent: see ota_client_init for what each boot
+ * then does.
  */
 typedef struct {
-    uint32_t magic;
-    uint32_t version;
     uint8_t phase;              /* ota_phase_t */
     uint8_t target_slot;        /* the slot the update writes and then boots */
     uint8_t has_signature;
     uint8_t pending_event;      /* a terminal event not yet accepted by the server (ota_event_t) */
     uint8_t pending_reason;     /* its ota_reason_t */
-    uint8_t reserved[3];
     int64_t running_build;      /* the build_number of the image that runs: current_build_number */
     int64_t build_number;       /* the offer's */
     int64_t pending_build;      /* build_number sent with a pending `confirmed` */
@@ -160,7 +160,6 @@ typedef struct {
     char pending_deployment_id[40];
     uint8_t sha256[32];
     uint8_t signature[64];
-    uint32_t crc32;             /* over every byte before it */
 } ota_record_t;
 
 /* The client. Its fields are the core's: read them only through the functions below. */
@@ -211,6 +210,10 @@ typedef struct {
 /*
  * Loads the saved record and works out from the boot where an update stands: a trial that booted,
  * or one the bootloader refused (rolled_back, boot_failed). Call once per boot, before any step.
+ * With no readable record the client starts idle, running factory_build_number; if the boot runs
+ * a trial all the same (the record was lost: an NVS erase, a layout this image cannot read), the
+ * application's health check decides it within trial_timeout_s, as for any trial, so a healthy
+ * image is never rolled back for want of a record and no trial waits forever.
  * OTA_ERR_INVALID_ARG names no field: check config values against the comments above.
  */
 ota_err_t ota_client_init(ota_client_t *client, const ota_config_t *config);

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <sodium.h>
@@ -467,6 +468,98 @@ static void test_corrupt_record(void) {
     EXPECT("and runs the factory build", ota_client_running_build(&device.client) == 0);
 }
 
+/* ---- the saved record's bytes (src/ota_record.h) ---- */
+
+static uint32_t test_crc32(const uint8_t *data, size_t len) {
+    uint32_t crc = 0xffffffffu;
+    for (size_t i = 0; i < len; i++) {
+        crc ^= data[i];
+        for (int bit = 0; bit < 8; bit++) crc = (crc & 1u) ? (crc >> 1) ^ 0xedb88320u : crc >> 1;
+    }
+    return ~crc;
+}
+
+static uint32_t le32(const uint8_t *at) {
+    return (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24;
+}
+
+static int downloading(void) {
+    return ota_client_phase(&device.client) == OTA_PHASE_DOWNLOADING && world.delivered >= (long)CHUNK;
+}
+
+/* The same 228 bytes on every ABI (this suite also runs built for 32 bits), each field where the
+ * layout says. */
+static void test_record_layout(void) {
+    make_device(1, 1);
+    EXPECT("layout: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    step_until(downloading, 2000);
+    EXPECT("layout: 228 bytes", world.record_len == 228);
+    EXPECT("layout: magic and version", memcmp(world.record, "OTA2", 4) == 0 && world.record[4] == 2 && world.record[5] == 0);
+    EXPECT("layout: its length", world.record[6] == 228 && world.record[7] == 0);
+    EXPECT("layout: the phase", world.record[8] == OTA_PHASE_DOWNLOADING && world.record[9] == 1);
+    EXPECT("layout: the build, little-endian", world.record[24] == 7 && world.record[25] == 0 && le32(world.record + 40) == IMAGE_BYTES);
+    EXPECT("layout: the offset", le32(world.record + 44) >= CHUNK && le32(world.record + 44) % CHUNK == 0);
+    EXPECT("layout: the deployment", strcmp((const char *)world.record + 48, FAKE_DEPLOYMENT_ID) == 0);
+    EXPECT("layout: the checksum", le32(world.record + 224) == test_crc32(world.record, 224));
+}
+
+/* A later layout (version 3) is not guessed at: the record is unreadable, and the device starts clean. */
+static void test_record_of_a_later_version(void) {
+    make_device(1, 1);
+    EXPECT("later version: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    step_until(downloading, 2000);
+    world.record[4] = 3;
+    uint32_t crc = test_crc32(world.record, 224);
+    for (int i = 0; i < 4; i++) world.record[224 + i] = (uint8_t)(crc >> (8 * i));
+    fake_reboot(&world);
+    EXPECT("later version: boots again", ota_client_init(&device.client, &device.config) == OTA_OK);
+    EXPECT("later version: starts clean", ota_client_phase(&device.client) == OTA_PHASE_IDLE && ota_client_running_build(&device.client) == 0);
+}
+
+/* The previous release's record: its raw struct, as a device of that release saved it. */
+typedef struct {
+    uint32_t magic;
+    uint32_t version;
+    uint8_t phase, target_slot, has_signature, pending_event, pending_reason, reserved[3];
+    int64_t running_build, build_number, pending_build;
+    uint32_t image_size, offset;
+    char deployment_id[40], pending_deployment_id[40];
+    uint8_t sha256[32], signature[64];
+    uint32_t crc32;
+} previous_record_t;
+
+/* A device whose previous firmware (with the previous record) installed this one: the new image
+ * boots as a trial, reads the record it was left, and confirms the deployment it came from. */
+static void test_record_of_the_previous_release(void) {
+    make_device(0, 1);
+    previous_record_t old;
+    memset(&old, 0, sizeof old);
+    old.magic = 0x4f544131u;
+    old.version = 1;
+    old.phase = OTA_PHASE_REBOOTING;
+    old.target_slot = 1;
+    old.build_number = 7;
+    old.image_size = IMAGE_BYTES;
+    old.offset = IMAGE_BYTES;
+    snprintf(old.deployment_id, sizeof old.deployment_id, "%s", FAKE_DEPLOYMENT_ID);
+    crypto_hash_sha256(old.sha256, image, sizeof image);
+    old.crc32 = test_crc32((const uint8_t *)&old, offsetof(previous_record_t, crc32));
+    memcpy(world.record, &old, sizeof old);
+    world.record_len = sizeof old;
+    memcpy(world.slot_durable[1], image, sizeof image);
+    memcpy(world.slot_live[1], image, sizeof image);
+    world.active = 1;
+    world.previous = 0;
+    world.trial = 1;
+    world.attempts = 1;
+    world.build = 0; /* nothing more is offered */
+    EXPECT("previous record: settles", run_device(2000) >= 0);
+    const fake_report_t *terminal = last_terminal();
+    EXPECT("previous record: confirms the deployment it came from",
+           terminal && !strcmp(terminal->event, "confirmed") && terminal->build == 7 && !strcmp(terminal->deployment, FAKE_DEPLOYMENT_ID));
+    EXPECT("previous record: runs build 7, saved in the new layout", ota_client_running_build(&device.client) == 7 && world.record_len == 228);
+}
+
 /* Build numbers past 32 bits travel whole in the check and in `confirmed`: the core formats them
  * itself, as newlib-nano's printf cannot. */
 static void test_large_build_numbers(void) {
@@ -709,6 +802,9 @@ int main(void) {
     test_restart_reopens_an_appending_slot();
     test_report_retried();
     test_corrupt_record();
+    test_record_layout();
+    test_record_of_a_later_version();
+    test_record_of_the_previous_release();
     test_large_build_numbers();
     test_unreadable_record_in_a_trial();
     test_chunk_ends();

@@ -92,6 +92,7 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         memset(report, 0, sizeof *report);
         json_get_string(body, "event", report->event, sizeof report->event);
         json_get_string(body, "reason", report->reason, sizeof report->reason);
+        json_get_string(body, "deployment_id", report->deployment, sizeof report->deployment);
         int64_t build = -1;
         report->build = json_get_int(body, "build_number", &build) ? build : -1;
         snprintf(text, sizeof text, "{\"accepted\":true,\"final_status\":\"%s\"}", report->event);

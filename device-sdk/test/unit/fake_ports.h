@@ -15,8 +15,12 @@
 typedef struct {
     char event[24];
     char reason[40];
+    char deployment[40];
     long long build;
 } fake_report_t;
+
+/* The deployment of every offer the fake server makes. */
+#define FAKE_DEPLOYMENT_ID "d0d0d0d0-0000-4000-8000-000000000001"
 
 typedef struct {
     /* The server */
