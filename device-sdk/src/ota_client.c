@@ -304,16 +304,28 @@ static void hashes_update(ota_client_t *c, const uint8_t *data, size_t len) {
     c->hashed += (uint32_t)len;
 }
 
-/* Hashes the slot's first `upto` bytes again from flash: after a reboot the hash states are gone. */
-static ota_err_t hashes_from_slot(ota_client_t *c, uint32_t upto) {
+/*
+ * Hashes the slot's first `upto` bytes again from flash (after a reboot the hash states are gone),
+ * OTA_HASH_STEP_BYTES at most per call, so that a step's work stays bounded (ota_client_step);
+ * *done once all are hashed. Carries on from where the previous call stopped.
+ */
+static ota_err_t hashes_from_slot(ota_client_t *c, uint32_t upto, bool *done) {
     const ota_slot_port_t *slot = &c->config.ports->slot;
-    hashes_begin(c);
-    while (c->hashed < upto) {
-        size_t n = upto - c->hashed < sizeof c->read_buffer ? upto - c->hashed : sizeof c->read_buffer;
+    if (!c->hashes_valid || c->hashed > upto) {
+        hashes_begin(c);
+        c->hashes_valid = true;
+    }
+    uint32_t stop = upto - c->hashed > OTA_HASH_STEP_BYTES ? c->hashed + OTA_HASH_STEP_BYTES : upto;
+    while (c->hashed < stop) {
+        size_t n = stop - c->hashed < sizeof c->read_buffer ? stop - c->hashed : sizeof c->read_buffer;
         ota_err_t err = slot->read(slot->ctx, c->hashed, c->read_buffer, n);
-        if (err != OTA_OK) return err;
+        if (err != OTA_OK) {
+            c->hashes_valid = false;
+            return err;
+        }
         hashes_update(c, c->read_buffer, n);
     }
+    *done = c->hashed == upto;
     return OTA_OK;
 }
 
@@ -323,6 +335,7 @@ static ota_reason_t hashes_verdict(ota_client_t *c) {
     uint8_t digest[32];
     crypto->sha256_final(c->sha256_state, digest);
     c->hashed = 0;
+    c->hashes_valid = false;
     if (memcmp(digest, c->record.sha256, sizeof digest) != 0) return OTA_REASON_CHECKSUM_MISMATCH;
     if (!c->record.has_signature) return c->config.require_signature ? OTA_REASON_SIGNATURE_INVALID : OTA_REASON_NONE;
     if (!verifies_signature(c)) return OTA_REASON_NONE;
@@ -551,8 +564,9 @@ static ota_err_t download_step(ota_client_t *c) {
         c->hashes_valid = false;
     }
     if (!c->hashes_valid || c->hashed != c->received) {
-        if (hashes_from_slot(c, c->received) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
-        c->hashes_valid = true;
+        bool done = false;
+        if (hashes_from_slot(c, c->received, &done) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        if (!done) return OTA_OK;
     }
     if (c->received < r->image_size && !c->http_open) {
         ota_err_t err = open_download(c);
@@ -703,7 +717,9 @@ static ota_err_t activate_step(ota_client_t *c) {
     const ota_slot_port_t *slot = &c->config.ports->slot;
     if (!c->verified) {
         /* A power cut came between the verification and the switch: verify the slot again. */
-        if (hashes_from_slot(c, r->image_size) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        bool done = false;
+        if (hashes_from_slot(c, r->image_size, &done) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        if (!done) return OTA_OK;
         ota_reason_t refused = hashes_verdict(c);
         if (refused != OTA_REASON_NONE) return fail_update(c, refused);
         c->verified = true;

@@ -51,6 +51,8 @@ extern "C" {
 #define OTA_DEFAULT_TRIAL_TIMEOUT_S 300u
 #define OTA_DEFAULT_DOWNLOAD_BUDGET_S 3600u
 #define OTA_DEFAULT_STOP_CHECK_BYTES 262144u
+/* Bytes of the slot one step hashes again from flash at most (after a reboot mid-update). */
+#define OTA_HASH_STEP_BYTES 32768u
 
 typedef struct {
     /* The service's base URL, e.g. "https://ota.example.com" (no trailing slash). */
@@ -223,6 +225,17 @@ ota_err_t ota_client_init(ota_client_t *client, const ota_config_t *config);
  * step) and sets *wait_ms to how long the caller may sleep before the next step is useful.
  * Errors of the network or the server are handled inside (retries, reports); what is returned is
  * an error of a port that the client cannot work around.
+ *
+ * The bounds of one step, for a caller that must feed a watchdog:
+ * - work: it hashes at most one chunk received from the network (chunk_bytes) or
+ *   OTA_HASH_STEP_BYTES read back from flash, never the whole image at once; SHA-256 and, for a
+ *   signed build, SHA-512 per pinned key run over those bytes;
+ * - blocking: at most three HTTP requests (a check and the two reports of a new offer), or one
+ *   download opened and read up to the next chunk boundary followed by one ask whether the offer
+ *   stands, or the reports and ask around the install; each request is bounded by the HTTP port's
+ *   timeouts (the linux port: 30 s to connect and per stalled read; ESP-IDF: the port's
+ *   timeout_ms). Waiting on a socket blocks the task, so lower-priority tasks (IDLE, which feeds
+ *   ESP-IDF's task watchdog) run meanwhile; only the hashing keeps the CPU, for a chunk at a time.
  */
 ota_err_t ota_client_step(ota_client_t *client, uint32_t *wait_ms);
 

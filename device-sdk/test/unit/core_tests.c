@@ -468,6 +468,32 @@ static void test_corrupt_record(void) {
     EXPECT("and runs the factory build", ota_client_running_build(&device.client) == 0);
 }
 
+static int activating(void) {
+    return ota_client_phase(&device.client) == OTA_PHASE_ACTIVATING;
+}
+
+/* A power cut between the verification and the boot switch: the image is hashed again from flash,
+ * OTA_HASH_STEP_BYTES at most per step (the whole image in one step starved ESP-IDF's watchdog). */
+static void test_hashing_again_in_pieces(void) {
+    make_device(1, 1);
+    EXPECT("pieces: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    step_until(activating, 2000);
+    EXPECT("pieces: whole and verified", activating());
+    fake_reboot(&world);
+    EXPECT("pieces: boots again", ota_client_init(&device.client, &device.config) == OTA_OK);
+    long most = 0;
+    for (int steps = 0; steps < 2000 && activating(); steps++) {
+        long before = world.slot_bytes_read;
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+        if (world.slot_bytes_read - before > most) most = world.slot_bytes_read - before;
+    }
+    EXPECT("pieces: no step hashed more than OTA_HASH_STEP_BYTES", most > 0 && most <= (long)OTA_HASH_STEP_BYTES);
+    EXPECT("pieces: settles", run_device_from(1, 20000) >= 0);
+    check_invariants("hashing again in pieces", "confirmed");
+}
+
 /* ---- the saved record's bytes (src/ota_record.h) ---- */
 
 static uint32_t test_crc32(const uint8_t *data, size_t len) {
@@ -802,6 +828,7 @@ int main(void) {
     test_restart_reopens_an_appending_slot();
     test_report_retried();
     test_corrupt_record();
+    test_hashing_again_in_pieces();
     test_record_layout();
     test_record_of_a_later_version();
     test_record_of_the_previous_release();

@@ -235,6 +235,7 @@ static ota_err_t slot_read(void *ctx, uint32_t offset, uint8_t *data, size_t len
     fake_world_t *w = ctx;
     if (w->powered_off || offset + len > FAKE_SLOT_BYTES) return OTA_ERR_IO;
     memcpy(data, w->slot_live[inactive(w)] + offset, len);
+    w->slot_bytes_read += (long)len;
     return OTA_OK;
 }
 

@@ -68,6 +68,7 @@ typedef struct {
     int rollback_failures_left;   /* the switch back to the previous image fails */
     int slot_appends;             /* as esp_ota_write: writes continue from where the slot was opened; another offset is refused */
     uint32_t slot_next;           /* with slot_appends: where the next write must land */
+    long slot_bytes_read;         /* bytes read back from the slots, in all */
     uint8_t record[512];
     size_t record_len;
     /* Power */
