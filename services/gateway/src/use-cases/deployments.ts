@@ -58,6 +58,9 @@ export async function transitionDeployment(ports: DeploymentPorts, caller: Calle
     targetType: 'deployment',
     targetId: transition.deploymentId,
     details: { state: deployment!.state, rollout_percentage: deployment!.rolloutPercentage },
+    // Stamped when the transition took effect, not when its answer came back: racing transitions
+    // are audited in the order they were applied.
+    at: deployment!.updatedAt,
   });
   // The first summary of a target set waits for a count of the fleet, which on a large FerretDB
   // fleet takes longer than a request may: a started deployment has it counted now, behind the answer.

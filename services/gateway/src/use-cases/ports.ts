@@ -18,6 +18,8 @@ export interface AuditEntry {
   targetType: string;
   targetId: string;
   details?: Record<string, unknown>;
+  /** When the change took effect, where the service that made it says (a deployment's transition); now otherwise. */
+  at?: Date;
 }
 
 /**

@@ -185,7 +185,7 @@ export class Deployments {
   async transition(projectId: string, deploymentId: string, request: TransitionRequest): Promise<Deployment> {
     const deployment = await this.findDeployment(projectId, deploymentId);
     const change = applyTransition(deployment, request, this.now());
-    const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, { ...change, updatedAt: this.now() });
+    const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, { ...change, updatedAt: this.effectTime(deployment) });
     if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
     await this.changed(updated);
     // Its counts are final now but for late reports: counted afresh once, so that they are exact.
@@ -337,7 +337,7 @@ export class Deployments {
       const now = this.now();
       const fields = change(current, now);
       if (!fields) return;
-      const updated = await this.deps.deployments.applyTransition(current.id, current.version, { ...fields, updatedAt: now });
+      const updated = await this.deps.deployments.applyTransition(current.id, current.version, { ...fields, updatedAt: this.effectTime(current) });
       if (updated) {
         await this.changed(updated);
         this.deps.events.changedByItself(updated, action, details(updated));
@@ -345,6 +345,15 @@ export class Deployments {
       }
       current = await this.deps.deployments.findDeployment(deployment.id);
     }
+  }
+
+  /**
+   * When a transition from `from` takes effect: now, but always after `from`'s own, so that the
+   * transitions of a deployment are in the order of their versions by time too, whatever the
+   * clocks of the replicas that made them (the audit is ordered by it: docs/api.md, "Audit event").
+   */
+  private effectTime(from: Deployment): Date {
+    return new Date(Math.max(this.now().getTime(), from.updatedAt.getTime() + 1));
   }
 
   countDeployments(projectId: string, states: string[], artifactId?: string): Promise<number> {

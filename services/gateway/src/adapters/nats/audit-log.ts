@@ -36,7 +36,7 @@ export class JetStreamAuditLog implements AuditLog {
       tokenPrefix: principal.token.prefix,
       targetType: entry.targetType,
       targetId: entry.targetId,
-      createdAt: new Date(),
+      createdAt: entry.at ?? new Date(),
       details: entry.details ?? {},
     };
     if (this.bus.isConnected()) {
