@@ -109,6 +109,9 @@ download = download_artifact.sync_detailed(
     client=device,
     size=int(query["size"]),
     sha256=query["sha256"],
+    deployment=query["deployment"],
+    device=query["device"],
+    token=query["token"],
     expires=int(query["expires"]),
     signature=query["signature"],
 )
