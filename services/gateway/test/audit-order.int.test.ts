@@ -21,18 +21,26 @@ test(`${CLIENTS} clients sending ${CLIENTS * ROUNDS} transitions at once: the au
   expect(release.status).toBe(201);
   const deploymentId = release.body.deployment_id as string;
 
-  // Each client sends its transitions one after another, all clients at once.
+  // Each client, with its own API token (each has its own rate limit), sends its transitions one
+  // after another, all clients at once.
+  const tokens = await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, index) => {
+      const created = await api('POST', `${projectPath}/tokens/`, { token: f.user.token, json: { name: `client-${index}`, scope: 'api' } });
+      expect(created.status).toBe(201);
+      return created.body.token as string;
+    }),
+  );
   let succeeded = 0;
-  const client = async () => {
+  const client = async (token: string) => {
     for (let round = 0; round < ROUNDS; round++) {
       const action = ACTIONS[Math.floor(next() * ACTIONS.length)]!;
       const body = action === 'ramp' ? { action, rollout_percentage: 1 + Math.floor(next() * 100) } : { action };
-      const answer = await api('POST', `${projectPath}/deployments/${deploymentId}/transition/`, { token: f.user.token, json: body });
+      const answer = await api('POST', `${projectPath}/deployments/${deploymentId}/transition/`, { token, json: body });
       expect([200, 400]).toContain(answer.status);
       if (answer.status === 200) succeeded += 1;
     }
   };
-  await Promise.all(Array.from({ length: CLIENTS }, client));
+  await Promise.all(tokens.map(client));
 
   type AuditEvent = { action: string; target_id: string; created_at: string; details: { state: string } };
   const transitions = await eventually(
