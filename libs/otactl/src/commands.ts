@@ -15,8 +15,14 @@ export interface CommandContext {
 
 const TRANSITIONS = ['pause', 'resume', 'complete', 'cancel'] as const;
 
+const TRANSITION_FLAGS = { 'if-version': { type: 'string' } } as const;
+
 export async function deploymentsCommand(ctx: CommandContext, argv: string[]): Promise<number> {
-  const [action = 'list', id, value] = argv;
+  const { values: flags, positionals } = parse(argv, TRANSITION_FLAGS);
+  const [action = 'list', id, value] = positionals;
+  if (flags['if-version'] !== undefined && !((TRANSITIONS as readonly string[]).includes(action) || action === 'ramp')) {
+    throw new UsageError('--if-version goes with pause, resume, ramp, complete and cancel');
+  }
   const projectId = await ctx.projectId();
   const path = (did: string) => ({ path: { id: projectId, did } });
   const need = (what: string) => {
@@ -41,7 +47,7 @@ export async function deploymentsCommand(ctx: CommandContext, argv: string[]): P
       ok(ctx.api.GET('/api/v1/projects/{id}/deployments/{did}/summary/', { params: path(did) })),
     ]);
     const pause = deployment.guardrail_pause ? `\nguardrail pause: ${deployment.guardrail_pause.detail}` : '';
-    ctx.out.result({ deployment, summary }, `${progressLine(deployment, summary)}${pause}\nconsole: ${ctx.consoleUrl}/console/projects/${projectId}/deployments/${did}`);
+    ctx.out.result({ deployment, summary }, `${progressLine(deployment, summary)} (version ${deployment.version})${pause}\nconsole: ${ctx.consoleUrl}/console/projects/${projectId}/deployments/${did}`);
     return EXIT.ok;
   }
   if ((TRANSITIONS as readonly string[]).includes(action) || action === 'ramp') {
@@ -50,8 +56,11 @@ export async function deploymentsCommand(ctx: CommandContext, argv: string[]): P
       action === 'ramp'
         ? { action: 'ramp' as const, rollout_percentage: integer(value ?? '', 'the ramp percentage', 0, 100) }
         : { action: action as (typeof TRANSITIONS)[number] };
-    const deployment = await ok(ctx.api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: path(did), body }));
-    ctx.out.result(deployment, `deployment ${deployment.id}: ${deployment.state} at ${deployment.rollout_percentage}%`);
+    // --if-version: apply only to the version the caller saw (`show` prints it); a deployment that
+    // changed since is refused with what it is now (docs/api.md, "Changing a deployment safely").
+    const ifMatch = flags['if-version'] === undefined ? {} : { header: { 'If-Match': `"${integer(flags['if-version'], '--if-version', 1, Number.MAX_SAFE_INTEGER)}"` } };
+    const deployment = await ok(ctx.api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: { ...path(did), ...ifMatch }, body }));
+    ctx.out.result(deployment, `deployment ${deployment.id}: ${deployment.state} at ${deployment.rollout_percentage}% (version ${deployment.version})`);
     return EXIT.ok;
   }
   if (action === 'preview') {

@@ -44,6 +44,7 @@ Commands:
       tried again after the interval or its Retry-After; --timeout is a hard limit all the same.
 
   deployments list | show ID | pause ID | resume ID | ramp ID PERCENT | complete ID | cancel ID | preview ID
+              [--if-version N]: change only version N of it (what show printed); 409 if it moved on
   artifacts list | upload --binary FILE (manifest flags) | archive ID | unarchive ID
             | prune --keep N [--dry-run]   archive all but the newest N builds, keeping any that a
                                            draft, active or paused deployment uses

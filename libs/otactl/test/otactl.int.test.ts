@@ -190,6 +190,14 @@ test('the other commands: deployments, artifacts with prune, devices, projects, 
   expect((await otactl(f, ['deployments', 'pause', released.deployment.id])).stdout).toContain('paused');
   expect((await otactl(f, ['deployments', 'show', released.deployment.id])).stdout).toContain('build 5 paused at 60%');
   expect((await otactl(f, ['deployments', 'resume', released.deployment.id])).code).toBe(0);
+  // --if-version applies only to the version the caller saw: a stale one is refused with what it is now.
+  const seen = JSON.parse((await otactl(f, ['--json', 'deployments', 'show', released.deployment.id])).stdout).deployment as { version: number };
+  expect((await otactl(f, ['deployments', 'pause', released.deployment.id, '--if-version', String(seen.version)])).stdout).toContain(`paused at 60% (version ${seen.version + 1})`);
+  const stale = await otactl(f, ['deployments', 'resume', released.deployment.id, '--if-version', String(seen.version)]);
+  expect(stale.code).toBe(4);
+  expect(stale.stderr).toContain(`the deployment changed since version ${seen.version}: it is now paused at 60%`);
+  expect((await otactl(f, ['deployments', 'list', '--if-version', '3'])).code).toBe(1);
+  expect((await otactl(f, ['deployments', 'resume', released.deployment.id])).code).toBe(0);
 
   // Prune keeps the newest two and the build the deployment uses.
   const dry = JSON.parse((await otactl(f, ['--json', 'artifacts', 'prune', '--keep', '2', '--dry-run'])).stdout);

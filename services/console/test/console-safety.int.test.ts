@@ -344,3 +344,47 @@ test('at 390 px every page fits the screen: the header keeps Sign out, the tabs 
   }
   await page.context().close();
 }, 180_000);
+
+test('a double-click does one thing: one project, one pause (not a pause and then a resume), and no false error', async () => {
+  const f = await setupProject();
+  await checkIn(f, 'dbl-1');
+  const deployment = await startedDeployment(f);
+  const page = await signedIn(f);
+  const projectsBefore = (await api('GET', '/api/v1/projects/', { token: f.user.token })).body.length as number;
+  await page.goto(consoleUrl('/'));
+  await page.getByLabel('New project').fill('Clicked twice');
+  await page.getByRole('button', { name: 'Create project' }).dblclick();
+  await page.getByRole('link', { name: 'Clicked twice' }).first().waitFor();
+  await page.waitForTimeout(1_000);
+  const projects = (await api('GET', '/api/v1/projects/', { token: f.user.token })).body as Array<{ name: string }>;
+  expect(projects.filter((project) => project.name === 'Clicked twice')).toHaveLength(1);
+  expect(projects).toHaveLength(projectsBefore + 1);
+
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  await page.getByRole('button', { name: 'Pause' }).dblclick();
+  await expectText(page.locator('h1 .state'), 'paused');
+  await page.waitForTimeout(1_000);
+  const audit = (await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=deployment`, { token: f.user.token })).body as Array<{ action: string; target_id: string }>;
+  expect(audit.filter((event) => event.target_id === deployment.id).map((event) => event.action)).toEqual(['deployment.paused', 'deployment.started', 'deployment.created']);
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/`, { token: f.user.token })).body.state).toBe('paused');
+  expect(await page.getByRole('alert').count()).toBe(0);
+  await page.context().close();
+}, 120_000);
+
+test('a stale tab acts on nothing another tab changed: the action is refused with what the deployment is now, and the page catches up', async () => {
+  const f = await setupProject();
+  await checkIn(f, 'stale-1');
+  const deployment = await startedDeployment(f, { rollout_percentage: 50 });
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  await expectText(page.locator('h1 .state'), 'active');
+  // Another tab ramps to 100% and pauses, while this one still shows active at 50%.
+  const path = `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/transition/`;
+  expect((await api('POST', path, { token: f.user.token, json: { action: 'ramp', rollout_percentage: 100 } })).status).toBe(200);
+  expect((await api('POST', path, { token: f.user.token, json: { action: 'pause' } })).status).toBe(200);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await expectText(page.getByRole('alert'), 'it is now paused at 100%');
+  await expectText(page.locator('h1 .state'), 'paused');
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/`, { token: f.user.token })).body).toMatchObject({ state: 'paused', rollout_percentage: 100 });
+  await page.context().close();
+}, 120_000);

@@ -23,9 +23,19 @@ export function LoadState({ loading, error, empty, children }: { loading: boolea
 }
 
 /** A button that says it is working while its action runs. */
-export function BusyButton({ busy, children, busyText = 'Working…', ...rest }: React.ButtonHTMLAttributes<HTMLButtonElement> & { busy: boolean; busyText?: string }) {
+export function BusyButton({ busy, children, busyText = 'Working…', onClick, ...rest }: React.ButtonHTMLAttributes<HTMLButtonElement> & { busy: boolean; busyText?: string }) {
+  // The second click of a double-click does nothing: it would land on whatever the first one put
+  // in the button's place (Resume where Pause was), or create a second project, draft or token.
+  // A click from the keyboard has detail 0 and always counts.
+  const once = (event: React.MouseEvent<HTMLButtonElement>) => {
+    if (event.detail > 1) {
+      event.preventDefault();
+      return;
+    }
+    onClick?.(event);
+  };
   return (
-    <button {...rest} disabled={busy || rest.disabled} aria-busy={busy}>
+    <button {...rest} onClick={once} disabled={busy || rest.disabled} aria-busy={busy}>
       {busy ? busyText : children}
     </button>
   );

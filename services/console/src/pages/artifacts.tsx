@@ -42,9 +42,9 @@ export function ArtifactsPage() {
       header: 'Archived',
       cell: (info) => (
         writable ? (
-          <button type="button" className="small" disabled={archive.isPending} onClick={() => archive.mutate(info.row.original)}>
+          <BusyButton type="button" className="small" busy={archive.isPending} onClick={() => archive.mutate(info.row.original)}>
             {info.row.original.archived ? 'Archived: unarchive' : 'Archive'}
-          </button>
+          </BusyButton>
         ) : (
           <span>{info.row.original.archived ? 'yes' : 'no'}</span>
         )

@@ -176,6 +176,7 @@ export function deploymentJson(deployment: rollout.Deployment) {
     target_channel_ids: deployment.targetChannelIds,
     rollout_percentage: deployment.rolloutPercentage,
     rollout_strategy: deployment.rolloutStrategy,
+    version: deployment.version,
     notes: deployment.notes,
     failure_count: deployment.failureCount,
     created_at: iso(deployment.createdAt),

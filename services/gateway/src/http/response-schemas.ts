@@ -168,6 +168,7 @@ export const Deployment = object({
   target_channel_ids: { type: 'array', items: UUID },
   rollout_percentage: { type: 'integer', minimum: 0, maximum: 100 },
   rollout_strategy: { type: 'string' },
+  version: { type: 'integer', minimum: 1, description: 'Grows by one with every transition; the `ETag` of the deployment, and what a transition\'s `If-Match` names.' },
   notes: { type: 'string' },
   failure_count: { type: 'integer' },
   created_at: TIME,

@@ -1,3 +1,4 @@
+import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
@@ -8,6 +9,27 @@ import { createDeploymentBody, listStatesQuery, STATES_PAGE_MAX, transitionBody,
 import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
 import { answerOncePerKey, IDEMPOTENCY_PARAMETER, jsonFingerprint } from '../http/idempotency';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
+
+const DEPLOYMENT_ETAG = { description: 'The deployment\'s `version` in quotes: send it back as `If-Match` to change only what you saw.', schema: { type: 'string' } };
+const IF_MATCH_PARAMETER = {
+  name: 'If-Match',
+  required: false,
+  schema: { type: 'string', pattern: '^(\\*|"[1-9][0-9]{0,15}")$' },
+  description: 'The `ETag` (`"<version>"`) of the deployment as the caller saw it: the transition applies only to that version (409 otherwise). `*` or absent: whatever it is now.',
+};
+
+/** The ETag of a deployment's version. */
+function etagOfVersion(version: number): string {
+  return `"${version}"`;
+}
+
+/** The version an If-Match names; undefined for none or `*`; 400 for anything else. */
+function versionOfIfMatch(header: string | undefined): number | undefined {
+  if (header === undefined || header.trim() === '*') return undefined;
+  const match = /^\s*"([1-9][0-9]{0,15})"\s*$/.exec(header);
+  if (!match) throw invalidArgument('If-Match must be the deployment\'s ETag, "<version>" (or *)');
+  return Number(match[1]);
+}
 
 export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void {
   const api = table.section({ tag: 'Deployments', access: 'developer' });
@@ -60,9 +82,17 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
   );
 
   api.add(
-    { route: 'GET /projects/:id/deployments/:did/', operationId: 'getDeployment', summary: 'Read a deployment', project: 'read', responses: { 200: R.Deployment } },
+    {
+      route: 'GET /projects/:id/deployments/:did/',
+      operationId: 'getDeployment',
+      summary: 'Read a deployment',
+      project: 'read',
+      responses: { 200: R.Deployment },
+      responseHeaders: { 200: { ETag: DEPLOYMENT_ETAG } },
+    },
     async (ctx, { project }) => {
       const { deployment } = await clients.rollout.getDeployment({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment') }, rpc(ctx));
+      ctx.set('ETag', etagOfVersion(deployment!.version));
       ctx.body = deploymentJson(deployment!);
     },
   );
@@ -73,10 +103,14 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       operationId: 'transitionDeployment',
       summary: 'Start, pause, resume, ramp, complete or cancel',
       description:
-        'start: draft→active. pause: active→paused. resume: paused→active. ramp (needs `rollout_percentage`, up or down): active or paused, state unchanged. complete: active or paused→completed. cancel: draft, active or paused→cancelled. Anything else is 400. `start` and `resume` of a deployment without targets need `confirm_all: true` when the project has two or more devices.',
+        'start: draft→active. pause: active→paused. resume: paused→active. ramp (needs `rollout_percentage`, up or down): active or paused, state unchanged. complete: active or paused→completed. cancel: draft, active or paused→cancelled. Anything else is 400. `start` and `resume` of a deployment without targets need `confirm_all: true` when the project has two or more devices. ' +
+        'With `If-Match: "<version>"` (the `ETag` of the deployment as the caller saw it) the transition applies only to that version: one that changed since is 409, whose `detail` says what it is now.',
       project: 'write',
       body: transitionBody,
+      headers: [IF_MATCH_PARAMETER],
       responses: { 200: R.Deployment },
+      responseHeaders: { 200: { ETag: DEPLOYMENT_ETAG } },
+      errors: [409],
     },
     async (ctx, { project, body }) => {
       const deployment = await transitionDeployment(ports, callerOf(ctx), project.id, {
@@ -84,7 +118,9 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         action: body.action,
         rolloutPercentage: body.rollout_percentage,
         confirmAll: body.confirm_all ?? false,
+        expectedVersion: versionOfIfMatch(ctx.get('if-match') || undefined),
       });
+      ctx.set('ETag', etagOfVersion(deployment.version));
       ctx.body = deploymentJson(deployment);
     },
   );

@@ -40,7 +40,7 @@ const AUDIT_ACTION: Record<string, string> = {
   cancel: 'deployment.cancelled',
 };
 
-export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId' | 'action' | 'rolloutPercentage' | 'confirmAll'>;
+export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId' | 'action' | 'rolloutPercentage' | 'confirmAll' | 'expectedVersion'>;
 
 /**
  * Moves a deployment through its states. Rollout decides; a start or resume of a deployment

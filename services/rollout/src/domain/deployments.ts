@@ -1,6 +1,6 @@
 import type { RequestTrace } from '@ota/logging';
 import { randomUUID } from 'node:crypto';
-import { failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
+import { conflict, failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
 import { CoalescedRuns } from './coalesced-runs';
 import type { DeploymentCounts } from './deployment-counts';
 import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
@@ -45,6 +45,13 @@ const UNFINISHED: readonly DeploymentState[] = ['draft', 'active', 'paused'];
 /** What a deployment uses, as fences name it: its build, its groups and its channels. */
 function targetsOf(deployment: Pick<Deployment, 'artifactId' | 'targetGroupIds' | 'targetChannelIds'>): string[] {
   return [`artifact:${deployment.artifactId}`, ...deployment.targetGroupIds.map((id) => `group:${id}`), ...deployment.targetChannelIds.map((id) => `channel:${id}`)];
+}
+
+/** The conflict of an If-Match that names a version the deployment has left. */
+function changedSince(expectedVersion: number, now: Deployment): Error {
+  return conflict(
+    `the deployment changed since version ${expectedVersion}: it is now ${now.state} at ${now.rolloutPercentage}% (version ${now.version}); read it again and decide`,
+  );
 }
 
 /** Why a creation was refused, in the words the API uses for the same mistakes made alone. */
@@ -182,10 +189,17 @@ export class Deployments {
     return recent ? silentDevices(byStatus, await recent) : 0;
   }
 
-  async transition(projectId: string, deploymentId: string, request: TransitionRequest): Promise<Deployment> {
+  /**
+   * Applies a transition. With `expectedVersion` (the caller's If-Match) it applies only to that
+   * version: one that moved on since is a conflict whose message says what it is now, and so is
+   * another transition claiming the same version first (docs/api.md, "Changing a deployment safely").
+   */
+  async transition(projectId: string, deploymentId: string, request: TransitionRequest, expectedVersion?: number): Promise<Deployment> {
     const deployment = await this.findDeployment(projectId, deploymentId);
+    if (expectedVersion !== undefined && deployment.version !== expectedVersion) throw changedSince(expectedVersion, deployment);
     const change = applyTransition(deployment, request, this.now());
     const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, { ...change, updatedAt: this.effectTime(deployment) });
+    if (!updated && expectedVersion !== undefined) throw changedSince(expectedVersion, (await this.deps.deployments.findDeployment(deployment.id)) ?? deployment);
     if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
     await this.changed(updated);
     // Its counts are final now but for late reports: counted afresh once, so that they are exact.

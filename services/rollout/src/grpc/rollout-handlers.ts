@@ -43,12 +43,12 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       return { deployments: (await rollout.deployments.listDeployments(request.projectId)).map(deploymentMessage) };
     },
     async transitionDeployment(request) {
-      const deployment = await rollout.deployments.transition(request.projectId, request.deploymentId, {
-        action: request.action,
-        rolloutPercentage: request.rolloutPercentage,
-        confirmAll: request.confirmAll,
-        projectDeviceCount: request.projectDeviceCount,
-      });
+      const deployment = await rollout.deployments.transition(
+        request.projectId,
+        request.deploymentId,
+        { action: request.action, rolloutPercentage: request.rolloutPercentage, confirmAll: request.confirmAll, projectDeviceCount: request.projectDeviceCount },
+        request.expectedVersion,
+      );
       return { deployment: deploymentMessage(deployment) };
     },
     async listDeviceStates(request) {
@@ -156,6 +156,7 @@ function deploymentMessage(deployment: Deployment): pb.Deployment {
     artifactId: deployment.artifactId,
     buildNumber: deployment.buildNumber,
     versionLabel: deployment.versionLabel,
+    version: deployment.version,
     state: deployment.state,
     targetGroupIds: deployment.targetGroupIds,
     targetChannelIds: deployment.targetChannelIds,

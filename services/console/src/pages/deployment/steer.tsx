@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import type { operations } from '../../../generated/api';
-import { answer, api } from '../../api';
+import { answer, api, ApiError } from '../../api';
 import { BusyButton, ConfirmDialog, ErrorNote } from '../../components/feedback';
 import { InlineForm } from '../../components/inline-form';
 import type { Deployment, DeploymentState } from '../../types';
@@ -34,9 +34,15 @@ type Transition = operations['transitionDeployment']['requestBody']['content']['
 export function Steer({ deployment: d, reach, onChanged }: { deployment: Deployment; reach: number | undefined; onChanged: () => Promise<unknown> }) {
   const [percentage, setPercentage] = useState<number | ''>('');
   const [asking, setAsking] = useState<'start' | 'resume' | 'complete' | 'cancel' | null>(null);
+  // Every action names the version it was decided on (If-Match): one another tab, person or
+  // guardrail changed since is refused with what it is now, and the page reads it again.
   const transition = useMutation({
-    mutationFn: (body: Transition) => answer(api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: { path: { id: d.project_id, did: d.id } }, body })),
+    mutationFn: (body: Transition) =>
+      answer(api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: { path: { id: d.project_id, did: d.id }, header: { 'If-Match': `"${d.version}"` } }, body })),
     onSuccess: onChanged,
+    onError: (error) => {
+      if (error instanceof ApiError && error.status === 409) void onChanged();
+    },
   });
   const untargeted = d.target_group_ids.length === 0 && d.target_channel_ids.length === 0;
   const act = (action: Action) => {
