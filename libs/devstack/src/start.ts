@@ -7,6 +7,14 @@ import { startStack, type RunningStack } from './stack';
 const rootDir = join(__dirname, '..', '..', '..');
 
 
+/** What `npm run admin` reads: the gateway's database, and NATS to tell the gateways of a new plan. */
+const ADMIN_SETTINGS = ['MONGODB_URI', 'MONGODB_DATABASE', 'NATS_URL'] as const;
+
+/** `text` as one word of a POSIX shell. */
+function shellQuoted(text: string): string {
+  return /^[A-Za-z0-9_./:@,+=-]+$/.test(text) ? text : `'${text.replaceAll("'", `'"'"'`)}'`;
+}
+
 async function main(): Promise<void> {
   let stack: RunningStack | undefined;
   let stopping = false;
@@ -35,10 +43,14 @@ async function main(): Promise<void> {
     databasePrefix: 'ota_',
     serviceEnv: { LOG_LEVEL: config.LOG_LEVEL },
   });
+  // The admin command talks to the gateway's database and to NATS: the banner names where they
+  // are, so that its commands work as printed whatever ports the stack took.
+  const adminEnv = ADMIN_SETTINGS.map((key) => `${key}=${shellQuoted(stack!.gatewayEnv[key] ?? '')}`).join(' ');
   process.stdout.write(
     `\nThe gateway is ready at ${stack.gatewayUrl}\n` +
       `The console:    ${stack.gatewayUrl}/console/ (sign in with a personal token)\n` +
-      `Create a user:  npm run --silent admin -- create-user --email you@example.com\n` +
+      `Create a user:  ${adminEnv} npm run --silent admin -- create-user --email you@example.com\n` +
+      `Set a plan:     ${adminEnv} npm run --silent admin -- set-plan --email you@example.com --max-devices 1000\n` +
       `Stop:           Ctrl-C\n\n`,
   );
   // If any process dies, stop the rest: a half-running stack only confuses.

@@ -41,6 +41,14 @@ it('serves a ready gateway, and Ctrl-C stops every process it started', async ()
     expect(ready.status).toBe(200);
     expect(processesInGroup(start.pid!).length).toBeGreaterThan(5);
 
+    // The banner's admin commands work as printed, on the ports this stack took, from a shell that
+    // knows nothing else of it.
+    for (const label of ['Create a user:', 'Set a plan:']) {
+      const command = output.split('\n').find((line) => line.startsWith(label))!.slice(label.length).trim();
+      const ran = spawnSync('sh', ['-c', command.replace('you@example.com', 'banner@example.com')], { cwd: rootDir, env: { PATH: process.env.PATH, HOME: process.env.HOME }, encoding: 'utf8', timeout: 120_000 });
+      expect({ label, status: ran.status, stderr: ran.stderr }).toMatchObject({ label, status: 0 });
+    }
+
     // A second npm start of the same clone is refused in one line and starts nothing.
     const second = spawnSync(process.execPath, [join(rootDir, 'libs', 'devstack', 'dist', 'start.js')], { env, encoding: 'utf8', timeout: 60_000 });
     expect(second.status).toBe(1);
