@@ -27,6 +27,9 @@ const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2@v2.12.15';
 const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm@v3.22.0';
 const SCHEMATHESIS_REQUIREMENT = 'schemathesis==4.32.5';
 const CLIENT_GENERATOR_REQUIREMENTS = ['openapi-python-client==0.29.1', 'python-dateutil==2.9.0.post0'];
+/** oapi-codegen, for the Go client test (services/gateway/test/go-client.int.test.ts), from the Go module proxy. */
+const GO_CLIENT_GENERATOR = 'github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2';
+
 export const fuzzVenv = join(toolsDir, 'fuzz-venv');
 
 function say(message) {
@@ -208,6 +211,12 @@ function ensureClientTools() {
     say(`installing ${CLIENT_GENERATOR_REQUIREMENTS.join(', ')} into .tools/client-venv`);
     run('python3', ['-m', 'venv', venv]);
     run(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...CLIENT_GENERATOR_REQUIREMENTS]);
+  });
+  // The Go client test generates a client with oapi-codegen; its modules live under .tools/go.
+  const goPath = join(toolsDir, 'go');
+  unlessStamped(join(goPath, '.stamp'), GO_CLIENT_GENERATOR, () => {
+    say(`installing ${GO_CLIENT_GENERATOR} into .tools/go`);
+    run('go', ['install', GO_CLIENT_GENERATOR], { env: { ...process.env, GOPATH: goPath, GOFLAGS: '-modcacherw' } });
   });
 }
 

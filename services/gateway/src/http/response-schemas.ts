@@ -34,7 +34,7 @@ export const ValidationError = object({
   detail: {
     type: 'array',
     items: object({
-      loc: { type: 'array', items: { type: ['string', 'integer'] } },
+      loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
       msg: { type: 'string' },
       type: { type: 'string' },
     }),
@@ -290,44 +290,55 @@ export const AuditEvent = object({
   details: { type: 'object' },
 });
 
+/** An offer: a build to download. `status` is always `offered`, which tells it from CheckNoUpdate. */
+export const CheckOffer = object(
+  {
+    status: { const: 'offered' },
+    update_available: { const: true },
+    build_number: { type: 'integer' },
+    version: { type: 'string' },
+    url: {
+      type: 'string',
+      format: 'uri',
+      description:
+        "Where to GET the build, with `Range` to resume; valid for OTA_URL_TTL_SECONDS. The gateway's own signed download endpoint by default, or a presigned object-storage URL where the operator set DOWNLOAD_URLS=presigned. Treat it as opaque.",
+    },
+    checksum: { type: 'string' },
+    size: { type: 'integer' },
+    deployment_id: UUID,
+    security_mode: { type: 'string' },
+    signature: { type: 'string' },
+    signing_key_id: UUID,
+    poll_after_seconds: { type: 'integer' },
+  },
+  ['signature', 'signing_key_id', 'poll_after_seconds'],
+);
+
+const NO_UPDATE_STATUSES = CHECK_STATUSES.filter((status) => status !== 'offered');
+
+/** No update: why, in `status`. */
+export const CheckNoUpdate = object(
+  {
+    update_available: { const: false },
+    status: { type: 'string', enum: NO_UPDATE_STATUSES },
+    message: { type: 'string' },
+    poll_after_seconds: { type: 'integer' },
+  },
+  ['poll_after_seconds'],
+);
+
+/** The check's answer; `status` tells its two shapes apart (a discriminator code generators follow). */
 export const CheckResponse = {
-  oneOf: [
-    object(
-      {
-        update_available: { const: true },
-        build_number: { type: 'integer' },
-        version: { type: 'string' },
-        url: {
-          type: 'string',
-          format: 'uri',
-          description:
-            "Where to GET the build, with `Range` to resume; valid for OTA_URL_TTL_SECONDS. The gateway's own signed download endpoint by default, or a presigned object-storage URL where the operator set DOWNLOAD_URLS=presigned. Treat it as opaque.",
-        },
-        checksum: { type: 'string' },
-        size: { type: 'integer' },
-        deployment_id: UUID,
-        security_mode: { type: 'string' },
-        signature: { type: 'string' },
-        signing_key_id: UUID,
-        poll_after_seconds: { type: 'integer' },
-      },
-      ['signature', 'signing_key_id', 'poll_after_seconds'],
-    ),
-    object(
-      {
-        update_available: { const: false },
-        status: { type: 'string', enum: CHECK_STATUSES.filter((status) => status !== 'offered') },
-        message: { type: 'string' },
-        poll_after_seconds: { type: 'integer' },
-      },
-      ['poll_after_seconds'],
-    ),
-  ],
+  oneOf: [CheckOffer, CheckNoUpdate],
+  discriminator: {
+    propertyName: 'status',
+    mapping: { offered: '#/components/schemas/CheckOffer', ...Object.fromEntries(NO_UPDATE_STATUSES.map((status) => [status, '#/components/schemas/CheckNoUpdate'])) },
+  },
 } as const;
 
 export const StatusResponse = object({ accepted: { type: 'boolean' }, final_status: { type: 'string' } });
 
-export const OfferStandingResponse = object(
+export const OfferStandingAnswer = object(
   {
     standing: { type: 'boolean', description: 'The offer stands: go on downloading, and install.' },
     status: { type: 'string', enum: STOP_STATUSES, description: 'Why it no longer stands; absent while it stands.' },

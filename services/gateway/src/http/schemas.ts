@@ -68,13 +68,18 @@ export type CheckBody = Accepted<typeof checkBody>;
  * names a key `esp.err` keeps its reports.
  */
 export const DETAIL_MAX_DEPTH = 4;
-const DETAIL_SCALAR = { type: ['string', 'number', 'boolean', 'null'] } as const;
+/**
+ * A JSON scalar, as one schema per type rather than a list of types: code generators that take a
+ * `type` list only for `[T, null]` (oapi-codegen) generate a client from it.
+ */
+const JSON_SCALARS = [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'null' }] as const;
+const DETAIL_SCALAR = { anyOf: JSON_SCALARS } as const;
 function detailObject(depth: number): object {
   return { type: 'object', maxProperties: 100, additionalProperties: detailValue(depth - 1) };
 }
 function detailValue(depth: number): object {
   if (depth === 0) return DETAIL_SCALAR;
-  return { anyOf: [DETAIL_SCALAR, detailObject(depth), { type: 'array', maxItems: 100, items: detailValue(depth - 1) }] };
+  return { anyOf: [...JSON_SCALARS, detailObject(depth), { type: 'array', maxItems: 100, items: detailValue(depth - 1) }] };
 }
 const DETAIL = { ...detailObject(DETAIL_MAX_DEPTH), type: ['object', 'null'] } as { type: ['object', 'null'] };
 
@@ -187,14 +192,14 @@ export const addMemberBody = {
  * that the schema stays self-contained in the OpenAPI document.
  */
 const METADATA_KEY = { type: 'string', pattern: '^[^.$][^.]{0,127}$' } as const;
-const METADATA_SCALAR = { type: ['string', 'number', 'boolean', 'null'] } as const;
+const METADATA_SCALAR = { anyOf: JSON_SCALARS } as const;
 function metadataObject(depth: number): object {
   return { type: 'object', maxProperties: 100, propertyNames: METADATA_KEY, additionalProperties: metadataValue(depth - 1) };
 }
 function metadataValue(depth: number): object {
   if (depth === 0) return METADATA_SCALAR;
-  const element = depth > 1 ? { anyOf: [METADATA_SCALAR, metadataObject(depth - 1)] } : METADATA_SCALAR;
-  return { anyOf: [METADATA_SCALAR, metadataObject(depth), { type: 'array', maxItems: 100, items: element }] };
+  const element = depth > 1 ? { anyOf: [...JSON_SCALARS, metadataObject(depth - 1)] } : METADATA_SCALAR;
+  return { anyOf: [...JSON_SCALARS, metadataObject(depth), { type: 'array', maxItems: 100, items: element }] };
 }
 // Typed by its outer shape only: to the compiler, metadata is an object of unknown values.
 const METADATA = metadataObject(4) as { type: 'object' };

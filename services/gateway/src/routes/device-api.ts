@@ -85,6 +85,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     }
     const { offer } = outcome;
     ctx.body = {
+      status: 'offered',
       update_available: true,
       build_number: offer.buildNumber,
       version: offer.versionLabel,
@@ -153,7 +154,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       description:
         'Asked by a device mid-update, between chunks and before it switches its boot slot: `standing: true` while the deployment still offers the build to the device; otherwise the stop `status` and `hold` (keep the bytes and check again, as after a pause; or abandon the download). Records nothing. A deployment that does not exist in the project is 404.',
       body: offerStandingBody,
-      responses: { 200: R.OfferStandingResponse },
+      responses: { 200: R.OfferStandingAnswer },
     },
     async (ctx: Context, { principal, body }: { principal: Principal; body: OfferStandingBody }) => {
       const answer = await clients.registry.offerStanding(
