@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { seededRandom, startExtraGateway, testStack, type ExtraGateway } from '@ota/testkit';
+import { api, eventually, seededRandom, startExtraGateway, testStack, type ExtraGateway } from '@ota/testkit';
 import { DeviceProcess } from './harness/device-process';
 import { FaultProxy, type DownloadFault } from './harness/fault-proxy';
 import { deviceWorkspace, firmwareImage, releaseBuild, reportsOf, type Release } from './harness/fleet-fixture';
@@ -41,11 +41,35 @@ afterAll(async () => {
   await Promise.all([shortLived?.stop(), presigning?.stop()]);
 });
 
-type Scenario = 'cut' | 'truncate' | 'stall' | 'expire' | 'kill' | 'tamper' | 'trailers' | 'outage' | 'bad_signature' | 'retry_after' | 'unhealthy';
-const SCENARIOS: readonly Scenario[] = ['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'outage', 'bad_signature', 'retry_after', 'unhealthy'];
+type Scenario =
+  | 'cut'
+  | 'truncate'
+  | 'stall'
+  | 'expire'
+  | 'kill'
+  | 'tamper'
+  | 'trailers'
+  | 'outage'
+  | 'bad_signature'
+  | 'retry_after'
+  | 'unhealthy'
+  | 'presigned'
+  | 'pause'
+  | 'cancel'
+  | 'archive';
+const SCENARIOS: readonly Scenario[] = ['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'outage', 'bad_signature', 'retry_after', 'unhealthy', 'presigned', 'pause', 'cancel', 'archive'];
 
-/** What a scenario must end in: the terminal event the service recorded, with its reason. */
-const EXPECTED: Record<Scenario, { event: string; reason: string | null }> = {
+/**
+ * The emergency stop's scenarios (docs/api.md, "Stopping devices mid-update"): at a random byte the
+ * deployment is paused (and resumed once the device said it stopped), cancelled, or cancelled and
+ * its build archived. Each run has a release of its own, since the stop reaches every device of it.
+ */
+const STOPS = { pause: 'deployment_paused', cancel: 'deployment_cancelled', archive: 'build_archived' } as const;
+type StopScenario = keyof typeof STOPS;
+const isStop = (scenario: Scenario): scenario is StopScenario => scenario in STOPS;
+
+/** What a scenario must end in: the terminal event the service recorded, with its reason; `null` for none (a stop). */
+const EXPECTED: Record<Scenario, { event: string; reason: string | null } | null> = {
   cut: { event: 'confirmed', reason: null },
   truncate: { event: 'confirmed', reason: null },
   stall: { event: 'confirmed', reason: null },
@@ -57,6 +81,10 @@ const EXPECTED: Record<Scenario, { event: string; reason: string | null }> = {
   tamper: { event: 'failed', reason: 'checksum_mismatch' },
   bad_signature: { event: 'failed', reason: 'signature_invalid' },
   unhealthy: { event: 'rolled_back', reason: 'confirm_timeout' },
+  presigned: { event: 'confirmed', reason: null },
+  pause: { event: 'confirmed', reason: null },
+  cancel: null,
+  archive: null,
 };
 
 interface RunResult {
@@ -70,8 +98,8 @@ interface RunResult {
 
 
 async function runDevice(name: string, scenario: Scenario, atByte: number, gatewayUrl?: string): Promise<RunResult> {
-  const release = scenario === 'unhealthy' ? unhealthy : signed;
-  const target = gatewayUrl ?? (scenario === 'expire' ? shortLived.url : testStack().gatewayUrl);
+  const release = scenario === 'unhealthy' ? unhealthy : isStop(scenario) ? await releaseBuild(signed.image, { signed: false }) : signed;
+  const target = gatewayUrl ?? (scenario === 'expire' ? shortLived.url : scenario === 'presigned' ? presigning.url : testStack().gatewayUrl);
   const proxy = new FaultProxy(target);
   const serverUrl = await proxy.listen();
   const deviceId = `${name}-${scenario}`;
@@ -85,6 +113,10 @@ async function runDevice(name: string, scenario: Scenario, atByte: number, gatew
   if (['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'outage'].includes(scenario)) {
     proxy.fault = { kind: scenario, atByte } as DownloadFault;
   }
+  if (isStop(scenario)) {
+    proxy.fault = { kind: 'stop', atByte };
+    proxy.onStop = () => stopDeployment(release, scenario);
+  }
   proxy.stallMs = scenario === 'expire' ? (SHORT_URL_TTL_SECONDS + 1) * 1000 : 3000;
   // The kill lands once the device wrote every byte sent, so that what it fetches again is its own doing.
   proxy.onKill = async (sentUpTo) => {
@@ -95,21 +127,29 @@ async function runDevice(name: string, scenario: Scenario, atByte: number, gatew
   proxy.checkFailures = scenario === 'retry_after' ? 2 : 0;
   try {
     device.start();
+    // A paused device holds; it is resumed once it told the service it stopped.
+    if (scenario === 'pause') void resumeOnceStopped(release, deviceId);
     const outcome = await device.settle(60_000);
     const reports = await reportsOf(release.fixture, deviceId);
     const terminal = reports.filter((report) => ['confirmed', 'failed', 'rolled_back'].includes(report.event));
     const running = device.runningImage();
     const expected = EXPECTED[scenario];
     const context = { name, scenario, atByte, outcome, reports: reports.map((report) => `${report.event}${report.reason ? `:${report.reason}` : ''}`) };
-    // The service recorded the expected end, and only that end.
-    expect({ ...context, terminal: terminal.map((report) => [report.event, report.reason]) }).toEqual({ ...context, terminal: [[expected.event, expected.reason]] });
-    expect(outcome.outcome).toBe(expected.event);
+    // The service recorded the expected end, and only that end; a stop is reported once, with its status.
+    expect({ ...context, terminal: terminal.map((report) => [report.event, report.reason]) }).toEqual({ ...context, terminal: expected ? [[expected.event, expected.reason]] : [] });
+    if (isStop(scenario)) expect({ ...context, stops: reports.filter((report) => report.event === 'stopped').map((report) => report.reason) }).toEqual({ ...context, stops: [STOPS[scenario]] });
     expect(running.trial).toBe(false);
-    if (expected.event === 'confirmed') {
+    if (!expected) {
+      // Abandoned: nothing switched, and the device says why.
+      expect({ name, bytes: running.bytes.equals(workspace.factory), stopped: outcome.stopped }).toEqual({ name, bytes: true, stopped: STOPS[scenario as StopScenario] });
+      expect(outcome.running_build).toBe(0);
+    } else if (expected.event === 'confirmed') {
+      expect(outcome.outcome).toBe(expected.event);
       expect({ name, bytes: running.sha256 }).toEqual({ name, bytes: release.sha256 });
       expect(terminal[0]?.build_number).toBe(release.buildNumber);
       expect(outcome.running_build).toBe(release.buildNumber);
     } else {
+      expect(outcome.outcome).toBe(expected.event);
       expect({ name, bytes: running.bytes.equals(workspace.factory) }).toEqual({ name, bytes: true });
       expect(outcome.running_build).toBe(0);
     }
@@ -125,6 +165,30 @@ async function runDevice(name: string, scenario: Scenario, atByte: number, gatew
     await device.kill();
     await proxy.close();
   }
+}
+
+function transition(release: Release, action: string) {
+  return api('POST', `/api/v1/projects/${release.fixture.project.id}/deployments/${release.deploymentId}/transition/`, { token: release.fixture.user.token, json: { action } });
+}
+
+/** The operator's stop of a stop scenario, made while the proxy holds the device's download. */
+async function stopDeployment(release: Release, scenario: StopScenario): Promise<void> {
+  expect((await transition(release, scenario === 'pause' ? 'pause' : 'cancel')).status).toBe(200);
+  if (scenario === 'archive') {
+    const artifacts = await api('GET', `/api/v1/projects/${release.fixture.project.id}/artifacts/`, { token: release.fixture.user.token });
+    const archived = await api('PATCH', `/api/v1/projects/${release.fixture.project.id}/artifacts/${artifacts.body[0].id}/`, { token: release.fixture.user.token, json: { archived: true } });
+    expect(archived.status).toBe(200);
+  }
+}
+
+/** Resumes the deployment once the device reported that the pause stopped it. */
+async function resumeOnceStopped(release: Release, deviceId: string): Promise<void> {
+  await eventually(
+    () => reportsOf(release.fixture, deviceId),
+    (reports) => reports.some((report) => report.event === 'stopped'),
+    50_000,
+  );
+  expect((await transition(release, 'resume')).status).toBe(200);
 }
 
 describe('the linux client on the real stack', () => {
@@ -170,7 +234,7 @@ describe('the linux client on the real stack', () => {
     expect(results).toHaveLength(RUNS);
     const worst = (scenario: Scenario) => Math.max(0, ...results.filter((result) => result.scenario === scenario).map((result) => result.refetched));
     // A link fault costs no byte twice; a kill (a power cut) at most one chunk.
-    for (const scenario of ['cut', 'truncate', 'stall', 'expire', 'trailers', 'outage', 'retry_after'] as const) expect({ scenario, refetched: worst(scenario) }).toEqual({ scenario, refetched: 0 });
+    for (const scenario of ['cut', 'truncate', 'stall', 'expire', 'trailers', 'outage', 'retry_after', 'pause'] as const) expect({ scenario, refetched: worst(scenario) }).toEqual({ scenario, refetched: 0 });
     expect(worst('kill')).toBeLessThanOrEqual(CHUNK);
     const summary = SCENARIOS.map((scenario) => `${scenario} ${results.filter((result) => result.scenario === scenario).length} (refetched at most ${worst(scenario)} B)`);
     process.stdout.write(`[device interruptions] all ${RUNS} settled as expected: ${summary.join(', ')}\n`);

@@ -12,7 +12,9 @@ export type DownloadFault =
   /** A cut at `atByte`; then every resumed 206 comes chunked, its ETag sent again as a trailer. */
   | { kind: 'trailers'; atByte: number }
   /** A cut at `atByte`; then the next OUTAGE_ANSWERS downloads are 503 with `Retry-After: 1` (a server outage). */
-  | { kind: 'outage'; atByte: number };
+  | { kind: 'outage'; atByte: number }
+  /** At `atByte` the body waits for `onStop` (a pause, a cancel or an archive made through the API), then goes on. */
+  | { kind: 'stop'; atByte: number };
 
 /** What a throttled proxy writes at a time. */
 const THROTTLE_PIECE = 4096;
@@ -51,6 +53,8 @@ export class FaultProxy {
   stallMs = 3_000;
   /** Called by a `kill` fault with the bytes of the build sent before it. */
   onKill?: (sentUpTo: number) => Promise<void>;
+  /** Called by a `stop` fault, mid-body; the body goes on once it resolves. */
+  onStop?: () => Promise<void>;
   /** Changes the signature of every offer. */
   corruptSignature = false;
   /** Sends download bodies at this rate, in pieces of THROTTLE_PIECE bytes (a slow link); 0: as fast as they come. */
@@ -140,6 +144,10 @@ export class FaultProxy {
         if (fault.kind === 'tamper') {
           chunk = Buffer.from(chunk);
           chunk[before] = (chunk[before] ?? 0) ^ 0xff;
+        } else if (fault.kind === 'stop') {
+          await this.send(response, record, chunk.subarray(0, before));
+          await this.onStop?.();
+          chunk = chunk.subarray(before);
         } else {
           await this.send(response, record, chunk.subarray(0, before));
           upstream.destroy();
@@ -178,7 +186,7 @@ export class FaultProxy {
     }
   }
 
-  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper' | 'trailers' | 'outage'>, response: http.ServerResponse, atByte: number): Promise<void> {
+  private async interrupt(kind: Exclude<DownloadFault['kind'], 'tamper' | 'trailers' | 'outage' | 'stop'>, response: http.ServerResponse, atByte: number): Promise<void> {
     // The bytes sent so far reach the device before the fault.
     await sleep(300);
     if (kind === 'truncate') {

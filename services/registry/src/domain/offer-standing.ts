@@ -10,11 +10,9 @@ export type OfferStanding = { standing: true } | { standing: false; status: Stop
 
 export interface OfferStandingDeps {
   registry: Pick<Registry, 'getDevice'>;
-  views: {
-    activeDeployments(projectId: string): readonly DecisionDeployment[];
-    artifact(artifactId: string): ArtifactSummary | undefined;
-  };
-  /** A deployment the views do not hold as active, from rollout (which holds the truth); null when there is none. */
+  /** The builds, for whether one is archived. */
+  views: { artifact(artifactId: string): ArtifactSummary | undefined };
+  /** The deployment from rollout, which holds the truth; null when there is none. */
   loadDeployment(id: string, projectId: string): Promise<DecisionDeployment | null>;
 }
 
@@ -52,9 +50,10 @@ export async function offerStanding(deps: OfferStandingDeps, input: OfferStandin
   if (device.tokenRequired && input.viaProjectToken) throw permissionDenied(CHECK_MESSAGES.token_required);
   if (!device.active) return stop('device_inactive');
 
-  const deployment =
-    deps.views.activeDeployments(input.projectId).find((active) => active.id === input.deploymentId) ??
-    (await deps.loadDeployment(input.deploymentId, input.projectId));
+  // Read from rollout, not from this replica's views: a transition is in rollout's store before
+  // it answers, so a device that asks after a pause or cancel was answered hears of it, where the
+  // views would follow it over NATS a few milliseconds later.
+  const deployment = await deps.loadDeployment(input.deploymentId, input.projectId);
   if (!deployment || deployment.projectId !== input.projectId) throw notFound('deployment not found');
   if (deps.views.artifact(deployment.artifactId)?.archived) return stop('build_archived');
   switch (deployment.state) {
