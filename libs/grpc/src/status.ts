@@ -50,10 +50,23 @@ export class RpcError extends Error {
   }
 }
 
+/**
+ * What a failed call may tell the gateway's caller. A deadline, and a transport's own failure to
+ * reach a peer, carry grpc-js's text (`remote_addr=127.0.0.1:…`, `connect ECONNREFUSED …`): an
+ * address of the cluster, and no help to the caller, so they say only what happened. A service's
+ * own refusal keeps its words.
+ */
+function outwardDetails(error: ServiceError): string {
+  if (error.code === status.DEADLINE_EXCEEDED) return 'a service did not answer in time; retry later';
+  const transport = /remote_addr=|\b\d{1,3}(\.\d{1,3}){3}:\d+|ECONNREFUSED|ECONNRESET|No connection established|Connection dropped/i;
+  if (error.code === status.UNAVAILABLE && transport.test(error.details)) return 'a service is unavailable; retry later';
+  return error.details || status[error.code];
+}
+
 /** What a client throws for a failed call: a DomainError for domain outcomes, else an RpcError. */
 export function errorOfStatus(method: string, error: ServiceError): Error {
   const kind = KIND_OF_CODE.get(error.code);
-  if (kind) return new DomainError(kind, error.details || status[error.code]);
+  if (kind) return new DomainError(kind, outwardDetails(error));
   // A replica of the release before, during a rolling upgrade, does not serve a method this
   // release added (docs/architecture.md, "Changing a message between releases"): the caller
   // retries once the roll has reached it, as for any peer that is away.

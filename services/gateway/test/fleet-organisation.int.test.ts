@@ -72,6 +72,15 @@ test('bulk membership, member and device counts, and the reach of targets before
   expect(groups).toEqual([expect.objectContaining({ name: 'canary', member_count: 5 })]);
   const channels = (await api('GET', `/api/v1/projects/${f.project.id}/channels/`, { token: f.user.token })).body;
   expect(channels).toEqual([expect.objectContaining({ name: 'stable', device_count: 12 })]);
+  // What a change would do to a rollout that targets the group, before anything changes.
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const draft = (await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, target_group_ids: [group.id] } })).body;
+  expect((await api('POST', `/api/v1/projects/${f.project.id}/deployments/${draft.id}/transition/`, { token: f.user.token, json: { action: 'start' } })).status).toBe(200);
+  const impact = await api('POST', `${changes}impact/`, { token: f.user.token, json: { add: devices.slice(0, 10).map((device) => device.id), remove: devices.slice(3, 4).map((device) => device.id) } });
+  expect(impact.status).toBe(200);
+  // Members now: 3..7. Adding 0..9 gives 0, 1, 2, 8 and 9; 3, added and removed in one change, ends outside (the change adds, then removes).
+  expect(impact.body).toEqual({ group: { id: group.id, name: 'canary' }, deployments: [expect.objectContaining({ id: draft.id, state: 'active', gains: 5, loses: 1 })] });
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token })).body[0].member_count).toBe(5);
   const tooMany = await api('POST', changes, { token: f.user.token, json: { add: Array.from({ length: 1001 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`) } });
   expect(tooMany.status).toBe(422);
 

@@ -75,6 +75,23 @@ export const GroupMembersChanged = object({
   missing_device_ids: { type: 'array', items: UUID, description: 'Ids that name no device of the project: nothing was done for them.' },
 });
 
+export const MembershipImpact = object({
+  group: object({ id: UUID, name: { type: 'string' } }),
+  deployments: {
+    type: 'array',
+    description: 'Each active or paused deployment that targets the group, and the devices the change would give it and take from it.',
+    items: object({
+      id: UUID,
+      build_number: { type: 'integer' },
+      version_label: { type: 'string' },
+      state: { type: 'string', enum: ['active', 'paused'] },
+      rollout_percentage: { type: 'integer' },
+      gains: { ...COUNT, description: 'Devices it would newly target (not only offered: its percentage still applies).' },
+      loses: { ...COUNT, description: 'Devices it would no longer target.' },
+    }),
+  },
+});
+
 export const ChipFamilyCount = object({ chip_family: { type: 'string', description: 'As the devices reported it; empty for devices that never did.' }, devices: COUNT });
 
 export const Reach = object({ devices: { ...COUNT, description: 'Devices a deployment with these targets would reach now, at any percentage.' } });

@@ -6,7 +6,8 @@ import type { OperationTable } from '../http/operations';
 import { channelJson, groupJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { addMemberBody, changeMembersBody, createChannelBody, createGroupBody, renameBody } from '../http/schemas';
-import { pathId, presentDevices, rpc } from './context';
+import { callerOf, pathId, presentDevices, rpc, useCasePorts } from './context';
+import { readMembershipImpact } from '../use-cases/membership-impact';
 import { retireTarget } from '../use-cases/target-retirement';
 
 /** Groups, their members, and channels: registry's ways of sorting a fleet for targeting. */
@@ -128,6 +129,35 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
         details: { added: Number(changed.added), removed: Number(changed.removed), device_ids_added: body.add ?? [], device_ids_removed: body.remove ?? [] },
       });
       ctx.body = { added: Number(changed.added), removed: Number(changed.removed), missing_device_ids: changed.missingDeviceIds };
+    },
+  );
+
+  api.add(
+    {
+      route: 'POST /projects/:id/groups/:gid/members/changes/impact/',
+      operationId: 'groupMembersChangeImpact',
+      summary: 'What a bulk change would do to rollouts',
+      description:
+        'Takes the body of a bulk change and changes nothing: for each active or paused deployment that targets the group, how many devices it would gain and lose. The console asks with it before a change that moves any.',
+      project: 'read',
+      body: changeMembersBody,
+      responses: { 200: R.MembershipImpact },
+    },
+    async (ctx, { project, body }) => {
+      const group = await groupOf(ctx, project.id);
+      const impact = await readMembershipImpact(useCasePorts(deps), callerOf(ctx), project.id, { groupId: group.id, add: body.add ?? [], remove: body.remove ?? [] });
+      ctx.body = {
+        group: { id: group.id, name: group.name },
+        deployments: impact.map(({ deployment, gains, loses }) => ({
+          id: deployment.id,
+          build_number: deployment.buildNumber,
+          version_label: deployment.versionLabel,
+          state: deployment.state,
+          rollout_percentage: deployment.rolloutPercentage,
+          gains,
+          loses,
+        })),
+      };
     },
   );
 
