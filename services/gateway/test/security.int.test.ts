@@ -124,6 +124,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     renameGroup: { name: `group-${randomUUID()}` },
     renameChannel: { name: `channel-${randomUUID()}` },
     changeGroupMembers: { add: [world.deviceUuid] },
+    groupMembersChangeImpact: { add: [world.deviceUuid] },
     addGroupMember: { device_id: world.deviceUuid },
     updateArtifact: { archived: true },
     createSigningKey: { name: 'another key', public_key: ed25519PublicKey() },

@@ -138,8 +138,8 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       operationId: 'groupMembersChangeImpact',
       summary: 'What a bulk change would do to rollouts',
       description:
-        'Takes the body of a bulk change and changes nothing: for each active or paused deployment that targets the group, how many devices it would gain and lose. The console asks with it before a change that moves any.',
-      project: 'read',
+        'Takes the body of a bulk change and changes nothing: for each active or paused deployment that targets the group, how many devices it would gain and lose. Asked before a change, so it needs what the change needs (write access).',
+      project: 'write',
       body: changeMembersBody,
       responses: { 200: R.MembershipImpact },
     },
