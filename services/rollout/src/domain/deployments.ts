@@ -197,14 +197,17 @@ export class Deployments {
   async transition(projectId: string, deploymentId: string, request: TransitionRequest, expectedVersion?: number): Promise<Deployment> {
     const deployment = await this.findDeployment(projectId, deploymentId);
     if (expectedVersion !== undefined && deployment.version !== expectedVersion) throw changedSince(expectedVersion, deployment);
-    const change = applyTransition(deployment, request, this.now());
-    const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, { ...change, updatedAt: this.effectTime(deployment) });
+    const change = { ...applyTransition(deployment, request, this.now()), updatedAt: this.effectTime(deployment) };
+    const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, change);
     if (!updated && expectedVersion !== undefined) throw changedSince(expectedVersion, (await this.deps.deployments.findDeployment(deployment.id)) ?? deployment);
     if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
     await this.changed(updated);
+    // The answer (and the audit made of it) is the deployment as this transition left it: the
+    // store, read back, may already hold a later one.
+    const applied: Deployment = { ...deployment, ...change, version: deployment.version + 1 };
     // Its counts are final now but for late reports: counted afresh once, so that they are exact.
-    if (updated.state === 'completed' || updated.state === 'cancelled') this.counts.recountLater(updated.id);
-    return (await this.withFailureCounts([updated]))[0]!;
+    if (applied.state === 'completed' || applied.state === 'cancelled') this.counts.recountLater(applied.id);
+    return (await this.withFailureCounts([applied]))[0]!;
   }
 
   /**
