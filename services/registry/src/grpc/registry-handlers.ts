@@ -24,7 +24,7 @@ const OUTCOME = {
 /** What the check and the status report need beside the registry: the decision's views, and rollout to confirm offers and store events. */
 export interface CheckDeps {
   views: DecisionViews<DecisionDeployment>;
-  /** Where the views load from: a deployment they do not hold as active is read from rollout. */
+  /** Where the views load from: the offer-standing answer reads its deployment from there (rollout's store), not from the views. */
   sources: Pick<ViewSources<DecisionDeployment>, 'loadDeployment'>;
   rollout: ServiceClient<typeof rollout.RolloutServiceService>;
 }
@@ -232,7 +232,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
     },
     async offerStanding(request) {
       const answer = await offerStanding(
-        { registry, views: check.views, loadDeployment: (id, projectId) => check.sources.loadDeployment(id, projectId) },
+        { registry, views: check.views, loadDeployment: check.sources.loadDeployment.bind(check.sources) },
         { projectId: request.projectId, deviceId: request.deviceId, viaProjectToken: request.viaProjectToken, deploymentId: request.deploymentId },
       );
       return answer.standing ? { standing: true, status: '', hold: false, message: '' } : answer;
