@@ -57,7 +57,9 @@ export class DeviceProcess {
     child.stdout.on('data', (data: Buffer) => (this.stdout += data.toString()));
     child.stderr.pipe(log);
     this.child = child;
-    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close', not 'exit': a process can exit before its last line was read from the pipe, and the
+    // outcome is that last line (a CI run parsed an empty stdout of a run that had exited 0).
+    this.exited = new Promise((resolve) => child.once('close', (code) => resolve(code)));
   }
 
   /** A power cut: the process dies at once, with whatever it had not yet saved. */

@@ -84,7 +84,8 @@ it('refuses a taken gateway port in one line that names it, and leaves nothing r
     const start = spawn(process.execPath, [join(rootDir, 'libs', 'devstack', 'dist', 'start.js')], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     start.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => start.once('exit', (exitCode) => resolve(exitCode)));
+    // 'close' waits for the pipes to drain, so the stderr compared below is all of it.
+    const code = await new Promise<number | null>((resolve) => start.once('close', (exitCode) => resolve(exitCode)));
     expect(code).toBe(1);
     expect(stderr.trim().split('\n')).toEqual([
       `npm start failed: port ${taken.port} (the gateway) is already in use by another program: stop that program, or set GATEWAY_PORT to a free port.`,
