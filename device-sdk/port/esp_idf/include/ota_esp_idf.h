@@ -30,12 +30,19 @@
 
 #include "ota/ota_client.h"
 
+/* An Arduino sketch is C++: without this its calls would name C++-mangled symbols that no object
+ * defines. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     /* PEM of the CA that signs the server's certificate; NULL uses the certificate bundle. It is
      * used for downloads too: where the service hands out presigned object-storage URLs, the
      * store's certificate must verify against it (docs/device-integration.md). */
     const char *server_cert_pem;
-    /* No byte for this long breaks a download (ms). Default CONFIG_OTA_CLIENT_STALL_TIMEOUT_MS. */
+    /* No byte for this long breaks a download (ms). Default CONFIG_OTA_CLIENT_STALL_TIMEOUT_MS
+     * (Kconfig), or 30000 where the component's Kconfig is not read (Arduino-ESP32). */
     int stall_timeout_ms;
     /* NVS namespace of the saved record. Default "ota_client". */
     const char *nvs_namespace;
@@ -56,5 +63,9 @@ typedef struct {
 
 /* Fills port->ports for ota_config_t.ports. Call nvs_flash_init() first. */
 esp_err_t ota_esp_idf_init(ota_esp_idf_t *port, const ota_esp_idf_options_t *options);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
