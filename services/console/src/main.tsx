@@ -13,6 +13,13 @@ const queryClient = new QueryClient({
       // A refused or missing resource will not appear by asking again at once.
       retry: (failures, error) => !(error instanceof ApiError && error.status >= 400 && error.status < 500) && failures < 2,
       refetchOnWindowFocus: true,
+      // Offline, a read fails and says so (a page is never left loading without a word).
+      networkMode: 'always',
+    },
+    mutations: {
+      // Offline, a click fails at once and says so; React Query's default would hold it "Working…"
+      // and send it whenever the network came back, long after the person decided.
+      networkMode: 'always',
     },
   },
 });

@@ -19,7 +19,9 @@ export const ROLLOUT_STATUS_WORDS: Record<RolloutStatus, string> = {
 export const PREVIEW_OUTCOME_WORDS: Record<PreviewOutcome, string> = {
   offered: 'would be offered the build',
   up_to_date: 'already up to date',
-  not_in_rollout: 'outside the percentage',
+  // The check answers not_in_rollout both to a device outside the percentage and to one that
+  // rolled this build back (it is not offered it again).
+  not_in_rollout: 'outside the percentage, or rolled this build back',
   no_compatible_build: 'hardware the build does not fit',
   device_inactive: 'deactivated',
   not_targeted: 'outside the targets',

@@ -29,6 +29,14 @@ export async function signIn(page: Page, user: CreatedUser): Promise<void> {
   await page.getByRole('heading', { name: 'Projects', exact: true }).waitFor();
 }
 
+/** A page of a new browser context of `viewport`, signed in as `user`. */
+export async function signedInPage(browser: Browser, user: CreatedUser, viewport = LAPTOP): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  await signIn(page, user);
+  return page;
+}
+
 /** Waits until the locator's text contains `text` (the console polls the API). */
 export async function expectText(locator: Locator, text: string): Promise<void> {
   const deadline = Date.now() + 15_000;

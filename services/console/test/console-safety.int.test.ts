@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { api, checkBody, createUser, setupProject, uploadForm, MANIFEST, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
-import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signIn } from './browser';
+import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signedInPage, signIn } from './browser';
 
 // A console an operator can trust with a live fleet (docs/console.md): what cannot be undone asks
 // first and says what it ends, every number of a rollout agrees with the others, staff can work,
@@ -20,12 +20,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-async function signedIn(f: ProjectFixture, viewport = LAPTOP): Promise<Page> {
-  const context = await browser.newContext({ viewport });
-  const page = await context.newPage();
-  await signIn(page, f.user);
-  return page;
-}
+const signedIn = (f: ProjectFixture, viewport = LAPTOP): Promise<Page> => signedInPage(browser, f.user, viewport);
 
 const checkIn = (f: ProjectFixture, deviceId: string) => api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId) });
 
@@ -233,10 +228,15 @@ test('a 500-device project is paged by the server with filters in the URL, and a
   // The filter survives a reload, and a link with it can be shared.
   await page.reload();
   await expectText(page.getByTestId('device-count'), 'of 100 matching the filters');
-  // A page reached from a cursor in the URL says where it starts, not a guessed position.
+  // A reload keeps the tab's paging history (it lives in the history entry); a page reached from a
+  // cursor in a shared link says where it starts, not a guessed position.
   await page.getByRole('button', { name: 'Next' }).click();
   await page.reload();
-  await expectText(page.getByTestId('device-count'), '50 devices after node-449, of 100 matching the filters');
+  await expectText(page.getByTestId('device-count'), 'Devices 51–100 of 100 matching the filters');
+  const shared = await page.context().newPage();
+  await shared.goto(page.url());
+  await expectText(shared.getByTestId('device-count'), '50 devices after node-449, of 100 matching the filters');
+  await shared.close();
   await page.getByRole('link', { name: 'Devices', exact: true }).click();
   await page.getByLabel('Search').fill('node-4');
   await expectText(page.getByTestId('device-count'), 'Devices 1–50 of 100 matching the filters');

@@ -131,7 +131,7 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   const outcomes = page.getByTestId('preview-counts');
   await expectText(outcomes.locator('[data-status="up_to_date"]'), 'already up to date: 6');
   await expectText(outcomes.locator('[data-status="offered"]'), 'would be offered the build: 3');
-  await expectText(outcomes.locator('[data-status="not_in_rollout"]'), 'outside the percentage: 1');
+  await expectText(outcomes.locator('[data-status="not_in_rollout"]'), 'outside the percentage, or rolled this build back: 1');
   await expectText(outcomes.locator('[data-status="not_targeted"]'), 'outside the targets: 2');
   for (const deviceId of fleet.slice(10)) await expectText(page.getByTestId('preview-samples'), deviceId);
   mkdirSync(SCREENSHOTS, { recursive: true });

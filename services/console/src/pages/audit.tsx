@@ -146,9 +146,23 @@ function Details({ details }: { details: Record<string, unknown> }) {
       {entries.map(([key, value]) => (
         <div key={key}>
           <dt>{key.replaceAll('_', ' ')}</dt>
-          <dd>{typeof value === 'object' ? <code>{JSON.stringify(value)}</code> : String(value)}</dd>
+          <dd>{Array.isArray(value) ? <ListValue items={value} /> : typeof value === 'object' ? <code>{JSON.stringify(value)}</code> : String(value)}</dd>
         </div>
       ))}
     </dl>
+  );
+}
+
+/** A list in a detail (the device ids of a bulk change, up to 1000): how many, and the first few. */
+const LIST_SHOWN = 5;
+function ListValue({ items }: { items: unknown[] }) {
+  if (items.length === 0) return <span className="muted">none</span>;
+  const shown = items.slice(0, LIST_SHOWN).map((item) => (typeof item === 'string' ? item : JSON.stringify(item)));
+  return (
+    <span title={items.length > LIST_SHOWN ? `${items.length} in all` : undefined}>
+      {items.length > LIST_SHOWN && `${items.length}: `}
+      <code>{shown.join(', ')}</code>
+      {items.length > LIST_SHOWN && <span className="muted"> and {items.length - LIST_SHOWN} more</span>}
+    </span>
   );
 }

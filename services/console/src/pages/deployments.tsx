@@ -6,7 +6,8 @@ import { answer, api } from '../api';
 import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp } from '../components/time';
-import { useChannels, useGroups } from '../queries';
+import { namesById, useChannels, useGroups } from '../queries';
+import { rolloutFigures } from './deployment/progress';
 import type { Deployment } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
 import { useArtifacts } from './artifacts';
@@ -22,6 +23,8 @@ export function DeploymentsPage() {
     queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/', { params: { path: { id: projectId } } })),
     refetchInterval: 5_000,
   });
+  const groupNames = namesById(useGroups(projectId).data);
+  const channelNames = namesById(useChannels(projectId).data);
   const columns = [
     column.accessor('created_at', {
       header: 'Created',
@@ -33,7 +36,9 @@ export function DeploymentsPage() {
     }),
     column.accessor('build_number', { header: 'Build', cell: (info) => `${info.getValue()} (${info.row.original.version_label})` }),
     column.accessor('state', { header: 'State', cell: (info) => <span className={`state state-${info.getValue()}`}>{info.getValue()}</span> }),
+    column.display({ id: 'targets', header: 'Targets', cell: (info) => <Targets deployment={info.row.original} groupNames={groupNames} channelNames={channelNames} /> }),
     column.accessor('rollout_percentage', { header: 'Rollout', cell: (info) => `${info.getValue()}%` }),
+    column.display({ id: 'progress', header: 'Progress', cell: (info) => <ProgressCell deployment={info.row.original} /> }),
     column.accessor('failure_count', { header: 'Failures' }),
     column.accessor('notes', { header: 'Notes' }),
   ];
@@ -45,6 +50,38 @@ export function DeploymentsPage() {
       </LoadState>
       {writable ? <CreateDeployment projectId={projectId} /> : <ReadOnlyNote projectId={projectId} />}
     </>
+  );
+}
+
+/** Whom a deployment targets, by name: its groups and channels, or every device of the project. */
+function Targets({ deployment: d, groupNames, channelNames }: { deployment: Deployment; groupNames: Map<string, string>; channelNames: Map<string, string> }) {
+  const names = [
+    ...d.target_group_ids.map((id) => `group ${groupNames.get(id) ?? '(deleted)'}`),
+    ...d.target_channel_ids.map((id) => `channel ${channelNames.get(id) ?? '(deleted)'}`),
+  ];
+  return names.length === 0 ? <span className="muted">every device</span> : <span>{names.join(', ')}</span>;
+}
+
+/**
+ * How far a deployment got, from the same summary as its own page (one request per row shown; a
+ * row of a deployment that never started asks nothing).
+ */
+function ProgressCell({ deployment: d }: { deployment: Deployment }) {
+  const ended = d.state === 'completed' || d.state === 'cancelled';
+  const summary = useQuery({
+    queryKey: queryKeys.summary(d.id),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/{did}/summary/', { params: { path: { id: d.project_id, did: d.id } } })),
+    enabled: d.state !== 'draft',
+    refetchInterval: ended ? false : 10_000,
+  });
+  if (d.state === 'draft') return <span className="muted">not started</span>;
+  if (!summary.data) return <span className="muted">{summary.error ? 'unavailable' : '…'}</span>;
+  const figures = rolloutFigures(summary.data);
+  return (
+    <span>
+      {figures.confirmed} of {figures.total} updated
+      {figures.failedDevices > 0 && <span className="danger-text"> · {figures.failedDevices} failed</span>}
+    </span>
   );
 }
 

@@ -1,6 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useParams, useSearchParams } from 'react-router-dom';
+import { Link, useLocation, useParams, useSearchParams } from 'react-router-dom';
 import type { operations } from '../../generated/api';
 import { ApiError, answer, answerWithHeaders, api } from '../api';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
@@ -57,8 +57,10 @@ export function DevicesPage() {
   const writable = useProjectWrite(projectId);
   const groups = useGroups(projectId);
   const channels = useChannels(projectId);
-  // The cursors of the pages before this one, so that Previous goes back exactly.
-  const [earlier, setEarlier] = useState<string[]>([]);
+  // The cursors of the pages before this one, so that Previous goes back exactly. They live in the
+  // history entry of the page, so that the browser's Back and Forward bring their own along.
+  const location = useLocation();
+  const earlier = (location.state as { earlier?: string[] } | null)?.earlier ?? [];
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const after = params.get('after') ?? '';
   const filterKey = FILTERS.map((key) => params.get(key) ?? '').join('|');
@@ -73,16 +75,14 @@ export function DevicesPage() {
     if (value) next.set(key, value);
     else next.delete(key);
     next.delete('after');
-    setEarlier([]);
     setSelected(new Set());
-    setParams(next, { replace: true });
+    setParams(next, { replace: true, state: { earlier: [] } });
   };
   const goTo = (cursor: string, history: string[]) => {
     const next = new URLSearchParams(params);
     if (cursor) next.set('after', cursor);
     else next.delete('after');
-    setEarlier(history);
-    setParams(next);
+    setParams(next, { state: { earlier: history } });
   };
   const devices = page.data?.devices ?? [];
   const total = page.data?.total ?? 0;

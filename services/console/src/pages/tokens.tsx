@@ -23,6 +23,26 @@ function revokeConsequence(token: Token, signedInWith: boolean, livePersonal: nu
   return 'Every script that uses it gets 401 from its next call on.';
 }
 
+/**
+ * Which token a dialog is about, beyond its name (two tokens may share one): its prefix, scope, age
+ * and last use, the facts that tell a fleet's live token from a forgotten one.
+ */
+function TokenIdentity({ token }: { token: Token }) {
+  return (
+    <p data-testid="token-identity">
+      <code>{token.prefix}…</code>, scope {token.scope}, created <Timestamp at={token.created_at} />;{' '}
+      {token.last_used_at ? (
+        <>
+          last used <Timestamp at={token.last_used_at} />
+        </>
+      ) : (
+        <strong>never used</strong>
+      )}
+      .
+    </p>
+  );
+}
+
 /** A list of tokens with create (raw token shown once) and revoke; `scopes` offers a scope choice. */
 /** Where a token list lives: the signed-in person's own tokens, or a project's. */
 interface TokenCalls {
@@ -90,7 +110,7 @@ function TokenList({ calls, queryKey, scopes, writable = true }: { calls: TokenC
                   </span>
                 ) : (
                   writable && (
-                    <button type="button" className="small danger" aria-label={`Revoke ${token.name}`} onClick={() => setRevoking(token)}>
+                    <button type="button" className="small danger" aria-label={`Revoke ${token.name} (${token.prefix}…)`} onClick={() => setRevoking(token)}>
                       Revoke…
                     </button>
                   )
@@ -119,7 +139,7 @@ function TokenList({ calls, queryKey, scopes, writable = true }: { calls: TokenC
       <ErrorNote error={create.error} />
       <ConfirmDialog
         open={revoking !== null}
-        title={`Revoke the token ${revoking?.name ?? ''}?`}
+        title={`Revoke the token ${revoking?.name ?? ''} (${revoking?.prefix ?? ''}…)?`}
         confirmLabel={revoking && isSessionToken(revoking) ? 'Revoke and sign out' : 'Revoke token'}
         danger
         // The fleet's token ends every device's checks: the person types its name.
@@ -133,6 +153,7 @@ function TokenList({ calls, queryKey, scopes, writable = true }: { calls: TokenC
           await refresh();
         }}
       >
+        {revoking && <TokenIdentity token={revoking} />}
         <p>{revoking && revokeConsequence(revoking, isSessionToken(revoking), livePersonal)}</p>
         <p className="muted">A revoked token cannot be brought back; a new one has a new secret.</p>
       </ConfirmDialog>

@@ -1,0 +1,156 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import { api, checkBody, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signedInPage } from './browser';
+
+// What a stranger found wrong in the console's details (docs/console.md): a dialog that cannot tell
+// two tokens apart, a click that waits offline and fires later, pages wider than the screen, words
+// that misname devices, a Back that shows the wrong range, and a deployments list without its
+// targets or progress. Each test drives Chromium against the real stack.
+
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+const signedIn = (f: ProjectFixture, viewport = LAPTOP): Promise<Page> => signedInPage(browser, f.user, viewport);
+
+const checkIn = (f: ProjectFixture, deviceId: string, token = f.deviceScopeToken) => api('POST', '/api/v1/ota/check/', { token, json: checkBody(deviceId) });
+
+/** How much wider than the window the page is, in CSS pixels (0: it fits). */
+const overflow = (page: Page) => page.evaluate(() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth));
+
+async function deploymentOf(f: ProjectFixture, body: Record<string, unknown> = {}, start = true) {
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, ...body } });
+  expect(created.status).toBe(201);
+  if (!start) return created.body as { id: string; build_number: number };
+  const started = await api('POST', `/api/v1/projects/${f.project.id}/deployments/${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
+  expect(started.status).toBe(200);
+  return started.body as { id: string; build_number: number };
+}
+
+test('the revoke dialog says which of two tokens of one name it revokes: prefix, age and last use', async () => {
+  const f = await setupProject();
+  const make = () => api('POST', `/api/v1/projects/${f.project.id}/tokens/`, { token: f.user.token, json: { name: 'fleet', scope: 'device' } });
+  const used = (await make()).body as { token: string; prefix: string };
+  const unused = (await make()).body as { token: string; prefix: string };
+  expect((await checkIn(f, 'fleet-unit', used.token)).status).toBe(200);
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/tokens`));
+  const identities: Record<string, string> = {};
+  for (const token of [used, unused]) {
+    await page.getByRole('button', { name: `Revoke fleet (${token.prefix}…)` }).click();
+    const identity = page.getByRole('dialog').getByTestId('token-identity');
+    await expectText(identity, token.prefix);
+    identities[token.prefix] = (await identity.textContent()) ?? '';
+    await page.getByRole('button', { name: 'Go back' }).click();
+  }
+  expect(identities[used.prefix]).toContain('last used');
+  expect(identities[unused.prefix]).toContain('never used');
+});
+
+test('offline, a click fails at once with the reason and is never sent when the network returns', async () => {
+  const f = await setupProject();
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/tokens`));
+  await page.getByLabel('New token').fill('made-offline');
+  await page.context().setOffline(true);
+  await page.getByRole('button', { name: 'Create token' }).click();
+  await expectText(page.getByRole('alert'), 'cannot be reached');
+  expect(await page.getByRole('button', { name: 'Create token' }).isEnabled()).toBe(true);
+  // Back online: a click held while offline would be sent now; wait a moment for one.
+  const sent = page.waitForRequest((request) => request.method() === 'POST' && request.url().includes('/tokens/'), { timeout: 3_000 }).then(
+    () => true,
+    () => false,
+  );
+  await page.context().setOffline(false);
+  expect(await sent).toBe(false);
+  const tokens = await api('GET', `/api/v1/projects/${f.project.id}/tokens/`, { token: f.user.token });
+  expect((tokens.body as Array<{ name: string }>).map((token) => token.name)).not.toContain('made-offline');
+});
+
+test('the audit page fits the window after a bulk change of 400 devices', async () => {
+  const f = await setupProject();
+  const group = (await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name: 'wide' } })).body as { id: string };
+  const ids = Array.from({ length: 400 }, () => randomUUID());
+  expect((await api('POST', `/api/v1/projects/${f.project.id}/groups/${group.id}/members/changes/`, { token: f.user.token, json: { add: ids } })).status).toBe(200);
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/audit`));
+  await expectText(page.locator('tbody'), 'Group members changed');
+  await screenshot(page, 'audit-bulk-change-1366');
+  expect(await overflow(page)).toBe(0);
+});
+
+test('the preview fits the window with a 128-character device id, and does not call a rolled-back device outside the percentage', async () => {
+  const f = await setupProject();
+  const longId = `unit-${'x'.repeat(123)}`;
+  for (const id of [longId, 'went-back', 'plain']) expect((await checkIn(f, id)).status).toBe(200);
+  const deployment = await deploymentOf(f, { rollout_percentage: 100 });
+  expect((await checkIn(f, 'went-back')).body.status).toBe('offered');
+  const reported = await api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: 'went-back', deployment_id: deployment.id, event: 'rolled_back', reason: 'confirm_timeout' } });
+  expect(reported.status).toBeLessThan(300);
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  await page.getByRole('button', { name: 'Preview the next checks' }).click();
+  const samples = page.getByTestId('preview-samples');
+  await expectText(samples, 'went-back');
+  const wentBack = samples.locator('div', { hasText: 'went-back' });
+  expect(await wentBack.locator('dt').textContent()).not.toMatch(/^outside the percentage$/);
+  expect(await wentBack.locator('dt').textContent()).toMatch(/rolled/);
+  await screenshot(page, 'preview-long-device-id-1366');
+  expect(await overflow(page)).toBe(0);
+});
+
+test('Back after Next shows the range of the page it returns to', async () => {
+  const f = await setupProject();
+  await Promise.all(Array.from({ length: 60 }, (_, index) => checkIn(f, `unit-${String(index).padStart(3, '0')}`)));
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/devices`));
+  await expectText(page.getByTestId('device-count'), 'Devices 1–50 of 60');
+  await page.getByRole('button', { name: 'Next' }).click();
+  await expectText(page.getByTestId('device-count'), 'Devices 51–60 of 60');
+  await page.goBack();
+  await expectText(page.locator('tbody'), 'unit-000');
+  await expectText(page.getByTestId('device-count'), 'Devices 1–50 of 60');
+  await page.goForward();
+  await expectText(page.getByTestId('device-count'), 'Devices 51–60 of 60');
+});
+
+test('a 64-character group name breaks no page at 390 px, and the deployments list shows targets and progress', async () => {
+  const f = await setupProject();
+  const name = `g${'0123456789abcdef'.repeat(4)}`.slice(0, 64);
+  const group = (await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name } })).body as { id: string };
+  expect((await checkIn(f, 'member-1')).status).toBe(200);
+  const device = (await api('GET', `/api/v1/projects/${f.project.id}/devices/?q=member-1`, { token: f.user.token })).body[0] as { id: string };
+  expect((await api('POST', `/api/v1/projects/${f.project.id}/groups/${group.id}/members/`, { token: f.user.token, json: { device_id: device.id } })).status).toBeLessThan(300);
+  const deployment = await deploymentOf(f, { target_group_ids: [group.id], rollout_percentage: 100 });
+  expect((await checkIn(f, 'member-1')).body.status).toBe('offered');
+  const confirmed = await api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: 'member-1', deployment_id: deployment.id, event: 'confirmed', build_number: deployment.build_number } });
+  expect(confirmed.status).toBeLessThan(300);
+
+  const laptop = await signedIn(f);
+  await laptop.goto(consoleUrl(`/projects/${f.project.id}/deployments`));
+  const row = laptop.locator('tbody tr').first();
+  await expectText(row, name);
+  await expectText(row, '1 of 1 updated');
+
+  const phone = await signedIn(f, PHONE);
+  for (const [path, text] of [
+    [`/projects/${f.project.id}/groups`, name],
+    [`/projects/${f.project.id}/groups/${group.id}`, name],
+    [`/projects/${f.project.id}/devices/${device.id}`, name],
+    [`/projects/${f.project.id}/deployments/${deployment.id}`, name],
+    [`/projects/${f.project.id}/deployments`, name],
+  ] as const) {
+    await phone.goto(consoleUrl(path));
+    await expectText(phone.locator('main'), text);
+    await screenshot(phone, `long-group-name-390${path.replaceAll('/', '-').replace(f.project.id, 'p').replace(group.id, 'g').replace(device.id, 'd').replace(deployment.id, 'dep')}`);
+    expect({ path, overflow: await overflow(phone) }).toEqual({ path, overflow: 0 });
+  }
+});
