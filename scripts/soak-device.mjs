@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run soak:device [-- --runs N --seed S]: the device SDK's interruption suite at soak size (1,000
 // seeded runs by default) on a stack of its own, through jest's global setup like `npm test`. The
-// seed is printed; the same seed repeats the same faults at the same bytes.
+// seed is printed; the same seed repeats the same faults at the same bytes. Its server outages last
+// up to two minutes (`--outage-max-s`), where `npm test`'s last up to 20 s.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,9 +14,10 @@ const flag = (name, fallback) => {
 };
 const runs = flag('--runs', '1000');
 const seed = flag('--seed', String(Math.floor(Math.random() * 2 ** 31)));
+const outageMaxS = flag('--outage-max-s', '120');
 const result = spawnSync(join(root, 'node_modules', '.bin', 'jest'), ['device-sdk/test/device-e2e.int.test.ts', '-t', 'interruptions'], {
   cwd: root,
   stdio: 'inherit',
-  env: { ...process.env, OTA_DEVICE_INTERRUPTIONS: runs, OTA_DEVICE_SEED: seed },
+  env: { ...process.env, OTA_DEVICE_INTERRUPTIONS: runs, OTA_DEVICE_SEED: seed, OTA_DEVICE_OUTAGE_MAX_S: outageMaxS },
 });
 process.exit(result.status ?? 1);

@@ -1,3 +1,4 @@
+import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, eventually, seededRandom, startExtraGateway, testStack, type ExtraGateway } from '@ota/testkit';
 import { DeviceProcess } from './harness/device-process';
@@ -16,10 +17,18 @@ const CHUNK = 16 * 1024;
 const RUNS = Number(process.env.OTA_DEVICE_INTERRUPTIONS ?? 100);
 const SEED = Number(process.env.OTA_DEVICE_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const PARALLEL = 4;
+/**
+ * The longest server outage of an `outage` run: OTA_DEVICE_OUTAGE_MAX_S (the soak script passes
+ * 120), 20 s by default. Each run's outage lasts a seeded 2 s to that long.
+ */
+const OUTAGE_MAX_MS = Number(process.env.OTA_DEVICE_OUTAGE_MAX_S ?? 20) * 1000;
+const OUTAGE_MIN_MS = 2_000;
+/** How long a run may take to settle, beyond its outage. */
+const SETTLE_MS = 60_000;
 /** The URL lifetime on the gateway that the `expire` runs go through. */
 const SHORT_URL_TTL_SECONDS = 1;
 
-jest.setTimeout(Math.max(300_000, RUNS * 4_000));
+jest.setTimeout(Math.max(300_000, RUNS * 4_000 + (RUNS / 16) * OUTAGE_MAX_MS));
 
 let signed: Release;
 let unhealthy: Release;
@@ -56,8 +65,9 @@ type Scenario =
   | 'presigned'
   | 'pause'
   | 'cancel'
-  | 'archive';
-const SCENARIOS: readonly Scenario[] = ['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'outage', 'bad_signature', 'retry_after', 'unhealthy', 'presigned', 'pause', 'cancel', 'archive'];
+  | 'archive'
+  | 'lost_record';
+const SCENARIOS: readonly Scenario[] = ['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'outage', 'bad_signature', 'retry_after', 'unhealthy', 'presigned', 'pause', 'cancel', 'archive', 'lost_record'];
 
 /**
  * The emergency stop's scenarios (docs/api.md, "Stopping devices mid-update"): at a random byte the
@@ -85,6 +95,9 @@ const EXPECTED: Record<Scenario, { event: string; reason: string | null } | null
   pause: { event: 'confirmed', reason: null },
   cancel: null,
   archive: null,
+  // The saved record made unreadable (a truncated state file; on an ESP32 an NVS erase) after a
+  // power cut mid-download or in the trial boot: the healthy image ends confirmed all the same.
+  lost_record: { event: 'confirmed', reason: null },
 };
 
 interface RunResult {
@@ -94,10 +107,14 @@ interface RunResult {
   events: string[];
   /** Downloads that went through the gateway (and so through our proxy). */
   gatewayDownloads: number;
+  /** For a lost_record run: when the record was lost. */
+  recordLoss?: string;
+  /** For an outage run: how long the outage lasted, and the 503s it answered. */
+  outage?: { ms: number; answers: number };
 }
 
 
-async function runDevice(name: string, scenario: Scenario, atByte: number, gatewayUrl?: string): Promise<RunResult> {
+async function runDevice(name: string, scenario: Scenario, atByte: number, gatewayUrl?: string, outageMs = 0): Promise<RunResult> {
   const release = scenario === 'unhealthy' ? unhealthy : isStop(scenario) ? await releaseBuild(signed.image, { signed: false }) : signed;
   const target = gatewayUrl ?? (scenario === 'expire' ? shortLived.url : scenario === 'presigned' ? presigning.url : testStack().gatewayUrl);
   const proxy = new FaultProxy(target);
@@ -110,9 +127,10 @@ async function runDevice(name: string, scenario: Scenario, atByte: number, gatew
     ...(release.publicKeyHex ? ['--key', release.publicKeyHex, '--require-signature'] : []),
     '--retry-base', '200', '--retry-max', '2000', '--stall-timeout', '2', '--trial-timeout', '2', '--poll', '1',
   ], release.fixture.deviceScopeToken);
-  if (['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers', 'outage'].includes(scenario)) {
+  if (['cut', 'truncate', 'stall', 'expire', 'kill', 'tamper', 'trailers'].includes(scenario)) {
     proxy.fault = { kind: scenario, atByte } as DownloadFault;
   }
+  if (scenario === 'outage') proxy.fault = { kind: 'outage', atByte, durationMs: outageMs };
   if (isStop(scenario)) {
     proxy.fault = { kind: 'stop', atByte };
     proxy.onStop = () => stopDeployment(release, scenario);
@@ -123,17 +141,19 @@ async function runDevice(name: string, scenario: Scenario, atByte: number, gatew
     await device.waitForSlotBytes(sentUpTo, 10_000);
     await device.kill();
   };
+  const recordLoss = scenario === 'lost_record' ? loseRecord(device, proxy, atByte) : undefined;
   proxy.corruptSignature = scenario === 'bad_signature';
   proxy.checkFailures = scenario === 'retry_after' ? 2 : 0;
   try {
     device.start();
     // A paused device holds; it is resumed once it told the service it stopped.
     if (scenario === 'pause') void resumeOnceStopped(release, deviceId);
-    const outcome = await device.settle(60_000);
+    const outcome = await device.settle(SETTLE_MS + outageMs);
     const reports = await reportsOf(release.fixture, deviceId);
     const terminal = reports.filter((report) => ['confirmed', 'failed', 'rolled_back'].includes(report.event));
     const running = device.runningImage();
     const expected = EXPECTED[scenario];
+    if (recordLoss) expect({ name, recordLoss: recordLoss() }).toEqual({ name, recordLoss: expect.stringMatching(/^lost /) });
     const context = { name, scenario, atByte, outcome, reports: reports.map((report) => `${report.event}${report.reason ? `:${report.reason}` : ''}`) };
     // The service recorded the expected end, and only that end; a stop is reported once, with its status.
     expect({ ...context, terminal: terminal.map((report) => [report.event, report.reason]) }).toEqual({ ...context, terminal: expected ? [[expected.event, expected.reason]] : [] });
@@ -160,11 +180,37 @@ async function runDevice(name: string, scenario: Scenario, atByte: number, gatew
       refetched += Math.max(0, reached - download.rangeStart);
       reached = Math.max(reached, download.rangeStart + download.bytesSent);
     }
-    return { name, scenario, refetched, events: context.reports, gatewayDownloads: proxy.downloads.length };
+    return { name, scenario, refetched, events: context.reports, gatewayDownloads: proxy.downloads.length, recordLoss: recordLoss?.(), outage: outageMs ? { ms: outageMs, answers: proxy.outageAnswers } : undefined };
   } finally {
     await device.kill();
     await proxy.close();
   }
+}
+
+/**
+ * A power cut after which the saved record cannot be read: in half the runs (odd `atByte`) while the
+ * device reports `reboot`, its boot already switched to the trial; in the other half mid-download,
+ * at `atByte`. The record is cut to 7 bytes before power comes back.
+ */
+function loseRecord(device: DeviceProcess, proxy: FaultProxy, atByte: number): () => string {
+  let cut = false;
+  if (atByte % 2 === 1) {
+    proxy.onStatus = async (event) => {
+      if (event !== 'reboot' || cut) return;
+      cut = true;
+      await device.kill();
+    };
+  } else {
+    proxy.fault = { kind: 'kill', atByte };
+  }
+  let damaged = false;
+  device.beforeRestart = () => {
+    if (damaged) return;
+    damaged = true;
+    truncateSync(join(device.dir, 'state'), 7);
+  };
+  // What happened, for the run's result: a run whose record was never damaged proved nothing.
+  return () => (!damaged ? 'record never damaged' : atByte % 2 === 1 ? 'lost in the trial boot' : 'lost mid-download');
 }
 
 function transition(release: Release, action: string) {
@@ -221,13 +267,14 @@ describe('the linux client on the real stack', () => {
       name: `run${index}`,
       scenario: SCENARIOS[index % SCENARIOS.length]!,
       atByte: Math.floor(next() * IMAGE_BYTES),
+      outageMs: Math.round(OUTAGE_MIN_MS + next() * (OUTAGE_MAX_MS - OUTAGE_MIN_MS)),
     }));
     const results: RunResult[] = [];
     let cursor = 0;
     const worker = async () => {
       while (cursor < plan.length) {
         const run = plan[cursor++]!;
-        results.push(await runDevice(run.name, run.scenario, run.atByte));
+        results.push(await runDevice(run.name, run.scenario, run.atByte, undefined, run.scenario === 'outage' ? run.outageMs : 0));
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
@@ -238,5 +285,12 @@ describe('the linux client on the real stack', () => {
     expect(worst('kill')).toBeLessThanOrEqual(CHUNK);
     const summary = SCENARIOS.map((scenario) => `${scenario} ${results.filter((result) => result.scenario === scenario).length} (refetched at most ${worst(scenario)} B)`);
     process.stdout.write(`[device interruptions] all ${RUNS} settled as expected: ${summary.join(', ')}\n`);
+    const outages = results.flatMap((result) => (result.outage ? [result.outage] : []));
+    if (outages.length) {
+      const seconds = outages.map((outage) => outage.ms / 1000);
+      process.stdout.write(`[device interruptions] outages lasted ${Math.min(...seconds).toFixed(1)} to ${Math.max(...seconds).toFixed(1)} s, ${Math.min(...outages.map((outage) => outage.answers))} to ${Math.max(...outages.map((outage) => outage.answers))} answers of 503 each\n`);
+    }
+    const losses = results.filter((result) => result.recordLoss).map((result) => result.recordLoss!);
+    process.stdout.write(`[device interruptions] records lost: ${losses.filter((loss) => loss.includes('trial')).length} in the trial boot, ${losses.filter((loss) => loss.includes('download')).length} mid-download\n`);
   });
 });

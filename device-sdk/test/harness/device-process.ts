@@ -39,6 +39,8 @@ export class DeviceProcess {
   private child?: ChildProcess;
   private exited?: Promise<number | null>;
   private stdout = '';
+  /** Runs once the killed process is gone and before power comes back (to damage what it left, say). */
+  beforeRestart?: () => void;
 
   constructor(
     readonly dir: string,
@@ -80,6 +82,7 @@ export class DeviceProcess {
       }
       if (code === null) {
         // Killed by the test: power comes back.
+        this.beforeRestart?.();
         this.start();
         continue;
       }

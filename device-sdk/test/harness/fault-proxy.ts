@@ -11,16 +11,19 @@ export type DownloadFault =
   | { kind: 'tamper'; atByte: number }
   /** A cut at `atByte`; then every resumed 206 comes chunked, its ETag sent again as a trailer. */
   | { kind: 'trailers'; atByte: number }
-  /** A cut at `atByte`; then the next OUTAGE_ANSWERS downloads are 503 with `Retry-After: 1` (a server outage). */
-  | { kind: 'outage'; atByte: number }
+  /**
+   * A cut at `atByte`, then a server outage of `durationMs`: every device request (check, report,
+   * ask, download) is answered 503 with `Retry-After: OUTAGE_RETRY_AFTER_S` until it ends.
+   */
+  | { kind: 'outage'; atByte: number; durationMs: number }
   /** At `atByte` the body waits for `onStop` (a pause, a cancel or an archive made through the API), then goes on. */
   | { kind: 'stop'; atByte: number };
 
 /** What a throttled proxy writes at a time. */
 const THROTTLE_PIECE = 4096;
 
-/** The 503s of an `outage` fault: more than the client's ten attempts used to allow, a few seconds in all. */
-export const OUTAGE_ANSWERS = 12;
+/** The `Retry-After` of an outage's 503s. */
+export const OUTAGE_RETRY_AFTER_S = 2;
 
 export interface ProxiedDownload {
   rangeStart: number;
@@ -55,14 +58,18 @@ export class FaultProxy {
   onKill?: (sentUpTo: number) => Promise<void>;
   /** Called by a `stop` fault, mid-body; the body goes on once it resolves. */
   onStop?: () => Promise<void>;
+  /** Called with the event of each status report before it is forwarded; it goes on once this resolves. */
+  onStatus?: (event: string) => Promise<void>;
   /** Changes the signature of every offer. */
   corruptSignature = false;
   /** Sends download bodies at this rate, in pieces of THROTTLE_PIECE bytes (a slow link); 0: as fast as they come. */
   throttleBytesPerSecond = 0;
   private server?: http.Server;
   private faultUsed = false;
-  /** 503s still to answer to downloads (an `outage` fault after its cut). */
-  private outageLeft = 0;
+  /** Until when device requests are answered 503 (an `outage` fault after its cut); 0: no outage. */
+  private outageUntil = 0;
+  /** The 503s an outage answered. */
+  outageAnswers = 0;
 
   constructor(private readonly target: string) {}
 
@@ -93,15 +100,18 @@ export class FaultProxy {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const path = request.url ?? '/';
-    if (path.startsWith('/api/v1/ota/download/') && this.outageLeft > 0) {
-      this.outageLeft -= 1;
-      response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"detail":"injected: outage"}');
+    if (path.startsWith('/api/v1/ota/') && Date.now() < this.outageUntil) {
+      this.outageAnswers += 1;
+      response.writeHead(503, { 'content-type': 'application/json', 'retry-after': String(OUTAGE_RETRY_AFTER_S) }).end('{"detail":"injected: outage"}');
       return;
     }
     if (path.startsWith('/api/v1/ota/check/') && this.checkFailures > 0) {
       this.checkFailures -= 1;
       response.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"detail":"injected: busy"}');
       return;
+    }
+    if (path.startsWith('/api/v1/ota/status/') && this.onStatus) {
+      await this.onStatus(String((JSON.parse(Buffer.concat(chunks).toString() || '{}') as { event?: unknown }).event));
     }
     const upstream = await new Promise<http.IncomingMessage>((resolve, reject) => {
       const target = new URL(path, this.target);
@@ -151,7 +161,7 @@ export class FaultProxy {
         } else {
           await this.send(response, record, chunk.subarray(0, before));
           upstream.destroy();
-          if (fault.kind === 'outage') this.outageLeft = OUTAGE_ANSWERS;
+          if (fault.kind === 'outage') this.outageUntil = Date.now() + fault.durationMs;
           await this.interrupt(fault.kind === 'trailers' || fault.kind === 'outage' ? 'cut' : fault.kind, response, fault.atByte);
           return;
         }
