@@ -32,6 +32,8 @@ Commands:
       --confirm-timeout DURATION     a device silent this long after progress counts as failed
       --notes TEXT                   the deployment's notes
       --run-id ID                    a new deployment per run (e.g. $GITHUB_RUN_ID); retries of one run share it
+      --despite-guardrail-pause      deploy the build even though a guardrail paused a deployment of it
+                                     (without it such a release exits 2 and makes nothing)
 
   wait DEPLOYMENT [--until COND] [--timeout DURATION] [--interval DURATION]
       Follows a deployment, drawing its progress (devices per status, failures by reason) on

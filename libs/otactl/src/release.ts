@@ -92,6 +92,7 @@ export const DEPLOYMENT_FLAGS = {
   'confirm-timeout': { type: 'string' },
   notes: { type: 'string' },
   'run-id': { type: 'string' },
+  'despite-guardrail-pause': { type: 'boolean', default: false },
 } as const;
 
 type DeploymentValues = {
@@ -107,6 +108,7 @@ type DeploymentValues = {
   'confirm-timeout'?: string;
   notes?: string;
   'run-id'?: string;
+  'despite-guardrail-pause'?: boolean;
 };
 
 /** Where a release goes: group and channel ids, and whether that is every device of the project. */
@@ -166,6 +168,15 @@ export function deploymentPlan(values: DeploymentValues) {
     ...(Object.keys(guardrails).length > 0 ? { guardrails } : {}),
     ...(values.notes ? { notes: values.notes } : {}),
   };
+}
+
+/**
+ * A deployment of this build that a guardrail paused and nobody has resumed or cancelled since: a
+ * new run of the pipeline must not quietly roll the same build out again beside it.
+ */
+export async function guardrailHoldOf(api: Api, projectId: string, artifactId: string): Promise<Schemas['Deployment'] | undefined> {
+  const deployments = await ok(api.GET('/api/v1/projects/{id}/deployments/', { params: { path: { id: projectId } } }));
+  return deployments.find((deployment) => deployment.artifact_id === artifactId && deployment.state === 'paused' && deployment.guardrail_pause);
 }
 
 /**

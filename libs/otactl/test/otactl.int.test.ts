@@ -42,12 +42,27 @@ test('a release the canary confirms exits 0; one whose guardrail trips exits 2 w
   // Without a terminal the progress comes a line per change.
   expect(passed.stderr).toMatch(/build 1 active at 100% · \d of 3 updated/);
 
-  const bad = otactl(f, ['release', '--binary', build('bad'), '--version', '2.0.1', '--chip-family', 'esp32', '--group', 'canary', '--reason-limit', 'signature_invalid:2:10m', '--wait', '--timeout', '60s', '--interval', '1s']);
+  const badBuild = build('bad');
+  const badFlags = ['--binary', badBuild, '--version', '2.0.1', '--chip-family', 'esp32', '--group', 'canary', '--reason-limit', 'signature_invalid:2:10m'];
+  const bad = otactl(f, ['release', ...badFlags, '--run-id', 'run-1', '--wait', '--timeout', '60s', '--interval', '1s']);
   await fleetUpdates(f, 2, canary.slice(0, 2), [{ event: 'download_started' }, { event: 'failed', reason: 'signature_invalid' }]);
   const failed = await bad;
   expect(failed.code).toBe(2);
   expect(failed.stdout).toContain('paused by the reason limit: 2 failures with reason signature_invalid within 600 s (limit 2)');
   expect(failed.stdout).toMatch(new RegExp(`console: ${testStack().gatewayUrl}/console/projects/${f.project.id}/deployments/[0-9a-f-]{36}`));
+
+  // The next run of the pipeline does not roll the held build out again beside the paused one.
+  const deploymentsOfBad = async () =>
+    ((await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body as Array<{ build_number: number; state: string }>).filter((deployment) => deployment.build_number === 2);
+  const again = await otactl(f, ['release', ...badFlags, '--run-id', 'run-2']);
+  expect(again.code).toBe(2);
+  expect(again.stdout).toContain('build 2 is held: a guardrail paused its deployment');
+  expect(again.stdout).toContain('--despite-guardrail-pause');
+  expect((await deploymentsOfBad()).map((deployment) => deployment.state)).toEqual(['paused']);
+  // Asked for explicitly, it is.
+  const despite = await otactl(f, ['release', ...badFlags, '--run-id', 'run-2', '--despite-guardrail-pause']);
+  expect(despite.code).toBe(0);
+  expect((await deploymentsOfBad()).map((deployment) => deployment.state).sort()).toEqual(['active', 'paused']);
 }, 180_000);
 
 test('wait exits 3 at its timeout, a refused manifest exits 4 with the detail, and a usage mistake exits 1', async () => {
