@@ -154,3 +154,39 @@ test('a 64-character group name breaks no page at 390 px, and the deployments li
     expect({ path, overflow: await overflow(phone) }).toEqual({ path, overflow: 0 });
   }
 });
+
+test('a bulk add to a group under a rollout names the deployment and what it gains, and past 100 devices wants the group typed', async () => {
+  const f = await setupProject();
+  const ids = Array.from({ length: 130 }, (_, index) => `bulk-${String(index).padStart(3, '0')}`);
+  for (let start = 0; start < ids.length; start += 30) await Promise.all(ids.slice(start, start + 30).map((id) => checkIn(f, id)));
+  const group = (await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name: 'pilot' } })).body as { id: string };
+  const devices = (await api('GET', `/api/v1/projects/${f.project.id}/devices/?limit=1000`, { token: f.user.token })).body as Array<{ id: string; device_id: string }>;
+  const members = devices.filter((device) => device.device_id < 'bulk-020').map((device) => device.id);
+  expect((await api('POST', `/api/v1/projects/${f.project.id}/groups/${group.id}/members/changes/`, { token: f.user.token, json: { add: members } })).body.added).toBe(20);
+  await deploymentOf(f, { target_group_ids: [group.id], rollout_percentage: 50 });
+  const memberCount = async () => ((await api('GET', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token })).body as Array<{ id: string; member_count: number }>).find((g) => g.id === group.id)!.member_count;
+
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/devices`));
+  await expectText(page.getByTestId('device-count'), 'of 130');
+  await page.getByLabel('Which devices').selectOption({ label: 'all 130 devices of the project' });
+  await page.getByLabel('Group to change').selectOption({ label: 'pilot' });
+  await page.getByRole('button', { name: 'Add to group…' }).click();
+  const dialog = page.getByRole('dialog');
+  await expectText(dialog, 'Add 130 devices to pilot?');
+  await expectText(page.getByTestId('bulk-impact'), 'Build 1 (1.0.0), active at 50% gains 110 devices: about 55 of them would be offered the build');
+  await screenshot(page, 'bulk-change-impact-1366');
+  const confirm = dialog.getByRole('button', { name: 'Add to group' });
+  expect(await confirm.isDisabled()).toBe(true);
+  // Going back changes nothing.
+  await dialog.getByRole('button', { name: 'Go back' }).click();
+  expect(await memberCount()).toBe(20);
+
+  await page.getByRole('button', { name: 'Add to group…' }).click();
+  await dialog.getByLabel('Type pilot to confirm').fill('pilot');
+  await confirm.dblclick();
+  await expectText(page.getByTestId('bulk-progress'), 'Added 110 devices to pilot.');
+  expect(await memberCount()).toBe(130);
+  const audit = (await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=group`, { token: f.user.token })).body as Array<{ action: string }>;
+  expect(audit.filter((event) => event.action === 'group.members_changed')).toHaveLength(2);
+});

@@ -242,7 +242,8 @@ test('a 500-device project is paged by the server with filters in the URL, and a
   await expectText(page.getByTestId('device-count'), 'Devices 1–50 of 100 matching the filters');
   await page.getByLabel('Which devices').selectOption({ label: 'all 100 devices matching the filters' });
   await page.getByLabel('Group to change').selectOption({ label: 'node-4xx' });
-  await page.getByRole('button', { name: 'Add to group' }).click();
+  await page.getByRole('button', { name: 'Add to group…' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Add to group' }).click();
   await expectText(page.getByTestId('bulk-progress'), 'Added 100 devices to node-4xx.');
   const groups = (await api('GET', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token })).body;
   expect(groups.find((candidate: { id: string }) => candidate.id === group.id).member_count).toBe(100);

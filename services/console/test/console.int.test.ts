@@ -77,7 +77,9 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await expectText(page.getByTestId('device-count'), 'Devices 1–12 of 12');
   for (const deviceId of fleet.slice(0, 10)) await page.getByLabel(`Select ${deviceId}`).check();
   await page.getByLabel('Group to change').selectOption({ label: 'canary' });
-  await page.getByRole('button', { name: 'Add to group' }).click();
+  await page.getByRole('button', { name: 'Add to group…' }).click();
+  await expectText(page.getByTestId('bulk-impact'), 'No active or paused deployment targets canary');
+  await page.getByRole('dialog').getByRole('button', { name: 'Add to group' }).click();
   await expectText(page.getByTestId('bulk-progress'), 'Added 10 devices to canary.');
 
   // A build, uploaded with its manifest and a progress bar.

@@ -68,6 +68,9 @@ test('bulk membership, member and device counts, and the reach of targets before
   expect(added.body).toEqual({ added: 8, removed: 0, missing_device_ids: [stranger] });
   const removed = await api('POST', changes, { token: f.user.token, json: { remove: devices.slice(0, 3).map((device) => device.id) } });
   expect(removed.body).toMatchObject({ added: 0, removed: 3 });
+  // A repeat changes nothing and counts nothing: only memberships that changed are counted.
+  const repeated = await api('POST', changes, { token: f.user.token, json: { add: devices.slice(3, 8).map((device) => device.id), remove: devices.slice(0, 3).map((device) => device.id) } });
+  expect(repeated.body).toEqual({ added: 0, removed: 0, missing_device_ids: [] });
   const groups = (await api('GET', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token })).body;
   expect(groups).toEqual([expect.objectContaining({ name: 'canary', member_count: 5 })]);
   const channels = (await api('GET', `/api/v1/projects/${f.project.id}/channels/`, { token: f.user.token })).body;
@@ -144,3 +147,25 @@ test('groups and channels are renamed and deleted under their rules, each change
   expect(tokenEvent).toMatchObject({ actor_type: 'project_token', actor_email: null });
   expect((await api('GET', `${projectPath}/audit/?action=Group`, { token: f.user.token })).status).toBe(422);
 });
+
+test('a bulk change of 1000 devices is one request that answers with exact counts, audited once', async () => {
+  const f = await setupProject({ maxDevices: 2000 });
+  const deviceIds = Array.from({ length: 1000 }, (_, i) => `bulk-${String(i).padStart(4, '0')}`);
+  for (let start = 0; start < deviceIds.length; start += 50) {
+    const answers = await Promise.all(deviceIds.slice(start, start + 50).map((deviceId) => checkIn(f, deviceId)));
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+  }
+  const devices = (await api('GET', `/api/v1/projects/${f.project.id}/devices/?limit=1000`, { token: f.user.token })).body as Array<{ id: string }>;
+  expect(devices).toHaveLength(1000);
+  const group = (await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name: 'everyone' } })).body;
+  const changes = `/api/v1/projects/${f.project.id}/groups/${group.id}/members/changes/`;
+  expect((await api('POST', changes, { token: f.user.token, json: { add: devices.slice(0, 100).map((device) => device.id) } })).body.added).toBe(100);
+  // Within the gateway's request deadline (a change of 522 devices used to answer 503 and go on in the background).
+  const all = await api('POST', changes, { token: f.user.token, json: { add: devices.map((device) => device.id) } });
+  expect(all.status).toBe(200);
+  expect(all.body).toEqual({ added: 900, removed: 0, missing_device_ids: [] });
+  const listed = await api('GET', `/api/v1/projects/${f.project.id}/devices/?group_id=${group.id}&limit=1000`, { token: f.user.token });
+  expect(listed.headers.get('x-total-count')).toBe('1000');
+  const audit = (await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=group`, { token: f.user.token })).body as Array<{ action: string; details: { added: number } }>;
+  expect(audit.filter((event) => event.action === 'group.members_changed').map((event) => event.details.added)).toEqual([900, 100]);
+}, 180_000);

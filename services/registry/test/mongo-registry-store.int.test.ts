@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
-import { testStack } from '@ota/testkit';
+import { seededRandom, testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
 import { registerModels } from '../src/adapters/mongo/models';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
@@ -276,3 +276,38 @@ it('counts the devices a deployment’s targets reach, and lists group members',
   await store.setMembership(projectId, ids[0]!, group.id, false);
   expect(await store.countDevices(projectId, { groupIds: [group.id], channelIds: [] })).toBe(1);
 });
+
+it('keeps every device’s copy of its groups equal to its memberships under overlapping bulk changes of several groups', async () => {
+  const { projectId, ownerId, channelId } = await project();
+  const ids: string[] = [];
+  for (let i = 0; i < 60; i += 1) ids.push(((await store.registerDevice(device(projectId, `bulk-${i}`, channelId), ownerId, 1000)) as { device: Device }).device.id);
+  const groups = await Promise.all(
+    ['a', 'b', 'c'].map(async (name) => {
+      const group = { id: randomUUID(), projectId, name, createdAt: at(1) };
+      expect(await store.insertGroup(group)).toBe('inserted');
+      return group.id;
+    }),
+  );
+  const random = seededRandom(Number(process.env.OTA_RACE_SEED ?? 5150));
+  const pick = () => ids.filter(() => random() < 0.5);
+  for (let round = 0; round < 50; round += 1) {
+    // Each group gets a random add and a random remove at once, all three groups in parallel, with
+    // single changes of the same devices racing them.
+    const changes = groups.map((groupId) => store.changeMemberships(projectId, groupId, pick(), pick()));
+    const singles = ids.slice(0, 6).map((id, index) => store.setMembership(projectId, id, groups[index % 3]!, random() < 0.5));
+    const answers = await Promise.all(changes);
+    await Promise.all(singles);
+    for (const answer of answers) expect(answer.added + answer.removed).toBeGreaterThanOrEqual(0);
+    const members = new Map<string, string[]>();
+    for (const groupId of groups) {
+      for (const member of (await store.listDevices(projectId, { groupId })).devices) members.set(member.id, [...(members.get(member.id) ?? []), groupId]);
+    }
+    const copies = (await store.listDevices(projectId, {})).devices;
+    const differ = copies.filter((copy) => JSON.stringify([...copy.groupIds].sort()) !== JSON.stringify([...(members.get(copy.id) ?? [])].sort()));
+    expect({ round, differ: differ.length }).toEqual({ round, differ: 0 });
+  }
+  // The counts are exact: adding every device to a group that has some of them counts the others.
+  const before = (await store.countMembersPerGroup(projectId)).get(groups[0]!) ?? 0;
+  expect(await store.changeMemberships(projectId, groups[0]!, ids, [])).toEqual({ added: 60 - before, removed: 0 });
+  expect(await store.changeMemberships(projectId, groups[0]!, ids, [])).toEqual({ added: 0, removed: 0 });
+}, 180_000);

@@ -3,12 +3,12 @@ import { useState } from 'react';
 import { Link, useLocation, useParams, useSearchParams } from 'react-router-dom';
 import type { operations } from '../../generated/api';
 import { ApiError, answer, answerWithHeaders, api } from '../api';
-import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
+import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
 import { NamedOptions } from '../components/named-options';
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
 import { namesById, useChannels, useGroups } from '../queries';
-import type { Device } from '../types';
+import type { Device, MembershipImpact } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords } from '../words';
 import { useProjectWrite } from './projects';
 import { queryKeys } from '../query-keys';
@@ -217,8 +217,56 @@ export function DevicesPage() {
 }
 
 /**
- * Adds the selected devices to a group, or removes them, in one request per 1000; or every device
- * that matches the filters, read page by page first. Progress is shown as it goes.
+ * Past this many devices a bulk change wants the group's name typed: a slip of the hand at that
+ * size changes who a rollout reaches by more than a person checks by eye.
+ */
+export const BULK_TYPE_NAME_ABOVE = 100;
+
+type MembershipChange = 'add' | 'remove';
+type Affected = MembershipImpact['deployments'][number];
+
+/** A change read and weighed, waiting for the person's yes. */
+interface PendingChange {
+  change: MembershipChange;
+  ids: string[];
+  group: { id: string; name: string };
+  deployments: Affected[];
+}
+
+/** The impact of a change of up to any size: one impact request per BULK_CHUNK, summed per deployment. */
+async function impactOf(projectId: string, groupId: string, change: MembershipChange, ids: string[]): Promise<MembershipImpact> {
+  let group = { id: groupId, name: '' };
+  const byId = new Map<string, Affected>();
+  for (let start = 0; start < Math.max(ids.length, 1); start += BULK_CHUNK) {
+    const body = { [change]: ids.slice(start, start + BULK_CHUNK) };
+    const impact = await answer(api.POST('/api/v1/projects/{id}/groups/{gid}/members/changes/impact/', { params: { path: { id: projectId, gid: groupId } }, body }));
+    group = impact.group;
+    for (const deployment of impact.deployments) {
+      const seen = byId.get(deployment.id);
+      byId.set(deployment.id, seen ? { ...seen, gains: seen.gains + deployment.gains, loses: seen.loses + deployment.loses } : deployment);
+    }
+  }
+  return { group, deployments: [...byId.values()] };
+}
+
+/** What the change does to one rollout, in words. */
+function affectedWords(deployment: Affected): string {
+  const what = `Build ${deployment.build_number} (${deployment.version_label}), ${deployment.state} at ${deployment.rollout_percentage}%`;
+  const moves = [deployment.gains > 0 && `gains ${deployment.gains} device${deployment.gains === 1 ? '' : 's'}`, deployment.loses > 0 && `loses ${deployment.loses}`].filter(Boolean).join(' and ') || 'gains and loses no device';
+  const offered =
+    deployment.gains > 0 && deployment.state === 'active'
+      ? `: about ${Math.round((deployment.gains * deployment.rollout_percentage) / 100)} of them would be offered the build at their next check`
+      : deployment.gains > 0
+        ? ': they would be offered the build once it is resumed'
+        : '';
+  return `${what} ${moves}${offered}.`;
+}
+
+/**
+ * Adds the selected devices to a group, or removes them, or every device that matches the filters
+ * (read page by page first). Before anything changes it asks, naming each active or paused
+ * deployment that targets the group and how many devices it gains or loses; past
+ * BULK_TYPE_NAME_ABOVE devices the group's name is typed. Then one request per 1000, with progress.
  */
 function BulkMembership({ projectId, selected, total, filters, filtered, onDone }: { projectId: string; selected: Set<string>; total: number; filters: URLSearchParams; filtered: boolean; onDone: () => void }) {
   const queryClient = useQueryClient();
@@ -228,34 +276,32 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
   const [progress, setProgress] = useState('');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const [pending, setPending] = useState<PendingChange | null>(null);
   const count = scope === 'selected' ? selected.size : total;
-  const run = async (change: 'add' | 'remove') => {
+
+  const idsInScope = async (): Promise<string[]> => {
+    if (scope === 'selected') return [...selected];
+    const ids: string[] = [];
+    let after = '';
+    for (;;) {
+      setProgress(`Reading the matching devices: ${ids.length} of ${total}…`);
+      const next = await devicePage(projectId, filters, after, BULK_CHUNK);
+      ids.push(...next.devices.map((device) => device.id));
+      if (next.devices.length < BULK_CHUNK) return ids;
+      after = next.devices.at(-1)!.device_id;
+    }
+  };
+
+  /** Reads the devices and what the change would do, then asks. Nothing changes here. */
+  const prepare = async (change: MembershipChange) => {
     setBusy(true);
     setError(null);
     try {
-      let ids = [...selected];
-      if (scope === 'matching') {
-        ids = [];
-        let after = '';
-        for (;;) {
-          setProgress(`Reading the matching devices: ${ids.length} of ${total}…`);
-          const next = await devicePage(projectId, filters, after, BULK_CHUNK);
-          ids.push(...next.devices.map((device) => device.id));
-          if (next.devices.length < BULK_CHUNK) break;
-          after = next.devices.at(-1)!.device_id;
-        }
-      }
-      let changed = 0;
-      for (let start = 0; start < ids.length; start += BULK_CHUNK) {
-        setProgress(`${change === 'add' ? 'Adding' : 'Removing'}: ${start} of ${ids.length}…`);
-        const body = { [change]: ids.slice(start, start + BULK_CHUNK) };
-        const counts = await answer(api.POST('/api/v1/projects/{id}/groups/{gid}/members/changes/', { params: { path: { id: projectId, gid: groupId } }, body }));
-        changed += change === 'add' ? counts.added : counts.removed;
-      }
-      const groupName = groups.data?.find((group) => group.id === groupId)?.name ?? 'the group';
-      setProgress(`${change === 'add' ? `Added ${changed} devices to` : `Removed ${changed} devices from`} ${groupName}.`);
-      onDone();
-      await Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) }), queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) })]);
+      const ids = await idsInScope();
+      setProgress('Working out what the change does to rollouts…');
+      const impact = await impactOf(projectId, groupId, change, ids);
+      setProgress('');
+      setPending({ change, ids, group: impact.group, deployments: impact.deployments });
     } catch (failure) {
       setError(failure instanceof ApiError ? failure : new ApiError(0, String(failure)));
       setProgress('');
@@ -263,34 +309,87 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
       setBusy(false);
     }
   };
+
+  /** The change the person confirmed. A failure says what went through before it. */
+  const apply = async ({ change, ids, group }: PendingChange) => {
+    setBusy(true);
+    setError(null);
+    let changed = 0;
+    let sent = 0;
+    try {
+      for (let start = 0; start < ids.length; start += BULK_CHUNK) {
+        setProgress(`${change === 'add' ? 'Adding' : 'Removing'}: ${start} of ${ids.length}…`);
+        const body = { [change]: ids.slice(start, start + BULK_CHUNK) };
+        const counts = await answer(api.POST('/api/v1/projects/{id}/groups/{gid}/members/changes/', { params: { path: { id: projectId, gid: group.id } }, body }));
+        changed += change === 'add' ? counts.added : counts.removed;
+        sent = Math.min(ids.length, start + BULK_CHUNK);
+      }
+      setProgress(`${change === 'add' ? `Added ${changed} devices to` : `Removed ${changed} devices from`} ${group.name}.`);
+      onDone();
+    } catch (failure) {
+      const reason = failure instanceof ApiError ? failure : new ApiError(0, String(failure));
+      setProgress(sent > 0 ? `${change === 'add' ? 'Added' : 'Removed'} ${changed} of the ${ids.length} devices before the change stopped; the rest were not changed.` : '');
+      throw reason;
+    } finally {
+      setBusy(false);
+      await Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) }), queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) })]);
+    }
+  };
+
+  const moved = pending?.deployments.filter((deployment) => deployment.gains + deployment.loses > 0) ?? [];
   return (
-    <form className="inline bulk" aria-label="Group membership of many devices" onSubmit={(event) => event.preventDefault()}>
-      <label>
-        <select aria-label="Which devices" value={scope} onChange={(event) => setScope(event.target.value as 'selected' | 'matching')}>
-          <option value="selected">the {selected.size} selected devices</option>
-          <option value="matching">all {total} devices {filtered ? 'matching the filters' : 'of the project'}</option>
-        </select>
-      </label>
-      <label>
-        Group
-        <select aria-label="Group to change" value={groupId} onChange={(event) => setGroupId(event.target.value)}>
-          <option value="">choose a group</option>
-          <NamedOptions items={groups.data} />
-        </select>
-      </label>
-      <BusyButton type="button" busy={busy} disabled={!groupId || count === 0} onClick={() => void run('add')}>
-        Add to group
-      </BusyButton>
-      <BusyButton type="button" busy={busy} disabled={!groupId || count === 0} onClick={() => void run('remove')}>
-        Remove from group
-      </BusyButton>
-      {progress && (
-        <span role="status" data-testid="bulk-progress">
-          {progress}
-        </span>
-      )}
-      <ErrorNote error={error} />
-    </form>
+    <>
+      <form className="inline bulk" aria-label="Group membership of many devices" onSubmit={(event) => event.preventDefault()}>
+        <label>
+          <select aria-label="Which devices" value={scope} onChange={(event) => setScope(event.target.value as 'selected' | 'matching')}>
+            <option value="selected">the {selected.size} selected devices</option>
+            <option value="matching">all {total} devices {filtered ? 'matching the filters' : 'of the project'}</option>
+          </select>
+        </label>
+        <label>
+          Group
+          <select aria-label="Group to change" value={groupId} onChange={(event) => setGroupId(event.target.value)}>
+            <option value="">choose a group</option>
+            <NamedOptions items={groups.data} />
+          </select>
+        </label>
+        <BusyButton type="button" busy={busy} disabled={!groupId || count === 0} onClick={() => void prepare('add')}>
+          Add to group…
+        </BusyButton>
+        <BusyButton type="button" busy={busy} disabled={!groupId || count === 0} onClick={() => void prepare('remove')}>
+          Remove from group…
+        </BusyButton>
+        {progress && (
+          <span role="status" data-testid="bulk-progress">
+            {progress}
+          </span>
+        )}
+        <ErrorNote error={error} />
+      </form>
+        <ConfirmDialog
+          open={pending !== null}
+          title={pending ? `${pending.change === 'add' ? 'Add' : 'Remove'} ${pending.ids.length} device${pending.ids.length === 1 ? '' : 's'} ${pending.change === 'add' ? 'to' : 'from'} ${pending.group.name}?` : ''}
+          confirmLabel={pending?.change === 'add' ? 'Add to group' : 'Remove from group'}
+          danger={moved.length > 0}
+          typeToConfirm={pending && pending.ids.length > BULK_TYPE_NAME_ABOVE ? pending.group.name : undefined}
+          onClose={() => setPending(null)}
+          onConfirm={() => apply(pending!)}
+        >
+          <div data-testid="bulk-impact">
+            {pending && pending.deployments.length === 0 && <p>No active or paused deployment targets {pending.group.name}: this change offers no device anything.</p>}
+            {pending && pending.deployments.length > 0 && (
+              <>
+                <p>Deployments that target {pending.group.name} now:</p>
+                <ul>
+                  {pending.deployments.map((deployment) => (
+                    <li key={deployment.id}>{affectedWords(deployment)}</li>
+                  ))}
+                </ul>
+              </>
+            )}
+          </div>
+        </ConfirmDialog>
+    </>
   );
 }
 

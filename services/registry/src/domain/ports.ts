@@ -27,6 +27,12 @@ export interface RegistryStore {
   countMembersPerGroup(projectId: string): Promise<CountsById>;
   /** The ids among `ids` that are devices of the project. */
   existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>>;
+  /**
+   * Adds the group to the `add` devices and takes it from the `remove` ones (adds first, so an id
+   * in both ends outside); answers how many memberships each side really created or ended. The
+   * ids must be devices of the project.
+   */
+  changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }>;
   /** Adds or removes one group id on the device; null when the device does not exist. */
   setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null>;
 

@@ -142,16 +142,15 @@ export class Registry {
 
   /**
    * Adds and removes many members at once; adding a member twice or removing a non-member is not
-   * an error. Ids that name no device of the project are answered back, and nothing is done for them.
+   * an error, and is not counted: `added` and `removed` are the memberships that changed. Ids that
+   * name no device of the project are answered back, and nothing is done for them.
    */
   async changeGroupMembers(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number; missing: string[] }> {
     if (!(await this.store.findGroup(projectId, groupId))) throw notFound('group not found');
     const existing = await this.store.existingDeviceIds(projectId, [...add, ...remove]);
     const missing = [...new Set([...add, ...remove])].filter((id) => !existing.has(id));
-    let added = 0;
-    let removed = 0;
-    for (const id of new Set(add)) if (existing.has(id) && (await this.store.setMembership(projectId, id, groupId, true))) added += 1;
-    for (const id of new Set(remove)) if (existing.has(id) && (await this.store.setMembership(projectId, id, groupId, false))) removed += 1;
+    const known = (ids: readonly string[]) => [...new Set(ids)].filter((id) => existing.has(id));
+    const { added, removed } = await this.store.changeMemberships(projectId, groupId, known(add), known(remove));
     return { added, removed, missing };
   }
 

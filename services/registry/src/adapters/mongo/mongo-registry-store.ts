@@ -6,6 +6,9 @@ import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeCheckEntry, encodeCheckEntry } from './check-history';
 import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type CheckRecordDoc, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
+/** Devices whose copies of their group ids a bulk membership change reads and writes at once. */
+const MEMBERSHIP_COPY_BATCH = 250;
+
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
 
@@ -147,6 +150,61 @@ export class MongoRegistryStore implements RegistryStore {
   async existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>> {
     const docs = await this.models.Device.find({ _id: { $in: [...ids] }, project_id: projectId }, { _id: 1 }).lean<Array<{ _id: string }>>();
     return new Set(docs.map((doc) => doc._id));
+  }
+
+  async changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }> {
+    const added = add.length === 0 ? 0 : await this.insertMemberships(add.map((deviceId) => ({ _id: `${groupId}:${deviceId}`, project_id: projectId, group_id: groupId, device_id: deviceId })));
+    const removed = remove.length === 0 ? 0 : (await this.models.Membership.deleteMany({ _id: { $in: remove.map((deviceId) => `${groupId}:${deviceId}`) } })).deletedCount;
+    await this.copyGroupIdsOfMany([...new Set([...add, ...remove])].sort());
+    return { added, removed };
+  }
+
+  /**
+   * copyGroupIds for many devices in a few round trips (one device at a time, 1000 devices
+   * outlast a request's deadline): their memberships read at once, one write per distinct set of
+   * group ids, then the copies checked against the memberships; a device whose copy disagrees (a
+   * concurrent change wrote an older set) is copied again on its own, as a single change is.
+   */
+  private async copyGroupIdsOfMany(deviceIds: string[]): Promise<void> {
+    for (let start = 0; start < deviceIds.length; start += MEMBERSHIP_COPY_BATCH) {
+      const batch = deviceIds.slice(start, start + MEMBERSHIP_COPY_BATCH);
+      const sets = await this.groupIdsOf(batch);
+      const devicesBySet = new Map<string, string[]>();
+      for (const id of batch) {
+        const key = JSON.stringify(sets.get(id) ?? []);
+        devicesBySet.set(key, [...(devicesBySet.get(key) ?? []), id]);
+      }
+      for (const [key, ids] of devicesBySet) {
+        await this.models.Device.collection.updateMany({ _id: { $in: ids } } as never, { $set: { group_ids: JSON.parse(key) as string[] } });
+      }
+      const stored = await this.models.Device.find({ _id: { $in: batch } }, { group_ids: 1 }).lean<Array<Pick<DeviceDoc, 'group_ids'> & { _id: string }>>();
+      const now = await this.groupIdsOf(batch);
+      for (const doc of stored) {
+        if (JSON.stringify([...(doc.group_ids ?? [])].sort()) !== JSON.stringify(now.get(doc._id) ?? [])) await this.copyGroupIds(doc._id);
+      }
+    }
+  }
+
+  /** The sorted group ids of each device, from the membership documents. */
+  private async groupIdsOf(deviceIds: string[]): Promise<Map<string, string[]>> {
+    const memberships = await this.models.Membership.find({ device_id: { $in: deviceIds } }, { device_id: 1, group_id: 1 }).lean<MembershipDoc[]>();
+    const sets = new Map<string, string[]>();
+    for (const membership of memberships) sets.set(membership.device_id, [...(sets.get(membership.device_id) ?? []), membership.group_id]);
+    for (const groupIds of sets.values()) groupIds.sort();
+    return sets;
+  }
+
+  /** Inserts the memberships that do not exist yet; answers how many did not. */
+  private async insertMemberships(docs: MembershipDoc[]): Promise<number> {
+    try {
+      return (await this.models.Membership.collection.insertMany(docs as never[], { ordered: false })).insertedCount;
+    } catch (error) {
+      // Unordered: every document that is not a duplicate went in; the error counts them.
+      const failure = error as { insertedCount?: number; result?: { insertedCount?: number }; writeErrors?: Array<{ code?: number }> | { code?: number } };
+      const writeErrors = Array.isArray(failure.writeErrors) ? failure.writeErrors : failure.writeErrors ? [failure.writeErrors] : [];
+      if (writeErrors.length === 0 || !writeErrors.every((writeError) => writeError.code === 11000)) throw error;
+      return failure.insertedCount ?? failure.result?.insertedCount ?? 0;
+    }
   }
 
   async setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null> {
