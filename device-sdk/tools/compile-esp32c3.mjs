@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Compiles the device SDK as an ESP-IDF application compiles it for the ESP32-C3 (a RISC-V rv32imc
-// chip): the portable core, the ESP-IDF port, the libsodium Ed25519 check and the example's main,
+// chip): the portable core, the delta applier, the ESP-IDF port, the libsodium Ed25519 check and the example's main,
 // with Debian's riscv64-unknown-elf-gcc and picolibc, against ESP-IDF's own headers and an
 // sdkconfig.h that ESP-IDF generated. Warnings are errors, with the warning set of the linux build.
 // It compiles; it does not link (that needs Espressif's toolchain and C library).
@@ -72,6 +72,7 @@ const SOURCES = [
   { file: 'src/ota_client.c', part: 'core' },
   { file: 'src/ota_record.c', part: 'core' },
   { file: 'src/json_scan.c', part: 'core' },
+  { file: 'src/ota_delta.c', part: 'delta' },
   { file: 'port/esp_idf/ota_esp_idf.c', part: 'port' },
   { file: 'port/sodium/ota_sodium_ed25519.c', part: 'port' },
   { file: 'examples/esp_idf/main/main.c', part: 'example' },
@@ -185,7 +186,7 @@ function compileWithHeaders(tree, asVersion) {
       if (result.status !== 0) fail(`port/esp_idf/ota_esp_idf.c as ESP-IDF ${asVersion} did not compile:\n${result.stderr}`);
       return { target: 'esp32c3', as_idf_version: asVersion, warnings: 0 };
     }
-    const objects = { core: [], port: [], example: [] };
+    const objects = { core: [], delta: [], port: [], example: [] };
     for (const source of SOURCES) {
       const object = join(outDir, config.name.replaceAll(' ', '-'), `${source.file.replaceAll('/', '_')}.o`);
       mkdirSync(dirname(object), { recursive: true });
@@ -198,6 +199,9 @@ function compileWithHeaders(tree, asVersion) {
       client_struct_bytes: sizeOnTarget(flags, 'ota_client_t', 'ota/ota_client.h'),
       port_struct_bytes: sizeOnTarget(flags, 'ota_esp_idf_t', 'ota_esp_idf.h'),
       core_code: codeSize(objects.core),
+      // The delta applier (src/ota_delta.c): its whole state is the struct, no other RAM.
+      delta_state_bytes: sizeOnTarget(flags, 'ota_delta_t', 'ota_delta.h'),
+      delta_code: codeSize(objects.delta),
       port_code: codeSize(objects.port),
     };
   }
