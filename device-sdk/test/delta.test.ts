@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sdkBinary } from './harness/device-process';
+import { firmwareImage } from './harness/firmware-images';
 
 // The device SDK's delta applier (src/ota_delta.c) against detools itself (pinned, installed by
 // scripts/ensure-built.mjs --device-sdk): patches that detools makes from the command line between
@@ -28,20 +29,6 @@ function must(command: string, args: string[]): string {
   return result.stdout;
 }
 
-/** Release `version` of the test firmware as a binary image. */
-function firmware(version: number): string {
-  const elf = join(work, `firmware-${version}.elf`);
-  const image = join(work, `firmware-${version}.bin`);
-  must('riscv64-unknown-elf-gcc', [
-    '-march=rv32imac', '-mabi=ilp32', '-specs=picolibc.specs', '--oslib=semihost', '-Os', '-ffunction-sections', '-Wl,--gc-sections',
-    `-DFIRMWARE_VERSION=${version}`, `-I${join(sdk, 'include')}`, `-I${join(sdk, 'src')}`,
-    join(sdk, 'test', 'delta', 'firmware.c'), ...['ota_client.c', 'ota_record.c', 'json_scan.c', 'ota_delta.c'].map((file) => join(sdk, 'src', file)),
-    '-o', elf,
-  ]);
-  must('riscv64-unknown-elf-objcopy', ['-O', 'binary', elf, image]);
-  return image;
-}
-
 /** A patch made by detools from the command line: sequential, heatshrink with esp_delta_ota's window 8 and lookahead 7 unless `options` say otherwise. */
 function patch(from: string, to: string, name: string, options = ['--compression', 'heatshrink', '--heatshrink-window-sz2', '8', '--heatshrink-lookahead-sz2', '7'], command = 'create_patch'): string {
   const path = join(work, name);
@@ -65,7 +52,7 @@ beforeAll(() => {
       throw new Error(`${tool} is missing: scripts/ensure-built.mjs --device-sdk installs detools there`);
     }
   }
-  images = { 1: firmware(1), 2: firmware(2), 3: firmware(3) };
+  images = { 1: firmwareImage(work, 1), 2: firmwareImage(work, 2), 3: firmwareImage(work, 3) };
 });
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));

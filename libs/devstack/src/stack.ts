@@ -217,6 +217,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       }
       // The gateway reads the store too when it presigns download URLs (DOWNLOAD_URLS=presigned).
       if (name === 'artifacts' || name === 'gateway') Object.assign(env, s3Credentials, { S3_ENDPOINT: s3Endpoint });
+      // The patch workers run the detools that the build installed, unless the caller named one.
+      const localDetools = join(options.rootDir, '.tools', 'detools-venv', 'bin', 'detools');
+      if (name === 'artifacts' && !env.DETOOLS_COMMAND && existsSync(localDetools)) env.DETOOLS_COMMAND = localDetools;
       const managed = startProcess(name, process.execPath, [...(options.serviceNodeArgs ?? []), join(options.rootDir, 'services', name, 'dist', 'main.js')], env, outputOf(name));
       started.push(managed);
       portOf.set(name, servicePorts[name]);

@@ -1,4 +1,4 @@
-import { bool, int, loadConfig, s3ConnectionSettings } from '@ota/config';
+import { bool, int, loadConfig, s3ConnectionSettings, str } from '@ota/config';
 import { commonServiceSettings } from '@ota/grpc';
 
 export const artifactsSettings = {
@@ -7,6 +7,13 @@ export const artifactsSettings = {
   S3_CREATE_BUCKET: bool('create the bucket at start when it does not exist', true),
   SIGNED_BINARY_MAX_BYTES: int('largest binary a signed manifest may come with; it is verified whole, in memory', 16 * 1024 * 1024, 1),
   S3_PART_SIZE_BYTES: int('size of one multipart-upload part; bounds the memory an upload holds', 8 * 1024 * 1024, 5 * 1024 * 1024),
+  PATCH_WORKERS: int('delta patches this process makes at once (each holds two builds in memory); 0 makes none here, leaving the jobs to other replicas', 1, 0),
+  PATCH_POLL_MS: int('how long an idle patch worker waits before it looks for a job again', 2_000, 100),
+  PATCH_TIMEOUT_MS: int('longest one detools run may take; past it the job fails with that reason', 120_000, 1_000),
+  PATCH_MAX_IMAGE_BYTES: int('largest build a patch is made from or to; a larger one fails its job with that reason', 16 * 1024 * 1024, 1),
+  PATCH_LEASE_MS: int('how long a job stays with the worker that took it; a job whose worker stopped is taken over after it', 600_000, 1_000),
+  PATCH_WORK_DIR: str("where a patch job keeps its base, target and patch files while it runs; empty: the system's temporary directory", ''),
+  DETOOLS_COMMAND: str('the detools command that makes and checks patches (pinned detools 0.53.0; the container image has it at /opt/detools/bin/detools)', 'detools'),
 };
 
 export type ArtifactsConfig = ReturnType<typeof loadArtifactsConfig>;

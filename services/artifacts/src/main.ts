@@ -1,13 +1,18 @@
+import { tmpdir } from 'node:os';
 import { Bus } from '@ota/bus';
 import { runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as pb } from '@ota/proto';
 import { registerArtifactModels } from './adapters/mongo/models';
 import { MongoArtifactStore } from './adapters/mongo/mongo-artifact-store';
+import { DetoolsPatchMaker } from './adapters/detools/detools-patch-maker';
+import { MongoPatchStore } from './adapters/mongo/mongo-patch-store';
 import { natsArtifactEvents } from './adapters/nats/artifact-events';
 import { S3BinaryStorage, createS3Client } from './adapters/s3/s3-binary-storage';
 import { loadArtifactsConfig } from './config';
 import { Artifacts } from './domain/artifacts';
+import { startPatchWorkers } from './domain/patch-workers';
+import { Patches } from './domain/patches';
 import { artifactsHandlers } from './grpc/artifacts-handlers';
 
 const SERVICE = 'artifacts';
@@ -32,18 +37,36 @@ void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }
   if (config.S3_CREATE_BUCKET) await storage.ensureBucket();
 
   const bus = await Bus.connect({ url: config.NATS_URL, name: SERVICE, logger, metrics });
+  const store = new MongoArtifactStore(models);
   const artifacts = new Artifacts({
-    store: new MongoArtifactStore(models),
+    store,
     storage,
     signedBinaryMaxBytes: config.SIGNED_BINARY_MAX_BYTES,
     events: natsArtifactEvents(bus),
   });
 
+  // Delta patches are made here, by workers that take jobs from the store: never on a request's path.
+  const patches = new Patches({
+    artifacts: store,
+    patches: new MongoPatchStore(models),
+    storage,
+    maker: new DetoolsPatchMaker({ command: config.DETOOLS_COMMAND, timeoutMs: config.PATCH_TIMEOUT_MS }),
+    workDir: config.PATCH_WORK_DIR || tmpdir(),
+    maxImageBytes: config.PATCH_MAX_IMAGE_BYTES,
+    leaseMs: config.PATCH_LEASE_MS,
+  });
+  const stopPatchWorkers = startPatchWorkers(patches, {
+    workers: config.PATCH_WORKERS,
+    pollMs: config.PATCH_POLL_MS,
+    onError: (error) => logger.error({ err: error }, 'a patch worker failed to take or finish a job; it looks again'),
+  });
+
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts)),
+    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts, patches)),
   );
 
   return [
+    stopPatchWorkers,
     () => mongo.close(),
     () => s3.destroy(),
     () => bus.drain(),

@@ -30,6 +30,7 @@ interface World extends ProjectFixture {
   groupId: string;
   channelId: string;
   artifactId: string;
+  earlierArtifactId: string;
   deploymentId: string;
   signingKeyId: string;
   webhookId: string;
@@ -53,12 +54,14 @@ async function buildWorld(): Promise<World> {
   await api('POST', `${base}/groups/${group.body.id}/members/`, { token, json: { device_id: device.body.id } });
   const channel = await api('POST', `${base}/channels/`, { token, json: { name: 'beta' } });
   const artifact = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBytes(2048)) });
+  // An earlier build: what a delta patch to `artifact` starts from.
+  const earlier = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBytes(2048)) });
   const deployment = await api('POST', `${base}/deployments/`, { token, json: { artifact_id: artifact.body.id, target_group_ids: [group.body.id] } });
   const key = await api('POST', `${base}/signing-keys/`, { token, json: { name: 'release key', public_key: ed25519PublicKey() } });
   const webhook = await api('POST', `${base}/webhooks/`, { token, json: { url: 'https://hooks.example.com/ota', events: ['artifact.uploaded'] } });
   const tokens = await api('GET', `${base}/tokens/`, { token });
   const pats = await api('GET', '/api/v1/me/tokens/', { token });
-  for (const created of [device, group, channel, artifact, deployment, key, webhook]) expect(created.status).toBe(201);
+  for (const created of [device, group, channel, artifact, earlier, deployment, key, webhook]) expect(created.status).toBe(201);
   return {
     ...fixture,
     deviceUuid: device.body.id,
@@ -67,6 +70,7 @@ async function buildWorld(): Promise<World> {
     groupId: group.body.id,
     channelId: channel.body.id,
     artifactId: artifact.body.id,
+    earlierArtifactId: earlier.body.id,
     deploymentId: deployment.body.id,
     signingKeyId: key.body.id,
     webhookId: webhook.body.id,
@@ -127,6 +131,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     groupMembersChangeImpact: { add: [world.deviceUuid] },
     addGroupMember: { device_id: world.deviceUuid },
     updateArtifact: { archived: true },
+    requestPatch: { base_artifact_id: world.earlierArtifactId },
     createSigningKey: { name: 'another key', public_key: ed25519PublicKey() },
     createDeployment: { artifact_id: world.artifactId, target_group_ids: [world.groupId] },
     transitionDeployment: { action: 'cancel' },

@@ -15,3 +15,35 @@ export interface Artifact extends BuildRequirements {
   storageKey: string;
   createdAt: Date;
 }
+
+/** What a patch job is doing: waiting for a worker, being made, published, or given up on. */
+export type PatchState = 'queued' | 'building' | 'ready' | 'failed';
+
+/**
+ * A delta patch from one build of a project to another (docs/api.md, "Delta patches"): made by a
+ * worker, never on the check path, and published (`ready`) only once an independent apply of it to
+ * the base gave the target's SHA-256.
+ */
+export interface Patch {
+  /** One per project, base bytes, target bytes and format: asking twice finds the same patch. */
+  id: string;
+  projectId: string;
+  baseArtifactId: string;
+  targetArtifactId: string;
+  baseSha256: string;
+  targetSha256: string;
+  format: string;
+  state: PatchState;
+  /** Why it failed; "" otherwise. */
+  reason: string;
+  /** The patch's own bytes and SHA-256, once ready. */
+  size: number;
+  sha256: string;
+  /** Where the patch lives in object storage: by its base and target bytes and its format. */
+  storageKey: string;
+  attempts: number;
+  createdAt: Date;
+  updatedAt: Date;
+  /** A building job whose worker stopped is taken again after this. */
+  leaseUntil: Date | null;
+}

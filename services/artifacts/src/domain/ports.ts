@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Artifact } from './model';
+import type { Artifact, Patch } from './model';
 import type { SigningKey } from './signing-keys';
 
 export interface ArtifactStore {
@@ -40,4 +40,31 @@ export interface BinaryStorage {
 
 export interface ArtifactEvents {
   artifactChanged(artifact: Artifact): void;
+}
+
+export interface PatchStore {
+  /** Stores the job unless a patch of its id exists; answers the stored patch either way. */
+  insertPatchJob(patch: Patch): Promise<Patch>;
+  findPatch(id: string): Promise<Patch | null>;
+  listPatches(projectId: string, targetArtifactId: string): Promise<Patch[]>;
+  /**
+   * Takes the oldest queued job, or a building one whose lease ran out (its worker stopped), for
+   * one worker: it becomes `building` until `leaseUntil`. Two workers never take the same job.
+   */
+  claimPatchJob(now: Date, leaseUntil: Date): Promise<Patch | null>;
+  /** The end of a job that `claimPatchJob` gave out. */
+  finishPatchJob(id: string, outcome: PatchOutcome, now: Date): Promise<void>;
+}
+
+export type PatchOutcome = { state: 'ready'; size: number; sha256: string } | { state: 'failed'; reason: string };
+
+/** Makes patches with one tool and checks them with another apply. */
+export interface PatchMaker {
+  /** The format it makes, as offers name it. */
+  readonly format: string;
+  /**
+   * Makes the patch from `basePath` to `targetPath` at `patchPath`, then applies it to the base
+   * with an independent implementation: answers the SHA-256 of what that apply produced.
+   */
+  make(basePath: string, targetPath: string, patchPath: string): Promise<{ appliedSha256: string }>;
 }

@@ -2,13 +2,15 @@ import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
 import { type artifacts as pb } from '@ota/proto';
 import type { Artifacts, UploadHeader } from '../domain/artifacts';
+import type { Patch } from '../domain/model';
+import type { Patches } from '../domain/patches';
 import type { SigningKey } from '../domain/signing-keys';
 import { artifactMessage } from './artifact-message';
 
 // Messages of a streamed download: small enough to interleave with other calls on the connection.
 const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
 
-export function artifactsHandlers(artifacts: Artifacts): Handlers<typeof pb.ArtifactsServiceService> {
+export function artifactsHandlers(artifacts: Artifacts, patches: Patches): Handlers<typeof pb.ArtifactsServiceService> {
   return {
     async uploadArtifact(requests) {
       const iterator = requests[Symbol.asyncIterator]();
@@ -48,6 +50,12 @@ export function artifactsHandlers(artifacts: Artifacts): Handlers<typeof pb.Arti
       await artifacts.deleteSigningKey(request.projectId, request.keyId);
       return {};
     },
+    async requestPatch(request) {
+      return { patch: patchMessage(await patches.request(request.projectId, request.targetArtifactId, request.baseArtifactId)) };
+    },
+    async listPatches(request) {
+      return { patches: (await patches.list(request.projectId, request.targetArtifactId)).map(patchMessage) };
+    },
     async *readArtifactBinary(request) {
       const body = await artifacts.readBinary(request.artifactId, request.offset, request.length);
       let offset = request.offset;
@@ -64,4 +72,23 @@ export function artifactsHandlers(artifacts: Artifacts): Handlers<typeof pb.Arti
 
 function signingKeyMessage(key: SigningKey): pb.SigningKey {
   return { id: key.id, projectId: key.projectId, name: key.name, publicKey: key.publicKey, fingerprint: key.fingerprint, createdAt: key.createdAt };
+}
+
+function patchMessage(patch: Patch): pb.Patch {
+  return {
+    id: patch.id,
+    projectId: patch.projectId,
+    baseArtifactId: patch.baseArtifactId,
+    targetArtifactId: patch.targetArtifactId,
+    baseSha256: patch.baseSha256,
+    targetSha256: patch.targetSha256,
+    format: patch.format,
+    state: patch.state,
+    reason: patch.reason,
+    size: patch.size,
+    sha256: patch.sha256,
+    attempts: patch.attempts,
+    createdAt: patch.createdAt,
+    updatedAt: patch.updatedAt,
+  };
 }

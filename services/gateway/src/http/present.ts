@@ -164,6 +164,24 @@ export function artifactJson(artifact: artifacts.Artifact) {
   } satisfies Promised<typeof R.Artifact>;
 }
 
+export function patchJson(patch: artifacts.Patch) {
+  return {
+    id: patch.id,
+    base_artifact_id: patch.baseArtifactId,
+    target_artifact_id: patch.targetArtifactId,
+    base_sha256: patch.baseSha256,
+    target_sha256: patch.targetSha256,
+    format: patch.format,
+    state: patch.state as 'queued' | 'building' | 'ready' | 'failed',
+    reason: patch.reason,
+    size: Number(patch.size),
+    sha256: patch.sha256,
+    attempts: Number(patch.attempts),
+    created_at: iso(patch.createdAt),
+    updated_at: iso(patch.updatedAt),
+  } satisfies Promised<typeof R.Patch>;
+}
+
 export function deploymentJson(deployment: rollout.Deployment) {
   return {
     id: deployment.id,

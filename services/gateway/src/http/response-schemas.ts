@@ -158,6 +158,22 @@ export const Artifact = object({
   created_at: TIME,
 });
 
+export const Patch = object({
+  id: { type: 'string', description: 'One per project, base bytes, target bytes and format.' },
+  base_artifact_id: UUID,
+  target_artifact_id: UUID,
+  base_sha256: { type: 'string' },
+  target_sha256: { type: 'string' },
+  format: { type: 'string', description: '`detools-sequential-heatshrink-8-7`: what ESP-IDF\'s esp_delta_ota applies.' },
+  state: { type: 'string', enum: ['queued', 'building', 'ready', 'failed'] },
+  reason: { type: 'string', description: 'Why it failed; empty otherwise.' },
+  size: { type: 'integer', description: 'The patch\'s bytes, once ready; 0 before.' },
+  sha256: { type: 'string', description: 'The patch\'s SHA-256, once ready; empty before.' },
+  attempts: { type: 'integer' },
+  created_at: TIME,
+  updated_at: TIME,
+});
+
 export const SigningKey = object({
   id: UUID,
   name: { type: 'string' },

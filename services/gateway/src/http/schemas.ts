@@ -237,6 +237,13 @@ export const updateArtifactBody = {
   properties: { archived: { type: 'boolean' } },
 } as const;
 
+export const requestPatchBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['base_artifact_id'],
+  properties: { base_artifact_id: { type: 'string', format: 'uuid', description: 'The build devices run now, which the patch starts from.' } },
+} as const;
+
 export const createSigningKeyBody = {
   type: 'object',
   additionalProperties: false,

@@ -5,9 +5,9 @@ import type { GatewayDeps } from '../deps';
 import { answerOncePerKey, fingerprintOfUpload, hashingStream, IDEMPOTENCY_PARAMETER, uploadFingerprint, type StoredAnswer } from '../http/idempotency';
 import { receiveUpload } from '../http/multipart';
 import type { OperationTable } from '../http/operations';
-import { artifactJson, signingKeyJson } from '../http/present';
+import { artifactJson, patchJson, signingKeyJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { createSigningKeyBody, updateArtifactBody } from '../http/schemas';
+import { createSigningKeyBody, requestPatchBody, updateArtifactBody } from '../http/schemas';
 import { setArtifactArchived } from '../use-cases/artifact-archiving';
 import { resolveReleaseTarget, startRelease } from '../use-cases/release';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
@@ -112,6 +112,42 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       const artifactId = pathId(ctx, 'aid', 'artifact');
       const artifact = await setArtifactArchived(ports, callerOf(ctx), { projectId: project.id, artifactId, archived: body.archived });
       ctx.body = artifactJson(artifact);
+    },
+  );
+
+  artifacts.add(
+    {
+      route: 'GET /projects/:id/artifacts/:aid/patches/',
+      operationId: 'listPatches',
+      summary: "A build's delta patches",
+      description: 'The patches to this build, oldest first, each with its state: `queued`, `building`, `ready` (made, and applied back to the target\'s bytes by an independent implementation) or `failed` with its `reason`.',
+      project: 'read',
+      responses: { 200: R.arrayOf(R.Patch) },
+    },
+    async (ctx, { project }) => {
+      const artifactId = pathId(ctx, 'aid', 'artifact');
+      const { patches } = await clients.artifacts.listPatches({ projectId: project.id, targetArtifactId: artifactId }, rpc(ctx));
+      ctx.body = patches.map(patchJson);
+    },
+  );
+
+  artifacts.add(
+    {
+      route: 'POST /projects/:id/artifacts/:aid/patches/',
+      operationId: 'requestPatch',
+      summary: 'Ask for a delta patch to this build',
+      description:
+        'Queues the patch from the build `base_artifact_id` to this one, made by the artifacts service\'s patch workers, never on a request\'s path; asking again answers the same patch. Answers 202 with the patch in its state; `GET` the list to follow it.',
+      project: 'write',
+      body: requestPatchBody,
+      responses: { 202: R.Patch },
+    },
+    async (ctx, { project, principal, body }) => {
+      const artifactId = pathId(ctx, 'aid', 'artifact');
+      const { patch } = await clients.artifacts.requestPatch({ projectId: project.id, targetArtifactId: artifactId, baseArtifactId: body.base_artifact_id }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'artifact.patch_requested', targetType: 'artifact', targetId: artifactId, details: { base_artifact_id: body.base_artifact_id, state: patch!.state } });
+      ctx.status = 202;
+      ctx.body = patchJson(patch!);
     },
   );
 

@@ -28,6 +28,24 @@ export interface SigningKeyDoc {
   created_at: Date;
 }
 
+export interface PatchDoc {
+  _id: string;
+  project_id: string;
+  base_artifact_id: string;
+  target_artifact_id: string;
+  base_sha256: string;
+  target_sha256: string;
+  format: string;
+  state: string;
+  reason: string;
+  size: number;
+  sha256: string;
+  storage_key: string;
+  attempts: number;
+  created_at: Date;
+  updated_at: Date;
+  lease_until: Date | null;
+}
 
 const options = { versionKey: false as const, strict: 'throw' as const };
 
@@ -64,7 +82,35 @@ export function registerArtifactModels(connection: Connection) {
     options,
   );
   signingKeySchema.index({ project_id: 1, fingerprint: 1 }, { unique: true });
+  const patchSchema = new Schema<PatchDoc>(
+    {
+      _id: String,
+      project_id: String,
+      base_artifact_id: String,
+      target_artifact_id: String,
+      base_sha256: String,
+      target_sha256: String,
+      format: String,
+      state: String,
+      reason: String,
+      size: Number,
+      sha256: String,
+      storage_key: String,
+      attempts: Number,
+      created_at: Date,
+      updated_at: Date,
+      lease_until: { type: Date, default: null },
+    },
+    options,
+  );
+  patchSchema.index({ project_id: 1, target_artifact_id: 1 });
+  // What a worker looks for: the oldest waiting job.
+  patchSchema.index({ state: 1, created_at: 1 });
   return {
+    Patch: connection.model<PatchDoc>('Patch', patchSchema, 'patches'),
+    // One document per attempt at a job, `<patch id>#<attempt>`: the unique _id decides which
+    // worker has it (FerretDB v1's find-and-modify is not atomic between two clients).
+    PatchClaim: connection.model<{ _id: string; claimed_at: Date }>('PatchClaim', new Schema({ _id: String, claimed_at: Date }, options), 'patch_claims'),
     SigningKey: connection.model<SigningKeyDoc>('SigningKey', signingKeySchema, 'signing_keys'),
     Artifact: connection.model<ArtifactDoc>('Artifact', artifactSchema, 'artifacts'),
     // Per owner and UTC month: one place per upload counted against the plan.
