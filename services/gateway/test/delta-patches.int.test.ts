@@ -1,7 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, eventually, setupProject, uploadForm } from '@ota/testkit';
+import { api, checkBody, eventually, setupProject, uploadForm } from '@ota/testkit';
+import { sdkBinary } from '../../../device-sdk/test/harness/device-process';
 import { firmwareImage } from '../../../device-sdk/test/harness/firmware-images';
 
 // Delta patches through the API (docs/api.md, "Delta patches"), on the real stack: the artifacts
@@ -43,4 +45,49 @@ test('a patch asked for twice is one job; a worker makes it ready, smaller than 
   expect((await api('GET', `${base}/artifacts/00000000-0000-4000-8000-000000000000/patches/`, { token: f.apiToken })).status).toBe(404);
   const audit = await api('GET', `${base}/audit/?action=artifact`, { token: f.user.token });
   expect(audit.body.filter((event: { action: string }) => event.action === 'artifact.patch_requested')).toHaveLength(3);
+}, 120_000);
+
+test('an offer carries the ready patch from the image the device runs, downloadable like the build; without the capability the offer is unchanged', async () => {
+  const f = await setupProject();
+  const base = `/api/v1/projects/${f.project.id}`;
+  const images = [1, 2].map((version) => readFileSync(firmwareImage(work, version)));
+  const upload = async (index: number) => {
+    const manifest = { version_label: `1.0.${index + 1}`, framework: 'esp_idf', chip_family: 'esp32c3' };
+    return (await api('POST', `${base}/artifacts/`, { token: f.user.token, body: uploadForm(manifest, images[index]!) })).body as { id: string; checksum_sha256: string };
+  };
+  const [v1, v2] = [await upload(0), await upload(1)];
+  const check = (deviceId: string, extra: Record<string, unknown>) =>
+    api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId, { chip_family: 'esp32c3', current_build_number: 1, ...extra }) });
+  for (const deviceId of ['delta-unit', 'plain-unit']) expect((await check(deviceId, {})).status).toBe(200);
+  const deployment = await api('POST', `${base}/deployments/`, { token: f.user.token, json: { artifact_id: v2.id } });
+  const started = await api('POST', `${base}/deployments/${deployment.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
+  expect([started.status, started.body.detail]).toEqual([200, undefined]);
+  const capable = { current_hash: v1.checksum_sha256, delta_formats: ['detools-sequential-heatshrink-8-7'] };
+
+  // The first check of a known base asks for the patch; a later one finds it ready.
+  const offered = await eventually(() => check('delta-unit', capable), (answer) => answer.body.patch !== undefined, 60_000);
+  expect(offered.body).toMatchObject({ status: 'offered', checksum: v2.checksum_sha256, patch: { base_sha256: v1.checksum_sha256, format: 'detools-sequential-heatshrink-8-7' } });
+  const patchUrl = new URL(offered.body.patch.url);
+  const whole = await fetch(patchUrl);
+  expect([whole.status, whole.headers.get('etag')]).toEqual([200, `"${offered.body.patch.sha256}"`]);
+  const patchBytes = Buffer.from(await whole.arrayBuffer());
+  expect(patchBytes.length).toBe(offered.body.patch.size);
+  const tail = await fetch(patchUrl, { headers: { range: 'bytes=100-' } });
+  expect([tail.status, Buffer.from(await tail.arrayBuffer()).equals(patchBytes.subarray(100))]).toEqual([206, true]);
+  // The device SDK's applier turns the running image into the offered build with it.
+  writeFileSync(join(work, 'running.bin'), images[0]!);
+  writeFileSync(join(work, 'offered.patch'), patchBytes);
+  const applied = spawnSync(sdkBinary('ota-delta-apply'), [join(work, 'running.bin'), join(work, 'offered.patch'), join(work, 'new.bin')], { encoding: 'utf8' });
+  expect(applied.status).toBe(0);
+  expect(readFileSync(join(work, 'new.bin')).equals(images[1]!)).toBe(true);
+  // The patch's URL reads no other object: a changed base is a URL whose signature fails.
+  const altered = new URL(patchUrl);
+  altered.searchParams.set('patch', v2.checksum_sha256);
+  expect((await fetch(altered)).status).toBe(403);
+
+  // Without delta_formats, or with an image no build has, the offer is the full image alone.
+  for (const extra of [{ current_hash: v1.checksum_sha256 }, { ...capable, current_hash: 'f'.repeat(64) }]) {
+    const plain = await check('plain-unit', extra);
+    expect([plain.body.status, 'patch' in plain.body]).toEqual(['offered', false]);
+  }
 }, 120_000);

@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { invalidArgument, notFound } from '@ota/errors';
 import type { Artifact, Patch } from './model';
 import type { ArtifactStore, BinaryStorage, PatchMaker, PatchOutcome, PatchStore } from './ports';
 
 export interface PatchesDeps {
-  artifacts: Pick<ArtifactStore, 'findArtifact'>;
+  artifacts: Pick<ArtifactStore, 'findArtifact' | 'findArtifactByChecksum'>;
   patches: PatchStore;
   storage: BinaryStorage;
   maker: PatchMaker;
@@ -76,6 +77,34 @@ export class Patches {
       updatedAt: now,
       leaseUntil: null,
     });
+  }
+
+  /**
+   * The patch an offer of `targetArtifactId` to a device running bytes `baseSha256` may carry, in
+   * `format`: the one asked for before, or, when the base is a build of the project, one asked for
+   * now (queued; a later check finds it ready). Null when none can be.
+   */
+  async forOffer(projectId: string, targetArtifactId: string, baseSha256: string, format: string): Promise<Patch | null> {
+    if (format !== this.deps.maker.format || !/^[0-9a-f]{64}$/.test(baseSha256)) return null;
+    const target = await this.deps.artifacts.findArtifact(targetArtifactId);
+    if (!target || target.projectId !== projectId || target.checksumSha256 === baseSha256) return null;
+    const asked = await this.deps.patches.findPatch(`${projectId}:${baseSha256}:${target.checksumSha256}:${format}`);
+    if (asked) return asked;
+    const base = await this.deps.artifacts.findArtifactByChecksum(projectId, baseSha256);
+    return base ? this.request(projectId, target.id, base.id) : null;
+  }
+
+  /** The bytes of the ready patch to `targetArtifactId` from the build with `baseSha256`, or a range of them. */
+  async read(targetArtifactId: string, baseSha256: string, offset: number, length: number): Promise<Readable> {
+    const target = await this.deps.artifacts.findArtifact(targetArtifactId);
+    if (!target) throw notFound('artifact not found');
+    const patch = await this.deps.patches.findPatch(`${target.projectId}:${baseSha256}:${target.checksumSha256}:${this.deps.maker.format}`);
+    if (!patch || patch.state !== 'ready') throw notFound('no ready patch to this build from that base');
+    if (offset < 0 || length < 0) throw invalidArgument('offset and length cannot be negative');
+    if (offset === 0 && (length === 0 || length >= patch.size)) return this.deps.storage.get(patch.storageKey);
+    if (offset >= patch.size) throw invalidArgument(`offset ${offset} is past the end of the ${patch.size}-byte patch`);
+    const end = length === 0 ? patch.size - 1 : Math.min(offset + length, patch.size) - 1;
+    return this.deps.storage.get(patch.storageKey, { start: offset, end });
   }
 
   async list(projectId: string, targetArtifactId: string): Promise<Patch[]> {

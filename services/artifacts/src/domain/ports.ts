@@ -15,6 +15,8 @@ export interface ArtifactStore {
    */
   insertWithNextBuildNumber(artifact: Omit<Artifact, 'buildNumber'>): Promise<Artifact>;
   findArtifact(id: string): Promise<Artifact | null>;
+  /** A build of the project with these bytes (the oldest, when several have them). */
+  findArtifactByChecksum(projectId: string, checksumSha256: string): Promise<Artifact | null>;
   listArtifacts(projectId?: string): Promise<Artifact[]>;
   /** Sets the flag; returns the artifact and whether it changed, or null when it does not exist. */
   setArchived(projectId: string, artifactId: string, archived: boolean): Promise<{ artifact: Artifact; changed: boolean } | null>;

@@ -53,11 +53,17 @@ export function artifactsHandlers(artifacts: Artifacts, patches: Patches): Handl
     async requestPatch(request) {
       return { patch: patchMessage(await patches.request(request.projectId, request.targetArtifactId, request.baseArtifactId)) };
     },
+    async patchForOffer(request) {
+      const patch = await patches.forOffer(request.projectId, request.targetArtifactId, request.baseSha256, request.format);
+      return { patch: patch ? patchMessage(patch) : undefined };
+    },
     async listPatches(request) {
       return { patches: (await patches.list(request.projectId, request.targetArtifactId)).map(patchMessage) };
     },
     async *readArtifactBinary(request) {
-      const body = await artifacts.readBinary(request.artifactId, request.offset, request.length);
+      const body = request.patchBaseSha256
+        ? await patches.read(request.artifactId, request.patchBaseSha256, request.offset, request.length)
+        : await artifacts.readBinary(request.artifactId, request.offset, request.length);
       let offset = request.offset;
       for await (const piece of body as AsyncIterable<Buffer>) {
         for (let start = 0; start < piece.length; start += DOWNLOAD_CHUNK_BYTES) {

@@ -343,8 +343,19 @@ export const CheckOffer = object(
     signature: { type: 'string' },
     signing_key_id: UUID,
     poll_after_seconds: { type: 'integer' },
+    patch: {
+      ...object({
+        url: { type: 'string', format: 'uri', description: 'Where to GET the patch, signed, ranged and resumable exactly like `url`, and refused in the same cases.' },
+        size: { type: 'integer', description: "The patch's bytes." },
+        sha256: { type: 'string', description: "The patch's SHA-256." },
+        base_sha256: { type: 'string', description: 'The image the patch applies to: the `current_hash` the device sent.' },
+        format: { type: 'string', description: 'One of the `delta_formats` the device sent.' },
+      }),
+      description:
+        "Present only when the check sent `delta_formats` and `current_hash` and a patch from that image to this build is ready (docs/api.md, \"Delta patches\"). Applied to the running image it gives the build's bytes: the result is checked against `checksum` and `signature` as a full download is. `url` stays the fallback.",
+    },
   },
-  ['signature', 'signing_key_id', 'poll_after_seconds'],
+  ['signature', 'signing_key_id', 'poll_after_seconds', 'patch'],
 );
 
 const NO_UPDATE_STATUSES = CHECK_STATUSES.filter((status) => status !== 'offered');

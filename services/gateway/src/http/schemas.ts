@@ -57,6 +57,14 @@ export const checkBody = {
     partition_profile: SHORT_TEXT,
     nvs_schema_version: COUNT,
     security_mode: SHORT_TEXT,
+    delta_formats: {
+      type: 'array',
+      maxItems: 4,
+      uniqueItems: true,
+      items: { type: 'string', minLength: 1, maxLength: 64 },
+      description:
+        'The delta patch formats the device can apply (`detools-sequential-heatshrink-8-7`). With `current_hash`, an offer may then carry `patch`: the patch from the image it runs to the offered build. Leave it out for offers of full images only.',
+    },
   },
 } as const;
 

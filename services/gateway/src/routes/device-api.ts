@@ -1,12 +1,13 @@
 import { invalidArgument, notFound, permissionDenied, unavailable } from '@ota/errors';
 import type { Context } from 'koa';
+import type { rollout } from '@ota/proto';
 import type { Logger } from '@ota/logging';
 import { Readable } from 'node:stream';
 import type { Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import { answerRange, etagOf } from '../http/byte-range';
 import { HttpError } from '../http/errors';
-import type { OfferBinding } from '../http/download-url';
+import type { DownloadToSign, OfferBinding } from '../http/download-url';
 import { httpMetrics, type HttpMetrics } from '../http/http-metrics';
 import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
@@ -25,6 +26,7 @@ const SIGNED_URL_PARAMETERS = [
   { name: 'deployment', required: false, schema: { type: 'string', format: 'uuid' }, description: 'The deployment of the offer the URL was made for (absent from URLs of the release before the emergency stop).' },
   { name: 'device', required: false, schema: { type: 'string' }, description: 'The device_id of that offer.' },
   { name: 'token', required: false, schema: { type: 'string', format: 'uuid' }, description: 'The id of the token its check came with.' },
+  { name: 'patch', required: false, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: "In an offer's `patch.url`: the SHA-256 of the image the patch applies to; `size` and `sha256` are then the patch's." },
   { name: 'expires', required: true, schema: { type: 'integer', minimum: 0 }, description: 'Unix seconds after which the URL is refused.' },
   { name: 'signature', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' }, description: 'HMAC-SHA256 of the other three and the artifact id.' },
 ];
@@ -95,8 +97,27 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       deployment_id: offer.deploymentId,
       security_mode: offer.securityMode,
       ...(offer.signature ? { signature: offer.signature, signing_key_id: offer.signingKeyId } : {}),
+      ...(await patchOf(ctx, principal.token.projectId, offer, body, { deploymentId: offer.deploymentId, deviceId, tokenId: principal.token.id })),
       ...pollAfter(),
     };
+  }
+
+  /**
+   * The delta patch an offer carries (docs/api.md, "Delta patches"): only to a device that said it
+   * applies one of its formats and which image it runs, and only once the patch is ready and
+   * smaller than the build. Asking also queues one for a known base that has none. Without a patch
+   * the offer is what it was.
+   */
+  async function patchOf(ctx: Context, projectId: string, offer: rollout.Offer, body: CheckBody, binding: OfferBinding) {
+    const base = body.current_hash?.toLowerCase();
+    if (!body.delta_formats?.length || !base || !/^[0-9a-f]{64}$/.test(base) || base === offer.checksumSha256) return {};
+    for (const format of body.delta_formats) {
+      const { patch } = await clients.artifacts.patchForOffer({ projectId, targetArtifactId: offer.artifactId, baseSha256: base, format }, rpc(ctx));
+      if (!patch || patch.state !== 'ready' || Number(patch.size) >= offer.fileSize) continue;
+      const url = await signedUrlOf(ctx, { artifactId: offer.artifactId, size: Number(patch.size), sha256: patch.sha256, offer: binding, patchBase: base });
+      return { patch: { url, size: Number(patch.size), sha256: patch.sha256, base_sha256: base, format: patch.format } };
+    }
+    return {};
   }
 
   /**
@@ -107,11 +128,16 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   async function downloadUrlOf(ctx: Context, offer: { artifactId: string; fileSize: number; checksumSha256: string; storageKey: string }, binding: OfferBinding): Promise<string> {
     const presigned = deps.presignedDownloads && offer.storageKey ? await deps.presignedDownloads.urlOf(offer.storageKey) : undefined;
     if (presigned) return presigned;
+    return signedUrlOf(ctx, { artifactId: offer.artifactId, size: offer.fileSize, sha256: offer.checksumSha256, offer: binding });
+  }
+
+  /** A URL of our own signed download endpoint, for a build or a patch. */
+  async function signedUrlOf(ctx: Context, download: DownloadToSign): Promise<string> {
     // Without PUBLIC_BASE_URL the URL is the request's own origin; a request that names none
     // (HTTP/1.0 without Host) cannot be given a URL that works.
     if (!deps.config.PUBLIC_BASE_URL && !ctx.host) throw invalidArgument('the request names no Host, so no download URL can be made for it; send Host, or set PUBLIC_BASE_URL');
     const baseUrl = deps.config.PUBLIC_BASE_URL || `${ctx.protocol}://${ctx.host}`;
-    return deps.signer.sign(baseUrl, { artifactId: offer.artifactId, size: offer.fileSize, sha256: offer.checksumSha256, offer: binding });
+    return deps.signer.sign(baseUrl, download);
   }
 
   /** The check's ports: registry's client and the plan cache. */
@@ -217,6 +243,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
         deployment: query.deployment,
         device: query.device,
         token: query.token,
+        patch: query.patch,
         expires: query.expires ?? '',
         signature: query.signature ?? '',
       };
@@ -248,7 +275,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       }
 
       const chunks = clients.artifacts.readArtifactBinary(
-        { artifactId, offset: start, length: range.kind === 'partial' ? length : 0 },
+        { artifactId, offset: start, length: range.kind === 'partial' ? length : 0, patchBaseSha256: signed.patch ?? '' },
         rpc(ctx),
       );
       const iterator = chunks[Symbol.asyncIterator]();

@@ -17,6 +17,7 @@ export interface CheckRequest {
   security_mode?: string;
   version_label?: string;
   current_hash?: string;
+  delta_formats?: string[];
 }
 
 /** What a device check needs from the services around the gateway; tests pass fakes. */

@@ -75,6 +75,8 @@ export function registerArtifactModels(connection: Connection) {
     options,
   );
   artifactSchema.index({ project_id: 1, build_number: 1 }, { unique: true });
+  // The build a device runs, by the SHA-256 it reports: the base of the patch its offer carries.
+  artifactSchema.index({ project_id: 1, checksum_sha256: 1 });
   const placeSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
   placeSchema.index({ scope: 1 });
   const signingKeySchema = new Schema<SigningKeyDoc>(

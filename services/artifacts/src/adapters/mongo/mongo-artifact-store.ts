@@ -32,6 +32,11 @@ export class MongoArtifactStore implements ArtifactStore {
     return doc ? artifactOf(doc) : null;
   }
 
+  async findArtifactByChecksum(projectId: string, checksumSha256: string): Promise<Artifact | null> {
+    const doc = await this.models.Artifact.findOne({ project_id: projectId, checksum_sha256: checksumSha256 }).sort({ build_number: 1 }).lean<ArtifactDoc>();
+    return doc ? artifactOf(doc) : null;
+  }
+
   async setArchived(projectId: string, artifactId: string, archived: boolean): Promise<{ artifact: Artifact; changed: boolean } | null> {
     const result = await this.models.Artifact.collection.updateOne({ _id: artifactId, project_id: projectId } as never, { $set: { archived } });
     if (result.matchedCount === 0) return null;
