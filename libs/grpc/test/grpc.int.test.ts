@@ -49,6 +49,9 @@ const handlers: Handlers<typeof pb.ArtifactsServiceService> = {
   createSigningKey: notUsed,
   listSigningKeys: notUsed,
   deleteSigningKey: notUsed,
+  requestPatch: notUsed,
+  listPatches: notUsed,
+  patchForOffer: notUsed,
 } as Handlers<typeof pb.ArtifactsServiceService>;
 
 const serverMetrics = new ServiceMetrics('artifacts');

@@ -91,3 +91,26 @@ test('an offer carries the ready patch from the image the device runs, downloada
     expect([plain.body.status, 'patch' in plain.body]).toEqual(['offered', false]);
   }
 }, 120_000);
+
+test('a started deployment asks for its patches from the images devices run, before any device checks for it', async () => {
+  const f = await setupProject();
+  const base = `/api/v1/projects/${f.project.id}`;
+  const images = [1, 3].map((version) => readFileSync(firmwareImage(work, version)));
+  const upload = async (index: number) => {
+    const manifest = { version_label: `2.0.${index}`, framework: 'esp_idf', chip_family: 'esp32c3' };
+    return (await api('POST', `${base}/artifacts/`, { token: f.user.token, body: uploadForm(manifest, images[index]!) })).body as { id: string; checksum_sha256: string };
+  };
+  const [old, next] = [await upload(0), await upload(1)];
+  // Three devices run the old build and say so; one runs an image no build has.
+  for (const [deviceId, hash] of [['run-1', old.checksum_sha256], ['run-2', old.checksum_sha256], ['run-3', old.checksum_sha256.toUpperCase()], ['odd-1', 'e'.repeat(64)]] as const) {
+    expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId, { chip_family: 'esp32c3', current_build_number: 1, current_hash: hash }) })).status).toBe(200);
+  }
+  const deployment = await api('POST', `${base}/deployments/`, { token: f.user.token, json: { artifact_id: next.id } });
+  expect((await api('POST', `${base}/deployments/${deployment.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } })).status).toBe(200);
+  const patches = await eventually(
+    () => api('GET', `${base}/artifacts/${next.id}/patches/`, { token: f.apiToken }),
+    (answer) => answer.body[0]?.state === 'ready',
+    60_000,
+  );
+  expect(patches.body).toEqual([expect.objectContaining({ base_artifact_id: old.id, target_artifact_id: next.id, state: 'ready' })]);
+}, 120_000);

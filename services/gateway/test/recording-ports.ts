@@ -31,7 +31,7 @@ export function recordingPorts(answers: Record<string, Answer> = {}) {
       },
     );
   const names = ['registry', 'rollout', 'artifacts', 'telemetry', 'tokens', 'users', 'audit'] as const;
-  const ports = Object.fromEntries(names.map((name) => [name, port(name)])) as unknown as UseCasePorts;
+  const ports = { ...Object.fromEntries(names.map((name) => [name, port(name)])), patchBasesPerBuild: 3 } as unknown as UseCasePorts;
   return {
     ports,
     calls,

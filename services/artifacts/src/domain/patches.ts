@@ -82,9 +82,11 @@ export class Patches {
   /**
    * The patch an offer of `targetArtifactId` to a device running bytes `baseSha256` may carry, in
    * `format`: the one asked for before, or, when the base is a build of the project, one asked for
-   * now (queued; a later check finds it ready). Null when none can be.
+   * now (queued; a later check finds it ready). Null when none can be. An empty format is the one
+   * the service makes.
    */
-  async forOffer(projectId: string, targetArtifactId: string, baseSha256: string, format: string): Promise<Patch | null> {
+  async forOffer(projectId: string, targetArtifactId: string, baseSha256: string, requestedFormat: string): Promise<Patch | null> {
+    const format = requestedFormat || this.deps.maker.format;
     if (format !== this.deps.maker.format || !/^[0-9a-f]{64}$/.test(baseSha256)) return null;
     const target = await this.deps.artifacts.findArtifact(targetArtifactId);
     if (!target || target.projectId !== projectId || target.checksumSha256 === baseSha256) return null;

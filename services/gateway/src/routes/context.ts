@@ -23,7 +23,7 @@ export function callerOf(ctx: Context): Caller {
 /** Every port the use cases ask for, from the gateway's dependencies. */
 export function useCasePorts(deps: GatewayDeps): UseCasePorts {
   const { registry, rollout, artifacts, telemetry } = deps.clients;
-  return { registry, rollout, artifacts, telemetry, tokens: deps.store, users: deps.store, audit: deps.audit };
+  return { registry, rollout, artifacts, telemetry, tokens: deps.store, users: deps.store, audit: deps.audit, patchBasesPerBuild: deps.config.PATCH_BASES_PER_BUILD };
 }
 
 /** A path id that must be a UUID; anything else names nothing (404). */

@@ -54,8 +54,10 @@ test.each([
     'rollout.transitionDeployment': () => ({ deployment: { id: 'd1', state: 'active', rolloutPercentage: 10, targetGroupIds: ['g1'], targetChannelIds: [] } }),
   });
   await transitionDeployment(ports, caller, 'p1', { deploymentId: 'd1', action, rolloutPercentage: undefined, confirmAll: false });
-  // A start or resume also has the targets counted behind the answer, for the summaries to come.
-  expect(called()).toEqual(counts ? ['registry.countDevices', 'rollout.transitionDeployment', 'audit.record', 'registry.countDevices'] : ['rollout.transitionDeployment', 'audit.record']);
+  // A start or resume also has the targets counted behind the answer, for the summaries to come;
+  // a start asks which images the devices run, for the build's delta patches.
+  const behind = action === 'start' ? ['registry.countDevices', 'registry.countCurrentImages'] : ['registry.countDevices'];
+  expect(called()).toEqual(counts ? ['registry.countDevices', 'rollout.transitionDeployment', 'audit.record', ...behind] : ['rollout.transitionDeployment', 'audit.record']);
   if (counts) {
     expect(calls.filter((call) => call.name === 'registry.countDevices').map((call) => call.args[0])).toEqual([
       { projectId: 'p1', groupIds: [], channelIds: [], atMost: 2, maxAgeMs: 0 },

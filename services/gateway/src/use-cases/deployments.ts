@@ -1,9 +1,10 @@
 import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
 import type { AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
+import { preparePatches, type PatchPreparationPorts } from './patch-preparation';
 
-export interface DeploymentPorts {
-  registry: RegistryPort<'listGroups' | 'listChannels' | 'countDevices'>;
+export interface DeploymentPorts extends PatchPreparationPorts {
+  registry: RegistryPort<'listGroups' | 'listChannels' | 'countDevices' | 'countCurrentImages'>;
   rollout: RolloutPort<'createDeployment' | 'transitionDeployment' | 'getDeployment' | 'getDeploymentSummary'>;
   audit: AuditLog;
 }
@@ -65,6 +66,9 @@ export async function transitionDeployment(ports: DeploymentPorts, caller: Calle
   // The first summary of a target set waits for a count of the fleet, which on a large FerretDB
   // fleet takes longer than a request may: a started deployment has it counted now, behind the answer.
   if (needsCount) void targetedDevices(ports, projectId, deployment!, options).catch(() => undefined);
+  // The build's delta patches from the images devices run, asked for behind the answer: a start
+  // never waits for them, nor fails for them.
+  if (transition.action === 'start') void preparePatches(ports, options, { projectId, artifactId: deployment!.artifactId }).catch(() => undefined);
   return deployment!;
 }
 

@@ -51,6 +51,8 @@ export interface UseCasePorts {
   tokens: AccountStore;
   users: AccountStore;
   audit: AuditLog;
+  /** PATCH_BASES_PER_BUILD (use-cases/patch-preparation.ts). */
+  patchBasesPerBuild: number;
 }
 
 /** Who asks, and the request id and trace context that every call carries to the services. */

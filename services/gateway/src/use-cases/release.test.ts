@@ -28,5 +28,6 @@ test('the release starts its deployment in the same call, to the channel only, a
   const deployment = await startRelease(ports, caller, artifact, { channel: { id: 'c-beta', name: 'beta' } as never, rolloutPercentage: 25 });
   expect(deployment.id).toBe('d1');
   expect(requestOf('rollout.createDeployment')).toMatchObject({ projectId: 'p1', artifactId: 'a1', targetGroupIds: [], targetChannelIds: ['c-beta'], rolloutPercentage: 25, start: true });
-  expect(called()).toEqual(['rollout.createDeployment', 'audit.record']);
+  // Behind the answer: which images the devices run, for the build's delta patches.
+  expect(called()).toEqual(['rollout.createDeployment', 'audit.record', 'registry.countCurrentImages']);
 });

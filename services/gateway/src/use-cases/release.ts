@@ -1,9 +1,10 @@
 import { invalidArgument } from '@ota/errors';
 import type { artifacts, registry, rollout } from '@ota/proto';
+import { preparePatches, type PatchPreparationPorts } from './patch-preparation';
 import type { AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
 
-export interface ReleasePorts {
-  registry: RegistryPort<'listChannels'>;
+export interface ReleasePorts extends PatchPreparationPorts {
+  registry: RegistryPort<'listChannels' | 'countCurrentImages'>;
   rollout: RolloutPort<'createDeployment'>;
   audit: AuditLog;
 }
@@ -55,5 +56,7 @@ export async function startRelease(ports: ReleasePorts, caller: Caller, artifact
     targetId: deployment!.id,
     details: { artifact_id: artifact.id, build_number: artifact.buildNumber, channel: target.channel.name, rollout_percentage: target.rolloutPercentage },
   });
+  // Behind the answer, as for a started deployment (use-cases/deployments.ts).
+  void preparePatches(ports, caller.trace, { projectId: artifact.projectId, artifactId: artifact.id }).catch(() => undefined);
   return deployment!;
 }

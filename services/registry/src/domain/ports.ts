@@ -40,6 +40,8 @@ export interface RegistryStore {
   listDevices(projectId: string, filter: DeviceFilter, page?: DevicePage): Promise<{ devices: Device[]; total?: number }>;
   /** Devices per reported chip family (empty: not reported). */
   countChipFamilies(projectId: string): Promise<CountsById>;
+  /** Devices per reported current_hash (empty: not reported). */
+  countCurrentHashes(projectId: string): Promise<CountsById>;
   /** Every device of the project, `pageSize` at a time, read from one cursor. */
   streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]>;
   /**

@@ -268,6 +268,18 @@ export class Registry {
     return [...counts].map(([chipFamily, devices]) => ({ chipFamily, devices })).sort((a, b) => b.devices - a.devices || a.chipFamily.localeCompare(b.chipFamily));
   }
 
+  /** The images the project's devices report running (current_hash), most-run first; devices that report none are left out. */
+  async countCurrentImages(projectId: string): Promise<Array<{ sha256: string; devices: number }>> {
+    const bySha = new Map<string, number>();
+    // Devices may send the hash in either case; it is one image.
+    for (const [reported, devices] of await this.store.countCurrentHashes(projectId)) {
+      if (!/^[0-9a-fA-F]{64}$/.test(reported)) continue;
+      const sha256 = reported.toLowerCase();
+      bySha.set(sha256, (bySha.get(sha256) ?? 0) + devices);
+    }
+    return [...bySha].map(([sha256, devices]) => ({ sha256, devices })).sort((a, b) => b.devices - a.devices || a.sha256.localeCompare(b.sha256));
+  }
+
   /** Every device of the project in pages; group ids as stored (callers that only match ids need no order). */
   streamDevices(projectId: string): AsyncIterable<Device[]> {
     return this.store.streamDevices(projectId, DEVICE_PAGE_SIZE);

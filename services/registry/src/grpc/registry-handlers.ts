@@ -103,6 +103,9 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
       await registry.deleteChannel(request.projectId, request.channelId);
       return {};
     },
+    async countCurrentImages(request) {
+      return { images: await registry.countCurrentImages(request.projectId) };
+    },
     async countChipFamilies(request) {
       return { chipFamilies: await registry.countChipFamilies(request.projectId) };
     },

@@ -267,6 +267,10 @@ export class MongoRegistryStore implements RegistryStore {
     return this.countBy(this.models.Device, { project_id: projectId }, '$chip_family');
   }
 
+  countCurrentHashes(projectId: string): Promise<CountsById> {
+    return this.countBy(this.models.Device, { project_id: projectId }, '$current_hash');
+  }
+
   async *streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]> {
     const cursor = this.models.Device.find({ project_id: projectId }, DEVICE_FIELDS).lean<DeviceDoc[]>().cursor({ batchSize: pageSize });
     let page: Device[] = [];
