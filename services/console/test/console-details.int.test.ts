@@ -213,3 +213,20 @@ test(`${DOUBLE_CLICKS} double-clicks on Create token make ${DOUBLE_CLICKS} token
   expect(made.sort()).toEqual(Array.from({ length: DOUBLE_CLICKS }, (_, click) => `twice-${click}`).sort());
   expect(shown.size).toBe(DOUBLE_CLICKS);
 }, 300_000);
+
+test('a build shows its delta patches: from which build, and how large against the build', async () => {
+  const f = await setupProject();
+  const base = `/api/v1/projects/${f.project.id}`;
+  const upload = async (bytes: Buffer, version: string) =>
+    (await api('POST', `${base}/artifacts/`, { token: f.user.token, body: uploadForm({ ...MANIFEST, version_label: version }, bytes) })).body as { id: string };
+  // Two builds that share most of their bytes, as two releases of one firmware do.
+  const first = randomBytes(64 * 1024);
+  const second = Buffer.concat([first.subarray(0, 40_000), Buffer.from('a one-line change'), first.subarray(40_000)]);
+  const [v1, v2] = [await upload(first, '1.0.0'), await upload(second, '1.0.1')];
+  expect((await api('POST', `${base}/artifacts/${v2.id}/patches/`, { token: f.user.token, json: { base_artifact_id: v1.id } })).status).toBe(202);
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/artifacts`));
+  await expectText(page.getByTestId('patches-2'), 'from build 1:');
+  await expectText(page.getByTestId('patches-2'), '% of the build)');
+  await screenshot(page, 'artifacts-patches-1366');
+});

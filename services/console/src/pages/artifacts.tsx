@@ -37,6 +37,7 @@ export function ArtifactsPage() {
     column.accessor('checksum_sha256', { header: 'SHA-256', cell: (info) => <span className="hash" title={info.getValue()}>{info.getValue().slice(0, 16)}…</span> }),
     column.accessor('security_mode', { header: 'Security', cell: (info) => info.getValue() || <span className="muted">any</span> }),
     column.accessor('created_at', { header: 'Uploaded', cell: (info) => <Timestamp at={info.getValue()} /> }),
+    column.display({ id: 'patches', header: 'Delta patches', cell: (info) => <PatchesCell projectId={projectId} artifact={info.row.original} builds={artifacts.data ?? []} /> }),
     column.display({
       id: 'archived',
       header: 'Archived',
@@ -60,6 +61,42 @@ export function ArtifactsPage() {
       </LoadState>
       {writable ? <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) })} /> : <ReadOnlyNote projectId={projectId} />}
     </>
+  );
+}
+
+/**
+ * The delta patches to a build (docs/api.md, "Delta patches"): each from its base build, with its
+ * size against the build's, or its state; followed while one is still being made.
+ */
+function PatchesCell({ projectId, artifact, builds }: { projectId: string; artifact: Artifact; builds: Artifact[] }) {
+  const patches = useQuery({
+    queryKey: queryKeys.patches(artifact.id),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/artifacts/{aid}/patches/', { params: { path: { id: projectId, aid: artifact.id } } })),
+    refetchInterval: (query) => ((query.state.data ?? []).some((patch) => patch.state === 'queued' || patch.state === 'building') ? 3_000 : false),
+  });
+  if (patches.error) return <span className="muted">unavailable</span>;
+  if (!patches.data) return <span className="muted">…</span>;
+  if (patches.data.length === 0) return <span className="muted">none</span>;
+  const buildOf = (id: string) => builds.find((build) => build.id === id)?.build_number;
+  return (
+    <ul className="plain" data-testid={`patches-${artifact.build_number}`}>
+      {patches.data.map((patch) => (
+        <li key={patch.id}>
+          from build {buildOf(patch.base_artifact_id) ?? '(unknown)'}:{' '}
+          {patch.state === 'ready' ? (
+            <>
+              {formatBytes(patch.size)} <span className="muted">({((100 * patch.size) / artifact.file_size).toFixed(1)}% of the build)</span>
+            </>
+          ) : patch.state === 'failed' ? (
+            <span className="danger-text" title={patch.reason}>
+              failed: {patch.reason}
+            </span>
+          ) : (
+            <span className="muted">{patch.state}…</span>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
 
