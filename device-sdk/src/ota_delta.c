@@ -291,3 +291,86 @@ ota_delta_result_t ota_delta_feed(ota_delta_t *delta, const uint8_t *patch, size
     }
     return delta->phase == PHASE_DONE ? OTA_DELTA_DONE : result;
 }
+
+/* ---- the saved form: version 1, little-endian, field by field ---- */
+
+#define SAVED_VERSION 1u
+
+static uint8_t *put(uint8_t *at, uint64_t value, unsigned bytes) {
+    for (unsigned i = 0; i < bytes; i++) at[i] = (uint8_t)(value >> (8u * i));
+    return at + bytes;
+}
+
+static const uint8_t *get(const uint8_t *at, uint64_t *value, unsigned bytes) {
+    *value = 0;
+    for (unsigned i = 0; i < bytes; i++) *value |= (uint64_t)at[i] << (8u * i);
+    return at + bytes;
+}
+
+void ota_delta_save(const ota_delta_t *d, uint8_t out[OTA_DELTA_SAVED_BYTES]) {
+    uint8_t *at = out;
+    at = put(at, SAVED_VERSION, 1);
+    at = put(at, d->phase, 1);
+    at = put(at, d->varint_shift, 1);
+    at = put(at, d->varint_negative, 1);
+    at = put(at, d->varint_value, 8);
+    at = put(at, d->to_size, 4);
+    at = put(at, d->to_pos, 4);
+    at = put(at, d->segment_left, 4);
+    at = put(at, (uint64_t)d->from_pos, 8);
+    at = put(at, d->window_bits, 1);
+    at = put(at, d->lookahead_bits, 1);
+    at = put(at, d->hs_state, 1);
+    at = put(at, d->field_bits_left, 1);
+    at = put(at, d->field_value, 2);
+    at = put(at, d->backref_index, 2);
+    at = put(at, d->window_fill, 4);
+    memcpy(at, d->window, sizeof d->window);
+    at += sizeof d->window;
+    memcpy(at, d->buffer, sizeof d->buffer);
+    at += sizeof d->buffer;
+    at = put(at, d->buffered, 2);
+    at = put(at, d->buffered_is_diff, 1);
+    at = put(at, d->buffered_from, 4);
+    put(at, d->error, 1);
+}
+
+bool ota_delta_load(ota_delta_t *delta, const uint8_t in[OTA_DELTA_SAVED_BYTES]) {
+    ota_delta_t d;
+    memset(&d, 0, sizeof d);
+    uint64_t v;
+    const uint8_t *at = in;
+    at = get(at, &v, 1);
+    if (v != SAVED_VERSION) return false;
+    at = get(at, &v, 1), d.phase = (uint8_t)v;
+    at = get(at, &v, 1), d.varint_shift = (uint8_t)v;
+    at = get(at, &v, 1), d.varint_negative = v != 0;
+    at = get(at, &v, 8), d.varint_value = v;
+    at = get(at, &v, 4), d.to_size = (uint32_t)v;
+    at = get(at, &v, 4), d.to_pos = (uint32_t)v;
+    at = get(at, &v, 4), d.segment_left = (uint32_t)v;
+    at = get(at, &v, 8), d.from_pos = (int64_t)v;
+    at = get(at, &v, 1), d.window_bits = (uint8_t)v;
+    at = get(at, &v, 1), d.lookahead_bits = (uint8_t)v;
+    at = get(at, &v, 1), d.hs_state = (uint8_t)v;
+    at = get(at, &v, 1), d.field_bits_left = (uint8_t)v;
+    at = get(at, &v, 2), d.field_value = (uint16_t)v;
+    at = get(at, &v, 2), d.backref_index = (uint16_t)v;
+    at = get(at, &v, 4), d.window_fill = (uint32_t)v;
+    memcpy(d.window, at, sizeof d.window);
+    at += sizeof d.window;
+    memcpy(d.buffer, at, sizeof d.buffer);
+    at += sizeof d.buffer;
+    at = get(at, &v, 2), d.buffered = (uint16_t)v;
+    at = get(at, &v, 1), d.buffered_is_diff = v != 0;
+    at = get(at, &v, 4), d.buffered_from = (uint32_t)v;
+    get(at, &v, 1), d.error = (uint8_t)v;
+    /* What no state this applier wrote can hold: the saved bytes are damaged or not its own. */
+    bool heatshrink_started = d.phase > PHASE_HEATSHRINK && d.phase != PHASE_FAILED;
+    if (d.phase > PHASE_FAILED || d.hs_state > HS_COUNT || d.buffered > OTA_DELTA_BUFFER_BYTES || d.to_pos > d.to_size || d.buffered > d.to_pos ||
+        d.varint_shift > 69 || (heatshrink_started && (d.window_bits < 4 || d.window_bits > 8 || d.lookahead_bits >= d.window_bits))) {
+        return false;
+    }
+    *delta = d;
+    return true;
+}

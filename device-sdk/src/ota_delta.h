@@ -6,8 +6,9 @@
  * through `write`, in order, and the base image (the running slot) is read through `read_base`.
  *
  * No allocation: the state is this struct (OTA_DELTA_STATE_BYTES, the heatshrink window and two
- * buffers). It is plain data: a copy of it, saved with the count of patch bytes fed, resumes the
- * apply from exactly there after a power cut (feed the patch again from that count).
+ * buffers). ota_delta_save writes it in a fixed little-endian layout, the same on every ABI; saved
+ * with the count of patch bytes fed, ota_delta_load resumes the apply from exactly there after a
+ * power cut (feed the patch again from that count).
  *
  * What it refuses (OTA_DELTA_ERROR, with ota_delta_error() saying why): another patch type or
  * compression, a data-format patch (detools' --data-format: esp_delta_ota does not apply them
@@ -60,8 +61,6 @@ typedef struct {
     uint8_t window_bits;
     uint8_t lookahead_bits;
     uint8_t hs_state;
-    uint8_t in_byte;           /* the patch byte being read bit by bit */
-    uint8_t in_bits_left;
     uint8_t field_bits_left;   /* bits still to read of the field in progress */
     uint16_t field_value;
     uint16_t backref_index;
@@ -76,6 +75,8 @@ typedef struct {
 } ota_delta_t;
 
 #define OTA_DELTA_STATE_BYTES sizeof(ota_delta_t)
+/* The saved form's size: version 1 of the layout, field by field (src/ota_delta.c). */
+#define OTA_DELTA_SAVED_BYTES 564u
 
 void ota_delta_init(ota_delta_t *delta);
 
@@ -87,6 +88,12 @@ uint32_t ota_delta_target_size(const ota_delta_t *delta);
 
 /* Bytes of the new image handed to `write` so far: where the slot stands for this state. */
 uint32_t ota_delta_written(const ota_delta_t *delta);
+
+/* Writes the state in its saved form. */
+void ota_delta_save(const ota_delta_t *delta, uint8_t out[OTA_DELTA_SAVED_BYTES]);
+
+/* Reads a saved state; false (and `delta` untouched) for one of another layout or out of range. */
+bool ota_delta_load(ota_delta_t *delta, const uint8_t in[OTA_DELTA_SAVED_BYTES]);
 
 /* Why the apply was refused; "" when it was not. */
 const char *ota_delta_error(const ota_delta_t *delta);

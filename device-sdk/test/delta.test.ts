@@ -36,10 +36,9 @@ function patch(from: string, to: string, name: string, options = ['--compression
   return path;
 }
 
-function apply(base: string, patchPath: string, args: string[] = []) {
-  const out = join(work, `applied-${Math.random().toString(36).slice(2)}.bin`);
-  const result = run(sdkBinary('ota-delta-apply'), [base, patchPath, out, ...args]);
-  return { ...result, out, report: result.status === 0 ? (JSON.parse(result.stdout.trim()) as { target_bytes: number; state_bytes: number; cuts: number; patch_bytes_fed_again: number }) : undefined };
+function apply(base: string, patchPath: string, args: string[] = [], build: 'gcc' | 'gcc32' | 'clang' = 'gcc', out = join(work, `applied-${Math.random().toString(36).slice(2)}.bin`)) {
+  const result = run(sdkBinary('ota-delta-apply', build), [base, patchPath, out, ...args]);
+  return { ...result, out, report: result.status === 0 ? (JSON.parse(result.stdout.trim()) as { target_bytes: number; state_bytes: number; saved_state_bytes: number; cuts: number; patch_bytes_fed_again: number }) : undefined };
 }
 
 let images: Record<number, string>;
@@ -63,8 +62,13 @@ describe('the delta applier', () => {
     for (const [from, to] of [[1, 2], [2, 3], [1, 3]] as const) {
       const patchPath = patch(images[from]!, images[to]!, `${from}-${to}.patch`);
       const target = readFileSync(images[to]!);
-      for (const args of [[], ['--piece', '1'], ['--piece', '13', '--cut-every', '64', '--seed', String(from * 10 + to)], ['--piece', '4096', '--cut-every', '200', '--seed', '7']]) {
-        const applied = apply(images[from]!, patchPath, args);
+      for (const [args, build] of [
+        [[], 'gcc'],
+        [['--piece', '1'], 'clang'],
+        [['--piece', '13', '--cut-every', '64', '--seed', String(from * 10 + to)], 'gcc32'],
+        [['--piece', '4096', '--cut-every', '200', '--seed', '7'], 'gcc'],
+      ] as const) {
+        const applied = apply(images[from]!, patchPath, [...args], build);
         if (applied.status !== 0) throw new Error(`ota-delta-apply ${args.join(' ')} exited ${applied.status}: ${applied.stderr}`);
         expect({ pair: `${from}->${to}`, args, same: readFileSync(applied.out).equals(target) }).toEqual({ pair: `${from}->${to}`, args, same: true });
         // A power cut throws away at most the patch bytes fed since the last save.
@@ -78,6 +82,30 @@ describe('the delta applier', () => {
     }
     const state = apply(images[1]!, join(work, '1-2.patch')).report!.state_bytes;
     process.stdout.write(`[delta] ${lines.join('; ')}; the applier's state is ${state} B\n`);
+  });
+
+  it('saves its state in one layout on every ABI: a cut on one build resumes byte-exact on another', () => {
+    const patchPath = patch(images[1]!, images[3]!, 'across.patch');
+    const target = readFileSync(images[3]!);
+    const size = statSync(patchPath).size;
+    for (const [from, to] of [['gcc', 'gcc32'], ['gcc32', 'clang'], ['clang', 'gcc']] as const) {
+      for (const stopAfter of [1, 3, Math.floor(size / 3), size - 1]) {
+        const out = join(work, `across-${from}-${to}-${stopAfter}.bin`);
+        const stopped = apply(images[1]!, patchPath, ['--piece', '97', '--stop-after', String(stopAfter)], from, out);
+        expect({ from, stopAfter, status: stopped.status }).toEqual({ from, stopAfter, status: 3 });
+        const resumed = apply(images[1]!, patchPath, ['--resume'], to, out);
+        expect({ from, to, stopAfter, status: resumed.status, stderr: resumed.stderr }).toEqual({ from, to, stopAfter, status: 0, stderr: '' });
+        expect({ from, to, stopAfter, same: readFileSync(out).equals(target), saved: resumed.report!.saved_state_bytes }).toEqual({ from, to, stopAfter, same: true, saved: 564 });
+      }
+    }
+    // A saved state of another layout (its version byte changed) is not read as this one.
+    const out = join(work, 'damaged-state.bin');
+    expect(apply(images[1]!, patchPath, ['--stop-after', '100'], 'gcc', out).status).toBe(3);
+    const state = readFileSync(`${out}.state`);
+    state[0] = 2;
+    writeFileSync(`${out}.state`, state);
+    const refused = apply(images[1]!, patchPath, ['--resume'], 'gcc', out);
+    expect([refused.status, refused.stderr]).toEqual([2, expect.stringContaining('holds no state this applier reads')]);
   });
 
   it('refuses what it cannot apply, with the reason, and never reports a partial image as done', () => {

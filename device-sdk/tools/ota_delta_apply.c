@@ -2,18 +2,23 @@
  * ota-delta-apply: the device SDK's delta applier (src/ota_delta.c) on files, for the tests and
  * for a firmware author who wants to try a patch before a device does.
  *
- *   ota-delta-apply BASE PATCH OUT [--piece N] [--cut-every N --seed S]
+ *   ota-delta-apply BASE PATCH OUT [--piece N] [--cut-every N --seed S] [--stop-after N | --resume]
  *
  * --piece N      feeds the patch N bytes at a time (default 4096), as a download hands it over;
  * --cut-every N  after every N bytes of patch fed, saves the state as a device would at a chunk
- *                boundary (a copy of the struct, the patch offset and the bytes written, the
- *                output flushed); then, at a seeded point before the next save, "loses power":
+ *                boundary (its saved form, the patch offset and the bytes written, the output
+ *                flushed); then, at a seeded point before the next save, "loses power":
  *                the work since the save is thrown away, the output cut back to the saved length,
  *                and the apply goes on from the saved state and offset.
+ * --stop-after N feeds N bytes of patch, then writes the saved state and the patch offset to
+ *                OUT.state and stops (exit 3), as a device that loses power after a save;
+ * --resume       goes on from OUT.state (written by any build of this tool: the saved form is the
+ *                same on every ABI) and the OUT it left.
  * Prints one JSON line: the new image's size, the state's bytes, the cuts, and the patch bytes fed
  * again after them. Exits 1 with the applier's reason when the patch is refused or incomplete.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,17 +64,23 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: ota-delta-apply BASE PATCH OUT [--piece N] [--cut-every N --seed S]\n");
         return 2;
     }
-    size_t piece = 4096, cut_every = 0;
+    size_t piece = 4096, cut_every = 0, stop_after = 0;
     uint64_t seed = 1;
-    for (int i = 4; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--piece") == 0) piece = strtoul(argv[i + 1], NULL, 10);
-        else if (strcmp(argv[i], "--cut-every") == 0) cut_every = strtoul(argv[i + 1], NULL, 10);
-        else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[i + 1], NULL, 10);
+    bool resume = false;
+    for (int i = 4; i < argc; i++) {
+        if (strcmp(argv[i], "--resume") == 0) resume = true;
+        else if (i + 1 >= argc) break;
+        else if (strcmp(argv[i], "--piece") == 0) piece = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--cut-every") == 0) cut_every = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--stop-after") == 0) stop_after = strtoul(argv[++i], NULL, 10);
     }
+    char state_path[4096];
+    snprintf(state_path, sizeof state_path, "%s.state", argv[3]);
     if (piece == 0) piece = 1;
     size_t patch_len = 0;
     unsigned char *patch = read_file(argv[2], &patch_len);
-    files_t files = {.base = fopen(argv[1], "rb"), .out = fopen(argv[3], "w+b")};
+    files_t files = {.base = fopen(argv[1], "rb"), .out = fopen(argv[3], resume ? "r+b" : "w+b")};
     if (!patch || !files.base || !files.out) {
         fprintf(stderr, "ota-delta-apply: cannot open the files\n");
         return 2;
@@ -77,24 +88,62 @@ int main(int argc, char **argv) {
     fseek(files.base, 0, SEEK_END);
     ota_delta_io_t io = {.ctx = &files, .read_base = read_base, .write = write_out, .base_size = (uint32_t)ftell(files.base)};
 
-    static ota_delta_t delta, saved;
+    static ota_delta_t delta;
+    static uint8_t saved[OTA_DELTA_SAVED_BYTES];
     ota_delta_init(&delta);
-    saved = delta;
+    ota_delta_save(&delta, saved);
     size_t offset = 0, saved_offset = 0, next_save = cut_every, cut_at = 0, cuts = 0, fed_again = 0;
+    if (resume) {
+        /* The state and the patch offset a stopped run saved, then the output from where it stood. */
+        uint8_t saved_offset_bytes[4];
+        FILE *state = fopen(state_path, "rb");
+        bool read = state && fread(saved, 1, sizeof saved, state) == sizeof saved && fread(saved_offset_bytes, 1, 4, state) == 4;
+        if (state) fclose(state);
+        if (!read || !ota_delta_load(&delta, saved)) {
+            fprintf(stderr, "ota-delta-apply: %s holds no state this applier reads\n", state_path);
+            free(patch);
+            fclose(files.out);
+            fclose(files.base);
+            return 2;
+        }
+        offset = saved_offset = (size_t)saved_offset_bytes[0] | (size_t)saved_offset_bytes[1] << 8 | (size_t)saved_offset_bytes[2] << 16 | (size_t)saved_offset_bytes[3] << 24;
+        if (fseek(files.out, (long)ota_delta_written(&delta), SEEK_SET) != 0) return 2;
+        next_save = offset + cut_every;
+    }
     if (cut_every) cut_at = 1 + next_random(&seed) % cut_every;
     ota_delta_result_t result = OTA_DELTA_MORE;
     while (offset < patch_len && result == OTA_DELTA_MORE) {
+        if (stop_after && offset >= stop_after) {
+            /* Power lost right after a save: the state, the offset, and the output flushed. */
+            fflush(files.out);
+            ota_delta_save(&delta, saved);
+            uint8_t offset_bytes[4] = {(uint8_t)offset, (uint8_t)(offset >> 8), (uint8_t)(offset >> 16), (uint8_t)(offset >> 24)};
+            FILE *state = fopen(state_path, "wb");
+            bool written = state && fwrite(saved, 1, sizeof saved, state) == sizeof saved && fwrite(offset_bytes, 1, 4, state) == 4;
+            if (state) fclose(state);
+            fclose(files.out);
+            fclose(files.base);
+            free(patch);
+            if (!written) return 2;
+            printf("{\"stopped_at\":%zu}\n", offset);
+            return 3;
+        }
         size_t len = patch_len - offset < piece ? patch_len - offset : piece;
+        if (stop_after && offset + len > stop_after) len = stop_after - offset;
         if (cut_every && offset + len > next_save) len = next_save - offset;
         if (cut_every && cut_at && offset < saved_offset + cut_at && offset + len > saved_offset + cut_at) len = saved_offset + cut_at - offset;
         result = ota_delta_feed(&delta, patch + offset, len, &io);
         offset += len;
         if (!cut_every || result != OTA_DELTA_MORE) continue;
         if (offset == saved_offset + cut_at) {
-            /* Power lost: the state and the output go back to the last save. */
+            /* Power lost: the state (from its saved form, as a device reads it back) and the output
+             * go back to the last save. */
             cuts++;
             fed_again += offset - saved_offset;
-            delta = saved;
+            if (!ota_delta_load(&delta, saved)) {
+                fprintf(stderr, "ota-delta-apply: the saved state could not be read back\n");
+                return 2;
+            }
             offset = saved_offset;
             fflush(files.out);
             if (fseek(files.out, (long)ota_delta_written(&delta), SEEK_SET) != 0) return 2;
@@ -103,7 +152,7 @@ int main(int argc, char **argv) {
         }
         if (offset == next_save) {
             fflush(files.out);
-            saved = delta;
+            ota_delta_save(&delta, saved);
             saved_offset = offset;
             next_save += cut_every;
             cut_at = 1 + next_random(&seed) % cut_every;
@@ -121,7 +170,7 @@ int main(int argc, char **argv) {
     fclose(files.out);
     /* What a cut left past the end of the new image goes. */
     if (truncate(argv[3], written) != 0) return 2;
-    printf("{\"target_bytes\":%ld,\"state_bytes\":%zu,\"cuts\":%zu,\"patch_bytes_fed_again\":%zu}\n", written, sizeof(ota_delta_t), cuts, fed_again);
+    printf("{\"target_bytes\":%ld,\"state_bytes\":%zu,\"saved_state_bytes\":%u,\"cuts\":%zu,\"patch_bytes_fed_again\":%zu}\n", written, sizeof(ota_delta_t), OTA_DELTA_SAVED_BYTES, cuts, fed_again);
     fclose(files.base);
     return 0;
 }
