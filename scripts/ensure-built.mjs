@@ -14,6 +14,8 @@
 //      with the sanitizers into .build/device-sdk, the Debian packages it builds on, and
 //      PlatformIO and detools, pinned, in venvs under .tools/ (they validate the Arduino library's
 //      manifests, and make and apply the delta patches the SDK's applier is checked against).
+//  11. with --delta-tools (npm start): detools alone, pinned, in its venv under .tools/, which the
+//      local stack's patch workers run.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -331,15 +333,21 @@ function ensureDeviceSdk() {
     say(`building the device SDK (${build.what})`);
     run('cmake', ['--build', build.dir], { env });
   }
-  unlessStamped(join(detoolsVenv, '.stamp'), DETOOLS_REQUIREMENT, () => {
-    say(`installing ${DETOOLS_REQUIREMENT} into .tools/detools-venv`);
-    run('python3', ['-m', 'venv', detoolsVenv]);
-    run(join(detoolsVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', DETOOLS_REQUIREMENT]);
-  });
+  ensureDeltaTools();
   unlessStamped(join(libraryPackerVenv, '.stamp'), LIBRARY_PACKER_REQUIREMENTS.join(' '), () => {
     say(`installing ${LIBRARY_PACKER_REQUIREMENTS.join(', ')} into .tools/pio-venv`);
     run('python3', ['-m', 'venv', libraryPackerVenv]);
     run(join(libraryPackerVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ...LIBRARY_PACKER_REQUIREMENTS]);
+  });
+}
+
+// The artifacts service's patch workers run detools (DETOOLS_COMMAND; the local stack points it
+// here), and the device SDK's delta tests check their applier against it.
+function ensureDeltaTools() {
+  unlessStamped(join(detoolsVenv, '.stamp'), DETOOLS_REQUIREMENT, () => {
+    say(`installing ${DETOOLS_REQUIREMENT} into .tools/detools-venv`);
+    run('python3', ['-m', 'venv', detoolsVenv]);
+    run(join(detoolsVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', DETOOLS_REQUIREMENT]);
   });
 }
 
@@ -381,6 +389,7 @@ function main() {
   if (process.argv.includes('--chart-tools')) ensureChartTools();
   if (process.argv.includes('--browser')) ensureBrowser();
   if (process.argv.includes('--device-sdk')) ensureDeviceSdk();
+  if (process.argv.includes('--delta-tools')) ensureDeltaTools();
   if (process.argv.includes('--client-tools')) ensureClientTools();
   if (process.argv.includes('--fuzz-tools')) ensureFuzzTools();
   say('ready');
