@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, checkBody, eventually, setupProject, uploadForm } from '@ota/testkit';
+import { api, checkBody, eventually, setupProject, testStack, uploadForm } from '@ota/testkit';
 import { sdkBinary } from '../../../device-sdk/test/harness/device-process';
 import { firmwareImage } from '../../../device-sdk/test/harness/firmware-images';
 
@@ -10,6 +10,13 @@ import { firmwareImage } from '../../../device-sdk/test/harness/firmware-images'
 // service's patch workers and the pinned detools make them from two real RISC-V builds.
 
 const work = mkdtempSync(join(tmpdir(), 'ota-gateway-patches-'));
+
+/** The gateway's ota_offered_bytes_total of `kind`, as Prometheus scrapes it. */
+async function offeredBytes(kind: string): Promise<number> {
+  const exposition = await (await fetch(testStack().metricsUrls.gateway!)).text();
+  const line = exposition.split('\n').find((sample) => sample.startsWith('ota_offered_bytes_total{') && sample.includes(`kind="${kind}"`));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 test('a patch asked for twice is one job; a worker makes it ready, smaller than the build; a wrong base is refused', async () => {
@@ -64,8 +71,11 @@ test('an offer carries the ready patch from the image the device runs, downloada
   expect([started.status, started.body.detail]).toEqual([200, undefined]);
   const capable = { current_hash: v1.checksum_sha256, delta_formats: ['detools-sequential-heatshrink-8-7'] };
 
+  const patchBytesBefore = await offeredBytes('patch');
   // The first check of a known base asks for the patch; a later one finds it ready.
   const offered = await eventually(() => check('delta-unit', capable), (answer) => answer.body.patch !== undefined, 60_000);
+  // The gateway counts what the offer asked the device to download (this test's stack is shared: at least).
+  expect((await offeredBytes('patch')) - patchBytesBefore).toBeGreaterThanOrEqual(offered.body.patch.size);
   expect(offered.body).toMatchObject({ status: 'offered', checksum: v2.checksum_sha256, patch: { base_sha256: v1.checksum_sha256, format: 'detools-sequential-heatshrink-8-7' } });
   const patchUrl = new URL(offered.body.patch.url);
   const whole = await fetch(patchUrl);

@@ -69,7 +69,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   );
   // Made at the first check, not here: the routes are also declared without dependencies, to
   // describe the API (describeApi).
-  let deviceChecks: HttpMetrics['deviceChecks'] | undefined;
+  let checkMetrics: HttpMetrics | undefined;
   async function checkHandler(ctx: Context, { principal, body }: { principal: Principal; body: CheckBody }) {
     const deviceId = deviceIdOf(principal, body.device_id);
     const outcome = await checkDevice(checkPorts(), {
@@ -80,12 +80,20 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       body,
       trace: rpc(ctx),
     });
-    (deviceChecks ??= httpMetrics(deps.metrics).deviceChecks).inc({ status: outcome.status });
+    checkMetrics ??= httpMetrics(deps.metrics);
+    checkMetrics.deviceChecks.inc({ status: outcome.status });
     if (!outcome.offer) {
       ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...pollAfter() };
       return;
     }
     const { offer } = outcome;
+    const patch = await patchOf(ctx, principal.token.projectId, offer, body, { deploymentId: offer.deploymentId, deviceId, tokenId: principal.token.id });
+    if (patch.patch) {
+      checkMetrics.offeredBytes.inc({ kind: 'patch' }, patch.patch.size);
+      checkMetrics.offeredBytes.inc({ kind: 'patched_image' }, offer.fileSize);
+    } else {
+      checkMetrics.offeredBytes.inc({ kind: 'image' }, offer.fileSize);
+    }
     ctx.body = {
       status: 'offered',
       update_available: true,
@@ -97,7 +105,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       deployment_id: offer.deploymentId,
       security_mode: offer.securityMode,
       ...(offer.signature ? { signature: offer.signature, signing_key_id: offer.signingKeyId } : {}),
-      ...(await patchOf(ctx, principal.token.projectId, offer, body, { deploymentId: offer.deploymentId, deviceId, tokenId: principal.token.id })),
+      ...patch,
       ...pollAfter(),
     };
   }
