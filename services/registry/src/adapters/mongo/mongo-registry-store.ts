@@ -7,7 +7,7 @@ import { decodeCheckEntry, encodeCheckEntry } from './check-history';
 import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type CheckRecordDoc, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 /** Devices whose copies of their group ids a bulk membership change reads and writes at once. */
-const MEMBERSHIP_COPY_BATCH = 250;
+const MEMBERSHIP_COPY_BATCH = 1000;
 
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
@@ -154,8 +154,8 @@ export class MongoRegistryStore implements RegistryStore {
 
   async changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }> {
     const added = add.length === 0 ? 0 : await this.insertMemberships(add.map((deviceId) => ({ _id: `${groupId}:${deviceId}`, project_id: projectId, group_id: groupId, device_id: deviceId })));
-    const removed = remove.length === 0 ? 0 : (await this.models.Membership.deleteMany({ _id: { $in: remove.map((deviceId) => `${groupId}:${deviceId}`) } })).deletedCount;
-    await this.copyGroupIdsOfMany([...new Set([...add, ...remove])].sort());
+    const removed = remove.length === 0 ? 0 : (await this.models.Membership.deleteMany({ project_id: projectId, _id: { $in: remove.map((deviceId) => `${groupId}:${deviceId}`) } })).deletedCount;
+    await this.copyGroupIdsOfMany(projectId, [...new Set([...add, ...remove])].sort());
     return { added, removed };
   }
 
@@ -165,29 +165,33 @@ export class MongoRegistryStore implements RegistryStore {
    * group ids, then the copies checked against the memberships; a device whose copy disagrees (a
    * concurrent change wrote an older set) is copied again on its own, as a single change is.
    */
-  private async copyGroupIdsOfMany(deviceIds: string[]): Promise<void> {
+  private async copyGroupIdsOfMany(projectId: string, deviceIds: string[]): Promise<void> {
     for (let start = 0; start < deviceIds.length; start += MEMBERSHIP_COPY_BATCH) {
       const batch = deviceIds.slice(start, start + MEMBERSHIP_COPY_BATCH);
-      const sets = await this.groupIdsOf(batch);
+      const sets = await this.groupIdsOf(projectId, batch);
       const devicesBySet = new Map<string, string[]>();
       for (const id of batch) {
         const key = JSON.stringify(sets.get(id) ?? []);
         devicesBySet.set(key, [...(devicesBySet.get(key) ?? []), id]);
       }
       for (const [key, ids] of devicesBySet) {
-        await this.models.Device.collection.updateMany({ _id: { $in: ids } } as never, { $set: { group_ids: JSON.parse(key) as string[] } });
+        await this.models.Device.collection.updateMany({ project_id: projectId, _id: { $in: ids } } as never, { $set: { group_ids: JSON.parse(key) as string[] } });
       }
-      const stored = await this.models.Device.find({ _id: { $in: batch } }, { group_ids: 1 }).lean<Array<Pick<DeviceDoc, 'group_ids'> & { _id: string }>>();
-      const now = await this.groupIdsOf(batch);
+      const stored = await this.models.Device.find({ project_id: projectId, _id: { $in: batch } }, { group_ids: 1 }).lean<Array<Pick<DeviceDoc, 'group_ids'> & { _id: string }>>();
+      const now = await this.groupIdsOf(projectId, batch);
       for (const doc of stored) {
         if (JSON.stringify([...(doc.group_ids ?? [])].sort()) !== JSON.stringify(now.get(doc._id) ?? [])) await this.copyGroupIds(doc._id);
       }
     }
   }
 
-  /** The sorted group ids of each device, from the membership documents. */
-  private async groupIdsOf(deviceIds: string[]): Promise<Map<string, string[]>> {
-    const memberships = await this.models.Membership.find({ device_id: { $in: deviceIds } }, { device_id: 1, group_id: 1 }).lean<MembershipDoc[]>();
+  /**
+   * The sorted group ids of each device, from the membership documents. The project narrows every
+   * read to its own documents: FerretDB applies a list of ids after reading what the rest of the
+   * filter selects, which without it is every project's.
+   */
+  private async groupIdsOf(projectId: string, deviceIds: string[]): Promise<Map<string, string[]>> {
+    const memberships = await this.models.Membership.find({ project_id: projectId, device_id: { $in: deviceIds } }, { device_id: 1, group_id: 1 }).lean<MembershipDoc[]>();
     const sets = new Map<string, string[]>();
     for (const membership of memberships) sets.set(membership.device_id, [...(sets.get(membership.device_id) ?? []), membership.group_id]);
     for (const groupIds of sets.values()) groupIds.sort();
