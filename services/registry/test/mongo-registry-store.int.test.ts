@@ -295,9 +295,7 @@ it('keeps every device’s copy of its groups equal to its memberships under ove
     // single changes of the same devices racing them.
     const changes = groups.map((groupId) => store.changeMemberships(projectId, groupId, pick(), pick()));
     const singles = ids.slice(0, 6).map((id, index) => store.setMembership(projectId, id, groups[index % 3]!, random() < 0.5));
-    const answers = await Promise.all(changes);
-    await Promise.all(singles);
-    for (const answer of answers) expect(answer.added + answer.removed).toBeGreaterThanOrEqual(0);
+    await Promise.all([...changes, ...singles]);
     const members = new Map<string, string[]>();
     for (const groupId of groups) {
       for (const member of (await store.listDevices(projectId, { groupId })).devices) members.set(member.id, [...(members.get(member.id) ?? []), groupId]);

@@ -4,6 +4,7 @@ import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
 import { parseManifest, requirementsOf, type Manifest } from '@ota/manifest';
 import { findSigningKey, parseEd25519PublicKey, type SigningKey } from './signing-keys';
 import type { Artifact } from './model';
+import { readRange } from './ranged-read';
 import type { ArtifactEvents, ArtifactStore, BinaryStorage } from './ports';
 
 export interface UploadHeader {
@@ -139,11 +140,7 @@ export class Artifacts {
    */
   async readBinary(artifactId: string, offset = 0, length = 0): Promise<Readable> {
     const artifact = await this.get('', artifactId);
-    if (offset < 0 || length < 0) throw invalidArgument('offset and length cannot be negative');
-    if (offset === 0 && (length === 0 || length >= artifact.fileSize)) return this.deps.storage.get(artifact.storageKey);
-    if (offset >= artifact.fileSize) throw invalidArgument(`offset ${offset} is past the end of the ${artifact.fileSize}-byte binary`);
-    const end = length === 0 ? artifact.fileSize - 1 : Math.min(offset + length, artifact.fileSize) - 1;
-    return this.deps.storage.get(artifact.storageKey, { start: offset, end });
+    return readRange(this.deps.storage, artifact.storageKey, artifact.fileSize, offset, length, 'binary');
   }
 }
 

@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { invalidArgument, notFound } from '@ota/errors';
 import type { Artifact, Patch } from './model';
+import { readRange } from './ranged-read';
 import type { ArtifactStore, BinaryStorage, PatchMaker, PatchOutcome, PatchStore } from './ports';
 
 export interface PatchesDeps {
@@ -102,11 +103,7 @@ export class Patches {
     if (!target) throw notFound('artifact not found');
     const patch = await this.deps.patches.findPatch(`${target.projectId}:${baseSha256}:${target.checksumSha256}:${this.deps.maker.format}`);
     if (!patch || patch.state !== 'ready') throw notFound('no ready patch to this build from that base');
-    if (offset < 0 || length < 0) throw invalidArgument('offset and length cannot be negative');
-    if (offset === 0 && (length === 0 || length >= patch.size)) return this.deps.storage.get(patch.storageKey);
-    if (offset >= patch.size) throw invalidArgument(`offset ${offset} is past the end of the ${patch.size}-byte patch`);
-    const end = length === 0 ? patch.size - 1 : Math.min(offset + length, patch.size) - 1;
-    return this.deps.storage.get(patch.storageKey, { start: offset, end });
+    return readRange(this.deps.storage, patch.storageKey, patch.size, offset, length, 'patch');
   }
 
   async list(projectId: string, targetArtifactId: string): Promise<Patch[]> {
