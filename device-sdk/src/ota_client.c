@@ -11,6 +11,10 @@
  *
  * Terminal events (confirmed, failed, rolled_back) are saved as "pending" and sent until the
  * server accepts them; the events in between are sent once, as they happen.
+ *
+ * A download is the build's image, or a delta patch from the running image that the applier
+ * (ota_delta.c) turns into the image as it arrives; either way the slot ends up holding the image,
+ * hashed and verified the same. A patch that fails falls back to the image, as no failure.
  */
 #include "ota/ota_client.h"
 
@@ -168,10 +172,22 @@ const char *ota_reason_name(ota_reason_t reason) {
 
 /* ---- the saved record ---- */
 
+/*
+ * The saved record's bytes are laid out in the answer buffer, not on the stack: 876 bytes there
+ * would more than double the core's deepest stack, which runs on the application's task. Nothing
+ * reads an answer after a save without a request in between, which writes a new answer.
+ */
+_Static_assert(OTA_RECORD_BYTES <= OTA_RESPONSE_MAX, "the saved record is laid out in the answer buffer");
+
+static uint8_t *record_scratch(ota_client_t *c) {
+    return (uint8_t *)c->response;
+}
+
 static ota_err_t save(ota_client_t *c) {
-    uint8_t bytes[OTA_RECORD_BYTES];
+    uint8_t *bytes = record_scratch(c);
     ota_record_encode(&c->record, bytes);
-    ota_err_t err = c->config.ports->state.save(c->config.ports->state.ctx, bytes, sizeof bytes);
+    ota_err_t err = c->config.ports->state.save(c->config.ports->state.ctx, bytes, OTA_RECORD_BYTES);
+    c->response[0] = '\0';
     if (err != OTA_OK) log_line(c, OTA_LOG_ERROR, "saving the update state failed (%d)", (int)err);
     return err;
 }
@@ -214,6 +230,10 @@ static bool append_field(ota_client_t *c, size_t *len, const char *name, const c
     return append(c, len, ",\"%s\":", name) && json_put_string(c->request, sizeof c->request, len, value);
 }
 
+static bool applies_deltas(const ota_client_t *c) {
+    return c->config.apply_deltas && c->config.ports->slot.read_running != NULL;
+}
+
 static bool build_check_body(ota_client_t *c) {
     const ota_config_t *cfg = &c->config;
     size_t len = 0;
@@ -224,14 +244,22 @@ static bool build_check_body(ota_client_t *c) {
               append_field(c, &len, "partition_profile", cfg->partition_profile) &&
               append_field(c, &len, "security_mode", cfg->security_mode) && append_field(c, &len, "version_label", cfg->version_label);
     if (ok && cfg->nvs_schema_version >= 0) ok = append(c, &len, ",\"nvs_schema_version\":%ld", (long)cfg->nvs_schema_version);
+    if (ok && applies_deltas(c) && c->record.has_running_sha256) {
+        /* What a patch would start from, and that this client applies patches. */
+        char hash[65];
+        hex_of(c->record.running_sha256, sizeof c->record.running_sha256, hash);
+        ok = append(c, &len, ",\"current_hash\":\"%s\",\"delta_formats\":[\"%s\"]", hash, OTA_DELTA_FORMAT);
+    }
     return ok && append(c, &len, "}");
 }
 
-static bool build_status_body(ota_client_t *c, const char *deployment_id, ota_event_t event, ota_reason_t reason, int64_t build) {
+/* `detail`: a JSON object to send as the report's detail, or NULL. */
+static bool build_status_body(ota_client_t *c, const char *deployment_id, ota_event_t event, ota_reason_t reason, int64_t build, const char *detail) {
     size_t len = 0;
     bool ok = append(c, &len, "{\"event\":\"%s\"", ota_event_name(event)) && append_field(c, &len, "device_id", c->config.device_id) &&
               append_field(c, &len, "deployment_id", deployment_id) && append_field(c, &len, "reason", ota_reason_name(reason));
     if (ok && event == OTA_EVENT_CONFIRMED) ok = append(c, &len, ",\"build_number\":%s", int64_text(build).text);
+    if (ok && detail) ok = append(c, &len, ",\"detail\":%s", detail);
     return ok && append(c, &len, "}");
 }
 
@@ -246,18 +274,22 @@ static ota_err_t post(ota_client_t *c, const char *path, ota_http_head_t *head) 
 }
 
 /* Sends an event of the lifecycle once; its loss costs only a line in the device's timeline. */
-static void report_once(ota_client_t *c, ota_event_t event) {
+static void report_once_with(ota_client_t *c, ota_event_t event, const char *detail) {
     ota_http_head_t head;
-    if (!build_status_body(c, c->record.deployment_id, event, OTA_REASON_NONE, c->record.build_number)) return;
+    if (!build_status_body(c, c->record.deployment_id, event, OTA_REASON_NONE, c->record.build_number, detail)) return;
     ota_err_t err = post(c, "/api/v1/ota/status/", &head);
     if (err != OTA_OK || head.status != 200) log_line(c, OTA_LOG_WARN, "report %s not sent (%d, HTTP %d)", ota_event_name(event), (int)err, head.status);
+}
+
+static void report_once(ota_client_t *c, ota_event_t event) {
+    report_once_with(c, event, NULL);
 }
 
 /* Sends the pending terminal event; clears it once accepted, or once the server says it never will be. */
 static ota_err_t report_pending(ota_client_t *c) {
     ota_record_t *r = &c->record;
     ota_http_head_t head;
-    if (!build_status_body(c, r->pending_deployment_id, (ota_event_t)r->pending_event, (ota_reason_t)r->pending_reason, r->pending_build)) {
+    if (!build_status_body(c, r->pending_deployment_id, (ota_event_t)r->pending_event, (ota_reason_t)r->pending_reason, r->pending_build, NULL)) {
         return OTA_ERR_NO_SPACE;
     }
     ota_err_t err = post(c, "/api/v1/ota/status/", &head);
@@ -430,6 +462,11 @@ static ota_err_t stop_update(ota_client_t *c, offer_standing_t standing) {
     return save(c);
 }
 
+/* The size of what is downloaded: the patch, or the image. */
+static uint32_t download_size(const ota_client_t *c) {
+    return c->record.delta ? c->record.patch_size : c->record.image_size;
+}
+
 /*
  * Ends the update with a failure to report; the previous image keeps running. A download that
  * failed for want of bytes keeps the offset it saved (and the build it was for): its bytes are
@@ -441,11 +478,64 @@ static ota_err_t fail_update(ota_client_t *c, ota_reason_t reason) {
     ota_record_t *r = &c->record;
     set_pending(c, OTA_EVENT_FAILED, reason);
     r->phase = OTA_PHASE_IDLE;
-    if (reason != OTA_REASON_DOWNLOAD_FAILED) r->offset = 0;
+    if (reason != OTA_REASON_DOWNLOAD_FAILED) {
+        r->offset = 0;
+        r->patch_offset = 0;
+        r->delta = 0;
+    }
     c->slot_open = false;
     c->url_valid = false;
     c->verified = false;
     c->next_check_at = now_ms(c) + poll_ms(c, 0);
+    return save(c);
+}
+
+/* Why a delta patch was given up for the full image: the `delta_failure` of the `downloaded` report. */
+enum {
+    DELTA_FAILED_NONE = 0,
+    DELTA_FAILED_APPLY,     /* the applier refused the patch */
+    DELTA_FAILED_SHORT,     /* the patch ended before the new image */
+    DELTA_FAILED_SIZE,      /* the patch makes an image of another size than the offer's */
+    DELTA_FAILED_CHECKSUM,  /* the result is not the build's bytes: another base, or bytes altered */
+    DELTA_FAILED_GONE,      /* the patch's URL answered 404 */
+    DELTA_FAILED_WITHDRAWN, /* a later offer of the build no longer carried this patch */
+};
+
+static const char *delta_failure_name(uint8_t failure) {
+    switch (failure) {
+    case DELTA_FAILED_APPLY: return "patch_refused";
+    case DELTA_FAILED_SHORT: return "patch_incomplete";
+    case DELTA_FAILED_SIZE: return "size_mismatch";
+    case DELTA_FAILED_CHECKSUM: return "checksum_mismatch";
+    case DELTA_FAILED_GONE: return "patch_unavailable";
+    case DELTA_FAILED_WITHDRAWN: return "patch_withdrawn";
+    default: return "";
+    }
+}
+
+/* The update goes on with the build's full image, from byte 0; the caller saves. */
+static void switch_to_image(ota_client_t *c, uint8_t failure) {
+    ota_record_t *r = &c->record;
+    log_line(c, OTA_LOG_WARN, "the delta patch to build %s failed (%s): downloading the full image", int64_text(r->build_number).text,
+             delta_failure_name(failure));
+    r->delta = 0;
+    r->delta_refused = 1;
+    r->delta_failure = failure;
+    r->offset = 0;
+    r->patch_offset = 0;
+    r->patch_size = 0;
+    c->slot_open = false;
+    c->verified = false;
+    c->hashes_valid = false;
+}
+
+/* A patch failed: not the update. Its bytes are dropped, and the next check, at once, gives the
+ * full image's URL, downloaded into the slot from byte 0. */
+static ota_err_t refuse_patch(ota_client_t *c, uint8_t failure) {
+    close_download(c);
+    switch_to_image(c, failure);
+    c->url_valid = false;
+    c->next_check_at = now_ms(c);
     return save(c);
 }
 
@@ -458,7 +548,7 @@ static ota_err_t attempt_failed(ota_client_t *c, uint32_t retry_after_s, const c
     close_download(c);
     if (c->attempt_bytes == 0) c->download_failures++;
     c->attempt_bytes = 0;
-    log_line(c, OTA_LOG_WARN, "download interrupted at %lu of %lu bytes: %s", (unsigned long)c->received, (unsigned long)c->record.image_size, why);
+    log_line(c, OTA_LOG_WARN, "download interrupted at %lu of %lu bytes: %s", (unsigned long)c->received, (unsigned long)download_size(c), why);
     bool out_of_budget = now_ms(c) - c->last_byte_at >= (uint64_t)c->config.download_budget_s * 1000u;
     if (c->download_failures >= c->config.max_download_attempts && out_of_budget) return fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
     c->next_download_at = now_ms(c) + backoff_ms(c, c->download_failures ? c->download_failures : 1, retry_after_s);
@@ -467,14 +557,20 @@ static ota_err_t attempt_failed(ota_client_t *c, uint32_t retry_after_s, const c
 
 /* Starts over at byte 0: the server sent the whole build, or the slot's bytes cannot be trusted. */
 static ota_err_t restart_download(ota_client_t *c) {
+    ota_record_t *r = &c->record;
     c->received = 0;
+    c->written = 0;
+    c->patch_pending = 0;
+    ota_delta_init(&c->delta);
     hashes_begin(c);
     /* Opened again at 0: a slot that appends (ESP-IDF's esp_ota_write) goes on only from where it
      * was opened, which for a resume was past 0. */
     const ota_slot_port_t *slot = &c->config.ports->slot;
-    if (c->slot_open && slot->open(slot->ctx, c->record.image_size, 0) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
-    if (c->record.offset != 0) {
-        c->record.offset = 0;
+    if (c->slot_open && slot->open(slot->ctx, r->image_size, 0) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+    if (r->offset != 0 || r->patch_offset != 0) {
+        r->offset = 0;
+        r->patch_offset = 0;
+        ota_delta_save(&c->delta, r->apply_state);
         return save(c);
     }
     return OTA_OK;
@@ -487,9 +583,10 @@ static ota_err_t open_download(ota_client_t *c) {
     if (c->received > 0 && c->etag[0]) {
         memcpy(if_range, c->etag, sizeof if_range);
     } else if (c->received > 0) {
-        /* No answer of this download seen in this boot: the service's tag, the build's SHA-256. */
+        /* No answer of this download seen in this boot: the service's tag, the SHA-256 of the
+         * build (or of the patch). */
         if_range[0] = '"';
-        hex_of(r->sha256, sizeof r->sha256, if_range + 1);
+        hex_of(r->delta ? r->patch_sha256 : r->sha256, sizeof r->sha256, if_range + 1);
         if_range[65] = '"';
         if_range[66] = '\0';
     }
@@ -503,10 +600,11 @@ static ota_err_t open_download(ota_client_t *c) {
     c->http_open = true;
     c->attempt_bytes = 0;
     if ((head.status == 200 || head.status == 206) && head.etag[0]) memcpy(c->etag, head.etag, sizeof c->etag);
-    if (head.status == 206 && head.range_start == (int64_t)c->received && head.total_size == (int64_t)r->image_size) return OTA_OK;
+    int64_t size = download_size(c);
+    if (head.status == 206 && head.range_start == (int64_t)c->received && head.total_size == size) return OTA_OK;
     /* A 200 without Content-Length (chunked) is read up to the offer's size; one cut short is an
      * interrupted attempt, and the hash decides what the bytes are worth. */
-    if (head.status == 200 && (head.content_length == (int64_t)r->image_size || head.content_length < 0)) {
+    if (head.status == 200 && (head.content_length == size || head.content_length < 0)) {
         if (c->received > 0) log_line(c, OTA_LOG_WARN, "the server sent the whole build instead of a range: starting over");
         return restart_download(c);
     }
@@ -523,7 +621,7 @@ static ota_err_t open_download(ota_client_t *c) {
         c->next_check_at = now_ms(c);
         return OTA_OK;
     }
-    if (head.status == 404) return fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
+    if (head.status == 404) return r->delta ? refuse_patch(c, DELTA_FAILED_GONE) : fail_update(c, OTA_REASON_DOWNLOAD_FAILED);
     if (head.status == 206 || head.status == 200 || head.status == 416) {
         /* A range or a size we did not ask for: the slot's bytes are not this answer's. */
         ota_err_t reset = restart_download(c);
@@ -538,10 +636,17 @@ static ota_err_t open_download(ota_client_t *c) {
 /* The image is whole: verify it, finish the slot and move on to activating it. */
 static ota_err_t complete_download(ota_client_t *c) {
     close_download(c);
+    ota_record_t *r = &c->record;
     const ota_slot_port_t *slot = &c->config.ports->slot;
     ota_reason_t refused = hashes_verdict(c);
+    /* A patch that gave other bytes (another base, altered bytes) fails itself, not the update. */
+    if (refused == OTA_REASON_CHECKSUM_MISMATCH && r->delta) return refuse_patch(c, DELTA_FAILED_CHECKSUM);
     if (refused != OTA_REASON_NONE) return fail_update(c, refused);
-    report_once(c, OTA_EVENT_DOWNLOADED);
+    /* How the image came: the service's timeline shows patches applied and patches given up. */
+    char detail[80];
+    if (r->delta) snprintf(detail, sizeof detail, "{\"delta\":\"applied\",\"patch_bytes\":%lu}", (unsigned long)r->patch_size);
+    else if (r->delta_refused) snprintf(detail, sizeof detail, "{\"delta\":\"fell_back\",\"delta_failure\":\"%s\"}", delta_failure_name(r->delta_failure));
+    report_once_with(c, OTA_EVENT_DOWNLOADED, r->delta || r->delta_refused ? detail : NULL);
     if (slot->flush(slot->ctx) != OTA_OK || slot->finish(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
     report_once(c, OTA_EVENT_FLASHED);
     c->verified = true;
@@ -551,28 +656,21 @@ static ota_err_t complete_download(ota_client_t *c) {
     return save(c);
 }
 
-static ota_err_t download_step(ota_client_t *c) {
+/* After a chunk was saved: every stop_check_bytes of download, ask whether the offer stands. */
+static ota_err_t after_chunk_saved(ota_client_t *c) {
+    if (c->received - c->asked_at < c->config.stop_check_bytes) return OTA_OK;
+    /* Asked after the save, so that a held download resumes from exactly these bytes. No answer
+     * lets the download go on: the ask before the switch is the one that must be answered. */
+    uint32_t retry_after_s;
+    offer_standing_t standing = ask_offer_standing(c, &retry_after_s);
+    return standing == OFFER_HOLD || standing == OFFER_WITHDRAWN ? stop_update(c, standing) : OTA_OK;
+}
+
+/* The image itself: read up to the next chunk boundary, then make it durable and save the offset. */
+static ota_err_t image_download_step(ota_client_t *c) {
     ota_record_t *r = &c->record;
     const ota_slot_port_t *slot = &c->config.ports->slot;
     const ota_http_port_t *http = &c->config.ports->http;
-    if (!c->slot_open) {
-        if (slot->open(slot->ctx, r->image_size, r->offset) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
-        c->slot_open = true;
-        c->received = r->offset;
-        c->asked_at = r->offset;
-        c->hashed = 0;
-        c->hashes_valid = false;
-    }
-    if (!c->hashes_valid || c->hashed != c->received) {
-        bool done = false;
-        if (hashes_from_slot(c, c->received, &done) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
-        if (!done) return OTA_OK;
-    }
-    if (c->received < r->image_size && !c->http_open) {
-        ota_err_t err = open_download(c);
-        if (err != OTA_OK || !c->http_open) return err;
-    }
-    /* Read up to the next chunk boundary, then make it durable and save the offset. */
     uint32_t boundary = ota_chunk_end(c->received, c->config.chunk_bytes, r->image_size);
     while (c->received < boundary) {
         size_t want = boundary - c->received < sizeof c->read_buffer ? boundary - c->received : sizeof c->read_buffer;
@@ -583,6 +681,7 @@ static ota_err_t download_step(ota_client_t *c) {
         if (slot->write(slot->ctx, c->received, c->read_buffer, n) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
         hashes_update(c, c->read_buffer, n);
         c->received += (uint32_t)n;
+        c->written = c->received;
         c->attempt_bytes += (uint32_t)n;
         c->download_failures = 0;
         c->last_byte_at = now_ms(c);
@@ -591,12 +690,133 @@ static ota_err_t download_step(ota_client_t *c) {
     if (slot->flush(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
     r->offset = c->received;
     ota_err_t err = save(c);
-    if (err != OTA_OK || c->received - c->asked_at < c->config.stop_check_bytes) return err;
-    /* Asked after the save, so that a held download resumes from exactly these bytes. No answer
-     * lets the download go on: the ask before the switch is the one that must be answered. */
-    uint32_t retry_after_s;
-    offer_standing_t standing = ask_offer_standing(c, &retry_after_s);
-    return standing == OFFER_HOLD || standing == OFFER_WITHDRAWN ? stop_update(c, standing) : OTA_OK;
+    return err != OTA_OK ? err : after_chunk_saved(c);
+}
+
+/* ---- applying a delta patch ---- */
+
+static bool patch_read_base(void *ctx, uint32_t offset, uint8_t *out, size_t len) {
+    ota_client_t *c = ctx;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    return slot->read_running(slot->ctx, offset, out, len) == OTA_OK;
+}
+
+/* The applier's output: the slot, and the hashes over it. */
+static bool patch_write(void *ctx, const uint8_t *data, size_t len) {
+    ota_client_t *c = ctx;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    /* Past the offer's size is the patch's fault (refused as the patch); a write that fails, the flash's. */
+    if ((uint64_t)c->written + len > c->record.image_size) return false;
+    if (slot->write(slot->ctx, c->written, data, len) != OTA_OK) {
+        c->slot_write_failed = true;
+        return false;
+    }
+    hashes_update(c, data, len);
+    c->written += (uint32_t)len;
+    return true;
+}
+
+/* Whether to save at this pause: before the patch bytes since the last save could pass a chunk
+ * (the next pause is a sector of image away, which takes at most about a sector of patch, plus
+ * the read buffer received ahead), or once a chunk of image was written. */
+static bool save_at_pause(const ota_client_t *c) {
+    return c->written - c->record.offset >= c->config.chunk_bytes ||
+           (uint64_t)c->received - c->record.patch_offset + 2u * SECTOR_BYTES > c->config.chunk_bytes;
+}
+
+/*
+ * The patch: fed to the applier as it arrives, which writes the image into the slot. Saves come
+ * at the applier's pauses, each on a sector boundary of the image (so a resumed slot starts on a
+ * sector it erases), with the patch offset and the applier's state.
+ */
+static ota_err_t patch_download_step(ota_client_t *c) {
+    ota_record_t *r = &c->record;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    const ota_http_port_t *http = &c->config.ports->http;
+    ota_delta_io_t io = {.ctx = c, .read_base = patch_read_base, .write = patch_write, .base_size = UINT32_MAX, .pause_every = SECTOR_BYTES};
+    bool paused = true; /* the state may hold work from a pause: the first feed finishes it */
+    for (;;) {
+        if (c->patch_pending == 0 && !paused) {
+            if (c->received == r->patch_size) break;
+            if (!c->http_open) {
+                ota_err_t err = open_download(c);
+                if (err != OTA_OK || !c->http_open || !r->delta) return err;
+            }
+            size_t want = r->patch_size - c->received < sizeof c->read_buffer ? r->patch_size - c->received : sizeof c->read_buffer;
+            size_t n = 0;
+            if (http->get_read(http->ctx, c->read_buffer, want, &n) != OTA_OK) return attempt_failed(c, 0, "connection broken");
+            if (n == 0) return attempt_failed(c, 0, "body ended early");
+            if (n > want) return attempt_failed(c, 0, "port read past its buffer");
+            c->patch_pending_at = 0;
+            c->patch_pending = (uint16_t)n;
+            c->received += (uint32_t)n;
+            c->attempt_bytes += (uint32_t)n;
+            c->download_failures = 0;
+            c->last_byte_at = now_ms(c);
+        }
+        size_t consumed = 0;
+        c->slot_write_failed = false;
+        ota_delta_result_t result = ota_delta_feed(&c->delta, c->read_buffer + c->patch_pending_at, c->patch_pending, &io, &consumed);
+        c->patch_pending_at = (uint16_t)(c->patch_pending_at + consumed);
+        c->patch_pending = (uint16_t)(c->patch_pending - consumed);
+        paused = result == OTA_DELTA_PAUSED;
+        uint32_t target = ota_delta_target_size(&c->delta);
+        if (target != 0 && target != r->image_size) return refuse_patch(c, DELTA_FAILED_SIZE);
+        if (result == OTA_DELTA_ERROR) {
+            if (c->slot_write_failed) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+            log_line(c, OTA_LOG_WARN, "the delta patch was refused: %s", ota_delta_error(&c->delta));
+            return refuse_patch(c, DELTA_FAILED_APPLY);
+        }
+        if (paused && save_at_pause(c)) {
+            if (slot->flush(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+            r->offset = c->written;
+            r->patch_offset = c->received - c->patch_pending;
+            ota_delta_save(&c->delta, r->apply_state);
+            ota_err_t err = save(c);
+            return err != OTA_OK ? err : after_chunk_saved(c);
+        }
+    }
+    /* The whole patch is in: the image is whole only if the applier finished it. */
+    close_download(c);
+    if (c->written != r->image_size) return refuse_patch(c, DELTA_FAILED_SHORT);
+    return complete_download(c);
+}
+
+static ota_err_t download_step(ota_client_t *c) {
+    ota_record_t *r = &c->record;
+    const ota_slot_port_t *slot = &c->config.ports->slot;
+    if (!c->slot_open) {
+        if (slot->open(slot->ctx, r->image_size, r->offset) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        c->slot_open = true;
+        c->written = r->offset;
+        c->received = r->delta ? r->patch_offset : r->offset;
+        c->asked_at = c->received;
+        c->hashed = 0;
+        c->hashes_valid = false;
+        c->patch_pending = 0;
+        if (r->delta) {
+            /* The applier as the saved chunk left it; a state that does not fit the saved offset
+             * is not trusted, and the patch starts over. */
+            bool resumed = r->patch_offset > 0 && ota_delta_load(&c->delta, r->apply_state) && ota_delta_written(&c->delta) == r->offset;
+            if (!resumed && (r->patch_offset > 0 || r->offset > 0)) {
+                ota_err_t err = restart_download(c);
+                if (err != OTA_OK || !c->slot_open) return err;
+            } else if (!resumed) {
+                ota_delta_init(&c->delta);
+            }
+        }
+    }
+    if (!c->hashes_valid || c->hashed != c->written) {
+        bool done = false;
+        if (hashes_from_slot(c, c->written, &done) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        if (!done) return OTA_OK;
+    }
+    if (r->delta) return patch_download_step(c);
+    if (c->received < r->image_size && !c->http_open) {
+        ota_err_t err = open_download(c);
+        if (err != OTA_OK || !c->http_open) return err;
+    }
+    return image_download_step(c);
 }
 
 uint32_t ota_chunk_end(uint32_t received, uint32_t chunk, uint32_t size) {
@@ -605,6 +825,30 @@ uint32_t ota_chunk_end(uint32_t received, uint32_t chunk, uint32_t size) {
 }
 
 /* ---- the check ---- */
+
+/* The patch an offer carries, as far as this client can take it. */
+typedef struct {
+    uint32_t size;
+    uint8_t sha256[32];
+    json_value_t object; /* the offer's `patch` member, whose `url` is read once the patch is taken */
+} offered_patch_t;
+
+/* True when the offer carries a patch this client applies, from the image it runs, smaller than the image. */
+static bool read_offered_patch(ota_client_t *c, int64_t image_size, offered_patch_t *patch) {
+    const ota_record_t *r = &c->record;
+    if (!applies_deltas(c) || !r->has_running_sha256) return false;
+    if (!json_find(c->response, "patch", &patch->object) || patch->object.kind != JSON_NESTED) return false;
+    const char *object = patch->object.start;
+    char text[72];
+    uint8_t base[32];
+    int64_t size = 0;
+    if (!json_get_string(object, "format", text, sizeof text) || strcmp(text, OTA_DELTA_FORMAT) != 0) return false;
+    if (!json_get_string(object, "base_sha256", text, sizeof text) || !parse_hex32(text, base)) return false;
+    if (memcmp(base, r->running_sha256, sizeof base) != 0) return false;
+    if (!json_get_int(object, "size", &size) || size <= 0 || size >= image_size) return false;
+    patch->size = (uint32_t)size;
+    return json_get_string(object, "sha256", text, sizeof text) && parse_hex32(text, patch->sha256);
+}
 
 /* Takes an offer: a new update, or a new URL for the build being downloaded. */
 static ota_err_t take_offer(ota_client_t *c) {
@@ -629,22 +873,52 @@ static ota_err_t take_offer(ota_client_t *c) {
     c->url_valid = true;
     bool same_build = r->build_number == build && r->image_size == (uint32_t)size && memcmp(r->sha256, sha256, sizeof sha256) == 0 &&
                       (bool)r->has_signature == has_signature && (!has_signature || memcmp(r->signature, signature_bytes, sizeof signature_bytes) == 0);
+    /* A patch is taken when it can be, unless one to this build already failed; its URL must fit. */
+    offered_patch_t patch;
+    bool use_patch = !(same_build && r->delta_refused) && read_offered_patch(c, size, &patch);
+    bool same_patch = use_patch && r->delta && r->patch_size == patch.size && memcmp(r->patch_sha256, patch.sha256, sizeof patch.sha256) == 0;
     if (same_build && r->phase == OTA_PHASE_DOWNLOADING) {
+        if (r->delta && !(same_patch && json_get_string(patch.object.start, "url", c->url, sizeof c->url))) {
+            /* The offer no longer carries the patch being applied: the image, from byte 0. */
+            if (!json_get_string(c->response, "url", c->url, sizeof c->url)) return OTA_ERR_PROTOCOL;
+            close_download(c);
+            switch_to_image(c, DELTA_FAILED_WITHDRAWN);
+            memcpy(r->deployment_id, deployment, sizeof r->deployment_id);
+            return save(c);
+        }
         if (strcmp(r->deployment_id, deployment) != 0) {
             memcpy(r->deployment_id, deployment, sizeof r->deployment_id);
             return save(c);
         }
         return OTA_OK;
     }
+    if (use_patch && !json_get_string(patch.object.start, "url", c->url, sizeof c->url)) {
+        use_patch = false;
+        if (!json_get_string(c->response, "url", c->url, sizeof c->url)) return OTA_ERR_PROTOCOL;
+    }
     c->etag[0] = '\0';
-    /* The build a download that ran out of budget was for: its saved bytes are still in the slot. */
-    bool kept_bytes = same_build && r->phase == OTA_PHASE_IDLE && r->offset > 0 && r->target_slot == (uint8_t)(1u - c->running_slot);
+    /* The build a download that ran out of budget was for: its saved bytes are still in the slot,
+     * if this download is of the same thing (the image, or the same patch). */
+    bool kept_bytes = same_build && r->phase == OTA_PHASE_IDLE && r->offset > 0 && r->target_slot == (uint8_t)(1u - c->running_slot) &&
+                      (use_patch ? same_patch : !r->delta);
     close_download(c);
     r->phase = OTA_PHASE_DOWNLOADING;
     r->target_slot = (uint8_t)(1u - c->running_slot);
     r->build_number = build;
     r->image_size = (uint32_t)size;
-    if (!kept_bytes) r->offset = 0;
+    if (!same_build) {
+        r->delta_refused = 0;
+        r->delta_failure = DELTA_FAILED_NONE;
+    }
+    r->delta = use_patch;
+    if (use_patch) {
+        r->patch_size = patch.size;
+        memcpy(r->patch_sha256, patch.sha256, sizeof r->patch_sha256);
+    }
+    if (!kept_bytes) {
+        r->offset = 0;
+        r->patch_offset = 0;
+    }
     memcpy(r->sha256, sha256, sizeof sha256);
     r->has_signature = has_signature;
     memcpy(r->signature, signature_bytes, sizeof signature_bytes);
@@ -656,7 +930,8 @@ static ota_err_t take_offer(ota_client_t *c) {
     c->next_download_at = now_ms(c);
     ota_err_t err = save(c);
     if (err != OTA_OK) return err;
-    log_line(c, OTA_LOG_INFO, "offered build %s (%s bytes) of deployment %s", int64_text(build).text, int64_text(size).text, deployment);
+    log_line(c, OTA_LOG_INFO, "offered build %s (%s bytes) of deployment %s%s", int64_text(build).text, int64_text(size).text, deployment,
+             use_patch ? ", as a delta patch" : "");
     report_once(c, OTA_EVENT_OFFERED);
     if (!has_signature && c->config.require_signature) return fail_update(c, OTA_REASON_SIGNATURE_INVALID);
     report_once(c, OTA_EVENT_DOWNLOAD_STARTED);
@@ -781,6 +1056,9 @@ static ota_err_t trial_step(ota_client_t *c) {
         if (err != OTA_OK) return err;
         c->confirm_requested = false;
         r->running_build = r->build_number;
+        /* What the next check reports as current_hash: unknown for a trial whose record was lost. */
+        r->has_running_sha256 = r->deployment_id[0] != '\0';
+        memcpy(r->running_sha256, r->sha256, sizeof r->running_sha256);
         /* A trial whose record was lost belongs to no deployment this device knows: nothing to report. */
         if (r->deployment_id[0]) set_pending(c, OTA_EVENT_CONFIRMED, OTA_REASON_NONE);
         r->phase = OTA_PHASE_IDLE;
@@ -810,15 +1088,21 @@ static ota_err_t check_config(const ota_config_t *cfg) {
 
 static ota_err_t load_record(ota_client_t *c) {
     const ota_state_port_t *state = &c->config.ports->state;
-    uint8_t bytes[OTA_RECORD_READ_MAX];
+    uint8_t *bytes = record_scratch(c);
     size_t len = 0;
-    ota_err_t err = state->load(state->ctx, bytes, sizeof bytes, &len);
+    ota_err_t err = state->load(state->ctx, bytes, sizeof c->response, &len);
     if (err != OTA_OK) return err;
-    if (ota_record_decode(bytes, len, &c->record)) return OTA_OK;
+    bool readable = ota_record_decode(bytes, len, &c->record);
+    c->response[0] = '\0';
+    if (readable) return OTA_OK;
     if (len != 0) log_line(c, OTA_LOG_WARN, "the saved update state is unreadable: starting clean");
     c->record_missing = true;
     memset(&c->record, 0, sizeof c->record);
     c->record.running_build = c->config.factory_build_number;
+    if (c->config.factory_image_sha256) {
+        c->record.has_running_sha256 = 1;
+        memcpy(c->record.running_sha256, c->config.factory_image_sha256, sizeof c->record.running_sha256);
+    }
     return OTA_OK;
 }
 
@@ -880,6 +1164,7 @@ ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
             r->target_slot = boot.running_slot;
             r->build_number = r->running_build;
             r->deployment_id[0] = '\0';
+            r->has_running_sha256 = 0;
             c->trial_started_at = now;
             err = save(c);
         } else if (boot.pending_verify) {

@@ -18,7 +18,7 @@
  * first are zeros (the window starts zeroed, and the compressor may refer to it). Bits come most
  * significant first.
  */
-#include "ota_delta.h"
+#include "ota/ota_delta.h"
 
 #include <string.h>
 
@@ -123,6 +123,11 @@ static bool produce(ota_delta_t *d, uint8_t byte, bool is_diff, const ota_delta_
     d->buffer[d->buffered++] = byte;
     d->to_pos++;
     if (is_diff) d->from_pos++;
+    if (io->pause_every && d->to_pos % io->pause_every == 0 && d->to_pos < d->to_size) {
+        /* A pause point: everything produced is written, so the output stands exactly here. */
+        if (!flush(d, io)) return false;
+        d->pausing = true;
+    }
     return true;
 }
 
@@ -205,6 +210,18 @@ static void start_field(ota_delta_t *d, uint8_t state, uint8_t bits) {
     d->field_value = 0;
 }
 
+/* Copies what is left of a back-reference, up to a pause. Bytes after the end of the new image
+ * (the image ended inside the copy) are refused by stream_byte. */
+static ota_delta_result_t copy_back(ota_delta_t *d, const ota_delta_io_t *io) {
+    uint32_t mask = (1u << d->window_bits) - 1u;
+    while (d->copy_left > 0 && !d->pausing) {
+        d->copy_left--;
+        ota_delta_result_t result = emit(d, d->window[(d->window_fill - d->copy_distance) & mask], io);
+        if (result == OTA_DELTA_ERROR) return result;
+    }
+    return d->phase == PHASE_DONE ? OTA_DELTA_DONE : OTA_DELTA_MORE;
+}
+
 /* One bit of the compressed stream. */
 static ota_delta_result_t heatshrink_bit(ota_delta_t *d, unsigned bit, const ota_delta_io_t *io) {
     if (d->hs_state == HS_TAG) {
@@ -224,24 +241,28 @@ static ota_delta_result_t heatshrink_bit(ota_delta_t *d, unsigned bit, const ota
         d->backref_index = d->field_value;
         start_field(d, HS_COUNT, d->lookahead_bits);
         return OTA_DELTA_MORE;
-    default: {
-        uint32_t distance = (uint32_t)d->backref_index + 1u;
-        uint32_t count = (uint32_t)d->field_value + 1u;
+    default:
         d->hs_state = HS_TAG;
         if (d->phase == PHASE_DONE) return refuse(d, ERR_TRAILING);
-        uint32_t mask = (1u << d->window_bits) - 1u;
-        for (uint32_t i = 0; i < count; i++) {
-            ota_delta_result_t result = emit(d, d->window[(d->window_fill - distance) & mask], io);
-            if (result == OTA_DELTA_ERROR) return result;
-            /* The image ended inside this copy: whatever the copy still holds is past the end. */
-            if (result == OTA_DELTA_DONE && i + 1 < count) return refuse(d, ERR_TRAILING);
-        }
-        return d->phase == PHASE_DONE ? OTA_DELTA_DONE : OTA_DELTA_MORE;
-    }
+        d->copy_distance = (uint16_t)(d->backref_index + 1u);
+        d->copy_left = (uint16_t)(d->field_value + 1u);
+        return copy_back(d, io);
     }
 }
 
 /* ---- the patch, one raw byte at a time ---- */
+
+/* Reads the current patch byte's bits that are left, up to a pause. */
+static ota_delta_result_t read_bits(ota_delta_t *d, const ota_delta_io_t *io) {
+    ota_delta_result_t result = OTA_DELTA_MORE;
+    while (d->input_bits_left > 0 && !d->pausing) {
+        d->input_bits_left--;
+        ota_delta_result_t step = heatshrink_bit(d, (d->input_byte >> d->input_bits_left) & 1u, io);
+        if (step == OTA_DELTA_ERROR) return step;
+        if (step == OTA_DELTA_DONE) result = OTA_DELTA_DONE;
+    }
+    return d->phase == PHASE_DONE ? OTA_DELTA_DONE : result;
+}
 
 static ota_delta_result_t patch_byte(ota_delta_t *d, uint8_t byte, const ota_delta_io_t *io) {
     bool failed = false;
@@ -268,26 +289,35 @@ static ota_delta_result_t patch_byte(ota_delta_t *d, uint8_t byte, const ota_del
         d->hs_state = HS_TAG;
         d->phase = PHASE_DATA_FORMAT_SIZE;
         return OTA_DELTA_MORE;
-    default: {
-        ota_delta_result_t result = OTA_DELTA_MORE;
-        for (int bit = 7; bit >= 0; bit--) {
-            ota_delta_result_t step = heatshrink_bit(d, (byte >> bit) & 1u, io);
-            if (step == OTA_DELTA_ERROR) return step;
-            if (step == OTA_DELTA_DONE) result = OTA_DELTA_DONE;
-        }
-        return d->phase == PHASE_DONE ? OTA_DELTA_DONE : result;
-    }
+    default:
+        d->input_byte = byte;
+        d->input_bits_left = 8;
+        return read_bits(d, io);
     }
 }
 
-ota_delta_result_t ota_delta_feed(ota_delta_t *delta, const uint8_t *patch, size_t len, const ota_delta_io_t *io) {
+/* The work a pause left: the rest of a copy, then the rest of the patch byte it came in. */
+static ota_delta_result_t finish_paused(ota_delta_t *d, const ota_delta_io_t *io) {
+    if (d->copy_left > 0 && copy_back(d, io) == OTA_DELTA_ERROR) return OTA_DELTA_ERROR;
+    if (d->pausing) return OTA_DELTA_PAUSED;
+    if (d->input_bits_left > 0 && read_bits(d, io) == OTA_DELTA_ERROR) return OTA_DELTA_ERROR;
+    if (d->pausing) return OTA_DELTA_PAUSED;
+    return d->phase == PHASE_DONE ? OTA_DELTA_DONE : OTA_DELTA_MORE;
+}
+
+ota_delta_result_t ota_delta_feed(ota_delta_t *delta, const uint8_t *patch, size_t len, const ota_delta_io_t *io, size_t *consumed) {
+    *consumed = 0;
     if (delta->phase == PHASE_FAILED) return OTA_DELTA_ERROR;
-    ota_delta_result_t result = delta->phase == PHASE_DONE ? OTA_DELTA_DONE : OTA_DELTA_MORE;
+    delta->pausing = false;
+    ota_delta_result_t result = finish_paused(delta, io);
+    if (result == OTA_DELTA_ERROR || result == OTA_DELTA_PAUSED) return result;
     for (size_t i = 0; i < len; i++) {
         /* After the end only the padding of the last byte may follow, and no whole byte. */
         if (delta->phase == PHASE_DONE && delta->to_size == 0) return refuse(delta, ERR_TRAILING);
         result = patch_byte(delta, patch[i], io);
+        *consumed = i + 1;
         if (result == OTA_DELTA_ERROR) return result;
+        if (delta->pausing) return OTA_DELTA_PAUSED;
     }
     return delta->phase == PHASE_DONE ? OTA_DELTA_DONE : result;
 }
@@ -324,6 +354,10 @@ void ota_delta_save(const ota_delta_t *d, uint8_t out[OTA_DELTA_SAVED_BYTES]) {
     at = put(at, d->field_bits_left, 1);
     at = put(at, d->field_value, 2);
     at = put(at, d->backref_index, 2);
+    at = put(at, d->copy_left, 2);
+    at = put(at, d->copy_distance, 2);
+    at = put(at, d->input_byte, 1);
+    at = put(at, d->input_bits_left, 1);
     at = put(at, d->window_fill, 4);
     memcpy(at, d->window, sizeof d->window);
     at += sizeof d->window;
@@ -336,41 +370,49 @@ void ota_delta_save(const ota_delta_t *d, uint8_t out[OTA_DELTA_SAVED_BYTES]) {
 }
 
 bool ota_delta_load(ota_delta_t *delta, const uint8_t in[OTA_DELTA_SAVED_BYTES]) {
-    ota_delta_t d;
-    memset(&d, 0, sizeof d);
+    /* Read in place (a copy would take the state's size again on the stack), then checked. */
+    ota_delta_t *d = delta;
+    memset(d, 0, sizeof *d);
     uint64_t v;
     const uint8_t *at = in;
     at = get(at, &v, 1);
-    if (v != SAVED_VERSION) return false;
-    at = get(at, &v, 1), d.phase = (uint8_t)v;
-    at = get(at, &v, 1), d.varint_shift = (uint8_t)v;
-    at = get(at, &v, 1), d.varint_negative = v != 0;
-    at = get(at, &v, 8), d.varint_value = v;
-    at = get(at, &v, 4), d.to_size = (uint32_t)v;
-    at = get(at, &v, 4), d.to_pos = (uint32_t)v;
-    at = get(at, &v, 4), d.segment_left = (uint32_t)v;
-    at = get(at, &v, 8), d.from_pos = (int64_t)v;
-    at = get(at, &v, 1), d.window_bits = (uint8_t)v;
-    at = get(at, &v, 1), d.lookahead_bits = (uint8_t)v;
-    at = get(at, &v, 1), d.hs_state = (uint8_t)v;
-    at = get(at, &v, 1), d.field_bits_left = (uint8_t)v;
-    at = get(at, &v, 2), d.field_value = (uint16_t)v;
-    at = get(at, &v, 2), d.backref_index = (uint16_t)v;
-    at = get(at, &v, 4), d.window_fill = (uint32_t)v;
-    memcpy(d.window, at, sizeof d.window);
-    at += sizeof d.window;
-    memcpy(d.buffer, at, sizeof d.buffer);
-    at += sizeof d.buffer;
-    at = get(at, &v, 2), d.buffered = (uint16_t)v;
-    at = get(at, &v, 1), d.buffered_is_diff = v != 0;
-    at = get(at, &v, 4), d.buffered_from = (uint32_t)v;
-    get(at, &v, 1), d.error = (uint8_t)v;
-    /* What no state this applier wrote can hold: the saved bytes are damaged or not its own. */
-    bool heatshrink_started = d.phase > PHASE_HEATSHRINK && d.phase != PHASE_FAILED;
-    if (d.phase > PHASE_FAILED || d.hs_state > HS_COUNT || d.buffered > OTA_DELTA_BUFFER_BYTES || d.to_pos > d.to_size || d.buffered > d.to_pos ||
-        d.varint_shift > 69 || (heatshrink_started && (d.window_bits < 4 || d.window_bits > 8 || d.lookahead_bits >= d.window_bits))) {
+    if (v != SAVED_VERSION) {
+        ota_delta_init(delta);
         return false;
     }
-    *delta = d;
+    at = get(at, &v, 1), d->phase = (uint8_t)v;
+    at = get(at, &v, 1), d->varint_shift = (uint8_t)v;
+    at = get(at, &v, 1), d->varint_negative = v != 0;
+    at = get(at, &v, 8), d->varint_value = v;
+    at = get(at, &v, 4), d->to_size = (uint32_t)v;
+    at = get(at, &v, 4), d->to_pos = (uint32_t)v;
+    at = get(at, &v, 4), d->segment_left = (uint32_t)v;
+    at = get(at, &v, 8), d->from_pos = (int64_t)v;
+    at = get(at, &v, 1), d->window_bits = (uint8_t)v;
+    at = get(at, &v, 1), d->lookahead_bits = (uint8_t)v;
+    at = get(at, &v, 1), d->hs_state = (uint8_t)v;
+    at = get(at, &v, 1), d->field_bits_left = (uint8_t)v;
+    at = get(at, &v, 2), d->field_value = (uint16_t)v;
+    at = get(at, &v, 2), d->backref_index = (uint16_t)v;
+    at = get(at, &v, 2), d->copy_left = (uint16_t)v;
+    at = get(at, &v, 2), d->copy_distance = (uint16_t)v;
+    at = get(at, &v, 1), d->input_byte = (uint8_t)v;
+    at = get(at, &v, 1), d->input_bits_left = (uint8_t)v;
+    at = get(at, &v, 4), d->window_fill = (uint32_t)v;
+    memcpy(d->window, at, sizeof d->window);
+    at += sizeof d->window;
+    memcpy(d->buffer, at, sizeof d->buffer);
+    at += sizeof d->buffer;
+    at = get(at, &v, 2), d->buffered = (uint16_t)v;
+    at = get(at, &v, 1), d->buffered_is_diff = v != 0;
+    at = get(at, &v, 4), d->buffered_from = (uint32_t)v;
+    get(at, &v, 1), d->error = (uint8_t)v;
+    /* What no state this applier wrote can hold: the saved bytes are damaged or not its own. */
+    bool heatshrink_started = d->phase > PHASE_HEATSHRINK && d->phase != PHASE_FAILED;
+    if (d->phase > PHASE_FAILED || d->hs_state > HS_COUNT || d->buffered > OTA_DELTA_BUFFER_BYTES || d->to_pos > d->to_size || d->buffered > d->to_pos ||
+        d->varint_shift > 69 || d->input_bits_left > 7 || d->copy_left > 128 || (d->copy_left > 0 && (d->copy_distance == 0 || d->copy_distance > 256)) || (heatshrink_started && (d->window_bits < 4 || d->window_bits > 8 || d->lookahead_bits >= d->window_bits))) {
+        ota_delta_init(delta);
+        return false;
+    }
     return true;
 }

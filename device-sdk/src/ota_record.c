@@ -6,7 +6,9 @@
 
 #define MAGIC_V2 0x3241544fu /* "OTA2", little-endian */
 #define MAGIC_V1 0x4f544131u /* "OTA1", as the previous release stored it (native order) */
-#define CRC_AT 224u
+#define V2_BYTES 228u
+#define V2_CRC_AT 224u
+#define CRC_AT 872u
 
 /* The previous release's record: the raw struct, in this device's own ABI. Read, never written. */
 typedef struct {
@@ -74,10 +76,19 @@ static void get_text(char *out, const uint8_t *at, size_t size) {
     out[size - 1] = '\0';
 }
 
+/* What a record of a release before this one leaves out: the running image's SHA-256 is its last
+ * offer's when that offer is what runs; no patch was ever under way. */
+static void derive_running_sha256(ota_record_t *record) {
+    if (record->phase == OTA_PHASE_IDLE && record->image_size > 0 && record->running_build == record->build_number) {
+        record->has_running_sha256 = 1;
+        memcpy(record->running_sha256, record->sha256, sizeof record->running_sha256);
+    }
+}
+
 void ota_record_encode(const ota_record_t *record, uint8_t out[OTA_RECORD_BYTES]) {
     memset(out, 0, OTA_RECORD_BYTES);
     put_u32(out + 0, MAGIC_V2);
-    put_u16(out + 4, 2);
+    put_u16(out + 4, 3);
     put_u16(out + 6, OTA_RECORD_BYTES);
     out[8] = record->phase;
     out[9] = record->target_slot;
@@ -93,6 +104,15 @@ void ota_record_encode(const ota_record_t *record, uint8_t out[OTA_RECORD_BYTES]
     memcpy(out + 88, record->pending_deployment_id, 40);
     memcpy(out + 128, record->sha256, 32);
     memcpy(out + 160, record->signature, 64);
+    memcpy(out + 224, record->running_sha256, 32);
+    memcpy(out + 256, record->patch_sha256, 32);
+    put_u32(out + 288, record->patch_size);
+    put_u32(out + 292, record->patch_offset);
+    out[296] = record->has_running_sha256;
+    out[297] = record->delta;
+    out[298] = record->delta_refused;
+    out[299] = record->delta_failure;
+    memcpy(out + 300, record->apply_state, OTA_DELTA_SAVED_BYTES);
     put_u32(out + CRC_AT, crc32_of(out, CRC_AT));
 }
 
@@ -116,13 +136,12 @@ static bool decode_v1(const uint8_t *bytes, size_t len, ota_record_t *record) {
     get_text(record->pending_deployment_id, (const uint8_t *)v1.pending_deployment_id, sizeof record->pending_deployment_id);
     memcpy(record->sha256, v1.sha256, sizeof record->sha256);
     memcpy(record->signature, v1.signature, sizeof record->signature);
+    derive_running_sha256(record);
     return true;
 }
 
-bool ota_record_decode(const uint8_t *bytes, size_t len, ota_record_t *record) {
-    if (len >= 8 && get_u32(bytes) != MAGIC_V2) return decode_v1(bytes, len, record);
-    if (len < OTA_RECORD_BYTES || get_u16(bytes + 4) != 2 || get_u16(bytes + 6) != OTA_RECORD_BYTES || len != OTA_RECORD_BYTES) return false;
-    if (get_u32(bytes + CRC_AT) != crc32_of(bytes, CRC_AT)) return false;
+/* The fields versions 2 and 3 share (bytes 8 to 223). */
+static void decode_common(const uint8_t *bytes, ota_record_t *record) {
     memset(record, 0, sizeof *record);
     record->phase = bytes[8];
     record->target_slot = bytes[9];
@@ -138,5 +157,29 @@ bool ota_record_decode(const uint8_t *bytes, size_t len, ota_record_t *record) {
     get_text(record->pending_deployment_id, bytes + 88, sizeof record->pending_deployment_id);
     memcpy(record->sha256, bytes + 128, sizeof record->sha256);
     memcpy(record->signature, bytes + 160, sizeof record->signature);
+}
+
+bool ota_record_decode(const uint8_t *bytes, size_t len, ota_record_t *record) {
+    if (len >= 8 && get_u32(bytes) != MAGIC_V2) return decode_v1(bytes, len, record);
+    if (len < 8) return false;
+    uint16_t version = get_u16(bytes + 4);
+    if (version == 2) {
+        if (len != V2_BYTES || get_u16(bytes + 6) != V2_BYTES || get_u32(bytes + V2_CRC_AT) != crc32_of(bytes, V2_CRC_AT)) return false;
+        decode_common(bytes, record);
+        derive_running_sha256(record);
+        return true;
+    }
+    if (version != 3 || len != OTA_RECORD_BYTES || get_u16(bytes + 6) != OTA_RECORD_BYTES) return false;
+    if (get_u32(bytes + CRC_AT) != crc32_of(bytes, CRC_AT)) return false;
+    decode_common(bytes, record);
+    memcpy(record->running_sha256, bytes + 224, sizeof record->running_sha256);
+    memcpy(record->patch_sha256, bytes + 256, sizeof record->patch_sha256);
+    record->patch_size = get_u32(bytes + 288);
+    record->patch_offset = get_u32(bytes + 292);
+    record->has_running_sha256 = bytes[296];
+    record->delta = bytes[297];
+    record->delta_refused = bytes[298];
+    record->delta_failure = bytes[299];
+    memcpy(record->apply_state, bytes + 300, OTA_DELTA_SAVED_BYTES);
     return true;
 }

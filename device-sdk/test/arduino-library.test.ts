@@ -56,6 +56,8 @@ describe('the Arduino library', () => {
           'src/ota/ota_port.h',
           'src/ota_client.c',
           'src/ota_record.c',
+          'src/ota_delta.c',
+          'src/ota/ota_delta.h',
           'src/json_scan.c',
           'src/ota_esp_idf.c',
           'src/ota_esp_idf.h',
@@ -109,7 +111,7 @@ describe('the Arduino library', () => {
     if (compiled.status !== 0) throw new Error(`compile-esp32c3 --arduino-library exited ${compiled.status}:\n${compiled.stderr}`);
     const result = JSON.parse(compiled.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     console.log(`Arduino library for the ESP32-C3: ${JSON.stringify(result)}`);
-    expect(result).toMatchObject({ target: 'esp32c3', sources: 5, warnings: 0, sketch_calls: ['ota_esp_idf_init', 'ota_client_init'] });
+    expect(result).toMatchObject({ target: 'esp32c3', sources: 6, warnings: 0, sketch_calls: ['ota_esp_idf_init', 'ota_client_init'] });
   });
 });
 

@@ -38,7 +38,7 @@ function patch(from: string, to: string, name: string, options = ['--compression
 
 function apply(base: string, patchPath: string, args: string[] = [], build: 'gcc' | 'gcc32' | 'clang' = 'gcc', out = join(work, `applied-${Math.random().toString(36).slice(2)}.bin`)) {
   const result = run(sdkBinary('ota-delta-apply', build), [base, patchPath, out, ...args]);
-  return { ...result, out, report: result.status === 0 ? (JSON.parse(result.stdout.trim()) as { target_bytes: number; state_bytes: number; saved_state_bytes: number; cuts: number; patch_bytes_fed_again: number }) : undefined };
+  return { ...result, out, report: result.status === 0 ? (JSON.parse(result.stdout.trim()) as { target_bytes: number; state_bytes: number; saved_state_bytes: number; cuts: number; patch_bytes_fed_again: number; pauses: number; unaligned_pauses: number }) : undefined };
 }
 
 let images: Record<number, string>;
@@ -95,7 +95,7 @@ describe('the delta applier', () => {
         expect({ from, stopAfter, status: stopped.status }).toEqual({ from, stopAfter, status: 3 });
         const resumed = apply(images[1]!, patchPath, ['--resume'], to, out);
         expect({ from, to, stopAfter, status: resumed.status, stderr: resumed.stderr }).toEqual({ from, to, stopAfter, status: 0, stderr: '' });
-        expect({ from, to, stopAfter, same: readFileSync(out).equals(target), saved: resumed.report!.saved_state_bytes }).toEqual({ from, to, stopAfter, same: true, saved: 564 });
+        expect({ from, to, stopAfter, same: readFileSync(out).equals(target), saved: resumed.report!.saved_state_bytes }).toEqual({ from, to, stopAfter, same: true, saved: 570 });
       }
     }
     // A saved state of another layout (its version byte changed) is not read as this one.
@@ -106,6 +106,32 @@ describe('the delta applier', () => {
     writeFileSync(`${out}.state`, state);
     const refused = apply(images[1]!, patchPath, ['--resume'], 'gcc', out);
     expect([refused.status, refused.stderr]).toEqual([2, expect.stringContaining('holds no state this applier reads')]);
+  });
+
+  it('pauses exactly where the new image reaches each multiple of pause_every, mid-byte and mid-copy, and resumes from a saved pause on any ABI', () => {
+    // The client saves at pauses so that a resumed slot starts on a flash sector (device-sdk/README.md, "Delta patches").
+    const patchPath = patch(images[1]!, images[3]!, 'pauses.patch');
+    const target = readFileSync(images[3]!);
+    for (const [pauseEvery, piece, build] of [[256, 1, 'clang'], [512, 97, 'gcc32'], [4096, 4096, 'gcc']] as const) {
+      const applied = apply(images[1]!, patchPath, ['--piece', String(piece), '--pause-every', String(pauseEvery), '--cut-every', '40', '--seed', String(pauseEvery)], build);
+      if (applied.status !== 0) throw new Error(`ota-delta-apply exited ${applied.status}: ${applied.stderr}`);
+      const report = applied.report!;
+      expect({ pauseEvery, same: readFileSync(applied.out).equals(target), unaligned: report.unaligned_pauses }).toEqual({ pauseEvery, same: true, unaligned: 0 });
+      // Every multiple below the image's end is a pause, at least once (a cut replays some).
+      expect(report.pauses).toBeGreaterThanOrEqual(Math.floor((target.length - 1) / pauseEvery));
+      expect(report.cuts).toBeGreaterThan(0);
+    }
+    const size = statSync(patchPath).size;
+    for (const [from, to] of [['gcc32', 'gcc'], ['gcc', 'clang']] as const) {
+      for (const stopAfter of [1, Math.floor(size / 2), size - 60]) {
+        const out = join(work, `pause-${from}-${to}-${stopAfter}.bin`);
+        const stopped = apply(images[1]!, patchPath, ['--pause-every', '256', '--stop-after', String(stopAfter)], from, out);
+        expect({ from, stopAfter, status: stopped.status }).toEqual({ from, stopAfter, status: 3 });
+        const resumed = apply(images[1]!, patchPath, ['--pause-every', '256', '--resume'], to, out);
+        expect({ from, to, stopAfter, status: resumed.status, stderr: resumed.stderr }).toEqual({ from, to, stopAfter, status: 0, stderr: '' });
+        expect({ from, to, stopAfter, same: readFileSync(out).equals(target) }).toEqual({ from, to, stopAfter, same: true });
+      }
+    }
   });
 
   it('refuses what it cannot apply, with the reason, and never reports a partial image as done', () => {

@@ -24,8 +24,10 @@ const root = resolve(sdk, '..');
 const SOURCES = [
   ['include/ota/ota_client.h', 'src/ota/ota_client.h'],
   ['include/ota/ota_port.h', 'src/ota/ota_port.h'],
+  ['include/ota/ota_delta.h', 'src/ota/ota_delta.h'],
   ['src/ota_client.c', 'src/ota_client.c'],
   ['src/ota_record.c', 'src/ota_record.c'],
+  ['src/ota_delta.c', 'src/ota_delta.c'],
   ['src/ota_record.h', 'src/ota_record.h'],
   ['src/ota_chunk.h', 'src/ota_chunk.h'],
   ['src/json_scan.c', 'src/json_scan.c'],

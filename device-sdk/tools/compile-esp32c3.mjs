@@ -200,7 +200,7 @@ function compileWithHeaders(tree, asVersion) {
       port_struct_bytes: sizeOnTarget(flags, 'ota_esp_idf_t', 'ota_esp_idf.h'),
       core_code: codeSize(objects.core),
       // The delta applier (src/ota_delta.c): its whole state is the struct, no other RAM.
-      delta_state_bytes: sizeOnTarget(flags, 'ota_delta_t', 'ota_delta.h'),
+      delta_state_bytes: sizeOnTarget(flags, 'ota_delta_t', 'ota/ota_delta.h'),
       delta_code: codeSize(objects.delta),
       port_code: codeSize(objects.port),
     };

@@ -2,7 +2,7 @@
  * ota-delta-apply: the device SDK's delta applier (src/ota_delta.c) on files, for the tests and
  * for a firmware author who wants to try a patch before a device does.
  *
- *   ota-delta-apply BASE PATCH OUT [--piece N] [--cut-every N --seed S] [--stop-after N | --resume]
+ *   ota-delta-apply BASE PATCH OUT [--piece N] [--cut-every N | --pause-every N] [--seed S] [--stop-after N | --resume]
  *
  * --piece N      feeds the patch N bytes at a time (default 4096), as a download hands it over;
  * --cut-every N  after every N bytes of patch fed, saves the state as a device would at a chunk
@@ -10,6 +10,9 @@
  *                flushed); then, at a seeded point before the next save, "loses power":
  *                the work since the save is thrown away, the output cut back to the saved length,
  *                and the apply goes on from the saved state and offset.
+ * --pause-every N saves as the device's client does instead: at the applier's pauses, each time
+ *                the new image written reaches a multiple of N (the client's chunk); --cut-every
+ *                then bounds how many patch bytes after a save the seeded cut comes.
  * --stop-after N feeds N bytes of patch, then writes the saved state and the patch offset to
  *                OUT.state and stops (exit 3), as a device that loses power after a save;
  * --resume       goes on from OUT.state (written by any build of this tool: the saved form is the
@@ -24,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ota_delta.h"
+#include "ota/ota_delta.h"
 
 typedef struct {
     FILE *base;
@@ -64,7 +67,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: ota-delta-apply BASE PATCH OUT [--piece N] [--cut-every N --seed S]\n");
         return 2;
     }
-    size_t piece = 4096, cut_every = 0, stop_after = 0;
+    size_t piece = 4096, cut_every = 0, stop_after = 0, pause_every = 0;
     uint64_t seed = 1;
     bool resume = false;
     for (int i = 4; i < argc; i++) {
@@ -72,6 +75,7 @@ int main(int argc, char **argv) {
         else if (i + 1 >= argc) break;
         else if (strcmp(argv[i], "--piece") == 0) piece = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--cut-every") == 0) cut_every = strtoul(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--pause-every") == 0) pause_every = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--stop-after") == 0) stop_after = strtoul(argv[++i], NULL, 10);
     }
@@ -86,13 +90,14 @@ int main(int argc, char **argv) {
         return 2;
     }
     fseek(files.base, 0, SEEK_END);
-    ota_delta_io_t io = {.ctx = &files, .read_base = read_base, .write = write_out, .base_size = (uint32_t)ftell(files.base)};
+    ota_delta_io_t io = {.ctx = &files, .read_base = read_base, .write = write_out, .base_size = (uint32_t)ftell(files.base), .pause_every = (uint32_t)pause_every};
 
     static ota_delta_t delta;
     static uint8_t saved[OTA_DELTA_SAVED_BYTES];
     ota_delta_init(&delta);
     ota_delta_save(&delta, saved);
-    size_t offset = 0, saved_offset = 0, next_save = cut_every, cut_at = 0, cuts = 0, fed_again = 0;
+    size_t offset = 0, saved_offset = 0, next_save = cut_every, cut_at = 0, cuts = 0, fed_again = 0, pauses = 0, unaligned_pauses = 0;
+    bool paused = false;
     if (resume) {
         /* The state and the patch offset a stopped run saved, then the output from where it stood. */
         uint8_t saved_offset_bytes[4];
@@ -113,7 +118,8 @@ int main(int argc, char **argv) {
     if (cut_every) cut_at = 1 + next_random(&seed) % cut_every;
     ota_delta_result_t result = OTA_DELTA_MORE;
     while (offset < patch_len && result == OTA_DELTA_MORE) {
-        if (stop_after && offset >= stop_after) {
+        /* With --pause-every the stop comes at the first pause past N, as a device's save does. */
+        if (stop_after && offset >= stop_after && (!pause_every || paused)) {
             /* Power lost right after a save: the state, the offset, and the output flushed. */
             fflush(files.out);
             ota_delta_save(&delta, saved);
@@ -129,13 +135,20 @@ int main(int argc, char **argv) {
             return 3;
         }
         size_t len = patch_len - offset < piece ? patch_len - offset : piece;
-        if (stop_after && offset + len > stop_after) len = stop_after - offset;
-        if (cut_every && offset + len > next_save) len = next_save - offset;
+        if (stop_after && !pause_every && offset + len > stop_after) len = stop_after - offset;
+        if (!pause_every && cut_every && offset + len > next_save) len = next_save - offset;
         if (cut_every && cut_at && offset < saved_offset + cut_at && offset + len > saved_offset + cut_at) len = saved_offset + cut_at - offset;
-        result = ota_delta_feed(&delta, patch + offset, len, &io);
-        offset += len;
+        size_t consumed = 0;
+        result = ota_delta_feed(&delta, patch + offset, len, &io, &consumed);
+        offset += consumed;
+        paused = result == OTA_DELTA_PAUSED;
+        if (paused) {
+            result = OTA_DELTA_MORE;
+            pauses++;
+            if (ota_delta_written(&delta) % pause_every != 0) unaligned_pauses++;
+        }
         if (!cut_every || result != OTA_DELTA_MORE) continue;
-        if (offset == saved_offset + cut_at) {
+        if (!paused && offset == saved_offset + cut_at) {
             /* Power lost: the state (from its saved form, as a device reads it back) and the output
              * go back to the last save. */
             cuts++;
@@ -150,7 +163,7 @@ int main(int argc, char **argv) {
             cut_at = 0; /* the next cut comes after the next save */
             continue;
         }
-        if (offset == next_save) {
+        if (pause_every ? paused : offset == next_save) {
             fflush(files.out);
             ota_delta_save(&delta, saved);
             saved_offset = offset;
@@ -170,7 +183,8 @@ int main(int argc, char **argv) {
     fclose(files.out);
     /* What a cut left past the end of the new image goes. */
     if (truncate(argv[3], written) != 0) return 2;
-    printf("{\"target_bytes\":%ld,\"state_bytes\":%zu,\"saved_state_bytes\":%u,\"cuts\":%zu,\"patch_bytes_fed_again\":%zu}\n", written, sizeof(ota_delta_t), OTA_DELTA_SAVED_BYTES, cuts, fed_again);
+    printf("{\"target_bytes\":%ld,\"state_bytes\":%zu,\"saved_state_bytes\":%u,\"cuts\":%zu,\"patch_bytes_fed_again\":%zu,\"pauses\":%zu,\"unaligned_pauses\":%zu}\n",
+           written, sizeof(ota_delta_t), OTA_DELTA_SAVED_BYTES, cuts, fed_again, pauses, unaligned_pauses);
     fclose(files.base);
     return 0;
 }

@@ -44,6 +44,7 @@ static void usage(FILE *out) {
         "  --trial-timeout SECONDS  time a trial has to pass its health check in one boot (default 300)\n"
         "  --max-trial-boots N      boots a trial gets before the bootloader goes back (default 1)\n"
         "  --stall-timeout SECONDS  no byte for this long breaks a download (default 30)\n"
+        "  --deltas                 take delta patches from the running image (falls back to the image)\n"
         "  --once                   exit once the device is idle: an update ended and was reported,\n"
         "                           or a check offered nothing; prints one JSON line of the outcome\n"
         "  --help                   this text\n",
@@ -98,7 +99,7 @@ int main(int argc, char **argv) {
     const char *factory = NULL;
     int once = 0;
     enum { DIR_ = 256, SERVER, TOKEN, DEVICE, FRAMEWORK, CHIP, BOARD, HWREV, PARTITION, SECURITY, LABEL, NVS, KEY, REQSIG, FACTORY,
-           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, ONCE, HELP };
+           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, DELTAS, ONCE, HELP };
     static const struct option flags[] = {
         {"dir", required_argument, 0, DIR_}, {"server", required_argument, 0, SERVER}, {"token", required_argument, 0, TOKEN},
         {"device-id", required_argument, 0, DEVICE}, {"framework", required_argument, 0, FRAMEWORK}, {"chip", required_argument, 0, CHIP},
@@ -110,7 +111,7 @@ int main(int argc, char **argv) {
         {"retry-base", required_argument, 0, RETRY_BASE}, {"retry-max", required_argument, 0, RETRY_MAX},
         {"max-attempts", required_argument, 0, ATTEMPTS}, {"download-budget", required_argument, 0, DOWNLOAD_BUDGET}, {"stop-check", required_argument, 0, STOP_CHECK},
         {"trial-timeout", required_argument, 0, TRIAL_TIMEOUT},
-        {"max-trial-boots", required_argument, 0, TRIAL_BOOTS}, {"stall-timeout", required_argument, 0, STALL}, {"once", no_argument, 0, ONCE},
+        {"max-trial-boots", required_argument, 0, TRIAL_BOOTS}, {"stall-timeout", required_argument, 0, STALL}, {"deltas", no_argument, 0, DELTAS}, {"once", no_argument, 0, ONCE},
         {"help", no_argument, 0, HELP}, {0, 0, 0, 0}};
     int flag;
     while ((flag = getopt_long(argc, argv, "", flags, NULL)) != -1) {
@@ -147,6 +148,7 @@ int main(int argc, char **argv) {
         case TRIAL_TIMEOUT: config.trial_timeout_s = (uint32_t)strtoul(optarg, NULL, 10); break;
         case TRIAL_BOOTS: options.max_trial_boots = (unsigned)strtoul(optarg, NULL, 10); break;
         case STALL: options.stall_timeout_s = (unsigned)strtoul(optarg, NULL, 10); break;
+        case DELTAS: config.apply_deltas = true; break;
         case ONCE: once = 1; break;
         case HELP: usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -171,6 +173,18 @@ int main(int argc, char **argv) {
     }
     if (ota_linux_init(&port, &options) != 0) return 1;
     config.ports = &port.ports;
+    /* The image that runs is the running slot's file, whole: its SHA-256 is what a patch starts from
+     * when no saved state says it. */
+    static uint8_t running_sha256[32];
+    if (config.apply_deltas) {
+        size_t len = 0;
+        unsigned char *image = ota_linux_read_running(&port, &len);
+        if (image) {
+            crypto_hash_sha256(running_sha256, image, len);
+            config.factory_image_sha256 = running_sha256;
+            free(image);
+        }
+    }
     ota_err_t err = ota_client_init(&client, &config);
     if (err != OTA_OK) {
         fprintf(stderr, "ota-device: the client refused its configuration (%d); see ota_client.h for each field's range\n", (int)err);

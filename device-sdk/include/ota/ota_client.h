@@ -19,6 +19,7 @@
 #ifndef OTA_CLIENT_H
 #define OTA_CLIENT_H
 
+#include "ota/ota_delta.h"
 #include "ota/ota_port.h"
 
 #ifdef __cplusplus
@@ -28,7 +29,7 @@ extern "C" {
 /* Fixed sizes of the client's buffers; the whole client is sizeof(ota_client_t). */
 #define OTA_URL_MAX 640          /* the offer's download URL, and the endpoint URLs */
 #define OTA_REQUEST_MAX 768      /* a check or status request body */
-#define OTA_RESPONSE_MAX 1536    /* a check or status answer body */
+#define OTA_RESPONSE_MAX 2048    /* a check or status answer body: an offer with a patch holds two URLs */
 #define OTA_READ_BUFFER 1024     /* bytes read from the network per slot write */
 #define OTA_MAX_SIGNING_KEYS 2   /* pinned Ed25519 keys checked at once (a key and its successor) */
 
@@ -53,6 +54,8 @@ extern "C" {
 #define OTA_DEFAULT_STOP_CHECK_BYTES 262144u
 /* Bytes of the slot one step hashes again from flash at most (after a reboot mid-update). */
 #define OTA_HASH_STEP_BYTES 32768u
+/* The delta patch format the client applies (docs/api.md, "Delta patches"). */
+#define OTA_DELTA_FORMAT "detools-sequential-heatshrink-8-7"
 
 typedef struct {
     /* The service's base URL, e.g. "https://ota.example.com" (no trailing slash). */
@@ -103,6 +106,15 @@ typedef struct {
     /* Seconds a booted trial image has, in one boot, to be confirmed before it is rolled back
      * (confirm_timeout). Default OTA_DEFAULT_TRIAL_TIMEOUT_S. */
     uint32_t trial_timeout_s;
+    /* Take delta patches (device-sdk/README.md, "Delta updates"): the check says which image runs
+     * (current_hash) and that the client applies OTA_DELTA_FORMAT, and an offer that carries a
+     * patch from that image is downloaded as the patch and applied into the slot. A patch that
+     * fails falls back to the full image. Needs the slot port's read_running. */
+    bool apply_deltas;
+    /* The SHA-256 of the image that runs, for when no saved state says it (a factory image, or an
+     * image whose saved state was lost); NULL: unknown, and deltas start from the first full
+     * update. A wrong one costs a patch download: its result fails the image's SHA-256 check. */
+    const uint8_t *factory_image_sha256;
     const ota_ports_t *ports;
 } ota_config_t;
 
@@ -143,7 +155,7 @@ typedef enum {
 /*
  * Where an update stands, as the saved record holds it. Saved whole through the state port after
  * every change of phase and every chunk, in a fixed, versioned byte layout written and read field
- * by field (src/ota_record.h: 228 bytes on every ABI). A record that cannot be read (none, cut
+ * by field (src/ota_record.h: 876 bytes on every ABI). A record that cannot be read (none, cut
  * short, damaged, a later version) is treated as absent: see ota_client_init for what each boot
  * then does.
  */
@@ -157,11 +169,24 @@ typedef struct {
     int64_t build_number;       /* the offer's */
     int64_t pending_build;      /* build_number sent with a pending `confirmed` */
     uint32_t image_size;
-    uint32_t offset;            /* bytes of the slot that a flush made durable; a multiple of the chunk */
+    uint32_t offset;            /* bytes of the slot that a flush made durable; a multiple of the chunk
+                                   (of a flash sector while a patch is applied) */
     char deployment_id[40];
     char pending_deployment_id[40];
     uint8_t sha256[32];
     uint8_t signature[64];
+    /* The image that runs, as the check reports it (current_hash): the last confirmed offer's. */
+    uint8_t has_running_sha256;
+    uint8_t running_sha256[32];
+    /* The download is the offer's delta patch, applied into the slot as it arrives. */
+    uint8_t delta;
+    uint8_t delta_refused;      /* a patch to this build failed: its full image is downloaded */
+    uint8_t delta_failure;      /* why it failed, for the `downloaded` report (a code of ota_client.c) */
+    uint32_t patch_size;
+    uint32_t patch_offset;      /* patch bytes the apply state below has consumed */
+    uint8_t patch_sha256[32];
+    /* The applier's state when `offset` and `patch_offset` were saved (ota_delta_save). */
+    uint8_t apply_state[OTA_DELTA_SAVED_BYTES];
 } ota_record_t;
 
 /* The client. Its fields are the core's: read them only through the functions below. */
@@ -179,8 +204,9 @@ typedef struct {
     bool http_open;
     bool verified;              /* the slot's image was hashed and verified in this boot */
     bool hashes_valid;          /* the hash states hold the slot's first `hashed` bytes */
-    uint32_t received;          /* bytes written to the slot; >= record.offset */
-    uint32_t hashed;            /* bytes passed to the hashes; the hashes are valid when == received */
+    uint32_t received;          /* bytes of the download received: of the image, or of the patch */
+    uint32_t written;           /* bytes written to the slot; >= record.offset (== received for an image) */
+    uint32_t hashed;            /* bytes passed to the hashes; the hashes are valid when == written */
     uint32_t attempt_bytes;     /* bytes the open GET delivered */
     uint32_t download_failures; /* attempts in a row that delivered nothing */
     uint32_t asked_at;          /* `received` when the client last asked whether the offer stands */
@@ -189,6 +215,11 @@ typedef struct {
     OTA_STATE_ALIGN uint8_t sha256_state[OTA_CRYPTO_STATE_MAX];
     OTA_STATE_ALIGN uint8_t ed25519_state[OTA_MAX_SIGNING_KEYS][OTA_CRYPTO_STATE_MAX];
     uint8_t read_buffer[OTA_READ_BUFFER];
+    /* Patch bytes of read_buffer received but not yet applied (the applier paused in them). */
+    uint16_t patch_pending_at;
+    uint16_t patch_pending;
+    bool slot_write_failed;     /* the applier's last write to the slot failed */
+    ota_delta_t delta;          /* the applier, while a patch is applied */
     char request[OTA_REQUEST_MAX];
     char response[OTA_RESPONSE_MAX];
     /* Timing, in the system port's milliseconds. */

@@ -92,6 +92,11 @@ typedef struct {
     ota_err_t (*mark_valid)(void *ctx);
     /* Refuses the running trial: the previous slot boots next. May reboot at once (ESP-IDF does). */
     ota_err_t (*rollback)(void *ctx);
+    /*
+     * Reads bytes of the running slot: the base a delta patch is applied to. A read past the
+     * running image's slot is OTA_ERR_INVALID_ARG. May be NULL: the client then takes full images only.
+     */
+    ota_err_t (*read_running)(void *ctx, uint32_t offset, uint8_t *data, size_t len);
 } ota_slot_port_t;
 
 typedef struct {

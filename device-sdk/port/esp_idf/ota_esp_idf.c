@@ -222,6 +222,16 @@ static ota_err_t slot_read(void *ctx, uint32_t offset, uint8_t *data, size_t len
     return port->update_partition && esp_partition_read(port->update_partition, offset, data, len) == ESP_OK ? OTA_OK : OTA_ERR_IO;
 }
 
+/* The base of a delta patch: the partition the app runs from, read as it is in flash (decrypted
+ * when flash encryption is on, as esp_partition_read does for an encrypted partition). */
+static ota_err_t slot_read_running(void *ctx, uint32_t offset, uint8_t *data, size_t len) {
+    (void)ctx;
+    const esp_partition_t *running = esp_ota_get_running_partition();
+    if (!running) return OTA_ERR_IO;
+    if ((uint64_t)offset + len > running->size) return OTA_ERR_INVALID_ARG;
+    return esp_partition_read(running, offset, data, len) == ESP_OK ? OTA_OK : OTA_ERR_IO;
+}
+
 static ota_err_t slot_flush(void *ctx) {
     /* esp_ota_write writes flash directly; at a chunk boundary (whole sectors) nothing is held back. */
     (void)ctx;
@@ -335,7 +345,8 @@ esp_err_t ota_esp_idf_init(ota_esp_idf_t *port, const ota_esp_idf_options_t *opt
     if (!port->options.nvs_namespace) port->options.nvs_namespace = "ota_client";
     if (sodium_init() < 0) return ESP_FAIL;
     port->ports.http = (ota_http_port_t){port, post_json, get_open, get_read, get_close};
-    port->ports.slot = (ota_slot_port_t){port, boot_info, slot_open, slot_write, slot_read, slot_flush, slot_finish, slot_activate, slot_mark_valid, slot_rollback};
+    port->ports.slot = (ota_slot_port_t){port,          boot_info,     slot_open,       slot_write,    slot_read,        slot_flush,
+                                         slot_finish,   slot_activate, slot_mark_valid, slot_rollback, slot_read_running};
     port->ports.state = (ota_state_port_t){port, state_load, state_save};
     port->ports.crypto = (ota_crypto_port_t){
         .ctx = port,

@@ -167,22 +167,34 @@ static ota_err_t slot_write(void *ctx, uint32_t offset, const uint8_t *data, siz
     return fwrite(data, 1, len, port->slot_file) == len ? OTA_OK : OTA_ERR_IO;
 }
 
-static ota_err_t slot_read(void *ctx, uint32_t offset, uint8_t *data, size_t len) {
-    ota_linux_t *port = ctx;
+/* Reads bytes of a slot's file; how many it read (fewer past its end), or -1 when it cannot be opened. */
+static long read_slot_file(const ota_linux_t *port, unsigned slot, uint32_t offset, uint8_t *data, size_t len) {
     char path[512];
-    slot_path(port, inactive_slot(port), path, sizeof path);
-    if (port->slot_file) fflush(port->slot_file);
+    slot_path(port, slot, path, sizeof path);
     int fd = open(path, O_RDONLY);
-    if (fd < 0) return OTA_ERR_IO;
+    if (fd < 0) return -1;
     size_t done = 0;
     while (done < len) {
-        ssize_t n = pread(fd, data + done, len - done, (off_t)(offset + done));
+        ssize_t n = pread(fd, data + done, len - done, (off_t)offset + (off_t)done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         done += (size_t)n;
     }
     close(fd);
-    return done == len ? OTA_OK : OTA_ERR_IO;
+    return (long)done;
+}
+
+static ota_err_t slot_read(void *ctx, uint32_t offset, uint8_t *data, size_t len) {
+    ota_linux_t *port = ctx;
+    if (port->slot_file) fflush(port->slot_file);
+    return read_slot_file(port, inactive_slot(port), offset, data, len) == (long)len ? OTA_OK : OTA_ERR_IO;
+}
+
+/* The base of a delta patch: the running slot's file; a read past its end is refused. */
+static ota_err_t slot_read_running(void *ctx, uint32_t offset, uint8_t *data, size_t len) {
+    ota_linux_t *port = ctx;
+    long done = read_slot_file(port, port->boot.active, offset, data, len);
+    return done < 0 ? OTA_ERR_IO : done == (long)len ? OTA_OK : OTA_ERR_INVALID_ARG;
 }
 
 static ota_err_t slot_flush(void *ctx) {
@@ -256,6 +268,7 @@ void ota_linux_flash_bind(ota_linux_t *port) {
         .activate = slot_activate,
         .mark_valid = slot_mark_valid,
         .rollback = slot_rollback,
+        .read_running = slot_read_running,
     };
     port->ports.state = (ota_state_port_t){.ctx = port, .load = state_load, .save = state_save};
 }

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "ota/ota_client.h"
-#include "ota_delta.h"
+#include "ota/ota_delta.h"
 
 #ifndef FIRMWARE_VERSION
 #define FIRMWARE_VERSION 1

@@ -28,6 +28,8 @@ export const OUTAGE_RETRY_AFTER_S = 2;
 export interface ProxiedDownload {
   rangeStart: number;
   status: number;
+  /** The size of the whole object (a build, or a delta patch): Content-Range's, or a 200's Content-Length; -1 when neither says. */
+  total: number;
   bytesSent: number;
   /** `bytesSent` when `mark()` was called; 0 for a download that began after it. */
   bytesAtMark: number;
@@ -140,7 +142,8 @@ export class FaultProxy {
 
   private async download(request: http.IncomingMessage, upstream: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const range = /^bytes=(\d+)-/.exec(String(request.headers.range ?? ''));
-    const record: ProxiedDownload = { rangeStart: upstream.statusCode === 206 && range ? Number(range[1]) : 0, status: upstream.statusCode ?? 0, bytesSent: 0, bytesAtMark: 0 };
+    const total = Number(/\/(\d+)$/.exec(String(upstream.headers['content-range'] ?? ''))?.[1] ?? (upstream.statusCode === 200 ? (upstream.headers['content-length'] ?? -1) : -1));
+    const record: ProxiedDownload = { rangeStart: upstream.statusCode === 206 && range ? Number(range[1]) : 0, status: upstream.statusCode ?? 0, total, bytesSent: 0, bytesAtMark: 0 };
     this.downloads.push(record);
     if (this.fault?.kind === 'trailers' && this.faultUsed && upstream.statusCode === 206) return this.withTrailers(upstream, response, record);
     response.writeHead(upstream.statusCode ?? 502, upstream.headers);

@@ -13,6 +13,7 @@
 
 #include "fake_ports.h"
 #include "ota_chunk.h"
+#include "patch_maker.h"
 #include "test_support.h"
 
 #define IMAGE_BYTES (40 * 1024 + 123)
@@ -513,33 +514,70 @@ static int downloading(void) {
     return ota_client_phase(&device.client) == OTA_PHASE_DOWNLOADING && world.delivered >= (long)CHUNK;
 }
 
-/* The same 228 bytes on every ABI (this suite also runs built for 32 bits), each field where the
+/* The same 876 bytes on every ABI (this suite also runs built for 32 bits), each field where the
  * layout says. */
 static void test_record_layout(void) {
     make_device(1, 1);
     EXPECT("layout: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
     step_until(downloading, 2000);
-    EXPECT("layout: 228 bytes", world.record_len == 228);
-    EXPECT("layout: magic and version", memcmp(world.record, "OTA2", 4) == 0 && world.record[4] == 2 && world.record[5] == 0);
-    EXPECT("layout: its length", world.record[6] == 228 && world.record[7] == 0);
+    EXPECT("layout: 876 bytes", world.record_len == 876);
+    EXPECT("layout: magic and version", memcmp(world.record, "OTA2", 4) == 0 && world.record[4] == 3 && world.record[5] == 0);
+    EXPECT("layout: its length", world.record[6] == (876 & 0xff) && world.record[7] == (876 >> 8));
     EXPECT("layout: the phase", world.record[8] == OTA_PHASE_DOWNLOADING && world.record[9] == 1);
     EXPECT("layout: the build, little-endian", world.record[24] == 7 && world.record[25] == 0 && le32(world.record + 40) == IMAGE_BYTES);
     EXPECT("layout: the offset", le32(world.record + 44) >= CHUNK && le32(world.record + 44) % CHUNK == 0);
     EXPECT("layout: the deployment", strcmp((const char *)world.record + 48, FAKE_DEPLOYMENT_ID) == 0);
-    EXPECT("layout: the checksum", le32(world.record + 224) == test_crc32(world.record, 224));
+    EXPECT("layout: the checksum", le32(world.record + 872) == test_crc32(world.record, 872));
 }
 
-/* A later layout (version 3) is not guessed at: the record is unreadable, and the device starts clean. */
+/* A later layout (version 4) is not guessed at: the record is unreadable, and the device starts clean. */
 static void test_record_of_a_later_version(void) {
     make_device(1, 1);
     EXPECT("later version: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
     step_until(downloading, 2000);
-    world.record[4] = 3;
-    uint32_t crc = test_crc32(world.record, 224);
-    for (int i = 0; i < 4; i++) world.record[224 + i] = (uint8_t)(crc >> (8 * i));
+    world.record[4] = 4;
+    uint32_t crc = test_crc32(world.record, 872);
+    for (int i = 0; i < 4; i++) world.record[872 + i] = (uint8_t)(crc >> (8 * i));
     fake_reboot(&world);
     EXPECT("later version: boots again", ota_client_init(&device.client, &device.config) == OTA_OK);
     EXPECT("later version: starts clean", ota_client_phase(&device.client) == OTA_PHASE_IDLE && ota_client_running_build(&device.client) == 0);
+}
+
+/* The record as the release before deltas saved it: version 2, the first 224 bytes of today's, then its CRC-32. */
+static void to_version_2(void) {
+    world.record[4] = 2;
+    world.record[6] = 228;
+    world.record[7] = 0;
+    uint32_t crc = test_crc32(world.record, 224);
+    for (int i = 0; i < 4; i++) world.record[224 + i] = (uint8_t)(crc >> (8 * i));
+    world.record_len = 228;
+}
+
+static void test_record_of_version_2(void) {
+    /* Mid-download: the download goes on from its saved offset. */
+    make_device(1, 1);
+    EXPECT("version 2: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    step_until(downloading, 2000);
+    long saved = (long)le32(world.record + 44);
+    to_version_2();
+    fake_reboot(&world);
+    long before = world.delivered;
+    EXPECT("version 2: settles", run_device(20000) >= 0);
+    check_invariants("version 2 mid-download", "confirmed");
+    EXPECT("version 2: resumed from its offset", saved > 0 && world.delivered - before == IMAGE_BYTES - saved);
+    /* Idle after an update: the image it confirmed is what runs, and is the base of the next patch. */
+    device.config.apply_deltas = true;
+    to_version_2();
+    fake_reboot(&world);
+    world.now += 10000000;
+    EXPECT("version 2 idle: boots", ota_client_init(&device.client, &device.config) == OTA_OK);
+    uint32_t wait;
+    ota_client_step(&device.client, &wait);
+    uint8_t digest[32];
+    char hex[65];
+    crypto_hash_sha256(digest, image, sizeof image);
+    sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+    EXPECT("version 2 idle: the check reports the image it confirmed", !strcmp(world.last_current_hash, hex));
 }
 
 /* The previous release's record: its raw struct, as a device of that release saved it. */
@@ -583,7 +621,7 @@ static void test_record_of_the_previous_release(void) {
     const fake_report_t *terminal = last_terminal();
     EXPECT("previous record: confirms the deployment it came from",
            terminal && !strcmp(terminal->event, "confirmed") && terminal->build == 7 && !strcmp(terminal->deployment, FAKE_DEPLOYMENT_ID));
-    EXPECT("previous record: runs build 7, saved in the new layout", ota_client_running_build(&device.client) == 7 && world.record_len == 228);
+    EXPECT("previous record: runs build 7, saved in the new layout", ota_client_running_build(&device.client) == 7 && world.record_len == 876);
 }
 
 /* Build numbers past 32 bits travel whole in the check and in `confirmed`: the core formats them
@@ -802,6 +840,165 @@ static void test_refused_download_asks_why(void) {
     EXPECT("409: no byte fetched twice", world.delivered == IMAGE_BYTES);
 }
 
+/* ---- delta patches ---- */
+
+static uint8_t base_image[IMAGE_BYTES];
+static uint8_t patch_bytes[IMAGE_BYTES];
+static uint8_t base_sha256[32];
+
+/* A device that runs base_image (the previous build: `image` with a few hundred bytes changed)
+ * and applies patches, offered the patch from it to `image`. */
+static void make_delta_device(int signed_build, int health) {
+    make_device(signed_build, health);
+    memcpy(base_image, image, sizeof base_image);
+    for (size_t i = 13; i < sizeof base_image; i += 157) base_image[i] ^= (uint8_t)(i | 1u);
+    memcpy(base_image, "factory image", 13);
+    memcpy(world.slot_live[0], base_image, sizeof base_image);
+    memcpy(world.slot_durable[0], base_image, sizeof base_image);
+    crypto_hash_sha256(base_sha256, base_image, sizeof base_image);
+    world.patch_size = make_patch(base_image, sizeof base_image, image, sizeof image, patch_bytes, sizeof patch_bytes);
+    world.patch = patch_bytes;
+    memcpy(world.patch_base_sha256, base_sha256, sizeof base_sha256);
+    device.config.apply_deltas = true;
+    device.config.factory_image_sha256 = base_sha256;
+}
+
+static const fake_report_t *report_of(const char *event) {
+    for (int i = 0; i < world.report_count; i++) {
+        if (!strcmp(world.reports[i].event, event)) return &world.reports[i];
+    }
+    return NULL;
+}
+
+static void test_delta_update(void) {
+    make_delta_device(1, 1);
+    EXPECT("delta: the patch is small", world.patch_size > 0 && world.patch_size < IMAGE_BYTES / 4);
+    EXPECT("delta: settles", run_device(20000) >= 0);
+    check_invariants("delta update", "confirmed");
+    EXPECT("delta: only the patch was downloaded", world.delivered == (long)world.patch_size && world.patch_gets == 1);
+    const fake_report_t *downloaded = report_of("downloaded");
+    char expected[80];
+    snprintf(expected, sizeof expected, "{\"delta\":\"applied\",\"patch_bytes\":%zu}", world.patch_size);
+    EXPECT("delta: `downloaded` says the patch was applied", downloaded && !strcmp(downloaded->detail, expected));
+    EXPECT("delta: the base was read from the running slot", world.running_bytes_read >= IMAGE_BYTES / 2);
+    /* The next check reports the new image as the base of the next patch. */
+    uint8_t digest[32];
+    char hex[65];
+    crypto_hash_sha256(digest, image, sizeof image);
+    sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
+    world.now += 10000000;
+    uint32_t wait;
+    ota_client_step(&device.client, &wait);
+    EXPECT("delta: the next check reports the confirmed image", world.last_check_delta_formats && !strcmp(world.last_current_hash, hex));
+
+    /* A client that does not apply patches, or whose port cannot read the running slot, says nothing of them and gets the image. */
+    for (int without_port = 0; without_port < 2; without_port++) {
+        make_delta_device(1, 1);
+        if (without_port) world.ports.slot.read_running = NULL;
+        else device.config.apply_deltas = false;
+        EXPECT("no deltas: settles", run_device(20000) >= 0);
+        check_invariants("no deltas", "confirmed");
+        EXPECT("no deltas: the check said nothing of them", !world.last_check_delta_formats && world.last_current_hash[0] == '\0');
+        EXPECT("no deltas: the image was downloaded", world.delivered == IMAGE_BYTES && world.patch_gets == 0);
+    }
+}
+
+/* Cuts the link or the power once at every `stride`-th byte of the patch, on flash that (as
+ * esp_ota_write's) erases a sector only when writing reaches its start: each run confirms the
+ * offered bytes from the patch alone; returns the most patch bytes any run fetched again. */
+static long delta_cut_everywhere(long *cut, long stride, const char *name) {
+    long worst = 0;
+    int runs = 0;
+    make_delta_device(1, 1);
+    long patch_size = (long)world.patch_size;
+    for (long at = 0; at <= patch_size; at += stride, runs++) {
+        make_delta_device(1, 1);
+        world.slot_appends = 1;
+        *cut = at;
+        EXPECT(name, run_device(20000) >= 0);
+        check_invariants(name, "confirmed");
+        EXPECT(name, world.patch_gets >= 1 && world.delivered >= patch_size && world.delivered < IMAGE_BYTES);
+        EXPECT(name, world.resumes_inside_a_sector == 0);
+        if (world.delivered - patch_size > worst) worst = world.delivered - patch_size;
+    }
+    printf("  delta %s at %d byte positions of a %ld-byte patch: at most %ld bytes fetched again\n", name, runs, patch_size, worst);
+    return worst;
+}
+
+static void test_delta_cuts(void) {
+    EXPECT("delta: a link cut fetches no byte again", delta_cut_everywhere(&world.cut_link_at, 97, "link cut") == 0);
+    EXPECT("delta: a power cut fetches at most one chunk again", delta_cut_everywhere(&world.cut_power_at, 41, "power cut") <= (long)CHUNK);
+    /* The power goes instead of each write that must survive. */
+    make_delta_device(1, 1);
+    EXPECT("delta: a clean run settles", run_device(20000) >= 0);
+    long writes = world.mutations;
+    for (long k = 0; k < writes; k++) {
+        make_delta_device(1, 1);
+        world.slot_appends = 1;
+        world.max_trial_boots = 2;
+        world.cut_power_at_mutation = k;
+        EXPECT("delta: a cut before a write settles", run_device(20000) >= 0);
+        check_invariants("delta: power cut before a write", "confirmed");
+        EXPECT("delta: no failure", count_reports("failed") == 0);
+    }
+    printf("  delta: power cut before each of the %ld writes of a patched update\n", writes);
+}
+
+/* A patch that cannot give the build falls back to the image: no failure is reported, and
+ * `downloaded` says why. */
+static void test_delta_falls_back(void) {
+    struct {
+        const char *name, *failure;
+        void (*fault)(void);
+    } cases[] = {
+        {"a tampered patch", NULL, NULL}, /* where the flipped bits land decides which */
+        {"a patch from another base", "checksum_mismatch", NULL},
+        {"a patch that is gone", "patch_unavailable", NULL},
+        {"a patch cut short", "patch_incomplete", NULL},
+        {"a patch of another image size", "size_mismatch", NULL},
+        {"a patch the applier refuses", "patch_refused", NULL},
+    };
+    static uint8_t other[IMAGE_BYTES];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        make_delta_device(1, 1);
+        switch (i) {
+        case 0: patch_bytes[world.patch_size / 2] ^= 0x5a; break; /* as stored: every download of it has the flipped bits */
+        case 1:
+            /* The service believes the device runs base_image; it runs another image. */
+            memcpy(other, base_image, sizeof other);
+            other[5000] ^= 0x11;
+            world.patch_size = make_patch(other, sizeof other, image, sizeof image, patch_bytes, sizeof patch_bytes);
+            break;
+        case 2: world.patch_gone = 1; break;
+        case 3: world.patch_size -= 20; break;
+        case 4: world.patch_size = make_patch(base_image, sizeof base_image, image, sizeof image - 1, patch_bytes, sizeof patch_bytes); break;
+        case 5: patch_bytes[0] = 0x14; break; /* another patch type */
+        }
+        EXPECT(cases[i].name, run_device(20000) >= 0);
+        check_invariants(cases[i].name, "confirmed");
+        EXPECT(cases[i].name, count_reports("failed") == 0);
+        const fake_report_t *downloaded = report_of("downloaded");
+        const char *failures[] = {cases[i].failure ? cases[i].failure : "checksum_mismatch", "patch_refused", "patch_incomplete"};
+        int matched = 0;
+        for (size_t k = 0; k < (cases[i].failure ? 1u : 3u); k++) {
+            char expected[96];
+            snprintf(expected, sizeof expected, "{\"delta\":\"fell_back\",\"delta_failure\":\"%s\"}", failures[k]);
+            matched |= downloaded && !strcmp(downloaded->detail, expected);
+        }
+        EXPECT(cases[i].name, matched);
+        EXPECT(cases[i].name, world.delivered >= IMAGE_BYTES && world.patch_gets >= 1);
+    }
+    /* A later offer of the build without the patch (its URL expired; the service no longer has it):
+     * the image, from byte 0. */
+    make_delta_device(1, 1);
+    world.patch_offers_left = 1;
+    world.expire_url_at = (long)world.patch_size / 2;
+    EXPECT("a withdrawn patch settles", run_device(20000) >= 0);
+    check_invariants("a withdrawn patch", "confirmed");
+    const fake_report_t *downloaded = report_of("downloaded");
+    EXPECT("a withdrawn patch", downloaded && strstr(downloaded->detail, "patch_withdrawn") && count_reports("failed") == 0);
+}
+
 void json_scan_tests(void);
 void crypto_tests(void);
 
@@ -832,6 +1029,7 @@ int main(void) {
     test_record_layout();
     test_record_of_a_later_version();
     test_record_of_the_previous_release();
+    test_record_of_version_2();
     test_large_build_numbers();
     test_unreadable_record_in_a_trial();
     test_chunk_ends();
@@ -843,5 +1041,8 @@ int main(void) {
     test_refused_download_asks_why();
     test_cuts_everywhere();
     test_power_cut_before_every_write();
+    test_delta_update();
+    test_delta_cuts();
+    test_delta_falls_back();
     return test_summary();
 }

@@ -51,6 +51,11 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         }
         int64_t current = -1;
         if (!json_get_int(body, "current_build_number", &current)) return answer(resp, cap, head, 400, "{\"detail\":\"bad body\"}");
+        if (!json_get_string(body, "current_hash", w->last_current_hash, sizeof w->last_current_hash)) w->last_current_hash[0] = '\0';
+        json_value_t formats;
+        w->last_check_delta_formats = json_find(body, "delta_formats", &formats) && formats.kind == JSON_NESTED &&
+                                      formats.len == strlen("[\"detools-sequential-heatshrink-8-7\"]") &&
+                                      memcmp(formats.start, "[\"detools-sequential-heatshrink-8-7\"]", formats.len) == 0;
         /* A stopped offer is not offered again (a paused or cancelled deployment offers nothing). */
         if (w->build == 0 || current >= w->build || fake_offer_stopped(w)) {
             return answer(resp, cap, head, 200, "{\"update_available\":false,\"status\":\"up_to_date\",\"message\":\"\",\"poll_after_seconds\":60}");
@@ -59,11 +64,23 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         sha256_hex(w->image, w->image_size, checksum);
         char signature[140] = "";
         if (w->signature_b64[0]) snprintf(signature, sizeof signature, ",\"signature\":\"%s\",\"signing_key_id\":\"k1\"", w->signature_b64);
+        /* The patch, as the service offers it: to a check that applies the format from the patch's base. */
+        char patch[400] = "", base_hex[65];
+        sodium_bin2hex(base_hex, sizeof base_hex, w->patch_base_sha256, sizeof w->patch_base_sha256);
+        if (w->patch && w->last_check_delta_formats && strcmp(w->last_current_hash, base_hex) == 0 && w->patch_offers_left != 0) {
+            if (w->patch_offers_left > 0) w->patch_offers_left--;
+            char patch_hex[65];
+            sha256_hex(w->patch, w->patch_size, patch_hex);
+            snprintf(patch, sizeof patch,
+                     ",\"patch\":{\"url\":\"http://fake/download?v=%d&patch=1\",\"size\":%zu,\"sha256\":\"%s\",\"base_sha256\":\"%s\","
+                     "\"format\":\"detools-sequential-heatshrink-8-7\"}",
+                     w->url_version, w->patch_size, patch_hex, base_hex);
+        }
         snprintf(text, sizeof text,
                  "{\"update_available\":true,\"build_number\":%lld,\"version\":\"2.0\",\"url\":\"http://fake/download?v=%d\","
                  "\"checksum\":\"%s\",\"size\":%zu,\"deployment_id\":\"d0d0d0d0-0000-4000-8000-000000000001\","
-                 "\"security_mode\":\"\"%s,\"poll_after_seconds\":60}",
-                 w->build, w->url_version, checksum, w->image_size, signature);
+                 "\"security_mode\":\"\"%s%s,\"poll_after_seconds\":60}",
+                 w->build, w->url_version, checksum, w->image_size, signature, patch);
         return answer(resp, cap, head, 200, text);
     }
     if (strstr(url, "/api/v1/ota/offer/")) {
@@ -95,6 +112,10 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         json_get_string(body, "deployment_id", report->deployment, sizeof report->deployment);
         int64_t build = -1;
         report->build = json_get_int(body, "build_number", &build) ? build : -1;
+        json_value_t detail;
+        if (json_find(body, "detail", &detail) && detail.kind == JSON_NESTED && detail.len < sizeof report->detail) {
+            memcpy(report->detail, detail.start, detail.len);
+        }
         snprintf(text, sizeof text, "{\"accepted\":true,\"final_status\":\"%s\"}", report->event);
         return answer(resp, cap, head, 200, text);
     }
@@ -126,26 +147,34 @@ static ota_err_t get_open(void *ctx, const char *url, uint32_t range_start, cons
         head->status = 403;
         return OTA_OK;
     }
+    int of_patch = strstr(url, "&patch=1") != NULL;
+    if (of_patch) w->patch_gets++;
+    if (of_patch && (w->patch_gone || !w->patch)) {
+        head->status = 404;
+        return OTA_OK;
+    }
+    w->body = of_patch ? w->patch : w->image;
+    w->body_size = of_patch ? w->patch_size : w->image_size;
     char etag[72], checksum[65];
-    sha256_hex(w->image, w->image_size, checksum);
+    sha256_hex(w->body, w->body_size, checksum);
     snprintf(etag, sizeof etag, "\"%s\"", checksum);
     if (w->etag) snprintf(etag, sizeof etag, "%s", w->etag);
     w->get_open = 1;
     if (range_start > 0 && !w->ignore_ranges && (!if_range[0] || strcmp(if_range, etag) == 0)) {
-        if (range_start >= w->image_size) {
+        if (range_start >= w->body_size) {
             head->status = 416;
-            head->total_size = (int64_t)w->image_size;
+            head->total_size = (int64_t)w->body_size;
             w->get_open = 0;
             return OTA_OK;
         }
         head->status = 206;
         head->range_start = range_start;
-        head->total_size = (int64_t)w->image_size;
-        head->content_length = (int64_t)(w->image_size - range_start);
+        head->total_size = (int64_t)w->body_size;
+        head->content_length = (int64_t)(w->body_size - range_start);
         w->position = range_start;
     } else {
         head->status = 200;
-        head->content_length = w->omit_content_length ? -1 : (int64_t)w->image_size;
+        head->content_length = w->omit_content_length ? -1 : (int64_t)w->body_size;
         w->position = 0;
     }
     w->last_range_start = w->position;
@@ -157,11 +186,11 @@ static ota_err_t get_read(void *ctx, uint8_t *buf, size_t cap, size_t *n) {
     fake_world_t *w = ctx;
     *n = 0;
     if (w->powered_off || !w->get_open) return OTA_ERR_IO;
-    if ((size_t)w->position == w->image_size) return OTA_OK;
+    if ((size_t)w->position == w->body_size) return OTA_OK;
     /* Pieces of odd sizes, as a network delivers them. */
     size_t piece = 1 + (w->seed = w->seed * 1103515245u + 12345u) % 700u;
     if (piece > cap) piece = cap;
-    if (piece > w->image_size - (size_t)w->position) piece = w->image_size - (size_t)w->position;
+    if (piece > w->body_size - (size_t)w->position) piece = w->body_size - (size_t)w->position;
     long end = w->position + (long)piece;
     long limits[] = {w->cut_link_at, w->cut_power_at, w->expire_url_at};
     for (int i = 0; i < 3; i++) {
@@ -185,7 +214,7 @@ static ota_err_t get_read(void *ctx, uint8_t *buf, size_t cap, size_t *n) {
         }
         return OTA_ERR_IO;
     }
-    memcpy(buf, w->image + w->position, piece);
+    memcpy(buf, w->body + w->position, piece);
     if (w->tamper_at >= w->position && w->tamper_at < end) buf[w->tamper_at - w->position] ^= 0x5a;
     w->position = end;
     w->delivered += (long)piece;
@@ -216,7 +245,10 @@ static ota_err_t slot_open(void *ctx, uint32_t image_size, uint32_t resume_offse
     if (image_size > FAKE_SLOT_BYTES) return OTA_ERR_NO_SPACE;
     if (!mutation_allowed(w)) return OTA_ERR_IO;
     unsigned slot = inactive(w);
-    memset(w->slot_live[slot] + resume_offset, 0xff, FAKE_SLOT_BYTES - resume_offset);
+    if (resume_offset % 4096u != 0) w->resumes_inside_a_sector++;
+    /* Erased from the resume on; as esp_ota_write, sequentially, only from the next sector start. */
+    uint32_t erase_from = w->slot_appends ? (resume_offset + 4095u) / 4096u * 4096u : resume_offset;
+    memset(w->slot_live[slot] + erase_from, 0xff, FAKE_SLOT_BYTES - erase_from);
     memcpy(w->slot_durable[slot], w->slot_live[slot], FAKE_SLOT_BYTES);
     w->slot_next = resume_offset;
     return OTA_OK;
@@ -226,7 +258,14 @@ static ota_err_t slot_write(void *ctx, uint32_t offset, const uint8_t *data, siz
     fake_world_t *w = ctx;
     if (w->powered_off || offset + len > FAKE_SLOT_BYTES) return OTA_ERR_IO;
     if (w->slot_appends && offset != w->slot_next) return OTA_ERR_IO;
-    memcpy(w->slot_live[inactive(w)] + offset, data, len);
+    if (w->slot_appends) {
+        /* NOR flash, written at once (esp_ota_write holds nothing back): a write clears bits; it
+         * cannot set one an earlier write cleared. */
+        for (size_t i = 0; i < len; i++) w->slot_live[inactive(w)][offset + i] &= data[i];
+        memcpy(w->slot_durable[inactive(w)] + offset, w->slot_live[inactive(w)] + offset, len);
+    } else {
+        memcpy(w->slot_live[inactive(w)] + offset, data, len);
+    }
     w->slot_next = offset + (uint32_t)len;
     return OTA_OK;
 }
@@ -236,6 +275,15 @@ static ota_err_t slot_read(void *ctx, uint32_t offset, uint8_t *data, size_t len
     if (w->powered_off || offset + len > FAKE_SLOT_BYTES) return OTA_ERR_IO;
     memcpy(data, w->slot_live[inactive(w)] + offset, len);
     w->slot_bytes_read += (long)len;
+    return OTA_OK;
+}
+
+static ota_err_t slot_read_running(void *ctx, uint32_t offset, uint8_t *data, size_t len) {
+    fake_world_t *w = ctx;
+    if (w->powered_off) return OTA_ERR_IO;
+    if ((uint64_t)offset + len > FAKE_SLOT_BYTES) return OTA_ERR_INVALID_ARG;
+    memcpy(data, w->slot_live[w->active] + offset, len);
+    w->running_bytes_read += (long)len;
     return OTA_OK;
 }
 
@@ -338,7 +386,8 @@ void fake_world_init(fake_world_t *w) {
     memcpy(w->slot_durable, w->slot_live, sizeof w->slot_live);
     w->ports.http = (ota_http_port_t){w, post_json, get_open, get_read, get_close};
     w->ports.slot = (ota_slot_port_t){w, boot_info, slot_open, slot_write, slot_read, slot_flush, slot_finish, slot_activate, slot_mark_valid,
-                                      slot_rollback};
+                                      slot_rollback, slot_read_running};
+    w->patch_offers_left = -1;
     w->ports.state = (ota_state_port_t){w, state_load, state_save};
     w->ports.crypto = ota_linux_crypto_port();
     w->ports.system = (ota_system_port_t){w, now_ms, random32, reboot, log_line};

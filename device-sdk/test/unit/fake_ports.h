@@ -16,6 +16,7 @@ typedef struct {
     char event[24];
     char reason[40];
     char deployment[40];
+    char detail[120];             /* the report's detail object as sent; empty without one */
     long long build;
 } fake_report_t;
 
@@ -26,6 +27,15 @@ typedef struct {
     /* The server */
     const uint8_t *image;         /* the offered build's bytes */
     size_t image_size;
+    /* A delta patch to the build, offered to a check that says it applies patches from this base */
+    const uint8_t *patch;         /* NULL: none */
+    size_t patch_size;
+    uint8_t patch_base_sha256[32];
+    int patch_gone;               /* the patch's URL answers 404 */
+    int patch_offers_left;        /* offers that carry the patch before it is dropped from them; -1: every one */
+    int patch_gets;               /* GETs of the patch */
+    char last_current_hash[65];   /* the last check's current_hash; empty when it sent none */
+    int last_check_delta_formats; /* the last check said it applies detools-sequential-heatshrink-8-7 */
     long long build;              /* 0: nothing offered */
     char signature_b64[100];      /* empty: unsigned */
     int url_version;              /* URLs of older versions are refused 403 (expired) */
@@ -60,16 +70,26 @@ typedef struct {
     /* The open GET */
     int get_open;
     long position;
+    const uint8_t *body;          /* what it serves: the image, or the patch */
+    size_t body_size;
     /* Flash: what a power cut keeps (durable) and what the device sees (live) */
     uint8_t slot_live[2][FAKE_SLOT_BYTES];
     uint8_t slot_durable[2][FAKE_SLOT_BYTES];
     unsigned active, previous, trial, attempts, max_trial_boots;
     int mark_valid_failures_left; /* marking the trial valid fails (the flash write of otadata) */
     int rollback_failures_left;   /* the switch back to the previous image fails */
-    int slot_appends;             /* as esp_ota_write: writes continue from where the slot was opened; another offset is refused */
+    int slot_appends;             /* as esp_ota_write: writes continue from where the slot was opened; another offset is refused;
+                                     and as NOR flash written at once and sequentially: a write survives a
+                                     power cut without a flush, a sector is erased only once the
+                                     write reaches its start, a write clears bits (ANDs), so bytes a resume
+                                     inside a sector writes again over bytes a cut left go wrong */
     uint32_t slot_next;           /* with slot_appends: where the next write must land */
     long slot_bytes_read;         /* bytes read back from the slots, in all */
-    uint8_t record[512];
+    long running_bytes_read;      /* bytes read from the running slot (a patch's base) */
+    int resumes_inside_a_sector;  /* opens that resumed a slot at an offset inside a flash sector: on an
+                                     encrypted flash (16-byte blocks) or a part that may not program a
+                                     byte twice, a resume there is not safe */
+    uint8_t record[1024];
     size_t record_len;
     /* Power */
     long mutations;               /* writes that must survive a power cut, so far */

@@ -64,6 +64,7 @@ void setup() {
   config.signing_keys = (const uint8_t(*)[32])release_key;
   config.signing_key_count = 1;
   config.require_signature = true;
+  config.apply_deltas = true;             /* delta patches, from the first update it installed on */
   config.ports = &port.ports;
   updates_on = ota_client_init(&client, &config) == OTA_OK;
 }

@@ -69,6 +69,9 @@ void app_main(void) {
         .chunk_bytes = CONFIG_OTA_CLIENT_CHUNK_BYTES,
         .trial_timeout_s = CONFIG_OTA_CLIENT_TRIAL_TIMEOUT_S,
         .poll_interval_s = CONFIG_OTA_CLIENT_POLL_INTERVAL_S,
+        /* Delta patches from the image that runs, from the first update this client installed on
+         * (set factory_image_sha256 to the factory image's SHA-256 to start from that one). */
+        .apply_deltas = true,
         .ports = &port.ports,
     };
     ESP_ERROR_CHECK(ota_client_init(&client, &config) == OTA_OK ? ESP_OK : ESP_FAIL);
