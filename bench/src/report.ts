@@ -67,6 +67,9 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
             .map(([devices, size]) => `summary of ${devices} devices: median ${size.alone.medianMs} ms alone, ${size.underLoad.medianMs} ms under ${size.underLoad.checkRate} checks/s`)
             .join('; ')
         : '',
+      result.patchBytes !== undefined
+        ? `a patch of ${result.patchBytes} B for a ${result.imageBytes} B image (${result.ofImage} of it) ready in ${result.seconds} s: the artifacts service with detools under it took ${result.artifactsCpuSeconds} CPU s and ${result.artifactsPeakMiB} MiB at the peak (${result.artifactsIdleMiB} MiB before)`
+        : '',
       result.shapes !== undefined
         ? `the store's CPU per check's device and record writes: ${Object.entries(result.shapes as Record<string, { storeCpuMsPerCheck: number }>)
             .map(([shape, cost]) => `${shape} ${cost.storeCpuMsPerCheck} ms`)

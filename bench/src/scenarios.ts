@@ -27,6 +27,7 @@ export const SCENARIOS = {
   s12: 'downloads: --download-devices devices fetching a 1.5 MB build at once, from the gateway and from presigned object-storage URLs: aggregate rate and CPU per MiB',
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command) and per one-document update, in the process that makes them',
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
+  s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -137,6 +138,8 @@ export class Scenarios {
       }
       case 's12':
         return this.downloads();
+      case 's15':
+        return this.patchBuild();
       case 's13':
         return measureDriverCost(this.stack.mongodbUri, this.settings);
       case 's14':
@@ -279,6 +282,61 @@ export class Scenarios {
       return { buildBytes: binary.length, modes };
     } finally {
       await presigning.stop();
+    }
+  }
+
+  /**
+   * s15: one delta patch, asked for through the API as an operator (or a deployment's start) does,
+   * made by the artifacts service's worker: detools' create_patch, then its apply_patch to verify.
+   * The artifacts process tree is sampled every 50 ms while it works: detools runs as its child, and
+   * its CPU time joins the tree's once the worker has reaped it.
+   */
+  private async patchBuild() {
+    const size = this.settings.smoke ? 256 * 1024 : 1_536 * 1024;
+    const base = randomBytes(size);
+    const inserted = randomBytes(Math.floor(size / 64));
+    const cut = Math.floor(size / 3);
+    const target = Buffer.concat([base.subarray(0, cut), inserted, base.subarray(cut, size - inserted.length)]);
+    for (let at = 100; at < target.length; at += 4096) target[at] = target[at]! ^ 0x5a;
+    const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'patch fleet');
+    const upload = async (binary: Buffer, label: string) => {
+      const form = new FormData();
+      form.append('manifest', JSON.stringify({ framework: FRAMEWORK, chip_family: CHIP, version_label: label }));
+      form.append('binary', new Blob([binary]), 'firmware.bin');
+      return (await this.gateway.api('POST', `/api/v1/projects/${fleet.projectId}/artifacts/`, fleet.userToken, form)) as { id: string };
+    };
+    const [from, to] = [await upload(base, 'patch-base'), await upload(target, 'patch-target')];
+    const tree = { artifacts: this.pids.artifacts! };
+    const before = usageOf(tree).artifacts!;
+    let peakBytes = before.rssBytes;
+    const sampler = setInterval(() => (peakBytes = Math.max(peakBytes, usageOf(tree).artifacts!.rssBytes)), 50);
+    const started = performance.now();
+    const patches = `/api/v1/projects/${fleet.projectId}/artifacts/${to.id}/patches/`;
+    try {
+      await this.gateway.api('POST', patches, fleet.userToken, { base_artifact_id: from.id });
+      for (;;) {
+        const [patch] = (await this.gateway.api('GET', patches, fleet.userToken)) as Array<{ state: string; size: number; reason: string }>;
+        if (patch?.state === 'failed') throw new Error(`s15: the patch failed: ${patch.reason}`);
+        if (patch?.state === 'ready') {
+          const seconds = (performance.now() - started) / 1000;
+          const after = usageOf(tree).artifacts!;
+          const result = {
+            imageBytes: size,
+            patchBytes: patch.size,
+            ofImage: Math.round((patch.size / size) * 1000) / 1000,
+            seconds: Math.round(seconds * 100) / 100,
+            artifactsCpuSeconds: Math.round(after.cpuMs - before.cpuMs) / 1000,
+            artifactsIdleMiB: Math.round((before.rssBytes / 2 ** 20) * 10) / 10,
+            artifactsPeakMiB: Math.round((peakBytes / 2 ** 20) * 10) / 10,
+          };
+          this.settings.log(`  ${JSON.stringify(result)}`);
+          return result;
+        }
+        if (performance.now() - started > 600_000) throw new Error('s15: the patch was not ready within 10 minutes');
+        await sleep(100);
+      }
+    } finally {
+      clearInterval(sampler);
     }
   }
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15'];
 
 it('runs every scenario and reports complete results', () => {
   const out = mkdtempSync(join(tmpdir(), 'ota-bench-smoke-'));
@@ -58,6 +58,12 @@ it('runs every scenario and reports complete results', () => {
     const shapes = result('s14').shapes as Record<string, { storeCpuMsPerCheck: number; clientCpuMsPerCheck: number }>;
     expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0']);
     for (const cost of Object.values(shapes)) expect(cost.storeCpuMsPerCheck).toBeGreaterThan(0);
+    // The patch was made, verified and stored, smaller than the image, and its cost read from /proc.
+    const patch = result('s15');
+    expect(patch.patchBytes).toBeGreaterThan(0);
+    expect(patch.ofImage).toBeLessThan(0.5);
+    expect(patch.artifactsCpuSeconds).toBeGreaterThan(0);
+    expect(patch.artifactsPeakMiB).toBeGreaterThanOrEqual(patch.artifactsIdleMiB);
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
