@@ -18,6 +18,32 @@ export const METRIC_FAILURE_REASONS: ReadonlySet<string> = new Set([
   'no_confirmation',
 ]);
 
+/** Why a device gave up a delta patch for the full image, as the device SDK reports it (device-sdk/README.md, "Delta updates"). */
+export const METRIC_DELTA_FAILURES: ReadonlySet<string> = new Set(['patch_refused', 'patch_incomplete', 'size_mismatch', 'checksum_mismatch', 'patch_unavailable', 'patch_withdrawn']);
+
+/** How a device's image came, from the `detail` of its `downloaded` report (docs/api.md, "Delta patches"). */
+export interface Download {
+  how: 'image' | 'patch' | 'fell_back';
+  /** The patch's bytes, when one was applied. */
+  patchBytes: number;
+  /** Why a patch was given up, when one was. */
+  failure: string;
+}
+
+/** Reads a `downloaded` report's detail; anything else a device sends there is an image downloaded whole. */
+export function downloadOf(detailJson: string): Download {
+  let detail: unknown;
+  try {
+    detail = JSON.parse(detailJson || '{}');
+  } catch {
+    detail = {};
+  }
+  const { delta, patch_bytes: patchBytes, delta_failure: failure } = (detail && typeof detail === 'object' ? detail : {}) as Record<string, unknown>;
+  if (delta === 'applied') return { how: 'patch', patchBytes: Number.isSafeInteger(patchBytes) && (patchBytes as number) > 0 ? (patchBytes as number) : 0, failure: '' };
+  if (delta === 'fell_back') return { how: 'fell_back', patchBytes: 0, failure: typeof failure === 'string' ? failure : '' };
+  return { how: 'image', patchBytes: 0, failure: '' };
+}
+
 export interface DeploymentFigures {
   /** Deployments a person watches: active and paused ones. */
   liveDeployments(): Promise<Deployment[]>;
@@ -35,6 +61,10 @@ const FIGURES_MAX_AGE_MS = 10_000;
  */
 export function rolloutMetrics(metrics: ServiceMetrics, figures: DeploymentFigures) {
   const reports = metrics.counter('ota_device_status_reports_total', 'Device status reports stored, by event and failure reason (none for events without one; other for reasons outside the documented list).', ['event', 'reason']);
+  const downloads = metrics.counter('ota_device_downloads_total', 'Images devices reported downloaded, by how they came: image (whole), patch (a delta patch applied), fell_back (a patch given up for the whole image).', ['how']);
+  const patchBytes = metrics.counter('ota_delta_patch_bytes_total', 'Bytes of the delta patches devices reported applied.');
+  const fallbacks = metrics.counter('ota_delta_fallbacks_total', 'Delta patches devices gave up for the whole image, by why (other for reasons outside the documented list).', ['delta_failure']);
+  for (const how of ['image', 'patch', 'fell_back']) downloads.inc({ how }, 0);
   const guardrailTrips = metrics.counter('ota_guardrail_trips_total', 'Deployments paused by a guardrail, by guardrail (failure_threshold, reason_limit).', ['guardrail']);
   for (const guardrail of ['failure_threshold', 'reason_limit']) guardrailTrips.inc({ guardrail }, 0);
   // Failures are served from 0 for every reason a label may hold, so that the first reports of a
@@ -69,8 +99,13 @@ export function rolloutMetrics(metrics: ServiceMetrics, figures: DeploymentFigur
   }
 
   return {
-    reportStored(event: string, reason: string): void {
+    reportStored(event: string, reason: string, detailJson = ''): void {
       reports.inc({ event, reason: boundedLabel(reason, METRIC_FAILURE_REASONS) });
+      if (event !== 'downloaded') return;
+      const download = downloadOf(detailJson);
+      downloads.inc({ how: download.how });
+      if (download.patchBytes > 0) patchBytes.inc(download.patchBytes);
+      if (download.how === 'fell_back') fallbacks.inc({ delta_failure: boundedLabel(download.failure, METRIC_DELTA_FAILURES) });
     },
     pausedByGuardrail(deployment: Deployment): void {
       if (deployment.guardrailPause) guardrailTrips.inc({ guardrail: deployment.guardrailPause.guardrail });

@@ -106,7 +106,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
         buildNumber: request.buildNumber,
         detailJson: request.detailJson,
       });
-      metrics?.reportStored(request.event, request.reason);
+      metrics?.reportStored(request.event, request.reason, request.detailJson);
       return result;
     },
     async listDeviceReports(request) {
