@@ -17,7 +17,7 @@ const COLLECTIONS: Record<string, string[]> = {
   registry: ['channels', 'check_records', 'device_places', 'devices', 'groups', 'memberships', 'projects'],
   artifacts: ['artifacts', 'patch_claims', 'patches', 'signing_keys', 'upload_places'],
   rollout: ['deployment_transitions', 'deployments', 'device_events', 'device_reports', 'retired_targets', 'status_count_deltas', 'status_count_snapshots'],
-  telemetry: ['audit_events', 'webhook_deliveries', 'webhooks'],
+  telemetry: ['audit_events', 'webhook_deliveries', 'webhook_delivery_claims', 'webhooks'],
 };
 
 // Our own development dependencies (a library may still bring typings such as @types/node along).

@@ -72,6 +72,52 @@ it('claims the delivery due first, only once until its claim lapses, and none th
   expect((await store.claimDueDelivery(at(101), at(200)))?.id).toBe(early.id);
 });
 
+it('gives each due delivery to one claimer, however many replicas claim at once', async () => {
+  // Replicas: stores over connections of their own, each claiming several at a time, as the
+  // dispatchers of several telemetry replicas do.
+  while (await store.claimDueDelivery(at(1_000), new Date(Date.UTC(2100, 0, 1))));
+  const replicas = await Promise.all(
+    [0, 1, 2, 3].map(async () => {
+      const connection = await connectMongo({ uri: testStack().mongodbUri, database: mongo.db!.databaseName });
+      return { connection, store: new MongoWebhookStore(registerTelemetryModels(connection), new WebhookSecretBox(KEYS)) };
+    }),
+  );
+  try {
+    const webhookId = randomUUID();
+    const due = Array.from({ length: 12 }, (_, index) => delivery(webhookId, { nextAttemptAt: at(index) }));
+    await store.insertDeliveries(due);
+    const claimed: string[] = [];
+    await Promise.all(
+      replicas.flatMap((replica) =>
+        [0, 1, 2, 3].map(async () => {
+          for (;;) {
+            const won = await replica.store.claimDueDelivery(at(50), at(100));
+            if (!won) return;
+            claimed.push(won.id);
+          }
+        }),
+      ),
+    );
+    expect(claimed.sort()).toEqual(due.map((one) => one.id).sort());
+  } finally {
+    await Promise.all(replicas.map((replica) => replica.connection.close()));
+  }
+});
+
+it('claims a delivery again once the claim of a dispatcher that died before moving it on lapses', async () => {
+  while (await store.claimDueDelivery(at(1_000), new Date(Date.UTC(2100, 0, 1))));
+  const stranded = delivery(randomUUID(), { nextAttemptAt: at(3) });
+  await store.insertDeliveries([stranded]);
+  // Its claim was inserted, and the dispatcher died before it moved the due time.
+  await models.DeliveryClaim.collection.insertOne({ _id: `${stranded.id}#${at(3).getTime()}#0`, delivery_id: stranded.id, webhook_id: stranded.webhookId, until: at(60) } as never);
+  expect(await store.claimDueDelivery(at(50), at(100))).toBeNull();
+  expect((await store.claimDueDelivery(at(61), at(100)))?.id).toBe(stranded.id);
+  expect(await store.claimDueDelivery(at(62), at(100))).toBeNull();
+  // Finished, it leaves no claim behind.
+  await store.finishAttempt(stranded.id, { at: at(63), statusCode: 204, error: '', durationMs: 4 }, { state: 'delivered', nextAttemptAt: null });
+  expect(await models.DeliveryClaim.countDocuments({ delivery_id: stranded.id })).toBe(0);
+});
+
 it('logs every attempt, and a late failure does not undo a success', async () => {
   const webhookId = randomUUID();
   const one = delivery(webhookId, { nextAttemptAt: at(0) });

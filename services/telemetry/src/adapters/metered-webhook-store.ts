@@ -11,7 +11,7 @@ import type { WebhookSecretBox } from './mongo/webhook-secret-box';
 export class MeteredWebhookStore extends MongoWebhookStore {
   private readonly attempts;
 
-  constructor(models: Pick<TelemetryModels, 'Webhook' | 'Delivery'>, secrets: WebhookSecretBox, metrics: ServiceMetrics) {
+  constructor(models: Pick<TelemetryModels, 'Webhook' | 'Delivery' | 'DeliveryClaim'>, secrets: WebhookSecretBox, metrics: ServiceMetrics) {
     super(models, secrets);
     this.attempts = metrics.counter('ota_webhook_delivery_attempts_total', 'Webhook delivery attempts, by result (delivered; retrying: failed, tried again later; failed: failed, and the retry window is over).', ['result']);
     for (const result of ['delivered', 'retrying', 'failed']) this.attempts.inc({ result }, 0);

@@ -48,6 +48,18 @@ export interface DeliveryDoc {
   delivered_at: Date | null;
 }
 
+/**
+ * A claim on one due time of a delivery: `_id` is `<delivery>#<due time in ms>#<take>`, whose
+ * uniqueness gives that due time to one dispatcher (mongo-webhook-store.ts, claimDueDelivery).
+ */
+export interface DeliveryClaimDoc {
+  _id: string;
+  delivery_id: string;
+  webhook_id: string;
+  /** When the claim lapses, if its holder never finished the attempt. */
+  until: Date;
+}
+
 export function registerTelemetryModels(connection: Connection) {
   const auditSchema = new Schema<AuditDoc>({ _id: String }, options);
   auditSchema.index({ project_id: 1, created_at: -1, _id: -1 });
@@ -57,10 +69,14 @@ export function registerTelemetryModels(connection: Connection) {
   const deliverySchema = new Schema<DeliveryDoc>({ _id: String }, options);
   deliverySchema.index({ state: 1, next_attempt_at: 1 });
   deliverySchema.index({ webhook_id: 1, created_at: -1 });
+  const claimSchema = new Schema<DeliveryClaimDoc>({ _id: String }, options);
+  claimSchema.index({ delivery_id: 1 });
+  claimSchema.index({ webhook_id: 1 });
   return {
     Audit: connection.model<AuditDoc>('Audit', auditSchema, 'audit_events'),
     Webhook: connection.model<WebhookDoc>('Webhook', webhookSchema, 'webhooks'),
     Delivery: connection.model<DeliveryDoc>('WebhookDelivery', deliverySchema, 'webhook_deliveries'),
+    DeliveryClaim: connection.model<DeliveryClaimDoc>('WebhookDeliveryClaim', claimSchema, 'webhook_delivery_claims'),
   };
 }
 

@@ -1,13 +1,18 @@
 import { insertUnique } from '@ota/mongo';
 import type { DeliveryAttempt, DeliveryState, Webhook, WebhookDelivery } from '../../domain/model';
 import type { WebhookStore } from '../../domain/ports';
-import type { AttemptDoc, DeliveryDoc, TelemetryModels, WebhookDoc } from './models';
+import type { AttemptDoc, DeliveryClaimDoc, DeliveryDoc, TelemetryModels, WebhookDoc } from './models';
 import type { WebhookSecretBox } from './webhook-secret-box';
+
+/** Due deliveries read per claim: enough that dispatchers claiming at once find one each. */
+const CLAIM_CANDIDATES = 16;
+/** Takes of one due time after claims that lapsed (holders that died before moving it on). */
+const MAX_CLAIM_TAKES = 64;
 
 /** Webhooks and their deliveries; each webhook's secret is stored sealed (webhook-secret-box.ts). */
 export class MongoWebhookStore implements WebhookStore {
   constructor(
-    private readonly models: Pick<TelemetryModels, 'Webhook' | 'Delivery'>,
+    private readonly models: Pick<TelemetryModels, 'Webhook' | 'Delivery' | 'DeliveryClaim'>,
     private readonly secrets: WebhookSecretBox,
   ) {}
 
@@ -46,6 +51,7 @@ export class MongoWebhookStore implements WebhookStore {
     const { deletedCount } = await this.models.Webhook.deleteOne({ _id: webhookId, project_id: projectId });
     if (deletedCount === 0) return false;
     await this.models.Delivery.deleteMany({ webhook_id: webhookId });
+    await this.models.DeliveryClaim.deleteMany({ webhook_id: webhookId });
     return true;
   }
 
@@ -68,13 +74,38 @@ export class MongoWebhookStore implements WebhookStore {
     }
   }
 
+  /**
+   * The due delivery first in line that no other dispatcher holds, claimed until `claimUntil`.
+   * FerretDB v1's find-and-modify reads and then writes, so two replicas took one delivery and
+   * its receiver got it twice: a claim is a unique insert instead, of `<delivery>#<due time>`,
+   * and the holder then moves the due time to `claimUntil`. A delivery's due time only grows, so
+   * each is claimed once; a holder that died before moving it leaves a claim that lapses at
+   * `claimUntil`, after which the next take (`#1`, `#2`, …) is claimed the same way.
+   */
   async claimDueDelivery(now: Date, claimUntil: Date): Promise<WebhookDelivery | null> {
-    const doc = await this.models.Delivery.findOneAndUpdate(
-      { state: 'pending', next_attempt_at: { $lte: now } },
-      { $set: { next_attempt_at: claimUntil } },
-      { sort: { next_attempt_at: 1 }, new: true },
-    ).lean<DeliveryDoc>();
-    return doc ? deliveryOf(doc) : null;
+    const due = await this.models.Delivery.find({ state: 'pending', next_attempt_at: { $lte: now } })
+      .sort({ next_attempt_at: 1 })
+      .limit(CLAIM_CANDIDATES)
+      .lean<DeliveryDoc[]>();
+    for (const doc of due) {
+      if (!(await this.claim(doc, now, claimUntil))) continue;
+      // Only if it is still what was read: a delivery finished meanwhile is not sent again.
+      const moved = await this.models.Delivery.updateOne({ _id: doc._id, state: 'pending', next_attempt_at: doc.next_attempt_at }, { $set: { next_attempt_at: claimUntil } });
+      if (moved.matchedCount === 1) return deliveryOf({ ...doc, next_attempt_at: claimUntil });
+    }
+    return null;
+  }
+
+  private async claim(doc: DeliveryDoc, now: Date, claimUntil: Date): Promise<boolean> {
+    const dueAt = doc.next_attempt_at!.getTime();
+    for (let take = 0; take < MAX_CLAIM_TAKES; take++) {
+      const id = `${doc._id}#${dueAt}#${take}`;
+      const claim: DeliveryClaimDoc = { _id: id, delivery_id: doc._id, webhook_id: doc.webhook_id, until: claimUntil };
+      if (await insertUnique(this.models.DeliveryClaim.collection, claim)) return true;
+      const held = await this.models.DeliveryClaim.findById(id).lean<DeliveryClaimDoc>();
+      if (held && held.until > now) return false;
+    }
+    return false;
   }
 
   async finishAttempt(deliveryId: string, attempt: DeliveryAttempt, next: { state: DeliveryState; nextAttemptAt: Date | null }): Promise<void> {
@@ -86,6 +117,8 @@ export class MongoWebhookStore implements WebhookStore {
       { $push: { attempts: logged }, $set: set },
     );
     if (changesState.matchedCount === 0) await this.models.Delivery.updateOne({ _id: deliveryId }, { $push: { attempts: logged } });
+    // A finished delivery is never claimed again: its claims have done their work.
+    if (next.state !== 'pending') await this.models.DeliveryClaim.deleteMany({ delivery_id: deliveryId });
   }
 
   /** The pending deliveries, and when the oldest of them was enqueued (null with none). */
