@@ -57,7 +57,7 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
       result.recoverySeconds !== undefined ? `recovered in ${result.recoverySeconds} s, ${result.unexpectedErrors} errors other than 429/503 with Retry-After` : '',
       result.propagationMs !== undefined ? `pause honoured within ${result.propagationMs} ms` : '',
       result.previewMs !== undefined ? `preview of ${result.devices} devices in ${result.previewMs} ms (${result.shareOfPreviewDeadline} of PREVIEW_TIMEOUT_MS); CPU is per preview` : '',
-      result.operations !== undefined
+      result.operations !== undefined && result.seedingSeconds === undefined
         ? `driver CPU per store operation, one at a time: ${Object.entries(result.operations as Record<string, { oneAtATime: { cpuMsPerOperation: number } }>)
             .map(([name, cost]) => `${name} ${cost.oneAtATime.cpuMsPerOperation} ms`)
             .join(', ')}`
@@ -69,6 +69,11 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
         : '',
       result.patchBytes !== undefined
         ? `a patch of ${result.patchBytes} B for a ${result.imageBytes} B image (${result.ofImage} of it) ready in ${result.seconds} s: the artifacts service with detools under it took ${result.artifactsCpuSeconds} CPU s and ${result.artifactsPeakMiB} MiB at the peak (${result.artifactsIdleMiB} MiB before)`
+        : '',
+      result.operations !== undefined && result.seedingSeconds !== undefined
+        ? `${result.devices} devices seeded in ${result.seedingSeconds} s (store ${result.storeMiBBefore} → ${result.storeMiBAfter} MiB); p95 ms: ${Object.entries(result.operations as Record<string, { p95Ms?: number; errors?: string[] }>)
+            .map(([name, cost]) => `${name} ${cost.p95Ms ?? 'not measured'}${cost.errors?.length ? ' (errors)' : ''}`)
+            .join(', ')}; create ${result.createDeployment.ms} ms, start ${result.startDeployment.ms} ms`
         : '',
       result.shapes !== undefined
         ? `the store's CPU per check's device and record writes: ${Object.entries(result.shapes as Record<string, { storeCpuMsPerCheck: number }>)

@@ -12,6 +12,7 @@ import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
 import { statementCounter } from './store-statements';
+import { seedFleet, seededDeviceId } from './seed-fleet';
 
 export const SCENARIOS = {
   s0: 'baseline: a bare node:http process doing a check\'s minimum store work (token lookup, device upsert, decision insert)',
@@ -28,6 +29,7 @@ export const SCENARIOS = {
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command) and per one-document update, in the process that makes them',
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
+  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page; a device\'s detail; a group\'s reach; the chip families; the summary; the audit list): median, 95th percentile and each process\'s CPU per call',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -47,6 +49,8 @@ export interface BenchSettings {
   /** The deployment sizes whose summary s11 reads. */
   summaryDevices: number[];
   stormMs: number;
+  /** Devices of the project s16 seeds. */
+  fleetDevices: number;
   log: (message: string) => void;
   /** Awaited before each step of a rate search: a comparison passes the machine to its other side there (turns.ts). */
   beforeStep?: () => Promise<void>;
@@ -140,6 +144,8 @@ export class Scenarios {
         return this.downloads();
       case 's15':
         return this.patchBuild();
+      case 's16':
+        return this.largeFleet();
       case 's13':
         return measureDriverCost(this.stack.mongodbUri, this.settings);
       case 's14':
@@ -338,6 +344,105 @@ export class Scenarios {
     } finally {
       clearInterval(sampler);
     }
+  }
+
+  /**
+   * s16: a fleet the size of --fleet-devices in one project, seeded into the store (seed-fleet.ts),
+   * and what a team does around it through the API. Each operation is called up to 20 times, and
+   * for at most a minute, one at a time; a call answered with an error is counted, not retried.
+   */
+  private async largeFleet() {
+    const devices = this.settings.fleetDevices;
+    const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'large fleet');
+    const project = (path: string) => `/api/v1/projects/${fleet.projectId}${path}`;
+    const call = (method: string, path: string, body?: unknown) => this.gateway.api(method, project(path), fleet.userToken, body);
+    // A read that the gateway does not answer within this long is given up here: the stack is
+    // wedged, and what follows would measure nothing but that.
+    const CALL_GIVE_UP_MS = 120_000;
+    const read = async (path: string) => {
+      const response = await fetch(`${this.stack.gatewayUrl}${project(path)}`, { headers: { authorization: `Bearer ${fleet.userToken}` }, signal: AbortSignal.timeout(CALL_GIVE_UP_MS) });
+      const text = await response.text();
+      if (response.status >= 300) throw new Error(`GET ${path}: ${response.status} ${text}`);
+      return text;
+    };
+    const beta = (await call('POST', '/channels/', { name: 'beta' })) as { id: string };
+    const groups: Array<{ id: string }> = [];
+    for (let index = 0; index < 10; index++) groups.push(await call('POST', '/groups/', { name: `group-${index}` }));
+    this.settings.log(`  seeding ${devices} devices`);
+    const seeded = await seedFleet(this.stack, { projectId: fleet.projectId, channelIds: [fleet.defaultChannelId, beta.id], groupIds: groups.map((group) => group.id) }, devices, this.settings.log);
+    const mib = (bytes: number | undefined) => (bytes === undefined ? null : Math.round((bytes / 2 ** 20) * 10) / 10);
+    this.settings.log(`  seeded in ${seeded.seconds} s; the store grew from ${mib(seeded.storeBytesBefore)} to ${mib(seeded.storeBytesAfter)} MiB`);
+
+    const timed = async (work: () => Promise<unknown>) => {
+      const started = performance.now();
+      try {
+        await work();
+        return { ms: Math.round(performance.now() - started), error: '' };
+      } catch (error) {
+        return { ms: Math.round(performance.now() - started), error: String((error as Error).message).slice(0, 200) };
+      }
+    };
+    // A deployment to the whole fleet: made as a draft, then started (the summary reads it).
+    let deploymentId = '';
+    const created = await timed(async () => (deploymentId = (await createDraftDeployment(this.gateway, fleet, { version_label: 'fleet-wide' }, [], 100)).deploymentId));
+    const start = await timed(() => startDeployment(this.gateway, fleet, deploymentId));
+    const middle = seededDeviceId(Math.floor(devices / 2));
+    const one = { id: seeded.idOf(Math.floor(devices / 2)) };
+    const operations: Record<string, () => Promise<unknown>> = {
+      'device page': () => read('/devices/?limit=50'),
+      'device page by chip family': () => read('/devices/?limit=50&chip_family=esp32c3'),
+      'device page by group': () => read(`/devices/?limit=50&group_id=${groups[3]!.id}`),
+      'device page by channel': () => read(`/devices/?limit=50&channel_id=${beta.id}`),
+      'device page by text': () => read(`/devices/?limit=50&q=${middle}`),
+      'a later device page': () => read(`/devices/?limit=50&after=${middle}`),
+      'device detail': () => read(`/devices/${one.id}/`),
+      'reach of a group': () => read(`/reach/?group_ids=${groups[3]!.id}`),
+      'chip families': () => read('/chip-families/'),
+      'deployment summary': () => read(`/deployments/${deploymentId}/summary/`),
+      'audit list': () => read('/audit/?limit=50'),
+    };
+    const results: Record<string, object> = {};
+    let peakMemory = usageOf(this.pids);
+    let wedged = '';
+    for (const [name, operation] of Object.entries(operations)) {
+      if (wedged) {
+        results[name] = { calls: 0, skipped: `the stack stopped answering during ${wedged}` };
+        continue;
+      }
+      const before = usageOf(this.pids);
+      const calls: Array<{ ms: number; error: string }> = [];
+      const until = performance.now() + 60_000;
+      while (!wedged && calls.length < 20 && (calls.length < 3 || performance.now() < until)) {
+        const outcome = await timed(operation);
+        calls.push(outcome);
+        if (/aborted|timeout/i.test(outcome.error)) wedged = name;
+      }
+      const after = usageOf(this.pids);
+      peakMemory = Object.fromEntries(Object.entries(after).map(([process, usage]) => [process, usage.rssBytes > (peakMemory[process]?.rssBytes ?? 0) ? usage : peakMemory[process]!]));
+      const cpu = perRequest(before, after, calls.length);
+      const sorted = calls.map((one) => one.ms).sort((a, b) => a - b);
+      const errors = [...new Set(calls.filter((one) => one.error).map((one) => one.error))];
+      results[name] = {
+        calls: calls.length,
+        medianMs: quantile(sorted, 0.5),
+        p95Ms: quantile(sorted, 0.95),
+        errors,
+        cpuMsPerCall: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
+      };
+      this.settings.log(`  ${name}: ${JSON.stringify(results[name])}`);
+    }
+    return {
+      devices,
+      seedingSeconds: seeded.seconds,
+      devicesSeededPerSecond: Math.round(devices / Math.max(0.1, seeded.seconds)),
+      storeMiBBefore: mib(seeded.storeBytesBefore),
+      storeMiBAfter: mib(seeded.storeBytesAfter),
+      createDeployment: created,
+      startDeployment: start,
+      operations: results,
+      wedged: wedged || null,
+      peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
+    };
   }
 
   /** One more gateway on this stack's services, with settings of its own. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16'];
 
 it('runs every scenario and reports complete results', () => {
   const out = mkdtempSync(join(tmpdir(), 'ota-bench-smoke-'));
@@ -64,6 +64,11 @@ it('runs every scenario and reports complete results', () => {
     expect(patch.ofImage).toBeLessThan(0.5);
     expect(patch.artifactsCpuSeconds).toBeGreaterThan(0);
     expect(patch.artifactsPeakMiB).toBeGreaterThanOrEqual(patch.artifactsIdleMiB);
+    // The seeded fleet was seeded, and every operation around it answered without an error.
+    const large = result('s16');
+    expect(large).toMatchObject({ devices: 2000, createDeployment: { error: '' }, startDeployment: { error: '' } });
+    expect(Object.keys(large.operations)).toHaveLength(11);
+    for (const [name, cost] of Object.entries(large.operations as Record<string, { calls: number; errors: string[] }>)) expect({ name, calls: cost.calls >= 3, errors: cost.errors }).toEqual({ name, calls: true, errors: [] });
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

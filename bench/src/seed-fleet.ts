@@ -1,0 +1,108 @@
+import { spawnSync } from 'node:child_process';
+import { MongoClient } from 'mongodb';
+import type { RunningStack } from '@ota/devstack';
+
+// A project's fleet written straight into registry's store, in the form its store keeps
+// (services/registry/src/adapters/mongo/models.ts): devices spread over chip families, builds,
+// channels and groups, with their memberships. Registering a million devices through the API
+// would take most of a day on this machine; what s16 measures is what a team does around a
+// fleet that size.
+
+export const SEEDED_CHIP_FAMILIES = ['esp32', 'esp32c3', 'esp32s3'] as const;
+/** Builds the fleet runs: device i runs build 1 + (i mod 5). */
+export const SEEDED_BUILDS = 5;
+
+export interface FleetLayout {
+  projectId: string;
+  /** The project's channels: device i is on channelIds[i mod length]. */
+  channelIds: string[];
+  /** The project's groups: device i is a member of groupIds[i mod length]. */
+  groupIds: string[];
+}
+
+export interface SeededFleet {
+  devices: number;
+  seconds: number;
+  /** The store's size on disk (FerretDB's PostgreSQL database) before and after, where the stack runs PostgreSQL. */
+  storeBytesBefore?: number;
+  storeBytesAfter?: number;
+  /** device_id of device i, for reading devices back by what a team types. */
+  deviceIdOf: (index: number) => string;
+  /** The id (a UUID) the API knows device i by. */
+  idOf: (index: number) => string;
+}
+
+export const seededDeviceId = (index: number) => `unit-${index.toString().padStart(7, '0')}`;
+
+/** The size of the stack's PostgreSQL database, where FerretDB keeps every collection. */
+export function storeBytes(postgresUrl: string): number | undefined {
+  if (!postgresUrl) return undefined;
+  const result = spawnSync('psql', [postgresUrl, '-Atc', 'SELECT pg_database_size(current_database())'], { encoding: 'utf8' });
+  const value = Number(result.stdout.trim());
+  return result.status === 0 && Number.isFinite(value) ? value : undefined;
+}
+
+export async function seedFleet(stack: RunningStack, layout: FleetLayout, devices: number, log: (message: string) => void): Promise<SeededFleet> {
+  // The project id's first 24 characters and the device's number: a UUID, unique per project.
+  const idOf = (index: number) => `${layout.projectId.slice(0, 24)}${index.toString(16).padStart(12, '0')}`;
+  const client = await MongoClient.connect(stack.mongodbUri);
+  const storeBytesBefore = storeBytes(stack.postgresUrl);
+  const started = performance.now();
+  try {
+    const registry = client.db(String(stack.gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'registry'));
+    const deviceDocs = registry.collection<Record<string, unknown>>('devices');
+    const memberships = registry.collection<Record<string, unknown>>('memberships');
+    const at = new Date(Date.now() - 3_600_000);
+    const BATCH = 2_000;
+    for (let from = 0; from < devices; from += BATCH) {
+      const batch: Record<string, unknown>[] = [];
+      const members: Record<string, unknown>[] = [];
+      for (let index = from; index < Math.min(devices, from + BATCH); index++) {
+        const id = idOf(index);
+        const groupId = layout.groupIds[index % layout.groupIds.length]!;
+        const build = 1 + (index % SEEDED_BUILDS);
+        batch.push({
+          _id: id,
+          project_id: layout.projectId,
+          device_id: seededDeviceId(index),
+          framework: 'esp_idf',
+          chip_family: SEEDED_CHIP_FAMILIES[index % SEEDED_CHIP_FAMILIES.length],
+          board_id: '',
+          hardware_revision: '',
+          partition_profile: '',
+          nvs_schema_version: null,
+          security_mode: '',
+          current_build_number: build,
+          current_version_label: `1.${build}.0`,
+          current_hash: '',
+          last_ota_status: '',
+          last_ota_reason: '',
+          active: index % 50 !== 0,
+          last_seen: at,
+          last_check_at: at,
+          last_check_status: 'up_to_date',
+          channel_id: layout.channelIds[index % layout.channelIds.length],
+          metadata: {},
+          created_at: at,
+          group_ids: [groupId],
+          place: index,
+          token_required: false,
+          check_count: 1,
+        });
+        members.push({ _id: `${groupId}:${id}`, project_id: layout.projectId, group_id: groupId, device_id: id });
+      }
+      await Promise.all([deviceDocs.insertMany(batch, { ordered: false }), memberships.insertMany(members, { ordered: false })]);
+      if ((from / BATCH) % 50 === 49) log(`  seeded ${from + BATCH}/${devices} devices in ${Math.round((performance.now() - started) / 1000)} s`);
+    }
+    return {
+      devices,
+      seconds: Math.round((performance.now() - started) / 100) / 10,
+      storeBytesBefore,
+      storeBytesAfter: storeBytes(stack.postgresUrl),
+      deviceIdOf: seededDeviceId,
+      idOf,
+    };
+  } finally {
+    await client.close();
+  }
+}
