@@ -14,12 +14,14 @@ export class Gateway {
     this.pool = new Pool(url, { connections: 2048, pipelining: 1 });
   }
 
-  async api(method: string, path: string, token: string, body?: unknown): Promise<any> {
+  /** A developer API call; `giveUpMs` aborts it when no answer came by then. */
+  async api(method: string, path: string, token: string, body?: unknown, giveUpMs?: number): Promise<any> {
     const isForm = body instanceof FormData;
     const response = await fetch(`${this.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, ...(body && !isForm ? { 'content-type': 'application/json' } : {}) },
       body: isForm ? body : body === undefined ? undefined : JSON.stringify(body),
+      signal: giveUpMs ? AbortSignal.timeout(giveUpMs) : undefined,
     });
     const text = await response.text();
     if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);

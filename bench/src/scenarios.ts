@@ -359,12 +359,7 @@ export class Scenarios {
     // A read that the gateway does not answer within this long is given up here: the stack is
     // wedged, and what follows would measure nothing but that.
     const CALL_GIVE_UP_MS = 120_000;
-    const read = async (path: string) => {
-      const response = await fetch(`${this.stack.gatewayUrl}${project(path)}`, { headers: { authorization: `Bearer ${fleet.userToken}` }, signal: AbortSignal.timeout(CALL_GIVE_UP_MS) });
-      const text = await response.text();
-      if (response.status >= 300) throw new Error(`GET ${path}: ${response.status} ${text}`);
-      return text;
-    };
+    const read = (path: string) => this.gateway.api('GET', project(path), fleet.userToken, undefined, CALL_GIVE_UP_MS);
     const beta = (await call('POST', '/channels/', { name: 'beta' })) as { id: string };
     const groups: Array<{ id: string }> = [];
     for (let index = 0; index < 10; index++) groups.push(await call('POST', '/groups/', { name: `group-${index}` }));

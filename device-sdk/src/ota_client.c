@@ -519,7 +519,6 @@ static void switch_to_image(ota_client_t *c, uint8_t failure) {
     log_line(c, OTA_LOG_WARN, "the delta patch to build %s failed (%s): downloading the full image", int64_text(r->build_number).text,
              delta_failure_name(failure));
     r->delta = 0;
-    r->delta_refused = 1;
     r->delta_failure = failure;
     r->offset = 0;
     r->patch_offset = 0;
@@ -645,8 +644,8 @@ static ota_err_t complete_download(ota_client_t *c) {
     /* How the image came: the service's timeline shows patches applied and patches given up. */
     char detail[80];
     if (r->delta) snprintf(detail, sizeof detail, "{\"delta\":\"applied\",\"patch_bytes\":%lu}", (unsigned long)r->patch_size);
-    else if (r->delta_refused) snprintf(detail, sizeof detail, "{\"delta\":\"fell_back\",\"delta_failure\":\"%s\"}", delta_failure_name(r->delta_failure));
-    report_once_with(c, OTA_EVENT_DOWNLOADED, r->delta || r->delta_refused ? detail : NULL);
+    else if (r->delta_failure) snprintf(detail, sizeof detail, "{\"delta\":\"fell_back\",\"delta_failure\":\"%s\"}", delta_failure_name(r->delta_failure));
+    report_once_with(c, OTA_EVENT_DOWNLOADED, r->delta || r->delta_failure ? detail : NULL);
     if (slot->flush(slot->ctx) != OTA_OK || slot->finish(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
     report_once(c, OTA_EVENT_FLASHED);
     c->verified = true;
@@ -654,6 +653,29 @@ static ota_err_t complete_download(ota_client_t *c) {
     c->next_ask_at = now_ms(c);
     c->record.phase = OTA_PHASE_ACTIVATING;
     return save(c);
+}
+
+/*
+ * Reads the next bytes of the download's body (at most `want`) into the read buffer and counts
+ * them. A read that brings nothing is an attempt that ended early (attempt_failed): *n is 0 and
+ * the caller returns what this does.
+ */
+static ota_err_t receive(ota_client_t *c, size_t want, size_t *n) {
+    const ota_http_port_t *http = &c->config.ports->http;
+    const char *ended = NULL;
+    *n = 0;
+    if (http->get_read(http->ctx, c->read_buffer, want, n) != OTA_OK) ended = "connection broken";
+    else if (*n == 0) ended = "body ended early";
+    else if (*n > want) ended = "port read past its buffer";
+    if (ended) {
+        *n = 0;
+        return attempt_failed(c, 0, ended);
+    }
+    c->received += (uint32_t)*n;
+    c->attempt_bytes += (uint32_t)*n;
+    c->download_failures = 0;
+    c->last_byte_at = now_ms(c);
+    return OTA_OK;
 }
 
 /* After a chunk was saved: every stop_check_bytes of download, ask whether the offer stands. */
@@ -670,21 +692,15 @@ static ota_err_t after_chunk_saved(ota_client_t *c) {
 static ota_err_t image_download_step(ota_client_t *c) {
     ota_record_t *r = &c->record;
     const ota_slot_port_t *slot = &c->config.ports->slot;
-    const ota_http_port_t *http = &c->config.ports->http;
     uint32_t boundary = ota_chunk_end(c->received, c->config.chunk_bytes, r->image_size);
     while (c->received < boundary) {
         size_t want = boundary - c->received < sizeof c->read_buffer ? boundary - c->received : sizeof c->read_buffer;
         size_t n = 0;
-        if (http->get_read(http->ctx, c->read_buffer, want, &n) != OTA_OK) return attempt_failed(c, 0, "connection broken");
-        if (n == 0) return attempt_failed(c, 0, "body ended early");
-        if (n > want) return attempt_failed(c, 0, "port read past its buffer");
-        if (slot->write(slot->ctx, c->received, c->read_buffer, n) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
+        ota_err_t err = receive(c, want, &n);
+        if (n == 0) return err;
+        if (slot->write(slot->ctx, c->written, c->read_buffer, n) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
         hashes_update(c, c->read_buffer, n);
-        c->received += (uint32_t)n;
         c->written = c->received;
-        c->attempt_bytes += (uint32_t)n;
-        c->download_failures = 0;
-        c->last_byte_at = now_ms(c);
     }
     if (c->received == r->image_size) return complete_download(c);
     if (slot->flush(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
@@ -732,7 +748,6 @@ static bool save_at_pause(const ota_client_t *c) {
 static ota_err_t patch_download_step(ota_client_t *c) {
     ota_record_t *r = &c->record;
     const ota_slot_port_t *slot = &c->config.ports->slot;
-    const ota_http_port_t *http = &c->config.ports->http;
     ota_delta_io_t io = {.ctx = c, .read_base = patch_read_base, .write = patch_write, .base_size = UINT32_MAX, .pause_every = SECTOR_BYTES};
     bool paused = true; /* the state may hold work from a pause: the first feed finishes it */
     for (;;) {
@@ -744,15 +759,10 @@ static ota_err_t patch_download_step(ota_client_t *c) {
             }
             size_t want = r->patch_size - c->received < sizeof c->read_buffer ? r->patch_size - c->received : sizeof c->read_buffer;
             size_t n = 0;
-            if (http->get_read(http->ctx, c->read_buffer, want, &n) != OTA_OK) return attempt_failed(c, 0, "connection broken");
-            if (n == 0) return attempt_failed(c, 0, "body ended early");
-            if (n > want) return attempt_failed(c, 0, "port read past its buffer");
+            ota_err_t err = receive(c, want, &n);
+            if (n == 0) return err;
             c->patch_pending_at = 0;
             c->patch_pending = (uint16_t)n;
-            c->received += (uint32_t)n;
-            c->attempt_bytes += (uint32_t)n;
-            c->download_failures = 0;
-            c->last_byte_at = now_ms(c);
         }
         size_t consumed = 0;
         c->slot_write_failed = false;
@@ -875,7 +885,7 @@ static ota_err_t take_offer(ota_client_t *c) {
                       (bool)r->has_signature == has_signature && (!has_signature || memcmp(r->signature, signature_bytes, sizeof signature_bytes) == 0);
     /* A patch is taken when it can be, unless one to this build already failed; its URL must fit. */
     offered_patch_t patch;
-    bool use_patch = !(same_build && r->delta_refused) && read_offered_patch(c, size, &patch);
+    bool use_patch = !(same_build && r->delta_failure) && read_offered_patch(c, size, &patch);
     bool same_patch = use_patch && r->delta && r->patch_size == patch.size && memcmp(r->patch_sha256, patch.sha256, sizeof patch.sha256) == 0;
     if (same_build && r->phase == OTA_PHASE_DOWNLOADING) {
         if (r->delta && !(same_patch && json_get_string(patch.object.start, "url", c->url, sizeof c->url))) {
@@ -906,10 +916,7 @@ static ota_err_t take_offer(ota_client_t *c) {
     r->target_slot = (uint8_t)(1u - c->running_slot);
     r->build_number = build;
     r->image_size = (uint32_t)size;
-    if (!same_build) {
-        r->delta_refused = 0;
-        r->delta_failure = DELTA_FAILED_NONE;
-    }
+    if (!same_build) r->delta_failure = DELTA_FAILED_NONE;
     r->delta = use_patch;
     if (use_patch) {
         r->patch_size = patch.size;

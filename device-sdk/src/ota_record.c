@@ -110,8 +110,7 @@ void ota_record_encode(const ota_record_t *record, uint8_t out[OTA_RECORD_BYTES]
     put_u32(out + 292, record->patch_offset);
     out[296] = record->has_running_sha256;
     out[297] = record->delta;
-    out[298] = record->delta_refused;
-    out[299] = record->delta_failure;
+    out[298] = record->delta_failure;
     memcpy(out + 300, record->apply_state, OTA_DELTA_SAVED_BYTES);
     put_u32(out + CRC_AT, crc32_of(out, CRC_AT));
 }
@@ -178,8 +177,7 @@ bool ota_record_decode(const uint8_t *bytes, size_t len, ota_record_t *record) {
     record->patch_offset = get_u32(bytes + 292);
     record->has_running_sha256 = bytes[296];
     record->delta = bytes[297];
-    record->delta_refused = bytes[298];
-    record->delta_failure = bytes[299];
+    record->delta_failure = bytes[298];
     memcpy(record->apply_state, bytes + 300, OTA_DELTA_SAVED_BYTES);
     return true;
 }

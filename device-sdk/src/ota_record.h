@@ -28,8 +28,8 @@
  *      292     4  patch_offset
  *      296     1  has_running_sha256
  *      297     1  delta
- *      298     1  delta_refused
- *      299     1  delta_failure
+ *      298     1  delta_failure
+ *      299     1  zero
  *      300   570  apply_state (the applier's own saved form, ota_delta_save)
  *      870     2  zero
  *      872     4  CRC-32 (IEEE) of bytes 0 to 871

@@ -180,8 +180,7 @@ typedef struct {
     uint8_t running_sha256[32];
     /* The download is the offer's delta patch, applied into the slot as it arrives. */
     uint8_t delta;
-    uint8_t delta_refused;      /* a patch to this build failed: its full image is downloaded */
-    uint8_t delta_failure;      /* why it failed, for the `downloaded` report (a code of ota_client.c) */
+    uint8_t delta_failure;      /* not 0: a patch to this build failed, and why (a code of ota_client.c); its image is downloaded */
     uint32_t patch_size;
     uint32_t patch_offset;      /* patch bytes the apply state below has consumed */
     uint8_t patch_sha256[32];
