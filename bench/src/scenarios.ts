@@ -12,7 +12,7 @@ import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
 import { statementCounter } from './store-statements';
-import { seedFleet, seededDeviceId } from './seed-fleet';
+import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seededDeviceId } from './seed-fleet';
 
 export const SCENARIOS = {
   s0: 'baseline: a bare node:http process doing a check\'s minimum store work (token lookup, device upsert, decision insert)',
@@ -29,7 +29,7 @@ export const SCENARIOS = {
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command) and per one-document update, in the process that makes them',
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
-  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page; a device\'s detail; a group\'s reach; the chip families; the summary; the audit list): median, 95th percentile and each process\'s CPU per call',
+  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -363,6 +363,8 @@ export class Scenarios {
     const beta = (await call('POST', '/channels/', { name: 'beta' })) as { id: string };
     const groups: Array<{ id: string }> = [];
     for (let index = 0; index < 10; index++) groups.push(await call('POST', '/groups/', { name: `group-${index}` }));
+    // Each process's memory with the project still empty: the goal is at most 1.5 times it with the fleet.
+    const emptyMemory = usageOf(this.pids);
     this.settings.log(`  seeding ${devices} devices`);
     const seeded = await seedFleet(this.stack, { projectId: fleet.projectId, channelIds: [fleet.defaultChannelId, beta.id], groupIds: groups.map((group) => group.id) }, devices, this.settings.log);
     const mib = (bytes: number | undefined) => (bytes === undefined ? null : Math.round((bytes / 2 ** 20) * 10) / 10);
@@ -390,9 +392,13 @@ export class Scenarios {
       'device page by channel': () => read(`/devices/?limit=50&channel_id=${beta.id}`),
       'device page by text': () => read(`/devices/?limit=50&q=${middle}`),
       'a later device page': () => read(`/devices/?limit=50&after=${middle}`),
+      'a later device page by id': () => read(`/devices/?limit=50&after_id=${one.id}`),
+      'device by its device_id': () => read(`/devices/?limit=1&device_id=${middle}`),
       'device detail': () => read(`/devices/${one.id}/`),
       'reach of a group': () => read(`/reach/?group_ids=${groups[3]!.id}`),
       'chip families': () => read('/chip-families/'),
+      'groups with their counts': () => read('/groups/'),
+      'channels with their counts': () => read('/channels/'),
       'deployment summary': () => read(`/deployments/${deploymentId}/summary/`),
       'audit list': () => read('/audit/?limit=50'),
     };
@@ -426,6 +432,36 @@ export class Scenarios {
       };
       this.settings.log(`  ${name}: ${JSON.stringify(results[name])}`);
     }
+    // Checks of devices the project knows, as they poll: at a fixed rate, each of a device drawn
+    // from the whole fleet, with what it reported when seeded.
+    let checks: object = { skipped: `the stack stopped answering during ${wedged}` };
+    if (!wedged) {
+      const rate = this.settings.smoke ? 10 : 40;
+      const beforeChecks = usageOf(this.pids);
+      const sent = summarize(
+        await runOpenLoop({
+          phases: [{ rate, durationMs: this.settings.smoke ? 5_000 : 30_000 }],
+          send: (index) => {
+            const device = (index * 7919) % devices;
+            return this.gateway.post(
+              '/api/v1/ota/check/',
+              fleet.deviceToken,
+              checkBody(seededDeviceId(device), { framework: 'esp_idf', chip_family: SEEDED_CHIP_FAMILIES[device % SEEDED_CHIP_FAMILIES.length], current_build_number: 1 + (device % SEEDED_BUILDS) }),
+            );
+          },
+        }),
+      );
+      const cpu = perRequest(beforeChecks, usageOf(this.pids), sent.requests);
+      // What the fleet would cost polling every 5 minutes, at this CPU per check.
+      const checksPerSecond = devices / 300;
+      checks = {
+        rate,
+        ...sent,
+        cpuMsPerCheck: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
+        coresAtFiveMinutePolling: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, Math.round(((usage.cpuMsPerRequest * checksPerSecond) / 1000) * 10) / 10])),
+      };
+      this.settings.log(`  checks of known devices: ${JSON.stringify(checks)}`);
+    }
     return {
       devices,
       seedingSeconds: seeded.seconds,
@@ -435,7 +471,9 @@ export class Scenarios {
       createDeployment: created,
       startDeployment: start,
       operations: results,
+      checksOfKnownDevices: checks,
       wedged: wedged || null,
+      emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
     };
   }

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { MongoClient } from 'mongodb';
 import type { RunningStack } from '@ota/devstack';
+import { devicePageKeys, deviceUuid } from '@ota/ids';
 
 // A project's fleet written straight into registry's store, in the form its store keeps
 // (services/registry/src/adapters/mongo/models.ts): devices spread over chip families, builds,
@@ -43,8 +44,8 @@ export function storeBytes(postgresUrl: string): number | undefined {
 }
 
 export async function seedFleet(stack: RunningStack, layout: FleetLayout, devices: number, log: (message: string) => void): Promise<SeededFleet> {
-  // The project id's first 24 characters and the device's number: a UUID, unique per project.
-  const idOf = (index: number) => `${layout.projectId.slice(0, 24)}${index.toString(16).padStart(12, '0')}`;
+  // The UUID registry derives for the device, so that a check or a page finds it where registry would.
+  const idOf = (index: number) => deviceUuid(layout.projectId, seededDeviceId(index));
   const client = await MongoClient.connect(stack.mongodbUri);
   const storeBytesBefore = storeBytes(stack.postgresUrl);
   const started = performance.now();
@@ -86,6 +87,7 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
           created_at: at,
           group_ids: [groupId],
           place: index,
+          page_keys: devicePageKeys(layout.projectId, id),
           token_required: false,
           check_count: 1,
         });

@@ -67,7 +67,9 @@ it('runs every scenario and reports complete results', () => {
     // The seeded fleet was seeded, and every operation around it answered without an error.
     const large = result('s16');
     expect(large).toMatchObject({ devices: 2000, createDeployment: { error: '' }, startDeployment: { error: '' } });
-    expect(Object.keys(large.operations)).toHaveLength(11);
+    expect(Object.keys(large.operations)).toHaveLength(15);
+    // The checks of seeded devices are answered, and the run says what a fleet of that size polling every 5 minutes costs.
+    expect(large.checksOfKnownDevices).toMatchObject({ errorRate: 0, coresAtFiveMinutePolling: { gateway: expect.any(Number), registry: expect.any(Number) } });
     for (const [name, cost] of Object.entries(large.operations as Record<string, { calls: number; errors: string[] }>)) expect({ name, calls: cost.calls >= 3, errors: cost.errors }).toEqual({ name, calls: true, errors: [] });
   } finally {
     rmSync(out, { recursive: true, force: true });

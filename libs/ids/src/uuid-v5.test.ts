@@ -1,4 +1,4 @@
-import { uuidV5In } from './index';
+import { uuidV5In } from './uuid-v5';
 
 const uuidV5 = (namespace: string, name: string) => uuidV5In(namespace)(name);
 

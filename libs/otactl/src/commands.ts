@@ -150,14 +150,16 @@ export async function devicesCommand(ctx: CommandContext, argv: string[]): Promi
       },
     });
     const devices = await ok(Promise.resolve({ data, error, response }));
-    const total = Number(response.headers.get('x-total-count') ?? devices.length);
+    // A large project's count is an estimate, sent under its own header.
+    const estimate = response.headers.get('x-total-count-estimate');
+    const total = Number(estimate ?? response.headers.get('x-total-count') ?? devices.length);
     const channelNames = new Map(channels.map((channel) => [channel.id, channel.name]));
     ctx.out.result(
-      { devices, total },
+      { devices, total, total_estimated: estimate !== null },
       `${table(
         ['DEVICE', 'HARDWARE', 'BUILD', 'LAST OTA STATUS', 'LAST SEEN', 'CHANNEL', 'ACTIVE'],
         devices.map((d) => [d.device_id, `${d.framework}/${d.chip_family}`, d.current_build_number, `${d.last_ota_status}${d.last_ota_reason ? ` (${d.last_ota_reason})` : ''}`, d.last_seen ?? 'never', channelNames.get(d.channel_id) ?? '', d.active ? 'yes' : 'no'])
-      )}\n${devices.length} of ${total}`,
+      )}\n${devices.length} of ${estimate !== null ? 'about ' : ''}${total}`,
     );
     return EXIT.ok;
   }
@@ -167,8 +169,8 @@ export async function devicesCommand(ctx: CommandContext, argv: string[]): Promi
     const path = { id: projectId };
     let uuid = key;
     if (!/^[0-9a-f-]{36}$/.test(key)) {
-      const found = await ok(ctx.api.GET('/api/v1/projects/{id}/devices/', { params: { path, query: { q: key, limit: '100' } } }));
-      const device = found.find((candidate) => candidate.device_id === key);
+      const found = await ok(ctx.api.GET('/api/v1/projects/{id}/devices/', { params: { path, query: { device_id: key, limit: '1' } } }));
+      const device = found[0];
       if (!device) throw new ApiRefusal(404, `no device with device_id "${key}"`);
       uuid = device.id;
     }

@@ -59,3 +59,9 @@ const PREVIEW_ORDER: Record<PreviewOutcome, null> = {
   unknown_hardware: null,
 };
 export const PREVIEW_OUTCOMES = Object.keys(PREVIEW_ORDER) as PreviewOutcome[];
+
+/** A count of devices as the API gave it: exact, or extrapolated from a sample of a large project. */
+export interface DeviceTotal {
+  count: number;
+  estimated: boolean;
+}

@@ -70,3 +70,8 @@ export function checkStatusWords(status: string): string {
 export function statusWords(status: string): string {
   return (ROLLOUT_STATUS_WORDS as Record<string, string>)[status] ?? spaced(status);
 }
+
+/** A count of devices in words: "1,234", or "about 1,000,000" when it is an estimate. */
+export function totalWords(total: { count: number; estimated: boolean }): string {
+  return `${total.estimated ? 'about ' : ''}${total.count.toLocaleString('en')}`;
+}

@@ -14,27 +14,37 @@ async function fleetOf(f: ProjectFixture, size: number, chipFamily = 'esp32'): P
   return (await api('GET', `/api/v1/projects/${f.project.id}/devices/`, { token: f.user.token })).body;
 }
 
-test('devices come a page at a time by device_id, with the total of every match, and can be searched', async () => {
+test('devices come a page at a time in the order of their ids, with the total of every match, and can be searched', async () => {
   const f = await setupProject();
   await fleetOf(f, 25);
   for (const deviceId of ['Gate-A', 'gate-b']) await checkIn(f, deviceId, 'esp32s3');
   const base = `/api/v1/projects/${f.project.id}/devices/`;
   const seen: string[] = [];
-  let after = '';
+  let afterId = '';
   for (let page = 0; page < 5; page += 1) {
-    const answer = await api('GET', `${base}?limit=10${after ? `&after=${encodeURIComponent(after)}` : ''}`, { token: f.user.token });
+    const answer = await api('GET', `${base}?limit=10${afterId ? `&after_id=${afterId}` : ''}`, { token: f.user.token });
     expect(answer.status).toBe(200);
+    // A small project is counted exactly.
     expect(answer.headers.get('x-total-count')).toBe('27');
-    seen.push(...answer.body.map((device: { device_id: string }) => device.device_id));
-    if (answer.body.length < 10) break;
-    after = answer.body.at(-1).device_id;
+    expect(answer.headers.get('x-total-count-estimate')).toBeNull();
+    seen.push(...answer.body.map((device: { id: string }) => device.id));
+    afterId = answer.headers.get('x-next-after-id') ?? '';
+    // The last page says so by having no next.
+    expect([page, Boolean(afterId)]).toEqual([page, seen.length < 27]);
+    if (!afterId) break;
   }
   expect(seen).toHaveLength(27);
   expect(seen).toEqual([...seen].sort());
   expect(new Set(seen).size).toBe(27);
+  // `after` names the device by its device_id: the same page as after its id.
+  const tenth = (await api('GET', `${base}?ids=${seen[9]}`, { token: f.user.token })).body[0];
+  const byDeviceId = await api('GET', `${base}?limit=5&after=${encodeURIComponent(tenth.device_id)}`, { token: f.user.token });
+  expect(byDeviceId.body.map((device: { id: string }) => device.id)).toEqual(seen.slice(10, 15));
+  expect((await api('GET', `${base}?limit=5&after=${tenth.device_id}&after_id=${seen[9]}`, { token: f.user.token })).status).toBe(422);
+  expect((await api('GET', `${base}?after_id=${seen[9]}`, { token: f.user.token })).status).toBe(422);
 
   const found = await api('GET', `${base}?q=GATE&limit=50`, { token: f.user.token });
-  expect(found.body.map((device: { device_id: string }) => device.device_id)).toEqual(['Gate-A', 'gate-b']);
+  expect(found.body.map((device: { device_id: string }) => device.device_id).sort()).toEqual(['Gate-A', 'gate-b']);
   expect(found.headers.get('x-total-count')).toBe('2');
   // Text that would be a pattern is matched as it is.
   expect((await api('GET', `${base}?q=.*`, { token: f.user.token })).body).toEqual([]);
@@ -52,8 +62,8 @@ test('devices come a page at a time by device_id, with the total of every match,
 
   const families = await api('GET', `/api/v1/projects/${f.project.id}/chip-families/`, { token: f.user.token });
   expect(families.body).toEqual([
-    { chip_family: 'esp32', devices: 25 },
-    { chip_family: 'esp32s3', devices: 2 },
+    { chip_family: 'esp32', devices: 25, estimated: false },
+    { chip_family: 'esp32s3', devices: 2, estimated: false },
   ]);
 });
 
@@ -88,9 +98,9 @@ test('bulk membership, member and device counts, and the reach of targets before
   expect(tooMany.status).toBe(422);
 
   const reach = (query: string) => api('GET', `/api/v1/projects/${f.project.id}/reach/${query}`, { token: f.user.token });
-  expect((await reach('')).body).toEqual({ devices: 12 });
-  expect((await reach(`?group_ids=${group.id}`)).body).toEqual({ devices: 5 });
-  expect((await reach(`?group_ids=${group.id}&channel_ids=${f.defaultChannelId}`)).body).toEqual({ devices: 5 });
+  expect((await reach('')).body).toEqual({ devices: 12, estimated: false });
+  expect((await reach(`?group_ids=${group.id}`)).body).toEqual({ devices: 5, estimated: false });
+  expect((await reach(`?group_ids=${group.id}&channel_ids=${f.defaultChannelId}`)).body).toEqual({ devices: 5, estimated: false });
   expect((await reach('?group_ids=not-a-list')).status).toBe(422);
 });
 

@@ -5,6 +5,16 @@ export const registrySettings = {
   ...commonServiceSettings({ grpcPort: 50051, metricsPort: 9101, database: 'ota_registry' }),
   ROLLOUT_ADDR: str("address of the rollout service (the check's views load active deployments from it, and it confirms each offer)", '127.0.0.1:50053'),
   ARTIFACTS_ADDR: str("address of the artifacts service (the check's views load the builds' summaries from it)", '127.0.0.1:50052'),
+  DEVICE_PAGE_READ_BUDGET: int(
+    'devices a page of a device list may read from the store before it answers with what it found and where the next page starts (a text search that matches few devices of a large project); FerretDB reads about 4,000 devices a second',
+    1_000,
+    100,
+  ),
+  DEVICE_COUNT_SAMPLE: int(
+    "about how many devices a count of a large project's devices reads (reach, targeted devices, chip families, groups' and channels' counts): above it counts are estimates from that many devices' worth of page buckets, off by about 10% for a tenth of the fleet at the default (4 times the sample halves it)",
+    1_024,
+    256,
+  ),
   VIEW_RELOAD_INTERVAL_MS: int("how often the check's in-memory views of active deployments and builds reload in full, as a safety net for missed NATS events", 30_000, 1_000),
 };
 

@@ -4,7 +4,7 @@ import { createServiceClient, runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as artifactsPb, registry as pb, rollout as rolloutPb } from '@ota/proto';
 import { GrpcDecisionSources } from './adapters/grpc/grpc-decision-sources';
-import { moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
+import { addDevicePageKeys, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
 import { registerModels } from './adapters/mongo/models';
 import { MongoRegistryStore } from './adapters/mongo/mongo-registry-store';
 import { loadRegistryConfig } from './config';
@@ -18,7 +18,10 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   const models = registerModels(mongo);
   await ensureIndexes(mongo);
   await moveCheckEventsOntoDevices(models);
-  const registry = new Registry({ store: new MongoRegistryStore(models) });
+  await addDevicePageKeys(models);
+  const devicePageReads = metrics.histogram('ota_registry_device_page_reads', 'Devices read from the store for one page of a device list.', [], [16, 64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576]);
+  const store = new MongoRegistryStore(models, { devicePageReadBudget: config.DEVICE_PAGE_READ_BUDGET, countSample: config.DEVICE_COUNT_SAMPLE, onDevicePageRead: (devices) => devicePageReads.observe(devices) });
+  const registry = new Registry({ store });
 
   // The check decides from views of rollout's active deployments and artifacts' builds, kept
   // fresh by their NATS events and reloaded in full now and then.

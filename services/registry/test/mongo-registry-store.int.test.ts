@@ -4,7 +4,7 @@ import { seededRandom, testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
 import { registerModels } from '../src/adapters/mongo/models';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
-import { deviceUuid } from '../src/domain/device-uuid';
+import { deviceUuid } from '@ota/ids';
 import { Registry } from '../src/domain/registry';
 import type { CheckEvent, Device } from '../src/domain/model';
 
@@ -83,7 +83,7 @@ it('registers devices up to the owner’s cap across racing registrations, and f
   const { projectId, ownerId, channelId } = await project();
   const results = await Promise.all(Array.from({ length: 8 }, (_, index) => store.registerDevice(device(projectId, `racer-${index}`, channelId), ownerId, 5)));
   expect(results.filter((result) => result !== 'over_limit')).toHaveLength(5);
-  expect(await store.countDevices(projectId)).toBe(5);
+  expect(await store.countDevices(projectId)).toEqual({ count: 5, estimated: false });
 
   // The same device registered twice is one device.
   const known = (results.find((result) => result !== 'over_limit') as { device: Device }).device;
@@ -265,16 +265,16 @@ it('counts the devices a deployment’s targets reach, and lists group members',
   await store.setMembership(projectId, ids[0]!, group.id, true);
   await store.setMembership(projectId, ids[2]!, group.id, true);
 
-  expect(await store.countDevices(projectId, { groupIds: [], channelIds: [] })).toBe(4);
-  expect(await store.countDevices(projectId, { groupIds: [], channelIds: [beta.id] })).toBe(2);
-  expect(await store.countDevices(projectId, { groupIds: [group.id], channelIds: [] })).toBe(2);
+  expect(await store.countDevices(projectId, { groupIds: [], channelIds: [] })).toEqual({ count: 4, estimated: false });
+  expect(await store.countDevices(projectId, { groupIds: [], channelIds: [beta.id] })).toEqual({ count: 2, estimated: false });
+  expect(await store.countDevices(projectId, { groupIds: [group.id], channelIds: [] })).toEqual({ count: 2, estimated: false });
   // Both lists: a device must match a group and a channel.
-  expect(await store.countDevices(projectId, { groupIds: [group.id], channelIds: [beta.id] })).toBe(1);
-  expect((await store.listDevices(projectId, { groupId: group.id })).devices.map((listed) => listed.deviceId).sort()).toEqual(['b1', 's1']);
-  expect((await store.countMembersPerGroup(projectId)).get(group.id)).toBe(2);
+  expect(await store.countDevices(projectId, { groupIds: [group.id], channelIds: [beta.id] })).toEqual({ count: 1, estimated: false });
+  expect((await store.listDevices(projectId, { groupId: group.id })).map((listed) => listed.deviceId).sort()).toEqual(['b1', 's1']);
+  expect((await store.countMembersPerGroup(projectId, [group.id])).counts.get(group.id)).toBe(2);
 
   await store.setMembership(projectId, ids[0]!, group.id, false);
-  expect(await store.countDevices(projectId, { groupIds: [group.id], channelIds: [] })).toBe(1);
+  expect(await store.countDevices(projectId, { groupIds: [group.id], channelIds: [] })).toEqual({ count: 1, estimated: false });
 });
 
 it('keeps every device’s copy of its groups equal to its memberships under overlapping bulk changes of several groups', async () => {
@@ -298,14 +298,123 @@ it('keeps every device’s copy of its groups equal to its memberships under ove
     await Promise.all([...changes, ...singles]);
     const members = new Map<string, string[]>();
     for (const groupId of groups) {
-      for (const member of (await store.listDevices(projectId, { groupId })).devices) members.set(member.id, [...(members.get(member.id) ?? []), groupId]);
+      for (const member of await store.listDevices(projectId, { groupId })) members.set(member.id, [...(members.get(member.id) ?? []), groupId]);
     }
-    const copies = (await store.listDevices(projectId, {})).devices;
+    const copies = await store.listDevices(projectId, {});
     const differ = copies.filter((copy) => JSON.stringify([...copy.groupIds].sort()) !== JSON.stringify([...(members.get(copy.id) ?? [])].sort()));
     expect({ round, differ: differ.length }).toEqual({ round, differ: 0 });
   }
   // The counts are exact: adding every device to a group that has some of them counts the others.
-  const before = (await store.countMembersPerGroup(projectId)).get(groups[0]!) ?? 0;
+  const before = (await store.countMembersPerGroup(projectId, [groups[0]!])).counts.get(groups[0]!) ?? 0;
   expect(await store.changeMemberships(projectId, groups[0]!, ids, [])).toEqual({ added: 60 - before, removed: 0 });
   expect(await store.changeMemberships(projectId, groups[0]!, ids, [])).toEqual({ added: 0, removed: 0 });
 }, 180_000);
+
+describe('a device list read a page at a time', () => {
+  // Large enough that pages walk buckets of the finer levels, small enough to register here.
+  const FLEET = 6000;
+  const reads: number[] = [];
+  let paged: MongoRegistryStore;
+  let fleet: { projectId: string; everyone: Device[]; bigGroup: string; smallGroup: string };
+
+  beforeAll(async () => {
+    paged = new MongoRegistryStore(registerModels(mongo), { devicePageReadBudget: 500, countSample: 1024, onDevicePageRead: (devices) => reads.push(devices) });
+    const { projectId, ownerId, channelId } = await project();
+    const everyone: Device[] = [];
+    for (let from = 0; from < FLEET; from += 50) {
+      const batch = Array.from({ length: 50 }, (_, index) => device(projectId, `unit-${from + index}`, channelId, { chipFamily: (from + index) % 3 === 0 ? 'esp32c3' : 'esp32' }));
+      // Uncapped (0): the place is drawn, not searched for among every place the owner holds.
+      await Promise.all(batch.map((each) => store.registerDevice(each, ownerId, 0)));
+      everyone.push(...batch);
+    }
+    const [bigGroup, smallGroup] = [randomUUID(), randomUUID()];
+    for (const [id, name] of [[bigGroup, 'big'], [smallGroup, 'small']] as const) expect(await store.insertGroup({ id, projectId, name, createdAt: at(1) })).toBe('inserted');
+    await store.changeMemberships(projectId, bigGroup, everyone.filter((_, index) => index % 3 === 1).map((each) => each.id), []);
+    await store.changeMemberships(projectId, smallGroup, everyone.slice(0, 30).map((each) => each.id), []);
+    fleet = { projectId, everyone, bigGroup, smallGroup };
+  }, 300_000);
+
+  /** Every page of a listing, following each page's next start, and what each page said. */
+  async function everyPage(filter: Parameters<MongoRegistryStore['readDevicePage']>[1], limit: number) {
+    reads.length = 0;
+    const pages = [];
+    let afterId: string | undefined;
+    do {
+      const page = await paged.readDevicePage(fleet.projectId, filter, { limit, afterId });
+      pages.push(page);
+      afterId = page.nextAfterId;
+    } while (afterId && pages.length < 1000);
+    return { pages, listed: pages.flatMap((page) => page.devices.map((each) => each.id)), reads: [...reads] };
+  }
+
+  const expected = (keep: (each: Device, index: number) => boolean) => fleet.everyone.filter(keep).map((each) => each.id).sort();
+
+  it.each([
+    ['every device', {}, () => true],
+    ['a chip family', { chipFamily: 'esp32c3' }, (_: Device, index: number) => index % 3 === 0],
+    ['a large group', { groupId: 'big' }, (_: Device, index: number) => index % 3 === 1],
+    ['a small group', { groupId: 'small' }, (_: Device, index: number) => index < 30],
+  ])('lists %s once each, in UUID order, reading a bounded share of the project per page', async (_name, filter, keep) => {
+    const resolved = 'groupId' in filter ? { groupId: filter.groupId === 'big' ? fleet.bigGroup : fleet.smallGroup } : filter;
+    const { pages, listed, reads: perPage } = await everyPage(resolved, 97);
+    expect(listed).toEqual(expected(keep));
+    // Every page but the last is full: the budget is not reached without a text search.
+    expect(pages.slice(0, -1).every((page) => page.devices.length === 97)).toBe(true);
+    // A page of 97 reads a few buckets, or a few thousand matches at once, never the project.
+    expect(Math.max(...perPage)).toBeLessThan(FLEET / 2);
+    const first = pages[0]!.total;
+    if (first.estimated) expect(Math.abs(first.count - listed.length) / listed.length).toBeLessThan(0.4);
+    else expect(first.count).toBe(listed.length);
+  });
+
+  it('counts a small match set exactly', async () => {
+    const { pages } = await everyPage({ groupId: fleet.smallGroup }, 10);
+    expect(pages.map((page) => page.total)).toEqual(pages.map(() => ({ count: 30, estimated: false })));
+  });
+
+  it('ends a text search that finds little when its read budget is spent, saying where to go on, and finds every match', async () => {
+    const { pages, listed, reads: perPage } = await everyPage({ search: 'NIT-12' }, 50);
+    expect(listed).toEqual(expected((each) => each.deviceId.includes('nit-12')));
+    // The budget is 500 devices: a page stops at the first bucket past it (a sixteenth of the
+    // project at the coarsest level a page may walk).
+    expect(pages.length).toBeGreaterThan(3);
+    expect(Math.max(...perPage)).toBeLessThan(500 + 2 * (FLEET / 16));
+    expect(pages.slice(0, -1).some((page) => page.devices.length < 50)).toBe(true);
+  });
+
+  it('counts a large project from a sample of its buckets, labelled as estimated, and stops a bounded count early', async () => {
+    const near = (counted: { count: number; estimated: boolean }, exact: number) => {
+      expect(counted.estimated).toBe(true);
+      expect(Math.abs(counted.count - exact) / exact).toBeLessThan(0.15);
+    };
+    near(await paged.countDevices(fleet.projectId), FLEET);
+    // Targets of one group are matched by the store: a few thousand matches are read and counted whole.
+    expect(await paged.countDevices(fleet.projectId, { groupIds: [fleet.bigGroup], channelIds: [] })).toEqual({ count: FLEET / 3, estimated: false });
+    const families = await paged.countChipFamilies(fleet.projectId);
+    near({ count: families.counts.get('esp32c3')!, estimated: families.estimated }, FLEET / 3);
+    // A group the sample sees often is scaled up; one it sees seldom is counted exactly.
+    const groups = await paged.countMembersPerGroup(fleet.projectId, [fleet.bigGroup, fleet.smallGroup]);
+    near({ count: groups.counts.get(fleet.bigGroup)!, estimated: groups.estimated.has(fleet.bigGroup) }, FLEET / 3);
+    expect([groups.counts.get(fleet.smallGroup), groups.estimated.has(fleet.smallGroup)]).toEqual([30, false]);
+    // So is a target set of one small group.
+    expect(await paged.countDevices(fleet.projectId, { groupIds: [fleet.smallGroup], channelIds: [] })).toEqual({ count: 30, estimated: false });
+    reads.length = 0;
+    expect(await paged.countDevices(fleet.projectId, undefined, 2)).toEqual({ count: 2, estimated: false });
+  });
+
+  it('counts a small project exactly', async () => {
+    const { projectId, ownerId, channelId } = await project();
+    for (let index = 0; index < 40; index += 1) await store.registerDevice(device(projectId, `few-${index}`, channelId), ownerId, 0);
+    expect(await paged.countDevices(projectId)).toEqual({ count: 40, estimated: false });
+    expect(await paged.countDevices(projectId, { groupIds: [], channelIds: [channelId] })).toEqual({ count: 40, estimated: false });
+    expect((await paged.countChipFamilies(projectId)).counts.get('esp32')).toBe(40);
+  });
+
+  it('starts a page after a device named by device_id as after its UUID', async () => {
+    const sorted = expected(() => true);
+    const registry = new Registry({ store: paged });
+    const named = fleet.everyone.find((each) => each.id === sorted[100])!;
+    const page = await registry.readDevicePage(fleet.projectId, {}, { limit: 5, afterDeviceId: named.deviceId });
+    expect(page.devices.map((each) => each.id)).toEqual(sorted.slice(101, 106));
+  });
+});

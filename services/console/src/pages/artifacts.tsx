@@ -9,6 +9,7 @@ import { Timestamp, formatBytes } from '../components/time';
 import type { Artifact, ChipFamilyCount } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
 import { queryKeys } from '../query-keys';
+import { totalWords } from '../words';
 
 const column = createColumnHelper<Artifact>();
 
@@ -112,7 +113,7 @@ function ChipFamilyNote({ typed, families }: { typed: string; families: ChipFami
     <p className="stale wide" role="status" data-testid="chip-family-note">
       No device of this project reports the chip family “{typed}”: a build for it is offered to no device until one does.
       {near ? ` Did you mean “${near.chip_family}”?` : ''}
-      {reported.length > 0 ? ` The devices report: ${reported.map((family) => `${family.chip_family} (${family.devices})`).join(', ')}.` : ' No device has reported one yet.'}
+      {reported.length > 0 ? ` The devices report: ${reported.map((family) => `${family.chip_family} (${totalWords({ count: family.devices, estimated: family.estimated })})`).join(', ')}.` : ' No device has reported one yet.'}
     </p>
   );
 }

@@ -12,6 +12,7 @@ import type { Deployment } from '../types';
 import { ReadOnlyNote, useProjectWrite } from './projects';
 import { useArtifacts } from './artifacts';
 import { queryKeys } from '../query-keys';
+import { totalWords } from '../words';
 
 const column = createColumnHelper<Deployment>();
 
@@ -169,7 +170,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
         </fieldset>
         <p className="wide" data-testid="reach" role="status">
           {reach.data
-            ? `These targets reach ${reach.data.devices} device${reach.data.devices === 1 ? '' : 's'} now${groupIds.length + channelIds.length === 0 ? ': every device of the project' : ''}.`
+            ? `These targets reach ${totalWords({ count: reach.data.devices, estimated: reach.data.estimated })} device${reach.data.devices === 1 ? '' : 's'} now${groupIds.length + channelIds.length === 0 ? ': every device of the project' : ''}.`
             : 'Counting the devices these targets reach…'}
         </p>
         {planned.length > 0 ? (

@@ -8,8 +8,8 @@ import { NamedOptions } from '../components/named-options';
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
 import { namesById, useChannels, useGroups } from '../queries';
-import type { Device, MembershipImpact } from '../types';
-import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords } from '../words';
+import type { Device, DeviceTotal, MembershipImpact } from '../types';
+import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords, totalWords } from '../words';
 import { useProjectWrite } from './projects';
 import { queryKeys } from '../query-keys';
 
@@ -41,14 +41,58 @@ export function OtaStatus({ status, reason }: { status: string; reason: string }
  */
 const FILTERS = ['q', 'active', 'group_id', 'channel_id', 'chip_family'] as const;
 
-/** One page of devices, read from the server, with every match counted. */
-export async function devicePage(projectId: string, filters: URLSearchParams, after: string, limit = DEVICE_PAGE_SIZE): Promise<{ devices: Device[]; total: number }> {
+export interface DevicePage {
+  devices: Device[];
+  total: DeviceTotal;
+  /** Where the next page starts; none on the last page. */
+  nextAfterId?: string;
+}
+
+/** One page of devices as the server answered it, with its count and where the next page starts. */
+export async function devicePage(projectId: string, filters: URLSearchParams, afterId: string, limit = DEVICE_PAGE_SIZE): Promise<DevicePage> {
   const query: Record<string, string> = { limit: String(limit) };
-  if (after) query.after = after;
+  if (afterId) query.after_id = afterId;
   for (const key of FILTERS) if (filters.get(key)) query[key] = filters.get(key)!;
   // The filters come from the URL as typed; the API answers a value it does not take with its own detail.
   const page = await answerWithHeaders(api.GET('/api/v1/projects/{id}/devices/', { params: { path: { id: projectId }, query: query as DeviceQuery } }));
-  return { devices: page.body, total: Number(page.headers.get('x-total-count') ?? 0) };
+  const estimate = page.headers.get('x-total-count-estimate');
+  return {
+    devices: page.body,
+    total: estimate === null ? { count: Number(page.headers.get('x-total-count') ?? 0), estimated: false } : { count: Number(estimate), estimated: true },
+    nextAfterId: page.headers.get('x-next-after-id') ?? undefined,
+  };
+}
+
+/**
+ * The share of the id space that lies before a page cursor: how far a walk through the fleet has
+ * come. Device ids are UUIDs, which a hash spreads evenly.
+ */
+export function shareBefore(afterId: string | undefined): number {
+  return afterId ? Number.parseInt(afterId.slice(0, 6), 16) / 0x1000000 : 1;
+}
+
+/** Pages a text search reads at most for one page of the list before it shows what it found. */
+const SEARCH_PAGES_PER_VIEW = 8;
+
+/**
+ * A page of the list: a text search that finds little in a large project answers short pages,
+ * so they are followed until the page is full, the list ends, or SEARCH_PAGES_PER_VIEW were read.
+ */
+export async function filledDevicePage(projectId: string, filters: URLSearchParams, afterId: string, onProgress: (share: number) => void): Promise<DevicePage> {
+  let page = await devicePage(projectId, filters, afterId);
+  const devices = [...page.devices];
+  for (let read = 1; read < SEARCH_PAGES_PER_VIEW && devices.length < DEVICE_PAGE_SIZE && page.nextAfterId; read += 1) {
+    onProgress(shareBefore(page.nextAfterId));
+    page = await devicePage(projectId, filters, page.nextAfterId, DEVICE_PAGE_SIZE - devices.length);
+    devices.push(...page.devices);
+  }
+  return { ...page, devices };
+}
+
+/** A page before this one: where it started, and how many devices the pages before it showed. */
+interface EarlierPage {
+  afterId: string;
+  before: number;
 }
 
 export function DevicesPage() {
@@ -60,13 +104,14 @@ export function DevicesPage() {
   // The cursors of the pages before this one, so that Previous goes back exactly. They live in the
   // history entry of the page, so that the browser's Back and Forward bring their own along.
   const location = useLocation();
-  const earlier = (location.state as { earlier?: string[] } | null)?.earlier ?? [];
+  const earlier = (location.state as { earlier?: EarlierPage[] } | null)?.earlier ?? [];
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const after = params.get('after') ?? '';
+  const after = params.get('after_id') ?? '';
   const filterKey = FILTERS.map((key) => params.get(key) ?? '').join('|');
+  const [searched, setSearched] = useState(0);
   const page = useQuery({
     queryKey: queryKeys.devicePage(projectId, filterKey, after),
-    queryFn: () => devicePage(projectId, params, after),
+    queryFn: () => filledDevicePage(projectId, params, after, setSearched),
     refetchInterval: 10_000,
     placeholderData: (previous) => previous,
   });
@@ -74,22 +119,25 @@ export function DevicesPage() {
     const next = new URLSearchParams(params);
     if (value) next.set(key, value);
     else next.delete(key);
-    next.delete('after');
+    next.delete('after_id');
     setSelected(new Set());
-    setParams(next, { replace: true, state: { earlier: [] } });
+    setParams(next, { replace: true, state: { earlier: [], before: 0 } });
   };
-  const goTo = (cursor: string, history: string[]) => {
+  const goTo = (cursor: string, history: EarlierPage[], devicesBefore: number) => {
     const next = new URLSearchParams(params);
-    if (cursor) next.set('after', cursor);
-    else next.delete('after');
-    setParams(next, { state: { earlier: history } });
+    if (cursor) next.set('after_id', cursor);
+    else next.delete('after_id');
+    setParams(next, { state: { earlier: history, before: devicesBefore } });
   };
   const devices = page.data?.devices ?? [];
-  const total = page.data?.total ?? 0;
+  const total = page.data?.total ?? { count: 0, estimated: false };
+  const nextAfterId = page.data?.nextAfterId;
   // The position of this page is known when it was reached by paging here; a cursor that came in
   // the URL (a reload, a shared link) says only where the page starts.
-  const firstIndex = after && earlier.length === 0 ? undefined : earlier.length * DEVICE_PAGE_SIZE;
-  const hasNext = firstIndex === undefined ? devices.length === DEVICE_PAGE_SIZE : firstIndex + devices.length < total;
+  const before = (location.state as { before?: number } | null)?.before;
+  const firstIndex = after && (earlier.length === 0 || before === undefined) ? undefined : (before ?? 0);
+  // A search that read its share of pages and found nothing more yet says how far it came.
+  const searchedShare = nextAfterId && devices.length < DEVICE_PAGE_SIZE ? shareBefore(nextAfterId) : undefined;
   const groupNames = namesById(groups.data);
   const channelNames = namesById(channels.data);
   const filtered = FILTERS.some((key) => params.get(key));
@@ -135,15 +183,23 @@ export function DevicesPage() {
       <LoadState
         loading={page.isLoading}
         error={page.error}
-        empty={devices.length === 0 && (filtered ? 'No device matches these filters.' : 'No devices yet: a device registers itself on its first check with a device-scope project token.')}
+        empty={
+          devices.length === 0 &&
+          !nextAfterId &&
+          (filtered ? 'No device matches these filters.' : 'No devices yet: a device registers itself on its first check with a device-scope project token.')
+        }
       >
         <p className="muted" data-testid="device-count" role="status">
-          {total === 0
-            ? 'No devices'
-            : firstIndex === undefined
-              ? `${devices.length} devices after ${after}, of ${total}`
-              : `Devices ${firstIndex + 1}–${firstIndex + devices.length} of ${total}`}
+          {page.isPlaceholderData
+            ? 'Loading the page…'
+            : total.count === 0 && devices.length === 0
+            ? 'No devices found yet'
+            : firstIndex === undefined || devices.length === 0
+              ? `${devices.length} devices on this page, of ${totalWords(total)}`
+              : `Devices ${(firstIndex + 1).toLocaleString('en')}–${(firstIndex + devices.length).toLocaleString('en')} of ${totalWords(total)}`}
           {filtered ? ' matching the filters' : ''}
+          {searchedShare !== undefined && ` · searched ${Math.round(searchedShare * 100)}% of the project so far; Next searches on`}
+          {page.isFetching && !page.isLoading && searched > 0 && searched < 1 && ` · searching (${Math.round(searched * 100)}%)…`}
         </p>
         <PlainTable
           caption="Devices"
@@ -204,10 +260,10 @@ export function DevicesPage() {
           ))}
         </PlainTable>
         <nav className="pager" aria-label="Device pages">
-          <button type="button" disabled={!after} onClick={() => goTo(earlier.at(-1) ?? '', earlier.slice(0, -1))}>
+          <button type="button" disabled={!after} onClick={() => goTo(earlier.at(-1)?.afterId ?? '', earlier.slice(0, -1), earlier.at(-1)?.before ?? 0)}>
             Previous
           </button>
-          <button type="button" disabled={!hasNext} onClick={() => goTo(devices.at(-1)!.device_id, [...earlier, after])}>
+          <button type="button" disabled={!nextAfterId} onClick={() => goTo(nextAfterId!, [...earlier, { afterId: after, before: firstIndex ?? 0 }], (firstIndex ?? 0) + devices.length)}>
             Next
           </button>
         </nav>
@@ -268,7 +324,7 @@ function affectedWords(deployment: Affected): string {
  * deployment that targets the group and how many devices it gains or loses; past
  * BULK_TYPE_NAME_ABOVE devices the group's name is typed. Then one request per 1000, with progress.
  */
-function BulkMembership({ projectId, selected, total, filters, filtered, onDone }: { projectId: string; selected: Set<string>; total: number; filters: URLSearchParams; filtered: boolean; onDone: () => void }) {
+function BulkMembership({ projectId, selected, total, filters, filtered, onDone }: { projectId: string; selected: Set<string>; total: DeviceTotal; filters: URLSearchParams; filtered: boolean; onDone: () => void }) {
   const queryClient = useQueryClient();
   const groups = useGroups(projectId);
   const [groupId, setGroupId] = useState('');
@@ -277,18 +333,18 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [pending, setPending] = useState<PendingChange | null>(null);
-  const count = scope === 'selected' ? selected.size : total;
+  const count = scope === 'selected' ? selected.size : total.count;
 
   const idsInScope = async (): Promise<string[]> => {
     if (scope === 'selected') return [...selected];
     const ids: string[] = [];
-    let after = '';
+    let afterId = '';
     for (;;) {
-      setProgress(`Reading the matching devices: ${ids.length} of ${total}…`);
-      const next = await devicePage(projectId, filters, after, BULK_CHUNK);
+      setProgress(`Reading the matching devices: ${ids.length.toLocaleString('en')} of ${totalWords(total)} (${afterId ? Math.round(shareBefore(afterId) * 100) : 0}% of the project read)…`);
+      const next = await devicePage(projectId, filters, afterId, BULK_CHUNK);
       ids.push(...next.devices.map((device) => device.id));
-      if (next.devices.length < BULK_CHUNK) return ids;
-      after = next.devices.at(-1)!.device_id;
+      if (!next.nextAfterId) return ids;
+      afterId = next.nextAfterId;
     }
   };
 
@@ -343,7 +399,9 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
         <label>
           <select aria-label="Which devices" value={scope} onChange={(event) => setScope(event.target.value as 'selected' | 'matching')}>
             <option value="selected">the {selected.size} selected devices</option>
-            <option value="matching">all {total} devices {filtered ? 'matching the filters' : 'of the project'}</option>
+            <option value="matching">
+              all {totalWords(total)} devices {filtered ? 'matching the filters' : 'of the project'}
+            </option>
           </select>
         </label>
         <label>

@@ -10,6 +10,7 @@ import type { Channel, Group } from '../types';
 import { devicePage } from './devices';
 import { ReadOnlyNote, useProjectWrite } from './projects';
 import { queryKeys } from '../query-keys';
+import { totalWords } from '../words';
 
 const NAME_PATTERN = '[A-Za-z0-9._\\-]{1,64}';
 const NAME_RULE = '1 to 64 letters, digits, dots, dashes or underscores';
@@ -45,13 +46,14 @@ function NamedRow({ projectId, item, writable }: { projectId: string; item: Name
         : answer(api.PATCH('/api/v1/projects/{id}/channels/{cid}/', { params: { path: { id: projectId, cid: item.id } }, body: { name } })),
     onSuccess: () => Promise.all([refresh(), setRenaming(false)]) });
   const count = item.kind === 'group' ? item.member_count : item.device_count;
+  const estimated = item.kind === 'group' ? item.member_count_estimated : item.device_count_estimated;
   const filter = item.kind === 'group' ? `group_id=${item.id}` : `channel_id=${item.id}`;
   return (
     <li data-testid={`${item.kind}-${item.name}`}>
       {item.kind === 'group' ? <Link to={`/projects/${projectId}/groups/${item.id}`}>{item.name}</Link> : <strong>{item.name}</strong>}{' '}
       {item.kind === 'channel' && item.is_default && <span className="tag">default</span>}{' '}
       <Link to={`/projects/${projectId}/devices?${filter}`}>
-        {count} device{count === 1 ? '' : 's'}
+        {totalWords({ count, estimated })} device{count === 1 ? '' : 's'}
       </Link>{' '}
       <span className="muted">
         · created <Timestamp at={item.created_at} />
@@ -168,7 +170,7 @@ export function GroupPage() {
       answer(api.POST('/api/v1/projects/{id}/groups/{gid}/members/changes/', { params: { path: { id: projectId, gid: groupId } }, body })),
     onSuccess: () => Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) }), queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) })]),
   });
-  const total = members.data?.total ?? 0;
+  const total = members.data?.total.count ?? 0;
   return (
     <>
       <p className="crumbs">
@@ -178,7 +180,7 @@ export function GroupPage() {
       <ErrorNote error={groups.error} />
       <ReadOnlyNote projectId={projectId} />
       <p className="muted" data-testid="member-count">
-        {total} member{total === 1 ? '' : 's'} · <Link to={`/projects/${projectId}/devices?group_id=${groupId}`}>filter the device list by this group</Link>
+        {members.data ? totalWords(members.data.total) : 0} member{total === 1 ? '' : 's'} · <Link to={`/projects/${projectId}/devices?group_id=${groupId}`}>filter the device list by this group</Link>
       </p>
       <LoadState loading={members.isLoading} error={members.error} empty={total === 0 && 'No members yet.'}>
         <ul className="plain">
@@ -193,12 +195,12 @@ export function GroupPage() {
             </li>
           ))}
         </ul>
-        {total > MEMBER_PAGE && (
+        {(after.length > 1 || members.data?.nextAfterId) && (
           <nav className="pager" aria-label="Member pages">
             <button type="button" disabled={after.length === 1} onClick={() => setAfter(after.slice(0, -1))}>
               Previous
             </button>
-            <button type="button" disabled={(members.data?.devices.length ?? 0) < MEMBER_PAGE} onClick={() => setAfter([...after, members.data!.devices.at(-1)!.device_id])}>
+            <button type="button" disabled={!members.data?.nextAfterId} onClick={() => setAfter([...after, members.data!.nextAfterId!])}>
               Next
             </button>
           </nav>
@@ -229,7 +231,7 @@ export function GroupPage() {
                   )}
                 </li>
               ))}
-              {candidates.data.total > candidates.data.devices.length && <li className="muted">and {candidates.data.total - candidates.data.devices.length} more: type more of the id.</li>}
+              {candidates.data.nextAfterId && <li className="muted">and more: type more of the id.</li>}
             </ul>
           )}
           <ErrorNote error={change.error ?? candidates.error} />

@@ -17,7 +17,7 @@ export function projectJson(project: registry.Project) {
 }
 
 export function channelJson(channel: registry.Channel) {
-  return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt), device_count: Number(channel.deviceCount) } satisfies Promised<typeof R.Channel>;
+  return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt), device_count: Number(channel.deviceCount), device_count_estimated: channel.deviceCountEstimated } satisfies Promised<typeof R.Channel>;
 }
 
 export function tokenJson(token: Token, raw?: string) {
@@ -54,7 +54,7 @@ export function userJson(user: User) {
 }
 
 export function groupJson(group: registry.Group) {
-  return { id: group.id, name: group.name, created_at: iso(group.createdAt), member_count: Number(group.memberCount) } satisfies Promised<typeof R.Group>;
+  return { id: group.id, name: group.name, created_at: iso(group.createdAt), member_count: Number(group.memberCount), member_count_estimated: group.memberCountEstimated } satisfies Promised<typeof R.Group>;
 }
 
 export function signingKeyJson(key: artifacts.SigningKey) {
@@ -65,7 +65,7 @@ export function deviceStateJson(state: rollout.DeviceState) {
   return { device_id: state.deviceId, status: state.status, reason: state.reason, updated_at: iso(state.updatedAt) } satisfies Promised<typeof R.DeviceState>;
 }
 
-export function deploymentSummaryJson({ deployment, summary, targetedDevices }: DeploymentProgress) {
+export function deploymentSummaryJson({ deployment, summary, targetedDevices, targetedDevicesEstimated }: DeploymentProgress) {
   const recorded = Object.values(summary.devicesByStatus).reduce((sum, count) => sum + count, 0);
   // Devices the targets reach that have no state record yet are `pending`.
   const unrecorded = Math.max(0, targetedDevices - recorded);
@@ -77,6 +77,7 @@ export function deploymentSummaryJson({ deployment, summary, targetedDevices }: 
     state: deployment.state,
     rollout_percentage: deployment.rolloutPercentage,
     targeted_devices: targetedDevices,
+    targeted_devices_estimated: targetedDevicesEstimated,
     devices_by_status: devicesByStatus,
     failure_count: summary.failureCount,
     failures_by_reason: Object.entries(summary.failuresByReason)

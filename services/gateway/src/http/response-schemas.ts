@@ -59,15 +59,18 @@ export const Session = object({
   expires_at: TIME,
 });
 
+/** Whether a count of devices is extrapolated from a sample (docs/api.md, "Counts in a large project"). */
+const ESTIMATED = { type: 'boolean', description: 'The count is extrapolated from a sample of a large project, not counted device by device.' } as const;
 export const Channel = object({
   id: UUID,
   name: { type: 'string' },
   is_default: { type: 'boolean' },
   created_at: TIME,
   device_count: { ...COUNT, description: 'Devices on the channel now.' },
+  device_count_estimated: ESTIMATED,
 });
 
-export const Group = object({ id: UUID, name: { type: 'string' }, created_at: TIME, member_count: { ...COUNT, description: 'Devices in the group now.' } });
+export const Group = object({ id: UUID, name: { type: 'string' }, created_at: TIME, member_count: { ...COUNT, description: 'Devices in the group now.' }, member_count_estimated: ESTIMATED });
 
 export const GroupMembersChanged = object({
   added: { ...COUNT, description: 'Devices of `add` that are members now.' },
@@ -92,9 +95,9 @@ export const MembershipImpact = object({
   },
 });
 
-export const ChipFamilyCount = object({ chip_family: { type: 'string', description: 'As the devices reported it; empty for devices that never did.' }, devices: COUNT });
+export const ChipFamilyCount = object({ chip_family: { type: 'string', description: 'As the devices reported it; empty for devices that never did.' }, devices: COUNT, estimated: ESTIMATED });
 
-export const Reach = object({ devices: { ...COUNT, description: 'Devices a deployment with these targets would reach now, at any percentage.' } });
+export const Reach = object({ devices: { ...COUNT, description: 'Devices a deployment with these targets would reach now, at any percentage.' }, estimated: ESTIMATED });
 
 const tokenFields = {
   id: UUID,
@@ -245,6 +248,7 @@ export const DeploymentSummary = object({
   state: DEPLOYMENT_STATE,
   rollout_percentage: { type: 'integer' },
   targeted_devices: { ...COUNT, description: 'Devices the targets reach now (groups and channels, any percentage).' },
+  targeted_devices_estimated: ESTIMATED,
   devices_by_status: {
     type: 'object',
     additionalProperties: false,

@@ -365,12 +365,14 @@ export const listDevicesQuery = {
     channel_id: UUID_TEXT,
     chip_family: { type: 'string', minLength: 1, maxLength: 64, description: 'Only devices that reported this chip family.' },
     q: { type: 'string', minLength: 1, maxLength: 128, description: 'Only devices whose `device_id` contains this text, in any case.' },
+    device_id: { type: 'string', minLength: 1, maxLength: 128, description: 'Only the device with exactly this `device_id` (at most one).' },
     limit: {
       type: 'string',
       pattern: '^[1-9]\\d{0,8}$',
-      description: `A page of at most this many devices (a larger value is served as ${DEVICE_PAGE_MAX}), ordered by \`device_id\`; the answer's \`X-Total-Count\` header counts every match. Without it, every match in one answer.`,
+      description: `A page of at most this many devices (a larger value is served as ${DEVICE_PAGE_MAX}), in the order of their \`id\`s; the answer's headers count the matches and say where the next page starts. Without it, every match in one answer, ordered by \`device_id\`.`,
     },
-    after: { type: 'string', minLength: 1, maxLength: 128, description: 'The page after this `device_id`: the last one of the page before (needs `limit`).' },
+    after_id: { ...UUID_TEXT, description: "The page that starts after this device `id`: the answer's `X-Next-After-Id` (needs `limit`)." },
+    after: { type: 'string', minLength: 1, maxLength: 128, description: 'The page after the device with this `device_id` (needs `limit`; `after_id` is the same for the device of that `id`).' },
     ids: { type: 'string', pattern: '^[0-9a-f-]{36}(,[0-9a-f-]{36}){0,99}$', description: 'Only these devices: up to 100 comma-separated UUIDs (to name the devices of a page of states, say).' },
   },
 } as const;

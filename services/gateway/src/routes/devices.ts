@@ -40,16 +40,25 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'listDevices',
       summary: 'List devices',
       description:
-        'Ordered by `device_id`. Filters combine: with both `group_id` and `channel_id` a device must match both. An unknown id gives an empty list. With `limit` the list comes a page at a time: the next page with `after` set to the last `device_id` of this one, and `X-Total-Count` counting every match.',
+        "Filters combine: with both `group_id` and `channel_id` a device must match both. An unknown id gives an empty list. With `limit` the list comes a page at a time, in the order of the devices' `id`s: the next page with `after_id` set to this answer's `X-Next-After-Id` (absent on the last page). A page reads the project one slice of `id`s at a time, so its cost follows the page, not the project; a text search that finds few devices in a large project may answer a page shorter than `limit`, or empty, with `X-Next-After-Id` saying where to go on. `X-Total-Count` counts every match when that is cheap; otherwise `X-Total-Count-Estimate` extrapolates from the share of the project read. Without `limit`, every match in one answer, ordered by `device_id`.",
       project: 'read',
       query: listDevicesQuery,
       responses: { 200: R.arrayOf(R.Device) },
-      responseHeaders: { 200: { 'X-Total-Count': { description: 'With `limit`: the devices that match the filters, on every page.', schema: { type: 'integer', minimum: 0 } } } },
+      responseHeaders: {
+        200: {
+          'X-Total-Count': { description: 'With `limit`, when the page read every match: the devices that match the filters, on every page.', schema: { type: 'integer', minimum: 0 } },
+          'X-Total-Count-Estimate': { description: 'With `limit`, instead of `X-Total-Count` when the matches are too many to count for a page: their number extrapolated from the share of the project read.', schema: { type: 'integer', minimum: 0 } },
+          'X-Next-After-Id': { description: 'With `limit`: the `after_id` of the next page; absent on the last page.', schema: { type: 'string', format: 'uuid' } },
+        },
+      },
     },
     async (ctx, { project, query }) => {
-      if (query.after && !query.limit) throw new ValidationFailed([{ loc: ['query', 'after'], msg: 'after needs limit', type: 'value_error' }]);
+      for (const cursor of ['after', 'after_id'] as const) {
+        if (query[cursor] && !query.limit) throw new ValidationFailed([{ loc: ['query', cursor], msg: `${cursor} needs limit`, type: 'value_error' }]);
+      }
+      if (query.after && query.after_id) throw new ValidationFailed([{ loc: ['query', 'after_id'], msg: 'give after or after_id, not both', type: 'value_error' }]);
       const limit = query.limit ? Math.min(Number(query.limit), DEVICE_PAGE_MAX) : 0;
-      const { devices, total } = await clients.registry.listDevices(
+      const listed = await clients.registry.listDevices(
         {
           projectId: project.id,
           active: query.active === undefined ? undefined : query.active === 'true',
@@ -57,14 +66,19 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
           channelId: query.channel_id ?? '',
           search: query.q ?? '',
           chipFamily: query.chip_family ?? '',
+          deviceId: query.device_id ?? '',
           limit,
           afterDeviceId: query.after ?? '',
+          afterId: query.after_id ?? '',
           ids: query.ids ? query.ids.split(',') : [],
         },
         rpc(ctx),
       );
-      if (limit > 0) ctx.set('X-Total-Count', String(total));
-      ctx.body = await presentDevices(deps, ctx, project.id, devices);
+      if (limit > 0) {
+        ctx.set(listed.totalEstimated ? 'X-Total-Count-Estimate' : 'X-Total-Count', String(listed.total));
+        if (listed.nextAfterId) ctx.set('X-Next-After-Id', listed.nextAfterId);
+      }
+      ctx.body = await presentDevices(deps, ctx, project.id, listed.devices);
     },
   );
 
@@ -78,8 +92,8 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 200: R.arrayOf(R.ChipFamilyCount) },
     },
     async (ctx, { project }) => {
-      const { chipFamilies } = await clients.registry.countChipFamilies({ projectId: project.id }, rpc(ctx));
-      ctx.body = chipFamilies.map((row) => ({ chip_family: row.chipFamily, devices: Number(row.devices) }));
+      const { chipFamilies, estimated } = await clients.registry.countChipFamilies({ projectId: project.id }, rpc(ctx));
+      ctx.body = chipFamilies.map((row) => ({ chip_family: row.chipFamily, devices: Number(row.devices), estimated }));
     },
   );
 
@@ -96,8 +110,8 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     },
     async (ctx, { project, query }) => {
       const ids = (text: string | undefined) => (text ? text.split(',') : []);
-      const { count } = await clients.registry.countDevices({ projectId: project.id, groupIds: ids(query.group_ids), channelIds: ids(query.channel_ids), atMost: 0, maxAgeMs: 0 }, rpc(ctx));
-      ctx.body = { devices: Number(count) };
+      const { count, estimated } = await clients.registry.countDevices({ projectId: project.id, groupIds: ids(query.group_ids), channelIds: ids(query.channel_ids), atMost: 0, maxAgeMs: 0 }, rpc(ctx));
+      ctx.body = { devices: Number(count), estimated };
     },
   );
 

@@ -174,7 +174,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       const { groups } = await clients.registry.listGroups({ projectId: project.id }, rpc(ctx));
       if (!groups.some((group) => group.id === groupId)) throw notFound('group not found');
       const { devices } = await clients.registry.listDevices(
-        { projectId: project.id, active: undefined, groupId, channelId: '', search: '', chipFamily: '', limit: 0, afterDeviceId: '', ids: [] },
+        { projectId: project.id, active: undefined, groupId, channelId: '', search: '', chipFamily: '', limit: 0, afterDeviceId: '', afterId: '', deviceId: '', ids: [] },
         rpc(ctx),
       );
       ctx.body = await presentDevices(deps, ctx, project.id, devices);

@@ -90,6 +90,8 @@ export interface DeploymentProgress {
   summary: rollout.GetDeploymentSummaryResponse;
   /** How many devices the deployment's targets reach now, in any state (registry's count). */
   targetedDevices: number;
+  /** The count is extrapolated from a sample of a large project. */
+  targetedDevicesEstimated: boolean;
 }
 
 /** A deployment's progress: rollout counts the states it recorded, registry the devices its targets reach. */
@@ -99,5 +101,5 @@ export async function deploymentProgress(ports: DeploymentPorts, caller: Caller,
   // A rollout replica of the release before sends the summary without its deployment.
   const deployment = summary.deployment ?? (await ports.rollout.getDeployment({ projectId, deploymentId }, options)).deployment!;
   const targeted = await targetedDevices(ports, projectId, deployment, options);
-  return { deployment, summary, targetedDevices: targeted.count };
+  return { deployment, summary, targetedDevices: targeted.count, targetedDevicesEstimated: targeted.estimated };
 }

@@ -69,7 +69,7 @@ export async function readMembershipImpact(
     ports.rollout.listDeployments({ projectId }, caller.trace),
     ids.length === 0
       ? { devices: [] }
-      : ports.registry.listDevices({ projectId, active: undefined, groupId: '', channelId: '', search: '', chipFamily: '', limit: 0, afterDeviceId: '', ids }, caller.trace),
+      : ports.registry.listDevices({ projectId, active: undefined, groupId: '', channelId: '', search: '', chipFamily: '', limit: 0, afterDeviceId: '', afterId: '', deviceId: '', ids }, caller.trace),
   ]);
   return membershipImpact(deployments, devices, change);
 }

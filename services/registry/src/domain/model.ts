@@ -34,18 +34,44 @@ export interface DeviceFilter {
   /** Case-insensitive text within the device_id. */
   search?: string;
   chipFamily?: string;
+  /** Only the device with exactly this device_id. */
+  deviceId?: string;
   /** Only these device UUIDs. */
   ids?: string[];
 }
 
-/** A page of a device listing: at most `limit` devices after the device_id `after`. */
+/** A page of a device listing, in the order of the devices' UUIDs: at most `limit` devices after the UUID `afterId`. */
 export interface DevicePage {
   limit: number;
-  after?: string;
+  afterId?: string;
+}
+
+/** A page of devices, the count of every match of the filters, and where the next page starts. */
+export interface DevicePageRead {
+  devices: Device[];
+  /** Exact when the page read every match; otherwise extrapolated from the share of the fleet it read. */
+  total: { count: number; estimated: boolean };
+  /** The `afterId` of the next page; absent on the last. */
+  nextAfterId?: string;
+}
+
+/**
+ * A number of devices: exact, or, in a large project, extrapolated from a sample of it
+ * (adapters/mongo/device-buckets.ts, sampleDevices).
+ */
+export interface DeviceCount {
+  count: number;
+  estimated: boolean;
 }
 
 /** Devices per name, for the groups' and channels' listings. */
 export type CountsById = Map<string, number>;
+
+/** Devices per id, and the ids whose counts are estimates (a large project). */
+export interface CountsPerId {
+  counts: CountsById;
+  estimated: ReadonlySet<string>;
+}
 
 /** The hardware a device says it is (docs/api.md, "Device"): what a build's manifest is matched against. */
 export type { HardwareProfile };

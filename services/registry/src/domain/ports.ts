@@ -1,4 +1,4 @@
-import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, StatusReportWrite, WholeCheckRecord } from './model';
+import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, StatusReportWrite, WholeCheckRecord } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
@@ -14,8 +14,8 @@ export interface RegistryStore {
   findChannel(projectId: string, channelId: string): Promise<Channel | null>;
   renameChannel(projectId: string, channelId: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'>;
   deleteChannel(projectId: string, channelId: string): Promise<void>;
-  /** Devices per channel id. */
-  countDevicesPerChannel(projectId: string): Promise<CountsById>;
+  /** Devices per channel id, of the channels named; estimated in a large project (docs/api.md, "Counts in a large project"). */
+  countDevicesPerChannel(projectId: string, channelIds: readonly string[]): Promise<CountsPerId>;
 
   insertGroup(group: Group): Promise<'inserted' | 'name_taken'>;
   listGroups(projectId: string): Promise<Group[]>;
@@ -23,8 +23,8 @@ export interface RegistryStore {
   renameGroup(projectId: string, groupId: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'>;
   /** Removes the group, its memberships, and its id from its devices' copies. */
   deleteGroup(projectId: string, groupId: string): Promise<void>;
-  /** Members per group id. */
-  countMembersPerGroup(projectId: string): Promise<CountsById>;
+  /** Members per group id, of the groups named; estimated in a large project. */
+  countMembersPerGroup(projectId: string, groupIds: readonly string[]): Promise<CountsPerId>;
   /** The ids among `ids` that are devices of the project. */
   existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>>;
   /**
@@ -37,18 +37,21 @@ export interface RegistryStore {
   setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null>;
 
   /** Devices by device_id; with a page, that page and the count of every match. */
-  listDevices(projectId: string, filter: DeviceFilter, page?: DevicePage): Promise<{ devices: Device[]; total?: number }>;
-  /** Devices per reported chip family (empty: not reported). */
-  countChipFamilies(projectId: string): Promise<CountsById>;
-  /** Devices per reported current_hash (empty: not reported). */
-  countCurrentHashes(projectId: string): Promise<CountsById>;
+  /** Every match, ordered by device_id. */
+  listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]>;
+  /** One page of the matches, in the order of the devices' UUIDs; its cost follows the page, not the project (adapters/mongo/device-buckets.ts). */
+  readDevicePage(projectId: string, filter: Omit<DeviceFilter, 'ids'>, page: DevicePage): Promise<DevicePageRead>;
+  /** Devices per reported chip family (empty: not reported); estimated in a large project. */
+  countChipFamilies(projectId: string): Promise<{ counts: CountsById; estimated: boolean }>;
+  /** Devices per reported current_hash (empty: not reported); estimated in a large project. */
+  countCurrentHashes(projectId: string): Promise<{ counts: CountsById; estimated: boolean }>;
   /** Every device of the project, `pageSize` at a time, read from one cursor. */
   streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]>;
   /**
    * Devices of the project; with targets, those a deployment with these targets reaches (docs/api.md, "Targeting").
    * With `atMost`, counting stops there, reading no more devices than that.
    */
-  countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<number>;
+  countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<DeviceCount>;
   /** Deletes the device and gives its owner back a place under the cap; false when missing. */
   deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean>;
   findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null>;

@@ -5,17 +5,17 @@
  * fleet reads every device document on FerretDB, which a console polling a summary every few
  * seconds must not pay each time.
  */
-export class RecentCounts {
-  private readonly entries = new Map<string, { count: number; at: number }>();
+export class RecentCounts<Count = number> {
+  private readonly entries = new Map<string, { count: Count; at: number }>();
   /** Counts under way, one per key: callers, waiting or not, share it instead of counting again. */
-  private readonly counting = new Map<string, Promise<number>>();
+  private readonly counting = new Map<string, Promise<Count>>();
 
   constructor(
     private readonly maxEntries: number,
     private readonly now: () => number = Date.now,
   ) {}
 
-  async get(key: string, maxAgeMs: number, count: () => Promise<number>): Promise<number> {
+  async get(key: string, maxAgeMs: number, count: () => Promise<Count>): Promise<Count> {
     const entry = this.entries.get(key);
     if (entry && this.now() - entry.at <= maxAgeMs) return entry.count;
     const fresh = this.countOnce(key, count);
@@ -25,7 +25,7 @@ export class RecentCounts {
     return entry.count;
   }
 
-  private countOnce(key: string, count: () => Promise<number>): Promise<number> {
+  private countOnce(key: string, count: () => Promise<Count>): Promise<Count> {
     let under = this.counting.get(key);
     if (!under) {
       under = this.refresh(key, count).finally(() => this.counting.delete(key));
@@ -34,7 +34,7 @@ export class RecentCounts {
     return under;
   }
 
-  private async refresh(key: string, count: () => Promise<number>): Promise<number> {
+  private async refresh(key: string, count: () => Promise<Count>): Promise<Count> {
     const startedAt = this.now();
     const value = await count();
     this.entries.delete(key);

@@ -2,7 +2,7 @@ import { profileIn } from '@ota/manifest';
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
-import { deviceUuid } from './device-uuid';
+import { deviceUuid } from '@ota/ids';
 import { RecentCounts } from './recent-counts';
 import {
   CHECK_EVENTS_KEPT_PER_DEVICE,
@@ -16,8 +16,9 @@ import {
   type CheckRecord,
   type Device,
   type DeviceChange,
+  type DeviceCount,
   type DeviceFilter,
-  type DevicePage,
+  type DevicePageRead,
   type Group,
   type NewDeviceFields,
   type Project,
@@ -25,6 +26,7 @@ import {
   type StatusReportWrite,
   type WholeCheckRecord,
 } from './model';
+import { byUuid, pageOfSorted } from './device-page';
 import type { DeviceTargets, RegistryStore } from './ports';
 import { slugCandidate, slugify } from './slug';
 
@@ -42,15 +44,18 @@ export interface RegistryDeps {
 }
 
 /** The registry's use cases. Storage comes in through the RegistryStore port. */
+/** A channel that cannot be deleted for its devices says how many, up to this many. */
+const CHANNEL_DEVICES_NAMED_UP_TO = 1_000;
+
 export class Registry {
   private readonly store: RegistryStore;
   private readonly now: () => Date;
-  private readonly recentCounts: RecentCounts;
+  private readonly recentCounts: RecentCounts<DeviceCount>;
 
   constructor(deps: RegistryDeps) {
     this.store = deps.store;
     this.now = deps.now ?? (() => new Date());
-    this.recentCounts = new RecentCounts(RECENT_COUNTS_KEPT, () => this.now().getTime());
+    this.recentCounts = new RecentCounts<DeviceCount>(RECENT_COUNTS_KEPT, () => this.now().getTime());
   }
 
   async createProject(ownerId: string, name: string): Promise<{ project: Project; defaultChannel: Channel }> {
@@ -85,9 +90,10 @@ export class Registry {
   }
 
   /** The channels by name, each with its device count. */
-  async listChannels(projectId: string): Promise<Array<Channel & { deviceCount: number }>> {
-    const [channels, counts] = await Promise.all([this.store.listChannels(projectId), this.store.countDevicesPerChannel(projectId)]);
-    return channels.map((channel) => ({ ...channel, deviceCount: counts.get(channel.id) ?? 0 }));
+  async listChannels(projectId: string): Promise<Array<Channel & { deviceCount: number; deviceCountEstimated: boolean }>> {
+    const channels = await this.store.listChannels(projectId);
+    const { counts, estimated } = await this.store.countDevicesPerChannel(projectId, channels.map((channel) => channel.id));
+    return channels.map((channel) => ({ ...channel, deviceCount: counts.get(channel.id) ?? 0, deviceCountEstimated: estimated.has(channel.id) }));
   }
 
   async renameChannel(projectId: string, channelId: string, name: string): Promise<Channel> {
@@ -107,8 +113,12 @@ export class Registry {
     const channel = await this.store.findChannel(projectId, channelId);
     if (!channel) throw notFound('channel not found');
     if (channel.isDefault) throw conflict(`"${channel.name}" is the default channel, where new devices land; it cannot be deleted`);
-    const devices = (await this.store.countDevicesPerChannel(projectId)).get(channelId) ?? 0;
-    if (devices > 0) throw conflict(`${devices} device${devices === 1 ? ' is' : 's are'} on channel "${channel.name}"; move ${devices === 1 ? 'it' : 'them'} to another channel first`);
+    // Counted exactly up to a bound (a count of a large project is otherwise an estimate).
+    const { count: devices } = await this.store.countDevices(projectId, { groupIds: [], channelIds: [channelId] }, CHANNEL_DEVICES_NAMED_UP_TO + 1);
+    if (devices > 0) {
+      const many = devices > CHANNEL_DEVICES_NAMED_UP_TO ? `more than ${CHANNEL_DEVICES_NAMED_UP_TO}` : String(devices);
+      throw conflict(`${many} device${devices === 1 ? ' is' : 's are'} on channel "${channel.name}"; move ${devices === 1 ? 'it' : 'them'} to another channel first`);
+    }
     await this.store.deleteChannel(projectId, channelId);
   }
 
@@ -121,9 +131,10 @@ export class Registry {
   }
 
   /** The groups by name, each with its member count. */
-  async listGroups(projectId: string): Promise<Array<Group & { memberCount: number }>> {
-    const [groups, counts] = await Promise.all([this.store.listGroups(projectId), this.store.countMembersPerGroup(projectId)]);
-    return groups.map((group) => ({ ...group, memberCount: counts.get(group.id) ?? 0 }));
+  async listGroups(projectId: string): Promise<Array<Group & { memberCount: number; memberCountEstimated: boolean }>> {
+    const groups = await this.store.listGroups(projectId);
+    const { counts, estimated } = await this.store.countMembersPerGroup(projectId, groups.map((group) => group.id));
+    return groups.map((group) => ({ ...group, memberCount: counts.get(group.id) ?? 0, memberCountEstimated: estimated.has(group.id) }));
   }
 
   async renameGroup(projectId: string, groupId: string, name: string): Promise<Group> {
@@ -258,21 +269,37 @@ export class Registry {
       .slice(0, limit);
   }
 
-  async listDevices(projectId: string, filter: DeviceFilter, page?: DevicePage): Promise<{ devices: Device[]; total?: number }> {
-    const listed = await this.store.listDevices(projectId, filter, page);
-    return { devices: await this.withOrderedGroups(projectId, listed.devices), total: listed.total };
+  async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
+    return this.withOrderedGroups(projectId, await this.store.listDevices(projectId, filter));
   }
 
-  async countChipFamilies(projectId: string): Promise<Array<{ chipFamily: string; devices: number }>> {
-    const counts = await this.store.countChipFamilies(projectId);
-    return [...counts].map(([chipFamily, devices]) => ({ chipFamily, devices })).sort((a, b) => b.devices - a.devices || a.chipFamily.localeCompare(b.chipFamily));
+  /** A page of devices after the one whose UUID is `afterId`, or whose device_id is `afterDeviceId`. */
+  async readDevicePage(projectId: string, filter: DeviceFilter, page: { limit: number; afterId?: string; afterDeviceId?: string }): Promise<DevicePageRead> {
+    const afterId = page.afterId ?? (page.afterDeviceId ? deviceUuid(projectId, page.afterDeviceId) : undefined);
+    const { ids, ...rest } = filter;
+    const read = ids?.length ? await this.pageOfNamedDevices(projectId, filter, page.limit, afterId) : await this.store.readDevicePage(projectId, rest, { limit: page.limit, afterId });
+    return { ...read, devices: await this.withOrderedGroups(projectId, read.devices) };
+  }
+
+  /** A page of the devices named by id (a handful, as the API allows): read at once and paged here. */
+  private async pageOfNamedDevices(projectId: string, filter: DeviceFilter, limit: number, afterId: string | undefined): Promise<DevicePageRead> {
+    const matching = (await this.store.listDevices(projectId, filter)).sort((a, b) => byUuid(a.id, b.id));
+    const { items, ...page } = pageOfSorted(matching, (device) => device.id, limit, afterId);
+    return { devices: items, ...page };
+  }
+
+  async countChipFamilies(projectId: string): Promise<{ chipFamilies: Array<{ chipFamily: string; devices: number }>; estimated: boolean }> {
+    const { counts, estimated } = await this.store.countChipFamilies(projectId);
+    const chipFamilies = [...counts].map(([chipFamily, devices]) => ({ chipFamily, devices })).sort((a, b) => b.devices - a.devices || a.chipFamily.localeCompare(b.chipFamily));
+    return { chipFamilies, estimated };
   }
 
   /** The images the project's devices report running (current_hash), most-run first; devices that report none are left out. */
   async countCurrentImages(projectId: string): Promise<Array<{ sha256: string; devices: number }>> {
     const bySha = new Map<string, number>();
     // Devices may send the hash in either case; it is one image.
-    for (const [reported, devices] of await this.store.countCurrentHashes(projectId)) {
+    // A large project's counts are estimates: a rare image may be missing, and then has no patch prepared ahead.
+    for (const [reported, devices] of (await this.store.countCurrentHashes(projectId)).counts) {
       if (!/^[0-9a-fA-F]{64}$/.test(reported)) continue;
       const sha256 = reported.toLowerCase();
       bySha.set(sha256, (bySha.get(sha256) ?? 0) + devices);
@@ -285,12 +312,12 @@ export class Registry {
     return this.store.streamDevices(projectId, DEVICE_PAGE_SIZE);
   }
 
-  countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<number> {
+  countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<DeviceCount> {
     return this.store.countDevices(projectId, targets, atMost);
   }
 
   /** The devices the targets reach, counted at most `maxAgeMs` ago (see RecentCounts). */
-  countDevicesRecently(projectId: string, targets: DeviceTargets, maxAgeMs: number): Promise<number> {
+  countDevicesRecently(projectId: string, targets: DeviceTargets, maxAgeMs: number): Promise<DeviceCount> {
     const key = [projectId, [...targets.groupIds].sort().join(','), [...targets.channelIds].sort().join(',')].join('|');
     return this.recentCounts.get(key, maxAgeMs, () => this.store.countDevices(projectId, targets));
   }

@@ -107,7 +107,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
       return { images: await registry.countCurrentImages(request.projectId) };
     },
     async countChipFamilies(request) {
-      return { chipFamilies: await registry.countChipFamilies(request.projectId) };
+      return registry.countChipFamilies(request.projectId);
     },
     // CheckInDevice and RecordCheck: the three-call check of the release before, for its gateways
     // during an upgrade (docs/architecture.md, "Changing a message between releases").
@@ -171,27 +171,33 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
       return { device: deviceMessage(await registry.getDevice(request.projectId, key)) };
     },
     async listDevices(request) {
-      const listed = await registry.listDevices(
-        request.projectId,
-        {
-          active: request.active,
-          groupId: request.groupId || undefined,
-          channelId: request.channelId || undefined,
-          search: request.search || undefined,
-          chipFamily: request.chipFamily || undefined,
-          ids: request.ids.length > 0 ? request.ids : undefined,
-        },
-        request.limit > 0 ? { limit: request.limit, after: request.afterDeviceId || undefined } : undefined,
-      );
-      return { devices: listed.devices.map(deviceMessage), total: listed.total ?? 0 };
+      const filter = {
+        active: request.active,
+        groupId: request.groupId || undefined,
+        channelId: request.channelId || undefined,
+        search: request.search || undefined,
+        chipFamily: request.chipFamily || undefined,
+        deviceId: request.deviceId || undefined,
+        ids: request.ids.length > 0 ? request.ids : undefined,
+      };
+      if (request.limit <= 0) {
+        const devices = await registry.listDevices(request.projectId, filter);
+        return { devices: devices.map(deviceMessage), total: 0, totalEstimated: false, nextAfterId: '' };
+      }
+      const page = await registry.readDevicePage(request.projectId, filter, {
+        limit: request.limit,
+        afterId: request.afterId || undefined,
+        afterDeviceId: request.afterDeviceId || undefined,
+      });
+      return { devices: page.devices.map(deviceMessage), total: page.total.count, totalEstimated: page.total.estimated, nextAfterId: page.nextAfterId ?? '' };
     },
     async *streamDevices(request) {
       for await (const devices of registry.streamDevices(request.projectId)) yield { devices: devices.map(deviceMessage) };
     },
     async countDevices(request) {
       const targets = { groupIds: request.groupIds, channelIds: request.channelIds };
-      if (request.maxAgeMs > 0 && !request.atMost) return { count: await registry.countDevicesRecently(request.projectId, targets, request.maxAgeMs) };
-      return { count: await registry.countDevices(request.projectId, targets, request.atMost || undefined) };
+      if (request.maxAgeMs > 0 && !request.atMost) return registry.countDevicesRecently(request.projectId, targets, request.maxAgeMs);
+      return registry.countDevices(request.projectId, targets, request.atMost || undefined);
     },
     async createDevice(request) {
       const device = await registry.createDevice(request.projectId, request.ownerId, request.maxDevices, {
@@ -251,11 +257,11 @@ function projectMessage(project: Project): pb.Project {
   return { id: project.id, name: project.name, slug: project.slug, ownerId: project.ownerId, createdAt: project.createdAt };
 }
 
-function groupMessage(group: Group & { memberCount?: number }): pb.Group {
-  return { id: group.id, projectId: group.projectId, name: group.name, createdAt: group.createdAt, memberCount: group.memberCount ?? 0 };
+function groupMessage(group: Group & { memberCount?: number; memberCountEstimated?: boolean }): pb.Group {
+  return { id: group.id, projectId: group.projectId, name: group.name, createdAt: group.createdAt, memberCount: group.memberCount ?? 0, memberCountEstimated: group.memberCountEstimated ?? false };
 }
 
-function channelMessage(channel: Channel & { deviceCount?: number }): pb.Channel {
+function channelMessage(channel: Channel & { deviceCount?: number; deviceCountEstimated?: boolean }): pb.Channel {
   return {
     id: channel.id,
     projectId: channel.projectId,
@@ -263,6 +269,7 @@ function channelMessage(channel: Channel & { deviceCount?: number }): pb.Channel
     isDefault: channel.isDefault,
     createdAt: channel.createdAt,
     deviceCount: channel.deviceCount ?? 0,
+    deviceCountEstimated: channel.deviceCountEstimated ?? false,
   };
 }
 

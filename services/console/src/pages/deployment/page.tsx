@@ -11,6 +11,7 @@ import { Preview } from './preview';
 import { Progress } from './progress';
 import { Steer } from './steer';
 import { queryKeys } from '../../query-keys';
+import { totalWords } from '../../words';
 
 const REFRESH_MS = 2_000;
 
@@ -39,7 +40,7 @@ export function DeploymentPage() {
         Build {d.build_number} ({d.version_label}) <span className={`state state-${d.state}`}>{d.state}</span>
       </h1>
       <StaleNote error={deployment.error} updatedAt={deployment.dataUpdatedAt} />
-      <Facts deployment={d} reach={reach} groupNames={namesById(groups.data)} channelNames={namesById(channels.data)} />
+      <Facts deployment={d} reach={reach} reachEstimated={summary.data?.targeted_devices_estimated ?? false} groupNames={namesById(groups.data)} channelNames={namesById(channels.data)} />
       <GuardrailBanner deployment={d} />
       {writable ? <Steer deployment={d} reach={reach} onChanged={refresh} /> : <ReadOnlyNote projectId={projectId} />}
 
@@ -62,7 +63,19 @@ function ended(deployment: Deployment | undefined): boolean {
   return deployment?.state === 'completed' || deployment?.state === 'cancelled';
 }
 
-function Facts({ deployment: d, reach, groupNames, channelNames }: { deployment: Deployment; reach: number | undefined; groupNames: Map<string, string>; channelNames: Map<string, string> }) {
+function Facts({
+  deployment: d,
+  reach,
+  reachEstimated,
+  groupNames,
+  channelNames,
+}: {
+  deployment: Deployment;
+  reach: number | undefined;
+  reachEstimated: boolean;
+  groupNames: Map<string, string>;
+  channelNames: Map<string, string>;
+}) {
   const untargeted = d.target_group_ids.length === 0 && d.target_channel_ids.length === 0;
   return (
     <dl className="facts">
@@ -76,7 +89,7 @@ function Facts({ deployment: d, reach, groupNames, channelNames }: { deployment:
             ]
               .filter(Boolean)
               .join(' and ')}
-        {reach !== undefined && <span className="muted"> · {reach} devices</span>}
+        {reach !== undefined && <span className="muted"> · {totalWords({ count: reach, estimated: reachEstimated })} devices</span>}
       </dd>
       <dt>Rollout</dt>
       <dd data-testid="rollout-percentage">{d.rollout_percentage}%</dd>

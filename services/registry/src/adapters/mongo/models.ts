@@ -52,6 +52,8 @@ export interface DeviceDoc extends HardwareProfileFields {
   group_ids: string[];
   /** The owner's device place this device holds (see device_places). */
   place: number;
+  /** The page buckets the device is in (devicePageKeys in @ota/ids; device-buckets.ts reads them). */
+  page_keys: string[];
   token_required: boolean;
   /** Checks of the device so far; the n-th check's decision record has seq n (CheckRecordDoc). */
   check_count: number;
@@ -172,6 +174,7 @@ export function registerModels(connection: Connection) {
       created_at: Date,
       group_ids: [String],
       place: Number,
+      page_keys: [String],
       token_required: Boolean,
       check_count: { type: Number, default: 0 },
       check_history: Schema.Types.Mixed,
@@ -180,6 +183,8 @@ export function registerModels(connection: Connection) {
   );
   deviceSchema.index({ project_id: 1, device_id: 1 }, { unique: true });
   deviceSchema.index({ project_id: 1, channel_id: 1 });
+  // Every page of a device list reads one bucket at a time by this key (device-buckets.ts).
+  deviceSchema.index({ page_keys: 1 });
 
   const checkRecordSchema = new Schema<CheckRecordDoc>({ _id: String, device_id: { type: String, required: true }, seq: { type: Number, required: true }, entry: { type: String, required: true } }, options);
   // The device's records are at most 39: the listing and the trim read them all by device, so the
@@ -203,6 +208,8 @@ export function registerModels(connection: Connection) {
     Membership: connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
     CheckRecord: connection.model<CheckRecordDoc>('CheckRecord', checkRecordSchema, 'check_records'),
     DevicePlace: connection.model<PlaceDoc>('DevicePlace', devicePlaceSchema, 'device_places'),
+    // The data migrations that read every document, and so are run once (data-migrations.ts).
+    DataMigration: connection.model<{ _id: string; at: Date }>('DataMigration', new Schema<{ _id: string; at: Date }>({ _id: String, at: Date }, options), 'data_migrations'),
   };
 }
 

@@ -1,10 +1,20 @@
 import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
-import { deviceUuid } from '../../domain/device-uuid';
-import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, Device, DeviceFilter, DevicePage, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckRecord } from '../../domain/model';
+import { DEVICE_PAGE_LEVELS, deviceUuid, devicePageKey, devicePageKeys } from '@ota/ids';
+import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckRecord } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeCheckEntry, encodeCheckEntry } from './check-history';
+import { SAMPLE_DEVICES, countFromSample, readDevicePage, sampleDevices } from './device-buckets';
 import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type CheckRecordDoc, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
+
+export interface StoreOptions {
+  /** Devices a page of a device list may read before it answers with what it found (DEVICE_PAGE_READ_BUDGET). */
+  devicePageReadBudget: number;
+  /** About how many devices a count of a large project reads (DEVICE_COUNT_SAMPLE). */
+  countSample: number;
+  /** Told how many devices each page read from the store. */
+  onDevicePageRead?: (devices: number) => void;
+}
 
 /** Devices whose copies of their group ids a bulk membership change reads and writes at once. */
 const MEMBERSHIP_COPY_BATCH = 1000;
@@ -12,7 +22,10 @@ const MEMBERSHIP_COPY_BATCH = 1000;
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
 
-  constructor(private readonly models: RegistryModels) {}
+  constructor(
+    private readonly models: RegistryModels,
+    private readonly options: StoreOptions = { devicePageReadBudget: 1_000, countSample: SAMPLE_DEVICES },
+  ) {}
 
   async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
     const inserted = await insertUnique(this.models.Project.collection, {
@@ -84,8 +97,8 @@ export class MongoRegistryStore implements RegistryStore {
     await this.models.Channel.deleteOne({ _id: channelId, project_id: projectId });
   }
 
-  countDevicesPerChannel(projectId: string): Promise<CountsById> {
-    return this.countBy(this.models.Device, { project_id: projectId }, '$channel_id');
+  countDevicesPerChannel(projectId: string, channelIds: readonly string[]): Promise<CountsPerId> {
+    return this.countPerValue(projectId, channelIds, (doc) => [doc.channel_id], async (channelId, cap) => (await this.findCounted(projectId, undefined, { channel_id: channelId }, cap)).length);
   }
 
   /**
@@ -102,12 +115,6 @@ export class MongoRegistryStore implements RegistryStore {
       if (isDuplicateKey(error)) return 'name_taken';
       throw error;
     }
-  }
-
-  /** Documents per value of `field` ($group with $sum: within what FerretDB v1 offers). */
-  private async countBy(model: RegistryModels['Device'] | RegistryModels['Membership'], match: Record<string, unknown>, field: string): Promise<CountsById> {
-    const rows = await (model as RegistryModels['Device']).aggregate<{ _id: string | null; count: number }>([{ $match: match }, { $group: { _id: field, count: { $sum: 1 } } }]);
-    return new Map(rows.map((row) => [row._id ?? '', row.count]));
   }
 
   async insertGroup(group: Group): Promise<'inserted' | 'name_taken'> {
@@ -143,8 +150,9 @@ export class MongoRegistryStore implements RegistryStore {
     for (const member of members) await this.copyGroupIds(member.device_id);
   }
 
-  countMembersPerGroup(projectId: string): Promise<CountsById> {
-    return this.countBy(this.models.Membership, { project_id: projectId }, '$group_id');
+  countMembersPerGroup(projectId: string, groupIds: readonly string[]): Promise<CountsPerId> {
+    // Memberships are the truth of a group (the devices hold copies); each is a small document.
+    return this.countPerValue(projectId, groupIds, (doc) => doc.group_ids ?? [], async (groupId, cap) => (await this.models.Membership.find({ group_id: groupId }, { _id: 1 }).limit(cap).lean()).length);
   }
 
   async existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>> {
@@ -245,34 +253,81 @@ export class MongoRegistryStore implements RegistryStore {
     }
   }
 
-  async listDevices(projectId: string, filter: DeviceFilter, page?: DevicePage): Promise<{ devices: Device[]; total?: number }> {
-    const query: Record<string, unknown> = { project_id: projectId };
-    if (filter.active !== undefined) query.active = filter.active;
-    if (filter.channelId) query.channel_id = filter.channelId;
-    // Equality with an array field matches documents whose array holds the value.
-    if (filter.groupId) query.group_ids = filter.groupId;
-    if (filter.chipFamily) query.chip_family = filter.chipFamily;
+  async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
+    const query: Record<string, unknown> = { ...equalityFilterOf(projectId, filter) };
     if (filter.ids?.length) query._id = { $in: filter.ids };
-    if (filter.search) query.device_id = { $regex: escapeRegex(filter.search), $options: 'i' };
-    if (!page) {
-      const docs = await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
-      return { devices: docs.map(deviceOf) };
+    if (filter.search) query.device_id = { ...(filter.deviceId ? { $eq: filter.deviceId } : {}), $regex: escapeRegex(filter.search), $options: 'i' };
+    const docs = await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
+    return docs.map(deviceOf);
+  }
+
+  async readDevicePage(projectId: string, filter: Omit<DeviceFilter, 'ids'>, page: DevicePage): Promise<DevicePageRead> {
+    const equality = equalityFilterOf(projectId, filter);
+    const search = filter.search?.toLowerCase();
+    const read = await readDevicePage<DeviceDoc>({
+      projectId,
+      find: (pageKey) => this.models.Device.find(pageKey ? { ...equality, page_keys: pageKey } : equality, DEVICE_FIELDS).lean<DeviceDoc[]>().exec(),
+      // device_id is ASCII (docs/api.md), so lower case is the whole of "any case".
+      keep: search ? (doc) => doc.device_id.toLowerCase().includes(search) : undefined,
+      limit: page.limit,
+      afterId: page.afterId,
+      readBudget: this.options.devicePageReadBudget,
+    });
+    this.options.onDevicePageRead?.(read.read);
+    return { devices: read.docs.map(deviceOf), total: read.total, nextAfterId: read.nextAfterId };
+  }
+
+  countChipFamilies(projectId: string): Promise<{ counts: CountsById; estimated: boolean }> {
+    return this.countSampledBy(projectId, (doc) => doc.chip_family ?? '');
+  }
+
+  countCurrentHashes(projectId: string): Promise<{ counts: CountsById; estimated: boolean }> {
+    return this.countSampledBy(projectId, (doc) => doc.current_hash ?? '');
+  }
+
+  /** Devices per value of a field, from a sample of the project (exact when it is small). */
+  private async countSampledBy(projectId: string, valueOf: (doc: CountedDoc) => string): Promise<{ counts: CountsById; estimated: boolean }> {
+    const sample = await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey), this.options.countSample);
+    const kept = new Map<string, number>();
+    for (const doc of sample.docs) kept.set(valueOf(doc), (kept.get(valueOf(doc)) ?? 0) + 1);
+    return { counts: new Map([...kept].map(([value, count]) => [value, countFromSample(sample, count).count])), estimated: sample.share < 1 };
+  }
+
+  /** The fields a count looks at, of the project's devices or of one page bucket, with `equality` matched by the store. */
+  private findCounted(projectId: string, pageKey: string | undefined, equality: Record<string, unknown> = {}, limit = 0): Promise<CountedDoc[]> {
+    const query = { project_id: projectId, ...equality, ...(pageKey ? { page_keys: pageKey } : {}) };
+    return this.models.Device.find(query, { group_ids: 1, channel_id: 1, chip_family: 1, current_hash: 1 }).limit(limit).lean<CountedDoc[]>().exec();
+  }
+
+  /**
+   * Devices per value (a channel, a group) for the values named: from the sample of the project,
+   * and, for a value the sample saw too seldom to scale up, by an exact count when it is small.
+   */
+  private async countPerValue(
+    projectId: string,
+    values: readonly string[],
+    valuesOf: (doc: CountedDoc) => readonly string[],
+    countUpTo: (value: string, cap: number) => Promise<number>,
+  ): Promise<CountsPerId> {
+    const sample = await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey), this.options.countSample);
+    const seen = new Map<string, number>();
+    for (const doc of sample.docs) for (const value of valuesOf(doc)) seen.set(value, (seen.get(value) ?? 0) + 1);
+    const counts: CountsById = new Map();
+    const estimated = new Set<string>();
+    for (const value of values) {
+      const inSample = seen.get(value) ?? 0;
+      if (sample.share === 1) {
+        counts.set(value, inSample);
+        continue;
+      }
+      const exact = inSample < SEEN_ENOUGH_TO_SCALE ? await countUpTo(value, EXACT_COUNT_UP_TO + 1) : undefined;
+      if (exact !== undefined && exact <= EXACT_COUNT_UP_TO) counts.set(value, exact);
+      else {
+        counts.set(value, countFromSample(sample, inSample).count);
+        estimated.add(value);
+      }
     }
-    // device_id is unique in a project, so it alone orders the pages.
-    const pageQuery = page.after ? { ...query, device_id: { ...(query.device_id as object | undefined), $gt: page.after } } : query;
-    const [docs, total] = await Promise.all([
-      this.models.Device.find(pageQuery, DEVICE_FIELDS).sort({ device_id: 1 }).limit(page.limit).lean<DeviceDoc[]>(),
-      this.models.Device.countDocuments(query).exec(),
-    ]);
-    return { devices: docs.map(deviceOf), total };
-  }
-
-  countChipFamilies(projectId: string): Promise<CountsById> {
-    return this.countBy(this.models.Device, { project_id: projectId }, '$chip_family');
-  }
-
-  countCurrentHashes(projectId: string): Promise<CountsById> {
-    return this.countBy(this.models.Device, { project_id: projectId }, '$current_hash');
+    return { counts, estimated };
   }
 
   async *streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]> {
@@ -288,13 +343,27 @@ export class MongoRegistryStore implements RegistryStore {
     if (page.length > 0) yield page;
   }
 
-  async countDevices(projectId: string, targets: DeviceTargets = { groupIds: [], channelIds: [] }, atMost?: number): Promise<number> {
-    const query: Record<string, unknown> = { project_id: projectId };
-    if (targets.groupIds.length > 0) query.group_ids = { $in: targets.groupIds };
-    if (targets.channelIds.length > 0) query.channel_id = { $in: targets.channelIds };
-    // A bounded count reads at most that many devices (FerretDB counts by reading every match).
-    if (atMost) return (await this.models.Device.find(query, { _id: 1 }).limit(atMost).lean()).length;
-    return this.models.Device.countDocuments(query).exec();
+  async countDevices(projectId: string, targets: DeviceTargets = { groupIds: [], channelIds: [] }, atMost?: number): Promise<DeviceCount> {
+    const reached = (doc: CountedDoc) => reaches(doc, targets);
+    // One group or one channel is matched by the store, so that few devices are counted exactly.
+    const equality: Record<string, unknown> = {};
+    if (targets.groupIds.length === 1) equality.group_ids = targets.groupIds[0];
+    if (targets.channelIds.length === 1) equality.channel_id = targets.channelIds[0];
+    if (atMost) return { count: await this.countAtMost(projectId, equality, reached, atMost), estimated: false };
+    const sample = await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey, equality), this.options.countSample);
+    return countFromSample(sample, sample.docs.filter(reached).length);
+  }
+
+  /**
+   * Counts up to `atMost`: the buckets of one corner of the id space first, finest first, so that a
+   * large project answers from a few hundred devices; all of them only when the corner holds fewer.
+   */
+  private async countAtMost(projectId: string, equality: Record<string, unknown>, reached: (doc: CountedDoc) => boolean, atMost: number): Promise<number> {
+    for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
+      const kept = (await this.findCounted(projectId, devicePageKey(projectId, '0'.repeat(level)), equality)).filter(reached).length;
+      if (kept >= atMost) return atMost;
+    }
+    return Math.min(atMost, (await this.findCounted(projectId, undefined, equality)).filter(reached).length);
   }
 
   async deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean> {
@@ -557,9 +626,38 @@ function docOf(device: Device, place: number): DeviceDoc {
     created_at: device.createdAt,
     group_ids: device.groupIds,
     place,
+    page_keys: devicePageKeys(device.projectId, device.id),
     token_required: device.tokenRequired,
     check_count: device.checkCount,
   };
+}
+
+/** A value seen this many times in a sample is scaled up (off by about 18%); one seen fewer times is counted exactly if small. */
+const SEEN_ENOUGH_TO_SCALE = 32;
+/**
+ * The most devices of one value counted one by one (FerretDB stops decoding there, though
+ * PostgreSQL still hands over every match); more are estimated from the sample.
+ */
+const EXACT_COUNT_UP_TO = 1_000;
+
+type CountedDoc = Pick<DeviceDoc, '_id' | 'group_ids' | 'channel_id' | 'chip_family' | 'current_hash'>;
+
+/** Whether a deployment with these targets reaches the device (docs/api.md, "Targeting"). */
+function reaches(doc: CountedDoc, targets: DeviceTargets): boolean {
+  if (targets.groupIds.length > 0 && !doc.group_ids?.some((groupId) => targets.groupIds.includes(groupId))) return false;
+  return targets.channelIds.length === 0 || targets.channelIds.includes(doc.channel_id);
+}
+
+/** The filters of a device list that the store matches by equality (and FerretDB hands to PostgreSQL). */
+function equalityFilterOf(projectId: string, filter: DeviceFilter): Record<string, unknown> {
+  const query: Record<string, unknown> = { project_id: projectId };
+  if (filter.active !== undefined) query.active = filter.active;
+  if (filter.channelId) query.channel_id = filter.channelId;
+  // Equality with an array field matches documents whose array holds the value.
+  if (filter.groupId) query.group_ids = filter.groupId;
+  if (filter.chipFamily) query.chip_family = filter.chipFamily;
+  if (filter.deviceId) query.device_id = filter.deviceId;
+  return query;
 }
 
 /** `text` matched literally inside a $regex. */

@@ -1,4 +1,4 @@
-import { deviceUuid } from './device-uuid';
+import { deviceUuid, devicePageKeys } from './device-ids';
 
 describe('deviceUuid', () => {
   const project = '0b9d8a2e-1f3c-4e5a-8b7c-6d5e4f3a2b1c';
@@ -18,5 +18,21 @@ describe('deviceUuid', () => {
 
   it('keeps the ids of devices already stored: the same UUID as every earlier release derived', () => {
     expect(deviceUuid(project, 'sensor-1')).toBe('9c97a207-9d4f-571f-9114-5aa5f1f67050');
+  });
+});
+
+describe('devicePageKeys', () => {
+  it('names one bucket per level, by the first hex digits of the device UUID within the project', () => {
+    expect(devicePageKeys('p1', '9c97a207-9d4f-571f-9114-5aa5f1f67050')).toEqual(['p1/9', 'p1/9c', 'p1/9c9']);
+  });
+
+  it('spreads devices evenly over a level: no bucket of 4,096 holds twice its share of 200,000 devices', () => {
+    const counts = new Map<string, number>();
+    for (let index = 0; index < 200_000; index += 1) {
+      const key = devicePageKeys('p1', deviceUuid('p1', `unit-${index}`))[2]!;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    expect(counts.size).toBe(4096);
+    expect(Math.max(...counts.values())).toBeLessThan((2 * 200_000) / 4096);
   });
 });

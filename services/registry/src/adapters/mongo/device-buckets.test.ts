@@ -1,0 +1,84 @@
+import { deviceUuid, devicePageKeys } from '@ota/ids';
+import { countFromSample, readDevicePage, sampleDevices, type PagedDoc } from './device-buckets';
+
+// The page walk and the sample over an in-memory project: the store's part (an equality on one
+// bucket) is a filter here, and what is checked is the order, the cursors, the budget and the counts.
+
+interface Doc extends PagedDoc {
+  device_id: string;
+  page_keys: string[];
+}
+
+function projectOf(size: number): Doc[] {
+  return Array.from({ length: size }, (_, index) => {
+    const id = deviceUuid('p', `unit-${index}`);
+    return { _id: id, device_id: `unit-${index}`, page_keys: devicePageKeys('p', id) };
+  });
+}
+
+/** The store's reads, counted: every device each query handed back. */
+function storeOf(docs: Doc[]) {
+  const store = { queries: 0, read: 0, find: async (pageKey: string | undefined) => {
+    store.queries += 1;
+    const found = pageKey ? docs.filter((doc) => doc.page_keys.includes(pageKey)) : [...docs];
+    store.read += found.length;
+    return found;
+  } };
+  return store;
+}
+
+async function walk(docs: Doc[], limit: number, options: { keep?: (doc: Doc) => boolean; readBudget?: number } = {}) {
+  const store = storeOf(docs);
+  const pages = [];
+  let afterId: string | undefined;
+  do {
+    const page = await readDevicePage({ projectId: 'p', find: store.find, keep: options.keep, limit, afterId, readBudget: options.readBudget ?? 10_000 });
+    pages.push(page);
+    afterId = page.nextAfterId;
+  } while (afterId);
+  return { pages, ids: pages.flatMap((page) => page.docs.map((doc) => doc._id)), store };
+}
+
+test.each([0, 1, 49, 50, 51, 1_999, 2_001, 20_000])('a project of %i devices is listed whole, once each, in id order, pages full but the last', async (size) => {
+  const docs = projectOf(size);
+  const { pages, ids } = await walk(docs, 50);
+  expect(ids).toEqual(docs.map((doc) => doc._id).sort());
+  expect(pages.slice(0, -1).every((page) => page.docs.length === 50)).toBe(true);
+  // The last page is never an empty page after a full one.
+  if (size > 0) expect(pages.at(-1)!.docs.length).toBeGreaterThan(0);
+});
+
+test('a page of a large project reads a few buckets, and its count is an estimate near the size', async () => {
+  const docs = projectOf(70_000);
+  const store = storeOf(docs);
+  const page = await readDevicePage({ projectId: 'p', find: store.find, limit: 50, readBudget: 10_000 });
+  expect(page.docs).toHaveLength(50);
+  expect(store.read).toBeLessThan(200);
+  expect(page.total.estimated).toBe(true);
+  expect(Math.abs(page.total.count - 70_000) / 70_000).toBeLessThan(0.5);
+});
+
+test('a search that finds little stops at its budget with a cursor past what it read, and the walk still finds every match once', async () => {
+  const docs = projectOf(20_000);
+  const keep = (doc: Doc) => doc.device_id.endsWith('77');
+  const { pages, ids, store } = await walk(docs, 50, { keep, readBudget: 2_000 });
+  expect(ids).toEqual(docs.filter(keep).map((doc) => doc._id).sort());
+  const cut = pages.filter((page) => page.nextAfterId?.endsWith('-ffff-ffff-ffff-ffffffffffff'));
+  expect(cut.length).toBeGreaterThan(3);
+  // Each page reads its budget and at most one bucket more (here a bucket is about 20,000 / 16).
+  expect(store.read / pages.length).toBeLessThan(2_000 + 20_000 / 16 + 200);
+});
+
+test('a sample of a large project reads a share of it, and counts from it are estimates; a small project is read whole', async () => {
+  const large = storeOf(projectOf(60_000));
+  const sample = await sampleDevices('p', large.find, 4_096);
+  expect(sample.share).toBeLessThan(0.2);
+  expect(large.queries).toBeLessThanOrEqual(33);
+  const all = countFromSample(sample, sample.docs.length);
+  expect(all.estimated).toBe(true);
+  expect(Math.abs(all.count - 60_000) / 60_000).toBeLessThan(0.1);
+
+  const small = storeOf(projectOf(3_000));
+  const whole = await sampleDevices('p', small.find, 4_096);
+  expect(countFromSample(whole, whole.docs.length)).toEqual({ count: 3_000, estimated: false });
+});

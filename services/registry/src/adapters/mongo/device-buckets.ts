@@ -1,0 +1,171 @@
+import { DEVICE_PAGE_LEVELS, devicePageKey } from '@ota/ids';
+import { byUuid, pageOfSorted } from '../../domain/device-page';
+
+/**
+ * A page of a device list, read one page bucket at a time (devicePageKeys in @ota/ids).
+ *
+ * FerretDB v1 hands PostgreSQL only the equality filters of a query: no range, sort or limit when a
+ * filter is present. A page asked for as "the first 50 after X, sorted" therefore read every
+ * device of the project, which at a million devices took 6 s a page (docs/performance.md). Here
+ * every query is an equality on one bucket, which an index answers, and the page is put together
+ * from buckets in UUID order, so the work of a page follows the page and the filters, not the fleet.
+ *
+ * The bucket level is chosen from what the page's first bucket holds: the finest level whose bucket
+ * holds at least PROBE_ENOUGH matches of the equality filters (more with a text search), or, when
+ * even a sixteenth of the id space holds fewer (a small project, a small group), every match read
+ * at once.
+ */
+
+/** A bucket that holds this many matches is big enough to walk; a coarser one would read more per page than needed. */
+export const PROBE_ENOUGH = 16;
+/** Matches that, by the first bucket, number about this many or fewer are read in one query. */
+export const READ_WHOLE_UP_TO = 1_000;
+/**
+ * With a text search most of what a page reads is thrown away, and each query costs FerretDB
+ * about as much as a few hundred devices (docs/performance.md): a search walks buckets of at
+ * least this many devices.
+ */
+export const SEARCH_PROBE_ENOUGH = 1_000;
+
+export interface PagedDoc {
+  _id: string;
+}
+
+export interface DevicePageQuery<Doc extends PagedDoc> {
+  projectId: string;
+  /** Reads the devices matching the equality filters and, if given, in the bucket `pageKey`. */
+  find: (pageKey: string | undefined) => Promise<Doc[]>;
+  /** What the store cannot filter by equality (the text search); none: every device the store finds. */
+  keep?: (doc: Doc) => boolean;
+  limit: number;
+  /** The page starts after this UUID; none: the first page. */
+  afterId?: string;
+  /** After reading this many devices, a page ends with what it found and says where to go on. */
+  readBudget: number;
+}
+
+export interface DevicePageResult<Doc> {
+  docs: Doc[];
+  total: { count: number; estimated: boolean };
+  nextAfterId?: string;
+  /** Devices read from the store for this page: the cost the buckets keep bounded. */
+  read: number;
+}
+
+export async function readDevicePage<Doc extends PagedDoc>(query: DevicePageQuery<Doc>): Promise<DevicePageResult<Doc>> {
+  const { afterId } = query;
+  const prefixAt = (level: number) => (afterId ? afterId.slice(0, level) : '0'.repeat(level));
+  // A search's buckets stay well within its read budget, so that one page reads several.
+  const enough = query.keep ? Math.max(PROBE_ENOUGH, Math.min(SEARCH_PROBE_ENOUGH, Math.floor(query.readBudget / 8))) : PROBE_ENOUGH;
+  let read = 0;
+  for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
+    const docs = await query.find(devicePageKey(query.projectId, prefixAt(level)));
+    read += docs.length;
+    if (docs.length < enough) continue;
+    // A few thousand matches are read whole, and counted exactly, for about the cost of two buckets.
+    if (docs.length * 16 ** level <= READ_WHOLE_UP_TO) break;
+    return walkBuckets(query, level, Number.parseInt(prefixAt(level), 16), docs, read);
+  }
+  return readEveryMatch(query, read);
+}
+
+/** Few matches: all of them, sorted here; the count is exact. */
+async function readEveryMatch<Doc extends PagedDoc>(query: DevicePageQuery<Doc>, readSoFar: number): Promise<DevicePageResult<Doc>> {
+  const docs = await query.find(undefined);
+  const { items, ...page } = pageOfSorted(keepOf(query, docs).sort(byId), (doc) => doc._id, query.limit, query.afterId);
+  return { docs: items, ...page, read: readSoFar + docs.length };
+}
+
+/**
+ * Buckets of `level` in order from the one the page starts in (already read: `first`), until the
+ * page holds one match more than its limit (so that it knows a next page exists), the id space
+ * ends, or the read budget is spent.
+ */
+async function walkBuckets<Doc extends PagedDoc>(
+  query: DevicePageQuery<Doc>,
+  level: number,
+  firstBucket: number,
+  first: Doc[],
+  readSoFar: number,
+): Promise<DevicePageResult<Doc>> {
+  const buckets = 16 ** level;
+  let bucket = firstBucket;
+  let docs = first;
+  let read = readSoFar;
+  let bucketsRead = 0;
+  let matchesSeen = 0;
+  const page: Doc[] = [];
+  for (;;) {
+    bucketsRead += 1;
+    const matching = keepOf(query, docs).sort(byId);
+    matchesSeen += matching.length;
+    for (const doc of matching) if (!query.afterId || doc._id > query.afterId) page.push(doc);
+    // Every bucket read: the count is exact; otherwise the matches of the buckets read, scaled to all.
+    const estimate = () => ({ count: Math.round((matchesSeen * buckets) / bucketsRead), estimated: bucketsRead < buckets });
+    if (page.length > query.limit) return { docs: page.slice(0, query.limit), total: estimate(), nextAfterId: page[query.limit - 1]!._id, read };
+    bucket += 1;
+    if (bucket === buckets) return { docs: page, total: estimate(), read };
+    if (read >= query.readBudget) {
+      // Everything up to the end of the last bucket read has been looked at.
+      const lastPrefix = hexOf(bucket - 1, level);
+      return { docs: page, total: estimate(), nextAfterId: `${lastPrefix.padEnd(8, 'f')}-ffff-ffff-ffff-ffffffffffff`, read };
+    }
+    docs = await query.find(devicePageKey(query.projectId, hexOf(bucket, level)));
+    read += docs.length;
+  }
+}
+
+function keepOf<Doc extends PagedDoc>(query: DevicePageQuery<Doc>, docs: Doc[]): Doc[] {
+  return query.keep ? docs.filter(query.keep) : docs;
+}
+
+function hexOf(bucket: number, level: number): string {
+  return bucket.toString(16).padStart(level, '0');
+}
+
+function byId(a: PagedDoc, b: PagedDoc): number {
+  return byUuid(a._id, b._id);
+}
+
+/**
+ * About how many devices a count reads from a large project: the share of the fleet it reads is
+ * this many devices' worth of page buckets, spread over the id space. The count of a filter that
+ * holds a share p of the fleet is then off by about 1 / sqrt(p * SAMPLE_DEVICES) (one standard
+ * deviation; the buckets' sizes vary too): 10% for a tenth of the fleet. FerretDB reads about
+ * 4,000 devices a second (docs/performance.md), so the default keeps a count near 300 ms.
+ */
+export const SAMPLE_DEVICES = 1_024;
+/** A sample is read in at most this many queries (each costs FerretDB about as much as a few hundred devices). */
+const MAX_SAMPLE_QUERIES = 32;
+
+export interface DeviceSample<Doc> {
+  docs: Doc[];
+  /** The share of the project's devices read: 1 when every device was (a count from it is exact). */
+  share: number;
+}
+
+/**
+ * A sample of a project's devices to count from: every device of a small project; of a large one,
+ * page buckets spread evenly over the id space, about SAMPLE_DEVICES devices in all. UUIDs are
+ * hashes, so any bucket is a fair draw of the fleet.
+ */
+export async function sampleDevices<Doc extends PagedDoc>(projectId: string, find: (pageKey: string | undefined) => Promise<Doc[]>, sampleSize = SAMPLE_DEVICES): Promise<DeviceSample<Doc>> {
+  for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
+    const first = await find(devicePageKey(projectId, '0'.repeat(level)));
+    const buckets = 16 ** level;
+    const wanted = Math.ceil(sampleSize / Math.max(1, first.length));
+    // Buckets this small would take too many queries: a coarser level.
+    if (wanted > MAX_SAMPLE_QUERIES) continue;
+    // A sample of half the project or more is read whole, in one query, and counts exactly.
+    if (wanted * 2 >= buckets) break;
+    const docs = [...first];
+    for (let index = 1; index < wanted; index += 1) docs.push(...(await find(devicePageKey(projectId, hexOf(Math.floor((index * buckets) / wanted), level)))));
+    return { docs, share: wanted / buckets };
+  }
+  return { docs: await find(undefined), share: 1 };
+}
+
+/** How many devices of the project hold `kept`, from its sample: exact when the sample is the whole project. */
+export function countFromSample<Doc>(sample: DeviceSample<Doc>, kept: number): { count: number; estimated: boolean } {
+  return { count: Math.round(kept / sample.share), estimated: sample.share < 1 };
+}
