@@ -60,21 +60,50 @@ export interface BaselineServer {
 /** Starts S0's bare node:http server against the stack's MongoDB-protocol server. */
 export async function startBaseline(rootDir: string, stack: RunningStack): Promise<BaselineServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(rootDir, 'bench', 'dist', 'baseline-server.js')], {
-    env: { ...process.env, MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
-    child.once('exit', (code) => reject(new Error(`the baseline server exited with ${code}`)));
+  const child = await startBenchServer(rootDir, 'baseline-server.js', [], { MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE, PORT: String(port) });
+  return { url: `http://127.0.0.1:${port}`, process: child, stop: () => stopBenchServer(child) };
+}
+
+export interface FloorServers {
+  url: string;
+  /** The Koa front and the grpc-js back, by name. */
+  pids: Record<string, number>;
+  stop(): Promise<void>;
+}
+
+/** Starts S17's floor of our stack (floor-server.ts): a Koa front and a grpc-js back, against the stack's store. */
+export async function startFloor(rootDir: string, stack: RunningStack): Promise<FloorServers> {
+  const [port, backPort] = [await freePort(), await freePort()];
+  const env = { MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE };
+  const back = await startBenchServer(rootDir, 'floor-server.js', ['back'], { ...env, PORT: String(backPort) });
+  const front = await startBenchServer(rootDir, 'floor-server.js', ['front'], { ...env, PORT: String(port), BACK_PORT: String(backPort) }).catch(async (error: unknown) => {
+    await stopBenchServer(back);
+    throw error;
   });
   return {
     url: `http://127.0.0.1:${port}`,
-    process: child,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    pids: { 'floor-front': front.pid!, 'floor-back': back.pid! },
+    stop: async () => {
+      await stopBenchServer(front);
+      await stopBenchServer(back);
+    },
   };
+}
+
+/** Runs one of the bench's own servers (`dist/<script>`) and waits for it to say it listens. */
+async function startBenchServer(rootDir: string, script: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(rootDir, 'bench', 'dist', script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
+    child.once('exit', (code) => reject(new Error(`${script} ${args.join(' ')} exited with ${code}`)));
+  });
+  return child;
+}
+
+function stopBenchServer(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
 }

@@ -53,6 +53,11 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
     const held = result.maxRate !== undefined ? `${result.maxRate}/s` : result.stormRate ? `storm ${result.stormRate}/s` : result.rate !== undefined ? `${result.rate}/s` : '—';
     const notes = [
       result.ratioToS0 !== undefined ? `${result.ratioToS0}× s0` : '',
+      result.floorCpuMsPerCheck !== undefined
+        ? result.servicesToFloor
+          ? `s1's services used ${result.servicesToFloor}× the floor's CPU per check at ${result.servicesToFloorRate}/s`
+          : 's1 not measured in this run'
+        : '',
       result.acceptedButNotStored !== undefined ? `${result.acceptedButNotStored} accepted events not stored` : '',
       result.recoverySeconds !== undefined ? `recovered in ${result.recoverySeconds} s, ${result.unexpectedErrors} errors other than 429/503 with Retry-After` : '',
       result.propagationMs !== undefined ? `pause honoured within ${result.propagationMs} ms` : '',

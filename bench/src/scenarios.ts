@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
-import { startBaseline, stackPids } from './bench-stack';
+import { startBaseline, startFloor, stackPids } from './bench-stack';
 import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
@@ -11,7 +11,7 @@ import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search
 import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
-import { statementCounter } from './store-statements';
+import { OUR_SERVICES, statementCounter } from './store-statements';
 import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seededDeviceId } from './seed-fleet';
 
 export const SCENARIOS = {
@@ -30,6 +30,7 @@ export const SCENARIOS = {
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
   s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call',
+  s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -69,6 +70,8 @@ export class Scenarios {
   private statusCounter = 0;
   /** Steady check rate for s6 and s9: half of what s1/s3 held, once measured. */
   private knownMaxRate = 0;
+  /** s1's result, when this run measured it: s17 compares our services' CPU per check with the floor. */
+  private s1Result: RateSearchResult | undefined;
   /** PostgreSQL's statement counter, where the stack runs a local PostgreSQL. */
   private readonly countStatements: (() => number | undefined) | undefined;
   /** s0 is measured once per run: s1 compares with it. */
@@ -104,6 +107,7 @@ export class Scenarios {
         const known = await this.knownDevices();
         const result = await this.search('s1', (index) => this.checkKnown(known, index));
         this.knownMaxRate = result.maxRate;
+        this.s1Result = result;
         return { ...result, s0: baseline, ratioToS0: baseline.maxRate ? Math.round((result.maxRate / baseline.maxRate) * 100) / 100 : null };
       }
       case 's2': {
@@ -146,6 +150,8 @@ export class Scenarios {
         return this.patchBuild();
       case 's16':
         return this.largeFleet();
+      case 's17':
+        return this.stackFloor();
       case 's13':
         return measureDriverCost(this.stack.mongodbUri, this.settings);
       case 's14':
@@ -478,6 +484,31 @@ export class Scenarios {
     };
   }
 
+  /**
+   * s17: the floor of our stack under a check (floor-server.ts), found the way s0 and s1 are, on
+   * s1's devices and tokens; with s1 measured in the same run, our services' CPU per check against it.
+   */
+  private async stackFloor() {
+    const floor = await startFloor(this.rootDir, this.stack);
+    const result = await this.searchOtherServer('s17: the floor of our stack (Koa, one grpc-js hop, the driver)', floor);
+    // CPU per request falls as the rate rises (what a process does each second is shared by more
+    // requests), so s1 and the floor are set side by side at the rates both searches stepped at.
+    const servicesAt = (usage: Record<string, { cpuMsPerRequest: number }>, names: readonly string[]) => Math.round(names.reduce((total, name) => total + (usage[name]?.cpuMsPerRequest ?? 0), 0) * 1000) / 1000;
+    const floorNames = Object.keys(floor.pids);
+    const s1 = this.s1Result;
+    const atSameRates = (s1?.steps ?? []).flatMap((s1Step) => {
+      const floorStep = result.steps.find((step) => step.rate === s1Step.rate);
+      if (!floorStep) return [];
+      const [services, floorCpu] = [servicesAt(s1Step.usage, OUR_SERVICES), servicesAt(floorStep.usage, floorNames)];
+      return [{ rate: s1Step.rate, s1ServicesCpuMsPerCheck: services, floorCpuMsPerCheck: floorCpu, servicesToFloor: floorCpu ? Math.round((services / floorCpu) * 100) / 100 : null }];
+    });
+    const floorCpuMsPerCheck = result.atMax ? servicesAt(result.atMax.usage, floorNames) : null;
+    // The headline: the highest rate both measured at which s1 held.
+    const headline = atSameRates.filter((row) => s1?.steps.find((step) => step.rate === row.rate && step.rate <= s1.maxRate)).at(-1) ?? atSameRates.at(0);
+    this.settings.log(`  the floor: ${floorCpuMsPerCheck} ms CPU per check at its highest rate ${result.maxRate}/s; at the same rates as s1: ${JSON.stringify(atSameRates)}`);
+    return { ...result, floorCpuMsPerCheck, atSameRates, servicesToFloor: headline?.servicesToFloor ?? null, servicesToFloorRate: headline?.rate ?? null, s1MaxRate: s1?.maxRate ?? null };
+  }
+
   /** One more gateway on this stack's services, with settings of its own. */
   private async extraGateway(settings: NodeJS.ProcessEnv) {
     const port = await freePort();
@@ -548,16 +579,21 @@ export class Scenarios {
   }
 
   private async measureBaseline(): Promise<RateSearchResult> {
-    const fleet = await this.knownDevices();
     const server = await startBaseline(this.rootDir, this.stack);
+    return this.searchOtherServer('s0: the bare baseline', { url: server.url, pids: { baseline: server.process.pid! }, stop: () => server.stop() });
+  }
+
+  /** The highest rate a server other than the stack's gateway holds for s1's checks (its `/check`), and stops it after. */
+  private async searchOtherServer(label: string, server: { url: string; pids: Record<string, number>; stop(): Promise<void> }): Promise<RateSearchResult> {
+    const fleet = await this.knownDevices();
     const direct = new Gateway(server.url);
     try {
-      this.settings.log('s0: the bare baseline');
+      this.settings.log(label);
       return await highestRate({
         startRate: this.settings.startRate,
         stepMs: this.settings.stepMs,
         maxSteps: this.settings.maxSteps,
-        pids: { baseline: server.process.pid!, ...this.storePids() },
+        pids: { ...server.pids, ...this.storePids() },
         send: (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`)),
         log: this.settings.log,
         countStatements: this.countStatements,
@@ -568,6 +604,7 @@ export class Scenarios {
       await server.stop();
     }
   }
+
 
   private check(fleet: Fleet, deviceId: string, extra: Record<string, unknown> = {}) {
     return this.gateway.post('/api/v1/ota/check/', fleet.deviceToken, checkBody(deviceId, extra));
