@@ -12,7 +12,7 @@ import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
 import { OUR_SERVICES, statementCounter } from './store-statements';
-import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seededDeviceId } from './seed-fleet';
+import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seedStatuses, seededDeviceId } from './seed-fleet';
 
 export const SCENARIOS = {
   s0: 'baseline: a bare node:http process doing a check\'s minimum store work (token lookup, device upsert, decision insert)',
@@ -29,7 +29,7 @@ export const SCENARIOS = {
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command) and per one-document update, in the process that makes them',
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
-  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call',
+  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events',
   s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
@@ -411,33 +411,47 @@ export class Scenarios {
     const results: Record<string, object> = {};
     let peakMemory = usageOf(this.pids);
     let wedged = '';
-    for (const [name, operation] of Object.entries(operations)) {
-      if (wedged) {
-        results[name] = { calls: 0, skipped: `the stack stopped answering during ${wedged}` };
-        continue;
+    const measure = async (named: Record<string, () => Promise<unknown>>) => {
+      for (const [name, operation] of Object.entries(named)) {
+        if (wedged) {
+          results[name] = { calls: 0, skipped: `the stack stopped answering during ${wedged}` };
+          continue;
+        }
+        const before = usageOf(this.pids);
+        const calls: Array<{ ms: number; error: string }> = [];
+        const until = performance.now() + 60_000;
+        while (!wedged && calls.length < 20 && (calls.length < 3 || performance.now() < until)) {
+          const outcome = await timed(operation);
+          calls.push(outcome);
+          if (/aborted|timeout/i.test(outcome.error)) wedged = name;
+        }
+        const after = usageOf(this.pids);
+        peakMemory = Object.fromEntries(Object.entries(after).map(([process, usage]) => [process, usage.rssBytes > (peakMemory[process]?.rssBytes ?? 0) ? usage : peakMemory[process]!]));
+        const cpu = perRequest(before, after, calls.length);
+        const sorted = calls.map((one) => one.ms).sort((a, b) => a - b);
+        const errors = [...new Set(calls.filter((one) => one.error).map((one) => one.error))];
+        results[name] = {
+          calls: calls.length,
+          medianMs: quantile(sorted, 0.5),
+          p95Ms: quantile(sorted, 0.95),
+          errors,
+          cpuMsPerCall: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
+        };
+        this.settings.log(`  ${name}: ${JSON.stringify(results[name])}`);
       }
-      const before = usageOf(this.pids);
-      const calls: Array<{ ms: number; error: string }> = [];
-      const until = performance.now() + 60_000;
-      while (!wedged && calls.length < 20 && (calls.length < 3 || performance.now() < until)) {
-        const outcome = await timed(operation);
-        calls.push(outcome);
-        if (/aborted|timeout/i.test(outcome.error)) wedged = name;
-      }
-      const after = usageOf(this.pids);
-      peakMemory = Object.fromEntries(Object.entries(after).map(([process, usage]) => [process, usage.rssBytes > (peakMemory[process]?.rssBytes ?? 0) ? usage : peakMemory[process]!]));
-      const cpu = perRequest(before, after, calls.length);
-      const sorted = calls.map((one) => one.ms).sort((a, b) => a - b);
-      const errors = [...new Set(calls.filter((one) => one.error).map((one) => one.error))];
-      results[name] = {
-        calls: calls.length,
-        medianMs: quantile(sorted, 0.5),
-        p95Ms: quantile(sorted, 0.95),
-        errors,
-        cpuMsPerCall: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
-      };
-      this.settings.log(`  ${name}: ${JSON.stringify(results[name])}`);
-    }
+    };
+    await measure(operations);
+    // A deployment's worth of per-device statuses (every device offered, most confirmed, some
+    // failed), written into rollout's store after the summary was measured: they are not counted.
+    this.settings.log(`  seeding the statuses of ${devices} devices`);
+    const statuses = await seedStatuses(this.stack, { projectId: fleet.projectId, deploymentId }, seeded.idOf, devices, this.settings.log);
+    this.settings.log(`  seeded in ${statuses.seconds} s`);
+    const states = `/deployments/${deploymentId}/states/`;
+    await measure({
+      'states page': () => read(`${states}?limit=50`),
+      'states page of the failed': () => read(`${states}?limit=50&status=failed`),
+      'a later states page': () => read(`${states}?limit=50&after_id=${one.id}`),
+    });
     // Checks of devices the project knows, as they poll: at a fixed rate, each of a device drawn
     // from the whole fleet, with what it reported when seeded.
     let checks: object = { skipped: `the stack stopped answering during ${wedged}` };
@@ -468,6 +482,7 @@ export class Scenarios {
       };
       this.settings.log(`  checks of known devices: ${JSON.stringify(checks)}`);
     }
+    const bulkChanges = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.bulkMembershipChanges(fleet, groups[3]!.id);
     return {
       devices,
       seedingSeconds: seeded.seconds,
@@ -476,12 +491,66 @@ export class Scenarios {
       storeMiBAfter: mib(seeded.storeBytesAfter),
       createDeployment: created,
       startDeployment: start,
+      statusSeedingSeconds: statuses.seconds,
       operations: results,
       checksOfKnownDevices: checks,
+      bulkChanges,
       wedged: wedged || null,
       emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
     };
+  }
+
+  /**
+   * s16's bulk group changes: every member of a seeded group (a tenth of the fleet) added to a new
+   * group as one operation, then every member of the new group removed, each followed as the console
+   * follows it, from the request to its end, with each process's CPU and the audit events written.
+   */
+  private async bulkMembershipChanges(fleet: Fleet, seededGroupId: string) {
+    const project = (path: string) => `/api/v1/projects/${fleet.projectId}${path}`;
+    const call = (method: string, path: string, body?: unknown) => this.gateway.api(method, project(path), fleet.userToken, body);
+    const target = (await call('POST', '/groups/', { name: 'bulk-target' })) as { id: string };
+    const follow = async (action: 'add' | 'remove', matching: Record<string, unknown>) => {
+      const before = usageOf(this.pids);
+      const started = performance.now();
+      let change = (await call('POST', `/groups/${target.id}/members/bulk-changes/`, { action, matching })) as Record<string, unknown> & { id: string; state: string; share_done: number };
+      const firstAnswerMs = Math.round(performance.now() - started);
+      const shares = new Set<number>([change.share_done]);
+      const giveUpAt = performance.now() + 15 * 60_000;
+      while (change.state === 'running' && performance.now() < giveUpAt) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        change = (await call('GET', `/groups/${target.id}/members/bulk-changes/${change.id}/`)) as typeof change;
+        shares.add(change.share_done);
+      }
+      const seconds = Math.round((performance.now() - started) / 100) / 10;
+      const cpu = perRequest(before, usageOf(this.pids), 1);
+      const result = {
+        action,
+        state: change.state,
+        detail: change.detail,
+        devicesExpected: change.devices_expected,
+        devicesMatched: change.devices_matched,
+        changed: action === 'add' ? change.added : change.removed,
+        firstAnswerMs,
+        seconds,
+        progressSteps: shares.size,
+        cpuSeconds: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, Math.round(usage.cpuMsPerRequest / 100) / 10])),
+        id: change.id,
+      };
+      this.settings.log(`  bulk ${action}: ${JSON.stringify(result)}`);
+      return result;
+    };
+    const add = await follow('add', { group_id: seededGroupId });
+    const remove = await follow('remove', {});
+    // Each change wrote one audit event (telemetry stores it a moment after the change ends).
+    let auditEvents = 0;
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const events = (await call('GET', '/audit/?action=group.members_changed&limit=50')) as Array<{ details: { change_id?: string } }>;
+      auditEvents = events.filter((event) => event.details.change_id === add.id || event.details.change_id === remove.id).length;
+      if (auditEvents >= 2) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    return { add, remove, auditEvents };
   }
 
   /**

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { MongoClient } from 'mongodb';
 import type { RunningStack } from '@ota/devstack';
 import { devicePageKeys, deviceUuid } from '@ota/ids';
+import { rankOf } from '@ota/vocabulary';
 
 // A project's fleet written straight into registry's store, in the form its store keeps
 // (services/registry/src/adapters/mongo/models.ts): devices spread over chip families, builds,
@@ -91,7 +92,7 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
           token_required: false,
           check_count: 1,
         });
-        members.push({ _id: `${groupId}:${id}`, project_id: layout.projectId, group_id: groupId, device_id: id });
+        members.push({ _id: `${groupId}:${id}`, project_id: layout.projectId, group_id: groupId, device_id: id, page_keys: devicePageKeys(layout.projectId, id) });
       }
       await Promise.all([deviceDocs.insertMany(batch, { ordered: false }), memberships.insertMany(members, { ordered: false })]);
       if ((from / BATCH) % 50 === 49) log(`  seeded ${from + BATCH}/${devices} devices in ${Math.round((performance.now() - started) / 1000)} s`);
@@ -104,6 +105,64 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
       deviceIdOf: seededDeviceId,
       idOf,
     };
+  } finally {
+    await client.close();
+  }
+}
+
+/** Of every hundred seeded devices in a deployment: how many reached each status (the rest were offered only). */
+const SEEDED_STATUS_SHARES: ReadonlyArray<[status: string, perHundred: number]> = [
+  ['confirmed', 90],
+  ['failed', 2],
+  ['downloaded', 3],
+];
+
+/**
+ * A deployment's worth of per-device statuses written straight into rollout's store, in the form
+ * its store keeps them (services/rollout/src/adapters/mongo/models.ts): every device offered, and
+ * by SEEDED_STATUS_SHARES most confirmed, some failed, some downloading. Only what the states page
+ * reads: no counted steps, so the deployment's summary does not count them.
+ */
+export async function seedStatuses(stack: RunningStack, layout: { projectId: string; deploymentId: string }, idOf: (index: number) => string, devices: number, log: (message: string) => void): Promise<{ seconds: number; statusOf: (index: number) => string }> {
+  const statusOf = (index: number) => {
+    let slot = index % 100;
+    for (const [status, perHundred] of SEEDED_STATUS_SHARES) {
+      if (slot < perHundred) return status;
+      slot -= perHundred;
+    }
+    return 'offered';
+  };
+  const client = await MongoClient.connect(stack.mongodbUri);
+  const started = performance.now();
+  try {
+    const events = client.db(String(stack.gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'rollout')).collection<Record<string, unknown>>('device_events');
+    const at = new Date(Date.now() - 1_800_000);
+    const BATCH = 2_000;
+    for (let from = 0; from < devices; from += BATCH) {
+      const docs: Record<string, unknown>[] = [];
+      for (let index = from; index < Math.min(devices, from + BATCH); index++) {
+        const deviceId = idOf(index);
+        const statuses = statusOf(index) === 'offered' ? ['offered'] : ['offered', statusOf(index)];
+        for (const status of statuses) {
+          docs.push({
+            _id: `${layout.deploymentId}:${deviceId}:${status}`,
+            kind: 'status',
+            deployment_id: layout.deploymentId,
+            project_id: layout.projectId,
+            device_id: deviceId,
+            status,
+            rank: rankOf(status),
+            bit: 2 ** rankOf(status),
+            reason: status === 'failed' ? 'flash_write_failed' : '',
+            at,
+            page_keys: devicePageKeys(layout.deploymentId, deviceId),
+          });
+        }
+      }
+      await events.insertMany(docs, { ordered: false });
+      if ((from / BATCH) % 50 === 49) log(`  seeded the statuses of ${from + BATCH}/${devices} devices in ${Math.round((performance.now() - started) / 1000)} s`);
+    }
+    return { seconds: Math.round((performance.now() - started) / 100) / 10, statusOf };
   } finally {
     await client.close();
   }

@@ -80,7 +80,13 @@ it('runs every scenario and reports complete results', async () => {
     // The seeded fleet was seeded, and every operation around it answered without an error.
     const large = result('s16');
     expect(large).toMatchObject({ devices: 2000, createDeployment: { error: '' }, startDeployment: { error: '' } });
-    expect(Object.keys(large.operations)).toHaveLength(15);
+    expect(Object.keys(large.operations)).toHaveLength(18);
+    // Both bulk changes ran to their end over the seeded group's devices, each audited once.
+    expect(large.bulkChanges).toMatchObject({
+      add: { state: 'done', devicesMatched: 200, changed: 200 },
+      remove: { state: 'done', devicesMatched: 200, changed: 200 },
+      auditEvents: 2,
+    });
     // The floor ran its two processes, and is set against s1 of the same run.
     const floor = result('s17');
     expect(Object.keys(floor.steps[0].usage)).toEqual(expect.arrayContaining(['floor-front', 'floor-back', 'ferretdb']));

@@ -20,6 +20,8 @@ export default async function globalSetup(): Promise<void> {
     SUPERVISE_INTERVAL_MS: '500',
     // Webhook receivers in the tests listen on 127.0.0.1, and their retries come within seconds.
     WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
+    // A bulk membership change a registry replica left is taken over within seconds, for its test.
+    MEMBERSHIP_CHANGE_LEASE_MS: '4000',
     WEBHOOK_RETRY_BASE_MS: '200',
     WEBHOOK_TIMEOUT_MS: '2000',
     WEBHOOK_POLL_INTERVAL_MS: '100',

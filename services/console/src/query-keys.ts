@@ -35,7 +35,7 @@ export const queryKeys = {
   patches: (artifactId: string) => ['patches', artifactId] as const,
   /** Every page of a deployment's device states. */
   states: (deploymentId: string) => ['states', deploymentId] as const,
-  statesPage: (deploymentId: string, status: string, offset: number) => ['states', deploymentId, status, offset] as const,
+  statesPage: (deploymentId: string, status: string, afterId: string) => ['states', deploymentId, status, afterId] as const,
   preview: (deploymentId: string, version: readonly unknown[]) => ['preview', deploymentId, ...version] as const,
   webhooks: (projectId: string) => ['webhooks', projectId] as const,
   deliveries: (webhookId: string) => ['deliveries', webhookId] as const,

@@ -25,6 +25,7 @@ export type SigningKey = Schemas['SigningKey'];
 export type AuditEvent = Schemas['AuditEvent'];
 export type Reach = Schemas['Reach'];
 export type MembershipImpact = Schemas['MembershipImpact'];
+export type MembershipChange = Schemas['MembershipChange'];
 export type ChipFamilyCount = Schemas['ChipFamilyCount'];
 export type Webhook = Schemas['Webhook'];
 export type WebhookCreated = Schemas['WebhookCreated'];

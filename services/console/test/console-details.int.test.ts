@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
-import { api, checkBody, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
 import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signedInPage } from './browser';
 
 // What a stranger found wrong in the console's details (docs/console.md): a dialog that cannot tell
@@ -173,7 +173,7 @@ test('a bulk add to a group under a rollout names the deployment and what it gai
   await page.getByLabel('Group to change').selectOption({ label: 'pilot' });
   await page.getByRole('button', { name: 'Add to group…' }).click();
   const dialog = page.getByRole('dialog');
-  await expectText(dialog, 'Add 130 devices to pilot?');
+  await expectText(dialog, 'Add all 130 devices of the project to pilot?');
   await expectText(page.getByTestId('bulk-impact'), 'Build 1 (1.0.0), active at 50% gains 110 devices: about 55 of them would be offered the build');
   await screenshot(page, 'bulk-change-impact-1366');
   const confirm = dialog.getByRole('button', { name: 'Add to group' });
@@ -187,8 +187,12 @@ test('a bulk add to a group under a rollout names the deployment and what it gai
   await confirm.dblclick();
   await expectText(page.getByTestId('bulk-progress'), 'Added 110 devices to pilot.');
   expect(await memberCount()).toBe(130);
-  const audit = (await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=group`, { token: f.user.token })).body as Array<{ action: string }>;
-  expect(audit.filter((event) => event.action === 'group.members_changed')).toHaveLength(2);
+  // The 20 added through the API, and the console's change of every device as one operation.
+  const audit = await eventually(
+    async () => (await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=group.members_changed`, { token: f.user.token })).body as Array<{ details: { added: number } }>,
+    (events) => events.length >= 2,
+  );
+  expect(audit.map((event) => event.details.added).sort((a, b) => a - b)).toEqual([20, 110]);
 });
 
 /** Double-clicks to measure (docs/console.md): 10 in npm test; OTA_DOUBLE_CLICKS=100 for the stated figure. */
@@ -229,4 +233,33 @@ test('a build shows its delta patches: from which build, and how large against t
   await expectText(page.getByTestId('patches-2'), 'from build 1:');
   await expectText(page.getByTestId('patches-2'), '% of the build)');
   await screenshot(page, 'artifacts-patches-1366');
+});
+
+test("a rollout's devices come a page at a time, filtered by status, and Previous goes back to the page before", async () => {
+  const f = await setupProject();
+  const ids = Array.from({ length: 60 }, (_, index) => `paged-${String(index).padStart(2, '0')}`);
+  // Known first: a deployment to every device starts only when it reaches some.
+  for (const id of ids) expect((await checkIn(f, id)).status).toBe(200);
+  const deployment = await deploymentOf(f, { rollout_percentage: 100 });
+  for (let start = 0; start < ids.length; start += 20) {
+    const answers = await Promise.all(ids.slice(start, start + 20).map((id) => checkIn(f, id)));
+    expect(answers.map((answer) => answer.body.status)).toEqual(answers.map(() => 'offered'));
+  }
+  for (const id of ids.slice(0, 3)) {
+    const reported = await api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: id, deployment_id: deployment.id, event: 'failed', reason: 'flash_write_failed' } });
+    expect(reported.status).toBeLessThan(300);
+  }
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  const count = page.getByTestId('state-count');
+  await expectText(count, 'Devices 1–50 of 60');
+  const rollout = page.getByRole('navigation', { name: 'Pages of devices in this rollout' });
+  await rollout.getByRole('button', { name: 'Next' }).click();
+  await expectText(count, 'Devices 51–60 of 60');
+  await rollout.getByRole('button', { name: 'Previous' }).click();
+  await expectText(count, 'Devices 1–50 of 60');
+  await page.getByRole('region', { name: 'Devices in this rollout' }).getByLabel('Status').selectOption({ label: 'failed' });
+  await expectText(count, 'Devices 1–3 of 3');
+  await expectText(page.getByRole('table', { name: 'Per-device rollout states' }), 'paged-00');
+  await screenshot(page, 'rollout-devices-failed-1366');
 });

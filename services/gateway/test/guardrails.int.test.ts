@@ -172,16 +172,24 @@ test('a device silent after reporting progress counts as failed (no_confirmation
   // Every count agrees: the silent device is failed in the devices per status, in the device
   // states (with its reason), and in the deployment's own failure_count.
   expect(summary.devices_by_status).toMatchObject({ confirmed: 1, failed: 1, downloaded: 0, download_started: 0 });
-  const states = (await api('GET', summaryPath.replace('/summary/', '/states/'), { token: f.user.token })).body as Array<{ status: string; reason: string }>;
+  const states = (await api('GET', summaryPath.replace('/summary/', '/states/'), { token: f.user.token })).body as Array<{ device_id: string; status: string; reason: string }>;
   expect(states.filter((state) => state.status === 'failed')).toEqual([expect.objectContaining({ reason: 'no_confirmation' })]);
   expect((await read()).failure_count).toBe(1);
   // The states come in pages and by status, the silent device among the failed ones.
   const failedPage = await api('GET', `${summaryPath.replace('/summary/', '/states/')}?status=failed&limit=10`, { token: f.user.token });
   expect(failedPage.headers.get('x-total-count')).toBe('1');
   expect(failedPage.body).toEqual([expect.objectContaining({ status: 'failed', reason: 'no_confirmation' })]);
-  const secondPage = await api('GET', `${summaryPath.replace('/summary/', '/states/')}?limit=2&offset=2`, { token: f.user.token });
-  expect(secondPage.headers.get('x-total-count')).toBe(String(states.length));
-  expect(secondPage.body).toEqual(states.slice(2, 4));
+  // Pages follow one another in the order of the device UUIDs, each saying where the next starts.
+  const statesPath = summaryPath.replace('/summary/', '/states/');
+  const firstPage = await api('GET', `${statesPath}?limit=2`, { token: f.user.token });
+  expect(firstPage.headers.get('x-total-count')).toBe(String(states.length));
+  const secondPage = await api('GET', `${statesPath}?limit=2&after_id=${firstPage.headers.get('x-next-after-id')}`, { token: f.user.token });
+  const byId = [...states].sort((a, b) => (a.device_id < b.device_id ? -1 : 1));
+  expect([...firstPage.body, ...secondPage.body]).toEqual(byId.slice(0, 4));
+  // An offset past 0 is refused with what to do instead.
+  const offset = await api('GET', `${statesPath}?limit=2&offset=2`, { token: f.user.token });
+  expect(offset.status).toBe(422);
+  expect(JSON.stringify(offset.body.detail)).toMatch(/after_id/);
 
   // A late confirmation counts as confirmed and undoes the count.
   await report(f, deployment, fleet[1]!, 'confirmed');

@@ -15,6 +15,11 @@ export const registrySettings = {
     1_024,
     256,
   ),
+  MEMBERSHIP_CHANGE_LEASE_MS: int(
+    'how long a registry replica keeps a bulk membership change it runs without progress before another replica takes it over from its last part (a replica that stopped); replicas look for such changes every half of it',
+    30_000,
+    2_000,
+  ),
   VIEW_RELOAD_INTERVAL_MS: int("how often the check's in-memory views of active deployments and builds reload in full, as a safety net for missed NATS events", 30_000, 1_000),
 };
 

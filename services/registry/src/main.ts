@@ -4,10 +4,13 @@ import { createServiceClient, runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as artifactsPb, registry as pb, rollout as rolloutPb } from '@ota/proto';
 import { GrpcDecisionSources } from './adapters/grpc/grpc-decision-sources';
-import { addDevicePageKeys, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
+import { addDevicePageKeys, addMembershipPageKeys, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
 import { registerModels } from './adapters/mongo/models';
+import { MongoMembershipChangeStore } from './adapters/mongo/membership-change-store';
 import { MongoRegistryStore } from './adapters/mongo/mongo-registry-store';
+import { membershipChangeAudit } from './adapters/nats/membership-change-audit';
 import { loadRegistryConfig } from './config';
+import { MembershipChanges } from './domain/membership-changes';
 import { Registry } from './domain/registry';
 import { registryHandlers } from './grpc/registry-handlers';
 
@@ -19,6 +22,7 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   await ensureIndexes(mongo);
   await moveCheckEventsOntoDevices(models);
   await addDevicePageKeys(models);
+  await addMembershipPageKeys(models);
   const devicePageReads = metrics.histogram('ota_registry_device_page_reads', 'Devices read from the store for one page of a device list.', [], [16, 64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576]);
   const store = new MongoRegistryStore(models, { devicePageReadBudget: config.DEVICE_PAGE_READ_BUDGET, countSample: config.DEVICE_COUNT_SAMPLE, onDevicePageRead: (devices) => devicePageReads.observe(devices) });
   const registry = new Registry({ store });
@@ -37,9 +41,19 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   await views.load(60_000);
   views.startPeriodicReload(config.VIEW_RELOAD_INTERVAL_MS);
 
+  // Bulk membership changes run here in the background; a replica takes over one another left.
+  const membershipChanges = new MembershipChanges({
+    registryStore: store,
+    store: new MongoMembershipChangeStore(models, (deviceId) => store.copyGroupIds(deviceId)),
+    publishAudit: membershipChangeAudit(bus),
+    logger,
+    leaseMs: config.MEMBERSHIP_CHANGE_LEASE_MS,
+  });
+  membershipChanges.startSweeping(Math.max(1_000, Math.floor(config.MEMBERSHIP_CHANGE_LEASE_MS / 2)));
+
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry, { views, sources, rollout: rolloutClient })),
+    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry, { views, sources, rollout: rolloutClient }, membershipChanges)),
   );
 
-  return [() => mongo.close(), () => rolloutClient.close(), () => artifactsClient.close(), () => bus.drain(), () => views.stop(), ...serving];
+  return [() => mongo.close(), () => rolloutClient.close(), () => artifactsClient.close(), () => bus.drain(), () => views.stop(), () => membershipChanges.stop(), ...serving];
 });

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import mongoose from 'mongoose';
-import { api, setupProject, testStack } from '@ota/testkit';
+import { api, eventually, setupProject, testStack } from '@ota/testkit';
 
 // Before the decision history moved onto the device document, it lived in `check_events`, one
 // document per slot; registry's migrate.js moves it over and drops the collection.
@@ -53,4 +53,39 @@ test("migrate.js moves a device's decisions from check_events onto the device, o
   expect(events.body).toEqual(
     [3, 2, 1].map((seq) => expect.objectContaining({ id: `event-${seq}`, device_id: 'legacy-1', reported_build_number: seq, reported_version: `1.0.${seq}`, status: 'no_active_deployment' })),
   );
+});
+
+test('migrate.js gives devices and memberships stored before page buckets their page keys, which lists and bulk changes then find', async () => {
+  const f = await setupProject({ name: 'page-keys-migration' });
+  const projectPath = `/api/v1/projects/${f.project.id}`;
+  const device = (await api('POST', `${projectPath}/devices/`, { token: f.user.token, json: { device_id: 'before-buckets' } })).body;
+  const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'old-members' } })).body;
+  expect((await api('POST', `${projectPath}/groups/${group.id}/members/`, { token: f.user.token, json: { device_id: device.id } })).status).toBe(201);
+  const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
+  try {
+    const database = connection.getClient().db(registryDatabase());
+    // As the previous release stored them: no page keys, and no record of either migration.
+    await database.collection('devices').updateOne({ _id: device.id }, { $unset: { page_keys: '' } });
+    await database.collection('memberships').updateOne({ _id: `${group.id}:${device.id}` as never }, { $unset: { page_keys: '' } });
+    await database.collection('data_migrations').deleteMany({ _id: { $in: ['device_page_keys', 'membership_page_keys'] } as never });
+
+    const run = runMigration();
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const keys = [device.id.slice(0, 1), device.id.slice(0, 2), device.id.slice(0, 3)].map((prefix) => `${f.project.id}/${prefix}`);
+    expect(await database.collection('devices').findOne({ _id: device.id }, { projection: { page_keys: 1 } })).toEqual({ _id: device.id, page_keys: keys });
+    expect(await database.collection('memberships').findOne({ _id: `${group.id}:${device.id}` as never }, { projection: { page_keys: 1 } })).toEqual({ _id: `${group.id}:${device.id}`, page_keys: keys });
+  } finally {
+    await connection.close();
+  }
+  expect((await api('GET', `${projectPath}/devices/?limit=10`, { token: f.user.token })).body).toEqual([expect.objectContaining({ id: device.id })]);
+  // A bulk removal finds the old member, and its check of the group's members agrees.
+  const removal = await api('POST', `${projectPath}/groups/${group.id}/members/bulk-changes/`, { token: f.user.token, json: { action: 'remove', matching: {} } });
+  expect(removal.status).toBe(202);
+  const done = await eventually(
+    async () => (await api('GET', removal.headers.get('location')!, { token: f.user.token })).body,
+    (change) => change.state !== 'running',
+  );
+  expect(done).toMatchObject({ state: 'done', removed: 1 });
+  expect((await api('GET', `${projectPath}/devices/${device.id}/`, { token: f.user.token })).body.group_ids).toEqual([]);
 });

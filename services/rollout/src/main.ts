@@ -30,6 +30,7 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
   const counts = new MongoStatusCounts(models, deviceStates);
   await ensureIndexes(mongo);
   await deviceStates.backfillStatusBits();
+  await deviceStates.addStatusPageKeys();
 
   const clientSettings = { defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, streamTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, metrics };
   const artifactsClient = createServiceClient('ota.artifacts.v1.ArtifactsService', artifactsPb.ArtifactsServiceService, config.ARTIFACTS_ADDR, clientSettings);

@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useParams, useSearchParams } from 'react-router-dom';
 import type { operations } from '../../generated/api';
 import { ApiError, answer, answerWithHeaders, api } from '../api';
@@ -8,10 +8,11 @@ import { NamedOptions } from '../components/named-options';
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
 import { namesById, useChannels, useGroups } from '../queries';
-import type { Device, DeviceTotal, MembershipImpact } from '../types';
+import type { Device, DeviceTotal, MembershipChange, MembershipImpact } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords, totalWords } from '../words';
 import { useProjectWrite } from './projects';
 import { queryKeys } from '../query-keys';
+import { shareBefore } from '../id-space';
 
 type DeviceQuery = NonNullable<operations['listDevices']['parameters']['query']>;
 
@@ -63,13 +64,6 @@ export async function devicePage(projectId: string, filters: URLSearchParams, af
   };
 }
 
-/**
- * The share of the id space that lies before a page cursor: how far a walk through the fleet has
- * come. Device ids are UUIDs, which a hash spreads evenly.
- */
-export function shareBefore(afterId: string | undefined): number {
-  return afterId ? Number.parseInt(afterId.slice(0, 6), 16) / 0x1000000 : 1;
-}
 
 /** Pages a text search reads at most for one page of the list before it shows what it found. */
 const SEARCH_PAGES_PER_VIEW = 8;
@@ -278,19 +272,56 @@ export function DevicesPage() {
  */
 export const BULK_TYPE_NAME_ABOVE = 100;
 
-type MembershipChange = 'add' | 'remove';
+type MembershipAction = 'add' | 'remove';
 type Affected = MembershipImpact['deployments'][number];
+type MembershipSelection = NonNullable<operations['startMembershipChange']['requestBody']>['content']['application/json']['matching'];
 
 /** A change read and weighed, waiting for the person's yes. */
 interface PendingChange {
-  change: MembershipChange;
-  ids: string[];
+  change: MembershipAction;
+  /**
+   * The devices named one by one (the selected ones), or every device the filters match, changed as
+   * one operation in the service; `exact` when few enough matched to be read and weighed one by one.
+   */
+  scope: { ids: string[] } | { matching: MembershipSelection; total: DeviceTotal; exact: boolean };
   group: { id: string; name: string };
   deployments: Affected[];
 }
 
+/**
+ * The device list's filters as the selection of a bulk change (docs/api.md, "Bulk group changes").
+ * A value the list would refuse goes to the service as it is, so that the change is refused with
+ * the same detail rather than applied to more devices than the list shows.
+ */
+function selectionOf(filters: URLSearchParams): MembershipSelection {
+  const matching: Record<string, unknown> = {};
+  const active = filters.get('active');
+  if (active) matching.active = active === 'true' ? true : active === 'false' ? false : active;
+  for (const [key, field] of [['group_id', 'group_id'], ['channel_id', 'channel_id'], ['chip_family', 'chip_family'], ['q', 'search']] as const) {
+    const value = filters.get(key);
+    if (value) matching[field] = value;
+  }
+  return matching as MembershipSelection;
+}
+
+/** How far a running bulk change has come, in words. */
+function changeProgressWords(change: MembershipChange): string {
+  const walked = `${Math.floor(change.share_done * 100)}% of the project walked`;
+  const done = change.action === 'add' ? `${change.added.toLocaleString('en')} added` : `${change.removed.toLocaleString('en')} removed`;
+  return `${change.action === 'add' ? 'Adding' : 'Removing'}: ${walked}, ${change.devices_matched.toLocaleString('en')} matching devices found, ${done}…`;
+}
+
+/**
+ * Up to this many matching devices, the console reads them before it asks, so that the question
+ * says exactly what each rollout gains and loses; past it, a bound.
+ */
+const READ_TO_WEIGH_UP_TO = 5_000;
+
+/** How often the console asks a running bulk change how far it has come. */
+const CHANGE_POLL_MS = 1_000;
+
 /** The impact of a change of up to any size: one impact request per BULK_CHUNK, summed per deployment. */
-async function impactOf(projectId: string, groupId: string, change: MembershipChange, ids: string[]): Promise<MembershipImpact> {
+async function impactOf(projectId: string, groupId: string, change: MembershipAction, ids: string[]): Promise<MembershipImpact> {
   let group = { id: groupId, name: '' };
   const byId = new Map<string, Affected>();
   for (let start = 0; start < Math.max(ids.length, 1); start += BULK_CHUNK) {
@@ -303,6 +334,14 @@ async function impactOf(projectId: string, groupId: string, change: MembershipCh
     }
   }
   return { group, deployments: [...byId.values()] };
+}
+
+/** What a change of every matching device may do to one rollout that targets the group, in words: the devices it moves are known only as it runs. */
+function targetingWords(deployment: Affected, change: MembershipAction, total: DeviceTotal): string {
+  const what = `Build ${deployment.build_number} (${deployment.version_label}), ${deployment.state} at ${deployment.rollout_percentage}%`;
+  return change === 'add'
+    ? `${what} may gain up to ${totalWords(total)} devices (those not yet in the group and not already targeted), ${deployment.state === 'active' ? 'offered the build at their next check' : 'offered the build once it is resumed'}.`
+    : `${what} may lose up to ${totalWords(total)} devices (those it targets only through this group).`;
 }
 
 /** What the change does to one rollout, in words. */
@@ -319,10 +358,11 @@ function affectedWords(deployment: Affected): string {
 }
 
 /**
- * Adds the selected devices to a group, or removes them, or every device that matches the filters
- * (read page by page first). Before anything changes it asks, naming each active or paused
- * deployment that targets the group and how many devices it gains or loses; past
- * BULK_TYPE_NAME_ABOVE devices the group's name is typed. Then one request per 1000, with progress.
+ * Adds the selected devices to a group, or removes them, or every device that matches the filters.
+ * Before anything changes it asks, naming each active or paused deployment that targets the group
+ * and what the change does to it; past BULK_TYPE_NAME_ABOVE devices the group's name is typed.
+ * Selected devices are sent in one request per 1000; every matching device is one operation in the
+ * service, whose progress is shown until it ends.
  */
 function BulkMembership({ projectId, selected, total, filters, filtered, onDone }: { projectId: string; selected: Set<string>; total: DeviceTotal; filters: URLSearchParams; filtered: boolean; onDone: () => void }) {
   const queryClient = useQueryClient();
@@ -330,17 +370,21 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
   const [groupId, setGroupId] = useState('');
   const [scope, setScope] = useState<'selected' | 'matching'>('selected');
   const [progress, setProgress] = useState('');
+  const [share, setShare] = useState<number | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [pending, setPending] = useState<PendingChange | null>(null);
+  // A change that runs on in the service is no longer followed once the page is left.
+  const mounted = useRef(true);
+  useEffect(() => () => void (mounted.current = false), []);
   const count = scope === 'selected' ? selected.size : total.count;
 
-  const idsInScope = async (): Promise<string[]> => {
-    if (scope === 'selected') return [...selected];
+  /** The matching devices' ids, read page by page, to weigh a change of few of them exactly. */
+  const matchingIds = async (): Promise<string[]> => {
     const ids: string[] = [];
     let afterId = '';
     for (;;) {
-      setProgress(`Reading the matching devices: ${ids.length.toLocaleString('en')} of ${totalWords(total)} (${afterId ? Math.round(shareBefore(afterId) * 100) : 0}% of the project read)…`);
+      setProgress(`Reading the matching devices: ${ids.length.toLocaleString('en')} of ${totalWords(total)}…`);
       const next = await devicePage(projectId, filters, afterId, BULK_CHUNK);
       ids.push(...next.devices.map((device) => device.id));
       if (!next.nextAfterId) return ids;
@@ -348,16 +392,17 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
     }
   };
 
-  /** Reads the devices and what the change would do, then asks. Nothing changes here. */
-  const prepare = async (change: MembershipChange) => {
+  /** Reads what the change would do, then asks. Nothing changes here. */
+  const prepare = async (change: MembershipAction) => {
     setBusy(true);
     setError(null);
     try {
-      const ids = await idsInScope();
+      const exact = scope === 'selected' || (!total.estimated && total.count <= READ_TO_WEIGH_UP_TO);
+      const ids = scope === 'selected' ? [...selected] : exact ? await matchingIds() : [];
       setProgress('Working out what the change does to rollouts…');
       const impact = await impactOf(projectId, groupId, change, ids);
       setProgress('');
-      setPending({ change, ids, group: impact.group, deployments: impact.deployments });
+      setPending({ change, scope: scope === 'selected' ? { ids } : { matching: selectionOf(filters), total, exact }, group: impact.group, deployments: impact.deployments });
     } catch (failure) {
       setError(failure instanceof ApiError ? failure : new ApiError(0, String(failure)));
       setProgress('');
@@ -366,10 +411,8 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
     }
   };
 
-  /** The change the person confirmed. A failure says what went through before it. */
-  const apply = async ({ change, ids, group }: PendingChange) => {
-    setBusy(true);
-    setError(null);
+  /** The selected devices, one request per 1000. A failure says what went through before it. */
+  const applyToIds = async (change: MembershipAction, ids: string[], group: { id: string; name: string }) => {
     let changed = 0;
     let sent = 0;
     try {
@@ -381,18 +424,57 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
         sent = Math.min(ids.length, start + BULK_CHUNK);
       }
       setProgress(`${change === 'add' ? `Added ${changed} devices to` : `Removed ${changed} devices from`} ${group.name}.`);
-      onDone();
     } catch (failure) {
-      const reason = failure instanceof ApiError ? failure : new ApiError(0, String(failure));
       setProgress(sent > 0 ? `${change === 'add' ? 'Added' : 'Removed'} ${changed} of the ${ids.length} devices before the change stopped; the rest were not changed.` : '');
-      throw reason;
+      throw failure;
+    }
+  };
+
+  /**
+   * Every matching device, as one operation in the service, followed until it ends. A moment in
+   * which the service cannot be asked is not a failure: the change goes on there.
+   */
+  const applyToMatching = async (change: MembershipAction, matching: MembershipSelection, group: { id: string; name: string }) => {
+    const path = { id: projectId, gid: group.id };
+    let followed = await answer(api.POST('/api/v1/projects/{id}/groups/{gid}/members/bulk-changes/', { params: { path }, body: { action: change, matching } }));
+    while (followed.state === 'running' && mounted.current) {
+      setProgress(changeProgressWords(followed));
+      setShare(followed.share_done);
+      await new Promise((resolve) => setTimeout(resolve, CHANGE_POLL_MS));
+      try {
+        followed = await answer(api.GET('/api/v1/projects/{id}/groups/{gid}/members/bulk-changes/{cid}/', { params: { path: { ...path, cid: followed.id } } }));
+      } catch {
+        setProgress(`${changeProgressWords(followed)} (the service did not answer just now; the change goes on there)`);
+      }
+    }
+    setShare(null);
+    const changed = change === 'add' ? followed.added : followed.removed;
+    if (followed.state === 'failed') {
+      setProgress(`${change === 'add' ? 'Added' : 'Removed'} ${changed.toLocaleString('en')} devices before the change stopped; they stay changed.`);
+      throw new ApiError(0, followed.detail);
+    }
+    if (followed.state === 'done') setProgress(`${change === 'add' ? `Added ${changed.toLocaleString('en')} devices to` : `Removed ${changed.toLocaleString('en')} devices from`} ${group.name}.`);
+  };
+
+  /** The change the person confirmed. */
+  const apply = async ({ change, scope: changeScope, group }: PendingChange) => {
+    setBusy(true);
+    setError(null);
+    try {
+      if ('ids' in changeScope) await applyToIds(change, changeScope.ids, group);
+      else await applyToMatching(change, changeScope.matching, group);
+      onDone();
     } finally {
       setBusy(false);
       await Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.devices(projectId) }), queryClient.invalidateQueries({ queryKey: queryKeys.groups(projectId) })]);
     }
   };
 
-  const moved = pending?.deployments.filter((deployment) => deployment.gains + deployment.loses > 0) ?? [];
+  const weighed = pending !== null && ('ids' in pending.scope || pending.scope.exact);
+  const moved = pending?.deployments.filter((deployment) => !weighed || deployment.gains + deployment.loses > 0) ?? [];
+  const pendingWords =
+    pending && ('ids' in pending.scope ? `${pending.scope.ids.length} device${pending.scope.ids.length === 1 ? '' : 's'}` : `all ${totalWords(pending.scope.total)} devices ${filtered ? 'matching the filters' : 'of the project'}`);
+  const pendingCount = pending ? ('ids' in pending.scope ? pending.scope.ids.length : pending.scope.total.count) : 0;
   return (
     <>
       <form className="inline bulk" aria-label="Group membership of many devices" onSubmit={(event) => event.preventDefault()}>
@@ -417,6 +499,7 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
         <BusyButton type="button" busy={busy} disabled={!groupId || count === 0} onClick={() => void prepare('remove')}>
           Remove from group…
         </BusyButton>
+        {share !== null && <progress aria-label="Share of the project walked" value={share} max={1} />}
         {progress && (
           <span role="status" data-testid="bulk-progress">
             {progress}
@@ -426,10 +509,10 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
       </form>
         <ConfirmDialog
           open={pending !== null}
-          title={pending ? `${pending.change === 'add' ? 'Add' : 'Remove'} ${pending.ids.length} device${pending.ids.length === 1 ? '' : 's'} ${pending.change === 'add' ? 'to' : 'from'} ${pending.group.name}?` : ''}
+          title={pending ? `${pending.change === 'add' ? 'Add' : 'Remove'} ${pendingWords} ${pending.change === 'add' ? 'to' : 'from'} ${pending.group.name}?` : ''}
           confirmLabel={pending?.change === 'add' ? 'Add to group' : 'Remove from group'}
           danger={moved.length > 0}
-          typeToConfirm={pending && pending.ids.length > BULK_TYPE_NAME_ABOVE ? pending.group.name : undefined}
+          typeToConfirm={pending && pendingCount > BULK_TYPE_NAME_ABOVE ? pending.group.name : undefined}
           onClose={() => setPending(null)}
           onConfirm={() => apply(pending!)}
         >
@@ -440,11 +523,12 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
                 <p>Deployments that target {pending.group.name} now:</p>
                 <ul>
                   {pending.deployments.map((deployment) => (
-                    <li key={deployment.id}>{affectedWords(deployment)}</li>
+                    <li key={deployment.id}>{weighed || 'ids' in pending.scope ? affectedWords(deployment) : targetingWords(deployment, pending.change, pending.scope.total)}</li>
                   ))}
                 </ul>
               </>
             )}
+            {pending && 'matching' in pending.scope && <p>The change runs in the service; this page shows how far it has come, and it goes on if you leave.</p>}
           </div>
         </ConfirmDialog>
     </>

@@ -1,3 +1,4 @@
+import type { events } from '@ota/proto';
 import { timingSafeEqual } from 'node:crypto';
 import { permissionDenied, unauthenticated } from '@ota/errors';
 import type { Context } from 'koa';
@@ -98,4 +99,13 @@ export function requireDeviceToken(ctx: Context): Principal {
   const { kind, scope } = principal.token;
   if (kind === 'device' || (kind === 'project' && scope === 'device')) return principal;
   throw unauthenticated('this token cannot call the device API');
+}
+
+/** Who an audit event names as the actor: the person of a personal token, or the project token. */
+export function auditActorOf(principal: Principal): Pick<events.AuditRecorded, 'actorType' | 'actorId' | 'tokenPrefix'> {
+  return {
+    actorType: principal.token.kind === 'personal' ? 'user' : 'project_token',
+    actorId: principal.token.kind === 'personal' ? principal.userId : principal.token.id,
+    tokenPrefix: principal.token.prefix,
+  };
 }

@@ -57,6 +57,31 @@ export function groupJson(group: registry.Group) {
   return { id: group.id, name: group.name, created_at: iso(group.createdAt), member_count: Number(group.memberCount), member_count_estimated: group.memberCountEstimated } satisfies Promised<typeof R.Group>;
 }
 
+export function membershipChangeJson(change: registry.MembershipChange) {
+  const matching = change.matching;
+  return {
+    id: change.id,
+    group_id: change.groupId,
+    action: change.action,
+    matching: {
+      ...(matching?.active !== undefined ? { active: matching.active } : {}),
+      ...(matching?.groupId ? { group_id: matching.groupId } : {}),
+      ...(matching?.channelId ? { channel_id: matching.channelId } : {}),
+      ...(matching?.chipFamily ? { chip_family: matching.chipFamily } : {}),
+      ...(matching?.search ? { search: matching.search } : {}),
+    },
+    state: change.state,
+    share_done: change.shareDone,
+    devices_expected: Number(change.devicesExpected),
+    devices_matched: Number(change.devicesMatched),
+    added: Number(change.added),
+    removed: Number(change.removed),
+    created_at: iso(change.createdAt),
+    finished_at: change.finishedAt ? iso(change.finishedAt) : null,
+    detail: change.detail,
+  } satisfies Promised<typeof R.MembershipChange>;
+}
+
 export function signingKeyJson(key: artifacts.SigningKey) {
   return { id: key.id, name: key.name, public_key: key.publicKey, fingerprint: key.fingerprint, created_at: iso(key.createdAt) } satisfies Promised<typeof R.SigningKey>;
 }

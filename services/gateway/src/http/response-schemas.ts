@@ -78,6 +78,27 @@ export const GroupMembersChanged = object({
   missing_device_ids: { type: 'array', items: UUID, description: 'Ids that name no device of the project: nothing was done for them.' },
 });
 
+export const MembershipChange = object({
+  id: UUID,
+  group_id: UUID,
+  action: { type: 'string', enum: ['add', 'remove'] },
+  matching: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { active: { type: 'boolean' }, group_id: UUID, channel_id: UUID, chip_family: { type: 'string' }, search: { type: 'string' } },
+    description: 'The selection, as it was asked for.',
+  },
+  state: { type: 'string', enum: ['running', 'done', 'failed'], description: '`failed` says why in `detail`; what it changed before stays changed.' },
+  share_done: { type: 'number', minimum: 0, maximum: 1, description: 'The share of the project walked so far.' },
+  devices_expected: { ...COUNT, description: 'Matching devices when the change started (estimated in a large project, as the device list counts them).' },
+  devices_matched: { ...COUNT, description: 'Matching devices found so far.' },
+  added: { ...COUNT, description: 'Devices that became members (a member already is not counted).' },
+  removed: { ...COUNT, description: 'Devices that stopped being members.' },
+  created_at: TIME,
+  finished_at: NULLABLE_TIME,
+  detail: { type: 'string', description: 'Why a failed change stopped; empty otherwise.' },
+});
+
 export const MembershipImpact = object({
   group: object({ id: UUID, name: { type: 'string' } }),
   deployments: {

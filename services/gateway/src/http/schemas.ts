@@ -186,6 +186,27 @@ export const changeMembersBody = {
   },
 } as const;
 
+export const membershipChangeBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['action', 'matching'],
+  properties: {
+    action: { type: 'string', enum: ['add', 'remove'], description: '`add` the matching devices to the group, or `remove` the matching members from it.' },
+    matching: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'The devices to change: those that match every filter given, as in the device list (`{}`: every device of the project).',
+      properties: {
+        active: { type: 'boolean', description: 'Only devices that are (or are not) active.' },
+        group_id: { ...UUID, description: 'Only members of this group.' },
+        channel_id: { ...UUID, description: 'Only devices on this channel.' },
+        chip_family: { type: 'string', minLength: 1, maxLength: 64, description: 'Only devices that reported this chip family.' },
+        search: { type: 'string', minLength: 1, maxLength: 128, description: 'Only devices whose `device_id` contains this text, in any case.' },
+      },
+    },
+  },
+} as const;
+
 export const addMemberBody = {
   type: 'object',
   additionalProperties: false,
@@ -348,8 +369,13 @@ export const listStatesQuery = {
   additionalProperties: false,
   properties: {
     status: { type: 'string', pattern: '^[a-z_]{1,32}$', description: 'Only devices at this rollout status now (`failed` includes the silent ones).' },
-    limit: { type: 'string', pattern: '^[1-9]\\d{0,8}$', description: `A page of at most this many (a larger value is served as ${STATES_PAGE_MAX}); \`X-Total-Count\` counts every match.` },
-    offset: { type: 'string', pattern: '^(0|[1-9]\\d{0,8})$', description: 'Skip this many matches first (needs `limit`).' },
+    limit: {
+      type: 'string',
+      pattern: '^[1-9]\\d{0,8}$',
+      description: `A page of at most this many (a larger value is served as ${STATES_PAGE_MAX}), in the order of the devices' UUIDs; the answer's headers count the matches and say where the next page starts.`,
+    },
+    after_id: { ...UUID_TEXT, description: "The page that starts after this device UUID: the answer's `X-Next-After-Id` (needs `limit`)." },
+    offset: { type: 'string', pattern: '^(0|[1-9]\\d{0,8})$', description: 'No longer served past 0: pages follow `after_id`. Kept so that a client that sends it hears why.' },
   },
 } as const;
 

@@ -166,25 +166,29 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       operationId: 'listDeviceStates',
       summary: 'Per-device rollout states',
       description:
-        'One record per device that was offered the deployment or reported a result, most recently changed first; `device_id` is the device UUID. A device silent past the confirm timeout is `failed` with reason `no_confirmation`. `status` keeps one status; with `limit` the answer is a page (`offset` skips), and `X-Total-Count` counts every match.',
+        "One record per device that was offered the deployment or reported a result; `device_id` is the device UUID. A device silent past the confirm timeout is `failed` with reason `no_confirmation`. `status` keeps one status. Without `limit`, every record, most recently changed first. With `limit` the list comes a page at a time in the order of the devices' UUIDs: the next page with `after_id` set to this answer's `X-Next-After-Id` (absent on the last page). A page reads the deployment one slice of UUIDs at a time, so its cost follows the page, not the deployment; with a `status` few devices are at, a page may be shorter than `limit`, or empty, with `X-Next-After-Id` saying where to go on. `X-Total-Count` counts every match when that is cheap; otherwise `X-Total-Count-Estimate` extrapolates from the share of the deployment read.",
       project: 'read',
       query: listStatesQuery,
       responses: { 200: R.arrayOf(R.DeviceState) },
-      responseHeaders: { 200: { 'X-Total-Count': { description: 'With `limit`: the records that match, on every page.', schema: { type: 'integer', minimum: 0 } } } },
+      responseHeaders: {
+        200: {
+          'X-Total-Count': { description: 'With `limit`, when the page read every match: the records that match, on every page.', schema: { type: 'integer', minimum: 0 } },
+          'X-Total-Count-Estimate': { description: 'With `limit`, instead of `X-Total-Count` when the matches are too many to count for a page: their number extrapolated from the share of the deployment read.', schema: { type: 'integer', minimum: 0 } },
+          'X-Next-After-Id': { description: 'With `limit`: the `after_id` of the next page; absent on the last page.', schema: { type: 'string', format: 'uuid' } },
+        },
+      },
     },
     async (ctx, { project, query }) => {
-      if (query.offset && !query.limit) throw new ValidationFailed([{ loc: ['query', 'offset'], msg: 'offset needs limit', type: 'value_error' }]);
-      const { states } = await clients.rollout.listDeviceStates({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment') }, rpc(ctx));
-      const matching = query.status ? states.filter((state) => state.status === query.status) : states;
-      if (!query.limit) {
-        ctx.body = matching.map(deviceStateJson);
-        return;
+      const refused = (field: string, msg: string) => new ValidationFailed([{ loc: ['query', field], msg, type: 'value_error' }]);
+      if (query.offset && query.offset !== '0') throw refused('offset', 'offset is no longer served: follow the pages with after_id, from X-Next-After-Id');
+      if (query.after_id && !query.limit) throw refused('after_id', 'after_id needs limit');
+      const limit = query.limit ? Math.min(Number(query.limit), STATES_PAGE_MAX) : 0;
+      const listed = await clients.rollout.listDeviceStates({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment'), limit, afterId: query.after_id ?? '', status: query.status ?? '' }, rpc(ctx));
+      if (limit) {
+        ctx.set(listed.totalEstimated ? 'X-Total-Count-Estimate' : 'X-Total-Count', String(listed.total));
+        if (listed.nextAfterId) ctx.set('X-Next-After-Id', listed.nextAfterId);
       }
-      // Rollout reads every state of the deployment (its store cannot page a per-device maximum
-      // on FerretDB); the page keeps the answer, and the console's polling, small.
-      const offset = Number(query.offset ?? 0);
-      ctx.set('X-Total-Count', String(matching.length));
-      ctx.body = matching.slice(offset, offset + Math.min(Number(query.limit), STATES_PAGE_MAX)).map(deviceStateJson);
+      ctx.body = listed.states.map(deviceStateJson);
     },
   );
 }

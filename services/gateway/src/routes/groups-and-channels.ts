@@ -1,11 +1,12 @@
 import { conflict, notFound } from '@ota/errors';
 import type { Context } from 'koa';
 import type { registry, rollout } from '@ota/proto';
+import { auditActorOf } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
-import { channelJson, groupJson } from '../http/present';
+import { channelJson, groupJson, membershipChangeJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { addMemberBody, changeMembersBody, createChannelBody, createGroupBody, renameBody } from '../http/schemas';
+import { addMemberBody, changeMembersBody, createChannelBody, createGroupBody, membershipChangeBody, renameBody } from '../http/schemas';
 import { callerOf, pathId, presentDevices, rpc, useCasePorts } from './context';
 import { readMembershipImpact } from '../use-cases/membership-impact';
 import { retireTarget } from '../use-cases/target-retirement';
@@ -129,6 +130,52 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
         details: { added: Number(changed.added), removed: Number(changed.removed), device_ids_added: body.add ?? [], device_ids_removed: body.remove ?? [] },
       });
       ctx.body = { added: Number(changed.added), removed: Number(changed.removed), missing_device_ids: changed.missingDeviceIds };
+    },
+  );
+
+  api.add(
+    {
+      route: 'POST /projects/:id/groups/:gid/members/bulk-changes/',
+      operationId: 'startMembershipChange',
+      summary: 'Add or remove every device that matches a selection',
+      description:
+        'One operation for any number of devices (docs/api.md, "Bulk group changes"): `add` puts every device that matches `matching` into the group, `remove` takes every matching member out of it. Answers 202 with the change as it starts; it goes on in registry, and `GET` its `Location` to follow its progress. When it ends, one audit event (`group.members_changed`) says what it changed. Devices that come to match while it runs may or may not be changed.',
+      project: 'write',
+      body: membershipChangeBody,
+      responses: { 202: R.MembershipChange },
+      errors: [404],
+    },
+    async (ctx, { project, principal, body }) => {
+      const groupId = pathId(ctx, 'gid', 'group');
+      const matching = body.matching;
+      const change = await clients.registry.startMembershipChange(
+        {
+          projectId: project.id,
+          groupId,
+          action: body.action,
+          matching: { active: matching.active, groupId: matching.group_id ?? '', channelId: matching.channel_id ?? '', chipFamily: matching.chip_family ?? '', search: matching.search ?? '' },
+          actor: auditActorOf(principal),
+        },
+        rpc(ctx),
+      );
+      ctx.status = 202;
+      ctx.set('Location', `/api/v1/projects/${project.id}/groups/${groupId}/members/bulk-changes/${change.id}/`);
+      ctx.body = membershipChangeJson(change);
+    },
+  );
+
+  api.add(
+    {
+      route: 'GET /projects/:id/groups/:gid/members/bulk-changes/:cid/',
+      operationId: 'getMembershipChange',
+      summary: 'Follow a bulk group change',
+      project: 'read',
+      responses: { 200: R.MembershipChange },
+      errors: [404],
+    },
+    async (ctx, { project }) => {
+      const change = await clients.registry.getMembershipChange({ projectId: project.id, groupId: pathId(ctx, 'gid', 'group'), changeId: pathId(ctx, 'cid', 'membership change') }, rpc(ctx));
+      ctx.body = membershipChangeJson(change);
     },
   );
 

@@ -2,7 +2,7 @@ import { profileIn } from '@ota/manifest';
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
-import { deviceUuid } from '@ota/ids';
+import { byUuid, deviceUuid, pageOfSorted } from '@ota/ids';
 import { RecentCounts } from './recent-counts';
 import {
   CHECK_EVENTS_KEPT_PER_DEVICE,
@@ -26,7 +26,6 @@ import {
   type StatusReportWrite,
   type WholeCheckRecord,
 } from './model';
-import { byUuid, pageOfSorted } from './device-page';
 import type { DeviceTargets, RegistryStore } from './ports';
 import { slugCandidate, slugify } from './slug';
 

@@ -9,6 +9,7 @@ import { checkDevice, type DeviceCheckAnswer } from '../domain/device-check';
 import { reportDeviceStatus } from '../domain/device-report';
 import { offerStanding } from '../domain/offer-standing';
 import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
+import type { MembershipChange, MembershipChanges } from '../domain/membership-changes';
 import type { Registry } from '../domain/registry';
 
 type RegistryHandlers = Handlers<typeof pb.RegistryServiceService>;
@@ -29,7 +30,7 @@ export interface CheckDeps {
   rollout: ServiceClient<typeof rollout.RolloutServiceService>;
 }
 
-export function registryHandlers(registry: Registry, check: CheckDeps): RegistryHandlers {
+export function registryHandlers(registry: Registry, check: CheckDeps, membershipChanges: MembershipChanges): RegistryHandlers {
   return {
     async checkDevice(request, ctx) {
       const answer = await checkDevice(
@@ -79,6 +80,26 @@ export function registryHandlers(registry: Registry, check: CheckDeps): Registry
     async changeGroupMembers(request) {
       const changed = await registry.changeGroupMembers(request.projectId, request.groupId, request.addDeviceIds, request.removeDeviceIds);
       return { added: changed.added, removed: changed.removed, missingDeviceIds: changed.missing };
+    },
+    async startMembershipChange(request) {
+      const { matching, actor } = request;
+      const change = await membershipChanges.start({
+        projectId: request.projectId,
+        groupId: request.groupId,
+        action: request.action,
+        matching: {
+          active: matching?.active,
+          groupId: matching?.groupId || undefined,
+          channelId: matching?.channelId || undefined,
+          chipFamily: matching?.chipFamily || undefined,
+          search: matching?.search || undefined,
+        },
+        actor: { type: actor?.actorType ?? '', id: actor?.actorId ?? '', tokenPrefix: actor?.tokenPrefix ?? '' },
+      });
+      return membershipChangeMessage(change);
+    },
+    async getMembershipChange(request) {
+      return membershipChangeMessage(await membershipChanges.get(request.projectId, request.groupId, request.changeId));
     },
     async createGroup(request) {
       return { group: groupMessage(await registry.createGroup(request.projectId, request.name)) };
@@ -317,4 +338,24 @@ function reportedProfileOf(reported: pb.ReportedProfile | undefined): ReportedPr
 function checkAnswerMessage(answer: DeviceCheckAnswer): pb.CheckDeviceResponse {
   if (answer.status !== 'offered') return { status: answer.status, message: answer.message, offer: undefined };
   return { status: answer.status, message: answer.message, offer: offerOf(answer.deploymentId, answer.artifact) };
+}
+
+export function membershipChangeMessage(change: MembershipChange): pb.MembershipChange {
+  const { matching } = change;
+  return {
+    id: change.id,
+    projectId: change.projectId,
+    groupId: change.groupId,
+    action: change.action,
+    matching: { active: matching.active, groupId: matching.groupId ?? '', channelId: matching.channelId ?? '', chipFamily: matching.chipFamily ?? '', search: matching.search ?? '' },
+    state: change.state,
+    devicesMatched: change.devicesMatched,
+    added: change.added,
+    removed: change.removed,
+    shareDone: change.bucketsDone / 16 ** change.level,
+    devicesExpected: change.devicesExpected,
+    createdAt: change.createdAt,
+    finishedAt: change.finishedAt ?? undefined,
+    detail: change.detail,
+  };
 }

@@ -9,7 +9,7 @@ import type { DeploymentCounts } from './deployment-counts';
 import { NO_CONFIRMATION } from './guardrails';
 import type { Deployment } from './model';
 import { takeCountedStep } from './counted-steps';
-import type { DeviceReport, DeviceStateRecord } from './ports';
+import type { DeviceReport, DeviceStateRecord, StatesPage, StatesPageRead } from './ports';
 import type { Deployments } from './deployments';
 import type { RolloutDeps } from './rollout';
 
@@ -41,11 +41,21 @@ export class DeviceRollout {
   async listDeviceStates(projectId: string, deploymentId: string): Promise<DeviceStateRecord[]> {
     const deployment = await this.deployments.findDeployment(projectId, deploymentId);
     const states = await this.deps.deviceStates.listStates(deploymentId);
+    return states.map(this.stateShown(deployment));
+  }
+
+  /** A page of the deployment's states, in the order of the devices' UUIDs, of those at `page.status` as shown. */
+  async readDeviceStatesPage(projectId: string, deploymentId: string, page: StatesPage): Promise<StatesPageRead> {
+    const deployment = await this.deployments.findDeployment(projectId, deploymentId);
+    return this.deps.deviceStates.readStatesPage(deploymentId, page, this.stateShown(deployment));
+  }
+
+  /** A device silent past the confirm timeout is listed as the failure the summary counts it as. */
+  private stateShown(deployment: Deployment): (state: DeviceStateRecord) => DeviceStateRecord {
     const timeout = deployment.guardrails.confirmTimeoutSeconds;
-    if (timeout === null || deployment.state === 'draft') return states;
-    // A device silent past the confirm timeout is listed as the failure the summary counts it as.
+    if (timeout === null || deployment.state === 'draft') return (state) => state;
     const silentBefore = this.now().getTime() - timeout * 1000;
-    return states.map((state) => (isInProgress(state.status) && state.updatedAt.getTime() < silentBefore ? { ...state, status: 'failed', reason: NO_CONFIRMATION } : state));
+    return (state) => (isInProgress(state.status) && state.updatedAt.getTime() < silentBefore ? { ...state, status: 'failed', reason: NO_CONFIRMATION } : state);
   }
 
   async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {

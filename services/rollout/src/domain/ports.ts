@@ -37,6 +37,19 @@ export interface DeviceStateRecord {
   updatedAt: Date;
 }
 
+/** A page of a deployment's per-device states: at most `limit` after the device UUID `afterId`, of those at `status` now. */
+export interface StatesPage {
+  limit: number;
+  afterId?: string;
+  status?: string;
+}
+
+export interface StatesPageRead {
+  states: DeviceStateRecord[];
+  total: { count: number; estimated: boolean };
+  nextAfterId?: string;
+}
+
 export interface DeviceEvent {
   deploymentId: string;
   projectId: string;
@@ -92,6 +105,8 @@ export interface DeviceStateStore {
    */
   claimMissingSteps(deploymentId: string): Promise<number>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
+  /** One page of the states, in the order of the devices' UUIDs; `now` gives the state shown for a stored one. */
+  readStatesPage(deploymentId: string, page: StatesPage, now: (state: DeviceStateRecord) => DeviceStateRecord): Promise<StatesPageRead>;
   /**
    * How many devices are at each status (their highest), counted by the store over the stored
    * events: with `since`, only the statuses reached since then; with `before`, only those reached

@@ -6,6 +6,7 @@ import { rollout as pb } from '@ota/proto';
 import type { Guardrails } from '../domain/guardrails';
 import type { RolloutMetrics } from '../adapters/rollout-metrics';
 import type { Deployment } from '../domain/model';
+import type { DeviceStateRecord } from '../domain/ports';
 import { nextStage, type Stage } from '../domain/stages';
 import type { Rollout } from '../domain/rollout';
 
@@ -52,8 +53,14 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       return { deployment: deploymentMessage(deployment) };
     },
     async listDeviceStates(request) {
+      const message = (state: DeviceStateRecord) => ({ deviceId: state.deviceId, status: state.status, reason: state.reason, updatedAt: state.updatedAt });
+      if (request.limit > 0) {
+        const page = await rollout.devices.readDeviceStatesPage(request.projectId, request.deploymentId, { limit: request.limit, afterId: request.afterId || undefined, status: request.status || undefined });
+        return { states: page.states.map(message), total: page.total.count, totalEstimated: page.total.estimated, nextAfterId: page.nextAfterId ?? '' };
+      }
       const states = await rollout.devices.listDeviceStates(request.projectId, request.deploymentId);
-      return { states: states.map((state) => ({ deviceId: state.deviceId, status: state.status, reason: state.reason, updatedAt: state.updatedAt })) };
+      const matching = request.status ? states.filter((state) => state.status === request.status) : states;
+      return { states: matching.map(message), total: matching.length, totalEstimated: false, nextAfterId: '' };
     },
     async countDeployments(request) {
       return { count: await rollout.deployments.countDeployments(request.projectId, request.states, request.artifactId || undefined) };

@@ -3,7 +3,7 @@ import { type Bus, EVENTS } from '@ota/bus';
 import type { events } from '@ota/proto';
 import type { Logger } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
-import type { Principal } from '../../auth/principal';
+import { auditActorOf, type Principal } from '../../auth/principal';
 import type { AuditEntry, AuditLog } from '../../use-cases/ports';
 import type { AuditOutboxDoc, GatewayModels } from '../mongo/models';
 
@@ -31,9 +31,7 @@ export class JetStreamAuditLog implements AuditLog {
       id: randomUUID(),
       projectId: entry.projectId,
       action: entry.action,
-      actorType: principal.token.kind === 'personal' ? 'user' : 'project_token',
-      actorId: principal.token.kind === 'personal' ? principal.userId : principal.token.id,
-      tokenPrefix: principal.token.prefix,
+      ...auditActorOf(principal),
       targetType: entry.targetType,
       targetId: entry.targetId,
       createdAt: entry.at ?? new Date(),

@@ -34,29 +34,50 @@ export async function moveCheckEventsOntoDevices(models: RegistryModels): Promis
 
 /**
  * Gives every device stored before page buckets existed its page keys (device-buckets.ts): a device
- * list reads by them, and would not see such a device. Writes in batches; safe to run again (a
- * device that has its keys is not read twice).
+ * list reads by them, and would not see such a device.
  */
 export async function addDevicePageKeys(models: RegistryModels): Promise<void> {
-  // Done once: finding the devices without keys reads every device (FerretDB cannot use an index
-  // for $exists), which a registry starting in a large project should not repeat.
+  await addPageKeys(models, 'device_page_keys', models.Device.collection, (doc) => doc._id);
+}
+
+/**
+ * Gives every membership stored before bulk changes read them by bucket the page keys of its
+ * device: a bulk change would not see such a membership when it checks the group's members.
+ */
+export async function addMembershipPageKeys(models: RegistryModels): Promise<void> {
+  await addPageKeys(models, 'membership_page_keys', models.Membership.collection, (doc) => doc.device_id);
+}
+
+interface KeyedDoc {
+  _id: string;
+  project_id: string;
+  device_id?: string;
+}
+
+/**
+ * Sets `page_keys` on every document of `collection` that has none, from its project and the
+ * device UUID `deviceOf` names. Done once, then recorded as `name`: finding the documents without
+ * keys reads every document (FerretDB cannot use an index for $exists), which a registry starting
+ * in a large project should not repeat. Writes in batches; safe to run again.
+ */
+async function addPageKeys(models: RegistryModels, name: string, collection: typeof models.Device.collection, deviceOf: (doc: KeyedDoc) => string | undefined): Promise<void> {
   const done = models.DataMigration;
-  if (await done.exists({ _id: 'device_page_keys' })) return;
+  if (await done.exists({ _id: name })) return;
   const BATCH = 1000;
-  const missing = models.Device.collection.find({ page_keys: { $exists: false } } as never, { projection: { _id: 1, project_id: 1 } });
-  let batch: Array<{ _id: string; project_id: string }> = [];
+  const missing = collection.find({ page_keys: { $exists: false } } as never, { projection: { _id: 1, project_id: 1, device_id: 1 } });
+  let batch: KeyedDoc[] = [];
   const write = async () => {
     if (batch.length === 0) return;
-    await models.Device.collection.bulkWrite(
-      batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as never, update: { $set: { page_keys: devicePageKeys(doc.project_id, doc._id) } } } })),
+    await collection.bulkWrite(
+      batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as never, update: { $set: { page_keys: devicePageKeys(doc.project_id, deviceOf(doc) ?? '') } } } })),
       { ordered: false },
     );
     batch = [];
   };
   for await (const doc of missing) {
-    batch.push(doc as unknown as { _id: string; project_id: string });
+    batch.push(doc as unknown as KeyedDoc);
     if (batch.length === BATCH) await write();
   }
   await write();
-  await done.updateOne({ _id: 'device_page_keys' }, { $set: { at: new Date() } }, { upsert: true }).exec();
+  await done.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
 }

@@ -106,6 +106,32 @@ export interface MembershipDoc {
   project_id: string;
   group_id: string;
   device_id: string;
+  /** The device's page buckets (devicePageKeys): a bulk change reads a group's members one bucket at a time. */
+  page_keys: string[];
+}
+
+/** A bulk membership change (membership-changes.ts), its progress, and the replica that runs it. */
+export interface MembershipChangeDoc {
+  _id: string;
+  project_id: string;
+  group_id: string;
+  action: 'add' | 'remove';
+  matching: { active?: boolean; group_id?: string; channel_id?: string; chip_family?: string; search?: string };
+  actor: { type: string; id: string; token_prefix: string };
+  state: 'running' | 'done' | 'failed';
+  level: number;
+  buckets_done: number;
+  devices_matched: number;
+  added: number;
+  removed: number;
+  devices_expected: number;
+  created_at: Date;
+  finished_at: Date | null;
+  detail: string;
+  audited: boolean;
+  /** The replica running the change, and until when; past that, another replica takes it over. */
+  runner: string;
+  lease_until: Date;
 }
 
 const options = { versionKey: false as const, strict: 'throw' as const };
@@ -191,9 +217,38 @@ export function registerModels(connection: Connection) {
   // index holds the device alone (on FerretDB every indexed field is one more index to update).
   checkRecordSchema.index({ device_id: 1 });
 
-  const membershipSchema = new Schema<MembershipDoc>({ _id: String, project_id: String, group_id: String, device_id: String }, options);
+  const membershipSchema = new Schema<MembershipDoc>({ _id: String, project_id: String, group_id: String, device_id: String, page_keys: [String] }, options);
   membershipSchema.index({ device_id: 1 });
   membershipSchema.index({ group_id: 1 });
+  membershipSchema.index({ group_id: 1, page_keys: 1 });
+
+  const membershipChangeSchema = new Schema<MembershipChangeDoc>(
+    {
+      _id: String,
+      project_id: String,
+      group_id: String,
+      action: String,
+      matching: Schema.Types.Mixed,
+      actor: Schema.Types.Mixed,
+      state: String,
+      level: Number,
+      buckets_done: Number,
+      devices_matched: Number,
+      added: Number,
+      removed: Number,
+      devices_expected: Number,
+      created_at: Date,
+      finished_at: { type: Date, default: null },
+      detail: String,
+      audited: Boolean,
+      runner: String,
+      lease_until: Date,
+    },
+    { ...options, minimize: false },
+  );
+  // The sweep looks for changes that no replica is running, or whose audit event is not out yet.
+  membershipChangeSchema.index({ state: 1 });
+  membershipChangeSchema.index({ audited: 1 });
   membershipSchema.index({ project_id: 1 });
 
   // Per owner: one place per device, across all projects; the device cap is a limit on places.
@@ -208,6 +263,7 @@ export function registerModels(connection: Connection) {
     Membership: connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
     CheckRecord: connection.model<CheckRecordDoc>('CheckRecord', checkRecordSchema, 'check_records'),
     DevicePlace: connection.model<PlaceDoc>('DevicePlace', devicePlaceSchema, 'device_places'),
+    MembershipChange: connection.model<MembershipChangeDoc>('MembershipChange', membershipChangeSchema, 'membership_changes'),
     // The data migrations that read every document, and so are run once (data-migrations.ts).
     DataMigration: connection.model<{ _id: string; at: Date }>('DataMigration', new Schema<{ _id: string; at: Date }>({ _id: String, at: Date }, options), 'data_migrations'),
   };

@@ -1,10 +1,9 @@
 import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
-import { DEVICE_PAGE_LEVELS, deviceUuid, devicePageKey, devicePageKeys } from '@ota/ids';
+import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, devicePageKeys, readDevicePage, sampleDevices } from '@ota/ids';
 import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckRecord } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeCheckEntry, encodeCheckEntry } from './check-history';
-import { SAMPLE_DEVICES, countFromSample, readDevicePage, sampleDevices } from './device-buckets';
 import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type CheckRecordDoc, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export interface StoreOptions {
@@ -161,7 +160,7 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }> {
-    const added = add.length === 0 ? 0 : await this.insertMemberships(add.map((deviceId) => ({ _id: `${groupId}:${deviceId}`, project_id: projectId, group_id: groupId, device_id: deviceId })));
+    const added = add.length === 0 ? 0 : await insertMemberships(this.models, add.map((deviceId) => membershipOf(projectId, groupId, deviceId)));
     const removed = remove.length === 0 ? 0 : (await this.models.Membership.deleteMany({ project_id: projectId, _id: { $in: remove.map((deviceId) => `${groupId}:${deviceId}`) } })).deletedCount;
     await this.copyGroupIdsOfMany(projectId, [...new Set([...add, ...remove])].sort());
     return { added, removed };
@@ -206,19 +205,6 @@ export class MongoRegistryStore implements RegistryStore {
     return sets;
   }
 
-  /** Inserts the memberships that do not exist yet; answers how many did not. */
-  private async insertMemberships(docs: MembershipDoc[]): Promise<number> {
-    try {
-      return (await this.models.Membership.collection.insertMany(docs as never[], { ordered: false })).insertedCount;
-    } catch (error) {
-      // Unordered: every document that is not a duplicate went in; the error counts them.
-      const failure = error as { insertedCount?: number; result?: { insertedCount?: number }; writeErrors?: Array<{ code?: number }> | { code?: number } };
-      const writeErrors = Array.isArray(failure.writeErrors) ? failure.writeErrors : failure.writeErrors ? [failure.writeErrors] : [];
-      if (writeErrors.length === 0 || !writeErrors.every((writeError) => writeError.code === 11000)) throw error;
-      return failure.insertedCount ?? failure.result?.insertedCount ?? 0;
-    }
-  }
-
   async setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null> {
     if (!(await this.findDeviceDoc(projectId, { id: deviceId }))) return null;
     // Membership documents are the truth (inserts and deletes are atomic); the device keeps a copy
@@ -226,7 +212,7 @@ export class MongoRegistryStore implements RegistryStore {
     const _id = `${groupId}:${deviceId}`;
     if (member) {
       try {
-        await this.models.Membership.collection.insertOne({ _id, project_id: projectId, group_id: groupId, device_id: deviceId } as MembershipDoc as never);
+        await this.models.Membership.collection.insertOne(membershipOf(projectId, groupId, deviceId) as never);
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
       }
@@ -240,8 +226,9 @@ export class MongoRegistryStore implements RegistryStore {
   /**
    * Copies the device's memberships onto it, and checks the copy afterwards: a concurrent change
    * to the same device's groups may have written an older set after ours, and then we write again.
+   * Also the correction of a bulk change's copies (membership-change-store.ts).
    */
-  private async copyGroupIds(deviceId: string): Promise<void> {
+  async copyGroupIds(deviceId: string): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt += 1) {
       const groupIds = (await this.models.Membership.find({ device_id: deviceId }, { group_id: 1 }).lean<MembershipDoc[]>())
         .map((membership) => membership.group_id)
@@ -265,7 +252,7 @@ export class MongoRegistryStore implements RegistryStore {
     const equality = equalityFilterOf(projectId, filter);
     const search = filter.search?.toLowerCase();
     const read = await readDevicePage<DeviceDoc>({
-      projectId,
+      scope: projectId,
       find: (pageKey) => this.models.Device.find(pageKey ? { ...equality, page_keys: pageKey } : equality, DEVICE_FIELDS).lean<DeviceDoc[]>().exec(),
       // device_id is ASCII (docs/api.md), so lower case is the whole of "any case".
       keep: search ? (doc) => doc.device_id.toLowerCase().includes(search) : undefined,
@@ -649,7 +636,25 @@ function reaches(doc: CountedDoc, targets: DeviceTargets): boolean {
 }
 
 /** The filters of a device list that the store matches by equality (and FerretDB hands to PostgreSQL). */
-function equalityFilterOf(projectId: string, filter: DeviceFilter): Record<string, unknown> {
+/** Inserts the memberships that do not exist yet; answers how many did not. */
+export async function insertMemberships(models: RegistryModels, docs: MembershipDoc[]): Promise<number> {
+  try {
+    return (await models.Membership.collection.insertMany(docs as never[], { ordered: false })).insertedCount;
+  } catch (error) {
+    // Unordered: every document that is not a duplicate went in; the error counts them.
+    const failure = error as { insertedCount?: number; result?: { insertedCount?: number }; writeErrors?: Array<{ code?: number }> | { code?: number } };
+    const writeErrors = Array.isArray(failure.writeErrors) ? failure.writeErrors : failure.writeErrors ? [failure.writeErrors] : [];
+    if (writeErrors.length === 0 || !writeErrors.every((writeError) => writeError.code === 11000)) throw error;
+    return failure.insertedCount ?? failure.result?.insertedCount ?? 0;
+  }
+}
+
+/** The membership document of a device in a group: the truth of the group, which the device copies. */
+export function membershipOf(projectId: string, groupId: string, deviceId: string): MembershipDoc {
+  return { _id: `${groupId}:${deviceId}`, project_id: projectId, group_id: groupId, device_id: deviceId, page_keys: devicePageKeys(projectId, deviceId) };
+}
+
+export function equalityFilterOf(projectId: string, filter: DeviceFilter): Record<string, unknown> {
   const query: Record<string, unknown> = { project_id: projectId };
   if (filter.active !== undefined) query.active = filter.active;
   if (filter.channelId) query.channel_id = filter.channelId;

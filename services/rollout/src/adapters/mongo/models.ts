@@ -92,6 +92,11 @@ export interface DeviceEventDoc {
   reason: string;
   at: Date;
   /**
+   * On status documents, the device's page buckets within the deployment (devicePageKeys of the
+   * deployment id and the device UUID): a page of the deployment's states is read one bucket at a time.
+   */
+  page_keys?: string[];
+  /**
    * The report the event came from, carried in its insert (`at` is the report's time): present on
    * the first report of each status and on every failure, absent on offers and older documents.
    */
@@ -192,10 +197,13 @@ export function registerRolloutModels(connection: Connection) {
       event: String,
       build_number: Number,
       detail_json: String,
+      page_keys: { type: [String], default: undefined },
     },
     options,
   );
   deviceEventSchema.index({ deployment_id: 1, device_id: 1, kind: 1, rank: -1 });
+  // A page of a deployment's per-device states reads one bucket at a time by this key.
+  deviceEventSchema.index({ page_keys: 1 });
   deviceEventSchema.index({ device_id: 1, status: 1 });
   deviceEventSchema.index({ project_id: 1, device_id: 1 });
 
@@ -235,6 +243,8 @@ export function registerRolloutModels(connection: Connection) {
     Transition: connection.model<TransitionDoc>('Transition', transitionSchema, 'deployment_transitions'),
     RetiredTarget: connection.model<RetiredTargetDoc>('RetiredTarget', retiredTargetSchema, 'retired_targets'),
     DeviceEvent: connection.model<DeviceEventDoc>('DeviceEvent', deviceEventSchema, 'device_events'),
+    // The data migrations that read every document, and so are run once.
+    DataMigration: connection.model<{ _id: string; at: Date }>('DataMigration', new Schema<{ _id: string; at: Date }>({ _id: String, at: Date }, options), 'data_migrations'),
     DeviceReport: connection.model<DeviceReportDoc>('DeviceReport', deviceReportSchema, 'device_reports'),
     Snapshot: connection.model<SnapshotDoc>('StatusCountSnapshot', snapshotSchema, 'status_count_snapshots'),
     Delta: connection.model<DeltaDoc>('StatusCountDelta', deltaSchema, 'status_count_deltas'),

@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
+import { devicePageKeys, readDevicePage } from '@ota/ids';
 import { insertUnique } from '@ota/mongo';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import { ROLLOUT_STATUSES, bitOf, rankOf, statusOfBits } from '../../domain/device-status';
-import type { CountedStep, DeviceEvent, DeviceStateRecord, DeviceStateStore } from '../../domain/ports';
+import type { CountedStep, DeviceEvent, DeviceStateRecord, DeviceStateStore, StatesPage, StatesPageRead } from '../../domain/ports';
 import type { DeviceEventDoc, RolloutModels } from './models';
 
 /** The device events a deployment's failure counter counts: every failure report, and one rolled_back per device. */
 const FAILURES = { $or: [{ kind: 'failure' }, { kind: 'status', status: 'rolled_back' }] };
+
+/**
+ * Per-device states a page of a deployment's states may read before it answers with what it found
+ * and where the next page starts (a status that few devices are at, in a large deployment).
+ */
+const STATES_PAGE_READ_BUDGET = 1_000;
 
 /**
  * Each device's statuses per deployment (collection `device_events`): insert-only, each status
@@ -17,14 +24,56 @@ export class MongoDeviceStateStore implements DeviceStateStore {
 
   async listStates(deploymentId: string): Promise<DeviceStateRecord[]> {
     const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId, kind: 'status' }).lean<DeviceEventDoc[]>();
-    const latest = new Map<string, DeviceEventDoc>();
-    for (const doc of docs) {
-      const current = latest.get(doc.device_id);
-      if (!current || doc.rank > current.rank) latest.set(doc.device_id, doc);
-    }
-    return [...latest.values()]
+    return latestPerDevice(docs)
       .sort((a, b) => b.at.getTime() - a.at.getTime() || a.device_id.localeCompare(b.device_id))
-      .map((doc) => ({ deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at }));
+      .map(stateOf);
+  }
+
+  /**
+   * A page of the deployment's per-device states in the order of the devices' UUIDs, read one page
+   * bucket of the deployment at a time by equality (readDevicePage in @ota/ids), so that its cost
+   * follows the page and not the deployment. `now` turns a stored state into the one shown (a silent
+   * device as failed), before the status filter.
+   */
+  async readStatesPage(deploymentId: string, page: StatesPage, now: (state: DeviceStateRecord) => DeviceStateRecord): Promise<StatesPageRead> {
+    const read = await readDevicePage({
+      scope: deploymentId,
+      find: async (pageKey) => {
+        const docs = await this.models.DeviceEvent.find(pageKey ? { page_keys: pageKey, kind: 'status' } : { deployment_id: deploymentId, kind: 'status' }, { device_id: 1, status: 1, rank: 1, reason: 1, at: 1 }).lean<DeviceEventDoc[]>();
+        return latestPerDevice(docs).map((doc) => ({ _id: doc.device_id, state: now(stateOf(doc)) }));
+      },
+      keep: page.status ? (doc) => doc.state.status === page.status : undefined,
+      limit: page.limit,
+      afterId: page.afterId,
+      readBudget: STATES_PAGE_READ_BUDGET,
+    });
+    return { states: read.docs.map((doc) => doc.state), total: read.total, nextAfterId: read.nextAfterId };
+  }
+
+  /**
+   * Gives the status documents stored before states were paged their page keys; done once, then
+   * recorded in `data_migrations` (finding them reads every status document). Writes in batches.
+   */
+  async addStatusPageKeys(): Promise<void> {
+    const done = this.models.DataMigration;
+    if (await done.exists({ _id: 'status_page_keys' })) return;
+    const BATCH = 1000;
+    const missing = this.models.DeviceEvent.collection.find({ kind: 'status', page_keys: { $exists: false } } as never, { projection: { _id: 1, deployment_id: 1, device_id: 1 } });
+    let batch: Array<{ _id: string; deployment_id: string; device_id: string }> = [];
+    const write = async () => {
+      if (batch.length === 0) return;
+      await this.models.DeviceEvent.collection.bulkWrite(
+        batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as never, update: { $set: { page_keys: devicePageKeys(doc.deployment_id, doc.device_id) } } } })),
+        { ordered: false },
+      );
+      batch = [];
+    };
+    for await (const doc of missing) {
+      batch.push(doc as unknown as (typeof batch)[number]);
+      if (batch.length === BATCH) await write();
+    }
+    await write();
+    await done.updateOne({ _id: 'status_page_keys' }, { $set: { at: new Date() } }, { upsert: true }).exec();
   }
 
   async devicesByStatus(deploymentId: string, window: { since?: Date; before?: Date } = {}): Promise<Map<string, number>> {
@@ -87,6 +136,7 @@ export class MongoDeviceStateStore implements DeviceStateStore {
       bit: kind === 'status' ? bitOf(event.status) : 0,
       reason: event.reason,
       at: event.at,
+      ...(kind === 'status' ? { page_keys: devicePageKeys(event.deploymentId, event.deviceId) } : {}),
       ...(carriesReport && report
         ? { report_id: report.id, event: report.event, build_number: report.buildNumber ?? null, detail_json: report.detailJson }
         : {}),
@@ -188,4 +238,18 @@ export class MongoDeviceStateStore implements DeviceStateStore {
 /** The end of a device's steps: the highest they reached (they rise one after another), `pending` with none. */
 function endOfSteps(steps: readonly Pick<DeviceEventDoc, 'status' | 'rank'>[]): string {
   return steps.reduce<Pick<DeviceEventDoc, 'status' | 'rank'> | null>((best, step) => (!best || step.rank > best.rank ? step : best), null)?.status ?? 'pending';
+}
+
+/** Each device's highest-ranked status document: its state. */
+function latestPerDevice(docs: DeviceEventDoc[]): DeviceEventDoc[] {
+  const latest = new Map<string, DeviceEventDoc>();
+  for (const doc of docs) {
+    const current = latest.get(doc.device_id);
+    if (!current || doc.rank > current.rank) latest.set(doc.device_id, doc);
+  }
+  return [...latest.values()];
+}
+
+function stateOf(doc: DeviceEventDoc): DeviceStateRecord {
+  return { deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at };
 }

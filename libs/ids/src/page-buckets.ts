@@ -1,5 +1,5 @@
-import { DEVICE_PAGE_LEVELS, devicePageKey } from '@ota/ids';
-import { byUuid, pageOfSorted } from '../../domain/device-page';
+import { DEVICE_PAGE_LEVELS, devicePageKey } from './device-ids';
+import { byUuid, pageOfSorted } from './sorted-page';
 
 /**
  * A page of a device list, read one page bucket at a time (devicePageKeys in @ota/ids).
@@ -32,7 +32,8 @@ export interface PagedDoc {
 }
 
 export interface DevicePageQuery<Doc extends PagedDoc> {
-  projectId: string;
+  /** The first part of the page keys: the project for its devices, a deployment for its devices' states. */
+  scope: string;
   /** Reads the devices matching the equality filters and, if given, in the bucket `pageKey`. */
   find: (pageKey: string | undefined) => Promise<Doc[]>;
   /** What the store cannot filter by equality (the text search); none: every device the store finds. */
@@ -59,7 +60,7 @@ export async function readDevicePage<Doc extends PagedDoc>(query: DevicePageQuer
   const enough = query.keep ? Math.max(PROBE_ENOUGH, Math.min(SEARCH_PROBE_ENOUGH, Math.floor(query.readBudget / 8))) : PROBE_ENOUGH;
   let read = 0;
   for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
-    const docs = await query.find(devicePageKey(query.projectId, prefixAt(level)));
+    const docs = await query.find(devicePageKey(query.scope, prefixAt(level)));
     read += docs.length;
     if (docs.length < enough) continue;
     // A few thousand matches are read whole, and counted exactly, for about the cost of two buckets.
@@ -110,7 +111,7 @@ async function walkBuckets<Doc extends PagedDoc>(
       const lastPrefix = hexOf(bucket - 1, level);
       return { docs: page, total: estimate(), nextAfterId: `${lastPrefix.padEnd(8, 'f')}-ffff-ffff-ffff-ffffffffffff`, read };
     }
-    docs = await query.find(devicePageKey(query.projectId, hexOf(bucket, level)));
+    docs = await query.find(devicePageKey(query.scope, hexOf(bucket, level)));
     read += docs.length;
   }
 }
@@ -149,9 +150,9 @@ export interface DeviceSample<Doc> {
  * page buckets spread evenly over the id space, about SAMPLE_DEVICES devices in all. UUIDs are
  * hashes, so any bucket is a fair draw of the fleet.
  */
-export async function sampleDevices<Doc extends PagedDoc>(projectId: string, find: (pageKey: string | undefined) => Promise<Doc[]>, sampleSize = SAMPLE_DEVICES): Promise<DeviceSample<Doc>> {
+export async function sampleDevices<Doc extends PagedDoc>(scope: string, find: (pageKey: string | undefined) => Promise<Doc[]>, sampleSize = SAMPLE_DEVICES): Promise<DeviceSample<Doc>> {
   for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
-    const first = await find(devicePageKey(projectId, '0'.repeat(level)));
+    const first = await find(devicePageKey(scope, '0'.repeat(level)));
     const buckets = 16 ** level;
     const wanted = Math.ceil(sampleSize / Math.max(1, first.length));
     // Buckets this small would take too many queries: a coarser level.
@@ -159,7 +160,7 @@ export async function sampleDevices<Doc extends PagedDoc>(projectId: string, fin
     // A sample of half the project or more is read whole, in one query, and counts exactly.
     if (wanted * 2 >= buckets) break;
     const docs = [...first];
-    for (let index = 1; index < wanted; index += 1) docs.push(...(await find(devicePageKey(projectId, hexOf(Math.floor((index * buckets) / wanted), level)))));
+    for (let index = 1; index < wanted; index += 1) docs.push(...(await find(devicePageKey(scope, hexOf(Math.floor((index * buckets) / wanted), level)))));
     return { docs, share: wanted / buckets };
   }
   return { docs: await find(undefined), share: 1 };

@@ -1,5 +1,5 @@
-import { deviceUuid, devicePageKeys } from '@ota/ids';
-import { countFromSample, readDevicePage, sampleDevices, type PagedDoc } from './device-buckets';
+import { deviceUuid, devicePageKeys } from './device-ids';
+import { countFromSample, readDevicePage, sampleDevices, type PagedDoc } from './page-buckets';
 
 // The page walk and the sample over an in-memory project: the store's part (an equality on one
 // bucket) is a filter here, and what is checked is the order, the cursors, the budget and the counts.
@@ -32,7 +32,7 @@ async function walk(docs: Doc[], limit: number, options: { keep?: (doc: Doc) => 
   const pages = [];
   let afterId: string | undefined;
   do {
-    const page = await readDevicePage({ projectId: 'p', find: store.find, keep: options.keep, limit, afterId, readBudget: options.readBudget ?? 10_000 });
+    const page = await readDevicePage({ scope: 'p', find: store.find, keep: options.keep, limit, afterId, readBudget: options.readBudget ?? 10_000 });
     pages.push(page);
     afterId = page.nextAfterId;
   } while (afterId);
@@ -51,7 +51,7 @@ test.each([0, 1, 49, 50, 51, 1_999, 2_001, 20_000])('a project of %i devices is 
 test('a page of a large project reads a few buckets, and its count is an estimate near the size', async () => {
   const docs = projectOf(70_000);
   const store = storeOf(docs);
-  const page = await readDevicePage({ projectId: 'p', find: store.find, limit: 50, readBudget: 10_000 });
+  const page = await readDevicePage({ scope: 'p', find: store.find, limit: 50, readBudget: 10_000 });
   expect(page.docs).toHaveLength(50);
   expect(store.read).toBeLessThan(200);
   expect(page.total.estimated).toBe(true);

@@ -1,0 +1,238 @@
+import mongoose from 'mongoose';
+import { api, checkBody, eventually, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
+
+// Bulk group changes (docs/api.md, "Bulk group changes"): every device that matches a selection
+// added to a group or taken out of it, as one operation registry runs and reports on, audited once;
+// the group's memberships and the devices' copies of them agree however single changes race it;
+// and a change a registry replica left is finished by a sweep.
+
+const registryDatabase = () => String(testStack().gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'registry');
+
+interface Change {
+  id: string;
+  state: string;
+  share_done: number;
+  devices_expected: number;
+  devices_matched: number;
+  added: number;
+  removed: number;
+  finished_at: string | null;
+  detail: string;
+}
+
+async function fleetOf(f: ProjectFixture, size: number, chipFamilyOf: (index: number) => string): Promise<void> {
+  for (let start = 0; start < size; start += 50) {
+    const answers = await Promise.all(
+      Array.from({ length: Math.min(50, size - start) }, (_, offset) => {
+        const index = start + offset;
+        return api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(`bulk-${String(index).padStart(4, '0')}`, { chip_family: chipFamilyOf(index) }) });
+      }),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+  }
+}
+
+/** Polls the change until it ends, keeping every state it was seen in. */
+async function followed(f: ProjectFixture, location: string): Promise<Change[]> {
+  const seen: Change[] = [];
+  for (let attempt = 0; attempt < 600; attempt += 1) {
+    const answer = await api('GET', location, { token: f.user.token });
+    // Parallel clients of the same token may run into its rate limit.
+    if (answer.status === 429) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      continue;
+    }
+    expect(answer.status).toBe(200);
+    seen.push(answer.body);
+    if (answer.body.state !== 'running') return seen;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`the change at ${location} did not end in a minute: ${JSON.stringify(seen.at(-1))}`);
+}
+
+/** The group's memberships (the truth) and the devices' copies of them, read from registry's store. */
+async function membershipsAndCopies(projectId: string, groupId: string): Promise<{ members: string[]; copies: string[] }> {
+  const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
+  try {
+    const database = connection.getClient().db(registryDatabase());
+    const members = (await database.collection<{ device_id: string }>('memberships').find({ group_id: groupId }).toArray()).map((doc) => doc.device_id).sort();
+    const copies = (await database.collection<{ _id: string; group_ids: string[] }>('devices').find({ project_id: projectId }).toArray())
+      .filter((doc) => (doc.group_ids ?? []).includes(groupId))
+      .map((doc) => doc._id)
+      .sort();
+    return { members, copies };
+  } finally {
+    await connection.close();
+  }
+}
+
+test('every device matching a selection is added, then removed, as one operation with progress, audited once each', async () => {
+  const f = await setupProject({ name: 'bulk-changes', maxDevices: 2000 });
+  await fleetOf(f, 1200, (index) => (index % 3 === 0 ? 'esp32s3' : 'esp32'));
+  const projectPath = `/api/v1/projects/${f.project.id}`;
+  const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'the-s3s' } })).body;
+  const bulk = `${projectPath}/groups/${group.id}/members/bulk-changes/`;
+
+  const started = await api('POST', bulk, { token: f.user.token, json: { action: 'add', matching: { chip_family: 'esp32s3' } } });
+  expect(started.status).toBe(202);
+  expect(started.body).toMatchObject({ group_id: group.id, action: 'add', matching: { chip_family: 'esp32s3' }, state: 'running', devices_expected: 400, detail: '', finished_at: null });
+  const location = started.headers.get('location')!;
+  expect(location).toBe(`${bulk}${started.body.id}/`);
+  const seen = await followed(f, location);
+  const done = seen.at(-1)!;
+  expect(done).toMatchObject({ state: 'done', share_done: 1, devices_matched: 400, added: 400, removed: 0, detail: '' });
+  expect(done.finished_at).not.toBeNull();
+  // Progress only grows.
+  const shares = seen.map((change) => change.share_done);
+  expect(shares).toEqual([...shares].sort((a, b) => a - b));
+
+  const members = await api('GET', `${projectPath}/devices/?group_id=${group.id}&limit=1000`, { token: f.user.token });
+  expect(members.headers.get('x-total-count')).toBe('400');
+  expect(new Set(members.body.map((device: { chip_family: string }) => device.chip_family))).toEqual(new Set(['esp32s3']));
+  const truth = await membershipsAndCopies(f.project.id, group.id);
+  expect(truth.members).toHaveLength(400);
+  expect(truth.copies).toEqual(truth.members);
+
+  // Asked again, it finds every device a member already.
+  const again = await api('POST', bulk, { token: f.user.token, json: { action: 'add', matching: { chip_family: 'esp32s3' } } });
+  expect((await followed(f, again.headers.get('location')!)).at(-1)).toMatchObject({ state: 'done', devices_matched: 400, added: 0 });
+
+  // Removing takes only the matching members: here the active ones, which all are.
+  const removal = await api('POST', bulk, { token: f.user.token, json: { action: 'remove', matching: { active: true } } });
+  expect(removal.body.devices_expected).toBe(400);
+  expect((await followed(f, removal.headers.get('location')!)).at(-1)).toMatchObject({ state: 'done', devices_matched: 400, added: 0, removed: 400 });
+  expect(await membershipsAndCopies(f.project.id, group.id)).toEqual({ members: [], copies: [] });
+
+  // One audit event per change, naming who asked, the selection and what changed.
+  const events = await eventually(
+    async () => (await api('GET', `${projectPath}/audit/?action=group.members_changed`, { token: f.user.token })).body as Array<{ actor_email: string; target_id: string; details: Record<string, unknown> }>,
+    (list) => list.length >= 3,
+  );
+  expect(events.map((event) => [event.details.change_id, event.details.action, event.details.added, event.details.removed]).sort()).toEqual(
+    [
+      [started.body.id, 'add', 400, 0],
+      [again.body.id, 'add', 0, 0],
+      [removal.body.id, 'remove', 0, 400],
+    ].sort(),
+  );
+  expect(events[0]).toMatchObject({ actor_email: f.user.email, target_id: group.id, details: { state: 'done', devices_matched: 400 } });
+}, 240_000);
+
+test('bad bulk changes are refused with a detail, and nothing starts', async () => {
+  const f = await setupProject({ name: 'bulk-refusals' });
+  const projectPath = `/api/v1/projects/${f.project.id}`;
+  const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'g' } })).body;
+  const bulk = `${projectPath}/groups/${group.id}/members/bulk-changes/`;
+  const refused = async (path: string, json: unknown, status: number) => {
+    const answer = await api('POST', path, { token: f.user.token, json });
+    expect([path, JSON.stringify(json), answer.status]).toEqual([path, JSON.stringify(json), status]);
+    expect(answer.body.detail).toBeTruthy();
+  };
+  await refused(bulk, { action: 'move', matching: {} }, 422);
+  await refused(bulk, { action: 'add' }, 422);
+  await refused(bulk, { action: 'add', matching: { colour: 'red' } }, 422);
+  await refused(bulk, { action: 'add', matching: { group_id: 'not-a-uuid' } }, 422);
+  await refused(bulk, { action: 'add', matching: { group_id: '00000000-0000-4000-8000-000000000000' } }, 404);
+  await refused(`${projectPath}/groups/00000000-0000-4000-8000-000000000000/members/bulk-changes/`, { action: 'add', matching: {} }, 404);
+  // A device-scope token is not accepted by the developer API.
+  expect((await api('POST', bulk, { token: f.deviceScopeToken, json: { action: 'add', matching: {} } })).status).toBe(401);
+  expect((await api('GET', `${bulk}00000000-0000-4000-8000-000000000000/`, { token: f.user.token })).status).toBe(404);
+
+  // A change is found under its own group only.
+  const other = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'other' } })).body;
+  const started = await api('POST', bulk, { token: f.user.token, json: { action: 'add', matching: {} } });
+  expect(started.status).toBe(202);
+  expect((await api('GET', `${projectPath}/groups/${other.id}/members/bulk-changes/${started.body.id}/`, { token: f.user.token })).status).toBe(404);
+});
+
+test('memberships and the devices’ copies agree when single changes and a second bulk change race a bulk change', async () => {
+  const f = await setupProject({ name: 'bulk-races', maxDevices: 2000 });
+  await fleetOf(f, 600, () => 'esp32');
+  const projectPath = `/api/v1/projects/${f.project.id}`;
+  const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'raced' } })).body;
+  const devices = (await api('GET', `${projectPath}/devices/`, { token: f.user.token })).body as Array<{ id: string }>;
+  const bulk = `${projectPath}/groups/${group.id}/members/bulk-changes/`;
+
+  // Rounds of a bulk add and a bulk remove started together, while eight parallel clients add and
+  // remove single devices of the same group until both have ended.
+  for (let round = 0; round < 3; round += 1) {
+    const started = await Promise.all(['add', 'remove'].map((action) => api('POST', bulk, { token: f.user.token, json: { action, matching: {} } })));
+    let ended = false;
+    const client = async (seed: number) => {
+      const statuses: number[] = [];
+      for (let step = 0; !ended; step += 1) {
+        const device = devices[(seed * 7919 + step * 104_729) % devices.length]!;
+        const answer =
+          (seed + step) % 2 === 0
+            ? await api('POST', `${projectPath}/groups/${group.id}/members/`, { token: f.user.token, json: { device_id: device.id } })
+            : await api('DELETE', `${projectPath}/groups/${group.id}/members/${device.id}/`, { token: f.user.token });
+        // The personal token's rate limit answers some of them 429: those are waited out.
+        if (answer.status === 429) await new Promise((resolve) => setTimeout(resolve, 200));
+        else statuses.push(answer.status);
+      }
+      return statuses;
+    };
+    const clients = Promise.all(Array.from({ length: 8 }, (_, seed) => client(seed + round * 8)));
+    expect(started.map((answer) => answer.status)).toEqual([202, 202]);
+    for (const answer of started) expect((await followed(f, answer.headers.get('location')!)).at(-1)!.state).toBe('done');
+    ended = true;
+    expect((await clients).flat().filter((status) => status >= 300)).toEqual([]);
+  }
+
+  // Whatever order the writes landed in, each device's copy says what its membership says.
+  const truth = await membershipsAndCopies(f.project.id, group.id);
+  expect(truth.copies).toEqual(truth.members);
+  const listed = await api('GET', `${projectPath}/groups/${group.id}/members/`, { token: f.user.token });
+  expect(listed.body.map((device: { id: string }) => device.id).sort()).toEqual(truth.members);
+}, 240_000);
+
+test('a change whose replica stopped is taken over from where it was and finished', async () => {
+  const f = await setupProject({ name: 'bulk-takeover', maxDevices: 2000 });
+  await fleetOf(f, 300, () => 'esp32');
+  const projectPath = `/api/v1/projects/${f.project.id}`;
+  const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'left-behind' } })).body;
+  // A change as a replica that stopped after 8 of its 16 parts leaves it: running, its lease out.
+  const id = '5a0c7d4e-1b2f-4c3d-8e9f-0a1b2c3d4e5f';
+  const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
+  try {
+    await connection
+      .getClient()
+      .db(registryDatabase())
+      .collection('membership_changes')
+      .insertOne({
+        _id: id as never,
+        project_id: f.project.id,
+        group_id: group.id,
+        action: 'add',
+        matching: {},
+        actor: { type: 'user', id: f.project.owner_id, token_prefix: '' },
+        state: 'running',
+        level: 1,
+        buckets_done: 8,
+        devices_matched: 0,
+        added: 0,
+        removed: 0,
+        devices_expected: 300,
+        created_at: new Date(),
+        finished_at: null,
+        detail: '',
+        audited: false,
+        runner: 'a-replica-that-stopped',
+        lease_until: new Date(Date.now() - 1000),
+      });
+  } finally {
+    await connection.close();
+  }
+  const done = (await followed(f, `${projectPath}/groups/${group.id}/members/bulk-changes/${id}/`)).at(-1)!;
+  expect(done).toMatchObject({ state: 'done', share_done: 1 });
+  // Only the second half of the project was walked: the devices whose UUID begins with 8 to f.
+  const devices = (await api('GET', `${projectPath}/devices/`, { token: f.user.token })).body as Array<{ id: string; group_ids: string[] }>;
+  const secondHalf = devices.filter((device) => device.id[0]! >= '8');
+  expect(done.added).toBe(secondHalf.length);
+  expect(devices.filter((device) => device.group_ids.includes(group.id)).map((device) => device.id).sort()).toEqual(secondHalf.map((device) => device.id).sort());
+  const audited = await eventually(
+    async () => (await api('GET', `${projectPath}/audit/?action=group.members_changed`, { token: f.user.token })).body as Array<{ details: Record<string, unknown> }>,
+    (list) => list.length > 0,
+  );
+  expect(audited).toEqual([expect.objectContaining({ details: expect.objectContaining({ change_id: id, added: secondHalf.length }) })]);
+}, 120_000);
