@@ -449,7 +449,7 @@ export class Scenarios {
     const states = `/deployments/${deploymentId}/states/`;
     await measure({
       'states page': () => read(`${states}?limit=50`),
-      'states page of the failed': () => read(`${states}?limit=50&status=failed`),
+      'states page at one status': () => read(`${states}?limit=50&status=failed`),
       'a later states page': () => read(`${states}?limit=50&after_id=${one.id}`),
     });
     // Checks of devices the project knows, as they poll: at a fixed rate, each of a device drawn

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parse, UsageError } from './args';
 import { ApiRefusal, apiClient, ok } from './client';
-import { artifactsCommand, deploymentsCommand, devicesCommand, projectsCommand, type CommandContext } from './commands';
+import { artifactsCommand, deploymentsCommand, devicesCommand, groupsCommand, projectsCommand, type CommandContext } from './commands';
 import { EXIT } from './exit-codes';
 import { HELP } from './help';
 import { createOutput } from './output';
@@ -78,6 +78,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
         return await artifactsCommand(ctx, args);
       case 'devices':
         return await devicesCommand(ctx, args);
+      case 'groups':
+        return await groupsCommand(ctx, args);
       case 'projects':
         return await projectsCommand(ctx, args);
       default:

@@ -122,30 +122,82 @@ export async function artifactsCommand(ctx: CommandContext, argv: string[]): Pro
   throw new UsageError(`unknown artifacts action "${action}": list, upload, archive, unarchive, prune`);
 }
 
+/** The device list's filters as flags, shared by `devices list` and `groups add|remove`. */
+const DEVICE_FILTER_FLAGS = { group: { type: 'string' }, channel: { type: 'string' }, search: { type: 'string' }, 'chip-family': { type: 'string' }, active: { type: 'string' } } as const;
+
+type DeviceFilterFlags = { group?: string; channel?: string; search?: string; 'chip-family'?: string; active?: string };
+
+/** The filters of the flags, with groups and channels named by their ids (the API's form). */
+async function deviceFiltersOf(ctx: CommandContext, projectId: string, values: DeviceFilterFlags) {
+  const path = { id: projectId };
+  const [groups, channels] = await Promise.all([ok(ctx.api.GET('/api/v1/projects/{id}/groups/', { params: { path } })), ok(ctx.api.GET('/api/v1/projects/{id}/channels/', { params: { path } }))]);
+  const idOf = (name: string | undefined, known: Array<{ id: string; name: string }>, kind: string) => {
+    if (!name) return undefined;
+    const found = known.find((candidate) => candidate.name === name);
+    if (!found) throw new ApiRefusal(400, `no ${kind} named "${name}"`);
+    return found.id;
+  };
+  if (values.active !== undefined && values.active !== 'true' && values.active !== 'false') throw new UsageError('--active is true or false');
+  return {
+    groups,
+    channels,
+    filters: { group_id: idOf(values.group, groups, 'group'), channel_id: idOf(values.channel, channels, 'channel'), search: values.search, chip_family: values['chip-family'], active: values.active as 'true' | 'false' | undefined },
+  };
+}
+
+/** How often `groups add|remove` asks how far the change has come. */
+const CHANGE_POLL_MS = 1_000;
+
+export async function groupsCommand(ctx: CommandContext, argv: string[]): Promise<number> {
+  const [action, name, ...rest] = argv;
+  if (action !== 'add' && action !== 'remove') throw new UsageError(`unknown groups action "${action ?? ''}": add, remove`);
+  if (!name) throw new UsageError(`otactl groups ${action} needs the group's name`);
+  const { values } = parse(rest, DEVICE_FILTER_FLAGS);
+  const projectId = await ctx.projectId();
+  const { groups, filters } = await deviceFiltersOf(ctx, projectId, values);
+  const group = groups.find((candidate) => candidate.name === name);
+  if (!group) throw new ApiRefusal(400, `no group named "${name}"`);
+  const matching = {
+    ...(filters.active ? { active: filters.active === 'true' } : {}),
+    ...(filters.group_id ? { group_id: filters.group_id } : {}),
+    ...(filters.channel_id ? { channel_id: filters.channel_id } : {}),
+    ...(filters.chip_family ? { chip_family: filters.chip_family } : {}),
+    ...(filters.search ? { search: filters.search } : {}),
+  };
+  const path = { id: projectId, gid: group.id };
+  let change = await ok(ctx.api.POST('/api/v1/projects/{id}/groups/{gid}/members/bulk-changes/', { params: { path }, body: { action, matching } }));
+  while (change.state === 'running') {
+    ctx.out.progress(`${action === 'add' ? 'adding to' : 'removing from'} ${name}: ${Math.floor(change.share_done * 100)}% of the project walked, ${change.devices_matched} matching, ${action === 'add' ? `${change.added} added` : `${change.removed} removed`}`);
+    await new Promise((resolve) => setTimeout(resolve, CHANGE_POLL_MS));
+    change = await ok(ctx.api.GET('/api/v1/projects/{id}/groups/{gid}/members/bulk-changes/{cid}/', { params: { path: { ...path, cid: change.id } } }));
+  }
+  ctx.out.endProgress();
+  const changed = action === 'add' ? `added ${change.added} devices to ${name}` : `removed ${change.removed} devices from ${name}`;
+  if (change.state === 'failed') {
+    ctx.out.result(change, `${changed} before the change failed: ${change.detail}`);
+    return EXIT.other;
+  }
+  ctx.out.result(change, `${changed} (${change.devices_matched} matched)`);
+  return EXIT.ok;
+}
+
 export async function devicesCommand(ctx: CommandContext, argv: string[]): Promise<number> {
   const [action = 'list', ...rest] = argv;
   const projectId = await ctx.projectId();
   if (action === 'list') {
-    const { values } = parse(rest, { group: { type: 'string' }, channel: { type: 'string' }, search: { type: 'string' }, 'chip-family': { type: 'string' }, active: { type: 'string' }, limit: { type: 'string', default: '50' } });
+    const { values } = parse(rest, { ...DEVICE_FILTER_FLAGS, limit: { type: 'string', default: '50' } });
     const path = { id: projectId };
-    const [groups, channels] = await Promise.all([ok(ctx.api.GET('/api/v1/projects/{id}/groups/', { params: { path } })), ok(ctx.api.GET('/api/v1/projects/{id}/channels/', { params: { path } }))]);
-    const idOf = (name: string | undefined, known: Array<{ id: string; name: string }>, kind: string) => {
-      if (!name) return undefined;
-      const found = known.find((candidate) => candidate.name === name);
-      if (!found) throw new ApiRefusal(400, `no ${kind} named "${name}"`);
-      return found.id;
-    };
-    if (values.active !== undefined && values.active !== 'true' && values.active !== 'false') throw new UsageError('--active is true or false');
+    const { channels, filters } = await deviceFiltersOf(ctx, projectId, values);
     const { data, error, response } = await ctx.api.GET('/api/v1/projects/{id}/devices/', {
       params: {
         path,
         query: {
           limit: String(integer(values.limit ?? '50', '--limit', 1, 1000)),
-          group_id: idOf(values.group, groups, 'group'),
-          channel_id: idOf(values.channel, channels, 'channel'),
-          q: values.search,
-          chip_family: values['chip-family'],
-          active: values.active as 'true' | 'false' | undefined,
+          group_id: filters.group_id,
+          channel_id: filters.channel_id,
+          q: filters.search,
+          chip_family: filters.chip_family,
+          active: filters.active,
         },
       },
     });

@@ -52,6 +52,10 @@ Commands:
                                            draft, active or paused deployment uses
   devices list [--group NAME] [--channel NAME] [--search TEXT] [--chip-family C] [--active true|false] [--limit N (default 50)]
           | show ID-or-device_id           the device and its timeline of reports and checks
+  groups add NAME | remove NAME [--group NAME] [--channel NAME] [--search TEXT] [--chip-family C] [--active true|false]
+      Adds every device that matches the filters to the group, or removes every matching member
+      (no filter: every device of the project), as one change in the service, drawing its progress
+      on stderr until it ends; audited once.
   projects list
 
 Exit codes:

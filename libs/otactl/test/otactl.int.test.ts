@@ -226,6 +226,13 @@ test('the other commands: deployments, artifacts with prune, devices, projects, 
   expect(devices.stdout).toContain('d-1');
   expect(devices.stdout).toContain('2 of 2');
   expect((await otactl(f, ['devices', 'show', 'd-2'])).stdout).toContain('checked:');
+  // Group membership by filter, as one change in the service, followed to its end.
+  const removed = JSON.parse((await otactl(f, ['--json', 'groups', 'remove', 'canary'])).stdout);
+  expect(removed).toMatchObject({ state: 'done', removed: 2, devices_matched: 2 });
+  const added = await otactl(f, ['groups', 'add', 'canary', '--search', 'd-1']);
+  expect(added.stdout).toContain('added 1 devices to canary (1 matched)');
+  expect((await otactl(f, ['devices', 'list', '--group', 'canary'])).stdout).toContain('1 of 1');
+  expect((await otactl(f, ['groups', 'add', 'nobody'])).code).toBe(4);
   const projects = JSON.parse((await otactl(f, ['--json', 'projects', 'list'])).stdout);
   expect(projects).toEqual([expect.objectContaining({ id: f.project.id })]);
   expect((await otactl(f, ['--help'])).stdout).toContain('Exit codes:');
