@@ -29,7 +29,7 @@ export const SCENARIOS = {
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command) and per one-document update, in the process that makes them',
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
-  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events',
+  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole), and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events',
   s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
@@ -482,6 +482,35 @@ export class Scenarios {
       };
       this.settings.log(`  checks of known devices: ${JSON.stringify(checks)}`);
     }
+    // The preview of the fleet-wide deployment in 256 parts, as the console reads a large fleet:
+    // when the first part answered, and how long the whole took.
+    let preview: object = { skipped: `the stack stopped answering during ${wedged}` };
+    if (!wedged) {
+      const before = usageOf(this.pids);
+      const started = performance.now();
+      let firstPartMs = 0;
+      let previewed = 0;
+      const partMs: number[] = [];
+      for (let part = 0; part < 256; part++) {
+        const partStarted = performance.now();
+        const answer = (await this.gateway.api('GET', project(`/deployments/${deploymentId}/preview/?id_prefix=${part.toString(16).padStart(2, '0')}`), fleet.userToken, undefined, CALL_GIVE_UP_MS)) as { device_count: number };
+        partMs.push(performance.now() - partStarted);
+        if (part === 0) firstPartMs = Math.round(performance.now() - started);
+        previewed += answer.device_count;
+      }
+      const cpu = perRequest(before, usageOf(this.pids), 1);
+      const sorted = partMs.sort((a, b) => a - b);
+      preview = {
+        parts: 256,
+        devicesPreviewed: previewed,
+        firstPartMs,
+        partMedianMs: Math.round(quantile(sorted, 0.5)),
+        partP95Ms: Math.round(quantile(sorted, 0.95)),
+        seconds: Math.round((performance.now() - started) / 100) / 10,
+        cpuSeconds: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, Math.round(usage.cpuMsPerRequest / 100) / 10])),
+      };
+      this.settings.log(`  preview in parts: ${JSON.stringify(preview)}`);
+    }
     const bulkChanges = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.bulkMembershipChanges(fleet, groups[3]!.id);
     return {
       devices,
@@ -494,6 +523,7 @@ export class Scenarios {
       statusSeedingSeconds: statuses.seconds,
       operations: results,
       checksOfKnownDevices: checks,
+      preview,
       bulkChanges,
       wedged: wedged || null,
       emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),

@@ -81,6 +81,8 @@ it('runs every scenario and reports complete results', async () => {
     const large = result('s16');
     expect(large).toMatchObject({ devices: 2000, createDeployment: { error: '' }, startDeployment: { error: '' } });
     expect(Object.keys(large.operations)).toHaveLength(18);
+    // The preview's 256 parts held every seeded device once.
+    expect(large.preview).toMatchObject({ parts: 256, devicesPreviewed: 2000 });
     // Both bulk changes ran to their end over the seeded group's devices, each audited once.
     expect(large.bulkChanges).toMatchObject({
       add: { state: 'done', devicesMatched: 200, changed: 200 },

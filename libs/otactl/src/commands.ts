@@ -169,7 +169,7 @@ export async function groupsCommand(ctx: CommandContext, argv: string[]): Promis
   while (change.state === 'running') {
     ctx.out.progress(`${action === 'add' ? 'adding to' : 'removing from'} ${name}: ${Math.floor(change.share_done * 100)}% of the project walked, ${change.devices_matched} matching, ${action === 'add' ? `${change.added} added` : `${change.removed} removed`}`);
     await new Promise((resolve) => setTimeout(resolve, CHANGE_POLL_MS));
-    change = await ok(ctx.api.GET('/api/v1/projects/{id}/groups/{gid}/members/bulk-changes/{cid}/', { params: { path: { ...path, cid: change.id } } }));
+    change = await ok(ctx.api.GET('/api/v1/projects/{id}/groups/{gid}/members/bulk-changes/{bid}/', { params: { path: { ...path, bid: change.id } } }));
   }
   ctx.out.endProgress();
   const changed = action === 'add' ? `added ${change.added} devices to ${name}` : `removed ${change.removed} devices from ${name}`;

@@ -36,7 +36,6 @@ export const queryKeys = {
   /** Every page of a deployment's device states. */
   states: (deploymentId: string) => ['states', deploymentId] as const,
   statesPage: (deploymentId: string, status: string, afterId: string) => ['states', deploymentId, status, afterId] as const,
-  preview: (deploymentId: string, version: readonly unknown[]) => ['preview', deploymentId, ...version] as const,
   webhooks: (projectId: string) => ['webhooks', projectId] as const,
   deliveries: (webhookId: string) => ['deliveries', webhookId] as const,
   audit: (projectId: string, action: string, before: string | undefined) => ['audit', projectId, action, before] as const,

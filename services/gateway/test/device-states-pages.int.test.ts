@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { api, checkBody, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
 
-// A deployment's per-device states a page at a time (docs/api.md, "Per-device states"): pages in the
+// A deployment's per-device states a page at a time (docs/api.md, "Rollout state"): pages in the
 // order of the device UUIDs, read one slice of the deployment at a time, that together hold every
 // state once; a status filter that holds every device at that status; and the count on each page.
 

@@ -57,6 +57,29 @@ test('a preview counts, outcome by outcome, what the next check of every device 
   expect(draft.outcomes.offered!.count).toBeGreaterThan(0);
   expect(draft.outcomes.not_in_rollout!.count).toBeGreaterThan(0);
 
+  // In parts of the id space (as the console reads a large fleet): the parts hold each device once
+  // and their counts add up to the whole's.
+  const devices = (await api('GET', `${projectPath}/devices/`, { token: f.user.token })).body as Array<{ id: string; device_id: string }>;
+  const sums: Record<string, number> = {};
+  const seen: string[] = [];
+  let counted = 0;
+  for (const prefix of [...'0123456789abcdef']) {
+    const answer = await api('GET', `${deploymentPath}preview/?id_prefix=${prefix}`, { token: f.apiToken });
+    expect(answer.status).toBe(200);
+    const part = answer.body as Preview & { id_prefix: string };
+    expect(part.id_prefix).toBe(prefix);
+    expect(part.device_count).toBe(devices.filter((device) => device.id.startsWith(prefix)).length);
+    counted += part.device_count;
+    for (const [outcome, { count, device_ids }] of Object.entries(part.outcomes)) {
+      sums[outcome] = (sums[outcome] ?? 0) + count;
+      seen.push(...device_ids);
+    }
+  }
+  expect(counted).toBe(35);
+  expect(sums).toEqual(Object.fromEntries(Object.entries(draft.outcomes).map(([outcome, { count }]) => [outcome, count])));
+  expect(seen.sort()).toEqual(devices.map((device) => device.device_id).sort());
+  for (const bad of ['g', 'abc', 'A']) expect((await api('GET', `${deploymentPath}preview/?id_prefix=${bad}`, { token: f.apiToken })).status).toBe(422);
+
   expect((await api('POST', `${deploymentPath}transition/`, { token: f.user.token, json: { action: 'start' } })).status).toBe(200);
   const active = await preview();
   expect(active).toMatchObject({ state: 'active', as_if_active: false });

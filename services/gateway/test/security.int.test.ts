@@ -38,6 +38,7 @@ interface World extends ProjectFixture {
   webhookSecret: string;
   apiTokenId: string;
   patId: string;
+  membershipChangeId: string;
 }
 
 let operations: Operation[];
@@ -59,6 +60,8 @@ async function buildWorld(): Promise<World> {
   const deployment = await api('POST', `${base}/deployments/`, { token, json: { artifact_id: artifact.body.id, target_group_ids: [group.body.id] } });
   const key = await api('POST', `${base}/signing-keys/`, { token, json: { name: 'release key', public_key: ed25519PublicKey() } });
   const webhook = await api('POST', `${base}/webhooks/`, { token, json: { url: 'https://hooks.example.com/ota', events: ['artifact.uploaded'] } });
+  const membershipChange = await api('POST', `${base}/groups/${group.body.id}/members/bulk-changes/`, { token, json: { action: 'add', matching: {} } });
+  expect(membershipChange.status).toBe(202);
   const tokens = await api('GET', `${base}/tokens/`, { token });
   const pats = await api('GET', '/api/v1/me/tokens/', { token });
   for (const created of [device, group, channel, artifact, earlier, deployment, key, webhook]) expect(created.status).toBe(201);
@@ -77,6 +80,7 @@ async function buildWorld(): Promise<World> {
     webhookSecret: webhook.body.secret,
     apiTokenId: tokens.body.find((entry: { scope: string }) => entry.scope === 'api').id,
     patId: pats.body[0].id,
+    membershipChangeId: membershipChange.body.id,
   };
 }
 
@@ -104,6 +108,7 @@ function pathOf(operation: Operation, ids: World): string {
     .replace('{artifactId}', ids.artifactId)
     .replace('{gid}', ids.groupId)
     .replace('{cid}', ids.channelId)
+    .replace('{bid}', ids.membershipChangeId)
     .replace('{key_id}', ids.signingKeyId)
     .replace('{wid}', ids.webhookId)
     .replace('{tid}', path.startsWith('/api/v1/me/') ? ids.patId : ids.apiTokenId)
@@ -129,6 +134,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     renameChannel: { name: `channel-${randomUUID()}` },
     changeGroupMembers: { add: [world.deviceUuid] },
     groupMembersChangeImpact: { add: [world.deviceUuid] },
+    startMembershipChange: { action: 'add', matching: {} },
     addGroupMember: { device_id: world.deviceUuid },
     updateArtifact: { archived: true },
     requestPatch: { base_artifact_id: world.earlierArtifactId },

@@ -442,7 +442,7 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
       setShare(followed.share_done);
       await new Promise((resolve) => setTimeout(resolve, CHANGE_POLL_MS));
       try {
-        followed = await answer(api.GET('/api/v1/projects/{id}/groups/{gid}/members/bulk-changes/{cid}/', { params: { path: { ...path, cid: followed.id } } }));
+        followed = await answer(api.GET('/api/v1/projects/{id}/groups/{gid}/members/bulk-changes/{bid}/', { params: { path: { ...path, bid: followed.id } } }));
       } catch {
         setProgress(`${changeProgressWords(followed)} (the service did not answer just now; the change goes on there)`);
       }

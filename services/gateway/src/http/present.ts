@@ -111,9 +111,10 @@ export function deploymentSummaryJson({ deployment, summary, targetedDevices, ta
   } satisfies Promised<typeof R.DeploymentSummary>;
 }
 
-export function deploymentPreviewJson(deploymentId: string, preview: rollout.PreviewDeploymentResponse) {
+export function deploymentPreviewJson(deploymentId: string, idPrefix: string, preview: rollout.PreviewDeploymentResponse) {
   return {
     deployment_id: deploymentId,
+    id_prefix: idPrefix,
     state: preview.state,
     as_if_active: preview.state !== 'active',
     rollout_percentage: preview.rolloutPercentage,

@@ -288,10 +288,11 @@ export const DeploymentSummary = object({
 
 export const DeploymentPreview = object({
   deployment_id: UUID,
+  id_prefix: { type: 'string', description: 'The part of the fleet previewed: the devices whose `id` begins with it (empty: every device).' },
   state: DEPLOYMENT_STATE,
   as_if_active: { type: 'boolean', description: 'True when the deployment is not active and was previewed as if started or resumed now.' },
   rollout_percentage: { type: 'integer', description: 'The percentage the preview assumed.' },
-  device_count: { ...COUNT, description: "The project's devices; the outcomes' counts add up to it." },
+  device_count: { ...COUNT, description: "The devices previewed (the project's, or the part's with `id_prefix`); the outcomes' counts add up to it." },
   outcomes: {
     type: 'object',
     additionalProperties: false,

@@ -379,6 +379,14 @@ export const listStatesQuery = {
   },
 } as const;
 
+export const previewQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    id_prefix: { type: 'string', pattern: '^[0-9a-f]{1,2}$', description: 'Only the devices whose `id` begins with these 1 or 2 lowercase hex digits: one part of a large fleet.' },
+  },
+} as const;
+
 /** The largest page of devices one request gets. */
 export const DEVICE_PAGE_MAX = 1000;
 

@@ -5,7 +5,7 @@ import type { OperationTable } from '../http/operations';
 import { deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { ValidationFailed } from '../http/errors';
-import { createDeploymentBody, listStatesQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
+import { createDeploymentBody, listStatesQuery, previewQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
 import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
 import { answerOncePerKey, IDEMPOTENCY_PARAMETER, jsonFingerprint } from '../http/idempotency';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
@@ -148,15 +148,17 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       operationId: 'previewDeployment',
       summary: 'Who a check would reach now',
       description:
-        "What a check of each of the project's devices would answer now, counted by outcome with up to 20 `device_id`s each, decided by the check's own code from each device's last reported profile. A deployment that is not active is previewed as if it were started or resumed now (a draft at its first stage's percentage). `not_targeted`: outside the deployment's groups and channels; `unknown_hardware`: the device never reported its hardware, or left out a dimension a targeted build declares. Reads the whole fleet in pages, so its time grows with the fleet; it has its own deadline (`PREVIEW_TIMEOUT_MS`, default 60 s) in place of `REQUEST_TIMEOUT_MS`.",
+        "What a check of each of the project's devices would answer now, counted by outcome with up to 20 `device_id`s each, decided by the check's own code from each device's last reported profile. A deployment that is not active is previewed as if it were started or resumed now (a draft at its first stage's percentage). `not_targeted`: outside the deployment's groups and channels; `unknown_hardware`: the device never reported its hardware, or left out a dimension a targeted build declares. Reads the whole fleet in pages, so its time grows with the fleet; it has its own deadline (`PREVIEW_TIMEOUT_MS`, default 60 s) in place of `REQUEST_TIMEOUT_MS`. A large fleet is previewed in parts: `id_prefix` keeps the devices whose `id` begins with those 1 or 2 hex digits (a 16th or a 256th of the fleet, read from one page bucket), and the parts' counts add up to the whole.",
       project: 'read',
+      query: previewQuery,
       responses: { 200: R.DeploymentPreview },
     },
-    async (ctx, { project }) => {
+    async (ctx, { project, query }) => {
       const deploymentId = pathId(ctx, 'did', 'deployment');
+      const idPrefix = query.id_prefix ?? '';
       // A preview reads the whole fleet: it gets a deadline of its own, not one unary call's.
-      const preview = await clients.rollout.previewDeployment({ projectId: project.id, deploymentId }, { ...rpc(ctx), timeoutMs: deps.config.PREVIEW_TIMEOUT_MS });
-      ctx.body = deploymentPreviewJson(deploymentId, preview);
+      const preview = await clients.rollout.previewDeployment({ projectId: project.id, deploymentId, idPrefix }, { ...rpc(ctx), timeoutMs: deps.config.PREVIEW_TIMEOUT_MS });
+      ctx.body = deploymentPreviewJson(deploymentId, idPrefix, preview);
     },
   );
 

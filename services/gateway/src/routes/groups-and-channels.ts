@@ -166,7 +166,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
 
   api.add(
     {
-      route: 'GET /projects/:id/groups/:gid/members/bulk-changes/:cid/',
+      route: 'GET /projects/:id/groups/:gid/members/bulk-changes/:bid/',
       operationId: 'getMembershipChange',
       summary: 'Follow a bulk group change',
       project: 'read',
@@ -174,7 +174,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       errors: [404],
     },
     async (ctx, { project }) => {
-      const change = await clients.registry.getMembershipChange({ projectId: project.id, groupId: pathId(ctx, 'gid', 'group'), changeId: pathId(ctx, 'cid', 'membership change') }, rpc(ctx));
+      const change = await clients.registry.getMembershipChange({ projectId: project.id, groupId: pathId(ctx, 'gid', 'group'), changeId: pathId(ctx, 'bid', 'membership change') }, rpc(ctx));
       ctx.body = membershipChangeJson(change);
     },
   );

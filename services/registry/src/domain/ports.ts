@@ -45,8 +45,8 @@ export interface RegistryStore {
   countChipFamilies(projectId: string): Promise<{ counts: CountsById; estimated: boolean }>;
   /** Devices per reported current_hash (empty: not reported); estimated in a large project. */
   countCurrentHashes(projectId: string): Promise<{ counts: CountsById; estimated: boolean }>;
-  /** Every device of the project, `pageSize` at a time, read from one cursor. */
-  streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]>;
+  /** Every device of the project (or of one page bucket: the UUIDs that begin with `idPrefix`), `pageSize` at a time, read from one cursor. */
+  streamDevices(projectId: string, pageSize: number, idPrefix?: string): AsyncIterable<Device[]>;
   /**
    * Devices of the project; with targets, those a deployment with these targets reaches (docs/api.md, "Targeting").
    * With `atMost`, counting stops there, reading no more devices than that.

@@ -307,8 +307,9 @@ export class Registry {
   }
 
   /** Every device of the project in pages; group ids as stored (callers that only match ids need no order). */
-  streamDevices(projectId: string): AsyncIterable<Device[]> {
-    return this.store.streamDevices(projectId, DEVICE_PAGE_SIZE);
+  streamDevices(projectId: string, idPrefix = ''): AsyncIterable<Device[]> {
+    if (!/^[0-9a-f]{0,3}$/.test(idPrefix)) throw invalidArgument('id_prefix is 0 to 3 lowercase hex digits');
+    return this.store.streamDevices(projectId, DEVICE_PAGE_SIZE, idPrefix || undefined);
   }
 
   countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<DeviceCount> {

@@ -213,7 +213,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
       return { devices: page.devices.map(deviceMessage), total: page.total.count, totalEstimated: page.total.estimated, nextAfterId: page.nextAfterId ?? '' };
     },
     async *streamDevices(request) {
-      for await (const devices of registry.streamDevices(request.projectId)) yield { devices: devices.map(deviceMessage) };
+      for await (const devices of registry.streamDevices(request.projectId, request.idPrefix)) yield { devices: devices.map(deviceMessage) };
     },
     async countDevices(request) {
       const targets = { groupIds: request.groupIds, channelIds: request.channelIds };

@@ -228,16 +228,17 @@ export class Deployments {
   /**
    * What a check of each of the project's devices would answer now, were the deployment active
    * (as it is, or as it would start or resume): the check's decideOffer over the active
-   * deployments, the registry's stored devices and the rolled-back records, page by page.
+   * deployments, the registry's stored devices and the rolled-back records, page by page. With
+   * `idPrefix`, only the devices whose UUID begins with it: one part of a large fleet.
    */
-  async previewDeployment(projectId: string, deploymentId: string, call: RequestTrace & { deadline: Date | number }): Promise<{ state: DeploymentState; tally: PreviewTally }> {
+  async previewDeployment(projectId: string, deploymentId: string, call: RequestTrace & { deadline: Date | number }, idPrefix?: string): Promise<{ state: DeploymentState; tally: PreviewTally }> {
     const stored = await this.findDeployment(projectId, deploymentId);
     const deployment = asIfActive(stored, this.now());
     const active = [...this.deps.views.activeDeployments(projectId).filter((other) => other.id !== deployment.id), deployment];
     const rolledBack = await this.deps.deviceStates.rolledBackDevices(active.map((candidate) => candidate.id));
     const none = new Set<string>();
     const tally = new PreviewTally(deployment, active, (id) => this.deps.views.artifact(id), (deviceId) => rolledBack.get(deviceId) ?? none);
-    for await (const page of this.deps.fleet.devices(projectId, call)) for (const device of page) tally.add(device);
+    for await (const page of this.deps.fleet.devices(projectId, call, idPrefix)) for (const device of page) tally.add(device);
     return { state: stored.state, tally };
   }
 

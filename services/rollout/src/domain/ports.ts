@@ -188,8 +188,8 @@ export interface ArtifactCatalog {
 
 /** The project's devices as the registry stores them (the registry service), for previews. */
 export interface Fleet {
-  /** Pages of the project's devices, read under the caller's request id and deadline. */
-  devices(projectId: string, call: RequestTrace & { deadline: Date | number }): AsyncIterable<FleetDevice[]>;
+  /** Pages of the project's devices (or of those whose UUID begins with `idPrefix`), read under the caller's request id and deadline. */
+  devices(projectId: string, call: RequestTrace & { deadline: Date | number }, idPrefix?: string): AsyncIterable<FleetDevice[]>;
 }
 
 /** The in-memory read models the check path decides from. */

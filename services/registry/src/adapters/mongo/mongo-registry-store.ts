@@ -317,8 +317,10 @@ export class MongoRegistryStore implements RegistryStore {
     return { counts, estimated };
   }
 
-  async *streamDevices(projectId: string, pageSize: number): AsyncIterable<Device[]> {
-    const cursor = this.models.Device.find({ project_id: projectId }, DEVICE_FIELDS).lean<DeviceDoc[]>().cursor({ batchSize: pageSize });
+  async *streamDevices(projectId: string, pageSize: number, idPrefix?: string): AsyncIterable<Device[]> {
+    // A prefix is one page bucket: an equality PostgreSQL answers from an index.
+    const filter = idPrefix ? { project_id: projectId, page_keys: devicePageKey(projectId, idPrefix) } : { project_id: projectId };
+    const cursor = this.models.Device.find(filter, DEVICE_FIELDS).lean<DeviceDoc[]>().cursor({ batchSize: pageSize });
     let page: Device[] = [];
     for await (const doc of cursor) {
       page.push(deviceOf(doc as DeviceDoc));

@@ -10,8 +10,8 @@ type RegistryClient = ServiceClient<typeof pb.RegistryServiceService>;
 export class GrpcFleet implements Fleet {
   constructor(private readonly client: RegistryClient) {}
 
-  async *devices(projectId: string, call: RequestTrace & { deadline: Date | number }): AsyncIterable<FleetDevice[]> {
-    for await (const page of this.client.streamDevices({ projectId }, call)) yield page.devices.map(fleetDeviceOf);
+  async *devices(projectId: string, call: RequestTrace & { deadline: Date | number }, idPrefix = ''): AsyncIterable<FleetDevice[]> {
+    for await (const page of this.client.streamDevices({ projectId, idPrefix }, call)) yield page.devices.map(fleetDeviceOf);
   }
 }
 
