@@ -31,6 +31,9 @@ Options:
                      devices downloading at once in s12 (default 200; smoke 20)
   --storm-seconds N  length of the s6 storm (default 60; smoke 3)
   --fleet-devices N  devices of the project s16 seeds (default 1000000; smoke 2000)
+  --reference-fleet-devices N
+                     devices of the project on a second stack whose checks s16 measures beside
+                     the large fleet's (default 50000; smoke 200)
   --start-rate N     first rate of each search, per second (default 100; smoke 50)
   --max-steps N      rate steps per search at most (default 10; smoke 1)
   --cpu-prof DIR     run every service with node --cpu-prof, writing .cpuprofile files to DIR
@@ -60,6 +63,7 @@ async function main(): Promise<void> {
       'summary-devices': { type: 'string' },
       'storm-seconds': { type: 'string' },
       'fleet-devices': { type: 'string' },
+      'reference-fleet-devices': { type: 'string' },
       'start-rate': { type: 'string' },
       out: { type: 'string' },
       'compare-without': { type: 'string' },
@@ -93,6 +97,7 @@ async function main(): Promise<void> {
     summaryDevices: (values['summary-devices'] ?? (smoke ? '200' : '10000,100000')).split(',').map((size) => number(size, 0, 'summary-devices')),
     stormMs: number(values['storm-seconds'], smoke ? 3 : 60, 'storm-seconds') * 1000,
     fleetDevices: number(values['fleet-devices'], smoke ? 2_000 : 1_000_000, 'fleet-devices'),
+    referenceFleetDevices: number(values['reference-fleet-devices'], smoke ? 200 : 50_000, 'reference-fleet-devices'),
     log,
   };
   const out = resolve(values.out ?? (smoke ? join(rootDir, '.data', 'bench', 'smoke-results') : join(rootDir, 'bench', 'results')));

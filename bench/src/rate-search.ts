@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize, type LatencySummary } from './latency';
 import { runOpenLoop, type Outcome, type Sample } from './open-loop';
 import { perRequest, usageOf } from './process-usage';
+import { startPauseReading, type Pauses } from './service-pauses';
 import { BUSY_FLEET_CHECKS_PER_SECOND, FLEET_CHECKS_PER_SECOND, costOf, statementsPerRequest } from './store-statements';
 
 /** The target the issue sets for the device API: p99 at most 50 ms, with no errors. */
@@ -14,6 +15,10 @@ export interface Step {
   usage: ReturnType<typeof perRequest>;
   /** PostgreSQL statements per request over the whole step, where they can be counted. */
   storeStatementsPerRequest?: number;
+  /** Each service's garbage collection and longest event-loop delay over the step (service-pauses.ts). */
+  pauses?: Record<string, Pauses>;
+  /** The slowest measured requests: when each was due (ms into the step) and how long it took. */
+  slowest?: Array<{ atMs: number; latencyMs: number }>;
 }
 
 export interface RateSearchOptions {
@@ -29,6 +34,8 @@ export interface RateSearchOptions {
   countStatements?: () => number | undefined;
   /** Awaited before each step (a comparison's turn: turns.ts). */
   beforeStep?: () => Promise<void>;
+  /** The services' metrics endpoints, for their pauses in each step. */
+  metricsUrls?: Record<string, string>;
 }
 
 export interface RateSearchResult extends Partial<NonNullable<ReturnType<typeof costOf>>> {
@@ -37,6 +44,9 @@ export interface RateSearchResult extends Partial<NonNullable<ReturnType<typeof 
   atMax: Step | undefined;
   steps: Step[];
 }
+
+/** Slowest requests kept per step: a percent of a 10-second step at 100/s. */
+const SLOWEST_KEPT = 10;
 
 const held = (step: Step) => step.latency.p99 <= P99_TARGET_MS && step.latency.requests > 0 && Object.keys(step.latency.errors).length === 0;
 
@@ -48,14 +58,30 @@ export async function measureStep(
   send: (index: number) => Promise<Outcome>,
   offset: number,
   countStatements?: () => number | undefined,
+  metricsUrls?: Record<string, string>,
 ) {
   const statementsBefore = countStatements?.();
   const before = usageOf(pids);
+  // Read at the end of the warm-up, so that the pauses cover the measured part of the step.
+  const pausesRead = metricsUrls ? sleep(stepMs / 5).then(() => startPauseReading(metricsUrls)) : undefined;
   const samples: Sample[] = await runOpenLoop({ phases: [{ rate, durationMs: stepMs }], send: (index) => send(offset + index) });
   const after = usageOf(pids);
+  const pauses = await (await pausesRead)?.();
   const statements = statementsPerRequest(statementsBefore, countStatements?.(), samples.length);
   const measured = samples.filter((sample) => sample.intendedAt >= stepMs / 5);
-  const step: Step = { rate, latency: summarize(measured), usage: perRequest(before, after, samples.length), ...(statements === undefined ? {} : { storeStatementsPerRequest: statements }) };
+  const slowest = [...measured]
+    .sort((a, b) => b.latencyMs - a.latencyMs)
+    .slice(0, SLOWEST_KEPT)
+    .map((sample) => ({ atMs: Math.round(sample.intendedAt), latencyMs: Math.round(sample.latencyMs * 10) / 10 }))
+    .sort((a, b) => a.atMs - b.atMs);
+  const step: Step = {
+    rate,
+    latency: summarize(measured),
+    usage: perRequest(before, after, samples.length),
+    ...(statements === undefined ? {} : { storeStatementsPerRequest: statements }),
+    ...(pauses ? { pauses } : {}),
+    slowest,
+  };
   return { step, sent: samples.length };
 }
 
@@ -71,13 +97,18 @@ export async function highestRate(options: RateSearchOptions): Promise<RateSearc
   let offset = 0;
   for (let round = 0; round < options.maxSteps; round += 1) {
     await options.beforeStep?.();
-    const { step, sent } = await measureStep(rate, options.stepMs, options.pids, options.send, offset, options.countStatements);
+    const { step, sent } = await measureStep(rate, options.stepMs, options.pids, options.send, offset, options.countStatements, options.metricsUrls);
     offset += sent;
     steps.push(step);
     const ok = held(step);
     options.log(
       `  ${String(rate).padStart(5)}/s  p50 ${step.latency.p50} ms  p99 ${step.latency.p99} ms  p99.9 ${step.latency.p999} ms  errors ${JSON.stringify(step.latency.errors)}${step.storeStatementsPerRequest === undefined ? '' : `  store statements/request ${step.storeStatementsPerRequest}`}  ${ok ? 'held' : 'missed'}`,
     );
+    if (step.pauses) {
+      const each = (figure: (pauses: Pauses) => number) => Object.entries(step.pauses!).map(([name, pauses]) => `${name} ${figure(pauses)}`).join(', ');
+      options.log(`         longest loop delay ms: ${each((pauses) => pauses.loopDelayMaxMs)}; GC ms: ${each((pauses) => pauses.gcMs)}`);
+    }
+    if (step.slowest?.length) options.log(`         slowest: ${step.slowest.map((one) => `${(one.atMs / 1000).toFixed(2)} s ${Math.round(one.latencyMs)} ms`).join(', ')}`);
     if (ok && (!best || rate > best.rate)) best = step;
     else if (!ok) missed = Math.min(missed, rate);
     const low = best?.rate ?? 0;

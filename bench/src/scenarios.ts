@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
-import { startBaseline, startFloor, stackPids } from './bench-stack';
+import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-stack';
 import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
@@ -11,7 +11,7 @@ import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search
 import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
-import { OUR_SERVICES, statementCounter } from './store-statements';
+import { OUR_SERVICES, STORE_PROCESSES, statementCounter } from './store-statements';
 import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seedStatuses, seededDeviceId } from './seed-fleet';
 
 export const SCENARIOS = {
@@ -52,6 +52,8 @@ export interface BenchSettings {
   stormMs: number;
   /** Devices of the project s16 seeds. */
   fleetDevices: number;
+  /** Devices of the second stack's project whose checks s16 compares with the large fleet's. */
+  referenceFleetDevices: number;
   log: (message: string) => void;
   /** Awaited before each step of a rate search: a comparison passes the machine to its other side there (turns.ts). */
   beforeStep?: () => Promise<void>;
@@ -452,36 +454,7 @@ export class Scenarios {
       'states page at one status': () => read(`${states}?limit=50&status=failed`),
       'a later states page': () => read(`${states}?limit=50&after_id=${one.id}`),
     });
-    // Checks of devices the project knows, as they poll: at a fixed rate, each of a device drawn
-    // from the whole fleet, with what it reported when seeded.
-    let checks: object = { skipped: `the stack stopped answering during ${wedged}` };
-    if (!wedged) {
-      const rate = this.settings.smoke ? 10 : 40;
-      const beforeChecks = usageOf(this.pids);
-      const sent = summarize(
-        await runOpenLoop({
-          phases: [{ rate, durationMs: this.settings.smoke ? 5_000 : 30_000 }],
-          send: (index) => {
-            const device = (index * 7919) % devices;
-            return this.gateway.post(
-              '/api/v1/ota/check/',
-              fleet.deviceToken,
-              checkBody(seededDeviceId(device), { framework: 'esp_idf', chip_family: SEEDED_CHIP_FAMILIES[device % SEEDED_CHIP_FAMILIES.length], current_build_number: 1 + (device % SEEDED_BUILDS) }),
-            );
-          },
-        }),
-      );
-      const cpu = perRequest(beforeChecks, usageOf(this.pids), sent.requests);
-      // What the fleet would cost polling every 5 minutes, at this CPU per check.
-      const checksPerSecond = devices / 300;
-      checks = {
-        rate,
-        ...sent,
-        cpuMsPerCheck: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
-        coresAtFiveMinutePolling: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, Math.round(((usage.cpuMsPerRequest * checksPerSecond) / 1000) * 10) / 10])),
-      };
-      this.settings.log(`  checks of known devices: ${JSON.stringify(checks)}`);
-    }
+    const checks = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.checksBesideSmallerFleet(fleet, devices);
     // The preview of the fleet-wide deployment in 256 parts, as the console reads a large fleet:
     // when the first part answered, and how long the whole took.
     let preview: object = { skipped: `the stack stopped answering during ${wedged}` };
@@ -529,6 +502,80 @@ export class Scenarios {
       emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
     };
+  }
+
+  /**
+   * s16's checks of known devices, as they poll, beside the same checks on a second stack whose
+   * project holds --reference-fleet-devices (50,000): how the cost of a check grows with the fleet.
+   * The two take turns, ten seconds each, three times, at the same rate, so that a machine that
+   * slows part way through slows both; each device checked is drawn from its whole fleet and reports
+   * what it was seeded with.
+   */
+  private async checksBesideSmallerFleet(fleet: Fleet, devices: number) {
+    const referenceDevices = this.settings.referenceFleetDevices;
+    const reference = await startBenchStack(this.rootDir, `${Date.now().toString(36)}ref`);
+    const referenceGateway = new Gateway(reference.gatewayUrl);
+    try {
+      // The same layout as the large fleet's: two channels, ten groups, a started fleet-wide
+      // deployment and its per-device statuses.
+      const referenceFleet = await createFleet(referenceGateway, this.rootDir, reference.gatewayEnv, 'reference fleet');
+      const call = (method: string, path: string, body?: unknown) => referenceGateway.api(method, `/api/v1/projects/${referenceFleet.projectId}${path}`, referenceFleet.userToken, body);
+      const beta = (await call('POST', '/channels/', { name: 'beta' })) as { id: string };
+      const groupIds: string[] = [];
+      for (let index = 0; index < 10; index++) groupIds.push(((await call('POST', '/groups/', { name: `group-${index}` })) as { id: string }).id);
+      this.settings.log(`  seeding ${referenceDevices} devices on a second stack, to compare the checks with`);
+      const seeded = await seedFleet(reference, { projectId: referenceFleet.projectId, channelIds: [referenceFleet.defaultChannelId, beta.id], groupIds }, referenceDevices, this.settings.log);
+      const { deploymentId } = await createDraftDeployment(referenceGateway, referenceFleet, { version_label: 'fleet-wide' }, [], 100);
+      await startDeployment(referenceGateway, referenceFleet, deploymentId);
+      await seedStatuses(reference, { projectId: referenceFleet.projectId, deploymentId }, seeded.idOf, referenceDevices, this.settings.log);
+      const rate = this.settings.smoke ? 10 : 40;
+      const turnMs = this.settings.smoke ? 2_000 : 10_000;
+      const sides = [
+        { name: 'large', gateway: this.gateway, fleet, devices, pids: this.pids, samples: [] as Awaited<ReturnType<typeof runOpenLoop>>, cpuMs: {} as Record<string, number> },
+        { name: 'reference', gateway: referenceGateway, fleet: referenceFleet, devices: referenceDevices, pids: stackPids(reference), samples: [] as Awaited<ReturnType<typeof runOpenLoop>>, cpuMs: {} as Record<string, number> },
+      ];
+      for (let turn = 0; turn < 3; turn++) {
+        for (const side of sides) {
+          const before = usageOf(side.pids);
+          side.samples.push(
+            ...(await runOpenLoop({
+              phases: [{ rate, durationMs: turnMs }],
+              send: (index) => {
+                const device = (((turn * rate * turnMs) / 1000 + index) * 7919) % side.devices;
+                return side.gateway.post(
+                  '/api/v1/ota/check/',
+                  side.fleet.deviceToken,
+                  checkBody(seededDeviceId(device), { framework: 'esp_idf', chip_family: SEEDED_CHIP_FAMILIES[device % SEEDED_CHIP_FAMILIES.length], current_build_number: 1 + (device % SEEDED_BUILDS) }),
+                );
+              },
+            })),
+          );
+          const after = usageOf(side.pids);
+          for (const process of Object.keys(after)) side.cpuMs[process] = (side.cpuMs[process] ?? 0) + after[process]!.cpuMs - (before[process]?.cpuMs ?? 0);
+        }
+      }
+      const perCheck = (side: (typeof sides)[number]) => Object.fromEntries(Object.entries(side.cpuMs).map(([process, ms]) => [process, Math.round((ms / Math.max(1, side.samples.length)) * 1000) / 1000]));
+      const sum = (cpu: Record<string, number>, names: readonly string[]) => Math.round(names.reduce((total, name) => total + (cpu[name] ?? 0), 0) * 1000) / 1000;
+      const [large, small] = sides.map((side) => {
+        const cpuMsPerCheck = perCheck(side);
+        return { devices: side.devices, rate, ...summarize(side.samples), cpuMsPerCheck, servicesCpuMsPerCheck: sum(cpuMsPerCheck, OUR_SERVICES), storeCpuMsPerCheck: sum(cpuMsPerCheck, STORE_PROCESSES) };
+      });
+      // What the large fleet would cost polling every 5 minutes, at its CPU per check.
+      const checksPerSecond = devices / 300;
+      const checks = {
+        ...large!,
+        coresAtFiveMinutePolling: Object.fromEntries(Object.entries(large!.cpuMsPerCheck).map(([process, ms]) => [process, Math.round(((ms * checksPerSecond) / 1000) * 10) / 10])),
+        reference: small!,
+        servicesCpuRatioToReference: small!.servicesCpuMsPerCheck ? Math.round((large!.servicesCpuMsPerCheck / small!.servicesCpuMsPerCheck) * 100) / 100 : null,
+        storeCpuRatioToReference: small!.storeCpuMsPerCheck ? Math.round((large!.storeCpuMsPerCheck / small!.storeCpuMsPerCheck) * 100) / 100 : null,
+      };
+      this.settings.log(`  checks of known devices, beside ${referenceDevices}: ${JSON.stringify(checks)}`);
+      this.settings.log(`  cores for ${devices} devices polling every 5 minutes: ${JSON.stringify(checks.coresAtFiveMinutePolling)}`);
+      return checks;
+    } finally {
+      await referenceGateway.close();
+      await reference.stop();
+    }
   }
 
   /**
@@ -669,6 +716,7 @@ export class Scenarios {
       log: this.settings.log,
       countStatements: this.countStatements,
       beforeStep: this.settings.beforeStep,
+      metricsUrls: this.stack.metricsUrls,
     });
   }
 

@@ -4,4 +4,5 @@ export { PerKeyQueue } from './per-key-queue';
 export { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from './unique-insert';
 
 export { runMigration } from './migrate';
+export { addPageKeysOnce, type DoneMigrations } from './page-keys-migration';
 

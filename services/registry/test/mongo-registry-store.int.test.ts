@@ -383,13 +383,14 @@ describe('a device list read a page at a time', () => {
   });
 
   it('counts a large project from a sample of its buckets, labelled as estimated, and stops a bounded count early', async () => {
-    const near = (counted: { count: number; estimated: boolean }, exact: number) => {
+    const near = (counted: { count: number; estimated: boolean }, exact: number, within = 0.15) => {
       expect(counted.estimated).toBe(true);
-      expect(Math.abs(counted.count - exact) / exact).toBeLessThan(0.15);
+      expect(Math.abs(counted.count - exact) / exact).toBeLessThan(within);
     };
     near(await paged.countDevices(fleet.projectId), FLEET);
-    // Targets of one group are matched by the store: a few thousand matches are read and counted whole.
-    expect(await paged.countDevices(fleet.projectId, { groupIds: [fleet.bigGroup], channelIds: [] })).toEqual({ count: FLEET / 3, estimated: false });
+    // Targets of one group are matched by the store, so every device read counts: a quarter of the
+    // sample's devices are read (about 6% off; four times that here, so that the test does not flake).
+    near(await paged.countDevices(fleet.projectId, { groupIds: [fleet.bigGroup], channelIds: [] }), FLEET / 3, 0.25);
     const families = await paged.countChipFamilies(fleet.projectId);
     near({ count: families.counts.get('esp32c3')!, estimated: families.estimated }, FLEET / 3);
     // A group the sample sees often is scaled up; one it sees seldom is counted exactly.

@@ -149,3 +149,25 @@ it('lists a device’s reports as sent, newest first, filtered by time and limit
   // Another project's reader sees none of them.
   expect(await reports.listReports('q', 'timeline', 10, undefined)).toEqual([]);
 });
+
+it('gives status documents stored before states were paged their page keys, once', async () => {
+  const deploymentId = randomUUID();
+  const devices = ['00000000-0000-4000-8000-00000000000a', '80000000-0000-4000-8000-00000000000b'];
+  for (const [index, deviceId] of devices.entries()) await record(deploymentId, deviceId, 'offered', index + 1);
+  const keysOf = async () =>
+    (await models.DeviceEvent.collection.find({ deployment_id: deploymentId } as never, { projection: { device_id: 1, page_keys: 1 } }).toArray())
+      .map((doc) => [doc.device_id, doc.page_keys])
+      .sort();
+  const paged = devices.map((deviceId) => [deviceId, [1, 2, 3].map((length) => `${deploymentId}/${deviceId.slice(0, length)}`)]);
+  expect(await keysOf()).toEqual(paged);
+  // As the previous release stored them: no page keys, and no record of the migration.
+  await models.DeviceEvent.collection.updateMany({ deployment_id: deploymentId } as never, { $unset: { page_keys: '' } });
+  await models.DataMigration.deleteMany({ _id: 'status_page_keys' });
+
+  await states.addStatusPageKeys();
+  expect(await keysOf()).toEqual(paged);
+  // Done once: finding documents without keys reads every status document, so a later start does not look again.
+  await models.DeviceEvent.collection.updateMany({ deployment_id: deploymentId } as never, { $unset: { page_keys: '' } });
+  await states.addStatusPageKeys();
+  expect(await keysOf()).toEqual(devices.map((deviceId) => [deviceId]));
+});

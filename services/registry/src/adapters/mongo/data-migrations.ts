@@ -1,4 +1,5 @@
 import { devicePageKeys } from '@ota/ids';
+import { addPageKeysOnce } from '@ota/mongo';
 import { encodeCheckEntry } from './check-history';
 import type { CheckHistoryEntry, RegistryModels } from './models';
 
@@ -54,30 +55,14 @@ interface KeyedDoc {
   device_id?: string;
 }
 
-/**
- * Sets `page_keys` on every document of `collection` that has none, from its project and the
- * device UUID `deviceOf` names. Done once, then recorded as `name`: finding the documents without
- * keys reads every document (FerretDB cannot use an index for $exists), which a registry starting
- * in a large project should not repeat. Writes in batches; safe to run again.
- */
-async function addPageKeys(models: RegistryModels, name: string, collection: typeof models.Device.collection, deviceOf: (doc: KeyedDoc) => string | undefined): Promise<void> {
-  const done = models.DataMigration;
-  if (await done.exists({ _id: name })) return;
-  const BATCH = 1000;
-  const missing = collection.find({ page_keys: { $exists: false } } as never, { projection: { _id: 1, project_id: 1, device_id: 1 } });
-  let batch: KeyedDoc[] = [];
-  const write = async () => {
-    if (batch.length === 0) return;
-    await collection.bulkWrite(
-      batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as never, update: { $set: { page_keys: devicePageKeys(doc.project_id, deviceOf(doc) ?? '') } } } })),
-      { ordered: false },
-    );
-    batch = [];
-  };
-  for await (const doc of missing) {
-    batch.push(doc as unknown as KeyedDoc);
-    if (batch.length === BATCH) await write();
-  }
-  await write();
-  await done.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
+/** Page keys on every document of `collection` stored without them, from its project and the device UUID `deviceOf` names. */
+function addPageKeys(models: RegistryModels, name: string, collection: typeof models.Device.collection, deviceOf: (doc: KeyedDoc) => string | undefined): Promise<void> {
+  return addPageKeysOnce<KeyedDoc>({
+    done: models.DataMigration,
+    name,
+    collection: collection as never,
+    missing: { page_keys: { $exists: false } },
+    fields: { project_id: 1, device_id: 1 },
+    keysOf: (doc) => devicePageKeys(doc.project_id, deviceOf(doc) ?? ''),
+  });
 }

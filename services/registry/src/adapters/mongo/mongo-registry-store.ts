@@ -15,6 +15,9 @@ export interface StoreOptions {
   onDevicePageRead?: (devices: number) => void;
 }
 
+/** A count the store filters (one group, one channel) reads this share of DEVICE_COUNT_SAMPLE's devices. */
+const MATCHED_SAMPLE_DIVISOR = 4;
+
 /** Devices whose copies of their group ids a bulk membership change reads and writes at once. */
 const MEMBERSHIP_COPY_BATCH = 1000;
 
@@ -339,7 +342,11 @@ export class MongoRegistryStore implements RegistryStore {
     if (targets.groupIds.length === 1) equality.group_ids = targets.groupIds[0];
     if (targets.channelIds.length === 1) equality.channel_id = targets.channelIds[0];
     if (atMost) return { count: await this.countAtMost(projectId, equality, reached, atMost), estimated: false };
-    const sample = await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey, equality), this.options.countSample);
+    // Where the store matches, every device read counts: a quarter of the sample (about 6% off)
+    // counts closer than the whole sample counts a tenth of the fleet unfiltered (about 10%), at a
+    // quarter of the reads.
+    const sampleSize = Object.keys(equality).length > 0 ? Math.ceil(this.options.countSample / MATCHED_SAMPLE_DIVISOR) : this.options.countSample;
+    const sample = await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey, equality), sampleSize);
     return countFromSample(sample, sample.docs.filter(reached).length);
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { devicePageKeys, readDevicePage } from '@ota/ids';
-import { insertUnique } from '@ota/mongo';
+import { addPageKeysOnce, insertUnique } from '@ota/mongo';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import { ROLLOUT_STATUSES, bitOf, rankOf, statusOfBits } from '../../domain/device-status';
 import type { CountedStep, DeviceEvent, DeviceStateRecord, DeviceStateStore, StatesPage, StatesPageRead } from '../../domain/ports';
@@ -54,26 +54,15 @@ export class MongoDeviceStateStore implements DeviceStateStore {
    * Gives the status documents stored before states were paged their page keys; done once, then
    * recorded in `data_migrations` (finding them reads every status document). Writes in batches.
    */
-  async addStatusPageKeys(): Promise<void> {
-    const done = this.models.DataMigration;
-    if (await done.exists({ _id: 'status_page_keys' })) return;
-    const BATCH = 1000;
-    const missing = this.models.DeviceEvent.collection.find({ kind: 'status', page_keys: { $exists: false } } as never, { projection: { _id: 1, deployment_id: 1, device_id: 1 } });
-    let batch: Array<{ _id: string; deployment_id: string; device_id: string }> = [];
-    const write = async () => {
-      if (batch.length === 0) return;
-      await this.models.DeviceEvent.collection.bulkWrite(
-        batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as never, update: { $set: { page_keys: devicePageKeys(doc.deployment_id, doc.device_id) } } } })),
-        { ordered: false },
-      );
-      batch = [];
-    };
-    for await (const doc of missing) {
-      batch.push(doc as unknown as (typeof batch)[number]);
-      if (batch.length === BATCH) await write();
-    }
-    await write();
-    await done.updateOne({ _id: 'status_page_keys' }, { $set: { at: new Date() } }, { upsert: true }).exec();
+  addStatusPageKeys(): Promise<void> {
+    return addPageKeysOnce<{ _id: string; deployment_id: string; device_id: string }>({
+      done: this.models.DataMigration,
+      name: 'status_page_keys',
+      collection: this.models.DeviceEvent.collection as never,
+      missing: { kind: 'status', page_keys: { $exists: false } },
+      fields: { deployment_id: 1, device_id: 1 },
+      keysOf: (doc) => devicePageKeys(doc.deployment_id, doc.device_id),
+    });
   }
 
   async devicesByStatus(deploymentId: string, window: { since?: Date; before?: Date } = {}): Promise<Map<string, number>> {

@@ -1,0 +1,42 @@
+import type { Collection, Document, Filter } from 'mongodb';
+
+/** The `data_migrations` collection of a service: one document per data migration done. */
+export interface DoneMigrations {
+  exists(filter: { _id: string }): PromiseLike<unknown>;
+  updateOne(filter: { _id: string }, update: { $set: { at: Date } }, options: { upsert: true }): { exec(): Promise<unknown> };
+}
+
+/**
+ * Sets `page_keys` on every document of `collection` that matches `missing` (a filter on documents
+ * without keys), to what `keysOf` makes of it. Done once, then recorded as `name` in `done`: finding
+ * the documents without keys reads every document (FerretDB cannot use an index for `$exists`),
+ * which a service starting on a large store should not repeat. Writes in batches; safe to run again.
+ */
+export async function addPageKeysOnce<Doc extends Document & { _id: string }>(options: {
+  done: DoneMigrations;
+  name: string;
+  collection: Collection<Doc>;
+  missing: Filter<Doc>;
+  /** The fields keysOf reads. */
+  fields: Record<string, 1>;
+  keysOf: (doc: Doc) => string[];
+}): Promise<void> {
+  const { done, name, collection } = options;
+  if (await done.exists({ _id: name })) return;
+  const BATCH = 1000;
+  let batch: Doc[] = [];
+  const write = async () => {
+    if (batch.length === 0) return;
+    await collection.bulkWrite(
+      batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as Filter<Doc>, update: { $set: { page_keys: options.keysOf(doc) } as never } } })),
+      { ordered: false },
+    );
+    batch = [];
+  };
+  for await (const doc of collection.find(options.missing, { projection: { _id: 1, ...options.fields } })) {
+    batch.push(doc as Doc);
+    if (batch.length === BATCH) await write();
+  }
+  await write();
+  await done.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
+}
