@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize, type LatencySummary } from './latency';
 import { runOpenLoop, type Outcome, type Sample } from './open-loop';
@@ -62,11 +63,16 @@ export async function measureStep(
 ) {
   const statementsBefore = countStatements?.();
   const before = usageOf(pids);
-  // Read at the end of the warm-up, so that the pauses cover the measured part of the step.
-  const pausesRead = metricsUrls ? sleep(stepMs / 5).then(() => startPauseReading(metricsUrls)) : undefined;
+  // Read at the start, inside the warm-up that the latencies leave out: a scrape at the end of the
+  // warm-up showed as a spike of its own.
+  const pausesRead = metricsUrls ? await startPauseReading(metricsUrls) : undefined;
+  // This process's own loop: a pause here delays the requests it sends, and counts in their latency.
+  const benchLoop = monitorEventLoopDelay({ resolution: 10 });
+  benchLoop.enable();
   const samples: Sample[] = await runOpenLoop({ phases: [{ rate, durationMs: stepMs }], send: (index) => send(offset + index) });
+  benchLoop.disable();
   const after = usageOf(pids);
-  const pauses = await (await pausesRead)?.();
+  const pauses = { ...(await pausesRead?.()), bench: { loopDelayMaxMs: Math.round(benchLoop.max / 1e5) / 10, loopDelayP99Ms: Math.round(benchLoop.percentile(99) / 1e5) / 10 } };
   const statements = statementsPerRequest(statementsBefore, countStatements?.(), samples.length);
   const measured = samples.filter((sample) => sample.intendedAt >= stepMs / 5);
   const slowest = [...measured]
@@ -79,7 +85,7 @@ export async function measureStep(
     latency: summarize(measured),
     usage: perRequest(before, after, samples.length),
     ...(statements === undefined ? {} : { storeStatementsPerRequest: statements }),
-    ...(pauses ? { pauses } : {}),
+    pauses,
     slowest,
   };
   return { step, sent: samples.length };
@@ -105,7 +111,11 @@ export async function highestRate(options: RateSearchOptions): Promise<RateSearc
       `  ${String(rate).padStart(5)}/s  p50 ${step.latency.p50} ms  p99 ${step.latency.p99} ms  p99.9 ${step.latency.p999} ms  errors ${JSON.stringify(step.latency.errors)}${step.storeStatementsPerRequest === undefined ? '' : `  store statements/request ${step.storeStatementsPerRequest}`}  ${ok ? 'held' : 'missed'}`,
     );
     if (step.pauses) {
-      const each = (figure: (pauses: Pauses) => number) => Object.entries(step.pauses!).map(([name, pauses]) => `${name} ${figure(pauses)}`).join(', ');
+      const each = (figure: (pauses: Pauses) => number | undefined) =>
+        Object.entries(step.pauses!)
+          .filter(([, pauses]) => figure(pauses) !== undefined)
+          .map(([name, pauses]) => `${name} ${figure(pauses)}`)
+          .join(', ');
       options.log(`         longest loop delay ms: ${each((pauses) => pauses.loopDelayMaxMs)}; GC ms: ${each((pauses) => pauses.gcMs)}`);
     }
     if (step.slowest?.length) options.log(`         slowest: ${step.slowest.map((one) => `${(one.atMs / 1000).toFixed(2)} s ${Math.round(one.latencyMs)} ms`).join(', ')}`);

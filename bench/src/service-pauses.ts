@@ -4,10 +4,10 @@
 
 /** One service's pauses over a step. */
 export interface Pauses {
-  /** Time in garbage collection, ms, and how many collections; of it, the major (mark-sweep) ones. */
-  gcMs: number;
-  gcCount: number;
-  majorGcMs: number;
+  /** Time in garbage collection, ms, and how many collections; of it, the major (mark-sweep) ones (not read for the bench's own process). */
+  gcMs?: number;
+  gcCount?: number;
+  majorGcMs?: number;
   /** The longest and the 99th-percentile delay of the event loop over the step, ms (prom-client's monitorEventLoopDelay, reset at each scrape). */
   loopDelayMaxMs: number;
   loopDelayP99Ms: number;

@@ -79,6 +79,12 @@ export async function startPostgres(dataDir: string, host: string, port: number,
     // Statement counts per request, which the benchmarks read (bench/src/store-statements.ts).
     '-c',
     'shared_preload_libraries=pg_stat_statements',
+    // A new WAL segment is otherwise filled with 16 MiB of zeroes by the backend that needs it, and
+    // every commit waits behind that write: on this machine's disk, stalls of 0.2-0.9 s every
+    // segment (about every 30 s under a check load), which set the benchmarks' 99th percentiles
+    // (docs/performance.md, "The tail that set s1's rate"). ext4 allocates the file as it is written.
+    '-c',
+    'wal_init_zero=off',
   ]);
   const postgres = startProcess('postgres', command, args, process.env, output, 'SIGINT');
   await waitForPort(host, port, postgres, 60_000);
