@@ -62,6 +62,12 @@ export interface BenchSettings {
 const LIFECYCLE = ['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed'] as const;
 const BOARDS = ['board-a', 'board-b'] as const;
 
+/** The hex prefixes of 16 or 256 parts of the id space in bit-reversed order, as the console reads them. */
+function spreadParts(count: 16 | 256): string[] {
+  const bits = count === 16 ? 4 : 8;
+  return Array.from({ length: count }, (_, index) => Number.parseInt(index.toString(2).padStart(bits, '0').split('').reverse().join(''), 2).toString(16).padStart(bits / 4, '0'));
+}
+
 /** Runs scenarios against one stack, setting up each fleet the first time a scenario needs it. */
 export class Scenarios {
   private readonly gateway: Gateway;
@@ -455,8 +461,10 @@ export class Scenarios {
       'a later states page': () => read(`${states}?limit=50&after_id=${one.id}`),
     });
     const checks = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.checksBesideSmallerFleet(fleet, devices);
-    // The preview of the fleet-wide deployment in 256 parts, as the console reads a large fleet:
-    // when the first part answered, and how long the whole took.
+    // The preview of the fleet-wide deployment in 256 parts, as the console reads a large fleet
+    // (in bit-reversed order, spread over the id space): when the first part answered, how long
+    // the whole took, and how far the estimate of the whole from the parts read by a given time
+    // was from the whole.
     let preview: object = { skipped: `the stack stopped answering during ${wedged}` };
     if (!wedged) {
       const before = usageOf(this.pids);
@@ -464,15 +472,28 @@ export class Scenarios {
       let firstPartMs = 0;
       let previewed = 0;
       const partMs: number[] = [];
-      for (let part = 0; part < 256; part++) {
+      const soFar: Record<string, number> = {};
+      const estimates: Array<{ atMs: number; parts: number; counts: Record<string, number> }> = [];
+      for (const [index, prefix] of spreadParts(256).entries()) {
         const partStarted = performance.now();
-        const answer = (await this.gateway.api('GET', project(`/deployments/${deploymentId}/preview/?id_prefix=${part.toString(16).padStart(2, '0')}`), fleet.userToken, undefined, CALL_GIVE_UP_MS)) as { device_count: number };
+        const answer = (await this.gateway.api('GET', project(`/deployments/${deploymentId}/preview/?id_prefix=${prefix}`), fleet.userToken, undefined, CALL_GIVE_UP_MS)) as { device_count: number; outcomes: Record<string, { count: number }> };
         partMs.push(performance.now() - partStarted);
-        if (part === 0) firstPartMs = Math.round(performance.now() - started);
+        if (index === 0) firstPartMs = Math.round(performance.now() - started);
         previewed += answer.device_count;
+        for (const [outcome, { count }] of Object.entries(answer.outcomes)) soFar[outcome] = (soFar[outcome] ?? 0) + count;
+        estimates.push({ atMs: performance.now() - started, parts: index + 1, counts: { ...soFar } });
       }
       const cpu = perRequest(before, usageOf(this.pids), 1);
       const sorted = partMs.sort((a, b) => a - b);
+      // The largest error of an outcome that holds at least 1% of the fleet, estimated from the parts read by each time.
+      const estimateAt = (ms: number) => {
+        const last = estimates.filter((one) => one.atMs <= ms).at(-1);
+        if (!last) return null;
+        const errors = Object.entries(soFar)
+          .filter(([, whole]) => whole >= previewed / 100)
+          .map(([outcome, whole]) => Math.abs((last.counts[outcome]! * 256) / last.parts - whole) / whole);
+        return { parts: last.parts, largestErrorPercent: Math.round(Math.max(0, ...errors) * 1000) / 10 };
+      };
       preview = {
         parts: 256,
         devicesPreviewed: previewed,
@@ -480,6 +501,7 @@ export class Scenarios {
         partMedianMs: Math.round(quantile(sorted, 0.5)),
         partP95Ms: Math.round(quantile(sorted, 0.95)),
         seconds: Math.round((performance.now() - started) / 100) / 10,
+        estimateOfTheWhole: { at2s: estimateAt(2_000), at10s: estimateAt(10_000), at60s: estimateAt(60_000) },
         cpuSeconds: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, Math.round(usage.cpuMsPerRequest / 100) / 10])),
       };
       this.settings.log(`  preview in parts: ${JSON.stringify(preview)}`);

@@ -107,6 +107,37 @@ test('the preview fits the window with a 128-character device id, and does not c
   expect(await overflow(page)).toBe(0);
 });
 
+test('a preview read in parts reads them spread over the id space and estimates the whole fleet from the first ones', async () => {
+  const f = await setupProject();
+  // 32 devices, all of which would be offered the build.
+  for (let index = 0; index < 32; index += 1) expect((await checkIn(f, `spread-${index}`)).status).toBe(200);
+  const deployment = await deploymentOf(f, { rollout_percentage: 100 });
+  const page = await signedIn(f);
+  // The first four parts answer; the rest wait until the test has read the page.
+  const asked: string[] = [];
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await page.route(/\/preview\/\?id_prefix=/, async (route) => {
+    asked.push(new URL(route.request().url()).searchParams.get('id_prefix')!);
+    if (asked.length > 4) await released;
+    await route.continue();
+  });
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  await page.getByRole('button', { name: 'Preview the next checks' }).click();
+  await expectText(page.getByTestId('preview-caption'), 'in the 25% of the fleet read so far');
+  expect(asked.slice(0, 4)).toEqual(['0', '8', '4', 'c']);
+  const estimate = page.getByTestId('preview-estimate');
+  // Four parts of 16 read: their offered devices times four, in two significant digits.
+  const caption = (await page.getByTestId('preview-caption').textContent())!;
+  const readSoFar = Number(/^(\d+) devices in the 25% of the fleet read so far/.exec(caption)![1]);
+  expect((await estimate.textContent())!).toContain(`would be offered the build, about ${Number((readSoFar * 4).toPrecision(2)).toLocaleString('en-US')}`);
+  await screenshot(page, 'preview-estimate-1366');
+  release();
+  await expectText(page.getByTestId('preview-caption'), '32 devices, as of');
+  expect(await estimate.count()).toBe(0);
+  expect([...asked].sort()).toEqual([...'0123456789abcdef']);
+});
+
 test('Back after Next shows the range of the page it returns to', async () => {
   const f = await setupProject();
   await Promise.all(Array.from({ length: 60 }, (_, index) => checkIn(f, `unit-${String(index).padStart(3, '0')}`)));

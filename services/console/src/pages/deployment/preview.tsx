@@ -3,6 +3,7 @@ import { ApiError, answer, answerWithHeaders, api } from '../../api';
 import { BusyButton, ErrorNote } from '../../components/feedback';
 import { PreviewBar } from '../../components/rollout-bar';
 import { PREVIEW_OUTCOMES, type Deployment, type DeploymentPreview, type PreviewOutcome } from '../../types';
+import { partsOf } from '../../id-space';
 import { PREVIEW_OUTCOME_WORDS } from '../../words';
 
 /** Up to this many devices the fleet is previewed in 16 parts; past it, in 256, so that the first part answers within a few seconds. */
@@ -10,9 +11,10 @@ const SIXTEEN_PARTS_UP_TO = 50_000;
 /** Device ids a preview shows per outcome, as the API answers them. */
 const SAMPLES = 20;
 
-/** The hex prefixes of the parts of the id space, in order: 16 of one digit or 256 of two. */
-function partsOf(count: 16 | 256): string[] {
-  return Array.from({ length: count }, (_, index) => index.toString(16).padStart(count === 16 ? 1 : 2, '0'));
+/** The whole fleet's count, estimated from the parts read so far, in two significant digits. */
+function estimated(count: number, walk: Walk): string {
+  const whole = (count * walk.parts) / walk.partsDone;
+  return Number(whole.toPrecision(2)).toLocaleString();
 }
 
 /** Two parts' previews as one: counts added, samples kept up to SAMPLES. */
@@ -114,6 +116,15 @@ export function Preview({ deployment: d, reach }: { deployment: Deployment; reac
             {data.as_if_active && ` · as if ${d.state === 'draft' ? 'started' : 'resumed'} now, at ${data.rollout_percentage}%`}
             <span className="muted"> · devices report on: preview again for a newer picture</span>
           </p>
+          {partial && (
+            <p className="muted" data-testid="preview-estimate">
+              Estimated for the whole fleet (the parts read so far are spread over it):{' '}
+              {PREVIEW_OUTCOMES.filter((outcome) => data.outcomes[outcome].count > 0)
+                .map((outcome) => `${PREVIEW_OUTCOME_WORDS[outcome]}, about ${estimated(data.outcomes[outcome].count, walk)}`)
+                .join('; ')}
+              .
+            </p>
+          )}
           <PreviewBar outcomes={data.outcomes} />
           <dl className="facts" data-testid="preview-samples">
             {PREVIEW_OUTCOMES.filter((outcome) => data.outcomes[outcome].count > 0).map((outcome) => (
