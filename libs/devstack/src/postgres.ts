@@ -88,8 +88,9 @@ export async function startPostgres(dataDir: string, host: string, port: number,
     // A commit is acknowledged before its WAL reaches the disk, which the WAL writer flushes within
     // three times wal_writer_delay (0.6 s): as a standalone MongoDB acknowledges a w:1 write before
     // its journal commit. Waiting for each flush put this disk's flush stalls (0.1-0.4 s, at random)
-    // into every check and report in flight. A crash of PostgreSQL loses nothing; a crash of the
-    // machine may lose the last 0.6 s of acknowledged writes, never corrupt them.
+    // into every check and report in flight. A crash of PostgreSQL or of the machine may lose the
+    // last 0.6 s of acknowledged writes, never corrupt the database (a crash of FerretDB or of a
+    // service loses nothing: PostgreSQL still flushes them).
     '-c',
     'synchronous_commit=off',
   ]);
