@@ -12,7 +12,7 @@ import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
 import { OUR_SERVICES, STORE_PROCESSES, statementCounter } from './store-statements';
-import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seedStatuses, seededDeviceId } from './seed-fleet';
+import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seedStatuses, seededDeviceId, settleStore } from './seed-fleet';
 
 export const SCENARIOS = {
   s0: 'baseline: a bare node:http process doing a check\'s minimum store work (token lookup, device upsert, decision insert)',
@@ -383,6 +383,8 @@ export class Scenarios {
     const seeded = await seedFleet(this.stack, { projectId: fleet.projectId, channelIds: [fleet.defaultChannelId, beta.id], groupIds: groups.map((group) => group.id) }, devices, this.settings.log);
     const mib = (bytes: number | undefined) => (bytes === undefined ? null : Math.round((bytes / 2 ** 20) * 10) / 10);
     this.settings.log(`  seeded in ${seeded.seconds} s; the store grew from ${mib(seeded.storeBytesBefore)} to ${mib(seeded.storeBytesAfter)} MiB`);
+    const settlingSeconds = await settleStore(this.stack.postgresUrl);
+    this.settings.log(`  the store vacuumed and analyzed in ${settlingSeconds} s`);
 
     const timed = async (work: () => Promise<unknown>) => {
       const started = performance.now();
@@ -453,7 +455,8 @@ export class Scenarios {
     // failed), written into rollout's store after the summary was measured: they are not counted.
     this.settings.log(`  seeding the statuses of ${devices} devices`);
     const statuses = await seedStatuses(this.stack, { projectId: fleet.projectId, deploymentId }, seeded.idOf, devices, this.settings.log);
-    this.settings.log(`  seeded in ${statuses.seconds} s`);
+    const statusSettlingSeconds = await settleStore(this.stack.postgresUrl);
+    this.settings.log(`  seeded in ${statuses.seconds} s; the store vacuumed and analyzed in ${statusSettlingSeconds} s`);
     const states = `/deployments/${deploymentId}/states/`;
     await measure({
       'states page': () => read(`${states}?limit=50`),
@@ -516,6 +519,8 @@ export class Scenarios {
       createDeployment: created,
       startDeployment: start,
       statusSeedingSeconds: statuses.seconds,
+      settlingSeconds,
+      statusSettlingSeconds,
       operations: results,
       checksOfKnownDevices: checks,
       preview,
@@ -550,6 +555,7 @@ export class Scenarios {
       const { deploymentId } = await createDraftDeployment(referenceGateway, referenceFleet, { version_label: 'fleet-wide' }, [], 100);
       await startDeployment(referenceGateway, referenceFleet, deploymentId);
       await seedStatuses(reference, { projectId: referenceFleet.projectId, deploymentId }, seeded.idOf, referenceDevices, this.settings.log);
+      await settleStore(reference.postgresUrl);
       const rate = this.settings.smoke ? 10 : 40;
       const turnMs = this.settings.smoke ? 2_000 : 10_000;
       const sides = [
