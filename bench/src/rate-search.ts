@@ -63,8 +63,8 @@ export async function measureStep(
 ) {
   const statementsBefore = countStatements?.();
   const before = usageOf(pids);
-  // Read at the start, inside the warm-up that the latencies leave out: a scrape at the end of the
-  // warm-up showed as a spike of its own.
+  // Read just before the step, so that the readings cover it whole (warm-up included): a scrape at
+  // the end of the warm-up showed as a spike of its own in the measured requests.
   const pausesRead = metricsUrls ? await startPauseReading(metricsUrls) : undefined;
   // This process's own loop: a pause here delays the requests it sends, and counts in their latency.
   const benchLoop = monitorEventLoopDelay({ resolution: 10 });

@@ -495,7 +495,7 @@ export class Scenarios {
         const errors = Object.entries(soFar)
           .filter(([, whole]) => whole >= previewed / 100)
           .map(([outcome, whole]) => Math.abs((last.counts[outcome]! * 256) / last.parts - whole) / whole);
-        return { parts: last.parts, largestErrorPercent: Math.round(Math.max(0, ...errors) * 1000) / 10 };
+        return { parts: last.parts, furthestOffPercent: Math.round(Math.max(0, ...errors) * 1000) / 10 };
       };
       preview = {
         parts: 256,
