@@ -342,10 +342,12 @@ export class MongoRegistryStore implements RegistryStore {
     if (targets.groupIds.length === 1) equality.group_ids = targets.groupIds[0];
     if (targets.channelIds.length === 1) equality.channel_id = targets.channelIds[0];
     if (atMost) return { count: await this.countAtMost(projectId, equality, reached, atMost), estimated: false };
-    // Where the store matches, every device read counts: a quarter of the sample (about 6% off)
-    // counts closer than the whole sample counts a tenth of the fleet unfiltered (about 10%), at a
-    // quarter of the reads.
-    const sampleSize = Object.keys(equality).length > 0 ? Math.ceil(this.options.countSample / MATCHED_SAMPLE_DIVISOR) : this.options.countSample;
+    // Where the store matches every target, every device read counts: a quarter of the sample (about
+    // 6% off) counts closer than the whole sample counts a tenth of the fleet unfiltered (about 10%),
+    // at a quarter of the reads. Where some targets are left to the filter here, fewer of the devices
+    // read count, and the whole sample is read.
+    const storeMatchesAll = Object.keys(equality).length > 0 && targets.groupIds.length <= 1 && targets.channelIds.length <= 1;
+    const sampleSize = storeMatchesAll ? Math.ceil(this.options.countSample / MATCHED_SAMPLE_DIVISOR) : this.options.countSample;
     const sample = await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey, equality), sampleSize);
     return countFromSample(sample, sample.docs.filter(reached).length);
   }
