@@ -58,9 +58,9 @@ export interface BaselineServer {
 }
 
 /** Starts S0's bare node:http server against the stack's MongoDB-protocol server. */
-export async function startBaseline(rootDir: string, stack: RunningStack): Promise<BaselineServer> {
+export async function startBaseline(rootDir: string, stack: RunningStack, nodeArgs: string[] = []): Promise<BaselineServer> {
   const port = await freePort();
-  const child = await startBenchServer(rootDir, 'baseline-server.js', [], { MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE, PORT: String(port) });
+  const child = await startBenchServer(rootDir, 'baseline-server.js', [], { MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE, PORT: String(port) }, nodeArgs);
   return { url: `http://127.0.0.1:${port}`, process: child, stop: () => stopBenchServer(child) };
 }
 
@@ -72,11 +72,11 @@ export interface FloorServers {
 }
 
 /** Starts S17's floor of our stack (floor-server.ts): a Koa front and a grpc-js back, against the stack's store. */
-export async function startFloor(rootDir: string, stack: RunningStack): Promise<FloorServers> {
+export async function startFloor(rootDir: string, stack: RunningStack, nodeArgs: string[] = []): Promise<FloorServers> {
   const [port, backPort] = [await freePort(), await freePort()];
   const env = { MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE };
-  const back = await startBenchServer(rootDir, 'floor-server.js', ['back'], { ...env, PORT: String(backPort) });
-  const front = await startBenchServer(rootDir, 'floor-server.js', ['front'], { ...env, PORT: String(port), BACK_PORT: String(backPort) }).catch(async (error: unknown) => {
+  const back = await startBenchServer(rootDir, 'floor-server.js', ['back'], { ...env, PORT: String(backPort) }, nodeArgs);
+  const front = await startBenchServer(rootDir, 'floor-server.js', ['front'], { ...env, PORT: String(port), BACK_PORT: String(backPort) }, nodeArgs).catch(async (error: unknown) => {
     await stopBenchServer(back);
     throw error;
   });
@@ -91,8 +91,8 @@ export async function startFloor(rootDir: string, stack: RunningStack): Promise<
 }
 
 /** Runs one of the bench's own servers (`dist/<script>`) and waits for it to say it listens. */
-async function startBenchServer(rootDir: string, script: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(rootDir, 'bench', 'dist', script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startBenchServer(rootDir: string, script: string, args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, join(rootDir, 'bench', 'dist', script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && resolve());
     child.once('exit', (code) => reject(new Error(`${script} ${args.join(' ')} exited with ${code}`)));

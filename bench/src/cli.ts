@@ -36,7 +36,8 @@ Options:
                      the large fleet's (default 50000; smoke 200)
   --start-rate N     first rate of each search, per second (default 100; smoke 50)
   --max-steps N      rate steps per search at most (default 10; smoke 1)
-  --cpu-prof DIR     run every service with node --cpu-prof, writing .cpuprofile files to DIR
+  --cpu-prof DIR     run every service, and s0's and s17's servers, with node --cpu-prof, writing
+                     .cpuprofile files to DIR
   --out DIR          where results go (default bench/results; smoke: .data/bench/smoke-results)
   --compare-without CHANGE
                      run the scenarios on two stacks in this one run, CHANGE switched off and on,
@@ -178,7 +179,7 @@ async function runScenarios(selected: ScenarioName[], settings: BenchSettings, v
   settings.log(`starting the stack (${label}${settings.smoke ? ', smoke run' : ''})`);
   const tree = variant.rootDir ?? rootDir;
   const stack = await startBenchStack(tree, `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`, variant);
-  const scenarios = new Scenarios(tree, stack, settings);
+  const scenarios = new Scenarios(tree, stack, settings, variant.serviceNodeArgs);
   runningStacks.add(stack);
   const results = new Map<ScenarioName, object>();
   try {

@@ -90,6 +90,8 @@ export class Scenarios {
     private readonly rootDir: string,
     private readonly stack: RunningStack,
     private readonly settings: BenchSettings,
+    /** Node.js arguments for the bench's own servers (s0's and s17's), as the stack's services get them: `--cpu-prof` profiles them too. */
+    private readonly serverNodeArgs: string[] = [],
   ) {
     this.gateway = new Gateway(stack.gatewayUrl);
     this.pids = stackPids(stack);
@@ -663,7 +665,7 @@ export class Scenarios {
    * s1's devices and tokens; with s1 measured in the same run, our services' CPU per check against it.
    */
   private async stackFloor() {
-    const floor = await startFloor(this.rootDir, this.stack);
+    const floor = await startFloor(this.rootDir, this.stack, this.serverNodeArgs);
     const result = await this.searchOtherServer('s17: the floor of our stack (Koa, one grpc-js hop, the driver)', floor);
     // CPU per request falls as the rate rises (what a process does each second is shared by more
     // requests), so s1 and the floor are set side by side at the rates both searches stepped at.
@@ -754,7 +756,7 @@ export class Scenarios {
   }
 
   private async measureBaseline(): Promise<RateSearchResult> {
-    const server = await startBaseline(this.rootDir, this.stack);
+    const server = await startBaseline(this.rootDir, this.stack, this.serverNodeArgs);
     return this.searchOtherServer('s0: the bare baseline', { url: server.url, pids: { baseline: server.process.pid! }, stop: () => server.stop() });
   }
 
