@@ -1,5 +1,5 @@
 import { deviceUuid, devicePageKeys } from './device-ids';
-import { countFromSample, readDevicePage, sampleDevices, type PagedDoc } from './page-buckets';
+import { BUCKET_READS_IN_FLIGHT, countFromSample, readDevicePage, sampleDevices, type PagedDoc } from './page-buckets';
 
 // The page walk and the sample over an in-memory project: the store's part (an equality on one
 // bucket) is a filter here, and what is checked is the order, the cursors, the budget and the counts.
@@ -81,4 +81,46 @@ test('a sample of a large project reads a share of it, and counts from it are es
   const small = storeOf(projectOf(3_000));
   const whole = await sampleDevices('p', small.find, 4_096);
   expect(countFromSample(whole, whole.docs.length)).toEqual({ count: 3_000, estimated: false });
+});
+
+/** A store whose every query waits a turn of the event loop, so that queries made together are seen in flight together. */
+function slowStoreOf(docs: Doc[]) {
+  const store = storeOf(docs);
+  const counted = { ...store, inFlight: 0, mostInFlight: 0 };
+  counted.find = async (pageKey: string | undefined) => {
+    counted.inFlight += 1;
+    counted.mostInFlight = Math.max(counted.mostInFlight, counted.inFlight);
+    await new Promise((resolve) => setImmediate(resolve));
+    counted.inFlight -= 1;
+    return store.find(pageKey);
+  };
+  return counted;
+}
+
+test('a sample reads its buckets a few at once, never more than BUCKET_READS_IN_FLIGHT, and finds what it found one at a time', async () => {
+  const docs = projectOf(60_000);
+  const store = slowStoreOf(docs);
+  const sample = await sampleDevices('p', store.find, 4_096);
+  expect(store.mostInFlight).toBe(BUCKET_READS_IN_FLIGHT);
+  const oneAtATime = await sampleDevices('p', storeOf(docs).find, 4_096);
+  expect(sample.docs.map((doc) => doc._id)).toEqual(oneAtATime.docs.map((doc) => doc._id));
+  expect(sample.share).toBe(oneAtATime.share);
+});
+
+test('a search reads ahead a few buckets at once within its budget, and still finds every match once, in order', async () => {
+  const docs = projectOf(20_000);
+  const keep = (doc: Doc) => doc.device_id.endsWith('77');
+  const store = slowStoreOf(docs);
+  const pages = [];
+  let afterId: string | undefined;
+  do {
+    const page = await readDevicePage({ scope: 'p', find: store.find, keep, limit: 50, afterId, readBudget: 6_000 });
+    pages.push(page);
+    afterId = page.nextAfterId;
+  } while (afterId);
+  expect(store.mostInFlight).toBeGreaterThan(1);
+  expect(store.mostInFlight).toBeLessThanOrEqual(BUCKET_READS_IN_FLIGHT);
+  expect(pages.flatMap((page) => page.docs.map((doc) => doc._id))).toEqual(docs.filter(keep).map((doc) => doc._id).sort());
+  // What it read ahead and did not use is at most a few buckets a page (a bucket here is about 20,000 / 16).
+  expect(store.read / pages.length).toBeLessThan(6_000 + (BUCKET_READS_IN_FLIGHT * 20_000) / 16 + 200);
 });

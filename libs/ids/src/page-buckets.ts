@@ -27,6 +27,13 @@ export const READ_WHOLE_UP_TO = 1_000;
  */
 export const SEARCH_PROBE_ENOUGH = 1_000;
 
+/**
+ * Bucket reads of one page or one sample in flight at once. A lone query keeps FerretDB and
+ * PostgreSQL busy one after the other, so with a few at once they overlap on the cores one leaves
+ * idle (and a MongoDB answers them in parallel); the store's work is the same.
+ */
+export const BUCKET_READS_IN_FLIGHT = 4;
+
 export interface PagedDoc {
   _id: string;
 }
@@ -90,6 +97,7 @@ async function walkBuckets<Doc extends PagedDoc>(
   readSoFar: number,
 ): Promise<DevicePageResult<Doc>> {
   const buckets = 16 ** level;
+  const ahead = readAhead((next) => query.find(devicePageKey(query.scope, hexOf(next, level))));
   let bucket = firstBucket;
   let docs = first;
   let read = readSoFar;
@@ -111,9 +119,55 @@ async function walkBuckets<Doc extends PagedDoc>(
       const lastPrefix = hexOf(bucket - 1, level);
       return { docs: page, total: estimate(), nextAfterId: `${lastPrefix.padEnd(8, 'f')}-ffff-ffff-ffff-ffffffffffff`, read };
     }
-    docs = await query.find(devicePageKey(query.scope, hexOf(bucket, level)));
+    // The buckets the page looks to need still, by what its buckets held so far: those its budget
+    // allows, and, once it has found matches, those that would fill it.
+    const forBudget = Math.ceil((query.readBudget - read) / Math.max(1, first.length));
+    const forPage = matchesSeen > 0 ? Math.ceil(((query.limit + 1 - page.length) * bucketsRead) / matchesSeen) : Number.POSITIVE_INFINITY;
+    ahead.request(bucket, Math.min(forBudget, forPage, buckets - bucket, BUCKET_READS_IN_FLIGHT));
+    docs = await ahead.take(bucket);
     read += docs.length;
   }
+}
+
+/**
+ * Reads of the buckets from a given one on, started before they are needed, at most
+ * BUCKET_READS_IN_FLIGHT at once. A read the page ends without is left to finish; its failure
+ * then is nobody's.
+ */
+function readAhead<Doc>(find: (bucket: number) => Promise<Doc[]>) {
+  const started = new Map<number, Promise<Doc[]>>();
+  return {
+    /** Starts the reads of `count` buckets from `from` that are not started yet. */
+    request(from: number, count: number): void {
+      for (let next = from; next < from + Math.max(1, count); next += 1) {
+        if (started.has(next)) continue;
+        const reading = find(next);
+        reading.catch(() => undefined);
+        started.set(next, reading);
+      }
+    },
+    /** The bucket's devices (started now if it was not). */
+    take(bucket: number): Promise<Doc[]> {
+      this.request(bucket, 1);
+      const reading = started.get(bucket)!;
+      started.delete(bucket);
+      return reading;
+    },
+  };
+}
+
+/** Reads every one of `keys`, at most BUCKET_READS_IN_FLIGHT at once, and answers them in their order. */
+async function readAll<Doc>(keys: string[], find: (pageKey: string) => Promise<Doc[]>): Promise<Doc[][]> {
+  const answers: Doc[][] = new Array<Doc[]>(keys.length);
+  let next = 0;
+  const reader = async () => {
+    while (next < keys.length) {
+      const index = next++;
+      answers[index] = await find(keys[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BUCKET_READS_IN_FLIGHT, keys.length) }, reader));
+  return answers;
 }
 
 function keepOf<Doc extends PagedDoc>(query: DevicePageQuery<Doc>, docs: Doc[]): Doc[] {
@@ -159,9 +213,8 @@ export async function sampleDevices<Doc extends PagedDoc>(scope: string, find: (
     if (wanted > MAX_SAMPLE_QUERIES) continue;
     // A sample of half the project or more is read whole, in one query, and counts exactly.
     if (wanted * 2 >= buckets) break;
-    const docs = [...first];
-    for (let index = 1; index < wanted; index += 1) docs.push(...(await find(devicePageKey(scope, hexOf(Math.floor((index * buckets) / wanted), level)))));
-    return { docs, share: wanted / buckets };
+    const rest = Array.from({ length: wanted - 1 }, (_, index) => devicePageKey(scope, hexOf(Math.floor(((index + 1) * buckets) / wanted), level)));
+    return { docs: [...first, ...(await readAll(rest, find)).flat()], share: wanted / buckets };
   }
   return { docs: await find(undefined), share: 1 };
 }
