@@ -2,7 +2,9 @@ import type { Webhooks } from './webhooks';
 
 /**
  * Runs delivery attempts: up to `concurrency` workers, each attempting due deliveries until none is
- * left. Woken at once when an event is enqueued, and every `intervalMs` for retries that fell due.
+ * left. Woken at once when an event is enqueued. Every `intervalMs`, for retries that fell due, one
+ * worker looks, and wakes the others when it finds one: an idle replica makes one store query per
+ * interval, not one per worker.
  */
 export class WebhookDispatcher {
   private running = 0;
@@ -17,13 +19,14 @@ export class WebhookDispatcher {
   ) {}
 
   start(intervalMs: number): void {
-    this.timer = setInterval(() => this.wake(), intervalMs);
+    this.timer = setInterval(() => this.wake(1), intervalMs);
     this.timer.unref();
-    this.wake();
+    this.wake(1);
   }
 
-  wake(): void {
-    while (!this.stopped && this.running < this.concurrency) {
+  /** Starts workers until `workers` of them run (all, by default), never more than the concurrency. */
+  wake(workers = this.concurrency): void {
+    while (!this.stopped && this.running < Math.min(workers, this.concurrency)) {
       this.running += 1;
       void this.work().finally(() => {
         this.running -= 1;
@@ -41,7 +44,7 @@ export class WebhookDispatcher {
 
   private async work(): Promise<void> {
     try {
-      while (!this.stopped && (await this.webhooks.attemptDue()));
+      while (!this.stopped && (await this.webhooks.attemptDue(() => this.wake())));
     } catch (error) {
       this.warn(error, 'webhook delivery failed to run; the next wake-up tries again');
     }

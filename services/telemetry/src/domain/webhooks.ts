@@ -100,13 +100,15 @@ export class Webhooks {
   }
 
   /** Claims and attempts one due delivery; false when none is due. */
-  async attemptDue(): Promise<boolean> {
+  /** Attempts one due delivery, if any; `claimed` is called as soon as one is claimed, before its attempt. */
+  async attemptDue(claimed?: () => void): Promise<boolean> {
     const now = this.now();
     // The claim outlasts the attempt's timeout, so that only a worker that died loses it.
     const claim = this.claiming.then(() => this.store.claimDueDelivery(now, new Date(now.getTime() + this.settings.timeoutMs + CLAIM_SLACK_MS)));
     this.claiming = claim.catch(() => undefined);
     const delivery = await claim;
     if (!delivery) return false;
+    claimed?.();
     const webhook = await this.store.findWebhook(delivery.webhookId);
     // Deleted meanwhile: its deliveries went with it.
     if (!webhook) return true;
