@@ -7,3 +7,4 @@ export * from './compatibility';
 export * from './cohort';
 export * from './views';
 export * from './follow-view-events';
+export * from './maintenance-windows';
