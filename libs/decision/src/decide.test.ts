@@ -48,13 +48,14 @@ const device = (overrides: Partial<DecisionDevice> = {}): DecisionDevice => ({
   ...overrides,
 });
 
-function decide(input: { device?: DecisionDevice; deployments?: DecisionDeployment[]; artifacts?: ArtifactSummary[]; rolledBack?: string[] }) {
+function decide(input: { device?: DecisionDevice; deployments?: DecisionDeployment[]; artifacts?: ArtifactSummary[]; rolledBack?: string[]; at?: Date }) {
   const artifacts = new Map((input.artifacts ?? [artifact()]).map((a) => [a.id, a]));
   return decideOffer({
     device: input.device ?? device(),
     activeDeployments: input.deployments ?? [deployment()],
     artifactOf: (id) => artifacts.get(id),
     rolledBack: new Set(input.rolledBack ?? []),
+    at: input.at,
   });
 }
 
@@ -114,6 +115,18 @@ describe('decideOffer', () => {
     const artifacts = [artifact({ id: 'a-5', buildNumber: 5 }), artifact({ id: 'a-7', buildNumber: 7 })];
     expect(decide({ deployments: [older, newer], artifacts })).toMatchObject({ deployment: { id: 'd-new' } });
     expect(decide({ deployments: [older, higher, newer], artifacts })).toMatchObject({ deployment: { id: 'd-high' } });
+  });
+
+  it('offers in the deployment\'s maintenance window only, and says when the next opens', () => {
+    // Mondays 02:00 to 04:00 in Berlin (UTC+1 in winter); 2026-11-30 is a Monday.
+    const windowed = deployment({ maintenance: { timeZone: 'Europe/Berlin', inDeviceLocalTime: false, windows: [{ days: ['mon'], start: '02:00', durationMinutes: 120 }] } });
+    expect(decide({ deployments: [windowed], at: new Date('2026-11-30T01:00:00Z') })).toMatchObject({ status: 'offered' });
+    const held = decide({ deployments: [windowed], at: new Date('2026-11-30T03:00:00Z') });
+    expect(held).toMatchObject({ status: 'not_in_rollout', windowOpensAt: new Date('2026-12-07T01:00:00Z') });
+    expect(held.message).toContain('2026-12-07T01:00:00.000Z');
+    // A device that already runs the build is up to date whatever the hour; a preview (no time) looks at no window.
+    expect(decide({ deployments: [windowed], device: device({ currentBuildNumber: 5 }), at: new Date('2026-11-30T03:00:00Z') }).status).toBe('up_to_date');
+    expect(decide({ deployments: [windowed] }).status).toBe('offered');
   });
 
   it('does not offer a deployment the device rolled back', () => {

@@ -1,6 +1,7 @@
 import type { CheckStatus as VocabularyCheckStatus } from '@ota/vocabulary';
 import { admittedByRollout } from './cohort';
 import { isCompatible, requireDeclaredDimensions } from './compatibility';
+import { windowStateAt } from './maintenance-windows';
 import type { ArtifactSummary, DecisionDeployment, DecisionDevice } from './model';
 import { targetsDevice } from './targeting';
 
@@ -9,7 +10,7 @@ export type CheckStatus = Extract<VocabularyCheckStatus, 'offered' | 'up_to_date
 
 export type Decision<D extends DecisionDeployment = DecisionDeployment> =
   | { status: 'offered'; message: string; deployment: D; artifact: ArtifactSummary }
-  | { status: Exclude<CheckStatus, 'offered'>; message: string };
+  | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date };
 
 export interface DecisionInput<D extends DecisionDeployment> {
   device: DecisionDevice;
@@ -18,10 +19,12 @@ export interface DecisionInput<D extends DecisionDeployment> {
   artifactOf: (artifactId: string) => ArtifactSummary | undefined;
   /** Deployments this device reported `rolled_back` for: never offered again. */
   rolledBack: ReadonlySet<string>;
+  /** When the device checks: an offer waits for its deployment's maintenance window. None: windows are not looked at (a preview). */
+  at?: Date;
 }
 
 /** docs/api.md, "The check decision", steps 6 to 9. */
-export function decideOffer<D extends DecisionDeployment>({ device, activeDeployments, artifactOf, rolledBack }: DecisionInput<D>): Decision<D> {
+export function decideOffer<D extends DecisionDeployment>({ device, activeDeployments, artifactOf, rolledBack, at }: DecisionInput<D>): Decision<D> {
   const targeting = activeDeployments.filter((deployment) => targetsDevice(deployment, device));
   if (targeting.length === 0) return { status: 'no_active_deployment', message: 'no active deployment targets this device' };
 
@@ -54,6 +57,13 @@ export function decideOffer<D extends DecisionDeployment>({ device, activeDeploy
   });
   if (best.artifact.buildNumber <= device.currentBuildNumber) {
     return { status: 'up_to_date', message: 'the device runs the highest build assigned to it' };
+  }
+  // Outside its deployment's windows the offer waits: the device is in the rollout, not yet.
+  if (at && best.deployment.maintenance) {
+    const window = windowStateAt(best.deployment.maintenance, at, device.utcOffsetMinutes);
+    if (!window.open) {
+      return { status: 'not_in_rollout', message: `the deployment offers its build in its maintenance windows; the next opens at ${window.opensAt.toISOString()}`, windowOpensAt: window.opensAt };
+    }
   }
   return { status: 'offered', message: `build ${best.artifact.buildNumber} is offered`, ...best };
 }

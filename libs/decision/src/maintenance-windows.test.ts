@@ -1,4 +1,4 @@
-import { isKnownTimeZone, parseLocalTime, windowStateAt, type MaintenanceSchedule } from './maintenance-windows';
+import { isKnownTimeZone, parseLocalTime, validMaintenanceSchedule, windowStateAt, type MaintenanceSchedule } from './maintenance-windows';
 
 // Weekly windows read in a zone's local time, across the changes to and from summer time, and in
 // a device's own offset; the clock is each test's own instant.
@@ -74,4 +74,25 @@ test('local times and zones are read strictly', () => {
   expect(isKnownTimeZone('Europe/Berlin')).toBe(true);
   expect(isKnownTimeZone('UTC')).toBe(true);
   expect(isKnownTimeZone('Mars/Olympus_Mons')).toBe(false);
+});
+
+test('a schedule that makes no sense is refused with the field named', () => {
+  const window = { days: ['mon'] as const, start: '02:00', durationMinutes: 60 };
+  const refusal = (schedule: MaintenanceSchedule) => {
+    try {
+      validMaintenanceSchedule(schedule);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return 'accepted';
+  };
+  expect(refusal(inZone('Europe/Berlin', [window]))).toBe('accepted');
+  expect(refusal(inZone('Mars/Olympus_Mons', [window]))).toMatch(/^maintenance_windows\.time_zone names no time zone/);
+  expect(refusal(inZone('UTC', []))).toMatch(/^maintenance_windows\.windows holds no window/);
+  expect(refusal(inZone('UTC', [{ ...window, start: '24:00' }]))).toMatch(/^maintenance_windows\.windows\[0\]\.start/);
+  expect(refusal(inZone('UTC', [window, { ...window, days: [] }]))).toMatch(/^maintenance_windows\.windows\[1\]\.days names no day/);
+  expect(refusal(inZone('UTC', [{ ...window, days: ['mon', 'mon'] }]))).toMatch(/names a day twice/);
+  expect(refusal(inZone('UTC', [{ ...window, days: ['someday' as never] }]))).toMatch(/names "someday"/);
+  expect(refusal(inZone('UTC', [{ ...window, durationMinutes: 0 }]))).toMatch(/duration_minutes must be an integer from 1 to 10080/);
+  expect(refusal(inZone('UTC', Array.from({ length: 21 }, () => window)))).toMatch(/at most 20 windows/);
 });

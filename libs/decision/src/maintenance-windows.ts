@@ -2,6 +2,8 @@
 // offer its build, in a named time zone or in the device's own local time. Outside them the check
 // offers nothing and tells the device when the next one opens.
 
+import { invalidArgument } from '@ota/errors';
+
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
 
@@ -20,6 +22,33 @@ export interface MaintenanceSchedule {
   windows: readonly WeeklyWindow[];
   timeZone: string;
   inDeviceLocalTime: boolean;
+}
+
+/** The most windows one schedule holds. */
+export const MAX_WINDOWS = 20;
+
+/**
+ * The schedule, or InvalidArgument naming the first field that makes no sense, in the API's names
+ * (`maintenance_windows…`): an unknown zone, a time not `HH:MM`, no day, a day twice, a length out
+ * of range, or no window at all (leaving the schedule out offers at any time).
+ */
+export function validMaintenanceSchedule(schedule: MaintenanceSchedule): MaintenanceSchedule {
+  const field = 'maintenance_windows';
+  if (!isKnownTimeZone(schedule.timeZone)) throw invalidArgument(`${field}.time_zone names no time zone this service knows: ${JSON.stringify(schedule.timeZone)} (an IANA name such as Europe/Berlin, or UTC)`);
+  if (schedule.windows.length === 0) throw invalidArgument(`${field}.windows holds no window: leave maintenance_windows out to offer at any time`);
+  if (schedule.windows.length > MAX_WINDOWS) throw invalidArgument(`${field}.windows holds at most ${MAX_WINDOWS} windows`);
+  schedule.windows.forEach((window, index) => {
+    const at = `${field}.windows[${index}]`;
+    if (!parseLocalTime(window.start)) throw invalidArgument(`${at}.start must be a local time HH:MM from 00:00 to 23:59`);
+    if (window.days.length === 0) throw invalidArgument(`${at}.days names no day`);
+    const unknown = window.days.find((day) => !WEEKDAYS.includes(day));
+    if (unknown !== undefined) throw invalidArgument(`${at}.days names ${JSON.stringify(unknown)}: days are ${WEEKDAYS.join(', ')}`);
+    if (new Set(window.days).size !== window.days.length) throw invalidArgument(`${at}.days names a day twice`);
+    if (!Number.isInteger(window.durationMinutes) || window.durationMinutes < 1 || window.durationMinutes > MAX_WINDOW_MINUTES) {
+      throw invalidArgument(`${at}.duration_minutes must be an integer from 1 to ${MAX_WINDOW_MINUTES}`);
+    }
+  });
+  return schedule;
 }
 
 export type WindowState = { open: true; closesAt: Date } | { open: false; opensAt: Date };

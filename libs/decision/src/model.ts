@@ -1,4 +1,5 @@
 import { requirementsIn, type BuildRequirements, type ReportedHardware } from '@ota/manifest';
+import type { MaintenanceSchedule } from './maintenance-windows';
 
 /** What the decision needs of a deployment: rollout's deployment holds more, and is one of these. */
 export interface DecisionDeployment {
@@ -11,6 +12,8 @@ export interface DecisionDeployment {
   rolloutPercentage: number;
   createdAt: Date;
   startedAt: Date | null;
+  /** When the deployment may offer its build; none: at any time. */
+  maintenance?: MaintenanceSchedule | null;
 }
 
 /** What the decision and the offer need of a build (from the artifacts service). */
@@ -37,6 +40,8 @@ export interface DecisionDevice extends ReportedHardware {
   channelId: string;
   groupIds: string[];
   currentBuildNumber: number;
+  /** The device's offset from UTC in minutes (east positive), when it reported one. */
+  utcOffsetMinutes?: number;
 }
 
 /** An artifact record as the artifacts service answers it (its gRPC message), for `summaryOfArtifact`. */

@@ -27,6 +27,7 @@ export function testDeployment(overrides: Partial<Deployment> = {}): Deployment 
     stage: { index: 0, enteredAt: new Date(2_000) },
     guardrailPause: null,
     guardrailsJudgedSince: null,
+    maintenance: null,
     ...overrides,
   };
 }

@@ -241,6 +241,13 @@ export function deploymentJson(deployment: rollout.Deployment) {
     guardrail_pause: deployment.guardrailPause
       ? { guardrail: deployment.guardrailPause.guardrail, detail: deployment.guardrailPause.detail, figures: deployment.guardrailPause.figures, at: iso(deployment.guardrailPause.at) }
       : null,
+    maintenance_windows: deployment.maintenance
+      ? {
+          time_zone: deployment.maintenance.timeZone,
+          in_device_local_time: deployment.maintenance.inDeviceLocalTime,
+          windows: deployment.maintenance.windows.map((window) => ({ days: window.days, start: window.start, duration_minutes: window.durationMinutes })),
+        }
+      : null,
   } satisfies Promised<typeof R.Deployment>;
 }
 

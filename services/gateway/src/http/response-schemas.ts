@@ -252,6 +252,17 @@ export const Deployment = object({
       }),
     ],
   },
+  maintenance_windows: {
+    description: 'The weekly windows in which the deployment offers its build; null: at any time.',
+    oneOf: [
+      { type: 'null' },
+      object({
+        time_zone: { type: 'string' },
+        in_device_local_time: { type: 'boolean' },
+        windows: { type: 'array', items: object({ days: { type: 'array', items: { type: 'string' } }, start: { type: 'string' }, duration_minutes: { type: 'integer' } }) },
+      }),
+    ],
+  },
 });
 
 const ROLLOUT_STATUS = { type: 'string', enum: ROLLOUT_STATUSES } as const;
@@ -393,8 +404,9 @@ export const CheckNoUpdate = object(
     status: { type: 'string', enum: NO_UPDATE_STATUSES },
     message: { type: 'string' },
     poll_after_seconds: { type: 'integer' },
+    window_opens_at: { ...TIME, description: "The build waits for its deployment's next maintenance window, which opens then (status not_in_rollout): poll_after_seconds is at most the time until it." },
   },
-  ['poll_after_seconds'],
+  ['poll_after_seconds', 'window_opens_at'],
 );
 
 /** The check's answer; `status` tells its two shapes apart (a discriminator code generators follow). */

@@ -65,6 +65,12 @@ export const checkBody = {
       description:
         'The delta patch formats the device can apply (`detools-sequential-heatshrink-8-7`). With `current_hash`, an offer may then carry `patch`: the patch from the image it runs to the offered build. Leave it out for offers of full images only.',
     },
+    utc_offset_minutes: {
+      type: 'integer',
+      minimum: -720,
+      maximum: 840,
+      description: "The device's local time's offset from UTC in minutes, east positive (120 for UTC+02:00): deployments whose maintenance windows are in device local time read them in it.",
+    },
   },
 } as const;
 
@@ -326,6 +332,36 @@ export const createDeploymentBody = {
           minimum: 1,
           maximum: 604_800,
           description: 'A device that reported progress but neither confirmed nor failed this long after its last status counts as failed (reason no_confirmation).',
+        },
+      },
+    },
+    maintenance_windows: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['time_zone', 'windows'],
+      description:
+        'Optional. Weekly windows in which the deployment offers its build (docs/api.md, "Maintenance windows"); outside them a check answers not_in_rollout with window_opens_at. Absent: at any time.',
+      properties: {
+        time_zone: { type: 'string', minLength: 1, maxLength: 64, description: 'An IANA time zone (Europe/Berlin, UTC) the windows\' local times are read in.' },
+        in_device_local_time: {
+          type: 'boolean',
+          default: false,
+          description: 'Read the windows in each device\'s own local time, from the utc_offset_minutes its check reports; time_zone serves devices that report none.',
+        },
+        windows: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 20,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['days', 'start', 'duration_minutes'],
+            properties: {
+              days: { type: 'array', minItems: 1, maxItems: 7, uniqueItems: true, items: { type: 'string', enum: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] } },
+              start: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'Local time HH:MM at which the window opens.' },
+              duration_minutes: { type: 'integer', minimum: 1, maximum: 10_080, description: 'How long it stays open, in minutes of real time (at most a week).' },
+            },
+          },
         },
       },
     },

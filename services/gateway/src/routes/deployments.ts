@@ -68,13 +68,18 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
           notes: body.notes ?? '',
           guardrails: body.guardrails && guardrailsMessage(body.guardrails),
           stages: (body.stages ?? []).map((stage) => ({ percentage: stage.percentage, minWaitSeconds: stage.min_wait_seconds ?? 0, approvalRequired: stage.approval_required ?? false })),
+          maintenance: body.maintenance_windows && {
+            timeZone: body.maintenance_windows.time_zone,
+            inDeviceLocalTime: body.maintenance_windows.in_device_local_time ?? false,
+            windows: body.maintenance_windows.windows.map((window) => ({ days: [...window.days], start: window.start, durationMinutes: window.duration_minutes })),
+          },
         });
         await audit.record(principal, {
           projectId: project.id,
           action: 'deployment.created',
           targetType: 'deployment',
           targetId: deployment.id,
-          details: { artifact_id: body.artifact_id, rollout_percentage: deployment.rolloutPercentage, guardrails: body.guardrails, stages: body.stages },
+          details: { artifact_id: body.artifact_id, rollout_percentage: deployment.rolloutPercentage, guardrails: body.guardrails, stages: body.stages, maintenance_windows: body.maintenance_windows },
         });
         return { fingerprint, status: 201, body: deploymentJson(deployment) };
       }, async () => fingerprint);

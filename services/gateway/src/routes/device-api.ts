@@ -32,6 +32,8 @@ const SIGNED_URL_PARAMETERS = [
 ];
 const ACCEPT_RANGES = { description: '`bytes`: the download answers ranges.', schema: { type: 'string', enum: ['bytes'] } };
 const BUILD_ETAG = { description: "The build's SHA-256 in quotes: the same under every URL of the same build.", schema: { type: 'string' } };
+/** Devices told to wait for a maintenance window come back spread over this many seconds after it opens. */
+const WINDOW_ARRIVAL_SPREAD_SECONDS = 60;
 
 /** The device API (docs/api.md, "The device API"): business outcomes are 200 with a status, never errors. */
 export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void {
@@ -42,6 +44,16 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
   /** When the device should check next: the configured interval, jittered so that a fleet spreads out. */
   const pollAfter = (): { poll_after_seconds?: number } =>
     deps.config.CHECK_POLL_INTERVAL_SECONDS > 0 ? { poll_after_seconds: jitteredSeconds(deps.config.CHECK_POLL_INTERVAL_SECONDS) } : {};
+
+  /**
+   * A build waiting for its maintenance window: the device checks again no later than a minute
+   * into the window (spread over that minute, so that a fleet does not arrive at one instant).
+   */
+  const pollForWindow = (opensAt: Date): { poll_after_seconds: number; window_opens_at: string } => {
+    const untilOpen = Math.max(0, Math.ceil((opensAt.getTime() - Date.now()) / 1000)) + Math.floor(Math.random() * WINDOW_ARRIVAL_SPREAD_SECONDS) + 1;
+    const usual = pollAfter().poll_after_seconds;
+    return { poll_after_seconds: usual === undefined ? untilOpen : Math.min(usual, untilOpen), window_opens_at: opensAt.toISOString() };
+  };
 
   /** The device_id a request speaks for: from the body with a project token, from the token otherwise. */
   function deviceIdOf(principal: Principal, bodyDeviceId: string | undefined): string {
@@ -83,7 +95,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     checkMetrics ??= httpMetrics(deps.metrics);
     checkMetrics.deviceChecks.inc({ status: outcome.status });
     if (!outcome.offer) {
-      ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...pollAfter() };
+      ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...(outcome.windowOpensAt ? pollForWindow(outcome.windowOpensAt) : pollAfter()) };
       return;
     }
     const { offer } = outcome;

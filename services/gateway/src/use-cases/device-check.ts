@@ -18,6 +18,7 @@ export interface CheckRequest {
   version_label?: string;
   current_hash?: string;
   delta_formats?: string[];
+  utc_offset_minutes?: number;
 }
 
 /** What a device check needs from the services around the gateway; tests pass fakes. */
@@ -39,7 +40,7 @@ export interface DeviceCheck {
 }
 
 /** The answer's substance: an offer, or a routine outcome with its message. */
-export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | { status: string; message: string; offer?: undefined };
+export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | { status: string; message: string; offer?: undefined; windowOpensAt?: Date };
 
 /**
  * A device check (docs/api.md, "The check decision") is one call: registry reads or registers the
@@ -57,10 +58,11 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
       maxDevices,
       reported: reportedProfileOf(check.body),
       currentBuildNumber: check.body.current_build_number,
+      utcOffsetMinutes: check.body.utc_offset_minutes,
     },
     check.trace,
   );
-  return answer.offer ? { status: 'offered', offer: answer.offer } : { status: answer.status, message: answer.message };
+  return answer.offer ? { status: 'offered', offer: answer.offer } : { status: answer.status, message: answer.message, windowOpensAt: answer.windowOpensAt };
 }
 
 /**

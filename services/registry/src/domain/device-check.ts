@@ -20,11 +20,13 @@ export interface DeviceCheckDeps {
 
 export interface DeviceCheckInput extends CheckInInput {
   currentBuildNumber: number;
+  /** The device's offset from UTC in minutes, when it reported one (maintenance windows in device local time). */
+  utcOffsetMinutes?: number;
 }
 
 export type DeviceCheckAnswer =
   | { status: 'offered'; message: string; deploymentId: string; artifact: ArtifactSummary }
-  | { status: Exclude<CheckStatus, 'offered'>; message: string };
+  | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date };
 
 /**
  * A device check (docs/api.md, "The check decision"), answered by registry alone: the device is
@@ -38,10 +40,11 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
   const at = deps.now?.() ?? new Date();
   const decide = (device: Device, active: readonly DecisionDeployment[], rolledBack: ReadonlySet<string>) =>
     decideOffer({
-      device: { ...input.reported, id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber },
+      device: { ...input.reported, id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber, utcOffsetMinutes: input.utcOffsetMinutes },
       activeDeployments: active,
       artifactOf: (id) => deps.views.artifact(id),
       rolledBack,
+      at,
     });
   const checkIn = await deps.registry.checkIn({ ...input, at }, (device) => outcomeKnownBeforeRegistration(() => decide(device, deps.views.activeDeployments(projectId), new Set())));
   // A device that was not registered has nothing to record on.
@@ -80,7 +83,7 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
   // Each refusal by rollout takes one deployment out of the running, so this ends.
   for (;;) {
     const decision = decide(device, active, rolledBack);
-    if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message });
+    if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message, windowOpensAt: decision.windowOpensAt });
     const deploymentId = decision.deployment.id;
     const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: device.id });
     if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact });

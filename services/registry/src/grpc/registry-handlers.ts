@@ -49,6 +49,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
           maxDevices: request.maxDevices,
           reported: reportedProfileOf(request.reported),
           currentBuildNumber: request.currentBuildNumber,
+          utcOffsetMinutes: request.utcOffsetMinutes,
         },
       );
       return checkAnswerMessage(answer);
@@ -336,8 +337,8 @@ function reportedProfileOf(reported: pb.ReportedProfile | undefined): ReportedPr
 }
 
 function checkAnswerMessage(answer: DeviceCheckAnswer): pb.CheckDeviceResponse {
-  if (answer.status !== 'offered') return { status: answer.status, message: answer.message, offer: undefined };
-  return { status: answer.status, message: answer.message, offer: offerOf(answer.deploymentId, answer.artifact) };
+  if (answer.status !== 'offered') return { status: answer.status, message: answer.message, offer: undefined, windowOpensAt: answer.windowOpensAt };
+  return { status: answer.status, message: answer.message, offer: offerOf(answer.deploymentId, answer.artifact), windowOpensAt: undefined };
 }
 
 export function membershipChangeMessage(change: MembershipChange): pb.MembershipChange {

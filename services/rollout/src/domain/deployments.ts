@@ -1,5 +1,6 @@
 import type { RequestTrace } from '@ota/logging';
 import { randomUUID } from 'node:crypto';
+import { validMaintenanceSchedule, type MaintenanceSchedule } from '@ota/decision';
 import { conflict, failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
 import { CoalescedRuns } from './coalesced-runs';
 import type { DeploymentCounts } from './deployment-counts';
@@ -31,6 +32,7 @@ export interface NewDeployment {
   start: boolean;
   guardrails: Guardrails;
   stages: Stage[];
+  maintenance: MaintenanceSchedule | null;
 }
 
 /**
@@ -74,6 +76,7 @@ export class Deployments {
   async createDeployment(input: NewDeployment, call: RequestTrace): Promise<Deployment> {
     const guardrails = validGuardrails(input.guardrails);
     const stages = validStages(input.stages);
+    const maintenance = input.maintenance && validMaintenanceSchedule(input.maintenance);
     const rolloutPercentage = validPercentage(input.rolloutPercentage ?? stages[0]?.percentage ?? 100);
     if (stages.length > 0 && rolloutPercentage !== stages[0]!.percentage) {
       throw invalidArgument('with stages, rollout_percentage is the first stage\'s percentage: leave it out or make them equal');
@@ -112,6 +115,7 @@ export class Deployments {
       stage: { index: 0, enteredAt: input.start ? now : null },
       guardrailPause: null,
       guardrailsJudgedSince: null,
+      maintenance,
     };
     await this.counts.start(deployment.id, now);
     await this.deps.deployments.insertDeployment(deployment);

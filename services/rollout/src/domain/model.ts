@@ -1,3 +1,4 @@
+import type { MaintenanceSchedule } from '@ota/decision';
 import type { GuardrailTrip, Guardrails } from './guardrails';
 import type { Stage, StageProgress } from './stages';
 
@@ -32,6 +33,8 @@ export interface Deployment {
    * only what devices reached since, so the figures that person looked at do not pause it again.
    */
   guardrailsJudgedSince: Date | null;
+  /** When the deployment may offer its build (docs/api.md, "Maintenance windows"); none: at any time. */
+  maintenance: MaintenanceSchedule | null;
 }
 
 export interface GuardrailPause extends GuardrailTrip {

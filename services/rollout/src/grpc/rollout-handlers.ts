@@ -1,4 +1,4 @@
-import { offerOf, type OfferOutcome } from '@ota/decision';
+import { offerOf, type MaintenanceSchedule, type OfferOutcome, type Weekday } from '@ota/decision';
 import { profileOfMessage } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
@@ -32,6 +32,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
           start: request.start,
           guardrails: guardrailsOf(request.guardrails),
           stages: request.stages.map(stageOf),
+          maintenance: request.maintenance ? maintenanceOf(request.maintenance) : null,
         },
         ctx,
       );
@@ -182,6 +183,16 @@ function deploymentMessage(deployment: Deployment): pb.Deployment {
     guardrailPause: deployment.guardrailPause ?? undefined,
     nextStageAt: next?.dueAt,
     nextStageNeedsApproval: next?.approvalRequired ?? false,
+    maintenance: deployment.maintenance ? { timeZone: deployment.maintenance.timeZone, inDeviceLocalTime: deployment.maintenance.inDeviceLocalTime, windows: deployment.maintenance.windows.map((window) => ({ ...window, days: [...window.days] })) } : undefined,
+  };
+}
+
+/** The schedule as asked for; the domain validates it (an unknown day is refused there). */
+function maintenanceOf(message: pb.MaintenanceSchedule): MaintenanceSchedule {
+  return {
+    timeZone: message.timeZone,
+    inDeviceLocalTime: message.inDeviceLocalTime,
+    windows: message.windows.map((window) => ({ days: window.days as Weekday[], start: window.start, durationMinutes: window.durationMinutes })),
   };
 }
 

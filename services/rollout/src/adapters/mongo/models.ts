@@ -26,6 +26,14 @@ export interface DeploymentDoc {
   stage_entered_at?: Date | null;
   guardrail_pause?: GuardrailPauseDoc | null;
   guardrails_judged_since?: Date | null;
+  /** Absent on deployments stored before maintenance windows existed, and null without them: offered at any time. */
+  maintenance?: MaintenanceDoc | null;
+}
+
+export interface MaintenanceDoc {
+  time_zone: string;
+  in_device_local_time: boolean;
+  windows: Array<{ days: string[]; start: string; duration_minutes: number }>;
 }
 
 export interface GuardrailsDoc {
@@ -174,6 +182,7 @@ export function registerRolloutModels(connection: Connection) {
       stage_index: Number,
       stage_entered_at: { type: Date, default: null },
       guardrail_pause: Schema.Types.Mixed,
+      maintenance: Schema.Types.Mixed,
     },
     options,
   );

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import type { MaintenanceSchedule, Weekday } from '@ota/decision';
 import { insertUnique } from '@ota/mongo';
 import type { Guardrails } from '../../domain/guardrails';
 import type { Deployment, DeploymentState, GuardrailPause } from '../../domain/model';
 import type { DeploymentStore, TransitionFields as DomainTransitionFields } from '../../domain/ports';
 import type { Stage } from '../../domain/stages';
-import type { DeploymentDoc, GuardrailPauseDoc, GuardrailsDoc, RetiredTargetDoc, RolloutModels, StageDoc, TransitionDoc, TransitionFields } from './models';
+import type { DeploymentDoc, GuardrailPauseDoc, GuardrailsDoc, MaintenanceDoc, RetiredTargetDoc, RolloutModels, StageDoc, TransitionDoc, TransitionFields } from './models';
 
 /** Deployments (collection `deployments`); a transition claims the deployment's next version. */
 export class MongoDeploymentStore implements DeploymentStore {
@@ -118,6 +119,23 @@ function docOf(deployment: Deployment): DeploymentDoc {
     stage_entered_at: deployment.stage.enteredAt,
     guardrail_pause: deployment.guardrailPause ? guardrailPauseDocOf(deployment.guardrailPause) : null,
     guardrails_judged_since: deployment.guardrailsJudgedSince,
+    maintenance: deployment.maintenance && maintenanceDocOf(deployment.maintenance),
+  };
+}
+
+function maintenanceDocOf(schedule: MaintenanceSchedule): MaintenanceDoc {
+  return {
+    time_zone: schedule.timeZone,
+    in_device_local_time: schedule.inDeviceLocalTime,
+    windows: schedule.windows.map((window) => ({ days: [...window.days], start: window.start, duration_minutes: window.durationMinutes })),
+  };
+}
+
+function maintenanceOf(doc: MaintenanceDoc): MaintenanceSchedule {
+  return {
+    timeZone: doc.time_zone,
+    inDeviceLocalTime: doc.in_device_local_time,
+    windows: doc.windows.map((window) => ({ days: window.days as Weekday[], start: window.start, durationMinutes: window.duration_minutes })),
   };
 }
 
@@ -171,5 +189,6 @@ function deploymentOf(doc: DeploymentDoc): Deployment {
     stage: { index: doc.stage_index ?? 0, enteredAt: doc.stage_entered_at ?? doc.started_at ?? null },
     guardrailPause: doc.guardrail_pause ? { ...doc.guardrail_pause, at: new Date(doc.guardrail_pause.at) } : null,
     guardrailsJudgedSince: doc.guardrails_judged_since ? new Date(doc.guardrails_judged_since) : null,
+    maintenance: doc.maintenance ? maintenanceOf(doc.maintenance) : null,
   };
 }
