@@ -30,6 +30,9 @@ Commands:
       --failure-threshold PCT:MIN    pause at PCT% failed of at least MIN finished devices
       --reason-limit R:COUNT:WINDOW  pause on COUNT failures with reason R within WINDOW (repeatable)
       --confirm-timeout DURATION     a device silent this long after progress counts as failed
+      --window DAYS@HH:MM+DURATION   offer only in this weekly window (repeatable), e.g. sat,sun@01:30+3h;
+                                     --window-zone ZONE reads it in an IANA zone (default UTC),
+                                     --window-device-local-time in each device's reported offset
       --notes TEXT                   the deployment's notes
       --run-id ID                    a new deployment per run (e.g. $GITHUB_RUN_ID); retries of one run share it
       --despite-guardrail-pause      deploy the build even though a guardrail paused a deployment of it

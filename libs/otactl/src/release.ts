@@ -90,6 +90,9 @@ export const DEPLOYMENT_FLAGS = {
   'failure-threshold': { type: 'string' },
   'reason-limit': { type: 'string', multiple: true },
   'confirm-timeout': { type: 'string' },
+  window: { type: 'string', multiple: true },
+  'window-zone': { type: 'string', default: 'UTC' },
+  'window-device-local-time': { type: 'boolean', default: false },
   notes: { type: 'string' },
   'run-id': { type: 'string' },
   'despite-guardrail-pause': { type: 'boolean', default: false },
@@ -106,6 +109,9 @@ type DeploymentValues = {
   'failure-threshold'?: string;
   'reason-limit'?: string[];
   'confirm-timeout'?: string;
+  window?: string[];
+  'window-zone'?: string;
+  'window-device-local-time'?: boolean;
   notes?: string;
   'run-id'?: string;
   'despite-guardrail-pause'?: boolean;
@@ -163,11 +169,38 @@ export function deploymentPlan(values: DeploymentValues) {
   if (percentages.length > 0 && values.percentage !== undefined) throw new UsageError('give --percentage or --stages, not both: a staged plan starts at its first stage');
   const wait = seconds(values['stage-wait'] ?? '0', '--stage-wait');
   const stages = percentages.map((text, index) => ({ percentage: integer(text, '--stages', 0, 100), min_wait_seconds: wait, approval_required: index > 0 && Boolean(values['stage-approval']) }));
+  const windows = (values.window ?? []).map(windowOf);
+  // Checked here too, so that a mistyped zone is refused before the upload, not after it.
+  if (windows.length > 0 && !isKnownTimeZone(values['window-zone'] ?? 'UTC')) throw new UsageError(`--window-zone ${values['window-zone']} is not a time zone: give an IANA name such as Europe/Berlin, or UTC`);
   return {
     ...(stages.length > 0 ? { stages } : { rollout_percentage: integer(values.percentage ?? '100', '--percentage', 0, 100) }),
     ...(Object.keys(guardrails).length > 0 ? { guardrails } : {}),
+    ...(windows.length > 0 ? { maintenance_windows: { time_zone: values['window-zone'] ?? 'UTC', in_device_local_time: Boolean(values['window-device-local-time']), windows } } : {}),
     ...(values.notes ? { notes: values.notes } : {}),
   };
+}
+
+const WINDOW_DAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+
+function isKnownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `--window DAYS@HH:MM+DURATION` (e.g. `sat,sun@01:30+3h`) as the API's window; the API checks the zone. */
+function windowOf(text: string) {
+  const usage = '--window is DAYS@HH:MM+DURATION, e.g. sat,sun@01:30+3h (days mon to sun, comma-separated)';
+  const match = /^([a-z,]+)@([0-2]\d:[0-5]\d)\+(.+)$/.exec(text.trim());
+  if (!match) throw new UsageError(usage);
+  const days = match[1]!.split(',').filter(Boolean);
+  if (days.length === 0 || days.some((day) => !WINDOW_DAYS.includes(day as (typeof WINDOW_DAYS)[number]))) throw new UsageError(usage);
+  const minutes = seconds(match[3]!, '--window duration') / 60;
+  if (!Number.isInteger(minutes) || minutes < 1) throw new UsageError('--window duration must be whole minutes, at least 1m');
+  return { days: days as Array<(typeof WINDOW_DAYS)[number]>, start: match[2]!, duration_minutes: minutes };
 }
 
 /**

@@ -162,13 +162,28 @@ test('release checks every flag and target before it uploads: a refused release 
     [['--group', 'nowhere'], 4, /no group named "nowhere"/],
     [[], 1, /name the targets/],
     [['--group', 'canary', '--reason-limit', 'x'], 1, /--reason-limit is REASON:COUNT:WINDOW/],
+    [['--group', 'canary', '--window', 'saturday@01:30+3h'], 1, /--window is DAYS@HH:MM\+DURATION/],
+    [['--group', 'canary', '--window', 'sat@01:30+3h', '--window-zone', 'Mars/Olympus_Mons'], 1, /--window-zone Mars\/Olympus_Mons is not a time zone/],
   ];
-  for (const [flags, code, message] of mistakes) {
-    const run = await otactl(f, ['release', '--binary', build(`mistake-${flags.join('')}`), ...MANIFEST_FLAGS, ...flags]);
+  for (const [index, [flags, code, message]] of mistakes.entries()) {
+    const run = await otactl(f, ['release', '--binary', build(`mistake-${index}`), ...MANIFEST_FLAGS, ...flags]);
     expect({ flags, code: run.code }).toEqual({ flags, code });
     expect(run.stderr).toMatch(message);
   }
   expect(await builds()).toBe(before);
+
+  // A release in maintenance windows carries them to its deployment.
+  const windowed = await otactl(f, ['release', '--binary', build('windowed'), ...MANIFEST_FLAGS, '--group', 'canary', '--window', 'sat,sun@01:30+3h', '--window', 'wed@22:00+45m', '--window-zone', 'Europe/Berlin']);
+  expect(windowed.code).toBe(0);
+  const [deployment] = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body;
+  expect(deployment.maintenance_windows).toEqual({
+    time_zone: 'Europe/Berlin',
+    in_device_local_time: false,
+    windows: [
+      { days: ['sat', 'sun'], start: '01:30', duration_minutes: 180 },
+      { days: ['wed'], start: '22:00', duration_minutes: 45 },
+    ],
+  });
 }, 120_000);
 
 test('runs as the docs say from a clone: `npx otactl` finds the workspace command once it is built', async () => {

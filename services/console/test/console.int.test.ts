@@ -201,6 +201,23 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await page.getByRole('button', { name: 'Create draft' }).click();
   await expectText(page.getByRole('alert'), 'stages[1].percentage must be above the stage before it');
 
+  // A maintenance window set in the form is shown on the deployment's page; a zone the API does not know shows its detail.
+  await page.getByRole('link', { name: 'Deployments', exact: true }).first().click();
+  // A fresh form: the refused plan above is still typed into this one.
+  await page.reload();
+  await page.getByLabel('Build').selectOption({ index: 1 });
+  await page.getByText('Maintenance window (optional)').click();
+  await page.getByRole('group', { name: 'On these days' }).getByLabel('Sat').check();
+  await page.getByRole('group', { name: 'On these days' }).getByLabel('Sun').check();
+  await page.getByLabel('from (local time)').fill('01:30');
+  await page.getByLabel('for (hours)').fill('3');
+  await page.getByLabel('in the time zone').fill('Mars/Olympus_Mons');
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await expectText(page.getByRole('alert'), 'maintenance_windows.time_zone names no time zone this service knows');
+  await page.getByLabel('in the time zone').fill('Europe/Berlin');
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  await expectText(page.getByTestId('maintenance-windows'), 'only in maintenance windows: sat, sun from 01:30 for 3 h, Europe/Berlin');
+
   // Revoking the token the console signed in with ends the session: the next refresh shows the sign-in page.
   const pats = await api('GET', '/api/v1/me/tokens/', { token: user.token });
   expect((await api('DELETE', `/api/v1/me/tokens/${pats.body[0].id}/`, { token: user.token })).status).toBe(204);

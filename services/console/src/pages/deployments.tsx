@@ -98,9 +98,11 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   const [percentage, setPercentage] = useState(10);
   const [notes, setNotes] = useState('');
   const [protection, setProtection] = useState<ProtectionFields>(NO_PROTECTION);
+  const [windowFields, setWindowFields] = useState<WindowFields>(NO_WINDOW);
   const create = useMutation({
     mutationFn: () => {
       const { guardrails, stages } = protectionOf(protection);
+      const maintenanceWindows = maintenanceWindowsOf(windowFields);
       const body = {
         artifact_id: artifactId,
         target_group_ids: groupIds,
@@ -108,6 +110,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
         // A staged plan starts at its first stage's percentage.
         ...(stages ? { stages } : { rollout_percentage: percentage }),
         ...(guardrails ? { guardrails } : {}),
+        ...(maintenanceWindows ? { maintenance_windows: maintenanceWindows } : {}),
         ...(notes ? { notes } : {}),
       };
       return answer(api.POST('/api/v1/projects/{id}/deployments/', { params: { path: { id: projectId } }, body }));
@@ -188,6 +191,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
           Notes <input value={notes} maxLength={500} onChange={(event) => setNotes(event.target.value)} />
         </label>
         <ProtectionFieldset value={protection} onChange={setProtection} />
+        <WindowFieldset value={windowFields} onChange={setWindowFields} />
         <div className="wide">
           <BusyButton type="submit" className="primary" busy={create.isPending}>
             Create draft
@@ -296,6 +300,82 @@ function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onCh
         <label className="check wide">
           <input type="checkbox" checked={value.stageApproval} onChange={(event) => onChange({ ...value, stageApproval: event.target.checked })} /> Wait for a person&apos;s ramp before each next stage
         </label>
+      </fieldset>
+    </details>
+  );
+}
+
+const DAYS = [
+  ['mon', 'Mon'],
+  ['tue', 'Tue'],
+  ['wed', 'Wed'],
+  ['thu', 'Thu'],
+  ['fri', 'Fri'],
+  ['sat', 'Sat'],
+  ['sun', 'Sun'],
+] as const;
+type Day = (typeof DAYS)[number][0];
+
+/** One weekly maintenance window, as typed into the form (no day: none; the API takes up to 20). */
+interface WindowFields {
+  days: Day[];
+  start: string;
+  hours: string;
+  timeZone: string;
+  inDeviceLocalTime: boolean;
+}
+
+const NO_WINDOW: WindowFields = {
+  days: [],
+  start: '02:00',
+  hours: '2',
+  // The person's own zone is the likeliest they think in; the API refuses one it does not know.
+  timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC',
+  inDeviceLocalTime: false,
+};
+
+/** The API's `maintenance_windows`, or none when no day is ticked. */
+function maintenanceWindowsOf(fields: WindowFields) {
+  if (fields.days.length === 0) return undefined;
+  return {
+    time_zone: fields.timeZone,
+    in_device_local_time: fields.inDeviceLocalTime,
+    windows: [{ days: fields.days, start: fields.start, duration_minutes: Math.round(Number(fields.hours || 0) * 60) }],
+  };
+}
+
+function WindowFieldset({ value, onChange }: { value: WindowFields; onChange: (value: WindowFields) => void }) {
+  const toggle = (day: Day) => onChange({ ...value, days: value.days.includes(day) ? value.days.filter((other) => other !== day) : [...value.days, day] });
+  return (
+    <details className="wide">
+      <summary>Maintenance window (optional)</summary>
+      <fieldset className="field-grid">
+        <legend>Offer the build only</legend>
+        <div className="wide" role="group" aria-label="On these days">
+          {DAYS.map(([day, label]) => (
+            <label key={day} className="check">
+              <input type="checkbox" checked={value.days.includes(day)} onChange={() => toggle(day)} /> {label}
+            </label>
+          ))}
+        </div>
+        <label>
+          from (local time)
+          <input type="time" required={value.days.length > 0} value={value.start} onChange={(event) => onChange({ ...value, start: event.target.value })} />
+        </label>
+        <label>
+          for (hours)
+          <input type="number" min={0.25} max={168} step={0.25} required={value.days.length > 0} value={value.hours} onChange={(event) => onChange({ ...value, hours: event.target.value })} />
+        </label>
+        <label>
+          in the time zone
+          <input value={value.timeZone} required={value.days.length > 0} aria-describedby="window-note" onChange={(event) => onChange({ ...value, timeZone: event.target.value })} />
+        </label>
+        <label className="check wide">
+          <input type="checkbox" checked={value.inDeviceLocalTime} onChange={(event) => onChange({ ...value, inDeviceLocalTime: event.target.checked })} /> in each device&apos;s own local time, where it reports its offset
+        </label>
+        <p id="window-note" className="muted small-text wide">
+          No day ticked: offered at any time. Outside the window a device is told when it opens. The zone is an IANA name (Europe/Berlin, UTC).
+        </p>
       </fieldset>
     </details>
   );

@@ -110,6 +110,8 @@ function Facts({
       )}
       <dt>Guardrails</dt>
       <dd data-testid="guardrails">{guardrailsText(d.guardrails)}</dd>
+      <dt>When</dt>
+      <dd data-testid="maintenance-windows">{windowsText(d.maintenance_windows)}</dd>
       <dt>Started</dt>
       <dd>
         <Timestamp at={d.started_at} never="not yet" />
@@ -151,6 +153,14 @@ function guardrailsText(guardrails: Guardrails): string {
     guardrails.confirm_timeout_seconds !== null && `silent ${guardrails.confirm_timeout_seconds} s after progress counts as failed`,
   ].filter(Boolean);
   return parts.length > 0 ? parts.join('; ') : 'none (steered by hand)';
+}
+
+/** The deployment's maintenance windows in one line, or that it offers at any time. */
+function windowsText(schedule: Deployment['maintenance_windows']): string {
+  if (!schedule) return 'at any time';
+  const windows = schedule.windows.map((window) => `${window.days.join(', ')} from ${window.start} for ${waitText(window.duration_minutes * 60)}`);
+  const where = schedule.in_device_local_time ? `in each device's local time (${schedule.time_zone} for devices that report none)` : schedule.time_zone;
+  return `only in maintenance windows: ${windows.join('; ')}, ${where}`;
 }
 
 /** A stage's wait in the largest whole unit that fits. */
