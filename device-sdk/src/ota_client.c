@@ -244,6 +244,10 @@ static bool build_check_body(ota_client_t *c) {
               append_field(c, &len, "partition_profile", cfg->partition_profile) &&
               append_field(c, &len, "security_mode", cfg->security_mode) && append_field(c, &len, "version_label", cfg->version_label);
     if (ok && cfg->nvs_schema_version >= 0) ok = append(c, &len, ",\"nvs_schema_version\":%ld", (long)cfg->nvs_schema_version);
+    /* An offset no clock has would make every check a 400: it is left out instead. */
+    if (ok && cfg->utc_offset_minutes && *cfg->utc_offset_minutes >= -720 && *cfg->utc_offset_minutes <= 840) {
+        ok = append(c, &len, ",\"utc_offset_minutes\":%d", (int)*cfg->utc_offset_minutes);
+    }
     if (ok && applies_deltas(c) && c->record.has_running_sha256) {
         /* What a patch would start from, and that this client applies patches. */
         char hash[65];

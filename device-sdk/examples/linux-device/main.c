@@ -30,6 +30,7 @@ static void usage(FILE *out) {
         "  --chip NAME              chip family (default esp32)\n"
         "  --board ID, --hardware-revision R, --partition-profile P, --security-mode M,\n"
         "  --version-label L, --nvs-schema-version N   reported in every check when given\n"
+        "  --utc-offset MINUTES     the local time's offset from UTC reported in every check (-720..840)\n"
         "  --key KEY                a pinned Ed25519 public key, 32 bytes as hex or base64 (up to 2)\n"
         "  --require-signature      refuse unsigned builds (signature_invalid)\n"
         "  --factory FILE           install FILE in slot 0 when DIR has no device yet\n"
@@ -98,8 +99,9 @@ int main(int argc, char **argv) {
     ota_linux_options_t options = {.argv = argv};
     const char *factory = NULL;
     int once = 0;
+    static int16_t utc_offset;
     enum { DIR_ = 256, SERVER, TOKEN, DEVICE, FRAMEWORK, CHIP, BOARD, HWREV, PARTITION, SECURITY, LABEL, NVS, KEY, REQSIG, FACTORY,
-           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, DELTAS, ONCE, HELP };
+           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, DELTAS, ONCE, UTC_OFFSET, HELP };
     static const struct option flags[] = {
         {"dir", required_argument, 0, DIR_}, {"server", required_argument, 0, SERVER}, {"token", required_argument, 0, TOKEN},
         {"device-id", required_argument, 0, DEVICE}, {"framework", required_argument, 0, FRAMEWORK}, {"chip", required_argument, 0, CHIP},
@@ -112,6 +114,7 @@ int main(int argc, char **argv) {
         {"max-attempts", required_argument, 0, ATTEMPTS}, {"download-budget", required_argument, 0, DOWNLOAD_BUDGET}, {"stop-check", required_argument, 0, STOP_CHECK},
         {"trial-timeout", required_argument, 0, TRIAL_TIMEOUT},
         {"max-trial-boots", required_argument, 0, TRIAL_BOOTS}, {"stall-timeout", required_argument, 0, STALL}, {"deltas", no_argument, 0, DELTAS}, {"once", no_argument, 0, ONCE},
+        {"utc-offset", required_argument, 0, UTC_OFFSET},
         {"help", no_argument, 0, HELP}, {0, 0, 0, 0}};
     int flag;
     while ((flag = getopt_long(argc, argv, "", flags, NULL)) != -1) {
@@ -128,6 +131,10 @@ int main(int argc, char **argv) {
         case SECURITY: config.security_mode = optarg; break;
         case LABEL: config.version_label = optarg; break;
         case NVS: config.nvs_schema_version = atoi(optarg); break;
+        case UTC_OFFSET:
+            utc_offset = (int16_t)atoi(optarg);
+            config.utc_offset_minutes = &utc_offset;
+            break;
         case KEY:
             if (config.signing_key_count == OTA_MAX_SIGNING_KEYS || parse_key(optarg, keys[config.signing_key_count]) != 0) {
                 fprintf(stderr, "ota-device: --key takes up to %d Ed25519 public keys of 32 bytes (hex or base64)\n", OTA_MAX_SIGNING_KEYS);

@@ -73,6 +73,12 @@ typedef struct {
     const char *security_mode;
     const char *version_label;
     int32_t nvs_schema_version;     /* < 0: not reported */
+    /* The device's local time's offset from UTC in minutes, east positive (120 for UTC+02:00),
+     * read at every check, for deployments whose maintenance windows are in device local time
+     * (docs/api.md, "Maintenance windows"). Point it at a value the firmware keeps current (after
+     * its clock and time zone are set, and across summer time); NULL: not reported. A value
+     * outside -720..840 is not reported either. */
+    const int16_t *utc_offset_minutes;
     /* The build_number of the image that runs, for when no saved state says it: a factory image
      * (usually 0), or an image whose saved state was lost. Firmware that knows its own build
      * number passes it, so that a lost record does not make the server offer it again. */

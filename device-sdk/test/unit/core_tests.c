@@ -1002,6 +1002,31 @@ static void test_delta_falls_back(void) {
 void json_scan_tests(void);
 void crypto_tests(void);
 
+/* The check reports the offset the firmware keeps, as it is at each check, and leaves out none or one no clock has. */
+static void test_utc_offset(void) {
+    make_device(1, 1);
+    world.build = 0;
+    int16_t offset = 330;
+    device.config.utc_offset_minutes = &offset;
+    uint32_t wait;
+    EXPECT("offset: init", ota_client_init(&device.client, &device.config) == OTA_OK);
+    ota_client_step(&device.client, &wait);
+    EXPECT("offset: the check reports it", world.last_utc_offset == 330);
+    offset = -240;
+    world.now += wait + 1;
+    ota_client_step(&device.client, &wait);
+    EXPECT("offset: the next check reports its new value", world.last_utc_offset == -240);
+    offset = 900;
+    world.now += wait + 1;
+    ota_client_step(&device.client, &wait);
+    EXPECT("offset: one no clock has is left out", world.last_utc_offset == LLONG_MIN);
+    device.config.utc_offset_minutes = NULL;
+    EXPECT("offset: init without", ota_client_init(&device.client, &device.config) == OTA_OK);
+    world.now += wait + 1;
+    ota_client_step(&device.client, &wait);
+    EXPECT("offset: none is left out", world.last_utc_offset == LLONG_MIN);
+}
+
 int main(void) {
     if (sodium_init() < 0) return 1;
     randombytes_buf_deterministic(image, sizeof image, (const unsigned char *)"ota core unit test image seed!!!");
@@ -1044,5 +1069,6 @@ int main(void) {
     test_delta_update();
     test_delta_cuts();
     test_delta_falls_back();
+    test_utc_offset();
     return test_summary();
 }

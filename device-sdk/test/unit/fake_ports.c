@@ -52,6 +52,8 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         int64_t current = -1;
         if (!json_get_int(body, "current_build_number", &current)) return answer(resp, cap, head, 400, "{\"detail\":\"bad body\"}");
         if (!json_get_string(body, "current_hash", w->last_current_hash, sizeof w->last_current_hash)) w->last_current_hash[0] = '\0';
+        int64_t offset;
+        w->last_utc_offset = json_get_int(body, "utc_offset_minutes", &offset) ? (long long)offset : LLONG_MIN;
         json_value_t formats;
         w->last_check_delta_formats = json_find(body, "delta_formats", &formats) && formats.kind == JSON_NESTED &&
                                       formats.len == strlen("[\"detools-sequential-heatshrink-8-7\"]") &&
