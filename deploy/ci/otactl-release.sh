@@ -8,6 +8,8 @@
 #   OTA_BINARY (required), OTA_MANIFEST or OTA_VERSION + OTA_CHIP_FAMILY (+ OTA_FRAMEWORK),
 #   OTA_GROUPS, OTA_CHANNELS (comma-separated names), OTA_PERCENTAGE, OTA_STAGES, OTA_STAGE_WAIT,
 #   OTA_FAILURE_THRESHOLD, OTA_REASON_LIMITS (comma-separated), OTA_CONFIRM_TIMEOUT, OTA_NOTES,
+#   OTA_WINDOWS (semicolon-separated DAYS@HH:MM+DURATION), OTA_WINDOW_ZONE (default UTC),
+#   OTA_WINDOW_DEVICE_LOCAL_TIME (true/false, default false),
 #   OTA_RUN_ID, OTA_WAIT (true/false, default true), OTA_UNTIL (default completed),
 #   OTA_TIMEOUT (default 1h), OTA_EXTRA_ARGS. With GITHUB_OUTPUT set, the results are written there.
 set -euo pipefail
@@ -41,6 +43,10 @@ release() {
   if [ -n "${OTA_STAGES:-}" ]; then args+=(--stages "$OTA_STAGES" --stage-wait "${OTA_STAGE_WAIT:-0}"); fi
   if [ -n "${OTA_FAILURE_THRESHOLD:-}" ]; then args+=(--failure-threshold "$OTA_FAILURE_THRESHOLD"); fi
   if [ -n "${OTA_CONFIRM_TIMEOUT:-}" ]; then args+=(--confirm-timeout "$OTA_CONFIRM_TIMEOUT"); fi
+  IFS=';' read -ra names <<<"${OTA_WINDOWS:-}"
+  for name in "${names[@]}"; do [ -n "$name" ] && args+=(--window "$name"); done
+  if [ -n "${OTA_WINDOWS:-}" ]; then args+=(--window-zone "${OTA_WINDOW_ZONE:-UTC}"); fi
+  if [ "${OTA_WINDOW_DEVICE_LOCAL_TIME:-false}" = "true" ]; then args+=(--window-device-local-time); fi
   if [ -n "${OTA_NOTES:-}" ]; then args+=(--notes "$OTA_NOTES"); fi
   if [ -n "${OTA_RUN_ID:-}" ]; then args+=(--run-id "$OTA_RUN_ID"); fi
   if [ "${OTA_WAIT:-true}" = "true" ]; then args+=(--wait --until "${OTA_UNTIL:-completed}" --timeout "${OTA_TIMEOUT:-1h}"); fi

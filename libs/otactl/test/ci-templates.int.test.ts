@@ -114,9 +114,31 @@ test("the GitLab template's script runs the same release with its variables", as
   const job = template['.ota-release']!;
   // The clone of this repository is where the runner would fetch it; here it is this checkout.
   const script = job.script.filter((line) => !line.startsWith('git clone')).map((line) => line.replaceAll('/tmp/ota', ROOT));
-  const variables = { ...job.variables, OTA_RUN_ID: '77', OTA_URL: testStack().gatewayUrl, OTA_TOKEN: f.apiToken, OTA_BINARY: binary, OTA_VERSION: '4.0.0', OTA_CHIP_FAMILY: 'esp32', OTA_GROUPS: 'canary', OTA_WAIT: 'false' };
+  const variables = {
+    ...job.variables,
+    OTA_RUN_ID: '77',
+    OTA_URL: testStack().gatewayUrl,
+    OTA_TOKEN: f.apiToken,
+    OTA_BINARY: binary,
+    OTA_VERSION: '4.0.0',
+    OTA_CHIP_FAMILY: 'esp32',
+    OTA_GROUPS: 'canary',
+    OTA_WAIT: 'false',
+    OTA_WINDOWS: 'sat,sun@01:30+3h;wed@22:00+45m',
+    OTA_WINDOW_ZONE: 'Europe/Berlin',
+  };
   const result = await runBash(script.join('\n'), variables);
   expect(result.code).toBe(0);
   const answer = JSON.parse(result.stdout.slice(result.stdout.indexOf('{')));
   expect(answer.deployment).toMatchObject({ state: 'active', build_number: 1 });
+  // The maintenance windows reached the deployment.
+  const deployment = await fetch(`${testStack().gatewayUrl}/api/v1/projects/${f.project.id}/deployments/${answer.deployment.id}/`, { headers: { authorization: `Bearer ${f.user.token}` } });
+  expect((await deployment.json()).maintenance_windows).toEqual({
+    time_zone: 'Europe/Berlin',
+    in_device_local_time: false,
+    windows: [
+      { days: ['sat', 'sun'], start: '01:30', duration_minutes: 180 },
+      { days: ['wed'], start: '22:00', duration_minutes: 45 },
+    ],
+  });
 }, 120_000);
