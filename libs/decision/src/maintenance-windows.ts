@@ -24,6 +24,19 @@ export interface MaintenanceSchedule {
   inDeviceLocalTime: boolean;
 }
 
+/**
+ * A schedule as it travels between services (rollout's `MaintenanceSchedule` message, whose days
+ * are plain strings): rollout validated it when the deployment was created, and a schedule it
+ * receives is validated by validMaintenanceSchedule before it is stored.
+ */
+export function scheduleOfMessage(message: { timeZone: string; inDeviceLocalTime: boolean; windows: ReadonlyArray<{ days: readonly string[]; start: string; durationMinutes: number }> }): MaintenanceSchedule {
+  return {
+    timeZone: message.timeZone,
+    inDeviceLocalTime: message.inDeviceLocalTime,
+    windows: message.windows.map((window) => ({ days: window.days as Weekday[], start: window.start, durationMinutes: window.durationMinutes })),
+  };
+}
+
 /** The most windows one schedule holds. */
 export const MAX_WINDOWS = 20;
 

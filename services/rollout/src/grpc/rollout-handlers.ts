@@ -1,4 +1,4 @@
-import { offerOf, type MaintenanceSchedule, type OfferOutcome, type Weekday } from '@ota/decision';
+import { offerOf, scheduleOfMessage, type OfferOutcome } from '@ota/decision';
 import { profileOfMessage } from '@ota/manifest';
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
@@ -32,7 +32,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
           start: request.start,
           guardrails: guardrailsOf(request.guardrails),
           stages: request.stages.map(stageOf),
-          maintenance: request.maintenance ? maintenanceOf(request.maintenance) : null,
+          maintenance: request.maintenance ? scheduleOfMessage(request.maintenance) : null,
         },
         ctx,
       );
@@ -187,14 +187,6 @@ function deploymentMessage(deployment: Deployment): pb.Deployment {
   };
 }
 
-/** The schedule as asked for; the domain validates it (an unknown day is refused there). */
-function maintenanceOf(message: pb.MaintenanceSchedule): MaintenanceSchedule {
-  return {
-    timeZone: message.timeZone,
-    inDeviceLocalTime: message.inDeviceLocalTime,
-    windows: message.windows.map((window) => ({ days: window.days as Weekday[], start: window.start, durationMinutes: window.durationMinutes })),
-  };
-}
 
 function guardrailsOf(message: pb.Guardrails | undefined): Guardrails {
   return {

@@ -1,4 +1,4 @@
-import { summaryOfArtifact, type ArtifactSummary, type DecisionDeployment, type MaintenanceSchedule, type ViewSources, type Weekday } from '@ota/decision';
+import { scheduleOfMessage, summaryOfArtifact, type ArtifactSummary, type DecisionDeployment, type ViewSources } from '@ota/decision';
 import { isDomainError } from '@ota/errors';
 import type { ServiceClient } from '@ota/grpc';
 import type { artifacts, rollout } from '@ota/proto';
@@ -46,15 +46,6 @@ export function decisionDeploymentOf(deployment: rollout.Deployment): DecisionDe
     rolloutPercentage: deployment.rolloutPercentage,
     createdAt: deployment.createdAt ?? new Date(0),
     startedAt: deployment.startedAt ?? null,
-    maintenance: deployment.maintenance && maintenanceScheduleOf(deployment.maintenance),
-  };
-}
-
-/** Rollout validated the days and times when the deployment was created. */
-export function maintenanceScheduleOf(schedule: rollout.MaintenanceSchedule): MaintenanceSchedule {
-  return {
-    timeZone: schedule.timeZone,
-    inDeviceLocalTime: schedule.inDeviceLocalTime,
-    windows: schedule.windows.map((window) => ({ days: window.days as Weekday[], start: window.start, durationMinutes: window.durationMinutes })),
+    maintenance: deployment.maintenance && scheduleOfMessage(deployment.maintenance),
   };
 }
