@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { api, checkBody, createUser, testStack } from '@ota/testkit';
-import { expectText, LAPTOP, launchChromium, signIn } from './browser';
+import { expectText, LAPTOP, launchChromium, screenshot, signIn } from './browser';
 
 // The console in a real browser (Debian's chromium, driven by playwright-core) against the real
 // stack: a person signs in, creates a project, uploads a build, rolls it out to a canary group,
@@ -214,9 +214,12 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await page.getByLabel('in the time zone').fill('Mars/Olympus_Mons');
   await page.getByRole('button', { name: 'Create draft' }).click();
   await expectText(page.getByRole('alert'), 'maintenance_windows.time_zone names no time zone this service knows');
+  await screenshot(page, 'deployment-form-window-refused');
   await page.getByLabel('in the time zone').fill('Europe/Berlin');
   await page.getByRole('button', { name: 'Create draft' }).click();
   await expectText(page.getByTestId('maintenance-windows'), 'only in maintenance windows: sat, sun from 01:30 for 3 h, Europe/Berlin');
+  await expectText(page.getByText(/would answer now/), 'as if its maintenance windows were open');
+  await screenshot(page, 'deployment-with-window');
 
   // Revoking the token the console signed in with ends the session: the next refresh shows the sign-in page.
   const pats = await api('GET', '/api/v1/me/tokens/', { token: user.token });

@@ -351,7 +351,7 @@ function WindowFieldset({ value, onChange }: { value: WindowFields; onChange: (v
       <summary>Maintenance window (optional)</summary>
       <fieldset className="field-grid">
         <legend>Offer the build only</legend>
-        <div className="wide" role="group" aria-label="On these days">
+        <div className="wide row" role="group" aria-label="On these days">
           {DAYS.map(([day, label]) => (
             <label key={day} className="check">
               <input type="checkbox" checked={value.days.includes(day)} onChange={() => toggle(day)} /> {label}

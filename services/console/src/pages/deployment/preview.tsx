@@ -104,7 +104,7 @@ export function Preview({ deployment: d, reach }: { deployment: Deployment; reac
         <span className="muted" role="status">
           {running
             ? `Deciding for every device of the project${reach === undefined ? '' : ` (this deployment targets ${reach})`}: ${walk ? `${Math.round((walk.partsDone / walk.parts) * 100)}% of the fleet read` : 'starting'}…`
-            : 'What a check of each device of the project would answer now, decided by the check’s own rules.'}
+            : `What a check of each device of the project would answer now, decided by the check’s own rules${d.maintenance_windows ? ', as if its maintenance windows were open' : ''}.`}
         </span>
         {running && walk && <progress aria-label="Share of the fleet previewed" value={walk.partsDone} max={walk.parts} />}
       </div>
