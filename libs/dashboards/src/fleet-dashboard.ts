@@ -12,7 +12,7 @@ export function fleetDashboard(): Dashboard {
     stat({ title: 'Checks per second', description: 'Device checks answered by the gateways.', queries: [{ expr: `sum(rate(ota_device_checks_total{${NS}}[$__rate_interval]))` }], unit: 'reqps' }),
     stat({ title: 'Updates offered per second', description: 'Checks answered with an offer.', queries: [{ expr: `sum(rate(ota_device_checks_total{${NS}, status="offered"}[$__rate_interval]))` }], unit: 'reqps' }),
     stat({ title: 'Deployments in progress', description: 'Active and paused deployments.', queries: [{ expr: `count(max by (deployment_id) (ota_deployment_state{${NS}}))` }] }),
-    stat({ title: 'Paused by a guardrail', description: 'Deployments a guardrail paused, waiting for a person.', queries: [{ expr: `count(max by (deployment_id) (ota_deployment_state{${NS}, state="paused", paused_by=~"failure_threshold|reason_limit"})) or vector(0)` }] }),
+    stat({ title: 'Paused by a guardrail', description: 'Deployments a guardrail paused, waiting for a person.', queries: [{ expr: `count(max by (deployment_id) (ota_deployment_state{${NS}, state="paused", paused_by=~"failure_threshold|reason_limit|health_regression"})) or vector(0)` }] }),
 
     { row: 'Device checks' },
     timeseries({

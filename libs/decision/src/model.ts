@@ -14,6 +14,8 @@ export interface DecisionDeployment {
   startedAt: Date | null;
   /** When the deployment may offer its build; none: at any time. */
   maintenance?: MaintenanceSchedule | null;
+  /** The deployment has the health guardrail: checks count how its targeted devices run. */
+  watchesHealth?: boolean;
 }
 
 /** What the decision and the offer need of a build (from the artifacts service). */

@@ -1,6 +1,7 @@
 // `npm run simulate -- --token <device-scope token> [options]`: a fleet of virtual devices.
 import { parseArgs } from 'node:util';
-import { simulate } from './simulator';
+import { FleetHealth } from './health';
+import { simulate, simulateHours, type SimulationSummary } from './simulator';
 
 const USAGE = `usage: npm run simulate -- --token TOKEN [options]
 
@@ -19,6 +20,13 @@ const USAGE = `usage: npm run simulate -- --token TOKEN [options]
   --seed TEXT              which devices get which behaviour (default ota)
   --framework NAME         arduino or esp_idf (default esp_idf)
   --chip-family NAME       (default esp32)
+  --hours N                run N simulated hours (default 0: one check per device, no health):
+                           each hour every device checks once with its health (docs/api.md,
+                           "Device health") and installs what it is offered, then runs the hour
+  --abnormal-per-hour RATE with --hours, abnormal resets per device-hour of a healthy build
+                           (default 0.01)
+  --crash-loop BUILD:HOURS with --hours, devices on build BUILD panic once every HOURS hours
+                           after they confirm it (may be repeated)
 
 Progress goes to stderr every second; the summary is one JSON line on stdout.`;
 
@@ -50,31 +58,57 @@ async function main(): Promise<void> {
       seed: { type: 'string', default: 'ota' },
       framework: { type: 'string', default: 'esp_idf' },
       'chip-family': { type: 'string', default: 'esp32' },
+      hours: { type: 'string' },
+      'abnormal-per-hour': { type: 'string' },
+      'crash-loop': { type: 'string', multiple: true },
       help: { type: 'boolean' },
     },
   });
   if (values.help || !values.token) throw new Error(USAGE);
-  const summary = await simulate(
-    {
-      url: values.url!.replace(/\/$/, ''),
-      token: values.token,
-      devices: whole(values.devices, 'devices', 100),
-      prefix: values.prefix!,
-      concurrency: whole(values.concurrency, 'concurrency', 50),
-      shares: { fail: share(values.fail, 'fail'), rollBack: share(values['roll-back'], 'roll-back'), signatureInvalid: share(values['signature-invalid'], 'signature-invalid'), silent: share(values.silent, 'silent') },
-      burst: values.burst,
-      seed: values.seed!,
-      framework: values.framework!,
-      chipFamily: values['chip-family']!,
-    },
-    (done, progress) =>
-      process.stderr.write(
-        `[simulate] ${done}/${progress.devices} devices  offered ${progress.offered}  confirmed ${progress.confirmed}  ` +
-          `failed ${progress.failedReports}  rolled back ${progress.rolledBack}  silent ${progress.silent}  stopped ${progress.stopped}  errors ${progress.errors}\n`,
-      ),
-  );
-  const { builds: _builds, behaviours: _behaviours, ...totals } = summary;
-  process.stdout.write(`${JSON.stringify(totals)}\n`);
+  const options = {
+    url: values.url!.replace(/\/$/, ''),
+    token: values.token,
+    devices: whole(values.devices, 'devices', 100),
+    prefix: values.prefix!,
+    concurrency: whole(values.concurrency, 'concurrency', 50),
+    shares: { fail: share(values.fail, 'fail'), rollBack: share(values['roll-back'], 'roll-back'), signatureInvalid: share(values['signature-invalid'], 'signature-invalid'), silent: share(values.silent, 'silent') },
+    burst: values.burst,
+    seed: values.seed!,
+    framework: values.framework!,
+    chipFamily: values['chip-family']!,
+  };
+  const progress = (done: number, running: SimulationSummary) =>
+    process.stderr.write(
+      `[simulate] ${done}/${running.devices} devices  offered ${running.offered}  confirmed ${running.confirmed}  ` +
+        `failed ${running.failedReports}  rolled back ${running.rolledBack}  silent ${running.silent}  stopped ${running.stopped}  errors ${running.errors}\n`,
+    );
+  if (values.hours === undefined) {
+    const { builds: _builds, behaviours: _behaviours, ...totals } = await simulate(options, progress);
+    process.stdout.write(`${JSON.stringify(totals)}\n`);
+    return;
+  }
+  const health = new FleetHealth({ seed: values.seed!, abnormalPerHour: rate(values['abnormal-per-hour']), crashLoops: crashLoopsOf(values['crash-loop'] ?? []) });
+  await simulateHours({ ...options, health }, whole(values.hours, 'hours', 1), (hour, summary) => {
+    const { builds: _builds, behaviours: _behaviours, ...totals } = summary;
+    process.stdout.write(`${JSON.stringify({ hour, ...totals })}\n`);
+  });
+}
+
+function rate(value: string | undefined): number {
+  const number = Number(value ?? '0.01');
+  if (!Number.isFinite(number) || number < 0) throw new Error('--abnormal-per-hour takes a rate of at least 0');
+  return number;
+}
+
+/** `BUILD:HOURS` pairs. */
+function crashLoopsOf(values: readonly string[]): Map<number, number> {
+  const loops = new Map<number, number>();
+  for (const value of values) {
+    const match = /^(\d+):(\d+(?:\.\d+)?)$/.exec(value);
+    if (!match || Number(match[2]) <= 0) throw new Error('--crash-loop takes BUILD:HOURS, e.g. 42:2');
+    loops.set(Number(match[1]), Number(match[2]));
+  }
+  return loops;
 }
 
 main().catch((error: Error) => {

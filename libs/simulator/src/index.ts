@@ -1,2 +1,3 @@
 export { assignBehaviours, type Behaviour, type InjectedShares } from './fleet';
-export { simulate, type Progress, type SimulationOptions, type SimulationSummary } from './simulator';
+export { simulate, simulateHours, type Progress, type SimulationOptions, type SimulationSummary } from './simulator';
+export { FleetHealth, type FleetHealthOptions, type HealthReport } from './health';

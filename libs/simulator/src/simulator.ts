@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { assignBehaviours, type Behaviour, type InjectedShares } from './fleet';
+import type { FleetHealth } from './health';
 
 export interface SimulationOptions {
   /** The gateway, e.g. http://127.0.0.1:8080. */
@@ -23,6 +24,8 @@ export interface SimulationOptions {
    * reach the deployment together, as a burst, before the rest of the fleet confirms.
    */
   burst?: boolean;
+  /** How the devices run: with it, each check reports `health`, and a confirmed install starts the device's counts afresh. */
+  health?: FleetHealth;
 }
 
 export interface SimulationSummary {
@@ -114,6 +117,7 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
       chip_family: options.chipFamily,
       current_build_number: current,
       version_label: `sim-${current}`,
+      ...(options.health ? { health: options.health.reportOf(deviceId, current) } : {}),
     });
     if (!offer) return;
     const status = offer.update_available ? 'offered' : String(offer.status);
@@ -187,6 +191,7 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
     }
     summary.confirmed += 1;
     summary.builds.set(deviceId, Number(offer.build_number));
+    options.health?.installed(deviceId, Number(offer.build_number));
   }
 
   const failing = (id: string) => ['fail', 'roll_back', 'signature_invalid'].includes(behaviours.get(id)!);
@@ -209,4 +214,27 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
   summary.seconds = (Date.now() - startedAt) / 1000;
   onProgress?.(done, summary);
   return summary;
+}
+
+/**
+ * Runs the fleet through simulated hours: each hour every device checks once (and installs what it
+ * is offered), then the whole fleet runs for the hour (`FleetHealth.advance`), so that the next
+ * checks report what that hour did to it. `afterHour` sees each hour's summary; answering true
+ * ends the run there. Answers every hour's summary.
+ */
+export async function simulateHours(
+  options: SimulationOptions & { health: FleetHealth },
+  hours: number,
+  afterHour?: (hour: number, summary: SimulationSummary) => Promise<boolean | void> | boolean | void,
+): Promise<SimulationSummary[]> {
+  const summaries: SimulationSummary[] = [];
+  let fleet = options.fleet;
+  for (let hour = 1; hour <= hours; hour += 1) {
+    const summary = await simulate({ ...options, fleet });
+    summaries.push(summary);
+    fleet = summary.builds;
+    options.health.advance(1);
+    if (await afterHour?.(hour, summary)) break;
+  }
+  return summaries;
 }

@@ -18,6 +18,8 @@ export default async function globalSetup(): Promise<void> {
     VIEW_RELOAD_INTERVAL_MS: '5000',
     // Deployments judge their guardrails and ramp their stages within a second, for the guardrail tests.
     SUPERVISE_INTERVAL_MS: '500',
+    // Registry sends the device health its checks counted every half second, for the health guardrail's test.
+    HEALTH_FLUSH_MS: '500',
     // Webhook receivers in the tests listen on 127.0.0.1, and their retries come within seconds.
     WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
     // A bulk membership change a registry replica left is taken over within seconds, for its test.

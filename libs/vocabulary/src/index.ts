@@ -80,3 +80,31 @@ export const CHECK_MESSAGES = {
 /** What a preview says a check of one device would answer: check statuses, and two of its own. */
 export const PREVIEW_OUTCOMES = ['offered', 'up_to_date', 'not_in_rollout', 'no_compatible_build', 'device_inactive', 'not_targeted', 'unknown_hardware'] as const satisfies ReadonlyArray<CheckStatus | 'not_targeted' | 'unknown_hardware'>;
 export type PreviewOutcome = (typeof PREVIEW_OUTCOMES)[number];
+
+/**
+ * Why a device last reset, as a check's `health.reset_reason` names it: ESP-IDF's
+ * `esp_reset_reason()` values, lowercased without their `ESP_RST_` prefix (docs/api.md, "Device
+ * health").
+ */
+export const RESET_REASONS = [
+  'unknown',
+  'power_on',
+  'external',
+  'software',
+  'panic',
+  'int_watchdog',
+  'task_watchdog',
+  'watchdog',
+  'deep_sleep',
+  'brownout',
+  'sdio',
+  'usb',
+  'jtag',
+  'efuse',
+  'power_glitch',
+  'cpu_lockup',
+] as const;
+export type ResetReason = (typeof RESET_REASONS)[number];
+
+/** The resets the health guardrail counts against a build: a crash, a watchdog, a brownout. */
+export const ABNORMAL_RESET_REASONS: readonly ResetReason[] = ['panic', 'int_watchdog', 'task_watchdog', 'watchdog', 'brownout', 'cpu_lockup'];

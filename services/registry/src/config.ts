@@ -20,6 +20,11 @@ export const registrySettings = {
     30_000,
     2_000,
   ),
+  HEALTH_FLUSH_MS: int(
+    "how often a registry replica sends rollout the device health its checks counted for deployments with the health guardrail (hours run, abnormal resets); a guardrail judges what has arrived, so a regression shows this much later",
+    5_000,
+    100,
+  ),
   VIEW_RELOAD_INTERVAL_MS: int("how often the check's in-memory views of active deployments and builds reload in full, as a safety net for missed NATS events", 30_000, 1_000),
 };
 

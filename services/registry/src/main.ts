@@ -10,6 +10,7 @@ import { MongoMembershipChangeStore } from './adapters/mongo/membership-change-s
 import { MongoRegistryStore } from './adapters/mongo/mongo-registry-store';
 import { membershipChangeAudit } from './adapters/nats/membership-change-audit';
 import { loadRegistryConfig } from './config';
+import { flushHealthTallies, HealthTallies } from './domain/device-health';
 import { MembershipChanges } from './domain/membership-changes';
 import { Registry } from './domain/registry';
 import { registryHandlers } from './grpc/registry-handlers';
@@ -51,9 +52,21 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   });
   membershipChanges.startSweeping(Math.max(1_000, Math.floor(config.MEMBERSHIP_CHANGE_LEASE_MS / 2)));
 
-  const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry, { views, sources, rollout: rolloutClient }, membershipChanges)),
+  // Checks count device health in memory; rollout, which judges it, gets it every HEALTH_FLUSH_MS.
+  const health = new HealthTallies();
+  const stopHealthFlush = flushHealthTallies(
+    health,
+    config.HEALTH_FLUSH_MS,
+    async (tallies) => {
+      await rolloutClient.recordDeviceHealth({ tallies });
+    },
+    (error) => logger.warn({ err: error }, 'device health not sent to rollout; the next flush sends it'),
   );
 
-  return [() => mongo.close(), () => rolloutClient.close(), () => artifactsClient.close(), () => bus.drain(), () => views.stop(), () => membershipChanges.stop(), ...serving];
+  const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
+    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry, { views, sources, rollout: rolloutClient, health }, membershipChanges)),
+  );
+
+  // The flush stops after serving (which stops first, in order) and before the rollout client closes.
+  return [() => mongo.close(), () => rolloutClient.close(), stopHealthFlush, () => artifactsClient.close(), () => bus.drain(), () => views.stop(), () => membershipChanges.stop(), ...serving];
 });

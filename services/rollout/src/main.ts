@@ -10,6 +10,7 @@ import { registerRolloutModels } from './adapters/mongo/models';
 import { MongoDeploymentStore } from './adapters/mongo/mongo-deployment-store';
 import { MongoDeviceReportStore } from './adapters/mongo/mongo-device-report-store';
 import { MongoDeviceStateStore } from './adapters/mongo/mongo-device-state-store';
+import { MongoHealthTallies } from './adapters/mongo/mongo-health-tallies';
 import { MongoStatusCounts } from './adapters/mongo/mongo-status-counts';
 import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
@@ -62,6 +63,7 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     recountIntervalMs: config.STATUS_RECOUNT_INTERVAL_MS,
     catalog,
     fleet: new GrpcFleet(registryClient),
+    health: new MongoHealthTallies(models),
     views,
     statusCache,
     warn: (error, message) => logger.warn({ err: error }, message),

@@ -253,11 +253,39 @@ export function deploymentJson(deployment: rollout.Deployment) {
 
 function guardrailsJson(guardrails: rollout.Guardrails | undefined) {
   const threshold = guardrails?.failureThreshold;
+  // Rollout fills in every field it stores.
+  const health = guardrails?.healthRegression;
   return {
     failure_threshold: threshold ? { percent: threshold.percent, min_finished: threshold.minFinished } : null,
     reason_limits: (guardrails?.reasonLimits ?? []).map((limit) => ({ reason: limit.reason, count: limit.count, window_seconds: limit.windowSeconds })),
     confirm_timeout_seconds: guardrails?.confirmTimeoutSeconds ?? null,
+    health_regression: health
+      ? { margin_percent: health.marginPercent ?? 0, significance: health.significance ?? 0, min_devices: health.minDevices ?? 0, min_device_hours: health.minDeviceHours ?? 0 }
+      : null,
   } satisfies Promised<typeof R.Guardrails>;
+}
+
+/** Health sums minutes long, keyed by the start of each (docs/api.md, "Device health"). */
+export function deploymentHealthJson(health: rollout.GetDeploymentHealthResponse, periodMinutes: number) {
+  const figures = (tally: rollout.HealthTally | undefined) => {
+    const hours = (tally?.deviceSeconds ?? 0) / 3600;
+    const resets = tally?.abnormalResets ?? 0;
+    return { devices: tally?.devices ?? 0, device_hours: hours, abnormal_resets: resets, resets_per_1000_device_hours: hours > 0 ? (resets * 1000) / hours : null };
+  };
+  const byStart = new Map<string, { updated?: rollout.HealthTally; previous?: rollout.HealthTally }>();
+  for (const period of health.periods) {
+    const start = (period.periodStart ?? new Date(0)).toISOString();
+    const sides = byStart.get(start) ?? {};
+    sides[period.side === 'updated' ? 'updated' : 'previous'] = period;
+    byStart.set(start, sides);
+  }
+  return {
+    judged_since: health.judgedSince?.toISOString() ?? null,
+    period_minutes: periodMinutes,
+    updated: figures(health.updated),
+    previous: figures(health.previous),
+    periods: [...byStart].map(([start, sides]) => ({ start, updated: figures(sides.updated), previous: figures(sides.previous) })),
+  } satisfies Promised<typeof R.DeploymentHealth>;
 }
 
 export function decisionJson(decision: registry.CheckEvent) {

@@ -210,6 +210,32 @@ export const Guardrails = object({
   failure_threshold: { oneOf: [{ type: 'null' }, object({ percent: { type: 'number' }, min_finished: { type: 'integer' } })] },
   reason_limits: { type: 'array', items: object({ reason: { type: 'string' }, count: { type: 'integer' }, window_seconds: { type: 'integer' } }) },
   confirm_timeout_seconds: { type: ['integer', 'null'] },
+  health_regression: {
+    description: 'The health guardrail with every field filled in; null without it.',
+    oneOf: [
+      { type: 'null' },
+      object({ margin_percent: { type: 'number' }, significance: { type: 'number' }, min_devices: { type: 'integer' }, min_device_hours: { type: 'number' } }),
+    ],
+  },
+});
+
+const HealthFigures = object({
+  devices: { ...COUNT, description: 'Devices counted on this side since the start: installs of the build (updated), or devices on an earlier build reporting since before the start (previous).' },
+  device_hours: { type: 'number', minimum: 0, description: 'Hours run, summed over the devices, as they reported them.' },
+  abnormal_resets: { ...COUNT, description: 'Boots after a panic, a watchdog, a brownout or a CPU lockup.' },
+  resets_per_1000_device_hours: { type: ['number', 'null'], minimum: 0, description: 'abnormal_resets per 1,000 device_hours; null before any hour.' },
+});
+
+export const DeploymentHealth = object({
+  judged_since: { ...NULLABLE_TIME, description: 'The hours and resets the guardrail judges began here (the last resume from a guardrail pause); null: since the start.' },
+  period_minutes: { type: 'integer', description: 'The length of each period.' },
+  updated: { ...HealthFigures, description: 'Devices running the deployment\'s build, summed since judged_since.' },
+  previous: { ...HealthFigures, description: 'Targeted devices still on an earlier build, summed since judged_since.' },
+  periods: {
+    type: 'array',
+    description: 'Oldest first, each period that counted anything.',
+    items: object({ start: TIME, updated: HealthFigures, previous: HealthFigures }),
+  },
 });
 
 const DEPLOYMENT_STATE = { type: 'string', enum: ['draft', 'active', 'paused', 'completed', 'cancelled'] } as const;
@@ -245,7 +271,7 @@ export const Deployment = object({
     oneOf: [
       { type: 'null' },
       object({
-        guardrail: { type: 'string', enum: ['failure_threshold', 'reason_limit'] },
+        guardrail: { type: 'string', enum: ['failure_threshold', 'reason_limit', 'health_regression'] },
         detail: { type: 'string' },
         figures: { type: 'object', additionalProperties: { type: 'integer' } },
         at: TIME,

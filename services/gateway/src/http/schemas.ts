@@ -2,7 +2,7 @@
 // built from them, so the two cannot disagree; the TypeScript type of what each accepts is derived
 // from it (`Accepted`), not written again.
 
-import { CHECK_STATUSES, DEVICE_EVENTS, STOPPED_EVENT } from '@ota/vocabulary';
+import { CHECK_STATUSES, DEVICE_EVENTS, RESET_REASONS, STOPPED_EVENT } from '@ota/vocabulary';
 import type { Accepted } from './validate';
 
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
@@ -70,6 +70,20 @@ export const checkBody = {
       minimum: -720,
       maximum: 840,
       description: "The device's local time's offset from UTC in minutes, east positive (120 for UTC+02:00): deployments whose maintenance windows are in device local time read them in it.",
+    },
+    health: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['reset_reason', 'boots', 'abnormal_boots', 'uptime_seconds'],
+      description:
+        'How the device has run since it installed the build it runs (docs/api.md, "Device health"), for deployments with the health_regression guardrail. Counted since the install, across reboots; a device that leaves it out is judged as before.',
+      properties: {
+        reset_reason: { type: 'string', enum: RESET_REASONS, description: "Why the device last reset: ESP-IDF's esp_reset_reason() lowercased without ESP_RST_ (panic, task_watchdog, brownout, software, ...)." },
+        boots: { type: 'integer', minimum: 1, maximum: 2_147_483_647, description: 'Boots since the install, the first boot of the build included.' },
+        abnormal_boots: { type: 'integer', minimum: 0, maximum: 2_147_483_647, description: 'Of those boots, the ones after a panic, a watchdog, a brownout or a CPU lockup.' },
+        uptime_seconds: { type: 'number', minimum: 0, maximum: 3_155_760_000, description: 'Seconds the device has run since the install, summed over its boots.' },
+        min_free_heap: { type: 'integer', minimum: 0, maximum: 4_294_967_295, description: 'The lowest free heap in bytes since the device booted (esp_get_minimum_free_heap_size()).' },
+      },
     },
   },
 } as const;
@@ -332,6 +346,18 @@ export const createDeploymentBody = {
           minimum: 1,
           maximum: 604_800,
           description: 'A device that reported progress but neither confirmed nor failed this long after its last status counts as failed (reason no_confirmation).',
+        },
+        health_regression: {
+          type: 'object',
+          additionalProperties: false,
+          description:
+            'Pause when devices on the build reset abnormally (crash, watchdog, brownout) per hour run more often than the targeted devices not yet updated, beyond margin_percent, at one-sided significance (docs/api.md, "Device health"). {} takes every default.',
+          properties: {
+            margin_percent: { type: 'number', minimum: 0, maximum: 1000, default: 50, description: "How much higher than the previous builds' rate the build's may be before it counts as a regression." },
+            significance: { type: 'number', exclusiveMinimum: 0, maximum: 0.1, default: 0.001, description: 'The p-value below which the exact conditional test of the two rates judges a regression.' },
+            min_devices: { type: 'integer', minimum: 1, maximum: 1_000_000_000, default: 20, description: 'Devices each side needs before it is judged.' },
+            min_device_hours: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000_000, default: 50, description: 'Hours run, summed over devices, each side needs before it is judged.' },
+          },
         },
       },
     },

@@ -2,13 +2,16 @@ import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
-import { deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
+import { deploymentHealthJson, deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { ValidationFailed } from '../http/errors';
 import { createDeploymentBody, listStatesQuery, previewQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
 import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
 import { answerOncePerKey, IDEMPOTENCY_PARAMETER, jsonFingerprint } from '../http/idempotency';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
+
+/** Registry counts device health in periods of this length (HEALTH_PERIOD_MS in registry's device-health.ts). */
+const HEALTH_PERIOD_MINUTES = 15;
 
 const DEPLOYMENT_ETAG = { description: 'The deployment\'s `version` in quotes: send it back as `If-Match` to change only what you saw.', schema: { type: 'string' } };
 const IF_MATCH_PARAMETER = {
@@ -149,6 +152,23 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
 
   api.add(
     {
+      route: 'GET /projects/:id/deployments/:did/health/',
+      operationId: 'getDeploymentHealth',
+      summary: 'How the build runs on devices, against those not yet updated',
+      description:
+        'Abnormal resets (panic, watchdogs, brownout) and hours run of the targeted devices, as their checks report `health`: on the deployment\'s build (`updated`) and on an earlier one (`previous`), per period of `period_minutes`, and summed as the `health_regression` guardrail judges them now (docs/api.md, "Device health"). Counted only for a deployment with that guardrail, while it is active.',
+      project: 'read',
+      responses: { 200: R.DeploymentHealth },
+    },
+    async (ctx, { project }) => {
+      const deploymentId = pathId(ctx, 'did', 'deployment');
+      const health = await clients.rollout.getDeploymentHealth({ projectId: project.id, deploymentId }, rpc(ctx));
+      ctx.body = deploymentHealthJson(health, HEALTH_PERIOD_MINUTES);
+    },
+  );
+
+  api.add(
+    {
       route: 'GET /projects/:id/deployments/:did/preview/',
       operationId: 'previewDeployment',
       summary: 'Who a check would reach now',
@@ -206,5 +226,11 @@ function guardrailsMessage(body: GuardrailsBody): rollout.Guardrails {
     failureThreshold: threshold && { percent: threshold.percent, minFinished: threshold.min_finished },
     reasonLimits: (body.reason_limits ?? []).map((limit) => ({ reason: limit.reason, count: limit.count, windowSeconds: limit.window_seconds })),
     confirmTimeoutSeconds: body.confirm_timeout_seconds,
+    healthRegression: body.health_regression && {
+      marginPercent: body.health_regression.margin_percent,
+      significance: body.health_regression.significance,
+      minDevices: body.health_regression.min_devices,
+      minDeviceHours: body.health_regression.min_device_hours,
+    },
   };
 }

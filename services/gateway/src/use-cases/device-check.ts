@@ -1,3 +1,4 @@
+import { invalidArgument } from '@ota/errors';
 import type { RequestTrace } from '@ota/logging';
 import type { registry, rollout } from '@ota/proto';
 import type { RegistryPort } from './ports';
@@ -19,6 +20,7 @@ export interface CheckRequest {
   current_hash?: string;
   delta_formats?: string[];
   utc_offset_minutes?: number;
+  health?: { reset_reason: string; boots: number; abnormal_boots: number; uptime_seconds: number; min_free_heap?: number };
 }
 
 /** What a device check needs from the services around the gateway; tests pass fakes. */
@@ -48,6 +50,8 @@ export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | {
  * check, hop by hop"). The gateway brings the owner's device cap, which only a project token needs.
  */
 export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): Promise<DeviceCheckOutcome> {
+  const { health } = check.body;
+  if (health && health.abnormal_boots > health.boots) throw invalidArgument('health.abnormal_boots must be at most health.boots');
   const maxDevices = check.viaProjectToken ? await ports.maxDevicesOf(check.ownerId) : 0;
   const answer = await ports.registry.checkDevice(
     {
@@ -59,6 +63,13 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
       reported: reportedProfileOf(check.body),
       currentBuildNumber: check.body.current_build_number,
       utcOffsetMinutes: check.body.utc_offset_minutes,
+      health: health && {
+        resetReason: health.reset_reason,
+        boots: health.boots,
+        abnormalBoots: health.abnormal_boots,
+        uptimeSeconds: health.uptime_seconds,
+        minFreeHeap: health.min_free_heap,
+      },
     },
     check.trace,
   );

@@ -1,5 +1,6 @@
 import type { ArtifactSummary, DecisionDeployment, DecisionViews, OfferOutcome } from '@ota/decision';
 import { checkDevice, type DeviceCheckDeps, type DeviceCheckInput } from './device-check';
+import { HealthTallies } from './device-health';
 import type { CheckInResult, CheckRecord, Device } from './model';
 
 const DEVICE = { id: 'uuid-1', channelId: 'stable', groupIds: ['g1'], checkCount: 41, lastCheckStatus: 'up_to_date' } as Device;
@@ -69,6 +70,7 @@ function fakeDeps(checkIn: CheckInResult, deployments: DecisionDeployment[] = []
         return offerOutcomes[deploymentId] ?? 'recorded';
       },
     },
+    health: new HealthTallies(),
     recordFailed: (error) => calls.failures.push(error),
   };
   return { deps, calls };
@@ -164,4 +166,23 @@ test('a new device is registered with its outcome when no offer needs confirming
   refused.deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
   await expect(checkDevice(refused.deps, input)).rejects.toThrow('board_id is required');
   expect(refused.calls.outcomesOfNew).toEqual([undefined]);
+});
+
+test('a check with health counts what happened since the device\'s check before, on each side of each deployment that watches health', async () => {
+  const before = { build: 6, resetReason: 'power_on', boots: 3, abnormalBoots: 1, uptimeSeconds: 7_200, at: new Date(1_000) };
+  const device = { ...DEVICE, health: before };
+  const watched = [deployment('dep-1', { watchesHealth: true }), deployment('dep-2'), deployment('dep-3', { watchesHealth: true, targetChannelIds: ['beta'] })];
+  const { deps } = fakeDeps({ outcome: 'known', device }, watched);
+  deps.now = () => new Date(5_000);
+  const health = { resetReason: 'panic', boots: 5, abnormalBoots: 2, uptimeSeconds: 10_800 };
+  await checkDevice(deps, { ...input, health });
+  // dep-1 offers build 7 to a device on 6: it counts on the previous side, once, as its report before came before the start.
+  expect(deps.health.take()).toEqual([
+    { projectId: 'p1', deploymentId: 'dep-1', side: 'previous', periodStart: new Date(0), deviceSeconds: 3_600, abnormalResets: 1, devices: 1 },
+  ]);
+
+  // Without a report before there is nothing to compare with: it only becomes the baseline.
+  const { deps: first } = fakeDeps({ outcome: 'known', device: { ...DEVICE, health: null } }, watched);
+  await checkDevice(first, { ...input, health });
+  expect(first.health.take()).toEqual([]);
 });

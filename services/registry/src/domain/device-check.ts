@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decideOffer, type ArtifactSummary, type Decision, type DecisionDeployment, type DecisionViews, type OfferOutcome } from '@ota/decision';
 import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
+import { healthIncrement, healthSides, type HealthSnapshot, type HealthTallies } from './device-health';
 import type { CheckEvent, CheckInInput, Device } from './model';
 import type { Registry } from './registry';
 
@@ -13,6 +14,8 @@ export interface DeviceCheckDeps {
   registry: Pick<Registry, 'checkIn' | 'recordCheck'>;
   views: DecisionViews<DecisionDeployment>;
   offers: OfferLedger;
+  /** Where the health the check reports is counted for the deployments that watch it. */
+  health: HealthTallies;
   /** A check whose record could not be written: reported, and answered all the same. */
   recordFailed(error: unknown, deviceId: string): void;
   now?: () => Date;
@@ -22,7 +25,11 @@ export interface DeviceCheckInput extends CheckInInput {
   currentBuildNumber: number;
   /** The device's offset from UTC in minutes, when it reported one (maintenance windows in device local time). */
   utcOffsetMinutes?: number;
+  /** How the device has run since it installed the build it runs, when it reported it. */
+  health?: HealthReport;
 }
+
+export type HealthReport = Omit<HealthSnapshot, 'build' | 'at'>;
 
 export type DeviceCheckAnswer =
   | { status: 'offered'; message: string; deploymentId: string; artifact: ArtifactSummary }
@@ -46,7 +53,8 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
       rolledBack,
       at,
     });
-  const checkIn = await deps.registry.checkIn({ ...input, at }, (device) => outcomeKnownBeforeRegistration(() => decide(device, deps.views.activeDeployments(projectId), new Set())));
+  const health: HealthSnapshot | undefined = input.health && { ...input.health, build: input.currentBuildNumber, at };
+  const checkIn = await deps.registry.checkIn({ ...input, at, health }, (device) => outcomeKnownBeforeRegistration(() => decide(device, deps.views.activeDeployments(projectId), new Set())));
   // A device that was not registered has nothing to record on.
   if (checkIn.outcome === 'over_limit') return { status: 'over_limit', message: CHECK_MESSAGES.over_limit };
   const device = checkIn.device;
@@ -79,6 +87,7 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
 
   // A new device is decided again here: the views may have moved during its registration.
   let active = deps.views.activeDeployments(projectId);
+  if (health) countHealth(deps, device, input, health, active);
   const rolledBack = new Set<string>();
   // Each refusal by rollout takes one deployment out of the running, so this ends.
   for (;;) {
@@ -90,6 +99,14 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
     if (outcome === 'rolled_back') rolledBack.add(deploymentId);
     else active = active.filter((deployment) => deployment.id !== deploymentId);
   }
+}
+
+/** The device's health since its check before, counted for each deployment that watches it. */
+function countHealth(deps: DeviceCheckDeps, device: Device, input: DeviceCheckInput, health: HealthSnapshot, active: readonly DecisionDeployment[]): void {
+  const increment = device.health ? healthIncrement(device.health, health) : null;
+  if (!increment || !active.some((deployment) => deployment.watchesHealth)) return;
+  const checking = { ...input.reported, id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber };
+  deps.health.count(healthSides(checking, active, (id) => deps.views.artifact(id)), increment, device.health!.at, health.at);
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { HealthSnapshot } from './device-health';
 // The registry's records, as the domain sees them (no storage or wire types).
 
 import type { HardwareProfile, ReportedHardware } from '@ota/manifest';
@@ -119,6 +120,8 @@ export interface Device extends HardwareProfile {
   tokenRequired: boolean;
   /** Checks recorded so far (the decision history's sequence). */
   checkCount: number;
+  /** The health its last check reported, when it reports health (device-health.ts). */
+  health?: HealthSnapshot | null;
 }
 
 /** docs/api.md, "Records": the newest 20 decision records per device are kept, with no time expiry. */
@@ -163,6 +166,8 @@ export interface StatusReportWrite {
  */
 export interface CheckIn extends Pick<CheckInInput, 'projectId' | 'deviceId' | 'reported' | 'viaProjectToken'> {
   at: Date;
+  /** Kept on the device with the heartbeat, when the check reported it. */
+  health?: HealthSnapshot | undefined;
 }
 
 /** What a check writes down after its decision: the decision record, and the outcome when it changed. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, invalidArgument, notFound } from '@ota/errors';
 import { deviceReportChange } from './device-report';
 import { byUuid, deviceUuid, pageOfSorted } from '@ota/ids';
+import type { HealthSnapshot } from './device-health';
 import { RecentCounts } from './recent-counts';
 import {
   CHECK_EVENTS_KEPT_PER_DEVICE,
@@ -189,14 +190,14 @@ export class Registry {
    * before the registration: the insert stores it, so that the device's first check writes the
    * device once.
    */
-  async checkIn(input: CheckInInput & { at: Date }, outcomeOfNew?: (device: Device) => string | undefined): Promise<CheckInResult> {
-    const checkIn: CheckIn = { projectId: input.projectId, deviceId: input.deviceId, reported: input.reported, viaProjectToken: input.viaProjectToken, at: input.at };
+  async checkIn(input: CheckInInput & { at: Date; health?: HealthSnapshot | undefined }, outcomeOfNew?: (device: Device) => string | undefined): Promise<CheckInResult> {
+    const checkIn: CheckIn = { projectId: input.projectId, deviceId: input.deviceId, reported: input.reported, viaProjectToken: input.viaProjectToken, at: input.at, health: input.health };
     const before = await this.store.checkIn(checkIn);
     if (before) return outcomeOf(before, input.viaProjectToken);
-    const registered = await this.registerOnFirstCheck(input, { at: input.at, outcomeOf: outcomeOfNew });
+    const registered = await this.registerOnFirstCheck(input, { at: input.at, outcomeOf: outcomeOfNew, health: input.health });
     if (registered === 'over_limit') return { outcome: 'over_limit' };
     // As it was before its check, except the outcome stored with it: the record compares against that.
-    if (registered.created) return { outcome: 'registered', device: { ...registered.device, checkCount: 0, lastCheckAt: null } };
+    if (registered.created) return { outcome: 'registered', device: { ...registered.device, checkCount: 0, lastCheckAt: null, health: null } };
     // Lost a race with a concurrent first check of the same device: it is known now.
     const registeredBefore = await this.store.checkIn(checkIn);
     if (!registeredBefore) throw notFound('device not found');
@@ -233,7 +234,7 @@ export class Registry {
    */
   private async registerOnFirstCheck(
     input: CheckInInput,
-    checkIn?: { at: Date; outcomeOf?: (device: Device) => string | undefined },
+    checkIn?: { at: Date; outcomeOf?: (device: Device) => string | undefined; health?: HealthSnapshot | undefined },
   ): Promise<{ device: Device; created: boolean } | 'over_limit'> {
     // A device token names a device that exists; only the shared project token registers.
     if (!input.viaProjectToken) throw notFound('device not found');
@@ -241,7 +242,7 @@ export class Registry {
     if (!defaultChannel) throw notFound('project not found');
     const device = newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, checkIn?.at ?? this.now());
     if (!checkIn) return this.store.registerDevice(device, input.ownerId, input.maxDevices);
-    const checkedIn = { ...device, lastCheckAt: checkIn.at, checkCount: 1 };
+    const checkedIn = { ...device, lastCheckAt: checkIn.at, checkCount: 1, health: checkIn.health ?? null };
     const lastCheckStatus = checkIn.outcomeOf?.(checkedIn) ?? '';
     return this.store.registerDevice({ ...checkedIn, lastCheckStatus }, input.ownerId, input.maxDevices);
   }

@@ -5,7 +5,8 @@ import type { CallContext, Handlers, ServiceClient } from '@ota/grpc';
 import { registry as pb, type rollout } from '@ota/proto';
 import { GrpcDeviceEventLedger } from '../adapters/grpc/grpc-device-event-ledger';
 import { GrpcOfferLedger } from '../adapters/grpc/grpc-offer-ledger';
-import { checkDevice, type DeviceCheckAnswer } from '../domain/device-check';
+import { checkDevice, type DeviceCheckAnswer, type HealthReport } from '../domain/device-check';
+import type { HealthTallies } from '../domain/device-health';
 import { reportDeviceStatus } from '../domain/device-report';
 import { offerStanding } from '../domain/offer-standing';
 import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
@@ -28,6 +29,7 @@ export interface CheckDeps {
   /** Where the views load from: the offer-standing answer reads its deployment from there (rollout's store), not from the views. */
   sources: Pick<ViewSources<DecisionDeployment>, 'loadDeployment'>;
   rollout: ServiceClient<typeof rollout.RolloutServiceService>;
+  health: HealthTallies;
 }
 
 export function registryHandlers(registry: Registry, check: CheckDeps, membershipChanges: MembershipChanges): RegistryHandlers {
@@ -39,6 +41,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
           views: check.views,
           // The offer's confirmation runs under the check's own deadline and trace.
           offers: new GrpcOfferLedger(check.rollout, ctx),
+          health: check.health,
           recordFailed: (error, deviceId) => ctx.logger.warn({ err: error, device_id: deviceId }, 'check not recorded'),
         },
         {
@@ -50,6 +53,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
           reported: reportedProfileOf(request.reported),
           currentBuildNumber: request.currentBuildNumber,
           utcOffsetMinutes: request.utcOffsetMinutes,
+          health: request.health && healthReportOf(request.health),
         },
       );
       return checkAnswerMessage(answer);
@@ -333,6 +337,16 @@ function reportedProfileOf(reported: pb.ReportedProfile | undefined): ReportedPr
     securityMode: profile.securityMode,
     versionLabel: profile.versionLabel,
     currentHash: profile.currentHash,
+  };
+}
+
+function healthReportOf(message: pb.DeviceHealth): HealthReport {
+  return {
+    resetReason: message.resetReason,
+    boots: message.boots,
+    abnormalBoots: message.abnormalBoots,
+    uptimeSeconds: message.uptimeSeconds,
+    ...(message.minFreeHeap !== undefined ? { minFreeHeap: message.minFreeHeap } : {}),
   };
 }
 

@@ -65,15 +65,15 @@ export function rolloutMetrics(metrics: ServiceMetrics, figures: DeploymentFigur
   const patchBytes = metrics.counter('ota_delta_patch_bytes_total', 'Bytes of the delta patches devices reported applied.');
   const fallbacks = metrics.counter('ota_delta_fallbacks_total', 'Delta patches devices gave up for the whole image, by why (other for reasons outside the documented list).', ['delta_failure']);
   for (const how of ['image', 'patch', 'fell_back']) downloads.inc({ how }, 0);
-  const guardrailTrips = metrics.counter('ota_guardrail_trips_total', 'Deployments paused by a guardrail, by guardrail (failure_threshold, reason_limit).', ['guardrail']);
-  for (const guardrail of ['failure_threshold', 'reason_limit']) guardrailTrips.inc({ guardrail }, 0);
+  const guardrailTrips = metrics.counter('ota_guardrail_trips_total', 'Deployments paused by a guardrail, by guardrail (failure_threshold, reason_limit, health_regression).', ['guardrail']);
+  for (const guardrail of ['failure_threshold', 'reason_limit', 'health_regression']) guardrailTrips.inc({ guardrail }, 0);
   // Failures are served from 0 for every reason a label may hold, so that the first reports of a
   // burst count as an increase (OtaSignatureInvalidBurst), not as a series that starts high.
   for (const event of ['failed', 'rolled_back']) for (const reason of [...METRIC_FAILURE_REASONS, 'other', 'none']) reports.inc({ event, reason }, 0);
   // The four gauges are read together, once per scrape, or once per FIGURES_MAX_AGE_MS when
   // scrapes come closer.
   const refresh = sharedRead(() => read(), FIGURES_MAX_AGE_MS);
-  const state = metrics.gauge('ota_deployment_state', '1 for each active or paused deployment, labelled with its state and, when paused, by whom (failure_threshold, reason_limit: a guardrail; person).', ['deployment_id', 'project_id', 'state', 'paused_by'], refresh);
+  const state = metrics.gauge('ota_deployment_state', '1 for each active or paused deployment, labelled with its state and, when paused, by whom (failure_threshold, reason_limit, health_regression: a guardrail; person).', ['deployment_id', 'project_id', 'state', 'paused_by'], refresh);
   const percentage = metrics.gauge('ota_deployment_rollout_percentage', 'The rollout percentage of each active or paused deployment.', ['deployment_id', 'project_id'], refresh);
   const devices = metrics.gauge('ota_deployment_devices', 'Devices of each active or paused deployment, by rollout status.', ['deployment_id', 'project_id', 'status'], refresh);
   const failures = metrics.gauge('ota_deployment_failures', 'Failures of each active or paused deployment, by reason.', ['deployment_id', 'project_id', 'reason'], refresh);

@@ -5,6 +5,7 @@ import { conflict, failedPrecondition, invalidArgument, isDomainError, notFound 
 import { CoalescedRuns } from './coalesced-runs';
 import type { DeploymentCounts } from './deployment-counts';
 import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
+import type { HealthComparison, HealthTally } from './health-regression';
 import { asIfActive, PreviewTally } from './preview';
 import { dueStage, validStages, type Stage } from './stages';
 import type { Deployment, DeploymentState } from './model';
@@ -265,7 +266,27 @@ export class Deployments {
       failed: (byStatus.get('failed') ?? 0) + (byStatus.get('rolled_back') ?? 0),
       timedOut: recentByStatus ? silentDevices(byStatus, recentByStatus) : 0,
       recentFailuresByReason: new Map(reasonLimits.map((limit, index) => [limit.reason, recentFailures[index]!])),
+      ...(deployment.guardrails.healthRegression ? { health: await this.deps.health.sums(deployment.id, since) } : {}),
     };
+  }
+
+  /**
+   * Adds what registry's checks counted of device health, then judges the guardrails of the
+   * deployments it is about, beside the answer (the supervision round judges them too).
+   */
+  async recordDeviceHealth(tallies: readonly HealthTally[]): Promise<void> {
+    await this.deps.health.add(tallies);
+    for (const deploymentId of new Set(tallies.map((tally) => tally.deploymentId))) {
+      this.enforceGuardrails(deploymentId).catch((error: unknown) => this.deps.warn(error, `judging the guardrails of deployment ${deploymentId} failed; the next round tries again`));
+    }
+  }
+
+  /** docs/api.md, "Device health": both sides per period, and the sums the guardrail judges now. */
+  async deploymentHealth(projectId: string, deploymentId: string): Promise<{ periods: HealthTally[]; judged: HealthComparison; judgedSince: Date | null }> {
+    const deployment = await this.findDeployment(projectId, deploymentId);
+    const since = deployment.guardrailsJudgedSince ?? undefined;
+    const [periods, judged] = await Promise.all([this.deps.health.periods(deployment.id), this.deps.health.sums(deployment.id, since)]);
+    return { periods, judged, judgedSince: deployment.guardrailsJudgedSince ?? null };
   }
 
   /**

@@ -1,5 +1,6 @@
 import { invalidArgument } from '@ota/errors';
 import { isInProgress, rankOf } from './device-status';
+import { judgeHealth, resetRate, validHealthRegression, type HealthComparison, type HealthRegressionGuardrail } from './health-regression';
 
 /** Pause when, of at least `minFinished` finished devices, `percent` or more failed. */
 export interface FailureThreshold {
@@ -19,9 +20,11 @@ export interface Guardrails {
   reasonLimits: ReasonLimit[];
   /** A device silent this long after reporting progress counts as failed (`no_confirmation`). */
   confirmTimeoutSeconds: number | null;
+  /** Pause when the build's devices reset abnormally more often than those not yet updated (health-regression.ts). */
+  healthRegression: HealthRegressionGuardrail | null;
 }
 
-export const NO_GUARDRAILS: Guardrails = { failureThreshold: null, reasonLimits: [], confirmTimeoutSeconds: null };
+export const NO_GUARDRAILS: Guardrails = { failureThreshold: null, reasonLimits: [], confirmTimeoutSeconds: null, healthRegression: null };
 
 /** The reason a device that went silent after reporting progress is counted as failed with. */
 export const NO_CONFIRMATION = 'no_confirmation';
@@ -30,7 +33,7 @@ const MAX_REASON_LIMITS = 20;
 const MAX_WINDOW_SECONDS = 7 * 24 * 3600;
 
 export function hasGuardrails(guardrails: Guardrails): boolean {
-  return guardrails.failureThreshold !== null || guardrails.reasonLimits.length > 0 || guardrails.confirmTimeoutSeconds !== null;
+  return guardrails.failureThreshold !== null || guardrails.reasonLimits.length > 0 || guardrails.confirmTimeoutSeconds !== null || guardrails.healthRegression !== null;
 }
 
 /** Checks a deployment's guardrails as a client sent them; every refusal is a 400 naming the field. */
@@ -56,6 +59,7 @@ export function validGuardrails(guardrails: Guardrails): Guardrails {
   if (timeout !== null && (!Number.isInteger(timeout) || timeout < 1 || timeout > MAX_WINDOW_SECONDS)) {
     throw invalidArgument(`confirm_timeout_seconds must be an integer from 1 to ${MAX_WINDOW_SECONDS}`);
   }
+  if (guardrails.healthRegression) validHealthRegression(guardrails.healthRegression);
   return guardrails;
 }
 
@@ -69,6 +73,8 @@ export interface GuardrailFigures {
   timedOut: number;
   /** Failures per limited reason within that limit's window. */
   recentFailuresByReason: Map<string, number>;
+  /** Both sides' device health, when the deployment has the health guardrail. */
+  health?: HealthComparison;
 }
 
 /**
@@ -122,12 +128,15 @@ export function withSilentAsFailed(byStatus: ReadonlyMap<string, number>, silent
 
 /** Why a deployment paused itself: the guardrail and the figures it saw. */
 export interface GuardrailTrip {
-  guardrail: 'failure_threshold' | 'reason_limit';
+  guardrail: 'failure_threshold' | 'reason_limit' | 'health_regression';
   detail: string;
   figures: Record<string, number>;
 }
 
-/** The first guardrail the figures trip, or null. A reason limit is checked first: it is the sharper signal. */
+/**
+ * The first guardrail the figures trip, or null. A reason limit is checked first: it is the sharper
+ * signal; the health of running devices last, as it needs the most hours to show.
+ */
 export function trippedGuardrail(guardrails: Guardrails, figures: GuardrailFigures): GuardrailTrip | null {
   for (const limit of guardrails.reasonLimits) {
     const failures = figures.recentFailuresByReason.get(limit.reason) ?? 0;
@@ -152,5 +161,29 @@ export function trippedGuardrail(guardrails: Guardrails, figures: GuardrailFigur
       };
     }
   }
+  if (guardrails.healthRegression && figures.health) return healthRegressionTrip(guardrails.healthRegression, figures.health);
   return null;
+}
+
+function healthRegressionTrip(guardrail: HealthRegressionGuardrail, health: HealthComparison): GuardrailTrip | null {
+  const judgement = judgeHealth(guardrail, health);
+  if (!judgement.regressed) return null;
+  const { updated, previous } = health;
+  const perThousand = (rate: number) => Math.round(rate * 1000 * 100) / 100;
+  return {
+    guardrail: 'health_regression',
+    detail:
+      `devices on the build reset abnormally ${perThousand(resetRate(updated))} times per 1000 device-hours (${updated.abnormalResets} in ${Math.round(updated.deviceSeconds / 3600)} h of ${updated.devices} devices), ` +
+      `devices not yet updated ${perThousand(resetRate(previous))} (${previous.abnormalResets} in ${Math.round(previous.deviceSeconds / 3600)} h of ${previous.devices} devices): ` +
+      `above the ${guardrail.marginPercent}% margin at p = ${judgement.pValue.toPrecision(2)} (significance ${guardrail.significance})`,
+    figures: {
+      updated_devices: updated.devices,
+      updated_device_hours: Math.round(updated.deviceSeconds / 3600),
+      updated_abnormal_resets: updated.abnormalResets,
+      previous_devices: previous.devices,
+      previous_device_hours: Math.round(previous.deviceSeconds / 3600),
+      previous_abnormal_resets: previous.abnormalResets,
+      margin_percent: guardrail.marginPercent,
+    },
+  };
 }

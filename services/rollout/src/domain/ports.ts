@@ -2,6 +2,7 @@ import type { RequestTrace } from '@ota/logging';
 import type { DeviceStatusEntry } from './device-status-cache';
 import type { ArtifactSummary, DecisionViews } from '@ota/decision';
 import type { Deployment, DeploymentState } from './model';
+import type { HealthComparison, HealthTally } from './health-regression';
 import type { FleetDevice } from './preview';
 import type { CountDelta, StatusCounts } from './status-counts';
 
@@ -73,6 +74,19 @@ export interface CountedStep {
   from: string;
   to: string;
   at: Date;
+}
+
+/** Each deployment's device health per period and side (health-regression.ts). */
+export interface HealthTallyStore {
+  /** Adds each tally to its deployment's period and side. */
+  add(tallies: readonly HealthTally[]): Promise<void>;
+  /** The deployment's periods, oldest first. */
+  periods(deploymentId: string): Promise<HealthTally[]>;
+  /**
+   * Both sides' sums: devices over every period, hours and abnormal resets over the periods that
+   * began at or after `since` (all of them without it).
+   */
+  sums(deploymentId: string, since?: Date): Promise<HealthComparison>;
 }
 
 export interface DeviceStateStore {

@@ -2,7 +2,7 @@ import { DeploymentCounts } from './deployment-counts';
 import { Deployments } from './deployments';
 import { DeviceRollout } from './device-rollout';
 import type { DeviceStatusCache } from './device-status-cache';
-import type { ArtifactCatalog, DeploymentStore, DeviceReportStore, DeviceStateStore, Fleet, RolloutEvents, RolloutViews, StatusCountStore } from './ports';
+import type { ArtifactCatalog, DeploymentStore, DeviceReportStore, DeviceStateStore, Fleet, HealthTallyStore, RolloutEvents, RolloutViews, StatusCountStore } from './ports';
 
 export interface RolloutDeps {
   deployments: DeploymentStore;
@@ -14,6 +14,8 @@ export interface RolloutDeps {
   recountIntervalMs: number;
   catalog: ArtifactCatalog;
   fleet: Fleet;
+  /** What the health guardrail judges: device health counted by registry's checks. */
+  health: HealthTallyStore;
   views: RolloutViews;
   events: RolloutEvents;
   statusCache: DeviceStatusCache;

@@ -4,6 +4,7 @@ import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
 import { rollout as pb } from '@ota/proto';
 import type { Guardrails } from '../domain/guardrails';
+import { HEALTH_REGRESSION_DEFAULTS, HEALTH_SIDES, type HealthFigures, type HealthRegressionGuardrail, type HealthSide } from '../domain/health-regression';
 import type { RolloutMetrics } from '../adapters/rollout-metrics';
 import type { Deployment } from '../domain/model';
 import type { DeviceStateRecord } from '../domain/ports';
@@ -135,6 +136,41 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
     async checkStates(request) {
       return { checkStates: rollout.devices.checkStates(request.projectId, request.devices) };
     },
+    async recordDeviceHealth(request) {
+      const sides = new Set<string>(HEALTH_SIDES);
+      const unknown = request.tallies.find((tally) => !sides.has(tally.side));
+      if (unknown) throw invalidArgument(`unknown health side "${unknown.side}"`);
+      await rollout.deployments.recordDeviceHealth(
+        request.tallies.map((tally) => ({
+          projectId: tally.projectId,
+          deploymentId: tally.deploymentId,
+          side: tally.side as HealthSide,
+          periodStart: tally.periodStart ?? new Date(0),
+          deviceSeconds: tally.deviceSeconds,
+          abnormalResets: tally.abnormalResets,
+          devices: tally.devices,
+        })),
+      );
+      return {};
+    },
+    async getDeploymentHealth(request) {
+      const health = await rollout.deployments.deploymentHealth(request.projectId, request.deploymentId);
+      const tallyMessage = (side: HealthSide, figures: HealthFigures, periodStart?: Date): pb.HealthTally => ({
+        projectId: '',
+        deploymentId: '',
+        side,
+        periodStart,
+        deviceSeconds: figures.deviceSeconds,
+        abnormalResets: figures.abnormalResets,
+        devices: figures.devices,
+      });
+      return {
+        periods: health.periods.map((period) => tallyMessage(period.side, period, period.periodStart)),
+        updated: tallyMessage('updated', health.judged.updated),
+        previous: tallyMessage('previous', health.judged.previous),
+        judgedSince: health.judgedSince ?? undefined,
+      };
+    },
     async getDeploymentSummary(request) {
       const summary = await rollout.deployments.deploymentSummary(request.projectId, request.deploymentId);
       return {
@@ -193,6 +229,18 @@ function guardrailsOf(message: pb.Guardrails | undefined): Guardrails {
     failureThreshold: message?.failureThreshold ?? null,
     reasonLimits: message?.reasonLimits ?? [],
     confirmTimeoutSeconds: message?.confirmTimeoutSeconds ?? null,
+    healthRegression: message?.healthRegression ? healthRegressionOf(message.healthRegression) : null,
+  };
+}
+
+/** A field the client left out takes its default. */
+function healthRegressionOf(message: pb.HealthRegression): HealthRegressionGuardrail {
+  const defaults = HEALTH_REGRESSION_DEFAULTS;
+  return {
+    marginPercent: message.marginPercent ?? defaults.marginPercent,
+    significance: message.significance ?? defaults.significance,
+    minDevices: message.minDevices ?? defaults.minDevices,
+    minDeviceHours: message.minDeviceHours ?? defaults.minDeviceHours,
   };
 }
 
@@ -201,6 +249,7 @@ function guardrailsMessage(guardrails: Guardrails): pb.Guardrails {
     failureThreshold: guardrails.failureThreshold ?? undefined,
     reasonLimits: guardrails.reasonLimits,
     confirmTimeoutSeconds: guardrails.confirmTimeoutSeconds ?? undefined,
+    healthRegression: guardrails.healthRegression ?? undefined,
   };
 }
 

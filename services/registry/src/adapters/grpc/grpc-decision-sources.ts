@@ -47,5 +47,6 @@ export function decisionDeploymentOf(deployment: rollout.Deployment): DecisionDe
     createdAt: deployment.createdAt ?? new Date(0),
     startedAt: deployment.startedAt ?? null,
     maintenance: deployment.maintenance && scheduleOfMessage(deployment.maintenance),
+    watchesHealth: deployment.guardrails?.healthRegression !== undefined,
   };
 }

@@ -57,6 +57,8 @@ export interface DeviceDoc extends HardwareProfileFields {
   token_required: boolean;
   /** Checks of the device so far; the n-th check's decision record has seq n (CheckRecordDoc). */
   check_count: number;
+  /** The health the device's last check reported (device-health.ts). */
+  health?: HealthDoc;
   /**
    * Where the releases before this one kept the newest 20 decisions: slots `s0` to `s19`, each the
    * record of the check n with n mod 20 = slot (check-history.ts). No longer written; the
@@ -64,6 +66,16 @@ export interface DeviceDoc extends HardwareProfileFields {
    * times since the upgrade is whole, and a rollback finds them where it wrote them.
    */
   check_history?: Record<string, StoredCheckEntry>;
+}
+
+export interface HealthDoc {
+  build: number;
+  reset_reason: string;
+  boots: number;
+  abnormal_boots: number;
+  uptime_seconds: number;
+  min_free_heap?: number;
+  at: Date;
 }
 
 /** Every device field but the former decision history: the projection of every device read. */
@@ -204,6 +216,7 @@ export function registerModels(connection: Connection) {
       token_required: Boolean,
       check_count: { type: Number, default: 0 },
       check_history: Schema.Types.Mixed,
+      health: Schema.Types.Mixed,
     },
     { ...options, minimize: false },
   );

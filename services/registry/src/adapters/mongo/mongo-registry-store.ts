@@ -1,10 +1,11 @@
 import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, devicePageKeys, readDevicePage, sampleDevices } from '@ota/ids';
+import type { HealthSnapshot } from '../../domain/device-health';
 import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckRecord } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeCheckEntry, encodeCheckEntry } from './check-history';
-import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type CheckRecordDoc, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
+import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type CheckRecordDoc, type DeviceDoc, type GroupDoc, type HealthDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export interface StoreOptions {
   /** Devices a page of a device list may read before it answers with what it found (DEVICE_PAGE_READ_BUDGET). */
@@ -436,7 +437,8 @@ export class MongoRegistryStore implements RegistryStore {
       this.deviceWrites.run(id, () =>
         this.models.Device.collection.findOneAndUpdate(filter as never, { $set: set, $inc: { check_count: 1 } } as never, { returnDocument: 'before' }),
       ) as Promise<DeviceDoc | null>;
-    const before = (await counted(mayHeartbeat, { ...heartbeatFields(checkIn.reported, checkIn.at), last_check_at: checkIn.at })) ?? (await counted(device, { last_check_at: checkIn.at }));
+    const heartbeat = { ...heartbeatFields(checkIn.reported, checkIn.at), last_check_at: checkIn.at, ...(checkIn.health ? { health: healthDocOf(checkIn.health) } : {}) };
+    const before = (await counted(mayHeartbeat, heartbeat)) ?? (await counted(device, { last_check_at: checkIn.at }));
     return before ? deviceOf(before) : null;
   }
 
@@ -601,6 +603,31 @@ function deviceOf(doc: DeviceDoc): Device {
     createdAt: doc.created_at,
     tokenRequired: doc.token_required ?? false,
     checkCount: doc.check_count ?? 0,
+    health: doc.health ? healthOf(doc.health) : null,
+  };
+}
+
+function healthDocOf(health: HealthSnapshot): HealthDoc {
+  return {
+    build: health.build,
+    reset_reason: health.resetReason,
+    boots: health.boots,
+    abnormal_boots: health.abnormalBoots,
+    uptime_seconds: health.uptimeSeconds,
+    ...(health.minFreeHeap !== undefined ? { min_free_heap: health.minFreeHeap } : {}),
+    at: health.at,
+  };
+}
+
+function healthOf(doc: HealthDoc): HealthSnapshot {
+  return {
+    build: doc.build,
+    resetReason: doc.reset_reason,
+    boots: doc.boots,
+    abnormalBoots: doc.abnormal_boots,
+    uptimeSeconds: doc.uptime_seconds,
+    ...(doc.min_free_heap !== undefined ? { minFreeHeap: doc.min_free_heap } : {}),
+    at: doc.at,
   };
 }
 
@@ -627,6 +654,7 @@ function docOf(device: Device, place: number): DeviceDoc {
     page_keys: devicePageKeys(device.projectId, device.id),
     token_required: device.tokenRequired,
     check_count: device.checkCount,
+    ...(device.health ? { health: healthDocOf(device.health) } : {}),
   };
 }
 

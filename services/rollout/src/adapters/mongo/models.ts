@@ -3,6 +3,18 @@ import type { DeploymentState, GuardrailPause } from '../../domain/model';
 
 // Rollout's documents. Field names are snake_case: they are what an operator sees in the database.
 
+/** One period's device health on one side of a deployment; its _id is `${deployment_id}:${side}:${period start ms}`. */
+export interface HealthTallyDoc {
+  _id: string;
+  project_id: string;
+  deployment_id: string;
+  side: string;
+  period_start: Date;
+  device_seconds: number;
+  abnormal_resets: number;
+  devices: number;
+}
+
 export interface DeploymentDoc {
   _id: string;
   project_id: string;
@@ -40,6 +52,8 @@ export interface GuardrailsDoc {
   failure_threshold: { percent: number; min_finished: number } | null;
   reason_limits: Array<{ reason: string; count: number; window_seconds: number }>;
   confirm_timeout_seconds: number | null;
+  /** Absent on deployments stored before the health guardrail existed: none. */
+  health_regression?: { margin_percent: number; significance: number; min_devices: number; min_device_hours: number } | null;
 }
 
 export interface StageDoc {
@@ -245,6 +259,11 @@ export function registerRolloutModels(connection: Connection) {
     options,
   );
   snapshotSchema.index({ deployment_id: 1, version: -1 });
+  const healthTallySchema = new Schema<HealthTallyDoc>(
+    { _id: String, project_id: String, deployment_id: String, side: String, period_start: Date, device_seconds: Number, abnormal_resets: Number, devices: Number },
+    options,
+  );
+  healthTallySchema.index({ deployment_id: 1, period_start: 1 });
   const deltaSchema = new Schema<DeltaDoc>({ _id: String, deployment_id: String, second: Date, by_status: Schema.Types.Mixed, failures_by_reason: Schema.Types.Mixed }, options);
   deltaSchema.index({ deployment_id: 1, second: 1 });
   return {
@@ -257,6 +276,7 @@ export function registerRolloutModels(connection: Connection) {
     DeviceReport: connection.model<DeviceReportDoc>('DeviceReport', deviceReportSchema, 'device_reports'),
     Snapshot: connection.model<SnapshotDoc>('StatusCountSnapshot', snapshotSchema, 'status_count_snapshots'),
     Delta: connection.model<DeltaDoc>('StatusCountDelta', deltaSchema, 'status_count_deltas'),
+    HealthTally: connection.model<HealthTallyDoc>('HealthTally', healthTallySchema, 'health_tallies'),
   };
 }
 

@@ -141,10 +141,14 @@ function maintenanceOf(doc: MaintenanceDoc): MaintenanceSchedule {
 
 function guardrailsDocOf(guardrails: Guardrails): GuardrailsDoc {
   const threshold = guardrails.failureThreshold;
+  const health = guardrails.healthRegression;
   return {
     failure_threshold: threshold ? { percent: threshold.percent, min_finished: threshold.minFinished } : null,
     reason_limits: guardrails.reasonLimits.map((limit) => ({ reason: limit.reason, count: limit.count, window_seconds: limit.windowSeconds })),
     confirm_timeout_seconds: guardrails.confirmTimeoutSeconds,
+    health_regression: health
+      ? { margin_percent: health.marginPercent, significance: health.significance, min_devices: health.minDevices, min_device_hours: health.minDeviceHours }
+      : null,
   };
 }
 
@@ -154,10 +158,14 @@ function guardrailPauseDocOf(pause: GuardrailPause): GuardrailPauseDoc {
 
 function guardrailsOf(doc: GuardrailsDoc | undefined): Guardrails {
   const threshold = doc?.failure_threshold;
+  const health = doc?.health_regression;
   return {
     failureThreshold: threshold ? { percent: threshold.percent, minFinished: threshold.min_finished } : null,
     reasonLimits: (doc?.reason_limits ?? []).map((limit) => ({ reason: limit.reason, count: limit.count, windowSeconds: limit.window_seconds })),
     confirmTimeoutSeconds: doc?.confirm_timeout_seconds ?? null,
+    healthRegression: health
+      ? { marginPercent: health.margin_percent, significance: health.significance, minDevices: health.min_devices, minDeviceHours: health.min_device_hours }
+      : null,
   };
 }
 
