@@ -32,6 +32,7 @@ export const queryKeys = {
   deployments: (projectId: string) => ['deployments', projectId] as const,
   deployment: (deploymentId: string) => ['deployment', deploymentId] as const,
   summary: (deploymentId: string) => ['summary', deploymentId] as const,
+  health: (deploymentId: string) => ['health', deploymentId] as const,
   patches: (artifactId: string) => ['patches', artifactId] as const,
   /** Every page of a deployment's device states. */
   states: (deploymentId: string) => ['states', deploymentId] as const,

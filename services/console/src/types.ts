@@ -16,6 +16,7 @@ export type DeploymentState = Deployment['state'];
 export type Guardrails = Schemas['Guardrails'];
 export type DeploymentSummary = Schemas['DeploymentSummary'];
 export type DeploymentPreview = Schemas['DeploymentPreview'];
+export type DeploymentHealth = Schemas['DeploymentHealth'];
 export type DeviceState = Schemas['DeviceState'];
 export type DeviceEvent = Schemas['DeviceEvent'];
 export type Decision = Schemas['Decision'];

@@ -393,3 +393,48 @@ test('a stale tab acts on nothing another tab changed: the action is refused wit
   expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/`, { token: f.user.token })).body).toMatchObject({ state: 'paused', rollout_percentage: 100 });
   await page.context().close();
 }, 120_000);
+
+test('the rollout page draws how updated devices run against the rest, and says when the health guardrail paused it', async () => {
+  const f = await setupProject();
+  const fleet = Array.from({ length: 16 }, (_, i) => `health-${i}`);
+  const healthCheck = (deviceId: string, build: number, health: Record<string, unknown>) =>
+    api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId, { current_build_number: build, health: { reset_reason: 'software', min_free_heap: 150_000, ...health } }) });
+  // A day on the old build before the deployment: the reports the next ones are compared with.
+  for (const deviceId of fleet) expect((await healthCheck(deviceId, 0, { boots: 1, abnormal_boots: 0, uptime_seconds: 86_400 })).status).toBe(200);
+  const deployment = await startedDeployment(f, { rollout_percentage: 50, guardrails: { health_regression: { min_devices: 2, min_device_hours: 10 } } });
+
+  // An hour later every device checks; those offered the build install it.
+  const updated: string[] = [];
+  for (const deviceId of fleet) {
+    const answer = await healthCheck(deviceId, 0, { boots: 1, abnormal_boots: 0, uptime_seconds: 90_000 });
+    if (!answer.body.update_available) continue;
+    expect((await report(f, deployment.id, deviceId, 'confirmed', { build_number: deployment.build_number })).status).toBe(200);
+    updated.push(deviceId);
+  }
+  expect(updated.length).toBeGreaterThanOrEqual(2);
+  expect(fleet.length - updated.length).toBeGreaterThanOrEqual(2);
+  // Ten hours on: the updated devices panicked five times each, the rest not at all.
+  for (const deviceId of fleet) {
+    const onBuild = updated.includes(deviceId);
+    const health = onBuild ? { reset_reason: 'panic', boots: 6, abnormal_boots: 5, uptime_seconds: 36_000 } : { boots: 1, abnormal_boots: 0, uptime_seconds: 126_000 };
+    expect((await healthCheck(deviceId, onBuild ? deployment.build_number : 0, health)).status).toBe(200);
+  }
+
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  await expectText(page.getByTestId('guardrail-pause'), 'Paused by the health guardrail');
+  await expectText(page.getByTestId('guardrails'), 'pause when updated devices reset abnormally more than 50% more often than those not yet updated');
+  // The figures are the API's, as the guardrail judged them (checks after the pause count no more).
+  const health = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/health/`, { token: f.user.token })).body;
+  const side = (figures: { devices: number; device_hours: number; abnormal_resets: number; resets_per_1000_device_hours: number }) =>
+    `${Math.round(figures.resets_per_1000_device_hours * 10) / 10} per 1,000 h (${figures.abnormal_resets} resets in ${Math.round(figures.device_hours)} h of ${figures.devices} devices)`;
+  expect(health.updated.resets_per_1000_device_hours).toBe(500);
+  expect(health.previous.abnormal_resets).toBe(0);
+  const figures = page.getByTestId('health-figures');
+  await expectText(figures, `On build ${deployment.build_number}: ${side(health.updated)}`);
+  await expectText(figures, `Not yet updated: ${side(health.previous)}`);
+  // Both sides are drawn, a point each in the one period the checks fell in.
+  await page.locator('.health-chart .recharts-line-dots circle').nth(1).waitFor();
+  await screenshot(page, 'deployment-health-paused-1366');
+  await page.context().close();
+}, 120_000);

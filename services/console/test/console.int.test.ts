@@ -188,10 +188,17 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await page.getByLabel('Failed share reaches (%)').fill('20');
   await page.getByLabel('once this many devices finished').fill('5');
   await page.getByLabel('reach this many').fill('3');
+  await page.getByLabel('Updated devices crash (panic, watchdog, brownout) more often than those not yet updated').check();
+  await page.getByLabel('by more than (%)').fill('100');
   await page.getByLabel('Stages (percentages, comma-separated)').fill('10, 50, 100');
   await page.getByLabel('Minutes at each stage before the next').fill('30');
   await page.getByRole('button', { name: 'Create draft' }).click();
-  await expectText(page.getByTestId('guardrails'), 'pause at 20% failed of at least 5 finished; pause on 3 × signature_invalid within 600 s');
+  await expectText(
+    page.getByTestId('guardrails'),
+    'pause at 20% failed of at least 5 finished; pause on 3 × signature_invalid within 600 s; pause when updated devices reset abnormally more than 100% more often than those not yet updated',
+  );
+  // A draft's health is counted once it starts.
+  await expectText(page.locator('section', { has: page.getByRole('heading', { name: /Device health/ }) }), 'Counted once the deployment starts');
   await expectText(page.getByTestId('stage'), '3 stages (10% for 30 min → 50% for 30 min → 100% for 30 min)');
   // A plan the API refuses shows its detail.
   await page.getByRole('link', { name: 'Deployments', exact: true }).first().click();

@@ -211,6 +211,9 @@ interface ProtectionFields {
   reasonCount: string;
   reasonWindowSeconds: string;
   confirmTimeoutSeconds: string;
+  /** Watch how updated devices run against those not yet updated (health_regression). */
+  watchHealth: boolean;
+  healthMarginPercent: string;
   stages: string;
   stageWaitMinutes: string;
   stageApproval: boolean;
@@ -223,6 +226,9 @@ const NO_PROTECTION: ProtectionFields = {
   reasonCount: '',
   reasonWindowSeconds: '600',
   confirmTimeoutSeconds: '',
+  watchHealth: false,
+  // The API's default, shown so that a person sees what they accept.
+  healthMarginPercent: '50',
   stages: '',
   stageWaitMinutes: '60',
   stageApproval: false,
@@ -239,6 +245,7 @@ function protectionOf(fields: ProtectionFields) {
     ...(fields.thresholdPercent ? { failure_threshold: { percent: Number(fields.thresholdPercent), min_finished: Number(fields.thresholdMinFinished || 0) } } : {}),
     ...(fields.reasonCount ? { reason_limits: [{ reason: fields.reason, count: Number(fields.reasonCount), window_seconds: Number(fields.reasonWindowSeconds) }] } : {}),
     ...(fields.confirmTimeoutSeconds ? { confirm_timeout_seconds: Number(fields.confirmTimeoutSeconds) } : {}),
+    ...(fields.watchHealth ? { health_regression: fields.healthMarginPercent ? { margin_percent: Number(fields.healthMarginPercent) } : {} } : {}),
   };
   const stages = stagesOf(fields.stages).map((percentage, index) => ({
     percentage,
@@ -283,6 +290,19 @@ function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onCh
           Count a device as failed after this many seconds of silence after progress
           <input type="number" min={1} step={1} {...field('confirmTimeoutSeconds')} />
         </label>
+        <label className="check wide">
+          <input type="checkbox" checked={value.watchHealth} aria-describedby="health-note" onChange={(event) => onChange({ ...value, watchHealth: event.target.checked })} /> Updated devices crash
+          (panic, watchdog, brownout) more often than those not yet updated
+        </label>
+        {value.watchHealth && (
+          <label>
+            by more than (%)
+            <input type="number" min={0} max={1000} step={1} required {...field('healthMarginPercent')} />
+          </label>
+        )}
+        <p id="health-note" className="muted small-text wide">
+          Judged from the health devices report with their checks, once each side has 20 devices and 50 device-hours, at a significance of 0.001.
+        </p>
       </fieldset>
       <fieldset className="field-grid">
         <legend>Staged plan</legend>

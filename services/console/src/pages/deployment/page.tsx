@@ -7,6 +7,7 @@ import { namesById, useChannels, useGroups } from '../../queries';
 import type { Deployment, Guardrails } from '../../types';
 import { ReadOnlyNote, useProjectWrite } from '../projects';
 import { DeviceStates } from './device-states';
+import { HealthSection } from './health';
 import { Preview } from './preview';
 import { Progress } from './progress';
 import { Steer } from './steer';
@@ -51,6 +52,8 @@ export function DeploymentPage() {
         <StaleNote error={summary.error} updatedAt={summary.dataUpdatedAt} />
         {summary.data ? <Progress summary={summary.data} /> : <LoadState loading={summary.isLoading} error={summary.error}>{null}</LoadState>}
       </section>
+
+      <HealthSection deployment={d} live={!isEnded} />
 
       <Preview deployment={d} reach={reach} />
 
@@ -130,7 +133,7 @@ function Facts({
 function GuardrailBanner({ deployment: d }: { deployment: Deployment }) {
   const pause = d.guardrail_pause;
   if (!pause) return null;
-  const guardrail = pause.guardrail === 'reason_limit' ? 'reason limit' : 'failure threshold';
+  const guardrail = GUARDRAIL_WORDS[pause.guardrail];
   if (d.state === 'paused') {
     return (
       <p className="error" role="status" data-testid="guardrail-pause">
@@ -145,12 +148,19 @@ function GuardrailBanner({ deployment: d }: { deployment: Deployment }) {
   );
 }
 
+const GUARDRAIL_WORDS: Record<NonNullable<Deployment['guardrail_pause']>['guardrail'], string> = {
+  failure_threshold: 'failure threshold',
+  reason_limit: 'reason limit',
+  health_regression: 'health guardrail (updated devices crash more often)',
+};
+
 /** The deployment's guardrails in one line, or that it has none. */
 function guardrailsText(guardrails: Guardrails): string {
   const parts = [
     guardrails.failure_threshold && `pause at ${guardrails.failure_threshold.percent}% failed of at least ${guardrails.failure_threshold.min_finished} finished`,
     ...guardrails.reason_limits.map((limit) => `pause on ${limit.count} × ${limit.reason} within ${limit.window_seconds} s`),
     guardrails.confirm_timeout_seconds !== null && `silent ${guardrails.confirm_timeout_seconds} s after progress counts as failed`,
+    guardrails.health_regression && `pause when updated devices reset abnormally more than ${guardrails.health_regression.margin_percent}% more often than those not yet updated`,
   ].filter(Boolean);
   return parts.length > 0 ? parts.join('; ') : 'none (steered by hand)';
 }
