@@ -9,7 +9,8 @@
 #   OTA_GROUPS, OTA_CHANNELS (comma-separated names), OTA_PERCENTAGE, OTA_STAGES, OTA_STAGE_WAIT,
 #   OTA_FAILURE_THRESHOLD, OTA_REASON_LIMITS (comma-separated), OTA_CONFIRM_TIMEOUT, OTA_NOTES,
 #   OTA_WINDOWS (semicolon-separated DAYS@HH:MM+DURATION), OTA_WINDOW_ZONE (default UTC),
-#   OTA_WINDOW_DEVICE_LOCAL_TIME (true/false, default false),
+#   OTA_WINDOW_DEVICE_LOCAL_TIME (true/false, default false), OTA_HEALTH_GUARDRAIL (true/false,
+#   default false), OTA_HEALTH_MARGIN (percent, default the service's 50),
 #   OTA_RUN_ID, OTA_WAIT (true/false, default true), OTA_UNTIL (default completed),
 #   OTA_TIMEOUT (default 1h), OTA_EXTRA_ARGS. With GITHUB_OUTPUT set, the results are written there.
 set -euo pipefail
@@ -43,6 +44,8 @@ release() {
   if [ -n "${OTA_STAGES:-}" ]; then args+=(--stages "$OTA_STAGES" --stage-wait "${OTA_STAGE_WAIT:-0}"); fi
   if [ -n "${OTA_FAILURE_THRESHOLD:-}" ]; then args+=(--failure-threshold "$OTA_FAILURE_THRESHOLD"); fi
   if [ -n "${OTA_CONFIRM_TIMEOUT:-}" ]; then args+=(--confirm-timeout "$OTA_CONFIRM_TIMEOUT"); fi
+  if [ "${OTA_HEALTH_GUARDRAIL:-false}" = "true" ]; then args+=(--health-guardrail); fi
+  if [ -n "${OTA_HEALTH_MARGIN:-}" ]; then args+=(--health-margin "$OTA_HEALTH_MARGIN"); fi
   IFS=';' read -ra names <<<"${OTA_WINDOWS:-}"
   for name in "${names[@]}"; do [ -n "$name" ] && args+=(--window "$name"); done
   if [ -n "${OTA_WINDOWS:-}" ]; then args+=(--window-zone "${OTA_WINDOW_ZONE:-UTC}"); fi

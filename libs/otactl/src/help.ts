@@ -30,6 +30,9 @@ Commands:
       --failure-threshold PCT:MIN    pause at PCT% failed of at least MIN finished devices
       --reason-limit R:COUNT:WINDOW  pause on COUNT failures with reason R within WINDOW (repeatable)
       --confirm-timeout DURATION     a device silent this long after progress counts as failed
+      --health-guardrail             pause when updated devices reset abnormally (panic, watchdog,
+                                     brownout) more often than those not yet updated;
+                                     --health-margin PCT by more than PCT% (default 50; implies it)
       --window DAYS@HH:MM+DURATION   offer only in this weekly window (repeatable), e.g. sat,sun@01:30+3h;
                                      --window-zone ZONE reads it in an IANA zone (default UTC),
                                      --window-device-local-time in each device's reported offset

@@ -90,6 +90,8 @@ export const DEPLOYMENT_FLAGS = {
   'failure-threshold': { type: 'string' },
   'reason-limit': { type: 'string', multiple: true },
   'confirm-timeout': { type: 'string' },
+  'health-guardrail': { type: 'boolean', default: false },
+  'health-margin': { type: 'string' },
   window: { type: 'string', multiple: true },
   'window-zone': { type: 'string', default: 'UTC' },
   'window-device-local-time': { type: 'boolean', default: false },
@@ -109,6 +111,8 @@ type DeploymentValues = {
   'failure-threshold'?: string;
   'reason-limit'?: string[];
   'confirm-timeout'?: string;
+  'health-guardrail'?: boolean;
+  'health-margin'?: string;
   window?: string[];
   'window-zone'?: string;
   'window-device-local-time'?: boolean;
@@ -165,6 +169,10 @@ export function deploymentPlan(values: DeploymentValues) {
     });
   }
   if (values['confirm-timeout']) guardrails.confirm_timeout_seconds = seconds(values['confirm-timeout'], '--confirm-timeout');
+  // A margin asks for the guardrail too; without one the service's default margin holds.
+  if (values['health-guardrail'] || values['health-margin'] !== undefined) {
+    guardrails.health_regression = values['health-margin'] !== undefined ? { margin_percent: integer(values['health-margin'], '--health-margin', 0, 1000) } : {};
+  }
   const percentages = (values.stages ?? '').split(',').map((part) => part.trim()).filter(Boolean);
   if (percentages.length > 0 && values.percentage !== undefined) throw new UsageError('give --percentage or --stages, not both: a staged plan starts at its first stage');
   const wait = seconds(values['stage-wait'] ?? '0', '--stage-wait');

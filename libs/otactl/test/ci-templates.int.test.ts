@@ -126,14 +126,16 @@ test("the GitLab template's script runs the same release with its variables", as
     OTA_WAIT: 'false',
     OTA_WINDOWS: 'sat,sun@01:30+3h;wed@22:00+45m',
     OTA_WINDOW_ZONE: 'Europe/Berlin',
+    OTA_HEALTH_GUARDRAIL: 'true',
   };
   const result = await runBash(script.join('\n'), variables);
   expect(result.code).toBe(0);
   const answer = JSON.parse(result.stdout.slice(result.stdout.indexOf('{')));
   expect(answer.deployment).toMatchObject({ state: 'active', build_number: 1 });
-  // The maintenance windows reached the deployment.
-  const deployment = await fetch(`${testStack().gatewayUrl}/api/v1/projects/${f.project.id}/deployments/${answer.deployment.id}/`, { headers: { authorization: `Bearer ${f.user.token}` } });
-  expect((await deployment.json()).maintenance_windows).toEqual({
+  // The maintenance windows and the health guardrail reached the deployment.
+  const deployment = await (await fetch(`${testStack().gatewayUrl}/api/v1/projects/${f.project.id}/deployments/${answer.deployment.id}/`, { headers: { authorization: `Bearer ${f.user.token}` } })).json();
+  expect(deployment.guardrails.health_regression).toMatchObject({ margin_percent: 50 });
+  expect(deployment.maintenance_windows).toEqual({
     time_zone: 'Europe/Berlin',
     in_device_local_time: false,
     windows: [

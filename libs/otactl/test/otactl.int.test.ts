@@ -164,6 +164,7 @@ test('release checks every flag and target before it uploads: a refused release 
     [['--group', 'canary', '--reason-limit', 'x'], 1, /--reason-limit is REASON:COUNT:WINDOW/],
     [['--group', 'canary', '--window', 'saturday@01:30+3h'], 1, /--window is DAYS@HH:MM\+DURATION/],
     [['--group', 'canary', '--window', 'sat@01:30+3h', '--window-zone', 'Mars/Olympus_Mons'], 1, /--window-zone Mars\/Olympus_Mons is not a time zone/],
+    [['--group', 'canary', '--health-margin', 'lots'], 1, /--health-margin/],
   ];
   for (const [index, [flags, code, message]] of mistakes.entries()) {
     const run = await otactl(f, ['release', '--binary', build(`mistake-${index}`), ...MANIFEST_FLAGS, ...flags]);
@@ -172,10 +173,26 @@ test('release checks every flag and target before it uploads: a refused release 
   }
   expect(await builds()).toBe(before);
 
-  // A release in maintenance windows carries them to its deployment.
-  const windowed = await otactl(f, ['release', '--binary', build('windowed'), ...MANIFEST_FLAGS, '--group', 'canary', '--window', 'sat,sun@01:30+3h', '--window', 'wed@22:00+45m', '--window-zone', 'Europe/Berlin']);
+  // A release in maintenance windows, watching device health, carries both to its deployment.
+  const windowed = await otactl(f, [
+    'release',
+    '--binary',
+    build('windowed'),
+    ...MANIFEST_FLAGS,
+    '--group',
+    'canary',
+    '--window',
+    'sat,sun@01:30+3h',
+    '--window',
+    'wed@22:00+45m',
+    '--window-zone',
+    'Europe/Berlin',
+    '--health-margin',
+    '80',
+  ]);
   expect(windowed.code).toBe(0);
   const [deployment] = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body;
+  expect(deployment.guardrails.health_regression).toEqual({ margin_percent: 80, significance: 0.001, min_devices: 20, min_device_hours: 50 });
   expect(deployment.maintenance_windows).toEqual({
     time_zone: 'Europe/Berlin',
     in_device_local_time: false,
