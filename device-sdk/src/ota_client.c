@@ -234,6 +234,16 @@ static bool applies_deltas(const ota_client_t *c) {
     return c->config.apply_deltas && c->config.ports->slot.read_running != NULL;
 }
 
+/* The check's `health` (docs/api.md, "Device health"); left out when there is nothing the service would take. */
+static bool append_health(ota_client_t *c, size_t *len, const ota_health_t *health) {
+    if (!health || health->boots == 0 || health->abnormal_boots > health->boots || !health->reset_reason || !*health->reset_reason) return true;
+    bool ok = append(c, len, ",\"health\":{\"reset_reason\":") && json_put_string(c->request, sizeof c->request, len, health->reset_reason) &&
+              append(c, len, ",\"boots\":%lu,\"abnormal_boots\":%lu,\"uptime_seconds\":%s", (unsigned long)health->boots,
+                     (unsigned long)health->abnormal_boots, int64_text((int64_t)(health->uptime_seconds & INT64_MAX)).text);
+    if (ok && health->min_free_heap >= 0) ok = append(c, len, ",\"min_free_heap\":%s", int64_text(health->min_free_heap).text);
+    return ok && append(c, len, "}");
+}
+
 static bool build_check_body(ota_client_t *c) {
     const ota_config_t *cfg = &c->config;
     size_t len = 0;
@@ -248,6 +258,7 @@ static bool build_check_body(ota_client_t *c) {
     if (ok && cfg->utc_offset_minutes && *cfg->utc_offset_minutes >= -720 && *cfg->utc_offset_minutes <= 840) {
         ok = append(c, &len, ",\"utc_offset_minutes\":%d", (int)*cfg->utc_offset_minutes);
     }
+    if (ok) ok = append_health(c, &len, cfg->health);
     if (ok && applies_deltas(c) && c->record.has_running_sha256) {
         /* What a patch would start from, and that this client applies patches. */
         char hash[65];

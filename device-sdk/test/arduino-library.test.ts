@@ -59,6 +59,8 @@ describe('the Arduino library', () => {
           'src/ota_delta.c',
           'src/ota/ota_delta.h',
           'src/json_scan.c',
+          'src/ota_health.c',
+          'src/ota/ota_health.h',
           'src/ota_esp_idf.c',
           'src/ota_esp_idf.h',
           'src/ota_sodium_ed25519.c',
@@ -111,7 +113,7 @@ describe('the Arduino library', () => {
     if (compiled.status !== 0) throw new Error(`compile-esp32c3 --arduino-library exited ${compiled.status}:\n${compiled.stderr}`);
     const result = JSON.parse(compiled.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     console.log(`Arduino library for the ESP32-C3: ${JSON.stringify(result)}`);
-    expect(result).toMatchObject({ target: 'esp32c3', sources: 6, warnings: 0, sketch_calls: ['ota_esp_idf_init', 'ota_client_init'] });
+    expect(result).toMatchObject({ target: 'esp32c3', sources: 7, warnings: 0, sketch_calls: ['ota_esp_idf_init', 'ota_client_init'] });
   });
 });
 

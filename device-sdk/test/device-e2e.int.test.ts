@@ -1,6 +1,6 @@
 import { truncateSync } from 'node:fs';
 import { join } from 'node:path';
-import { api, eventually, seededRandom, startExtraGateway, testStack, type ExtraGateway } from '@ota/testkit';
+import { api, eventually, seededRandom, setupProject, startExtraGateway, testStack, type ExtraGateway } from '@ota/testkit';
 import { DeviceProcess } from './harness/device-process';
 import { FaultProxy, type DownloadFault } from './harness/fault-proxy';
 import { deviceWorkspace, firmwareImage, releaseBuild, reportsOf, type Release } from './harness/fleet-fixture';
@@ -243,6 +243,22 @@ describe('the linux client on the real stack', () => {
     expect(result.events).toEqual(['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed']);
     expect(result.refetched).toBe(0);
     expect(result.gatewayDownloads).toBe(1);
+  });
+
+  it('reports with each check how it has run since its install, counted across its restarts', async () => {
+    const f = await setupProject({ name: 'device health' });
+    const deviceId = 'health-device';
+    const start = async (resetReason: string) => {
+      const device = new DeviceProcess(join(workspace.root, deviceId), ['--server', testStack().gatewayUrl, '--device-id', deviceId, '--factory', workspace.factoryImage, '--poll', '1', '--health', '--reset-reason', resetReason], f.deviceScopeToken);
+      device.start();
+      return device.settle(SETTLE_MS);
+    };
+    // Started after a watchdog reset, then again after a power-on: two boots of build 0, one abnormal.
+    expect((await start('task_watchdog')).outcome).toBe('no_active_deployment');
+    expect((await start('power_on')).outcome).toBe('no_active_deployment');
+    const [device] = (await api('GET', `/api/v1/projects/${f.project.id}/devices/?q=${deviceId}`, { token: f.user.token })).body;
+    expect(device.health).toMatchObject({ reset_reason: 'power_on', boots: 2, abnormal_boots: 1, build_number: 0, min_free_heap: null });
+    expect(device.health.uptime_seconds).toBeGreaterThanOrEqual(0);
   });
 
   it('resumes a download answered chunked with an ETag trailer, and the late header line writes nowhere it should not', async () => {

@@ -72,6 +72,7 @@ const SOURCES = [
   { file: 'src/ota_client.c', part: 'core' },
   { file: 'src/ota_record.c', part: 'core' },
   { file: 'src/json_scan.c', part: 'core' },
+  { file: 'src/ota_health.c', part: 'core' },
   { file: 'src/ota_delta.c', part: 'delta' },
   { file: 'port/esp_idf/ota_esp_idf.c', part: 'port' },
   { file: 'port/sodium/ota_sodium_ed25519.c', part: 'port' },

@@ -31,6 +31,10 @@ static void usage(FILE *out) {
         "  --board ID, --hardware-revision R, --partition-profile P, --security-mode M,\n"
         "  --version-label L, --nvs-schema-version N   reported in every check when given\n"
         "  --utc-offset MINUTES     the local time's offset from UTC reported in every check (-720..840)\n"
+        "  --health                 report how the device has run since its install (boots, abnormal\n"
+        "                           resets, uptime) in every check, counted in DIR/health\n"
+        "  --reset-reason R         why this start is a reset, as ESP-IDF names it (default power_on;\n"
+        "                           panic, task_watchdog, brownout, ... count as abnormal)\n"
         "  --key KEY                a pinned Ed25519 public key, 32 bytes as hex or base64 (up to 2)\n"
         "  --require-signature      refuse unsigned builds (signature_invalid)\n"
         "  --factory FILE           install FILE in slot 0 when DIR has no device yet\n"
@@ -100,8 +104,11 @@ int main(int argc, char **argv) {
     const char *factory = NULL;
     int once = 0;
     static int16_t utc_offset;
+    static ota_linux_health_t health;
+    int report_health = 0;
+    const char *reset_reason = NULL;
     enum { DIR_ = 256, SERVER, TOKEN, DEVICE, FRAMEWORK, CHIP, BOARD, HWREV, PARTITION, SECURITY, LABEL, NVS, KEY, REQSIG, FACTORY,
-           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, DELTAS, ONCE, UTC_OFFSET, HELP };
+           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, DELTAS, ONCE, UTC_OFFSET, HEALTH, RESET_REASON, HELP };
     static const struct option flags[] = {
         {"dir", required_argument, 0, DIR_}, {"server", required_argument, 0, SERVER}, {"token", required_argument, 0, TOKEN},
         {"device-id", required_argument, 0, DEVICE}, {"framework", required_argument, 0, FRAMEWORK}, {"chip", required_argument, 0, CHIP},
@@ -114,7 +121,7 @@ int main(int argc, char **argv) {
         {"max-attempts", required_argument, 0, ATTEMPTS}, {"download-budget", required_argument, 0, DOWNLOAD_BUDGET}, {"stop-check", required_argument, 0, STOP_CHECK},
         {"trial-timeout", required_argument, 0, TRIAL_TIMEOUT},
         {"max-trial-boots", required_argument, 0, TRIAL_BOOTS}, {"stall-timeout", required_argument, 0, STALL}, {"deltas", no_argument, 0, DELTAS}, {"once", no_argument, 0, ONCE},
-        {"utc-offset", required_argument, 0, UTC_OFFSET},
+        {"utc-offset", required_argument, 0, UTC_OFFSET}, {"health", no_argument, 0, HEALTH}, {"reset-reason", required_argument, 0, RESET_REASON},
         {"help", no_argument, 0, HELP}, {0, 0, 0, 0}};
     int flag;
     while ((flag = getopt_long(argc, argv, "", flags, NULL)) != -1) {
@@ -135,6 +142,12 @@ int main(int argc, char **argv) {
             utc_offset = (int16_t)atoi(optarg);
             config.utc_offset_minutes = &utc_offset;
             break;
+        case HEALTH:
+            /* Read at each check; nothing is sent before ota_linux_health_start counts this boot. */
+            report_health = 1;
+            config.health = &health.keeper.health;
+            break;
+        case RESET_REASON: reset_reason = optarg; break;
         case KEY:
             if (config.signing_key_count == OTA_MAX_SIGNING_KEYS || parse_key(optarg, keys[config.signing_key_count]) != 0) {
                 fprintf(stderr, "ota-device: --key takes up to %d Ed25519 public keys of 32 bytes (hex or base64)\n", OTA_MAX_SIGNING_KEYS);
@@ -197,9 +210,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ota-device: the client refused its configuration (%d); see ota_client.h for each field's range\n", (int)err);
         return 2;
     }
+    if (report_health) ota_linux_health_start(&health, &port, &client, reset_reason);
     int health_checked = 0;
     for (;;) {
         uint32_t wait_ms = 0;
+        if (report_health) ota_linux_health_update(&health, &client);
         err = ota_client_step(&client, &wait_ms);
         if (err != OTA_OK) ota_linux_log(&port, OTA_LOG_ERROR, "a port failed; retrying");
         if (ota_client_in_trial(&client) && !health_checked) {

@@ -20,6 +20,7 @@
 #define OTA_CLIENT_H
 
 #include "ota/ota_delta.h"
+#include "ota/ota_health.h"
 #include "ota/ota_port.h"
 
 #ifdef __cplusplus
@@ -28,7 +29,7 @@ extern "C" {
 
 /* Fixed sizes of the client's buffers; the whole client is sizeof(ota_client_t). */
 #define OTA_URL_MAX 640          /* the offer's download URL, and the endpoint URLs */
-#define OTA_REQUEST_MAX 768      /* a check or status request body */
+#define OTA_REQUEST_MAX 1024     /* a check or status request body: a check with health holds about 150 bytes of it */
 #define OTA_RESPONSE_MAX 2048    /* a check or status answer body: an offer with a patch holds two URLs */
 #define OTA_READ_BUFFER 1024     /* bytes read from the network per slot write */
 #define OTA_MAX_SIGNING_KEYS 2   /* pinned Ed25519 keys checked at once (a key and its successor) */
@@ -79,6 +80,10 @@ typedef struct {
      * its clock and time zone are set, and across summer time); NULL: not reported. A value
      * outside -720..840 is not reported either. */
     const int16_t *utc_offset_minutes;
+    /* How the device has run since it installed the build it runs, read at every check
+     * (ota/ota_health.h): point it at an ota_health_keeper_t's `health`. NULL, or no boot counted
+     * yet: not reported. */
+    const ota_health_t *health;
     /* The build_number of the image that runs, for when no saved state says it: a factory image
      * (usually 0), or an image whose saved state was lost. Firmware that knows its own build
      * number passes it, so that a lost record does not make the server offer it again. */

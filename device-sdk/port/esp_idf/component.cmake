@@ -6,6 +6,7 @@ idf_component_register(
     "${CMAKE_CURRENT_LIST_DIR}/../../src/ota_record.c"
     "${CMAKE_CURRENT_LIST_DIR}/../../src/ota_delta.c"
     "${CMAKE_CURRENT_LIST_DIR}/../../src/json_scan.c"
+    "${CMAKE_CURRENT_LIST_DIR}/../../src/ota_health.c"
     "${CMAKE_CURRENT_LIST_DIR}/ota_esp_idf.c"
     "${CMAKE_CURRENT_LIST_DIR}/../sodium/ota_sodium_ed25519.c"
   INCLUDE_DIRS

@@ -362,3 +362,61 @@ esp_err_t ota_esp_idf_init(ota_esp_idf_t *port, const ota_esp_idf_options_t *opt
     port->ports.system = (ota_system_port_t){port, now_ms, random32, reboot, log_line};
     return ESP_OK;
 }
+
+/* ---- device health ---- */
+
+/* Seconds between two saves of the uptime: a crash loses at most this much of it. NVS spreads its
+ * writes over its pages; a 24-byte blob every 10 minutes is far inside a flash sector's life. */
+#define OTA_ESP_IDF_HEALTH_SAVE_S 600u
+
+/* esp_reset_reason() as the service names it (docs/api.md, "Device health"). */
+static const char *reset_reason_name(esp_reset_reason_t reason) {
+    switch (reason) {
+    case ESP_RST_POWERON: return "power_on";
+    case ESP_RST_EXT: return "external";
+    case ESP_RST_SW: return "software";
+    case ESP_RST_PANIC: return "panic";
+    case ESP_RST_INT_WDT: return "int_watchdog";
+    case ESP_RST_TASK_WDT: return "task_watchdog";
+    case ESP_RST_WDT: return "watchdog";
+    case ESP_RST_DEEPSLEEP: return "deep_sleep";
+    case ESP_RST_BROWNOUT: return "brownout";
+    case ESP_RST_SDIO: return "sdio";
+    case ESP_RST_USB: return "usb";
+    case ESP_RST_JTAG: return "jtag";
+    case ESP_RST_EFUSE: return "efuse";
+    case ESP_RST_PWR_GLITCH: return "power_glitch";
+    case ESP_RST_CPU_LOCKUP: return "cpu_lockup";
+    default: return "unknown";
+    }
+}
+
+static void health_save(ota_esp_idf_health_t *health) {
+    nvs_handle_t nvs;
+    if (nvs_open(health->nvs_namespace, NVS_READWRITE, &nvs) != ESP_OK) return;
+    if (nvs_set_blob(nvs, "health", &health->keeper.counts, sizeof health->keeper.counts) == ESP_OK) nvs_commit(nvs);
+    nvs_close(nvs);
+    health->saved_at_s = (uint64_t)(esp_timer_get_time() / 1000000);
+}
+
+esp_err_t ota_esp_idf_health_start(ota_esp_idf_health_t *health, const ota_client_t *client, const char *nvs_namespace) {
+    memset(health, 0, sizeof *health);
+    health->nvs_namespace = nvs_namespace ? nvs_namespace : "ota_client";
+    ota_health_counts_t saved;
+    size_t size = sizeof saved;
+    bool loaded = false;
+    nvs_handle_t nvs;
+    if (nvs_open(health->nvs_namespace, NVS_READONLY, &nvs) == ESP_OK) {
+        loaded = nvs_get_blob(nvs, "health", &saved, &size) == ESP_OK && size == sizeof saved;
+        nvs_close(nvs);
+    }
+    ota_health_boot(&health->keeper, loaded ? &saved : NULL, ota_client_running_build(client), reset_reason_name(esp_reset_reason()));
+    health_save(health);
+    return ESP_OK;
+}
+
+void ota_esp_idf_health_update(ota_esp_idf_health_t *health, const ota_client_t *client) {
+    uint64_t seconds = (uint64_t)(esp_timer_get_time() / 1000000);
+    bool installed = ota_health_update(&health->keeper, ota_client_running_build(client), seconds, (int64_t)esp_get_minimum_free_heap_size());
+    if (installed || seconds - health->saved_at_s >= OTA_ESP_IDF_HEALTH_SAVE_S) health_save(health);
+}

@@ -2,6 +2,7 @@
  * The linux port's system (clock, randomness, reboot by re-executing the process, log) and the
  * wiring of every port; its crypto is ota_linux_crypto.c.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,8 @@ static void reboot(void *ctx) {
     ota_linux_log(port, OTA_LOG_INFO, "rebooting");
     fflush(NULL);
     ota_linux_close(port);
+    /* What the next boot's health reports as its reset (ota_linux_health_start). */
+    setenv(OTA_LINUX_RESET_REASON_ENV, "software", 1);
     execv("/proc/self/exe", port->options.argv);
     ota_linux_log(port, OTA_LOG_ERROR, "reboot failed: the process could not re-execute itself");
 }
@@ -74,4 +77,45 @@ void ota_linux_close(ota_linux_t *port) {
     ota_linux_http_close(port);
     if (port->slot_file) fclose(port->slot_file);
     port->slot_file = NULL;
+}
+
+/* ---- device health ---- */
+
+static uint64_t seconds_since_start(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)now.tv_sec;
+}
+
+static void health_save(ota_linux_health_t *health) {
+    if (ota_linux_replace_file(health->dir, "health", &health->keeper.counts, sizeof health->keeper.counts) != 0) {
+        fprintf(stderr, "ota-device: the health counts could not be saved\n");
+    }
+    health->saved_at_s = seconds_since_start() - health->started_at_s;
+}
+
+void ota_linux_health_start(ota_linux_health_t *health, const ota_linux_t *port, const ota_client_t *client, const char *reset_reason) {
+    memset(health, 0, sizeof *health);
+    health->dir = port->options.dir;
+    health->started_at_s = seconds_since_start();
+    const char *after_reboot = getenv(OTA_LINUX_RESET_REASON_ENV);
+    if (after_reboot && *after_reboot) reset_reason = after_reboot;
+    ota_health_counts_t saved;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/health", health->dir);
+    FILE *file = fopen(path, "rb");
+    bool loaded = file && fread(&saved, 1, sizeof saved, file) == sizeof saved;
+    if (file) fclose(file);
+    /* Kept in static storage: the keeper holds the pointer. */
+    static char reason[32];
+    snprintf(reason, sizeof reason, "%s", reset_reason && *reset_reason ? reset_reason : "power_on");
+    ota_health_boot(&health->keeper, loaded ? &saved : NULL, ota_client_running_build(client), reason);
+    health_save(health);
+}
+
+void ota_linux_health_update(ota_linux_health_t *health, const ota_client_t *client) {
+    uint64_t seconds = seconds_since_start() - health->started_at_s;
+    /* The linux "device" reports no heap: min_free_heap is left out. */
+    bool installed = ota_health_update(&health->keeper, ota_client_running_build(client), seconds, -1);
+    if (installed || seconds - health->saved_at_s >= OTA_LINUX_HEALTH_SAVE_S) health_save(health);
 }

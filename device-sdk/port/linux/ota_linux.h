@@ -75,6 +75,27 @@ int ota_linux_install_factory(const char *dir, const char *image_path);
 /* Reads the whole running slot into a new buffer (the application "runs" it); NULL on failure. */
 unsigned char *ota_linux_read_running(const ota_linux_t *port, size_t *len);
 
+/*
+ * Device health (ota/ota_health.h), kept in the device directory's `health` file: each start of
+ * the process a boot, with the reset reason given (an OTA reboot's re-execution is "software"),
+ * and the time since it started as uptime. Point ota_config_t.health at `keeper.health`.
+ */
+#define OTA_LINUX_RESET_REASON_ENV "OTA_DEVICE_RESET_REASON"
+#define OTA_LINUX_HEALTH_SAVE_S 60u
+
+typedef struct {
+    ota_health_keeper_t keeper;
+    const char *dir;
+    uint64_t started_at_s;       /* the monotonic clock when the process started */
+    uint64_t saved_at_s;         /* seconds into this boot of the last save */
+} ota_linux_health_t;
+
+/* Counts this boot; call once after ota_client_init. `reset_reason` NULL: "power_on". */
+void ota_linux_health_start(ota_linux_health_t *health, const ota_linux_t *port, const ota_client_t *client, const char *reset_reason);
+
+/* Brings the report up to now; call before each ota_client_step. */
+void ota_linux_health_update(ota_linux_health_t *health, const ota_client_t *client);
+
 /* Writes one log line (the system port's log; ctx is the ota_linux_t). */
 void ota_linux_log(void *ctx, ota_log_level_t level, const char *message);
 

@@ -1027,6 +1027,48 @@ static void test_utc_offset(void) {
     EXPECT("offset: none is left out", world.last_utc_offset == LLONG_MIN);
 }
 
+/* How the device runs since its install: counted across boots, restarted by an install, sent with each check. */
+static void test_health(void) {
+    ota_health_keeper_t keeper;
+    ota_health_boot(&keeper, NULL, 7, "power_on");
+    EXPECT("health: a first boot counts one", keeper.counts.build == 7 && keeper.counts.boots == 1 && keeper.counts.abnormal_boots == 0);
+    EXPECT("health: an update reports its time", !ota_health_update(&keeper, 7, 3600, 120000) && keeper.health.uptime_seconds == 3600);
+    ota_health_counts_t saved = keeper.counts;
+    ota_health_boot(&keeper, &saved, 7, "task_watchdog");
+    EXPECT("health: a watchdog reset counts as abnormal", keeper.counts.boots == 2 && keeper.counts.abnormal_boots == 1);
+    ota_health_update(&keeper, 7, 600, -1);
+    EXPECT("health: uptime sums the boots", keeper.health.uptime_seconds == 4200 && keeper.health.min_free_heap == -1);
+    EXPECT("health: an install in this boot starts afresh", ota_health_update(&keeper, 8, 900, 100000));
+    ota_health_update(&keeper, 8, 1000, 100000);
+    EXPECT("health: from the install", keeper.counts.build == 8 && keeper.health.boots == 1 && keeper.health.abnormal_boots == 0 && keeper.health.uptime_seconds == 100);
+    saved = keeper.counts;
+    ota_health_boot(&keeper, &saved, 8, "panic");
+    EXPECT("health: a panic on the new build counts against it", keeper.health.boots == 2 && keeper.health.abnormal_boots == 1 && keeper.health.uptime_seconds == 100);
+    ota_health_boot(&keeper, &saved, 9, "software");
+    EXPECT("health: counts of another build start afresh", keeper.counts.build == 9 && keeper.counts.boots == 1 && keeper.counts.abnormal_boots == 0);
+    EXPECT("health: brownout, not a power-on", ota_reset_reason_abnormal("brownout") && !ota_reset_reason_abnormal("power_on") && !ota_reset_reason_abnormal(NULL));
+
+    make_device(1, 1);
+    world.build = 0;
+    ota_health_boot(&keeper, NULL, 0, "panic");
+    ota_health_update(&keeper, 0, 7200, 150000);
+    device.config.health = &keeper.health;
+    uint32_t wait;
+    EXPECT("health: init", ota_client_init(&device.client, &device.config) == OTA_OK);
+    ota_client_step(&device.client, &wait);
+    EXPECT("health: the check reports it",
+           strcmp(world.last_health, "{\"reset_reason\":\"panic\",\"boots\":1,\"abnormal_boots\":1,\"uptime_seconds\":7200,\"min_free_heap\":150000}") == 0);
+    keeper.health.min_free_heap = -1;
+    world.now += wait + 1;
+    ota_client_step(&device.client, &wait);
+    EXPECT("health: an unknown heap is left out", strcmp(world.last_health, "{\"reset_reason\":\"panic\",\"boots\":1,\"abnormal_boots\":1,\"uptime_seconds\":7200}") == 0);
+    keeper.health.boots = 0;
+    world.now += wait + 1;
+    ota_client_step(&device.client, &wait);
+    EXPECT("health: no boot counted, nothing sent", world.last_health[0] == '\0');
+    device.config.health = NULL;
+}
+
 int main(void) {
     if (sodium_init() < 0) return 1;
     randombytes_buf_deterministic(image, sizeof image, (const unsigned char *)"ota core unit test image seed!!!");
@@ -1070,5 +1112,6 @@ int main(void) {
     test_delta_cuts();
     test_delta_falls_back();
     test_utc_offset();
+    test_health();
     return test_summary();
 }

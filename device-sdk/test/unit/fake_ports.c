@@ -54,6 +54,12 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         if (!json_get_string(body, "current_hash", w->last_current_hash, sizeof w->last_current_hash)) w->last_current_hash[0] = '\0';
         int64_t offset;
         w->last_utc_offset = json_get_int(body, "utc_offset_minutes", &offset) ? (long long)offset : LLONG_MIN;
+        json_value_t health;
+        w->last_health[0] = '\0';
+        if (json_find(body, "health", &health) && health.kind == JSON_NESTED && health.len < sizeof w->last_health) {
+            memcpy(w->last_health, health.start, health.len);
+            w->last_health[health.len] = '\0';
+        }
         json_value_t formats;
         w->last_check_delta_formats = json_find(body, "delta_formats", &formats) && formats.kind == JSON_NESTED &&
                                       formats.len == strlen("[\"detools-sequential-heatshrink-8-7\"]") &&

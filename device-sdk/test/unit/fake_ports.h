@@ -39,6 +39,7 @@ typedef struct {
     char last_current_hash[65];   /* the last check's current_hash; empty when it sent none */
     int last_check_delta_formats; /* the last check said it applies detools-sequential-heatshrink-8-7 */
     long long last_utc_offset;    /* the last check's utc_offset_minutes; LLONG_MIN when it sent none */
+    char last_health[256];        /* the last check's health object as sent; empty when it sent none */
     long long build;              /* 0: nothing offered */
     char signature_b64[100];      /* empty: unsigned */
     int url_version;              /* URLs of older versions are refused 403 (expired) */

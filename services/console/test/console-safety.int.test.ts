@@ -436,5 +436,8 @@ test('the rollout page draws how updated devices run against the rest, and says 
   // Both sides are drawn, a point each in the one period the checks fell in.
   await page.locator('.health-chart .recharts-line-dots circle').nth(1).waitFor();
   await screenshot(page, 'deployment-health-paused-1366');
+  // An updated device's own page says how it has run since it installed the build.
+  await page.getByRole('link', { name: updated[0], exact: true }).click();
+  await expectText(page.getByTestId('device-health'), `last reset: panic · 6 boots (5 abnormal) and 10 h run on build ${deployment.build_number} · lowest free heap 146 KiB`);
   await page.context().close();
 }, 120_000);

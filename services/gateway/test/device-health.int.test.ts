@@ -16,6 +16,9 @@ test('a check takes health, and refuses a malformed one with a 400 that names th
   const again = await check(f, 'health-1', { ...HEALTH, boots: 5, uptime_seconds: 9000 });
   expect(again.status).toBe(200);
   expect(again.body.status).toBe('no_active_deployment');
+  // The device's page shows what its last check reported, with the build it ran.
+  const [device] = (await api('GET', `/api/v1/projects/${f.project.id}/devices/?q=health-1`, { token: f.user.token })).body;
+  expect(device.health).toEqual({ ...HEALTH, boots: 5, uptime_seconds: 9000, build_number: 0, reported_at: expect.any(String) });
 
   const refusals: Array<[unknown, RegExp]> = [
     [{ ...HEALTH, reset_reason: 'cosmic_ray' }, /reset_reason/],

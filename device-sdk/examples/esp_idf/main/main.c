@@ -48,6 +48,7 @@ void app_main(void) {
     /* ... connect Wi-Fi here ... */
     static ota_esp_idf_t port;
     static ota_client_t client;
+    static ota_esp_idf_health_t health;
     ESP_ERROR_CHECK(ota_esp_idf_init(&port, NULL));
     static uint8_t release_key[1][32];
     if (!decode_release_key(release_key[0])) {
@@ -72,11 +73,16 @@ void app_main(void) {
         /* Delta patches from the image that runs, from the first update this client installed on
          * (set factory_image_sha256 to the factory image's SHA-256 to start from that one). */
         .apply_deltas = true,
+        /* How this device runs since its install (resets, uptime, heap), for deployments that
+         * pause a build whose devices crash more than the rest of the fleet. */
+        .health = &health.keeper.health,
         .ports = &port.ports,
     };
     ESP_ERROR_CHECK(ota_client_init(&client, &config) == OTA_OK ? ESP_OK : ESP_FAIL);
+    ESP_ERROR_CHECK(ota_esp_idf_health_start(&health, &client, NULL));
     for (;;) {
         uint32_t wait_ms = 0;
+        ota_esp_idf_health_update(&health, &client);
         ota_client_step(&client, &wait_ms);
         if (ota_client_in_trial(&client) && health_check_passed()) ota_client_confirm(&client);
         vTaskDelay(pdMS_TO_TICKS(wait_ms < 1000 ? (wait_ms ? wait_ms : 1) : 1000));

@@ -64,6 +64,24 @@ typedef struct {
 /* Fills port->ports for ota_config_t.ports. Call nvs_flash_init() first. */
 esp_err_t ota_esp_idf_init(ota_esp_idf_t *port, const ota_esp_idf_options_t *options);
 
+/*
+ * Device health (ota/ota_health.h) for the check, kept in NVS beside the record: each boot counted
+ * with esp_reset_reason(), the uptime from esp_timer, the lowest free heap from
+ * esp_get_minimum_free_heap_size(). Point ota_config_t.health at `keeper.health`.
+ */
+typedef struct {
+    ota_health_keeper_t keeper;
+    const char *nvs_namespace;
+    uint64_t saved_at_s;        /* seconds into this boot of the last save */
+} ota_esp_idf_health_t;
+
+/* Counts this boot; call once, after ota_client_init. NULL namespace: "ota_client". */
+esp_err_t ota_esp_idf_health_start(ota_esp_idf_health_t *health, const ota_client_t *client, const char *nvs_namespace);
+
+/* Brings the report up to now; call before each ota_client_step. Saves the counts after an install
+ * and every 10 minutes, so that a crash loses at most that much uptime. */
+void ota_esp_idf_health_update(ota_esp_idf_health_t *health, const ota_client_t *client);
+
 #ifdef __cplusplus
 }
 #endif

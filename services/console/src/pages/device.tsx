@@ -89,6 +89,8 @@ export function DevicePage() {
         <dd>
           <Timestamp at={d.last_seen} />
         </dd>
+        <dt>Health</dt>
+        <dd data-testid="device-health">{healthText(d.health)}</dd>
         <dt>Active</dt>
         <dd>{d.active ? 'yes' : 'no: refused updates (device_inactive)'}</dd>
       </dl>
@@ -274,4 +276,12 @@ function CheckLine({ decision }: { decision: Decision }) {
       </span>
     </span>
   );
+}
+
+/** What the device's last check said of how it runs since it installed its build, in one line. */
+function healthText(health: Device['health']): string {
+  if (!health) return "not reported: the device's checks carry no health";
+  const hours = Math.round((health.uptime_seconds / 3600) * 10) / 10;
+  const heap = health.min_free_heap === null ? '' : ` · lowest free heap ${Math.round(health.min_free_heap / 1024)} KiB`;
+  return `last reset: ${health.reset_reason} · ${health.boots} boot${health.boots === 1 ? '' : 's'} (${health.abnormal_boots} abnormal) and ${hours} h run on build ${health.build_number}${heap}`;
 }

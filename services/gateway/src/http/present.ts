@@ -172,7 +172,20 @@ export function deviceJson(device: registry.Device, checkState: CheckState) {
     group_ids: device.groupIds,
     metadata: device.metadata ?? {},
     created_at: iso(device.createdAt),
+    health: device.health?.health ? reportedHealthJson(device.health.health, device.health) : null,
   } satisfies Promised<typeof R.Device>;
+}
+
+function reportedHealthJson(health: registry.DeviceHealth, report: registry.ReportedHealth) {
+  return {
+    reset_reason: health.resetReason,
+    boots: health.boots,
+    abnormal_boots: health.abnormalBoots,
+    uptime_seconds: health.uptimeSeconds,
+    min_free_heap: health.minFreeHeap ?? null,
+    build_number: report.buildNumber,
+    reported_at: iso(report.reportedAt),
+  };
 }
 
 export function artifactJson(artifact: artifacts.Artifact) {

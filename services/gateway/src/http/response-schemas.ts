@@ -158,6 +158,21 @@ const deviceFields = {
   group_ids: { type: 'array', items: UUID },
   metadata: { type: 'object' },
   created_at: TIME,
+  health: {
+    description: 'The health the device\'s last check reported (docs/api.md, "Device health"), with the build it ran then; null when it reports none.',
+    oneOf: [
+      { type: 'null' },
+      object({
+        reset_reason: { type: 'string' },
+        boots: { type: 'integer' },
+        abnormal_boots: { type: 'integer' },
+        uptime_seconds: { type: 'number' },
+        min_free_heap: { type: ['integer', 'null'] },
+        build_number: { type: 'integer' },
+        reported_at: TIME,
+      }),
+    ],
+  },
 };
 export const Device = object(deviceFields);
 export const DeviceCreated = object({ ...deviceFields, token: { type: 'string' } });

@@ -6,7 +6,7 @@ import { registry as pb, type rollout } from '@ota/proto';
 import { GrpcDeviceEventLedger } from '../adapters/grpc/grpc-device-event-ledger';
 import { GrpcOfferLedger } from '../adapters/grpc/grpc-offer-ledger';
 import { checkDevice, type DeviceCheckAnswer, type HealthReport } from '../domain/device-check';
-import type { HealthTallies } from '../domain/device-health';
+import type { HealthSnapshot, HealthTallies } from '../domain/device-health';
 import { reportDeviceStatus } from '../domain/device-report';
 import { offerStanding } from '../domain/offer-standing';
 import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
@@ -322,7 +322,13 @@ export function deviceMessage(device: Device): pb.Device {
     createdAt: device.createdAt,
     tokenRequired: device.tokenRequired,
     checkCount: device.checkCount,
+    health: device.health ? reportedHealthMessage(device.health) : undefined,
   };
+}
+
+function reportedHealthMessage(snapshot: HealthSnapshot): pb.ReportedHealth {
+  const { build, at, ...health } = snapshot;
+  return { health, buildNumber: build, reportedAt: at };
 }
 
 function reportedProfileOf(reported: pb.ReportedProfile | undefined): ReportedProfile {
