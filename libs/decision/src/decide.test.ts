@@ -129,6 +129,15 @@ describe('decideOffer', () => {
     expect(decide({ deployments: [windowed] }).status).toBe('offered');
   });
 
+  it('does not offer a deployment the device deferred before the time it gave, and offers it after; other deployments are not held', () => {
+    const deferral = { deploymentId: 'deployment-1', until: new Date('2026-12-01T00:00:00Z') };
+    const held = decide({ device: device({ deferral }), at: new Date('2026-11-30T12:00:00Z') });
+    expect(held).toMatchObject({ status: 'not_in_rollout', deferredUntil: deferral.until });
+    expect(held.message).toContain('deferred this update until 2026-12-01T00:00:00.000Z');
+    expect(decide({ device: device({ deferral }), at: new Date('2026-12-01T00:00:00Z') }).status).toBe('offered');
+    expect(decide({ device: device({ deferral: { ...deferral, deploymentId: 'another' } }), at: new Date('2026-11-30T12:00:00Z') }).status).toBe('offered');
+  });
+
   it('does not offer a deployment the device rolled back', () => {
     expect(decide({ rolledBack: ['deployment-1'] }).status).toBe('not_in_rollout');
   });

@@ -10,7 +10,7 @@ export type CheckStatus = Extract<VocabularyCheckStatus, 'offered' | 'up_to_date
 
 export type Decision<D extends DecisionDeployment = DecisionDeployment> =
   | { status: 'offered'; message: string; deployment: D; artifact: ArtifactSummary }
-  | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date };
+  | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date; deferredUntil?: Date };
 
 export interface DecisionInput<D extends DecisionDeployment> {
   device: DecisionDevice;
@@ -23,7 +23,7 @@ export interface DecisionInput<D extends DecisionDeployment> {
   at?: Date;
 }
 
-/** docs/api.md, "The check decision", steps 6 to 9. */
+/** docs/api.md, "The check decision", steps 6 to 11. */
 export function decideOffer<D extends DecisionDeployment>({ device, activeDeployments, artifactOf, rolledBack, at }: DecisionInput<D>): Decision<D> {
   const targeting = activeDeployments.filter((deployment) => targetsDevice(deployment, device));
   if (targeting.length === 0) return { status: 'no_active_deployment', message: 'no active deployment targets this device' };
@@ -64,6 +64,11 @@ export function decideOffer<D extends DecisionDeployment>({ device, activeDeploy
     if (!window.open) {
       return { status: 'not_in_rollout', message: `the deployment offers its build in its maintenance windows; the next opens at ${window.opensAt.toISOString()}`, windowOpensAt: window.opensAt };
     }
+  }
+  // A device that put this offer off is not offered it before the time it gave.
+  const deferral = device.deferral;
+  if (at && deferral && deferral.deploymentId === best.deployment.id && at < deferral.until) {
+    return { status: 'not_in_rollout', message: `the device deferred this update until ${deferral.until.toISOString()}`, deferredUntil: deferral.until };
   }
   return { status: 'offered', message: `build ${best.artifact.buildNumber} is offered`, ...best };
 }

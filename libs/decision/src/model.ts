@@ -44,6 +44,13 @@ export interface DecisionDevice extends ReportedHardware {
   currentBuildNumber: number;
   /** The device's offset from UTC in minutes (east positive), when it reported one. */
   utcOffsetMinutes?: number;
+  /** The device put off this deployment's offer until then (the deferred event). */
+  deferral?: Deferral | null;
+}
+
+export interface Deferral {
+  deploymentId: string;
+  until: Date;
 }
 
 /** An artifact record as the artifacts service answers it (its gRPC message), for `summaryOfArtifact`. */

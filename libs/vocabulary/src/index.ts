@@ -66,6 +66,15 @@ export type StopStatus = (typeof STOP_STATUSES)[number];
  */
 export const STOPPED_EVENT = 'stopped';
 
+/**
+ * What a device (or the application on it) reports when it puts off an offer until
+ * `deferred_until`: the deployment offers it nothing before then, and the line of its timeline
+ * moves no status and counts as no failure (docs/api.md, "Deferral").
+ */
+export const DEFERRED_EVENT = 'deferred';
+/** The longest a device may put an offer off, in seconds (30 days). */
+export const MAX_DEFERRAL_SECONDS = 30 * 24 * 3600;
+
 /** What a check answers (docs/api.md, "The check decision"), and an OTA decision record's `status`. */
 export const CHECK_STATUSES = ['offered', 'up_to_date', 'no_compatible_build', 'device_inactive', 'over_limit', 'not_in_rollout', 'no_active_deployment', 'token_required'] as const;
 export type CheckStatus = (typeof CHECK_STATUSES)[number];

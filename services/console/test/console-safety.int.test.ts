@@ -441,3 +441,17 @@ test('the rollout page draws how updated devices run against the rest, and says 
   await expectText(page.getByTestId('device-health'), `last reset: panic · 6 boots (5 abnormal) and 10 h run on build ${deployment.build_number} · lowest free heap 146 KiB`);
   await page.context().close();
 }, 120_000);
+
+test('the rollout page says how many devices put the update off and until when, and counts them as no failure', async () => {
+  const f = await setupProject();
+  expect((await checkIn(f, 'deferring-1')).status).toBe(200);
+  const deployment = await startedDeployment(f);
+  expect((await checkIn(f, 'deferring-1')).body.update_available).toBe(true);
+  const until = new Date(Date.now() + 2 * 3600 * 1000);
+  expect((await report(f, deployment.id, 'deferring-1', 'deferred', { deferred_until: until.toISOString(), reason: 'user_busy' })).status).toBe(200);
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  await expectText(page.getByTestId('deferred'), '1 device put the update off, the latest until');
+  await expectText(page.getByTestId('failure-count'), '0');
+  await page.context().close();
+}, 60_000);

@@ -44,7 +44,12 @@ afterAll(async () => {
 
 it('gives a deployment back as stored, with its guardrails and stages, and lists only the active ones as active', async () => {
   const deployment = stored({
-    guardrails: { failureThreshold: { percent: 20, minFinished: 5 }, reasonLimits: [{ reason: 'signature_invalid', count: 3, windowSeconds: 600 }], confirmTimeoutSeconds: 900 },
+    guardrails: {
+      failureThreshold: { percent: 20, minFinished: 5 },
+      reasonLimits: [{ reason: 'signature_invalid', count: 3, windowSeconds: 600 }],
+      confirmTimeoutSeconds: 900,
+      healthRegression: { marginPercent: 80, significance: 0.01, minDevices: 30, minDeviceHours: 100 },
+    },
     stages: [
       { percentage: 10, minWaitSeconds: 60, approvalRequired: false },
       { percentage: 100, minWaitSeconds: 0, approvalRequired: true },

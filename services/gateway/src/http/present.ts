@@ -108,6 +108,8 @@ export function deploymentSummaryJson({ deployment, summary, targetedDevices, ta
     failures_by_reason: Object.entries(summary.failuresByReason)
       .map(([reason, count]) => ({ reason: reason || null, count }))
       .sort((a, b) => b.count - a.count || (a.reason ?? '').localeCompare(b.reason ?? '')),
+    deferred_devices: summary.deferredDevices ?? 0,
+    deferred_until: iso(summary.deferredUntil),
   } satisfies Promised<typeof R.DeploymentSummary>;
 }
 
@@ -148,6 +150,7 @@ export function deviceEventJson(report: rollout.DeviceReport) {
     reason: report.reason || null,
     detail: readableDetail(report.detailJson),
     created_at: iso(report.createdAt),
+    deferred_until: iso(report.deferredUntil),
   } satisfies Promised<typeof R.DeviceEvent>;
 }
 

@@ -335,6 +335,8 @@ export const DeploymentSummary = object({
     items: object({ reason: { type: ['string', 'null'] }, count: COUNT }),
     description: 'The failures of `failure_count` by `reason`, most first; `null` for failures reported without one.',
   },
+  deferred_devices: { ...COUNT, description: 'Devices that deferred the offer (the `deferred` event) to a time still ahead; no failure and no status.' },
+  deferred_until: { ...NULLABLE_TIME, description: 'The latest time those devices deferred to; null when none is deferred.' },
 });
 
 
@@ -362,6 +364,7 @@ export const DeviceEvent = object({
   reason: { type: ['string', 'null'] },
   detail: { type: ['object', 'null'] },
   created_at: TIME,
+  deferred_until: { ...NULLABLE_TIME, description: 'A `deferred` report\'s time to be offered again; null for any other event.' },
 });
 
 export const Release = object({
@@ -446,8 +449,9 @@ export const CheckNoUpdate = object(
     message: { type: 'string' },
     poll_after_seconds: { type: 'integer' },
     window_opens_at: { ...TIME, description: "The build waits for its deployment's next maintenance window, which opens then (status not_in_rollout): poll_after_seconds is at most the time until it." },
+    deferred_until: { ...TIME, description: 'The device deferred the offer until then (status not_in_rollout): poll_after_seconds is at most the time until it.' },
   },
-  ['poll_after_seconds', 'window_opens_at'],
+  ['poll_after_seconds', 'window_opens_at', 'deferred_until'],
 );
 
 /** The check's answer; `status` tells its two shapes apart (a discriminator code generators follow). */

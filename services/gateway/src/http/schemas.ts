@@ -2,7 +2,7 @@
 // built from them, so the two cannot disagree; the TypeScript type of what each accepts is derived
 // from it (`Accepted`), not written again.
 
-import { CHECK_STATUSES, DEVICE_EVENTS, RESET_REASONS, STOPPED_EVENT } from '@ota/vocabulary';
+import { CHECK_STATUSES, DEFERRED_EVENT, DEVICE_EVENTS, RESET_REASONS, STOPPED_EVENT } from '@ota/vocabulary';
 import type { Accepted } from './validate';
 
 export const DEVICE_ID_PATTERN = '^[A-Za-z0-9._:-]{1,128}$';
@@ -117,8 +117,13 @@ export const statusBody = {
   properties: {
     device_id: { type: 'string', pattern: DEVICE_ID_PATTERN },
     deployment_id: UUID,
-    event: { type: 'string', enum: [...DEVICE_EVENTS, STOPPED_EVENT] },
+    event: { type: 'string', enum: [...DEVICE_EVENTS, STOPPED_EVENT, DEFERRED_EVENT] },
     build_number: COUNT,
+    deferred_until: {
+      type: 'string',
+      format: 'date-time',
+      description: 'With `deferred` (and only with it): when the device wants to be offered the build again; in the future, at most 30 days ahead.',
+    },
     reason: { type: ['string', 'null'], maxLength: 128 },
     detail: DETAIL,
   },

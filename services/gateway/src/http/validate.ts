@@ -13,9 +13,11 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 
 const ajv = new Ajv({ allErrors: true, coerceTypes: false });
 // The formats the document uses, so that generated clients type them: a lowercase UUID (as every id
-// is), and a binary part (checked by the upload itself, not here).
+// is), a binary part (checked by the upload itself, not here), and a time.
 ajv.addFormat('uuid', UUID_PATTERN);
 ajv.addFormat('binary', true);
+// An RFC 3339 time with its offset (2026-11-27T10:00:00Z, or +01:00), as the responses write them.
+ajv.addFormat('date-time', (text: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text) && !Number.isNaN(Date.parse(text)));
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function compile<T>(schema: object): ValidateFunction<T> {

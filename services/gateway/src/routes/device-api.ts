@@ -13,7 +13,7 @@ import { jitteredSeconds } from '../http/load-shedding';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
 import { checkBody, offerStandingBody, statusBody, type CheckBody, type OfferStandingBody, type StatusBody } from '../http/schemas';
-import { STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
+import { DEFERRED_EVENT, MAX_DEFERRAL_SECONDS, STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
 import { UUID_PATTERN } from '../http/validate';
 import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
 import { rpc } from './context';
@@ -46,13 +46,19 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     deps.config.CHECK_POLL_INTERVAL_SECONDS > 0 ? { poll_after_seconds: jitteredSeconds(deps.config.CHECK_POLL_INTERVAL_SECONDS) } : {};
 
   /**
-   * A build waiting for its maintenance window: the device checks again no later than a minute
-   * into the window (spread over that minute, so that a fleet does not arrive at one instant).
+   * A build waiting for a time (its maintenance window, or the end of the device's deferral): the
+   * device checks again no later than a minute after it (spread over that minute, so that a fleet
+   * does not arrive at one instant).
    */
-  const pollForWindow = (opensAt: Date): { poll_after_seconds: number; window_opens_at: string } => {
-    const untilOpen = Math.max(0, Math.ceil((opensAt.getTime() - Date.now()) / 1000)) + Math.floor(Math.random() * WINDOW_ARRIVAL_SPREAD_SECONDS) + 1;
+  const pollUntil = (at: Date): { poll_after_seconds: number } => {
+    const untilThen = Math.max(0, Math.ceil((at.getTime() - Date.now()) / 1000)) + Math.floor(Math.random() * WINDOW_ARRIVAL_SPREAD_SECONDS) + 1;
     const usual = pollAfter().poll_after_seconds;
-    return { poll_after_seconds: usual === undefined ? untilOpen : Math.min(usual, untilOpen), window_opens_at: opensAt.toISOString() };
+    return { poll_after_seconds: usual === undefined ? untilThen : Math.min(usual, untilThen) };
+  };
+  const waiting = (outcome: { windowOpensAt?: Date; deferredUntil?: Date }) => {
+    if (outcome.windowOpensAt) return { ...pollUntil(outcome.windowOpensAt), window_opens_at: outcome.windowOpensAt.toISOString() };
+    if (outcome.deferredUntil) return { ...pollUntil(outcome.deferredUntil), deferred_until: outcome.deferredUntil.toISOString() };
+    return pollAfter();
   };
 
   /** The device_id a request speaks for: from the body with a project token, from the token otherwise. */
@@ -95,7 +101,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     checkMetrics ??= httpMetrics(deps.metrics);
     checkMetrics.deviceChecks.inc({ status: outcome.status });
     if (!outcome.offer) {
-      ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...(outcome.windowOpensAt ? pollForWindow(outcome.windowOpensAt) : pollAfter()) };
+      ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...waiting(outcome) };
       return;
     }
     const { offer } = outcome;
@@ -171,7 +177,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       operationId: 'reportStatus',
       summary: 'Device lifecycle event',
       description:
-        'Events: offered, download_started, downloaded, flashed, validated, reboot, confirmed, failed, rolled_back, and the legacy rebooted; and `stopped`, with a stop status as `reason`, when the device stopped an update whose offer no longer stands (it moves no status and counts as no failure). `accepted: true` comes only once the event is stored; repeating confirmed, rolled_back or a stop is a no-op. A deployment that does not exist in the project is 404.',
+        'Events: offered, download_started, downloaded, flashed, validated, reboot, confirmed, failed, rolled_back, and the legacy rebooted; and `stopped`, with a stop status as `reason`, when the device stopped an update whose offer no longer stands (it moves no status and counts as no failure); and `deferred` with `deferred_until`, when the device puts the offer off: the deployment offers it nothing before then, and the deferral moves no status and counts as no failure. `accepted: true` comes only once the event is stored; repeating confirmed, rolled_back or a stop is a no-op. A deployment that does not exist in the project is 404.',
       body: statusBody,
       responses: { 200: R.StatusResponse },
     },
@@ -183,6 +189,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     if (body.event === STOPPED_EVENT && !(STOP_STATUSES as readonly string[]).includes(body.reason ?? '')) {
       throw invalidArgument(`a stopped report's reason is one of ${STOP_STATUSES.join(', ')}`);
     }
+    requireDeferral(body);
     ctx.body = await reportDeviceStatus(clients, {
       projectId: principal.token.projectId,
       deviceId,
@@ -190,6 +197,18 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       body,
       trace: rpc(ctx),
     });
+  }
+
+  /** `deferred_until` comes with `deferred` and only with it, later than now and at most 30 days ahead (docs/api.md, "Deferral"). */
+  function requireDeferral(body: StatusBody): void {
+    if (body.event !== DEFERRED_EVENT) {
+      if (body.deferred_until !== undefined) throw invalidArgument('deferred_until goes only with the deferred event');
+      return;
+    }
+    if (body.deferred_until === undefined) throw invalidArgument('deferred_until is required with deferred');
+    const seconds = (Date.parse(body.deferred_until) - Date.now()) / 1000;
+    if (!(seconds > 0)) throw invalidArgument('deferred_until must be later than now');
+    if (seconds > MAX_DEFERRAL_SECONDS) throw invalidArgument(`deferred_until must be at most ${MAX_DEFERRAL_SECONDS / 86_400} days ahead`);
   }
 
   deviceApi.add(

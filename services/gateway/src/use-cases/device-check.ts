@@ -42,7 +42,7 @@ export interface DeviceCheck {
 }
 
 /** The answer's substance: an offer, or a routine outcome with its message. */
-export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | { status: string; message: string; offer?: undefined; windowOpensAt?: Date };
+export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | { status: string; message: string; offer?: undefined; windowOpensAt?: Date; deferredUntil?: Date };
 
 /**
  * A device check (docs/api.md, "The check decision") is one call: registry reads or registers the
@@ -73,7 +73,9 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
     },
     check.trace,
   );
-  return answer.offer ? { status: 'offered', offer: answer.offer } : { status: answer.status, message: answer.message, windowOpensAt: answer.windowOpensAt };
+  return answer.offer
+    ? { status: 'offered', offer: answer.offer }
+    : { status: answer.status, message: answer.message, windowOpensAt: answer.windowOpensAt, deferredUntil: answer.deferredUntil };
 }
 
 /**

@@ -8,6 +8,8 @@ export interface StatusReport {
   build_number?: number;
   reason?: string | null;
   detail?: Record<string, unknown> | null;
+  /** With the deferred event: when the device wants the offer again (ISO 8601). */
+  deferred_until?: string;
 }
 
 /** What a status report needs from the services around the gateway; tests pass fakes. */
@@ -43,6 +45,7 @@ export async function reportDeviceStatus(ports: DeviceReportPorts, report: Devic
       buildNumber: body.build_number,
       reason: body.reason ?? '',
       detailJson: body.detail ? JSON.stringify(body.detail) : '',
+      deferredUntil: body.deferred_until === undefined ? undefined : new Date(body.deferred_until),
     },
     report.trace,
   );

@@ -33,7 +33,7 @@ export type HealthReport = Omit<HealthSnapshot, 'build' | 'at'>;
 
 export type DeviceCheckAnswer =
   | { status: 'offered'; message: string; deploymentId: string; artifact: ArtifactSummary }
-  | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date };
+  | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date; deferredUntil?: Date };
 
 /**
  * A device check (docs/api.md, "The check decision"), answered by registry alone: the device is
@@ -47,7 +47,15 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
   const at = deps.now?.() ?? new Date();
   const decide = (device: Device, active: readonly DecisionDeployment[], rolledBack: ReadonlySet<string>) =>
     decideOffer({
-      device: { ...input.reported, id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber, utcOffsetMinutes: input.utcOffsetMinutes },
+      device: {
+        ...input.reported,
+        id: device.id,
+        channelId: device.channelId,
+        groupIds: device.groupIds,
+        currentBuildNumber: input.currentBuildNumber,
+        utcOffsetMinutes: input.utcOffsetMinutes,
+        deferral: device.deferral,
+      },
       activeDeployments: active,
       artifactOf: (id) => deps.views.artifact(id),
       rolledBack,
@@ -92,7 +100,7 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
   // Each refusal by rollout takes one deployment out of the running, so this ends.
   for (;;) {
     const decision = decide(device, active, rolledBack);
-    if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message, windowOpensAt: decision.windowOpensAt });
+    if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message, windowOpensAt: decision.windowOpensAt, deferredUntil: decision.deferredUntil });
     const deploymentId = decision.deployment.id;
     const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: device.id });
     if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact });

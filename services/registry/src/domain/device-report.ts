@@ -2,7 +2,7 @@
 // the gateway: what it changes on the device record, and the order of the two writes it makes.
 import type { DecisionDeployment, DecisionViews } from '@ota/decision';
 import { invalidArgument, permissionDenied } from '@ota/errors';
-import { CHECK_MESSAGES, rankOf, statusOfEvent, STOPPED_EVENT } from '@ota/vocabulary';
+import { CHECK_MESSAGES, DEFERRED_EVENT, rankOf, statusOfEvent, STOPPED_EVENT } from '@ota/vocabulary';
 import type { Device, StatusReportWrite } from './model';
 import type { Registry } from './registry';
 
@@ -37,11 +37,12 @@ export interface DeviceEventLedger {
     buildNumber?: number;
     reason: string;
     detailJson: string;
+    deferredUntil?: Date;
   }): Promise<{ accepted: boolean; finalStatus: string }>;
 }
 
 export interface StatusReportDeps {
-  registry: Pick<Registry, 'getDevice' | 'applyStatusReport'>;
+  registry: Pick<Registry, 'getDevice' | 'applyStatusReport' | 'deferOffer'>;
   /** Only which deployments are active: a report on one of them is known to name a deployment of the project. */
   views: Pick<DecisionViews<DecisionDeployment>, 'activeDeployments'>;
   events: DeviceEventLedger;
@@ -58,6 +59,8 @@ export interface StatusReportInput {
   buildNumber?: number;
   reason: string;
   detailJson: string;
+  /** With the deferred event: when the device wants the offer again. */
+  deferredUntil?: Date;
 }
 
 /**
@@ -79,7 +82,18 @@ export async function reportDeviceStatus(deps: StatusReportDeps, input: StatusRe
       buildNumber: input.buildNumber,
       reason: input.reason,
       detailJson: input.detailJson,
+      deferredUntil: input.deferredUntil,
     });
+  // A deferral moves no status either (docs/api.md, "Deferral"): rollout stores the line of the
+  // timeline first (404 for a deployment not of the project), then the device holds the deferral
+  // that its checks are decided with.
+  if (input.event === DEFERRED_EVENT) {
+    if (!input.deferredUntil) throw invalidArgument('deferred_until is required with deferred');
+    const device = await reportingDevice(deps, input);
+    const result = await store(device);
+    await deps.registry.deferOffer(device.id, { deploymentId: input.deploymentId, until: input.deferredUntil });
+    return result;
+  }
   // A stop moves no status (docs/api.md, "Stopping devices mid-update"): the device is read for the
   // token rule, and rollout stores the line of its timeline.
   if (input.event === STOPPED_EVENT) return store(await reportingDevice(deps, input));

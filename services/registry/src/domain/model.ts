@@ -1,3 +1,4 @@
+import type { Deferral } from '@ota/decision';
 import type { HealthSnapshot } from './device-health';
 // The registry's records, as the domain sees them (no storage or wire types).
 
@@ -122,6 +123,8 @@ export interface Device extends HardwareProfile {
   checkCount: number;
   /** The health its last check reported, when it reports health (device-health.ts). */
   health?: HealthSnapshot | null;
+  /** The offer the device last put off, and until when (the deferred event). */
+  deferral?: Deferral | null;
 }
 
 /** docs/api.md, "Records": the newest 20 decision records per device are kept, with no time expiry. */

@@ -1,3 +1,4 @@
+import type { Deferral } from '@ota/decision';
 import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, StatusReportWrite, WholeCheckRecord } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
@@ -82,6 +83,8 @@ export interface RegistryStore {
    * (StatusReportWrite); false when nothing was written.
    */
   applyStatusReport(id: string, write: StatusReportWrite): Promise<boolean>;
+  /** Keeps the offer device `id` put off, and until when, in place of any before. */
+  deferOffer(id: string, deferral: Deferral): Promise<void>;
   /** Sets what a status report says of the device, without reading it; false when no such device. */
   applyDeviceReport(projectId: string, id: string, set: Partial<Device>): Promise<boolean>;
 }

@@ -1,3 +1,4 @@
+import type { Deferral } from '@ota/decision';
 import { profileIn } from '@ota/manifest';
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, invalidArgument, notFound } from '@ota/errors';
@@ -385,6 +386,11 @@ export class Registry {
   async applyStatusReport(write: StatusReportWrite): Promise<Pick<Device, 'id'> | null> {
     const id = deviceUuid(write.projectId, write.deviceId);
     return (await this.store.applyStatusReport(id, write)) ? { id } : null;
+  }
+
+  /** The device put off `deferral.deploymentId`'s offer until `deferral.until` (docs/api.md, "Deferral"). */
+  deferOffer(id: string, deferral: Deferral): Promise<void> {
+    return this.store.deferOffer(id, deferral);
   }
 
   /** One update of the device, reading nothing: the status path of the release before (ApplyDeviceReport). */

@@ -262,6 +262,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
           buildNumber: request.buildNumber,
           reason: request.reason,
           detailJson: request.detailJson,
+          deferredUntil: request.deferredUntil,
         },
       );
     },
@@ -357,8 +358,8 @@ function healthReportOf(message: pb.DeviceHealth): HealthReport {
 }
 
 function checkAnswerMessage(answer: DeviceCheckAnswer): pb.CheckDeviceResponse {
-  if (answer.status !== 'offered') return { status: answer.status, message: answer.message, offer: undefined, windowOpensAt: answer.windowOpensAt };
-  return { status: answer.status, message: answer.message, offer: offerOf(answer.deploymentId, answer.artifact), windowOpensAt: undefined };
+  if (answer.status !== 'offered') return { status: answer.status, message: answer.message, offer: undefined, windowOpensAt: answer.windowOpensAt, deferredUntil: answer.deferredUntil };
+  return { status: answer.status, message: answer.message, offer: offerOf(answer.deploymentId, answer.artifact), windowOpensAt: undefined, deferredUntil: undefined };
 }
 
 export function membershipChangeMessage(change: MembershipChange): pb.MembershipChange {

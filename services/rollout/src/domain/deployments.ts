@@ -10,6 +10,7 @@ import { asIfActive, PreviewTally } from './preview';
 import { dueStage, validStages, type Stage } from './stages';
 import type { Deployment, DeploymentState } from './model';
 import { applyTransition, guardrailPauseOf, stageAdvanceOf, validPercentage, type TransitionChange, type TransitionRequest } from './transitions';
+import type { Deferrals } from './ports';
 import type { RolloutDeps } from './rollout';
 
 const ROLLOUT_STRATEGIES = ['immediate'];
@@ -20,6 +21,8 @@ export interface DeploymentSummary {
   devicesByStatus: Map<string, number>;
   failureCount: number;
   failuresByReason: Map<string, number>;
+  /** Devices that put the offer off to a time still ahead, and the latest of those times. */
+  deferrals: Deferrals;
 }
 
 export interface NewDeployment {
@@ -221,13 +224,17 @@ export class Deployments {
    */
   async deploymentSummary(projectId: string, deploymentId: string): Promise<DeploymentSummary> {
     const deployment = await this.findDeployment(projectId, deploymentId);
-    const [{ byStatus: devicesByStatus, failuresByReason }, recentByStatus] = await Promise.all([this.counts.read(deploymentId), this.recentByStatus(deployment)]);
+    const [{ byStatus: devicesByStatus, failuresByReason }, recentByStatus, deferrals] = await Promise.all([
+      this.counts.read(deploymentId),
+      this.recentByStatus(deployment),
+      this.deps.reports.deferrals(deploymentId, this.now()),
+    ]);
     const silent = recentByStatus ? silentByStatus(devicesByStatus, recentByStatus) : new Map<string, number>();
     const silentTotal = [...silent.values()].reduce((sum, count) => sum + count, 0);
     if (silentTotal > 0) failuresByReason.set(NO_CONFIRMATION, (failuresByReason.get(NO_CONFIRMATION) ?? 0) + silentTotal);
     const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
     // A silent device is a failure in every count, the devices per status too (docs/api.md, "Silent devices").
-    return { deployment: { ...deployment, failureCount }, devicesByStatus: withSilentAsFailed(devicesByStatus, silent), failureCount, failuresByReason };
+    return { deployment: { ...deployment, failureCount }, devicesByStatus: withSilentAsFailed(devicesByStatus, silent), failureCount, failuresByReason, deferrals };
   }
 
   /**

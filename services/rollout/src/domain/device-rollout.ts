@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { invalidArgument } from '@ota/errors';
-import { STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
+import { DEFERRED_EVENT, STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
 import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
 import { decideOffer, targetsDevice, type Decision, type DecisionDevice, type OfferOutcome } from '@ota/decision';
 import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
@@ -16,10 +16,21 @@ import type { RolloutDeps } from './rollout';
 /** How many of a device's accepted reports its timeline lists at most. */
 export const REPORTS_KEPT_PER_DEVICE = 100;
 
+/** A report that is a line of the device's timeline and moves no status: a stop or a deferral. */
+interface TimelineReport {
+  projectId: string;
+  deploymentId: string;
+  deviceId: string;
+  reason: string;
+  detailJson: string;
+  deferredUntil?: Date;
+}
+
 /**
  * The device side of a rollout: what a check decides and records, the lifecycle events devices
  * report, each device's status per deployment (in memory, the store the truth), and its timeline.
  */
+
 export class DeviceRollout {
   constructor(
     private readonly deps: RolloutDeps,
@@ -114,10 +125,12 @@ export class DeviceRollout {
     reason: string;
     buildNumber?: number;
     detailJson: string;
+    deferredUntil?: Date;
   }): Promise<{ accepted: boolean; finalStatus: string }> {
     if (input.event === STOPPED_EVENT) return this.recordStop(input);
+    if (input.event === DEFERRED_EVENT) return this.recordDeferral(input);
     const status = statusOfEvent(input.event);
-    if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${[...DEVICE_EVENTS, STOPPED_EVENT].join(', ')}`);
+    if (!status) throw invalidArgument(`unknown event "${input.event}"; use one of ${[...DEVICE_EVENTS, STOPPED_EVENT, DEFERRED_EVENT].join(', ')}`);
     await this.requireDeployment(input.projectId, input.deploymentId);
     const report: DeviceReport = {
       id: randomUUID(),
@@ -152,10 +165,24 @@ export class DeviceRollout {
    * A device stopped an update because its offer no longer stands (docs/api.md, "Stopping devices
    * mid-update"): a line of its timeline, once per reason, that moves no status and counts nothing.
    */
-  private async recordStop(input: { projectId: string; deploymentId: string; deviceId: string; reason: string; detailJson: string }): Promise<{ accepted: boolean; finalStatus: string }> {
+  private recordStop(input: TimelineReport): Promise<{ accepted: boolean; finalStatus: string }> {
     if (!(STOP_STATUSES as readonly string[]).includes(input.reason)) {
       throw invalidArgument(`a stopped report's reason is one of ${STOP_STATUSES.join(', ')}`);
     }
+    return this.recordTimelineLine(input, STOPPED_EVENT, `${STOPPED_EVENT}:${input.reason}`);
+  }
+
+  /**
+   * A device put the offer off (docs/api.md, "Deferral"): a line of its timeline, once per time it
+   * gave, that moves no status and counts as no failure, and a device of the summary's deferrals.
+   */
+  private recordDeferral(input: TimelineReport): Promise<{ accepted: boolean; finalStatus: string }> {
+    if (!input.deferredUntil) throw invalidArgument('deferred_until is required with deferred');
+    return this.recordTimelineLine(input, DEFERRED_EVENT, `${DEFERRED_EVENT}:${input.deferredUntil.getTime()}`);
+  }
+
+  /** Stores a report that moves no status, once per `once`, and answers the status the device has. */
+  private async recordTimelineLine(input: TimelineReport, event: string, once: string): Promise<{ accepted: boolean; finalStatus: string }> {
     await this.requireDeployment(input.projectId, input.deploymentId);
     const { status } = await this.deviceStatus(input.deploymentId, input.deviceId);
     const report: DeviceReport = {
@@ -163,14 +190,15 @@ export class DeviceRollout {
       projectId: input.projectId,
       deploymentId: input.deploymentId,
       deviceId: input.deviceId,
-      event: STOPPED_EVENT,
+      event,
       status,
       buildNumber: undefined,
       reason: input.reason,
       detailJson: input.detailJson,
       createdAt: this.now(),
+      ...(input.deferredUntil ? { deferredUntil: input.deferredUntil } : {}),
     };
-    await this.deps.reports.insertFirstReport(report, `${STOPPED_EVENT}:${input.reason}`);
+    await this.deps.reports.insertFirstReport(report, once);
     return { accepted: true, finalStatus: status };
   }
 

@@ -177,6 +177,14 @@ export interface DeviceReport {
   reason: string;
   detailJson: string;
   createdAt: Date;
+  /** A deferred report's time to offer again. */
+  deferredUntil?: Date;
+}
+
+/** The devices of a deployment whose newest deferral is still ahead, and the latest of those times. */
+export interface Deferrals {
+  devices: number;
+  until: Date | null;
 }
 
 /**
@@ -191,6 +199,8 @@ export interface DeviceReportStore {
    * status by default); false, storing nothing, when one is stored already.
    */
   insertFirstReport(report: DeviceReport, once?: string): Promise<boolean>;
+  /** The deployment's devices whose newest deferred report is for a time after `now`. */
+  deferrals(deploymentId: string, now: Date): Promise<Deferrals>;
   /** Newest first, at most `limit`, created at or after `since` when given, wherever each is stored. */
   listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]>;
 }

@@ -114,6 +114,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
         reason: request.reason,
         buildNumber: request.buildNumber,
         detailJson: request.detailJson,
+        deferredUntil: request.deferredUntil,
       });
       metrics?.reportStored(request.event, request.reason, request.detailJson);
       return result;
@@ -130,6 +131,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
           reason: report.reason,
           detailJson: report.detailJson,
           createdAt: report.createdAt,
+          deferredUntil: report.deferredUntil,
         })),
       };
     },
@@ -177,6 +179,8 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
         devicesByStatus: Object.fromEntries(summary.devicesByStatus),
         failureCount: summary.failureCount,
         failuresByReason: Object.fromEntries(summary.failuresByReason),
+        deferredDevices: summary.deferrals.devices,
+        deferredUntil: summary.deferrals.until ?? undefined,
         deployment: deploymentMessage(summary.deployment),
       };
     },

@@ -47,6 +47,12 @@ export function Progress({ summary }: { summary: DeploymentSummary }) {
           <span className="muted"> (a device that failed, then tried again, is counted for each failure; {figures.failedDevices} devices are failed or rolled back now)</span>
         )}
       </p>
+      {summary.deferred_devices > 0 && summary.deferred_until && (
+        <p data-testid="deferred">
+          <strong>{summary.deferred_devices}</strong> device{summary.deferred_devices === 1 ? '' : 's'} put the update off, the latest until {new Date(summary.deferred_until).toLocaleString()}{' '}
+          <span className="muted">(offered again then; a deferral is no failure)</span>
+        </p>
+      )}
       {summary.failures_by_reason.length > 0 && (
         <table className="compact" data-testid="failures-by-reason">
           <caption>Failures by reason</caption>

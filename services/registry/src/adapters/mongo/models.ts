@@ -59,6 +59,8 @@ export interface DeviceDoc extends HardwareProfileFields {
   check_count: number;
   /** The health the device's last check reported (device-health.ts). */
   health?: HealthDoc;
+  /** The offer the device last put off (the deferred event). */
+  deferral?: { deployment_id: string; until: Date } | null;
   /**
    * Where the releases before this one kept the newest 20 decisions: slots `s0` to `s19`, each the
    * record of the check n with n mod 20 = slot (check-history.ts). No longer written; the
@@ -217,6 +219,7 @@ export function registerModels(connection: Connection) {
       check_count: { type: Number, default: 0 },
       check_history: Schema.Types.Mixed,
       health: Schema.Types.Mixed,
+      deferral: Schema.Types.Mixed,
     },
     { ...options, minimize: false },
   );

@@ -1,3 +1,4 @@
+import type { Deferral } from '@ota/decision';
 import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, devicePageKeys, readDevicePage, sampleDevices } from '@ota/ids';
@@ -499,6 +500,10 @@ export class MongoRegistryStore implements RegistryStore {
     return deviceOf({ ...doc, ...fields });
   }
 
+  async deferOffer(id: string, deferral: Deferral): Promise<void> {
+    await this.writeDevice(id, { deferral: { deployment_id: deferral.deploymentId, until: deferral.until } });
+  }
+
   async applyStatusReport(id: string, write: StatusReportWrite): Promise<boolean> {
     // The filter is the whole rule, so nothing is read: the device of this project, not one with
     // its own token when the project token reported, and a status no lower than the stored one of
@@ -604,6 +609,7 @@ function deviceOf(doc: DeviceDoc): Device {
     tokenRequired: doc.token_required ?? false,
     checkCount: doc.check_count ?? 0,
     health: doc.health ? healthOf(doc.health) : null,
+    deferral: doc.deferral ? { deploymentId: doc.deferral.deployment_id, until: doc.deferral.until } : null,
   };
 }
 

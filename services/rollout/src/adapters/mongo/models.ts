@@ -146,6 +146,8 @@ export interface DeviceReportDoc {
   reason: string;
   detail_json: string;
   created_at: Date;
+  /** A deferred report's time to offer again. */
+  deferred_until?: Date;
 }
 
 /** Failures per reason as a list: reasons come from devices, and are not used as field names. */
@@ -243,10 +245,12 @@ export function registerRolloutModels(connection: Connection) {
       reason: String,
       detail_json: String,
       created_at: Date,
+      deferred_until: Date,
     },
     options,
   );
   deviceReportSchema.index({ device_id: 1, created_at: -1 });
+  deviceReportSchema.index({ deployment_id: 1, event: 1 });
 
   const transitionSchema = new Schema<TransitionDoc>({ _id: String, deployment_id: String, version: Number, set: Schema.Types.Mixed }, options);
   transitionSchema.index({ deployment_id: 1, version: -1 });

@@ -1,5 +1,6 @@
 import { insertUnique } from '@ota/mongo';
-import type { DeviceReport, DeviceReportStore } from '../../domain/ports';
+import { DEFERRED_EVENT } from '@ota/vocabulary';
+import type { Deferrals, DeviceReport, DeviceReportStore } from '../../domain/ports';
 import type { DeviceEventDoc, DeviceReportDoc, RolloutModels } from './models';
 
 /**
@@ -25,8 +26,20 @@ export class MongoDeviceReportStore implements DeviceReportStore {
       reason: report.reason,
       detail_json: report.detailJson,
       created_at: report.createdAt,
+      ...(report.deferredUntil ? { deferred_until: report.deferredUntil } : {}),
     };
     return insertUnique(this.models.DeviceReport.collection, doc);
+  }
+
+  async deferrals(deploymentId: string, now: Date): Promise<Deferrals> {
+    const reports = await this.models.DeviceReport.find({ deployment_id: deploymentId, event: DEFERRED_EVENT }, { device_id: 1, deferred_until: 1, created_at: 1 })
+      .sort({ created_at: 1 })
+      .lean<Array<Pick<DeviceReportDoc, 'device_id' | 'deferred_until' | 'created_at'>>>();
+    // Each device's newest word counts: a later deferral replaces the one before, earlier or not.
+    const newest = new Map<string, Date>();
+    for (const report of reports) if (report.deferred_until) newest.set(report.device_id, report.deferred_until);
+    const ahead = [...newest.values()].filter((until) => until > now);
+    return { devices: ahead.length, until: ahead.length > 0 ? new Date(Math.max(...ahead.map((until) => until.getTime()))) : null };
   }
 
   async listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
@@ -60,6 +73,7 @@ function reportOfDoc(doc: DeviceReportDoc): DeviceReport {
     reason: doc.reason ?? '',
     detailJson: doc.detail_json ?? '',
     createdAt: doc.created_at,
+    ...(doc.deferred_until ? { deferredUntil: doc.deferred_until } : {}),
   };
 }
 
