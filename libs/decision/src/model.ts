@@ -77,7 +77,7 @@ export function summaryOfArtifact(artifact: ArtifactRecord): ArtifactSummary {
  * What rollout says of an offer registry's check is about to make (its RecordOffer): recorded, or
  * refused because the deployment is no longer active or the device rolled it back.
  */
-export type OfferOutcome = 'recorded' | 'not_active' | 'rolled_back';
+export type OfferOutcome = 'recorded' | 'not_active' | 'rolled_back' | 'capped';
 
 /** What an offer tells the device of the build (the fields of `ota.rollout.v1.Offer`). */
 export function offerOf(deploymentId: string, artifact: ArtifactSummary) {

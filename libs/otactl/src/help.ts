@@ -33,6 +33,8 @@ Commands:
       --health-guardrail             pause when updated devices reset abnormally (panic, watchdog,
                                      brownout) more often than those not yet updated;
                                      --health-margin PCT by more than PCT% (default 50; implies it)
+      --max-offers-per-minute N      start at most N new updates a minute (across the fleet)
+      --max-in-progress N            keep at most N devices updating at once
       --window DAYS@HH:MM+DURATION   offer only in this weekly window (repeatable), e.g. sat,sun@01:30+3h;
                                      --window-zone ZONE reads it in an IANA zone (default UTC),
                                      --window-device-local-time in each device's reported offset

@@ -92,6 +92,8 @@ export const DEPLOYMENT_FLAGS = {
   'confirm-timeout': { type: 'string' },
   'health-guardrail': { type: 'boolean', default: false },
   'health-margin': { type: 'string' },
+  'max-offers-per-minute': { type: 'string' },
+  'max-in-progress': { type: 'string' },
   window: { type: 'string', multiple: true },
   'window-zone': { type: 'string', default: 'UTC' },
   'window-device-local-time': { type: 'boolean', default: false },
@@ -113,6 +115,8 @@ type DeploymentValues = {
   'confirm-timeout'?: string;
   'health-guardrail'?: boolean;
   'health-margin'?: string;
+  'max-offers-per-minute'?: string;
+  'max-in-progress'?: string;
   window?: string[];
   'window-zone'?: string;
   'window-device-local-time'?: boolean;
@@ -173,6 +177,10 @@ export function deploymentPlan(values: DeploymentValues) {
   if (values['health-guardrail'] || values['health-margin'] !== undefined) {
     guardrails.health_regression = values['health-margin'] !== undefined ? { margin_percent: integer(values['health-margin'], '--health-margin', 0, 1000) } : {};
   }
+  const caps = {
+    ...(values['max-offers-per-minute'] !== undefined ? { offers_per_minute: integer(values['max-offers-per-minute'], '--max-offers-per-minute', 1, 100_000) } : {}),
+    ...(values['max-in-progress'] !== undefined ? { max_in_progress: integer(values['max-in-progress'], '--max-in-progress', 1, 1_000_000_000) } : {}),
+  };
   const percentages = (values.stages ?? '').split(',').map((part) => part.trim()).filter(Boolean);
   if (percentages.length > 0 && values.percentage !== undefined) throw new UsageError('give --percentage or --stages, not both: a staged plan starts at its first stage');
   const wait = seconds(values['stage-wait'] ?? '0', '--stage-wait');
@@ -183,6 +191,7 @@ export function deploymentPlan(values: DeploymentValues) {
   return {
     ...(stages.length > 0 ? { stages } : { rollout_percentage: integer(values.percentage ?? '100', '--percentage', 0, 100) }),
     ...(Object.keys(guardrails).length > 0 ? { guardrails } : {}),
+    ...(Object.keys(caps).length > 0 ? { caps } : {}),
     ...(windows.length > 0 ? { maintenance_windows: { time_zone: values['window-zone'] ?? 'UTC', in_device_local_time: Boolean(values['window-device-local-time']), windows } } : {}),
     ...(values.notes ? { notes: values.notes } : {}),
   };

@@ -310,7 +310,7 @@ test('forms say what a deployment will reach and refuse silent mistakes: stages 
   await page.getByRole('link', { name: 'Deployments' }).click();
   await expectText(page.getByTestId('reach'), 'These targets reach 2 devices now: every device of the project.');
   await page.getByLabel('Build').selectOption({ index: 1 });
-  await page.getByText('Guardrails and staged plan (optional)').click();
+  await page.getByText('Guardrails, caps and staged plan (optional)').click();
   await page.getByLabel('Stages (percentages, comma-separated)').fill('60, 100');
   expect(await page.getByLabel('Rollout percentage').count()).toBe(0);
   await expectText(page.getByTestId('starts-at'), 'Starts at the first stage: 60%');

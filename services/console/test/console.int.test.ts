@@ -184,12 +184,13 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   // A deployment that protects itself: guardrails and a staged plan set in the form, shown on its page.
   await page.getByRole('link', { name: 'Deployments', exact: true }).first().click();
   await page.getByLabel('Build').selectOption({ index: 1 });
-  await page.getByText('Guardrails and staged plan (optional)').click();
+  await page.getByText('Guardrails, caps and staged plan (optional)').click();
   await page.getByLabel('Failed share reaches (%)').fill('20');
   await page.getByLabel('once this many devices finished').fill('5');
   await page.getByLabel('reach this many').fill('3');
   await page.getByLabel('Updated devices crash (panic, watchdog, brownout) more often than those not yet updated').check();
   await page.getByLabel('by more than (%)').fill('100');
+  await page.getByLabel('New offers a minute').fill('120');
   await page.getByLabel('Stages (percentages, comma-separated)').fill('10, 50, 100');
   await page.getByLabel('Minutes at each stage before the next').fill('30');
   await page.getByRole('button', { name: 'Create draft' }).click();
@@ -197,13 +198,14 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
     page.getByTestId('guardrails'),
     'pause at 20% failed of at least 5 finished; pause on 3 × signature_invalid within 600 s; pause when updated devices reset abnormally more than 100% more often than those not yet updated',
   );
+  await expectText(page.getByTestId('caps'), 'at most 120 new offers a minute');
   // A draft's health is counted once it starts.
   await expectText(page.locator('section', { has: page.getByRole('heading', { name: /Device health/ }) }), 'Counted once the deployment starts');
   await expectText(page.getByTestId('stage'), '3 stages (10% for 30 min → 50% for 30 min → 100% for 30 min)');
   // A plan the API refuses shows its detail.
   await page.getByRole('link', { name: 'Deployments', exact: true }).first().click();
   await page.getByLabel('Build').selectOption({ index: 1 });
-  await page.getByText('Guardrails and staged plan (optional)').click();
+  await page.getByText('Guardrails, caps and staged plan (optional)').click();
   await page.getByLabel('Stages (percentages, comma-separated)').fill('50, 20');
   await page.getByRole('button', { name: 'Create draft' }).click();
   await expectText(page.getByRole('alert'), 'stages[1].percentage must be above the stage before it');

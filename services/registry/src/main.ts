@@ -58,7 +58,7 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
     health,
     config.HEALTH_FLUSH_MS,
     async (tallies) => {
-      await rolloutClient.recordDeviceHealth({ tallies });
+      await rolloutClient.recordDeviceHealth({ tallies: tallies.map((tally) => ({ ...tally, source: health.source })) });
     },
     (error) => logger.warn({ err: error }, 'device health not sent to rollout; the next flush sends it'),
   );

@@ -11,6 +11,7 @@ import { MongoDeploymentStore } from './adapters/mongo/mongo-deployment-store';
 import { MongoDeviceReportStore } from './adapters/mongo/mongo-device-report-store';
 import { MongoDeviceStateStore } from './adapters/mongo/mongo-device-state-store';
 import { MongoHealthTallies } from './adapters/mongo/mongo-health-tallies';
+import { MongoOfferSlots } from './adapters/mongo/mongo-offer-slots';
 import { MongoStatusCounts } from './adapters/mongo/mongo-status-counts';
 import { loadRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
@@ -64,6 +65,7 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
     catalog,
     fleet: new GrpcFleet(registryClient),
     health: new MongoHealthTallies(models),
+    offerSlots: new MongoOfferSlots(models),
     views,
     statusCache,
     warn: (error, message) => logger.warn({ err: error }, message),

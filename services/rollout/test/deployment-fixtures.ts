@@ -28,6 +28,7 @@ export function testDeployment(overrides: Partial<Deployment> = {}): Deployment 
     guardrailPause: null,
     guardrailsJudgedSince: null,
     maintenance: null,
+    caps: null,
     ...overrides,
   };
 }

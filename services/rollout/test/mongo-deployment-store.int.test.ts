@@ -50,6 +50,7 @@ it('gives a deployment back as stored, with its guardrails and stages, and lists
       confirmTimeoutSeconds: 900,
       healthRegression: { marginPercent: 80, significance: 0.01, minDevices: 30, minDeviceHours: 100 },
     },
+    caps: { offersPerMinute: 120, maxInProgress: null },
     stages: [
       { percentage: 10, minWaitSeconds: 60, approvalRequired: false },
       { percentage: 100, minWaitSeconds: 0, approvalRequired: true },

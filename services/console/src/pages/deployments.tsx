@@ -101,7 +101,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   const [windowFields, setWindowFields] = useState<WindowFields>(NO_WINDOW);
   const create = useMutation({
     mutationFn: () => {
-      const { guardrails, stages } = protectionOf(protection);
+      const { guardrails, stages, caps } = protectionOf(protection);
       const maintenanceWindows = maintenanceWindowsOf(windowFields);
       const body = {
         artifact_id: artifactId,
@@ -110,6 +110,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
         // A staged plan starts at its first stage's percentage.
         ...(stages ? { stages } : { rollout_percentage: percentage }),
         ...(guardrails ? { guardrails } : {}),
+        ...(caps ? { caps } : {}),
         ...(maintenanceWindows ? { maintenance_windows: maintenanceWindows } : {}),
         ...(notes ? { notes } : {}),
       };
@@ -214,6 +215,8 @@ interface ProtectionFields {
   /** Watch how updated devices run against those not yet updated (health_regression). */
   watchHealth: boolean;
   healthMarginPercent: string;
+  offersPerMinute: string;
+  maxInProgress: string;
   stages: string;
   stageWaitMinutes: string;
   stageApproval: boolean;
@@ -229,6 +232,8 @@ const NO_PROTECTION: ProtectionFields = {
   watchHealth: false,
   // The API's default, shown so that a person sees what they accept.
   healthMarginPercent: '50',
+  offersPerMinute: '',
+  maxInProgress: '',
   stages: '',
   stageWaitMinutes: '60',
   stageApproval: false,
@@ -252,7 +257,15 @@ function protectionOf(fields: ProtectionFields) {
     min_wait_seconds: Math.round(Number(fields.stageWaitMinutes || 0) * 60),
     approval_required: index > 0 && fields.stageApproval,
   }));
-  return { guardrails: Object.keys(guardrails).length > 0 ? guardrails : undefined, stages: stages.length > 0 ? stages : undefined };
+  const caps = {
+    ...(fields.offersPerMinute ? { offers_per_minute: Number(fields.offersPerMinute) } : {}),
+    ...(fields.maxInProgress ? { max_in_progress: Number(fields.maxInProgress) } : {}),
+  };
+  return {
+    guardrails: Object.keys(guardrails).length > 0 ? guardrails : undefined,
+    stages: stages.length > 0 ? stages : undefined,
+    caps: Object.keys(caps).length > 0 ? caps : undefined,
+  };
 }
 
 function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onChange: (value: ProtectionFields) => void }) {
@@ -262,7 +275,7 @@ function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onCh
   });
   return (
     <details className="wide">
-      <summary>Guardrails and staged plan (optional)</summary>
+      <summary>Guardrails, caps and staged plan (optional)</summary>
       <fieldset className="field-grid">
         <legend>Pause by itself when</legend>
         <label>
@@ -303,6 +316,18 @@ function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onCh
         <p id="health-note" className="muted small-text wide">
           Judged from the health devices report with their checks, once each side has 20 devices and 50 device-hours, at a significance of 0.001.
         </p>
+      </fieldset>
+      <fieldset className="field-grid">
+        <legend>Start updates no faster than</legend>
+        <label>
+          New offers a minute
+          <input type="number" min={1} max={100000} step={1} {...field('offersPerMinute')} />
+        </label>
+        <label>
+          Devices updating at once
+          <input type="number" min={1} step={1} {...field('maxInProgress')} />
+        </label>
+        <p className="muted small-text wide">Blank: no cap. A device held back checks again after the minute; one already offered keeps its offer.</p>
       </fieldset>
       <fieldset className="field-grid">
         <legend>Staged plan</legend>

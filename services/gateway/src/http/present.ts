@@ -257,6 +257,7 @@ export function deploymentJson(deployment: rollout.Deployment) {
     guardrail_pause: deployment.guardrailPause
       ? { guardrail: deployment.guardrailPause.guardrail, detail: deployment.guardrailPause.detail, figures: deployment.guardrailPause.figures, at: iso(deployment.guardrailPause.at) }
       : null,
+    caps: deployment.caps ? { offers_per_minute: deployment.caps.offersPerMinute ?? null, max_in_progress: deployment.caps.maxInProgress ?? null } : null,
     maintenance_windows: deployment.maintenance
       ? {
           time_zone: deployment.maintenance.timeZone,

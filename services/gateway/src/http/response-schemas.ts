@@ -293,6 +293,10 @@ export const Deployment = object({
       }),
     ],
   },
+  caps: {
+    description: 'How fast the deployment may start updates (docs/api.md, "Offer caps"); null: no cap. A field null: no such cap.',
+    oneOf: [{ type: 'null' }, object({ offers_per_minute: { type: ['integer', 'null'] }, max_in_progress: { type: ['integer', 'null'] } })],
+  },
   maintenance_windows: {
     description: 'The weekly windows in which the deployment offers its build; null: at any time.',
     oneOf: [

@@ -366,6 +366,16 @@ export const createDeploymentBody = {
         },
       },
     },
+    caps: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        'Optional. How fast the deployment may start updates (docs/api.md, "Offer caps"): a device held back is told not_in_rollout and to check again after the minute. Each left out: no such cap.',
+      properties: {
+        offers_per_minute: { type: 'integer', minimum: 1, maximum: 100_000, description: 'New offers in each minute of the clock, across every replica.' },
+        max_in_progress: { type: 'integer', minimum: 1, maximum: 1_000_000_000, description: 'Devices between offered and a terminal status (confirmed, failed, rolled_back) at once.' },
+      },
+    },
     maintenance_windows: {
       type: 'object',
       additionalProperties: false,

@@ -71,6 +71,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
           notes: body.notes ?? '',
           guardrails: body.guardrails && guardrailsMessage(body.guardrails),
           stages: (body.stages ?? []).map((stage) => ({ percentage: stage.percentage, minWaitSeconds: stage.min_wait_seconds ?? 0, approvalRequired: stage.approval_required ?? false })),
+          caps: body.caps && { offersPerMinute: body.caps.offers_per_minute, maxInProgress: body.caps.max_in_progress },
           maintenance: body.maintenance_windows && {
             timeZone: body.maintenance_windows.time_zone,
             inDeviceLocalTime: body.maintenance_windows.in_device_local_time ?? false,
@@ -82,7 +83,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
           action: 'deployment.created',
           targetType: 'deployment',
           targetId: deployment.id,
-          details: { artifact_id: body.artifact_id, rollout_percentage: deployment.rolloutPercentage, guardrails: body.guardrails, stages: body.stages, maintenance_windows: body.maintenance_windows },
+          details: { artifact_id: body.artifact_id, rollout_percentage: deployment.rolloutPercentage, guardrails: body.guardrails, stages: body.stages, maintenance_windows: body.maintenance_windows, caps: body.caps },
         });
         return { fingerprint, status: 201, body: deploymentJson(deployment) };
       }, async () => fingerprint);

@@ -55,9 +55,11 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     const usual = pollAfter().poll_after_seconds;
     return { poll_after_seconds: usual === undefined ? untilThen : Math.min(usual, untilThen) };
   };
-  const waiting = (outcome: { windowOpensAt?: Date; deferredUntil?: Date }) => {
+  const waiting = (outcome: { windowOpensAt?: Date; deferredUntil?: Date; checkAgainAt?: Date }) => {
     if (outcome.windowOpensAt) return { ...pollUntil(outcome.windowOpensAt), window_opens_at: outcome.windowOpensAt.toISOString() };
     if (outcome.deferredUntil) return { ...pollUntil(outcome.deferredUntil), deferred_until: outcome.deferredUntil.toISOString() };
+    // Held by the deployment's offer caps: back once the next minute has begun.
+    if (outcome.checkAgainAt) return pollUntil(outcome.checkAgainAt);
     return pollAfter();
   };
 

@@ -42,7 +42,7 @@ export interface DeviceCheck {
 }
 
 /** The answer's substance: an offer, or a routine outcome with its message. */
-export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | { status: string; message: string; offer?: undefined; windowOpensAt?: Date; deferredUntil?: Date };
+export type DeviceCheckOutcome = { status: 'offered'; offer: rollout.Offer } | { status: string; message: string; offer?: undefined; windowOpensAt?: Date; deferredUntil?: Date; checkAgainAt?: Date };
 
 /**
  * A device check (docs/api.md, "The check decision") is one call: registry reads or registers the
@@ -75,7 +75,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
   );
   return answer.offer
     ? { status: 'offered', offer: answer.offer }
-    : { status: answer.status, message: answer.message, windowOpensAt: answer.windowOpensAt, deferredUntil: answer.deferredUntil };
+    : { status: answer.status, message: answer.message, windowOpensAt: answer.windowOpensAt, deferredUntil: answer.deferredUntil, checkAgainAt: answer.checkAgainAt };
 }
 
 /**

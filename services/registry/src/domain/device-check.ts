@@ -33,7 +33,7 @@ export type HealthReport = Omit<HealthSnapshot, 'build' | 'at'>;
 
 export type DeviceCheckAnswer =
   | { status: 'offered'; message: string; deploymentId: string; artifact: ArtifactSummary }
-  | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date; deferredUntil?: Date };
+  | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date; deferredUntil?: Date; checkAgainAt?: Date };
 
 /**
  * A device check (docs/api.md, "The check decision"), answered by registry alone: the device is
@@ -104,9 +104,18 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
     const deploymentId = decision.deployment.id;
     const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: device.id });
     if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact });
+    // The deployment's caps hold the device back for now: it is in the rollout, and checks again
+    // at the next minute, when a rate cap has room again and the devices in progress are counted anew.
+    if (outcome === 'capped') return answer({ status: 'not_in_rollout', message: CAPPED_MESSAGE, checkAgainAt: nextMinute(at) });
     if (outcome === 'rolled_back') rolledBack.add(deploymentId);
     else active = active.filter((deployment) => deployment.id !== deploymentId);
   }
+}
+
+const CAPPED_MESSAGE = "the deployment's offer caps (new offers a minute, or devices updating at once) hold this device back for now; check again later";
+
+function nextMinute(at: Date): Date {
+  return new Date((Math.floor(at.getTime() / 60_000) + 1) * 60_000);
 }
 
 /** The device's health since its check before, counted for each deployment that watches it. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { isCompatible, targetsDevice, type ArtifactSummary, type DecisionDeployment, type DecisionDevice } from '@ota/decision';
 
 /**
@@ -85,6 +86,9 @@ export interface HealthTally {
  */
 export class HealthTallies {
   private pending = new Map<string, HealthTally>();
+
+  /** `source` names this replica in what it sends: rollout keeps each replica's counts apart (one writer per document). */
+  constructor(readonly source: string = randomUUID()) {}
 
   /** Counts the device's increment on each side it is on. */
   count(sides: ReadonlyArray<{ deployment: DecisionDeployment; side: HealthSide }>, increment: HealthIncrement, previousAt: Date, at: Date): void {

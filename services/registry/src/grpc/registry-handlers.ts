@@ -358,8 +358,10 @@ function healthReportOf(message: pb.DeviceHealth): HealthReport {
 }
 
 function checkAnswerMessage(answer: DeviceCheckAnswer): pb.CheckDeviceResponse {
-  if (answer.status !== 'offered') return { status: answer.status, message: answer.message, offer: undefined, windowOpensAt: answer.windowOpensAt, deferredUntil: answer.deferredUntil };
-  return { status: answer.status, message: answer.message, offer: offerOf(answer.deploymentId, answer.artifact), windowOpensAt: undefined, deferredUntil: undefined };
+  if (answer.status !== 'offered') {
+    return { status: answer.status, message: answer.message, offer: undefined, windowOpensAt: answer.windowOpensAt, deferredUntil: answer.deferredUntil, checkAgainAt: answer.checkAgainAt };
+  }
+  return { status: answer.status, message: answer.message, offer: offerOf(answer.deploymentId, answer.artifact), windowOpensAt: undefined, deferredUntil: undefined, checkAgainAt: undefined };
 }
 
 export function membershipChangeMessage(change: MembershipChange): pb.MembershipChange {

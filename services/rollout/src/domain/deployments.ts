@@ -6,6 +6,7 @@ import { CoalescedRuns } from './coalesced-runs';
 import type { DeploymentCounts } from './deployment-counts';
 import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
 import type { HealthComparison, HealthTally } from './health-regression';
+import { hasOfferCaps, validOfferCaps, type OfferCaps } from './offer-caps';
 import { asIfActive, PreviewTally } from './preview';
 import { dueStage, validStages, type Stage } from './stages';
 import type { Deployment, DeploymentState } from './model';
@@ -37,6 +38,7 @@ export interface NewDeployment {
   guardrails: Guardrails;
   stages: Stage[];
   maintenance: MaintenanceSchedule | null;
+  caps: OfferCaps | null;
 }
 
 /**
@@ -81,6 +83,7 @@ export class Deployments {
     const guardrails = validGuardrails(input.guardrails);
     const stages = validStages(input.stages);
     const maintenance = input.maintenance && validMaintenanceSchedule(input.maintenance);
+    const caps = hasOfferCaps(input.caps) ? validOfferCaps(input.caps) : null;
     const rolloutPercentage = validPercentage(input.rolloutPercentage ?? stages[0]?.percentage ?? 100);
     if (stages.length > 0 && rolloutPercentage !== stages[0]!.percentage) {
       throw invalidArgument('with stages, rollout_percentage is the first stage\'s percentage: leave it out or make them equal');
@@ -120,6 +123,7 @@ export class Deployments {
       guardrailPause: null,
       guardrailsJudgedSince: null,
       maintenance,
+      caps,
     };
     await this.counts.start(deployment.id, now);
     await this.deps.deployments.insertDeployment(deployment);

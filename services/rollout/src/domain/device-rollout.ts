@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { invalidArgument } from '@ota/errors';
 import { DEFERRED_EVENT, STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
+import { devicesInProgress, InProgressCounts, minuteOf } from './offer-caps';
 import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
 import { decideOffer, targetsDevice, type Decision, type DecisionDevice, type OfferOutcome } from '@ota/decision';
 import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
@@ -37,7 +38,12 @@ export class DeviceRollout {
     private readonly deployments: Deployments,
     private readonly counts: DeploymentCounts,
     private readonly now: () => Date,
-  ) {}
+  ) {
+    this.inProgress = new InProgressCounts(async (deploymentId) => devicesInProgress((await this.counts.read(deploymentId)).byStatus), () => this.now().getTime());
+  }
+
+  /** Each capped deployment's devices in progress, read at most once a second (offer-caps.ts). */
+  private readonly inProgress: InProgressCounts;
 
   /** Each device's check_state, from this replica's view of the project's active deployments. */
   checkStates(projectId: string, devices: readonly DeviceForCheckState[]): CheckState[] {
@@ -83,11 +89,33 @@ export class DeviceRollout {
    * as `offered` unless the device is further along.
    */
   async recordOffer(projectId: string, deploymentId: string, deviceId: string): Promise<OfferOutcome> {
-    if (!this.deps.views.activeDeployments(projectId).some((deployment) => deployment.id === deploymentId)) return 'not_active';
+    const deployment = this.deps.views.activeDeployments(projectId).find((candidate) => candidate.id === deploymentId);
+    if (!deployment) return 'not_active';
     const known = await this.deviceStatus(deploymentId, deviceId);
     if (known.rolledBack) return 'rolled_back';
-    if (known.rank < rankOf('offered')) await this.record({ deploymentId, projectId, deviceId, status: 'offered', reason: '' });
+    if (known.rank < rankOf('offered')) {
+      // A new offer: the caps say whether it may start now. A device offered before keeps its offer.
+      if (await this.heldByCaps(deployment)) return 'capped';
+      await this.record({ deploymentId, projectId, deviceId, status: 'offered', reason: '' });
+    }
     return 'recorded';
+  }
+
+  /**
+   * Whether the deployment's offer caps hold a new offer back (docs/api.md, "Offer caps"): the
+   * devices in progress, from the counts (another replica's offers show within
+   * STATUS_COUNTS_FLUSH_MS), then one of this minute's offers, taken in the store that every
+   * replica shares.
+   */
+  private async heldByCaps(deployment: Deployment): Promise<boolean> {
+    if (!deployment.caps) return false;
+    const { maxInProgress, offersPerMinute } = deployment.caps;
+    if (maxInProgress !== null && !(await this.inProgress.reserve(deployment.id, maxInProgress))) return true;
+    if (offersPerMinute !== null && !(await this.deps.offerSlots.take(deployment.id, minuteOf(this.now()), offersPerMinute))) {
+      if (maxInProgress !== null) this.inProgress.release(deployment.id);
+      return true;
+    }
+    return false;
   }
 
   /** Decides from the in-memory views; records `offered` for an offer (the three-call check of the release before). */

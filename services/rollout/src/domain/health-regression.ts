@@ -37,6 +37,8 @@ export interface HealthTally extends HealthFigures {
   deploymentId: string;
   side: HealthSide;
   periodStart: Date;
+  /** The registry replica that counted it; empty in sums over every replica. */
+  source: string;
 }
 
 export const NO_HEALTH: HealthFigures = { devices: 0, deviceSeconds: 0, abnormalResets: 0 };

@@ -1,5 +1,6 @@
 import type { MaintenanceSchedule } from '@ota/decision';
 import type { GuardrailTrip, Guardrails } from './guardrails';
+import type { OfferCaps } from './offer-caps';
 import type { Stage, StageProgress } from './stages';
 
 export type DeploymentState = 'draft' | 'active' | 'paused' | 'completed' | 'cancelled';
@@ -35,6 +36,8 @@ export interface Deployment {
   guardrailsJudgedSince: Date | null;
   /** When the deployment may offer its build (docs/api.md, "Maintenance windows"); none: at any time. */
   maintenance: MaintenanceSchedule | null;
+  /** How fast it may start updates (docs/api.md, "Offer caps"); none: as fast as devices check. */
+  caps: OfferCaps | null;
 }
 
 export interface GuardrailPause extends GuardrailTrip {

@@ -76,6 +76,12 @@ export interface CountedStep {
   at: Date;
 }
 
+/** Each deployment's new offers per clock minute, shared by the replicas (offer-caps.ts). */
+export interface OfferSlotStore {
+  /** Takes one of the deployment's `perMinute` offers of `minute`; false when all are taken. */
+  take(deploymentId: string, minute: Date, perMinute: number): Promise<boolean>;
+}
+
 /** Each deployment's device health per period and side (health-regression.ts). */
 export interface HealthTallyStore {
   /** Adds each tally to its deployment's period and side. */

@@ -2,7 +2,7 @@ import { DeploymentCounts } from './deployment-counts';
 import { Deployments } from './deployments';
 import { DeviceRollout } from './device-rollout';
 import type { DeviceStatusCache } from './device-status-cache';
-import type { ArtifactCatalog, DeploymentStore, DeviceReportStore, DeviceStateStore, Fleet, HealthTallyStore, RolloutEvents, RolloutViews, StatusCountStore } from './ports';
+import type { ArtifactCatalog, DeploymentStore, DeviceReportStore, DeviceStateStore, Fleet, HealthTallyStore, OfferSlotStore, RolloutEvents, RolloutViews, StatusCountStore } from './ports';
 
 export interface RolloutDeps {
   deployments: DeploymentStore;
@@ -16,6 +16,8 @@ export interface RolloutDeps {
   fleet: Fleet;
   /** What the health guardrail judges: device health counted by registry's checks. */
   health: HealthTallyStore;
+  /** The new offers of each minute, for the offer caps. */
+  offerSlots: OfferSlotStore;
   views: RolloutViews;
   events: RolloutEvents;
   statusCache: DeviceStatusCache;

@@ -15,6 +15,7 @@ const OFFER_OUTCOMES: Record<OfferOutcome, pb.OfferOutcome> = {
   recorded: pb.OfferOutcome.OFFER_OUTCOME_RECORDED,
   not_active: pb.OfferOutcome.OFFER_OUTCOME_NOT_ACTIVE,
   rolled_back: pb.OfferOutcome.OFFER_OUTCOME_ROLLED_BACK,
+  capped: pb.OfferOutcome.OFFER_OUTCOME_CAPPED,
 };
 
 /** `metrics` counts stored reports; tests that do not look at metrics leave it out. */
@@ -34,6 +35,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
           guardrails: guardrailsOf(request.guardrails),
           stages: request.stages.map(stageOf),
           maintenance: request.maintenance ? scheduleOfMessage(request.maintenance) : null,
+          caps: request.caps ? { offersPerMinute: request.caps.offersPerMinute ?? null, maxInProgress: request.caps.maxInProgress ?? null } : null,
         },
         ctx,
       );
@@ -151,6 +153,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
           deviceSeconds: tally.deviceSeconds,
           abnormalResets: tally.abnormalResets,
           devices: tally.devices,
+          source: tally.source,
         })),
       );
       return {};
@@ -165,6 +168,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
         deviceSeconds: figures.deviceSeconds,
         abnormalResets: figures.abnormalResets,
         devices: figures.devices,
+        source: '',
       });
       return {
         periods: health.periods.map((period) => tallyMessage(period.side, period, period.periodStart)),
@@ -223,6 +227,7 @@ function deploymentMessage(deployment: Deployment): pb.Deployment {
     guardrailPause: deployment.guardrailPause ?? undefined,
     nextStageAt: next?.dueAt,
     nextStageNeedsApproval: next?.approvalRequired ?? false,
+    caps: deployment.caps ? { offersPerMinute: deployment.caps.offersPerMinute ?? undefined, maxInProgress: deployment.caps.maxInProgress ?? undefined } : undefined,
     maintenance: deployment.maintenance ? { timeZone: deployment.maintenance.timeZone, inDeviceLocalTime: deployment.maintenance.inDeviceLocalTime, windows: deployment.maintenance.windows.map((window) => ({ ...window, days: [...window.days] })) } : undefined,
   };
 }

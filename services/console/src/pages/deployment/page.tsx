@@ -115,6 +115,8 @@ function Facts({
       <dd data-testid="guardrails">{guardrailsText(d.guardrails)}</dd>
       <dt>When</dt>
       <dd data-testid="maintenance-windows">{windowsText(d.maintenance_windows)}</dd>
+      <dt>Pace</dt>
+      <dd data-testid="caps">{capsText(d.caps)}</dd>
       <dt>Started</dt>
       <dd>
         <Timestamp at={d.started_at} never="not yet" />
@@ -163,6 +165,15 @@ function guardrailsText(guardrails: Guardrails): string {
     guardrails.health_regression && `pause when updated devices reset abnormally more than ${guardrails.health_regression.margin_percent}% more often than those not yet updated`,
   ].filter(Boolean);
   return parts.length > 0 ? parts.join('; ') : 'none (steered by hand)';
+}
+
+/** The deployment's offer caps in one line, or that it has none. */
+function capsText(caps: Deployment['caps']): string {
+  const parts = [
+    caps?.offers_per_minute && `at most ${caps.offers_per_minute} new offers a minute`,
+    caps?.max_in_progress && `at most ${caps.max_in_progress} devices updating at once`,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(', ') : 'as fast as devices check';
 }
 
 /** The deployment's maintenance windows in one line, or that it offers at any time. */

@@ -9,6 +9,7 @@ const OUTCOMES: Partial<Record<rollout.OfferOutcome, OfferOutcome>> = {
   [rollout.OfferOutcome.OFFER_OUTCOME_RECORDED]: 'recorded',
   [rollout.OfferOutcome.OFFER_OUTCOME_NOT_ACTIVE]: 'not_active',
   [rollout.OfferOutcome.OFFER_OUTCOME_ROLLED_BACK]: 'rolled_back',
+  [rollout.OfferOutcome.OFFER_OUTCOME_CAPPED]: 'capped',
 };
 
 /** Rollout's RecordOffer, under the deadline and trace of the check that asks. */

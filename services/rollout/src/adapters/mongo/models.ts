@@ -1,9 +1,10 @@
+import type { PlaceDoc } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 import type { DeploymentState, GuardrailPause } from '../../domain/model';
 
 // Rollout's documents. Field names are snake_case: they are what an operator sees in the database.
 
-/** One period's device health on one side of a deployment; its _id is `${deployment_id}:${side}:${period start ms}`. */
+/** One period's device health on one side of a deployment from one registry replica; its _id is `${deployment_id}:${side}:${period start ms}:${source}`. */
 export interface HealthTallyDoc {
   _id: string;
   project_id: string;
@@ -13,6 +14,8 @@ export interface HealthTallyDoc {
   device_seconds: number;
   abnormal_resets: number;
   devices: number;
+  /** The registry replica that wrote it. */
+  source?: string;
 }
 
 export interface DeploymentDoc {
@@ -40,6 +43,8 @@ export interface DeploymentDoc {
   guardrails_judged_since?: Date | null;
   /** Absent on deployments stored before maintenance windows existed, and null without them: offered at any time. */
   maintenance?: MaintenanceDoc | null;
+  /** Absent on deployments stored before offer caps existed, and null without them: no cap. */
+  caps?: { offers_per_minute: number | null; max_in_progress: number | null } | null;
 }
 
 export interface MaintenanceDoc {
@@ -199,6 +204,7 @@ export function registerRolloutModels(connection: Connection) {
       stage_entered_at: { type: Date, default: null },
       guardrail_pause: Schema.Types.Mixed,
       maintenance: Schema.Types.Mixed,
+      caps: Schema.Types.Mixed,
     },
     options,
   );
@@ -263,8 +269,10 @@ export function registerRolloutModels(connection: Connection) {
     options,
   );
   snapshotSchema.index({ deployment_id: 1, version: -1 });
+  const offerSlotSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
+  offerSlotSchema.index({ scope: 1 });
   const healthTallySchema = new Schema<HealthTallyDoc>(
-    { _id: String, project_id: String, deployment_id: String, side: String, period_start: Date, device_seconds: Number, abnormal_resets: Number, devices: Number },
+    { _id: String, project_id: String, deployment_id: String, side: String, period_start: Date, device_seconds: Number, abnormal_resets: Number, devices: Number, source: String },
     options,
   );
   healthTallySchema.index({ deployment_id: 1, period_start: 1 });
@@ -281,6 +289,7 @@ export function registerRolloutModels(connection: Connection) {
     Snapshot: connection.model<SnapshotDoc>('StatusCountSnapshot', snapshotSchema, 'status_count_snapshots'),
     Delta: connection.model<DeltaDoc>('StatusCountDelta', deltaSchema, 'status_count_deltas'),
     HealthTally: connection.model<HealthTallyDoc>('HealthTally', healthTallySchema, 'health_tallies'),
+    OfferSlot: connection.model<PlaceDoc>('OfferSlot', offerSlotSchema, 'offer_slots'),
   };
 }
 

@@ -120,6 +120,7 @@ function docOf(deployment: Deployment): DeploymentDoc {
     guardrail_pause: deployment.guardrailPause ? guardrailPauseDocOf(deployment.guardrailPause) : null,
     guardrails_judged_since: deployment.guardrailsJudgedSince,
     maintenance: deployment.maintenance && maintenanceDocOf(deployment.maintenance),
+    caps: deployment.caps && { offers_per_minute: deployment.caps.offersPerMinute, max_in_progress: deployment.caps.maxInProgress },
   };
 }
 
@@ -198,5 +199,6 @@ function deploymentOf(doc: DeploymentDoc): Deployment {
     guardrailPause: doc.guardrail_pause ? { ...doc.guardrail_pause, at: new Date(doc.guardrail_pause.at) } : null,
     guardrailsJudgedSince: doc.guardrails_judged_since ? new Date(doc.guardrails_judged_since) : null,
     maintenance: doc.maintenance ? maintenanceOf(doc.maintenance) : null,
+    caps: doc.caps ? { offersPerMinute: doc.caps.offers_per_minute ?? null, maxInProgress: doc.caps.max_in_progress ?? null } : null,
   };
 }

@@ -1,9 +1,12 @@
-import { isDuplicateKey } from '@ota/mongo';
 import { HEALTH_SIDES, NO_HEALTH, type HealthComparison, type HealthSide, type HealthTally } from '../../domain/health-regression';
 import type { HealthTallyStore } from '../../domain/ports';
 import type { HealthTallyDoc, RolloutModels } from './models';
 
-/** One document per deployment, side and period, which every registry replica's flush adds to. */
+/**
+ * One document per deployment, side, period and registry replica. FerretDB v1 runs an `$inc` as
+ * read-then-write, so two writers of one document would lose counts: each replica's flushes,
+ * which it sends one at a time, are the only writer of its documents.
+ */
 export class MongoHealthTallies implements HealthTallyStore {
   constructor(private readonly models: Pick<RolloutModels, 'HealthTally'>) {}
 
@@ -12,32 +15,28 @@ export class MongoHealthTallies implements HealthTallyStore {
   }
 
   private async addOne(tally: HealthTally): Promise<void> {
-    const _id = `${tally.deploymentId}:${tally.side}:${tally.periodStart.getTime()}`;
+    const _id = `${tally.deploymentId}:${tally.side}:${tally.periodStart.getTime()}:${tally.source}`;
     const update = {
       $inc: { device_seconds: tally.deviceSeconds, abnormal_resets: tally.abnormalResets, devices: tally.devices },
-      $setOnInsert: { project_id: tally.projectId, deployment_id: tally.deploymentId, side: tally.side, period_start: tally.periodStart },
+      $setOnInsert: { project_id: tally.projectId, deployment_id: tally.deploymentId, side: tally.side, period_start: tally.periodStart, source: tally.source },
     };
     const upsert = () => this.models.HealthTally.collection.updateOne({ _id } as never, update as never, { upsert: true });
-    try {
-      await upsert();
-    } catch (error) {
-      // Two flushes inserting the same period at once: one insert wins, and the other adds to it.
-      if (!isDuplicateKey(error)) throw error;
-      await upsert();
-    }
+    await upsert();
   }
 
   async periods(deploymentId: string): Promise<HealthTally[]> {
-    const docs = await this.models.HealthTally.find({ deployment_id: deploymentId }).sort({ period_start: 1, side: 1 }).lean<HealthTallyDoc[]>();
-    return docs.map((doc) => ({
-      projectId: doc.project_id,
-      deploymentId: doc.deployment_id,
-      side: doc.side as HealthSide,
-      periodStart: doc.period_start,
-      devices: doc.devices,
-      deviceSeconds: doc.device_seconds,
-      abnormalResets: doc.abnormal_resets,
-    }));
+    const docs = await this.models.HealthTally.find({ deployment_id: deploymentId }).lean<HealthTallyDoc[]>();
+    // The replicas' documents of one period and side, summed.
+    const periods = new Map<string, HealthTally>();
+    for (const doc of docs) {
+      const key = `${doc.period_start.getTime()}:${doc.side}`;
+      const period = periods.get(key) ?? { projectId: doc.project_id, deploymentId: doc.deployment_id, side: doc.side as HealthSide, periodStart: doc.period_start, source: '', ...NO_HEALTH };
+      period.devices += doc.devices;
+      period.deviceSeconds += doc.device_seconds;
+      period.abnormalResets += doc.abnormal_resets;
+      periods.set(key, period);
+    }
+    return [...periods.values()].sort((a, b) => a.periodStart.getTime() - b.periodStart.getTime() || a.side.localeCompare(b.side));
   }
 
   async sums(deploymentId: string, since?: Date): Promise<HealthComparison> {

@@ -1,0 +1,48 @@
+import { isDuplicateKey, takePlace } from '@ota/mongo';
+import type { OfferSlotStore } from '../../domain/ports';
+import type { RolloutModels } from './models';
+
+/** Random places tried before the whole minute is read: cheap while the minute has room. */
+const PROBES = 4;
+
+/**
+ * A deployment's new offers of one clock minute as numbered places 1 to N, each taken by one
+ * unique insert (`scope` is `${deployment}:${minute ms}`): the one write FerretDB v1 makes atomic,
+ * so that replicas racing for the last place take it once (@ota/mongo's takePlace). A minute this
+ * replica found full is not asked again; the places of past minutes are deleted as a new one
+ * begins.
+ */
+export class MongoOfferSlots implements OfferSlotStore {
+  private readonly full = new Map<string, number>();
+  private readonly swept = new Map<string, number>();
+
+  constructor(private readonly models: Pick<RolloutModels, 'OfferSlot'>) {}
+
+  async take(deploymentId: string, minute: Date, perMinute: number): Promise<boolean> {
+    const minuteMs = minute.getTime();
+    if (this.full.get(deploymentId) === minuteMs) return false;
+    this.sweepBefore(deploymentId, minuteMs);
+    const scope = `${deploymentId}:${minuteMs}`;
+    const places = this.models.OfferSlot.collection;
+    for (let probe = 0; probe < PROBES; probe += 1) {
+      const place = 1 + Math.floor(Math.random() * perMinute);
+      try {
+        await places.insertOne({ _id: `${scope}#${place}`, scope, place } as never);
+        return true;
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+    if ((await takePlace(places as never, scope, perMinute)) !== null) return true;
+    this.full.set(deploymentId, minuteMs);
+    return false;
+  }
+
+  /** Deletes the places of the deployment's minutes before `minuteMs`, once per minute, beside the offer. */
+  private sweepBefore(deploymentId: string, minuteMs: number): void {
+    if (this.swept.get(deploymentId) === minuteMs) return;
+    this.swept.set(deploymentId, minuteMs);
+    // Minutes are 13 digits until the year 2286, so the scopes of earlier minutes sort before.
+    void this.models.OfferSlot.collection.deleteMany({ scope: { $gte: `${deploymentId}:`, $lt: `${deploymentId}:${minuteMs}` } }).catch(() => undefined);
+  }
+}
