@@ -35,6 +35,10 @@ test('outside its window a deployment offers nothing and says when the window op
   const held = await eventually(() => check(f, 'win-1'), (answer) => answer.body.status !== 'no_active_deployment');
   expect(held.body).toMatchObject({ update_available: false, status: 'not_in_rollout', window_opens_at: tomorrow.toISOString() });
   expect(held.body.message).toContain(tomorrow.toISOString());
+  // The preview counts the device as offered, and says the window holds it back until then.
+  const preview = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/preview/`, { token: f.user.token })).body;
+  expect(preview.outcomes.offered.count).toBe(1);
+  expect(preview.held_now).toEqual({ window_opens_at: tomorrow.toISOString(), caps_room: null });
   // Never later than the usual poll, nor than a minute into the window.
   const untilOpen = (tomorrow.getTime() - Date.now()) / 1000;
   expect(held.body.poll_after_seconds).toBeGreaterThan(0);

@@ -74,6 +74,9 @@ test('a cap of 25 devices updating at once holds under a wake storm, and a devic
   await wakeStorm(f, fleet, Date.now() + 8_000);
   const offered = async () => [...(await offersByMinute(f, deploymentId)).values()].reduce((sum, count) => sum + count, 0);
   expect(await offered()).toBe(25);
+  // The preview says the caps leave no room now.
+  const preview = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deploymentId}/preview/`, { token: f.user.token })).body;
+  expect(preview.held_now).toEqual({ window_opens_at: null, caps_room: 0 });
   // One device confirms: its place is free, and the storm fills it with one more, not more.
   const states = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deploymentId}/states/`, { token: f.user.token })).body as Array<{ device_id: string; status: string }>;
   const device = (await api('GET', `/api/v1/projects/${f.project.id}/devices/${states[0]!.device_id}/`, { token: f.user.token })).body;

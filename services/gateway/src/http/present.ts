@@ -122,6 +122,7 @@ export function deploymentPreviewJson(deploymentId: string, idPrefix: string, pr
     rollout_percentage: preview.rolloutPercentage,
     device_count: preview.deviceCount,
     outcomes: Object.fromEntries(preview.buckets.map((bucket) => [bucket.outcome, { count: bucket.count, device_ids: bucket.deviceIds }])),
+    held_now: { window_opens_at: iso(preview.windowOpensAt), caps_room: preview.capsRoom ?? null },
   } satisfies Promised<typeof R.DeploymentPreview>;
 }
 

@@ -357,6 +357,20 @@ export const DeploymentPreview = object({
     required: [...PREVIEW_OUTCOMES],
     properties: Object.fromEntries(PREVIEW_OUTCOMES.map((outcome) => [outcome, object({ count: COUNT, device_ids: { type: 'array', maxItems: 20, items: { type: 'string' } } })])),
   },
+  held_now: object(
+    {
+      window_opens_at: {
+        ...NULLABLE_TIME,
+        description: "The deployment's maintenance windows are closed now (read in its time_zone): every `offered` device waits until then. Null: open, or no windows.",
+      },
+      caps_room: {
+        type: ['integer', 'null'],
+        minimum: 0,
+        description: "How many new offers the deployment's caps let start now, for the whole deployment whatever `id_prefix`: of the `offered` devices not offered before, the rest wait for room. Null: no caps.",
+      },
+    },
+    [],
+  ),
 });
 
 export const DeviceEvent = object({

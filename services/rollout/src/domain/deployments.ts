@@ -1,12 +1,12 @@
 import type { RequestTrace } from '@ota/logging';
 import { randomUUID } from 'node:crypto';
-import { validMaintenanceSchedule, type MaintenanceSchedule } from '@ota/decision';
+import { validMaintenanceSchedule, windowStateAt, type MaintenanceSchedule } from '@ota/decision';
 import { conflict, failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
 import { CoalescedRuns } from './coalesced-runs';
 import type { DeploymentCounts } from './deployment-counts';
 import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
 import type { HealthComparison, HealthTally } from './health-regression';
-import { hasOfferCaps, validOfferCaps, type OfferCaps } from './offer-caps';
+import { devicesInProgress, hasOfferCaps, minuteOf, validOfferCaps, type OfferCaps } from './offer-caps';
 import { asIfActive, PreviewTally } from './preview';
 import { dueStage, validStages, type Stage } from './stages';
 import type { Deployment, DeploymentState } from './model';
@@ -24,6 +24,12 @@ export interface DeploymentSummary {
   failuresByReason: Map<string, number>;
   /** Devices that put the offer off to a time still ahead, and the latest of those times. */
   deferrals: Deferrals;
+}
+
+/** What holds a preview's offered devices back now: a closed window, and the room the caps leave. */
+export interface HeldNow {
+  windowOpensAt: Date | null;
+  capsRoom: number | null;
 }
 
 export interface NewDeployment {
@@ -247,7 +253,12 @@ export class Deployments {
    * deployments, the registry's stored devices and the rolled-back records, page by page. With
    * `idPrefix`, only the devices whose UUID begins with it: one part of a large fleet.
    */
-  async previewDeployment(projectId: string, deploymentId: string, call: RequestTrace & { deadline: Date | number }, idPrefix?: string): Promise<{ state: DeploymentState; tally: PreviewTally }> {
+  async previewDeployment(
+    projectId: string,
+    deploymentId: string,
+    call: RequestTrace & { deadline: Date | number },
+    idPrefix?: string,
+  ): Promise<{ state: DeploymentState; tally: PreviewTally; heldNow: HeldNow }> {
     const stored = await this.findDeployment(projectId, deploymentId);
     const deployment = asIfActive(stored, this.now());
     const active = [...this.deps.views.activeDeployments(projectId).filter((other) => other.id !== deployment.id), deployment];
@@ -255,7 +266,25 @@ export class Deployments {
     const none = new Set<string>();
     const tally = new PreviewTally(deployment, active, (id) => this.deps.views.artifact(id), (deviceId) => rolledBack.get(deviceId) ?? none);
     for await (const page of this.deps.fleet.devices(projectId, call, idPrefix)) for (const device of page) tally.add(device);
-    return { state: stored.state, tally };
+    return { state: stored.state, tally, heldNow: await this.heldNow(deployment) };
+  }
+
+  /**
+   * What holds the offered devices of a preview back now (docs/api.md, "Preview"): the maintenance
+   * windows, when closed (read in the deployment's zone: the fleet's stored devices carry no
+   * offset), and how many new offers the caps let start.
+   */
+  private async heldNow(deployment: Deployment): Promise<HeldNow> {
+    const now = this.now();
+    const window = deployment.maintenance ? windowStateAt(deployment.maintenance, now) : null;
+    const windowOpensAt = window && !window.open ? window.opensAt : null;
+    if (!deployment.caps) return { windowOpensAt, capsRoom: null };
+    const { offersPerMinute, maxInProgress } = deployment.caps;
+    const rooms = await Promise.all([
+      offersPerMinute === null ? Infinity : this.deps.offerSlots.taken(deployment.id, minuteOf(now)).then((taken) => offersPerMinute - taken),
+      maxInProgress === null ? Infinity : this.counts.read(deployment.id).then((counts) => maxInProgress - devicesInProgress(counts.byStatus)),
+    ]);
+    return { windowOpensAt, capsRoom: Math.max(0, Math.min(...rooms)) };
   }
 
   /**

@@ -80,6 +80,8 @@ export interface CountedStep {
 export interface OfferSlotStore {
   /** Takes one of the deployment's `perMinute` offers of `minute`; false when all are taken. */
   take(deploymentId: string, minute: Date, perMinute: number): Promise<boolean>;
+  /** How many of `minute`'s offers the deployment made. */
+  taken(deploymentId: string, minute: Date): Promise<number>;
 }
 
 /** Each deployment's device health per period and side (health-regression.ts). */

@@ -126,6 +126,7 @@ export function Preview({ deployment: d, reach }: { deployment: Deployment; reac
             </p>
           )}
           <PreviewBar outcomes={data.outcomes} />
+          <HeldNow held={data.held_now} offered={data.outcomes.offered.count} />
           <dl className="facts" data-testid="preview-samples">
             {PREVIEW_OUTCOMES.filter((outcome) => data.outcomes[outcome].count > 0).map((outcome) => (
               <div key={outcome}>
@@ -143,4 +144,14 @@ export function Preview({ deployment: d, reach }: { deployment: Deployment; reac
       )}
     </section>
   );
+}
+
+/** What holds the offered devices back now: the deployment's closed window, and the room its caps leave. */
+function HeldNow({ held, offered }: { held: DeploymentPreview['held_now']; offered: number }) {
+  const parts = [
+    held.window_opens_at && `Outside the maintenance window now: the ${offered} offered wait until it opens at ${new Date(held.window_opens_at).toLocaleString()}.`,
+    held.caps_room !== null && `The caps let ${held.caps_room} new offer${held.caps_room === 1 ? '' : 's'} start now; the rest wait for room.`,
+  ].filter(Boolean);
+  if (offered === 0 || parts.length === 0) return null;
+  return <p data-testid="preview-held">{parts.join(' ')}</p>;
 }

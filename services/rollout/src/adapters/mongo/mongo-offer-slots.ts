@@ -38,6 +38,10 @@ export class MongoOfferSlots implements OfferSlotStore {
     return false;
   }
 
+  taken(deploymentId: string, minute: Date): Promise<number> {
+    return this.models.OfferSlot.collection.countDocuments({ scope: `${deploymentId}:${minute.getTime()}` });
+  }
+
   /** Deletes the places of the deployment's minutes before `minuteMs`, once per minute, beside the offer. */
   private sweepBefore(deploymentId: string, minuteMs: number): void {
     if (this.swept.get(deploymentId) === minuteMs) return;
