@@ -87,6 +87,7 @@ export async function createDraftDeployment(
   channelIds: string[],
   percentage: number,
   binary: Buffer = randomBytes(4096),
+  options: Record<string, unknown> = {},
 ): Promise<{ deploymentId: string; buildNumber: number }> {
   const form = new FormData();
   form.append('manifest', JSON.stringify({ framework: FRAMEWORK, chip_family: CHIP, ...manifest }));
@@ -96,6 +97,7 @@ export async function createDraftDeployment(
     artifact_id: artifact.id,
     target_channel_ids: channelIds,
     rollout_percentage: percentage,
+    ...options,
   });
   return { deploymentId: deployment.id, buildNumber: artifact.build_number };
 }

@@ -30,6 +30,7 @@ export const SCENARIOS = {
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
   s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole), and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events',
+  s18: "check with offers, as s3, on deployments with everything that decides when a device is offered on: maintenance windows (open at every hour), offer caps (far above the rate) and the health guardrail, every check carrying the device's health; on a commit without caps or the health guardrail, the deployments have what it takes",
   s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
@@ -74,6 +75,7 @@ export class Scenarios {
   private readonly pids: Record<string, number>;
   private known?: Promise<Fleet>;
   private offering?: Promise<{ fleet: Fleet; deploymentIds: string[]; betaChannelId: string }>;
+  private guardedOffering?: Promise<{ fleet: Fleet; features: string[] }>;
   private statusTarget?: Promise<{ deploymentId: string; buildNumber: number }>;
   private statusCounter = 0;
   /** Steady check rate for s6 and s9: half of what s1/s3 held, once measured. */
@@ -162,6 +164,10 @@ export class Scenarios {
         return this.largeFleet();
       case 's17':
         return this.stackFloor();
+      case 's18': {
+        const { fleet, features } = await this.guardedOfferingFleet();
+        return { ...(await this.search('s18', (index) => this.checkGuarded(fleet, index))), features };
+      }
       case 's13':
         return measureDriverCost(this.stack.mongodbUri, this.settings);
       case 's14':
@@ -825,6 +831,44 @@ export class Scenarios {
       return { fleet, deploymentIds, betaChannelId: beta.id as string };
     })();
     return this.offering;
+  }
+
+  /**
+   * s18's fleet: s3's deployments (one per board at 50% on the default channel) with maintenance
+   * windows open at every hour, caps far above any rate and the health guardrail; a commit that
+   * refuses the caps or the guardrail (one from before them) gets the deployments without them,
+   * and `features` says which the run had.
+   */
+  private guardedOfferingFleet() {
+    this.guardedOffering ??= (async () => {
+      const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'guarded offering fleet');
+      const everyDay = { time_zone: 'UTC', windows: [{ days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'], start: '00:00', duration_minutes: 1440 }] };
+      const whole = { maintenance_windows: everyDay, caps: { offers_per_minute: 100_000, max_in_progress: 1_000_000_000 }, guardrails: { health_regression: {} } };
+      let features = ['maintenance_windows', 'caps', 'health_regression'];
+      for (const board of BOARDS) {
+        const manifest = { version_label: `2.0-${board}`, board_id: board };
+        await createDeployment(this.gateway, fleet, manifest, [fleet.defaultChannelId], 50, undefined, features.length === 3 ? whole : { maintenance_windows: everyDay }).catch(async (error: Error) => {
+          if (!/ 422 /.test(error.message)) throw error;
+          features = ['maintenance_windows'];
+          this.settings.log('  s18: this commit refuses caps or the health guardrail: its deployments have maintenance windows only');
+          return createDeployment(this.gateway, fleet, manifest, [fleet.defaultChannelId], 50, undefined, { maintenance_windows: everyDay });
+        });
+      }
+      await this.register(fleet, this.settings.offerDevices, (index) => this.checkGuarded(fleet, index));
+      await this.settle(fleet, this.settings.offerDevices, (index) => this.checkGuarded(fleet, index));
+      return { fleet, features };
+    })();
+    return this.guardedOffering;
+  }
+
+  /** s3's check, carrying the device's health (a build a day old, one boot) with uptime that grows with each check. */
+  private checkGuarded(fleet: Fleet, index: number) {
+    const device = index % this.settings.offerDevices;
+    const round = Math.floor(index / this.settings.offerDevices);
+    return this.check(fleet, `guarded-${device}`, {
+      board_id: BOARDS[device % 2],
+      health: { reset_reason: 'power_on', boots: 1, abnormal_boots: 0, uptime_seconds: 86_400 + round * 60, min_free_heap: 120_000 },
+    });
   }
 
   /** The checks of --settled-checks: each device checks that many times more, as a fleet that has been polling for a while has. */
