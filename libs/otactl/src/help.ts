@@ -32,7 +32,11 @@ Commands:
       --confirm-timeout DURATION     a device silent this long after progress counts as failed
       --health-guardrail             pause when updated devices reset abnormally (panic, watchdog,
                                      brownout) more often than those not yet updated;
-                                     --health-margin PCT by more than PCT% (default 50; implies it)
+                                     --health-margin PCT by more than PCT% (default 50),
+                                     --health-significance P at a p-value below P (default 0.001),
+                                     --health-min-devices N, --health-min-hours H once each side has
+                                     N devices (default 20) and H device-hours (default 50);
+                                     each of them implies --health-guardrail
       --max-offers-per-minute N      start at most N new updates a minute (across the fleet)
       --max-in-progress N            keep at most N devices updating at once
       --window DAYS@HH:MM+DURATION   offer only in this weekly window (repeatable), e.g. sat,sun@01:30+3h;

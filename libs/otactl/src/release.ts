@@ -92,6 +92,9 @@ export const DEPLOYMENT_FLAGS = {
   'confirm-timeout': { type: 'string' },
   'health-guardrail': { type: 'boolean', default: false },
   'health-margin': { type: 'string' },
+  'health-significance': { type: 'string' },
+  'health-min-devices': { type: 'string' },
+  'health-min-hours': { type: 'string' },
   'max-offers-per-minute': { type: 'string' },
   'max-in-progress': { type: 'string' },
   window: { type: 'string', multiple: true },
@@ -115,6 +118,9 @@ type DeploymentValues = {
   'confirm-timeout'?: string;
   'health-guardrail'?: boolean;
   'health-margin'?: string;
+  'health-significance'?: string;
+  'health-min-devices'?: string;
+  'health-min-hours'?: string;
   'max-offers-per-minute'?: string;
   'max-in-progress'?: string;
   window?: string[];
@@ -173,10 +179,14 @@ export function deploymentPlan(values: DeploymentValues) {
     });
   }
   if (values['confirm-timeout']) guardrails.confirm_timeout_seconds = seconds(values['confirm-timeout'], '--confirm-timeout');
-  // A margin asks for the guardrail too; without one the service's default margin holds.
-  if (values['health-guardrail'] || values['health-margin'] !== undefined) {
-    guardrails.health_regression = values['health-margin'] !== undefined ? { margin_percent: integer(values['health-margin'], '--health-margin', 0, 1000) } : {};
-  }
+  // Any of its settings asks for the guardrail too; one left out takes the service's default.
+  const health = {
+    ...(values['health-margin'] !== undefined ? { margin_percent: integer(values['health-margin'], '--health-margin', 0, 1000) } : {}),
+    ...(values['health-significance'] !== undefined ? { significance: fraction(values['health-significance'], '--health-significance') } : {}),
+    ...(values['health-min-devices'] !== undefined ? { min_devices: integer(values['health-min-devices'], '--health-min-devices', 1, 1_000_000_000) } : {}),
+    ...(values['health-min-hours'] !== undefined ? { min_device_hours: integer(values['health-min-hours'], '--health-min-hours', 1, 1_000_000_000) } : {}),
+  };
+  if (values['health-guardrail'] || Object.keys(health).length > 0) guardrails.health_regression = health;
   const caps = {
     ...(values['max-offers-per-minute'] !== undefined ? { offers_per_minute: integer(values['max-offers-per-minute'], '--max-offers-per-minute', 1, 100_000) } : {}),
     ...(values['max-in-progress'] !== undefined ? { max_in_progress: integer(values['max-in-progress'], '--max-in-progress', 1, 1_000_000_000) } : {}),
@@ -249,4 +259,11 @@ export async function deployAndStart(api: Api, projectId: string, artifactId: st
     if (now.state === 'draft') throw error;
     return now;
   }
+}
+
+/** A significance level: above 0 and at most 0.1. */
+function fraction(text: string, flag: string): number {
+  const value = Number(text);
+  if (!/^\d*\.?\d+(e-?\d+)?$/i.test(text) || !(value > 0 && value <= 0.1)) throw new UsageError(`${flag} takes a number above 0 and at most 0.1, e.g. 0.001`);
+  return value;
 }

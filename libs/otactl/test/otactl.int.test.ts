@@ -166,6 +166,7 @@ test('release checks every flag and target before it uploads: a refused release 
     [['--group', 'canary', '--window', 'sat@01:30+3h', '--window-zone', 'Mars/Olympus_Mons'], 1, /--window-zone Mars\/Olympus_Mons is not a time zone/],
     [['--group', 'canary', '--health-margin', 'lots'], 1, /--health-margin/],
     [['--group', 'canary', '--max-offers-per-minute', '0'], 1, /--max-offers-per-minute/],
+    [['--group', 'canary', '--health-significance', '0.5'], 1, /--health-significance takes a number above 0 and at most 0.1/],
   ];
   for (const [index, [flags, code, message]] of mistakes.entries()) {
     const run = await otactl(f, ['release', '--binary', build(`mistake-${index}`), ...MANIFEST_FLAGS, ...flags]);
@@ -190,6 +191,8 @@ test('release checks every flag and target before it uploads: a refused release 
     'Europe/Berlin',
     '--health-margin',
     '80',
+    '--health-min-hours',
+    '120',
     '--max-offers-per-minute',
     '500',
     '--max-in-progress',
@@ -197,7 +200,7 @@ test('release checks every flag and target before it uploads: a refused release 
   ]);
   expect(windowed.code).toBe(0);
   const [deployment] = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body;
-  expect(deployment.guardrails.health_regression).toEqual({ margin_percent: 80, significance: 0.001, min_devices: 20, min_device_hours: 50 });
+  expect(deployment.guardrails.health_regression).toEqual({ margin_percent: 80, significance: 0.001, min_devices: 20, min_device_hours: 120 });
   expect(deployment.caps).toEqual({ offers_per_minute: 500, max_in_progress: 50 });
   expect(deployment.maintenance_windows).toEqual({
     time_zone: 'Europe/Berlin',

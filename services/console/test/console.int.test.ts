@@ -190,6 +190,9 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await page.getByLabel('reach this many').fill('3');
   await page.getByLabel('Updated devices crash (panic, watchdog, brownout) more often than those not yet updated').check();
   await page.getByLabel('by more than (%)').fill('100');
+  // The other settings show the API's defaults, and are sent as shown.
+  expect(await page.getByLabel('at a significance of').inputValue()).toBe('0.001');
+  await page.getByLabel('and device-hours').fill('80');
   await page.getByLabel('New offers a minute').fill('120');
   await page.getByLabel('Stages (percentages, comma-separated)').fill('10, 50, 100');
   await page.getByLabel('Minutes at each stage before the next').fill('30');

@@ -215,6 +215,9 @@ interface ProtectionFields {
   /** Watch how updated devices run against those not yet updated (health_regression). */
   watchHealth: boolean;
   healthMarginPercent: string;
+  healthSignificance: string;
+  healthMinDevices: string;
+  healthMinDeviceHours: string;
   offersPerMinute: string;
   maxInProgress: string;
   stages: string;
@@ -230,8 +233,11 @@ const NO_PROTECTION: ProtectionFields = {
   reasonWindowSeconds: '600',
   confirmTimeoutSeconds: '',
   watchHealth: false,
-  // The API's default, shown so that a person sees what they accept.
+  // The API's defaults, shown so that a person sees what they accept.
   healthMarginPercent: '50',
+  healthSignificance: '0.001',
+  healthMinDevices: '20',
+  healthMinDeviceHours: '50',
   offersPerMinute: '',
   maxInProgress: '',
   stages: '',
@@ -244,13 +250,23 @@ function stagesOf(text: string): number[] {
   return text.split(',').map((part) => part.trim()).filter(Boolean).map(Number);
 }
 
+/** The health guardrail's settings typed; a blank one takes the API's default. */
+function healthRegressionOf(fields: ProtectionFields) {
+  return {
+    ...(fields.healthMarginPercent ? { margin_percent: Number(fields.healthMarginPercent) } : {}),
+    ...(fields.healthSignificance ? { significance: Number(fields.healthSignificance) } : {}),
+    ...(fields.healthMinDevices ? { min_devices: Number(fields.healthMinDevices) } : {}),
+    ...(fields.healthMinDeviceHours ? { min_device_hours: Number(fields.healthMinDeviceHours) } : {}),
+  };
+}
+
 /** The API's `guardrails` and `stages` from the form; each is left out when its fields are blank. The API checks the numbers. */
 function protectionOf(fields: ProtectionFields) {
   const guardrails = {
     ...(fields.thresholdPercent ? { failure_threshold: { percent: Number(fields.thresholdPercent), min_finished: Number(fields.thresholdMinFinished || 0) } } : {}),
     ...(fields.reasonCount ? { reason_limits: [{ reason: fields.reason, count: Number(fields.reasonCount), window_seconds: Number(fields.reasonWindowSeconds) }] } : {}),
     ...(fields.confirmTimeoutSeconds ? { confirm_timeout_seconds: Number(fields.confirmTimeoutSeconds) } : {}),
-    ...(fields.watchHealth ? { health_regression: fields.healthMarginPercent ? { margin_percent: Number(fields.healthMarginPercent) } : {} } : {}),
+    ...(fields.watchHealth ? { health_regression: healthRegressionOf(fields) } : {}),
   };
   const stages = stagesOf(fields.stages).map((percentage, index) => ({
     percentage,
@@ -308,13 +324,27 @@ function ProtectionFieldset({ value, onChange }: { value: ProtectionFields; onCh
           (panic, watchdog, brownout) more often than those not yet updated
         </label>
         {value.watchHealth && (
-          <label>
-            by more than (%)
-            <input type="number" min={0} max={1000} step={1} required {...field('healthMarginPercent')} />
-          </label>
+          <>
+            <label>
+              by more than (%)
+              <input type="number" min={0} max={1000} step={1} {...field('healthMarginPercent')} />
+            </label>
+            <label>
+              at a significance of
+              <input type="number" min={0.000001} max={0.1} step="any" {...field('healthSignificance')} />
+            </label>
+            <label>
+              once each side has devices
+              <input type="number" min={1} step={1} {...field('healthMinDevices')} />
+            </label>
+            <label>
+              and device-hours
+              <input type="number" min={1} step="any" {...field('healthMinDeviceHours')} />
+            </label>
+          </>
         )}
         <p id="health-note" className="muted small-text wide">
-          Judged from the health devices report with their checks, once each side has 20 devices and 50 device-hours, at a significance of 0.001.
+          Judged from the health devices report with their checks (resets after a panic, a watchdog or a brownout, per hour run), the build&apos;s devices against those not yet updated.
         </p>
       </fieldset>
       <fieldset className="field-grid">
