@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16', 's17'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16', 's17', 's18'];
 
 /**
  * Runs the bench without blocking this worker: jest runs every file in one process, and a worker
@@ -32,7 +32,9 @@ it('runs every scenario and reports complete results', async () => {
     for (const name of SCENARIOS) {
       expect(result(name)).toMatchObject({ scenario: name, mode: 'smoke', machine: { cores: expect.any(Number) } });
     }
-    for (const name of ['s0', 's1', 's2', 's3', 's4', 's5']) {
+    // s18's deployments had everything this checkout has that decides when a device is offered.
+    expect(result('s18').features).toEqual(['maintenance_windows', 'caps', 'health_regression']);
+    for (const name of ['s0', 's1', 's2', 's3', 's4', 's5', 's18']) {
       const [step] = result(name).steps;
       expect([name, step.latency.requests]).toEqual([name, expect.any(Number)]);
       expect(step.latency.requests).toBeGreaterThan(0);
