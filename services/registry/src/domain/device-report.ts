@@ -3,29 +3,9 @@
 import type { DecisionDeployment, DecisionViews } from '@ota/decision';
 import { invalidArgument, permissionDenied } from '@ota/errors';
 import { CHECK_MESSAGES, DEFERRED_EVENT, rankOf, statusOfEvent, STOPPED_EVENT } from '@ota/vocabulary';
+import { deviceReportChange } from './device-report-change';
 import type { Device, StatusReportWrite } from './model';
 import type { Registry } from './registry';
-
-const FAILURE_EVENTS = new Set(['failed', 'rolled_back']);
-
-export interface DeviceReportChange {
-  lastOtaStatus: string;
-  /**
-   * Set on failures; cleared when the device takes a later status (one ranked higher, or of a
-   * newer deployment), so the dashboard never shows a stale reason.
-   */
-  lastOtaReason: string;
-  currentBuildNumber?: number;
-}
-
-export function deviceReportChange(event: string, reason: string, buildNumber: number | undefined): DeviceReportChange {
-  const change: DeviceReportChange = {
-    lastOtaStatus: event,
-    lastOtaReason: FAILURE_EVENTS.has(event) ? reason : '',
-  };
-  if (event === 'confirmed' && buildNumber !== undefined) change.currentBuildNumber = buildNumber;
-  return change;
-}
 
 /** Rollout, as a status report needs it: it stores the event (rollout keeps owning rollout statuses). */
 export interface DeviceEventLedger {

@@ -2,7 +2,7 @@ import type { Deferral } from '@ota/decision';
 import { profileIn } from '@ota/manifest';
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, invalidArgument, notFound } from '@ota/errors';
-import { deviceReportChange } from './device-report';
+import { deviceReportChange } from './device-report-change';
 import { byUuid, deviceUuid, pageOfSorted } from '@ota/ids';
 import type { HealthSnapshot } from './device-health';
 import { RecentCounts } from './recent-counts';

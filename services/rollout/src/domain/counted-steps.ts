@@ -1,5 +1,6 @@
 import { rankOf } from './device-status';
-import type { CountedStep, DeviceStateStore } from './ports';
+import type { DeviceStateStore } from './ports';
+import type { CountedStep } from './status-counts';
 
 /**
  * Moves the status a device is counted under in a deployment up to `event.status`, when that is

@@ -1,4 +1,5 @@
-import type { CountedStep, StatusCountStore } from './ports';
+import type { StatusCountStore } from './ports';
+import type { CountedStep } from './status-counts';
 import { countChange, PendingCountDeltas, secondOf, type CountDelta, type StatusCounts } from './status-counts';
 
 /**

@@ -12,7 +12,7 @@ import { dueStage, validStages, type Stage } from './stages';
 import type { Deployment, DeploymentState } from './model';
 import { applyTransition, guardrailPauseOf, stageAdvanceOf, validPercentage, type TransitionChange, type TransitionRequest } from './transitions';
 import type { Deferrals } from './ports';
-import type { RolloutDeps } from './rollout';
+import type { RolloutDeps } from './rollout-deps';
 
 const ROLLOUT_STRATEGIES = ['immediate'];
 

@@ -12,7 +12,7 @@ import type { Deployment } from './model';
 import { takeCountedStep } from './counted-steps';
 import type { DeviceReport, DeviceStateRecord, StatesPage, StatesPageRead } from './ports';
 import type { Deployments } from './deployments';
-import type { RolloutDeps } from './rollout';
+import type { RolloutDeps } from './rollout-deps';
 
 /** How many of a device's accepted reports its timeline lists at most. */
 export const REPORTS_KEPT_PER_DEVICE = 100;

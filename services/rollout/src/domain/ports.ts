@@ -4,7 +4,7 @@ import type { ArtifactSummary, DecisionViews } from '@ota/decision';
 import type { Deployment, DeploymentState } from './model';
 import type { HealthComparison, HealthTally } from './health-regression';
 import type { FleetDevice } from './preview';
-import type { CountDelta, StatusCounts } from './status-counts';
+import type { CountDelta, CountedStep, StatusCounts } from './status-counts';
 
 /** What a transition changes; the store applies it as one claimed version. */
 export type TransitionFields = Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt' | 'stage' | 'guardrailPause' | 'guardrailsJudgedSince'>;
@@ -63,18 +63,6 @@ export interface DeviceEvent {
   report?: DeviceReport;
 }
 
-/**
- * One step of the status a device is counted under in a deployment: from `from` to the higher
- * `to`. Each status is left at most once, so the steps of a device form one rising chain.
- */
-export interface CountedStep {
-  deploymentId: string;
-  projectId: string;
-  deviceId: string;
-  from: string;
-  to: string;
-  at: Date;
-}
 
 /** Each deployment's new offers per clock minute, shared by the replicas (offer-caps.ts). */
 export interface OfferSlotStore {

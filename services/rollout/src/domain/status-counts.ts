@@ -1,5 +1,17 @@
 import { rankOf } from './device-status';
-import type { CountedStep } from './ports';
+
+/**
+ * One step of the status a device is counted under in a deployment: from `from` to the higher
+ * `to`. Each status is left at most once, so the steps of a device form one rising chain.
+ */
+export interface CountedStep {
+  deploymentId: string;
+  projectId: string;
+  deviceId: string;
+  from: string;
+  to: string;
+  at: Date;
+}
 
 /** A deployment's devices per current status, and its failures per reason. */
 export interface StatusCounts {

@@ -1,15 +1,5 @@
-import type { CheckHistoryEntry } from './models';
+import type { CheckHistoryEntry, StoredCheckEntry } from './models';
 
-/**
- * A decision record as the store holds it: one JSON array in a string (a `check_records`
- * document's `entry`, and the device's history slots of the release before), or the entry as an
- * object (the slots of the releases before that).
- *
- * Why a string: FerretDB v1 keeps the type of every field beside the document and reads and
- * rewrites it whole; ten fields as one string cost it a fraction of ten fields
- * (docs/performance.md, change 12).
- */
-export type StoredCheckEntry = string | CheckHistoryEntry;
 
 /** The entry's fields in the order the stored array holds them; `created_at` as epoch milliseconds. */
 type EncodedCheckEntry = [

@@ -3,7 +3,8 @@ import { devicePageKeys, readDevicePage } from '@ota/ids';
 import { addPageKeysOnce, insertUnique } from '@ota/mongo';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import { ROLLOUT_STATUSES, bitOf, rankOf, statusOfBits } from '../../domain/device-status';
-import type { CountedStep, DeviceEvent, DeviceStateRecord, DeviceStateStore, StatesPage, StatesPageRead } from '../../domain/ports';
+import type { DeviceEvent, DeviceStateRecord, DeviceStateStore, StatesPage, StatesPageRead } from '../../domain/ports';
+import type { CountedStep } from '../../domain/status-counts';
 import type { DeviceEventDoc, RolloutModels } from './models';
 
 /** The device events a deployment's failure counter counts: every failure report, and one rolled_back per device. */
