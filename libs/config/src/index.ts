@@ -71,6 +71,17 @@ export function loadConfig<S extends Schema>(schema: S, env: NodeJS.ProcessEnv =
   return config as ConfigOf<S>;
 }
 
+/**
+ * Refuses a secret left at its development default (docs/security.md, "Secrets"): a service
+ * started that way outside the local stack would sign or seal with a key anyone can read in this
+ * repository. The local stack sets ALLOW_DEVELOPMENT_SECRETS.
+ */
+export function refuseDevelopmentSecret(key: string, value: string, developmentValue: string, allowed: boolean): void {
+  if (value === developmentValue && !allowed) {
+    throw new ConfigError(`invalid configuration:\n  ${key} is the development default, which anyone can read in the source: set a secret of your own (the chart generates one), or ALLOW_DEVELOPMENT_SECRETS=true on a local stack`);
+  }
+}
+
 /** A Markdown table of a schema's keys, defaults and descriptions, for docs/operations.md. */
 export function describeConfig(schema: Schema): string {
   const rows = Object.entries(schema).map(([key, spec]) => {

@@ -187,6 +187,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     // Settings the caller gave (S3_BUCKET, OTA_URL_SIGNING_KEY, ...) reach every service; the
     // addresses and database names of this stack take precedence.
     const shared: NodeJS.ProcessEnv = {
+      // A local stack may sign and seal with the development secrets that are in the source.
+      ALLOW_DEVELOPMENT_SECRETS: 'true',
       ...options.env,
       MONGODB_URI: mongodbUri,
       NATS_URL: natsUrl,

@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type { Counter, Gauge, Histogram } from 'prom-client';
@@ -115,10 +114,6 @@ export async function startMetricsServer(registry: Registry, port: number, host:
     server.listen(port, host, () => resolve());
   });
   return server;
-}
-
-export function boundPort(server: Server): number {
-  return (server.address() as AddressInfo).port;
 }
 
 /**

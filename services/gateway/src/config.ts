@@ -1,4 +1,7 @@
-import { bool, int, loadConfig, oneOf, port, s3ConnectionSettings, str } from '@ota/config';
+import { bool, int, loadConfig, oneOf, port, refuseDevelopmentSecret, s3ConnectionSettings, str } from '@ota/config';
+
+/** The URL signing key of a local stack: in the source, so never a secret. */
+const DEVELOPMENT_SIGNING_KEY = 'local-development-only-signing-key';
 
 export const gatewaySettings = {
   GATEWAY_PORT: port('port of the HTTP API', 8080),
@@ -19,7 +22,8 @@ export const gatewaySettings = {
   PREVIEW_TIMEOUT_MS: int("deadline of a deployment preview, which reads the project's whole fleet (in place of REQUEST_TIMEOUT_MS); past it the preview is 503 with Retry-After", 60_000, 1_000),
   PUBLIC_BASE_URL: str("base URL devices reach the gateway at, for download URLs; empty: the request's own origin (its Host, or a trusted proxy's X-Forwarded-Host)", ''),
   TRUSTED_PROXIES: str('addresses and CIDR ranges of the proxies whose X-Forwarded-* and Forwarded headers are believed, comma-separated; empty: nobody\'s', ''),
-  OTA_URL_SIGNING_KEY: str('secret that signs download URLs; set the same value on every gateway replica', 'local-development-only-signing-key'),
+  OTA_URL_SIGNING_KEY: str('secret that signs download URLs; set the same value on every gateway replica (its default is for a local stack only: see ALLOW_DEVELOPMENT_SECRETS)', DEVELOPMENT_SIGNING_KEY),
+  ALLOW_DEVELOPMENT_SECRETS: bool('start with OTA_URL_SIGNING_KEY left at its development default; the local stack sets it, and without it the gateway refuses to start with that default', false),
   OTA_URL_TTL_SECONDS: int('lifetime of a signed download URL', 900, 1),
   DOWNLOAD_URLS: oneOf(
     "where an offer's download URL points: `gateway`, this gateway's signed streaming endpoint; `presigned`, a presigned GET of the build in S3_BUCKET, so that object storage (or a CDN in front of it) serves the bytes, ranges included. Both expire after OTA_URL_TTL_SECONDS",
@@ -63,3 +67,10 @@ export const gatewaySettings = {
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
 export const loadGatewayConfig = () => loadConfig(gatewaySettings);
+
+/** The configuration of a gateway that serves: the migrations and the admin command sign nothing, and take any key. */
+export const loadServingGatewayConfig = () => {
+  const config = loadGatewayConfig();
+  refuseDevelopmentSecret('OTA_URL_SIGNING_KEY', config.OTA_URL_SIGNING_KEY, DEVELOPMENT_SIGNING_KEY, config.ALLOW_DEVELOPMENT_SECRETS);
+  return config;
+};

@@ -12,12 +12,12 @@ import { AuditOutboxRelay, JetStreamAuditLog } from './adapters/nats/audit-log';
 import { followPlanChanges } from './adapters/nats/plan-changes';
 import { PresignedDownloadUrls } from './adapters/s3/presigned-download-urls';
 import { PlanCache } from './auth/plan-cache';
-import { loadGatewayConfig } from './config';
+import { loadServingGatewayConfig } from './config';
 import { DownloadUrlSigner } from './http/download-url';
 
 const SERVICE = 'gateway';
 
-void runService(SERVICE, loadGatewayConfig, async ({ config, logger, metrics }) => {
+void runService(SERVICE, loadServingGatewayConfig, async ({ config, logger, metrics }) => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerGatewayModels(mongo);

@@ -26,7 +26,7 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   await addMembershipPageKeys(models);
   const devicePageReads = metrics.histogram('ota_registry_device_page_reads', 'Devices read from the store for one page of a device list.', [], [16, 64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576]);
   const store = new MongoRegistryStore(models, { devicePageReadBudget: config.DEVICE_PAGE_READ_BUDGET, countSample: config.DEVICE_COUNT_SAMPLE, onDevicePageRead: (devices) => devicePageReads.observe(devices) });
-  const registry = new Registry({ store });
+  const registry = new Registry({ store, warn: (error, message) => logger.warn({ err: error }, message) });
 
   // The check decides from views of rollout's active deployments and artifacts' builds, kept
   // fresh by their NATS events and reloaded in full now and then.

@@ -8,7 +8,7 @@ import { WebhookSecretBox } from './adapters/mongo/webhook-secret-box';
 import { registerTelemetryModels } from './adapters/mongo/models';
 import { MongoTelemetryStore } from './adapters/mongo/mongo-telemetry-store';
 import { MeteredWebhookStore } from './adapters/metered-webhook-store';
-import { loadTelemetryConfig } from './config';
+import { loadServingTelemetryConfig } from './config';
 import { Telemetry } from './domain/telemetry';
 import { WebhookDispatcher } from './domain/webhook-dispatcher';
 import { Webhooks } from './domain/webhooks';
@@ -16,7 +16,7 @@ import { telemetryHandlers } from './grpc/telemetry-handlers';
 
 const SERVICE = 'telemetry';
 
-void runService(SERVICE, loadTelemetryConfig, async ({ config, logger, metrics }) => {
+void runService(SERVICE, loadServingTelemetryConfig, async ({ config, logger, metrics }) => {
 
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerTelemetryModels(mongo);

@@ -493,8 +493,6 @@ export const OfferStandingAnswer = object(
   ['status', 'hold', 'message'],
 );
 
-export const Health = object({ status: { type: 'string' }, detail: { type: 'string' } }, ['detail']);
-
 export const arrayOf = (items: object) => ({ type: 'array', items }) as const;
 
 const webhookFields = { id: UUID, url: { type: 'string' }, events: { type: 'array', items: { type: 'string' } }, created_at: TIME };

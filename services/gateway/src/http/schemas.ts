@@ -527,8 +527,6 @@ export const auditQuery = {
   },
 } as const;
 
-export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
-
 /**
  * The event kinds a webhook may subscribe to: audit actions, and two a deployment makes by itself
  * (an automatic pause is also `deployment.guardrail_tripped`, an automatic ramp also

@@ -1,3 +1,4 @@
+import { isDomainError } from '@ota/errors';
 import { randomUUID } from 'node:crypto';
 import { decideOffer, type ArtifactSummary, type Decision, type DecisionDeployment, type DecisionViews, type OfferOutcome } from '@ota/decision';
 import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
@@ -129,13 +130,15 @@ function countHealth(deps: DeviceCheckDeps, device: Device, input: DeviceCheckIn
 /**
  * The outcome of a device's first check, when it is known before the device is registered: any
  * but an offer, which rollout must confirm first. A refused request (a build's required field not
- * reported) registers the device all the same, and is refused by the decision after.
+ * reported: the decision's InvalidArgument) registers the device all the same, and is refused by
+ * the decision after; any other error is a failure of the check.
  */
 function outcomeKnownBeforeRegistration(decide: () => Decision): CheckStatus | undefined {
   try {
     const decision = decide();
     return decision.status === 'offered' ? undefined : decision.status;
-  } catch {
-    return undefined;
+  } catch (error) {
+    if (isDomainError(error, 'InvalidArgument')) return undefined;
+    throw error;
   }
 }

@@ -42,6 +42,8 @@ const RECENT_COUNTS_KEPT = 10_000;
 export interface RegistryDeps {
   store: RegistryStore;
   now?: () => Date;
+  /** Logs work that failed beside an answer (a trim of decision records), which a later run makes good. */
+  warn?: (error: unknown, message: string) => void;
 }
 
 /** The registry's use cases. Storage comes in through the RegistryStore port. */
@@ -51,11 +53,13 @@ const CHANNEL_DEVICES_NAMED_UP_TO = 1_000;
 export class Registry {
   private readonly store: RegistryStore;
   private readonly now: () => Date;
+  private readonly warn: (error: unknown, message: string) => void;
   private readonly recentCounts: RecentCounts<DeviceCount>;
 
   constructor(deps: RegistryDeps) {
     this.store = deps.store;
     this.now = deps.now ?? (() => new Date());
+    this.warn = deps.warn ?? (() => undefined);
     this.recentCounts = new RecentCounts<DeviceCount>(RECENT_COUNTS_KEPT, () => this.now().getTime());
   }
 
@@ -256,7 +260,7 @@ export class Registry {
    */
   private trimCheckRecordsIfDue(id: string, seq: number): void {
     if (seq % CHECK_EVENTS_KEPT_PER_DEVICE !== 0) return;
-    void this.store.trimCheckRecords(id, seq - CHECK_EVENTS_KEPT_PER_DEVICE).catch(() => undefined);
+    void this.store.trimCheckRecords(id, seq - CHECK_EVENTS_KEPT_PER_DEVICE).catch((error: unknown) => this.warn(error, `trimming the decision records of device ${id} failed; its next 20th check trims them`));
   }
 
   /** docs/api.md, "Records": newest first, filtered, at most `limit` (default and cap 20). */
