@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 const SERVICES = ['artifacts', 'gateway', 'registry', 'rollout', 'telemetry'];
 
 /** Libraries that talk to the outside world: domain code reaches them only through its ports. */
-const IO_LIBRARIES = ['mongoose', 'mongodb', '@aws-sdk/*', '@nats-io/*', '@grpc/*', 'koa', '@koa/*', '@ota/mongo', '@ota/grpc', '@ota/proto', '@ota/bus'];
+const IO_LIBRARIES = ['mongoose', 'mongodb', '@aws-sdk/*', '@nats-io/*', '@grpc/*', 'koa', '@koa/*', '@ota/mongo', '@ota/grpc', '@ota/proto', '@ota/bus', '@ota/decision-views'];
 
 export default tseslint.config(
   {
@@ -62,6 +62,17 @@ export default tseslint.config(
             })),
           ],
         },
+      ],
+    },
+  },
+  {
+    // The check's decision is pure, as the domains that use it must be: a library that does I/O
+    // reached through it would put that I/O in every domain that imports it.
+    files: ['libs/decision/src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: IO_LIBRARIES, allowTypeImports: true, message: '@ota/decision does no I/O: what talks to NATS or a store goes in @ota/decision-views or a service adapter' }] },
       ],
     },
   },

@@ -1,5 +1,6 @@
 import { Bus } from '@ota/bus';
-import { followViewEvents, InMemoryDecisionViews, type DecisionDeployment } from '@ota/decision';
+import { InMemoryDecisionViews, type DecisionDeployment } from '@ota/decision';
+import { followViewEvents } from '@ota/decision-views';
 import { createServiceClient, runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as artifactsPb, registry as pb, rollout as rolloutPb } from '@ota/proto';

@@ -1,7 +1,6 @@
 import { EVENTS, type Bus } from '@ota/bus';
 import type { Logger } from '@ota/logging';
-import { summaryOfArtifact, type DecisionDeployment } from './model';
-import type { InMemoryDecisionViews } from './views';
+import { summaryOfArtifact, type DecisionDeployment, type InMemoryDecisionViews } from '@ota/decision';
 
 /**
  * Keeps decision views in step with what artifacts and rollout publish (core NATS). Call it
