@@ -19,7 +19,11 @@ function eventKind<T>(subject: string, message: EventKind<T>['message']): EventK
 export const EVENTS = {
   /** artifacts → rollout and registry (core): an artifact was uploaded, archived or unarchived. */
   artifactChanged: eventKind('ota.artifacts.artifact.changed', artifacts.Artifact),
-  /** rollout → rollout replicas and registry (core): a deployment was created or changed state. */
+  /**
+   * rollout → rollout replicas and registry (core request: each replica answers once it applied the
+   * change, and a start or a transition waits for those answers before it answers itself): a
+   * deployment was created or changed state.
+   */
   deploymentChanged: eventKind('ota.rollout.deployment.changed', events.DeploymentChanged),
   /** rollout → rollout replicas (core): a device reached a status in a deployment. */
   deviceStatusChanged: eventKind('ota.rollout.device_status.changed', events.DeviceStatusChanged),
