@@ -16,7 +16,7 @@ const COLLECTIONS: Record<string, string[]> = {
   gateway: ['audit_outbox', 'idempotency_keys', 'sessions', 'token_usage', 'tokens', 'users'],
   registry: ['channels', 'check_records', 'data_migrations', 'device_places', 'devices', 'groups', 'membership_changes', 'memberships', 'projects'],
   artifacts: ['artifacts', 'patch_claims', 'patches', 'signing_keys', 'upload_places'],
-  rollout: ['data_migrations', 'deployment_transitions', 'deployments', 'device_events', 'device_reports', 'retired_targets', 'status_count_deltas', 'status_count_snapshots'],
+  rollout: ['data_migrations', 'deployment_transitions', 'deployments', 'device_events', 'device_reports', 'health_tallies', 'offer_slots', 'retired_targets', 'status_count_deltas', 'status_count_snapshots'],
   telemetry: ['audit_events', 'webhook_deliveries', 'webhook_delivery_claims', 'webhooks'],
 };
 
