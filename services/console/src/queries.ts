@@ -10,6 +10,15 @@ export function useGroups(projectId: string) {
   return useQuery({ queryKey: queryKeys.groups(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/groups/', { params: { path: { id: projectId } } })) });
 }
 
+export function useArtifacts(projectId: string) {
+  return useQuery({ queryKey: queryKeys.artifacts(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/artifacts/', { params: { path: { id: projectId } } })) });
+}
+
+/** Reads a single device; used where only its name is needed (an audit line). */
+export function useDevice(projectId: string, id: string, enabled = true) {
+  return useQuery({ queryKey: queryKeys.device(id), queryFn: () => answer(api.GET('/api/v1/projects/{id}/devices/{did}/', { params: { path: { id: projectId, did: id } } })), enabled, retry: false, staleTime: 60_000 });
+}
+
 /** Names by id, for showing a device's channel and groups. */
 export function namesById(items: Array<{ id: string; name: string }> | undefined): Map<string, string> {
   return new Map((items ?? []).map((item) => [item.id, item.name]));

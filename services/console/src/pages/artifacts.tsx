@@ -7,7 +7,8 @@ import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp, formatBytes } from '../components/time';
 import type { Artifact, ChipFamilyCount } from '../types';
-import { ReadOnlyNote, useProjectWrite } from './projects';
+import { ReadOnlyNote, useProjectWrite } from '../project-access';
+import { useArtifacts } from '../queries';
 import { queryKeys } from '../query-keys';
 import { totalWords } from '../words';
 
@@ -15,10 +16,6 @@ const column = createColumnHelper<Artifact>();
 
 /** The manifest keys (docs/api.md, "Artifact and manifest"), as form fields; blank optional fields are left out. */
 const OPTIONAL_TEXT_FIELDS = ['board_id', 'hardware_revision', 'partition_profile', 'security_mode', 'release_notes', 'signature'] as const;
-
-export function useArtifacts(projectId: string) {
-  return useQuery({ queryKey: queryKeys.artifacts(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/artifacts/', { params: { path: { id: projectId } } })) });
-}
 
 export function ArtifactsPage() {
   const { projectId = '' } = useParams();

@@ -5,9 +5,8 @@ import { answer, api } from '../api';
 import { LoadState } from '../components/feedback';
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
-import { namesById, useChannels, useGroups } from '../queries';
+import { namesById, useChannels, useDevice, useGroups } from '../queries';
 import type { AuditEvent } from '../types';
-import { useDevice } from './devices';
 import { queryKeys } from '../query-keys';
 
 const PAGE_SIZE = 50;

@@ -6,11 +6,10 @@ import { answer, api } from '../api';
 import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp } from '../components/time';
-import { namesById, useChannels, useGroups } from '../queries';
-import { rolloutFigures } from './deployment/progress';
+import { namesById, useArtifacts, useChannels, useGroups } from '../queries';
+import { rolloutFigures } from '../rollout-figures';
 import type { Deployment } from '../types';
-import { ReadOnlyNote, useProjectWrite } from './projects';
-import { useArtifacts } from './artifacts';
+import { ReadOnlyNote, useProjectWrite } from '../project-access';
 import { queryKeys } from '../query-keys';
 import { totalWords } from '../words';
 

@@ -9,8 +9,8 @@ import { NamedOptions } from '../components/named-options';
 import { namesById, useChannels, useGroups } from '../queries';
 import type { Decision, Device, DeviceEvent } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords } from '../words';
-import { OtaStatus } from './devices';
-import { ReadOnlyNote, useProjectWrite } from './projects';
+import { OtaStatus } from '../components/ota-status';
+import { ReadOnlyNote, useProjectWrite } from '../project-access';
 import { queryKeys } from '../query-keys';
 
 type TimelineEntry = { at: string; key: string } & ({ kind: 'report'; report: DeviceEvent } | { kind: 'check'; decision: Decision });

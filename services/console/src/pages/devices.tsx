@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import type { operations } from '../../generated/api';
 import { useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useParams, useSearchParams } from 'react-router-dom';
-import type { operations } from '../../generated/api';
 import { ApiError, answer, answerWithHeaders, api } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
 import { NamedOptions } from '../components/named-options';
@@ -10,59 +10,19 @@ import { Timestamp } from '../components/time';
 import { namesById, useChannels, useGroups } from '../queries';
 import type { Device, DeviceTotal, MembershipChange, MembershipImpact } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, reasonWords, statusWords, totalWords } from '../words';
-import { useProjectWrite } from './projects';
+import { useProjectWrite } from '../project-access';
+import { DEVICE_PAGE_SIZE, devicePage, FILTERS, type DevicePage } from '../device-pages';
+import { OtaStatus } from '../components/ota-status';
 import { queryKeys } from '../query-keys';
 import { shareBefore } from '../id-space';
 
-type DeviceQuery = NonNullable<operations['listDevices']['parameters']['query']>;
 
-export const DEVICE_PAGE_SIZE = 50;
 /** The most devices the API takes in one bulk membership change, and the largest page it serves. */
 const BULK_CHUNK = 1000;
 
-/** The device row: its failure `reason` beside the last OTA status, in words. */
-export function OtaStatus({ status, reason }: { status: string; reason: string }) {
-  if (!status) return <span className="muted">none yet</span>;
-  return (
-    <span className={`status status-${status}`}>
-      {statusWords(status)}
-      {reason && (
-        <span className="reason" title={reason}>
-          {' '}
-          ({reasonWords(reason)})
-        </span>
-      )}
-    </span>
-  );
-}
 
-/**
- * The device list's filters, as the URL holds them (so a reload or a shared link keeps them). The
- * fields show the URL's values, so leaving the filters by a link clears the fields too.
- */
-const FILTERS = ['q', 'active', 'group_id', 'channel_id', 'chip_family'] as const;
 
-export interface DevicePage {
-  devices: Device[];
-  total: DeviceTotal;
-  /** Where the next page starts; none on the last page. */
-  nextAfterId?: string;
-}
 
-/** One page of devices as the server answered it, with its count and where the next page starts. */
-export async function devicePage(projectId: string, filters: URLSearchParams, afterId: string, limit = DEVICE_PAGE_SIZE): Promise<DevicePage> {
-  const query: Record<string, string> = { limit: String(limit) };
-  if (afterId) query.after_id = afterId;
-  for (const key of FILTERS) if (filters.get(key)) query[key] = filters.get(key)!;
-  // The filters come from the URL as typed; the API answers a value it does not take with its own detail.
-  const page = await answerWithHeaders(api.GET('/api/v1/projects/{id}/devices/', { params: { path: { id: projectId }, query: query as DeviceQuery } }));
-  const estimate = page.headers.get('x-total-count-estimate');
-  return {
-    devices: page.body,
-    total: estimate === null ? { count: Number(page.headers.get('x-total-count') ?? 0), estimated: false } : { count: Number(estimate), estimated: true },
-    nextAfterId: page.headers.get('x-next-after-id') ?? undefined,
-  };
-}
 
 
 /** Pages a text search reads at most for one page of the list before it shows what it found. */
@@ -535,7 +495,3 @@ function BulkMembership({ projectId, selected, total, filters, filtered, onDone 
   );
 }
 
-/** Reads a single device; used where only its name is needed (an audit line). */
-export function useDevice(projectId: string, id: string, enabled = true) {
-  return useQuery({ queryKey: queryKeys.device(id), queryFn: () => answer(api.GET('/api/v1/projects/{id}/devices/{did}/', { params: { path: { id: projectId, did: id } } })), enabled, retry: false, staleTime: 60_000 });
-}

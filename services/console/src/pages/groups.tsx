@@ -7,8 +7,8 @@ import { InlineForm } from '../components/inline-form';
 import { Timestamp } from '../components/time';
 import { useChannels, useGroups } from '../queries';
 import type { Channel, Group } from '../types';
-import { devicePage } from './devices';
-import { ReadOnlyNote, useProjectWrite } from './projects';
+import { devicePage } from '../device-pages';
+import { ReadOnlyNote, useProjectWrite } from '../project-access';
 import { queryKeys } from '../query-keys';
 import { totalWords } from '../words';
 

@@ -8,7 +8,7 @@ import { noteSignedOutBecause, useSession } from '../session';
 import type { SigningKey, Token, TokenCreated } from '../types';
 import { InlineForm } from '../components/inline-form';
 import { PlainTable } from '../components/plain-table';
-import { useProjectWrite } from './projects';
+import { useProjectWrite } from '../project-access';
 import { queryKeys } from '../query-keys';
 
 /** What revoking a token destroys, in words, by its kind. */

@@ -7,7 +7,7 @@ import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../c
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
 import type { Webhook, WebhookDelivery } from '../types';
-import { ReadOnlyNote, useProjectWrite } from './projects';
+import { ReadOnlyNote, useProjectWrite } from '../project-access';
 import { queryKeys } from '../query-keys';
 
 type EventKind = operations['createWebhook']['requestBody']['content']['application/json']['events'][number];

@@ -5,7 +5,7 @@ import { LoadState, StaleNote } from '../../components/feedback';
 import { RelativeTime, Timestamp } from '../../components/time';
 import { namesById, useChannels, useGroups } from '../../queries';
 import type { Deployment, Guardrails } from '../../types';
-import { ReadOnlyNote, useProjectWrite } from '../projects';
+import { ReadOnlyNote, useProjectWrite } from '../../project-access';
 import { DeviceStates } from './device-states';
 import { HealthSection } from './health';
 import { Preview } from './preview';
