@@ -165,8 +165,8 @@ export function profileIn(record: HardwareProfileRecord): HardwareProfile {
 export type HardwareProfileMessage = Omit<HardwareProfile, 'nvsSchemaVersion'> & { nvsSchemaVersion?: number | undefined };
 
 /**
- * A device's hardware for a proto message: its `hardware` field and, for the previous release, the
- * same fields flat beside it (docs/architecture.md, "Changing a message between releases").
+ * A device's hardware for a proto message: its `hardware` field and (PREVIOUS RELEASE) the same
+ * fields flat beside it, for replicas of the release before (docs/architecture.md, "Changing a message between releases").
  */
 export function profileMessage(record: HardwareProfileRecord): HardwareProfileMessage {
   const profile = profileIn(record);
@@ -174,8 +174,8 @@ export function profileMessage(record: HardwareProfileRecord): HardwareProfileMe
 }
 
 /**
- * The hardware a proto message carries: its `hardware` field, or the flat fields when a replica of
- * the previous release wrote it, which has no `hardware` field.
+ * The hardware a proto message carries: its `hardware` field, or (PREVIOUS RELEASE) the flat fields
+ * when a replica of the release before wrote it, which has no `hardware` field.
  */
 export function profileOfMessage(message: HardwareProfileRecord & { hardware: HardwareProfileRecord | undefined }): HardwareProfile {
   return profileIn(message.hardware ?? message);

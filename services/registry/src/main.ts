@@ -15,6 +15,7 @@ import { flushHealthTallies, HealthTallies } from './domain/device-health';
 import { MembershipChanges } from './domain/membership-changes';
 import { Registry } from './domain/registry';
 import { registryHandlers } from './grpc/registry-handlers';
+import { previousReleaseHandlers } from './previous-release/handlers';
 
 const SERVICE = 'registry';
 
@@ -65,7 +66,10 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   );
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, registryHandlers(registry, { views, sources, rollout: rolloutClient, health }, membershipChanges)),
+    server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, {
+      ...registryHandlers(registry, { views, sources, rollout: rolloutClient, health, store }, membershipChanges),
+      ...previousReleaseHandlers(store, (error, message) => logger.warn({ err: error }, message)),
+    }),
   );
 
   // The flush stops after serving (which stops first, in order) and before the rollout client closes.

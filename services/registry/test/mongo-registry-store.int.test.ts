@@ -6,6 +6,8 @@ import { registerModels } from '../src/adapters/mongo/models';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
 import { deviceUuid } from '@ota/ids';
 import { Registry } from '../src/domain/registry';
+import { checkDevice, type DeviceCheckDeps } from '../src/domain/device-check';
+import { HealthTallies } from '../src/domain/device-health';
 import type { CheckEvent, Device } from '../src/domain/model';
 
 // Registry's store alone, against the run's real MongoDB-protocol server (FerretDB here), in a
@@ -134,29 +136,34 @@ it('a check-in counts the check and writes the heartbeat in one write, and retur
   expect(await store.findDevice(projectId, { deviceId: 'plain' })).toMatchObject({ checkCount: 2, lastCheckAt: at(2) });
 });
 
-it('a first check registers the device already checked in, so that its next check-in counts from one', async () => {
+it('a first check registers the device already checked in with its outcome, so that its next check-in counts from one', async () => {
   const { projectId, ownerId } = await project();
-  const registry = new Registry({ store });
-  const input = { projectId, ownerId, deviceId: 'newcomer', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, maxDevices: 10 };
-  expect(await registry.checkIn({ ...input, at: at(1) })).toMatchObject({ outcome: 'registered', device: { checkCount: 0, lastCheckAt: null, lastCheckStatus: '' } });
-  expect(await store.findDevice(projectId, { deviceId: 'newcomer' })).toMatchObject({ checkCount: 1, lastCheckAt: at(1), lastSeen: at(1) });
-  expect(await registry.checkIn({ ...input, at: at(2) })).toMatchObject({ outcome: 'known', device: { checkCount: 1, lastCheckAt: at(1) } });
+  let now = at(1);
+  const deps: DeviceCheckDeps = {
+    store,
+    views: { activeDeployments: () => [], artifact: () => undefined },
+    offers: {
+      recordOffer: () => {
+        throw new Error('nothing is offered');
+      },
+    },
+    health: new HealthTallies(),
+    warn: (error) => {
+      throw error;
+    },
+    now: () => now,
+  };
+  const input = { projectId, ownerId, deviceId: 'newcomer', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, maxDevices: 10, currentBuildNumber: 1 };
+  expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  // The registration stored the outcome known before it, so the record wrote nothing more on the device.
+  expect(await store.findDevice(projectId, { deviceId: 'newcomer' })).toMatchObject({ checkCount: 1, lastCheckAt: at(1), lastSeen: at(1), lastCheckStatus: 'no_active_deployment' });
+  now = at(2);
+  await checkDevice(deps, input);
+  expect(await store.findDevice(projectId, { deviceId: 'newcomer' })).toMatchObject({ checkCount: 2, lastCheckAt: at(2) });
+  expect((await store.listCheckEvents(projectId, deviceUuid(projectId, 'newcomer'))).map((event) => event.createdAt)).toEqual([at(2), at(1)]);
   // A device token never registers.
-  await expect(registry.checkIn({ ...input, deviceId: 'stranger', viaProjectToken: false, at: at(3) })).rejects.toThrow('device not found');
-
-  // An outcome known before the registration is stored with it, and the check-in returns it to compare against.
-  const seen: Device[] = [];
-  const decided = await registry.checkIn({ ...input, deviceId: 'decided', at: at(4) }, (device) => {
-    seen.push(device);
-    return 'no_active_deployment';
-  });
-  expect(seen).toMatchObject([{ deviceId: 'decided', checkCount: 1, lastCheckAt: at(4) }]);
-  expect(decided).toMatchObject({ outcome: 'registered', device: { checkCount: 0, lastCheckStatus: 'no_active_deployment' } });
-  expect(await store.findDevice(projectId, { deviceId: 'decided' })).toMatchObject({ checkCount: 1, lastCheckStatus: 'no_active_deployment' });
-  // A known device's check-in never asks.
-  await registry.checkIn({ ...input, deviceId: 'decided', at: at(5) }, () => {
-    throw new Error('asked for a known device');
-  });
+  await expect(checkDevice(deps, { ...input, deviceId: 'stranger', viaProjectToken: false })).rejects.toThrow('device not found');
+  expect(await store.findDevice(projectId, { deviceId: 'stranger' })).toBeNull();
 });
 
 it('records each decision with one insert, writes the outcome only when it changed, and a trim keeps the newest 20', async () => {
@@ -167,7 +174,7 @@ it('records each decision with one insert, writes the outcome only when it chang
     const before = await store.checkIn({ projectId, deviceId: 'chatty', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, at: at(seq) });
     expect(before?.checkCount).toBe(seq - 1);
     await store.recordCheck({ projectId, id, seq, previousStatus: before!.lastCheckStatus, event: checkEvent(projectId, 'chatty', seq) });
-    // Registry trims on every 20th check (Registry.recordCheck).
+    // The check trims on every 20th check (checkDevice).
     if (seq % 20 === 0) await store.trimCheckRecords(id, seq - 20);
   }
   const events = await store.listCheckEvents(projectId, id);

@@ -18,6 +18,7 @@ import { DeviceStatusCache } from './domain/device-status-cache';
 import type { Deployment } from './domain/model';
 import { Rollout } from './domain/rollout';
 import { rolloutHandlers } from './grpc/rollout-handlers';
+import { previousReleaseHandlers } from './previous-release/handlers';
 import { startSupervision } from './supervision';
 import { InMemoryDecisionViews } from '@ota/decision';
 import { rolloutMetrics } from './adapters/rollout-metrics';
@@ -78,7 +79,7 @@ void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) 
   const supervision = startSupervision(rollout, config, logger);
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, rolloutHandlers(rollout, figures)),
+    server.addService('ota.rollout.v1.RolloutService', pb.RolloutServiceService, { ...rolloutHandlers(rollout, figures), ...previousReleaseHandlers(rollout) }),
   );
 
   // Stopped in reverse order: supervision first, while the store and NATS are still there.

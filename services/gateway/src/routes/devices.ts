@@ -131,6 +131,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       const { device, token } = await provisionDevice(ports, callerOf(ctx), project, {
         deviceId: body.device_id,
         hardware,
+        // PREVIOUS RELEASE: the same fields flat, for a registry of the release before.
         ...hardware,
         channelId: body.channel_id ?? '',
         active: body.active ?? true,

@@ -1,7 +1,7 @@
 import type { ArtifactSummary, DecisionDeployment, DecisionViews, OfferOutcome } from '@ota/decision';
-import { checkDevice, type DeviceCheckDeps, type DeviceCheckInput } from './device-check';
+import { checkDevice, type CheckStore, type DeviceCheckDeps, type DeviceCheckInput } from './device-check';
 import { HealthTallies } from './device-health';
-import type { CheckInResult, CheckRecord, Device } from './model';
+import type { CheckRecord, Device } from './model';
 
 const DEVICE = { id: 'uuid-1', channelId: 'stable', groupIds: ['g1'], checkCount: 41, lastCheckStatus: 'up_to_date' } as Device;
 
@@ -38,31 +38,43 @@ const artifact = (id: string, buildNumber: number): ArtifactSummary => ({
   storageKey: '',
 });
 
-/** Fakes that answer as told and write down every call; rollout answers each offer from `offerOutcomes` by deployment. */
-function fakeDeps(checkIn: CheckInResult, deployments: DecisionDeployment[] = [], offerOutcomes: Record<string, OfferOutcome> = {}) {
+/** How the check finds the device: stored (as given), or unknown and then registered, or unknown over the owner's cap. */
+type Stored = { device: Device } | 'registers' | 'over_limit';
+
+/** A fake store and rollout that answer as told and write down every call; rollout answers each offer from `offerOutcomes` by deployment. */
+function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerOutcomes: Record<string, OfferOutcome> = {}) {
   const artifacts = new Map(deployments.map((d, index) => [d.artifactId, artifact(d.artifactId, 7 + index)]));
   const calls = {
     checkIns: [] as Date[],
-    // What the check would store with a new device registered by this check (DEVICE, as new).
-    outcomesOfNew: [] as Array<string | undefined>,
+    // The outcome a new device was registered with.
+    outcomesOfNew: [] as string[],
     recorded: [] as CheckRecord[],
+    trims: [] as number[],
     offers: [] as string[],
     failures: [] as unknown[],
     recordError: undefined as Error | undefined,
   };
   const views: DecisionViews<DecisionDeployment> = { activeDeployments: () => deployments, artifact: (id) => artifacts.get(id) };
-  const deps: DeviceCheckDeps = {
-    registry: {
-      checkIn: async ({ at }, outcomeOfNew) => {
-        calls.checkIns.push(at);
-        calls.outcomesOfNew.push(outcomeOfNew?.({ ...DEVICE, checkCount: 1, lastCheckStatus: '' }));
-        return checkIn;
-      },
-      recordCheck: async (record) => {
-        calls.recorded.push(record);
-        if (calls.recordError) throw calls.recordError;
-      },
+  const store: CheckStore = {
+    checkIn: async ({ at }) => {
+      calls.checkIns.push(at);
+      return typeof stored === 'object' ? stored.device : null;
     },
+    findDefaultChannel: async () => ({ id: 'stable', projectId: 'p1', name: 'default', isDefault: true, createdAt: new Date(0) }),
+    registerDevice: async (device) => {
+      calls.outcomesOfNew.push(device.lastCheckStatus);
+      return stored === 'over_limit' ? 'over_limit' : { device, created: true };
+    },
+    recordCheck: async (record) => {
+      calls.recorded.push(record);
+      if (calls.recordError) throw calls.recordError;
+    },
+    trimCheckRecords: async (_id, throughSeq) => {
+      calls.trims.push(throughSeq);
+    },
+  };
+  const deps: DeviceCheckDeps = {
+    store,
     views,
     offers: {
       recordOffer: async ({ deploymentId }) => {
@@ -71,7 +83,7 @@ function fakeDeps(checkIn: CheckInResult, deployments: DecisionDeployment[] = []
       },
     },
     health: new HealthTallies(),
-    recordFailed: (error) => calls.failures.push(error),
+    warn: (error) => calls.failures.push(error),
   };
   return { deps, calls };
 }
@@ -87,7 +99,7 @@ const input: DeviceCheckInput = {
 };
 
 test('an offer confirmed by rollout is answered and recorded with its deployment, numbered after the count and status the check-in returned', async () => {
-  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1')]);
+  const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1')]);
   deps.now = () => new Date(5_000);
   expect(await checkDevice(deps, input)).toMatchObject({ status: 'offered', deploymentId: 'dep-1', artifact: { buildNumber: 7 } });
   expect(calls.offers).toEqual(['dep-1']);
@@ -102,7 +114,7 @@ test('an offer confirmed by rollout is answered and recorded with its deployment
 });
 
 test('nothing to offer: rollout is not asked, and the outcome is recorded', async () => {
-  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1', { targetChannelIds: ['beta'] })]);
+  const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1', { targetChannelIds: ['beta'] })]);
   expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
   expect(calls.offers).toEqual([]);
   expect(calls.recorded.map((record) => [record.seq, record.event.status])).toEqual([[42, 'no_active_deployment']]);
@@ -110,69 +122,69 @@ test('nothing to offer: rollout is not asked, and the outcome is recorded', asyn
 
 test('a deployment rollout no longer holds active is left out, and the next best is offered', async () => {
   // dep-2 carries the higher build (8), so it is tried first.
-  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1'), deployment('dep-2')], { 'dep-2': 'not_active' });
+  const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1'), deployment('dep-2')], { 'dep-2': 'not_active' });
   expect(await checkDevice(deps, input)).toMatchObject({ status: 'offered', deploymentId: 'dep-1' });
   expect(calls.offers).toEqual(['dep-2', 'dep-1']);
 });
 
 test('a deployment the device rolled back is not offered again, and the answer says so', async () => {
-  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1')], { 'dep-1': 'rolled_back' });
+  const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1')], { 'dep-1': 'rolled_back' });
   expect(await checkDevice(deps, input)).toEqual({ status: 'not_in_rollout', message: 'the device rolled back this deployment; it is not offered again' });
   expect(calls.offers).toEqual(['dep-1']);
   expect(calls.recorded[0]!.event).toMatchObject({ decision: 'no_update', status: 'not_in_rollout' });
 });
 
 test('over the cap nothing is decided or recorded', async () => {
-  const { deps, calls } = fakeDeps({ outcome: 'over_limit' }, [deployment('dep-1')]);
+  const { deps, calls } = fakeDeps('over_limit', [deployment('dep-1')]);
   expect(await checkDevice(deps, input)).toMatchObject({ status: 'over_limit' });
   expect([calls.offers.length, calls.recorded.length]).toEqual([0, 0]);
 });
 
 test.each([
-  ['inactive', 'device_inactive'],
-  ['token_required', 'token_required'],
-] as const)('outcome %s: recorded, nothing decided', async (outcome, status) => {
-  const { deps, calls } = fakeDeps({ outcome, device: DEVICE }, [deployment('dep-1')]);
+  ['an inactive device', { active: false }, 'device_inactive'],
+  ['a device with its own token, checked with the project token', { tokenRequired: true }, 'token_required'],
+] as const)('%s: recorded, nothing decided', async (_name, stored, status) => {
+  const { deps, calls } = fakeDeps({ device: { ...DEVICE, ...stored } }, [deployment('dep-1')]);
   expect(await checkDevice(deps, input)).toMatchObject({ status });
   expect(calls.offers).toEqual([]);
   expect(calls.recorded.map((record) => [record.event.decision, record.event.status])).toEqual([['no_update', status]]);
 });
 
 test('a check that cannot be recorded is still answered, and the failure is reported', async () => {
-  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE });
+  const { deps, calls } = fakeDeps({ device: DEVICE });
   calls.recordError = new Error('the store is away');
   expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
   expect(calls.failures).toEqual([calls.recordError]);
 });
 
 test('a targeted build that declares board_id refuses a check that did not report it (400), recording no decision', async () => {
-  const { deps, calls } = fakeDeps({ outcome: 'known', device: DEVICE }, [deployment('dep-1')]);
+  const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1')]);
   deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
   await expect(checkDevice(deps, input)).rejects.toThrow('board_id is required');
   expect(calls.recorded).toEqual([]);
 });
 
 test('a new device is registered with its outcome when no offer needs confirming: not with an offer, nor with a refused request', async () => {
-  const nothingTargeted = fakeDeps({ outcome: 'registered', device: DEVICE }, [deployment('dep-1', { targetChannelIds: ['beta'] })]);
+  const nothingTargeted = fakeDeps('registers', [deployment('dep-1', { targetChannelIds: ['beta'] })]);
   await checkDevice(nothingTargeted.deps, input);
   expect(nothingTargeted.calls.outcomesOfNew).toEqual(['no_active_deployment']);
 
-  const offered = fakeDeps({ outcome: 'registered', device: DEVICE }, [deployment('dep-1')]);
+  const offered = fakeDeps('registers', [deployment('dep-1')]);
   await checkDevice(offered.deps, input);
-  expect(offered.calls.outcomesOfNew).toEqual([undefined]);
+  expect(offered.calls.outcomesOfNew).toEqual(['']);
   expect(offered.calls.offers).toEqual(['dep-1']);
 
-  const refused = fakeDeps({ outcome: 'registered', device: DEVICE }, [deployment('dep-1')]);
+  const refused = fakeDeps('registers', [deployment('dep-1')]);
   refused.deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
   await expect(checkDevice(refused.deps, input)).rejects.toThrow('board_id is required');
-  expect(refused.calls.outcomesOfNew).toEqual([undefined]);
+  expect(refused.calls.outcomesOfNew).toEqual(['']);
 });
 
 test('a check with health counts what happened since the device\'s check before, on each side of each deployment that watches health', async () => {
   const before = { build: 6, resetReason: 'power_on', boots: 3, abnormalBoots: 1, uptimeSeconds: 7_200, at: new Date(1_000) };
   const device = { ...DEVICE, health: before };
   const watched = [deployment('dep-1', { watchesHealth: true }), deployment('dep-2'), deployment('dep-3', { watchesHealth: true, targetChannelIds: ['beta'] })];
-  const { deps } = fakeDeps({ outcome: 'known', device }, watched);
+  const { deps } = fakeDeps({ device }, watched);
   deps.now = () => new Date(5_000);
   const health = { resetReason: 'panic', boots: 5, abnormalBoots: 2, uptimeSeconds: 10_800 };
   await checkDevice(deps, { ...input, health });
@@ -182,7 +194,36 @@ test('a check with health counts what happened since the device\'s check before,
   ]);
 
   // Without a report before there is nothing to compare with: it only becomes the baseline.
-  const { deps: first } = fakeDeps({ outcome: 'known', device: { ...DEVICE, health: null } }, watched);
+  const { deps: first } = fakeDeps({ device: { ...DEVICE, health: null } }, watched);
   await checkDevice(first, { ...input, health });
   expect(first.health.take()).toEqual([]);
+});
+
+test('a new device is recorded as its first check, compared against the outcome it was registered with; a device token registers nothing', async () => {
+  const { deps, calls } = fakeDeps('registers', [deployment('dep-1', { targetChannelIds: ['beta'] })]);
+  expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  expect(calls.recorded.map((record) => [record.seq, record.previousStatus, record.event.status])).toEqual([[1, 'no_active_deployment', 'no_active_deployment']]);
+
+  const viaDeviceToken = fakeDeps('registers');
+  await expect(checkDevice(viaDeviceToken.deps, { ...input, viaProjectToken: false })).rejects.toThrow('device not found');
+  expect(viaDeviceToken.calls.outcomesOfNew).toEqual([]);
+});
+
+test('every 20th check trims the records beyond the newest 20, beside the answer; a failed trim is reported and the answer stands', async () => {
+  const { deps, calls } = fakeDeps({ device: { ...DEVICE, checkCount: 39 } });
+  await checkDevice(deps, input);
+  expect(calls.trims).toEqual([20]);
+
+  const notDue = fakeDeps({ device: { ...DEVICE, checkCount: 40 } });
+  await checkDevice(notDue.deps, input);
+  expect(notDue.calls.trims).toEqual([]);
+
+  const failing = fakeDeps({ device: { ...DEVICE, checkCount: 59 } });
+  const trimError = new Error('the store is away');
+  failing.deps.store.trimCheckRecords = async () => {
+    throw trimError;
+  };
+  expect(await checkDevice(failing.deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(failing.calls.failures).toEqual([trimError]);
 });

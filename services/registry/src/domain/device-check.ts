@@ -1,24 +1,32 @@
-import { isDomainError } from '@ota/errors';
+import { isDomainError, notFound } from '@ota/errors';
 import { randomUUID } from 'node:crypto';
 import { decideOffer, type ArtifactSummary, type Decision, type DecisionDeployment, type DecisionViews, type OfferOutcome } from '@ota/decision';
 import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
 import { healthIncrement, healthSides, type HealthSnapshot, type HealthTallies } from './device-health';
-import type { CheckEvent, CheckInInput, Device } from './model';
-import type { Registry } from './registry';
+import { heartbeatRefusal } from './heartbeat-rule';
+import { CHECK_EVENTS_KEPT_PER_DEVICE, type CheckEvent, type CheckIn, type CheckInInput, type Device } from './model';
+import { newDevice } from './new-device';
+import type { RegistryStore } from './ports';
 
 /** Rollout, as the check needs it: it confirms and records each offer (rollout keeps owning rollout statuses). */
 export interface OfferLedger {
   recordOffer(offer: { projectId: string; deploymentId: string; deviceId: string }): Promise<OfferOutcome>;
 }
 
+/** What of registry's store a check writes and reads. */
+export type CheckStore = Pick<RegistryStore, 'checkIn' | 'findDefaultChannel' | 'registerDevice' | 'recordCheck' | 'trimCheckRecords'>;
+
 export interface DeviceCheckDeps {
-  registry: Pick<Registry, 'checkIn' | 'recordCheck'>;
+  store: CheckStore;
   views: DecisionViews<DecisionDeployment>;
   offers: OfferLedger;
   /** Where the health the check reports is counted for the deployments that watch it. */
   health: HealthTallies;
-  /** A check whose record could not be written: reported, and answered all the same. */
-  recordFailed(error: unknown, deviceId: string): void;
+  /**
+   * Work beside the answer that failed: a decision record not written (the answer stands), or a
+   * trim of old records (the device's next 20th check makes it good).
+   */
+  warn(error: unknown, message: string, deviceId: string): void;
   now?: () => Date;
 }
 
@@ -37,11 +45,17 @@ export type DeviceCheckAnswer =
   | { status: Exclude<CheckStatus, 'offered'>; message: string; windowOpensAt?: Date; deferredUntil?: Date; checkAgainAt?: Date };
 
 /**
- * A device check (docs/api.md, "The check decision"), answered by registry alone: the device is
- * checked in (or registered) in one write that returns it as it was, the decision is made from
- * this replica's views with the one decision code (`@ota/decision`), an offer is confirmed by
- * rollout, and the decision record is inserted before the answer, so that a read right after it
- * sees all of it.
+ * A device check (docs/api.md, "The check decision"), answered by registry alone, top to bottom:
+ *
+ * 1. the device is checked in, one find-and-modify that counts the check, writes the heartbeat
+ *    when the heartbeat rule allows it (heartbeat-rule.ts), and returns the device as it was;
+ * 2. an unknown device is registered instead, its insert counting as its check-in, with its
+ *    outcome when that is known before (anything but an offer, which rollout must confirm);
+ * 3. a device the heartbeat rule refuses is answered so, with no decision;
+ * 4. the decision is made from this replica's views with the one decision code (`@ota/decision`),
+ *    and an offer is confirmed by rollout, which may refuse it (not active, rolled back, capped);
+ * 5. the decision record is inserted before the answer, so that a read right after it sees all of
+ *    it, and every 20th check trims the device's old records beside the answer.
  */
 export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput): Promise<DeviceCheckAnswer> {
   const { projectId } = input;
@@ -63,10 +77,17 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
       at,
     });
   const health: HealthSnapshot | undefined = input.health && { ...input.health, build: input.currentBuildNumber, at };
-  const checkIn = await deps.registry.checkIn({ ...input, at, health }, (device) => outcomeKnownBeforeRegistration(() => decide(device, deps.views.activeDeployments(projectId), new Set())));
-  // A device that was not registered has nothing to record on.
-  if (checkIn.outcome === 'over_limit') return { status: 'over_limit', message: CHECK_MESSAGES.over_limit };
-  const device = checkIn.device;
+  const checkIn: CheckIn = { projectId, deviceId: input.deviceId, reported: input.reported, viaProjectToken: input.viaProjectToken, at, health };
+
+  // 1 and 2: the device as it was before this check.
+  let device = await deps.store.checkIn(checkIn);
+  if (!device) {
+    const registered = await registerOnFirstCheck(deps.store, input, checkIn, (fresh) => outcomeKnownBeforeRegistration(() => decide(fresh, deps.views.activeDeployments(projectId), new Set())));
+    // A device that was not registered has nothing to record on.
+    if (registered === 'over_limit') return { status: 'over_limit', message: CHECK_MESSAGES.over_limit };
+    device = registered;
+  }
+  const checked = device;
 
   /** Recording is best effort (docs/api.md, "Records"): a failure is reported, and the answer stands. */
   const answer = async (decided: DeviceCheckAnswer): Promise<DeviceCheckAnswer> => {
@@ -84,26 +105,31 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
       reportedVersion: input.reported.versionLabel ?? '',
       message: decided.message,
     };
-    await deps.registry
-      .recordCheck({ projectId, id: device.id, seq: device.checkCount + 1, previousStatus: device.lastCheckStatus, event })
-      .catch((error: unknown) => deps.recordFailed(error, input.deviceId));
+    const seq = checked.checkCount + 1;
+    try {
+      await deps.store.recordCheck({ projectId, id: checked.id, seq, previousStatus: checked.lastCheckStatus, event });
+      trimRecordsIfDue(deps, checked.id, seq, input.deviceId);
+    } catch (error) {
+      deps.warn(error, 'check not recorded', input.deviceId);
+    }
     return decided;
   };
 
-  // An inactive device, and one that must use its own token, got no heartbeat (CheckIn) and get no decision.
-  if (checkIn.outcome === 'inactive') return answer({ status: 'device_inactive', message: CHECK_MESSAGES.device_inactive });
-  if (checkIn.outcome === 'token_required') return answer({ status: 'token_required', message: CHECK_MESSAGES.token_required });
+  // 3: the heartbeat rule.
+  const refusal = heartbeatRefusal(checked, input.viaProjectToken);
+  if (refusal === 'inactive') return answer({ status: 'device_inactive', message: CHECK_MESSAGES.device_inactive });
+  if (refusal === 'token_required') return answer({ status: 'token_required', message: CHECK_MESSAGES.token_required });
 
-  // A new device is decided again here: the views may have moved during its registration.
+  // 4: a new device is decided again here, as the views may have moved during its registration.
   let active = deps.views.activeDeployments(projectId);
-  if (health) countHealth(deps, device, input, health, active);
+  if (health) countHealth(deps, checked, input, health, active);
   const rolledBack = new Set<string>();
   // Each refusal by rollout takes one deployment out of the running, so this ends.
   for (;;) {
-    const decision = decide(device, active, rolledBack);
+    const decision = decide(checked, active, rolledBack);
     if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message, windowOpensAt: decision.windowOpensAt, deferredUntil: decision.deferredUntil });
     const deploymentId = decision.deployment.id;
-    const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: device.id });
+    const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: checked.id });
     if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact });
     // The deployment's caps hold the device back for now: it is in the rollout, and checks again
     // at the next minute, when a rate cap has room again and the devices in progress are counted anew.
@@ -111,6 +137,44 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
     if (outcome === 'rolled_back') rolledBack.add(deploymentId);
     else active = active.filter((deployment) => deployment.id !== deploymentId);
   }
+}
+
+/**
+ * Registers a device on its first check, within its owner's cap, stored as checked in (its check
+ * counted, and `outcomeOf` the new device when known) so that its first check writes it once.
+ * Answers the device as it was before the check (its registration's outcome aside, which the
+ * record compares against), or `over_limit`.
+ */
+async function registerOnFirstCheck(
+  store: CheckStore,
+  input: DeviceCheckInput,
+  checkIn: CheckIn,
+  outcomeOf: (device: Device) => CheckStatus | undefined,
+): Promise<Device | 'over_limit'> {
+  // A device token names a device that exists; only the shared project token registers.
+  if (!input.viaProjectToken) throw notFound('device not found');
+  const defaultChannel = await store.findDefaultChannel(input.projectId);
+  if (!defaultChannel) throw notFound('project not found');
+  const checkedIn: Device = { ...newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, checkIn.at), lastCheckAt: checkIn.at, checkCount: 1, health: checkIn.health ?? null };
+  const registered = await store.registerDevice({ ...checkedIn, lastCheckStatus: outcomeOf(checkedIn) ?? '' }, input.ownerId, input.maxDevices);
+  if (registered === 'over_limit') return 'over_limit';
+  // As it was before its check, except the outcome stored with it: the record compares against that.
+  if (registered.created) return { ...registered.device, checkCount: 0, lastCheckAt: null, health: null };
+  // Lost a race with a concurrent first check of the same device: it is known now.
+  const known = await store.checkIn(checkIn);
+  if (!known) throw notFound('device not found');
+  return known;
+}
+
+/**
+ * Deletes a device's decision records beyond the newest 20 on its every 20th check, so that it
+ * keeps at most 39 and the listing's newest 20 are always there. A trim reads the records it
+ * deletes, so it does not run on every check; it runs beside the answer, and one that fails is
+ * made good by the next.
+ */
+function trimRecordsIfDue(deps: DeviceCheckDeps, id: string, seq: number, deviceId: string): void {
+  if (seq % CHECK_EVENTS_KEPT_PER_DEVICE !== 0) return;
+  void deps.store.trimCheckRecords(id, seq - CHECK_EVENTS_KEPT_PER_DEVICE).catch((error: unknown) => deps.warn(error, 'decision records not trimmed; the next 20th check trims them', deviceId));
 }
 
 const CAPPED_MESSAGE = "the deployment's offer caps (new offers a minute, or devices updating at once) hold this device back for now; check again later";

@@ -185,7 +185,7 @@ export interface CheckRecord {
   event: CheckEvent;
 }
 
-/** A whole check written after the decision, as the release before's gateways send it (RecordCheck). */
+/** PREVIOUS RELEASE: a whole check written after the decision, as the release before's gateways send it (RecordCheck). */
 export interface WholeCheckRecord {
   projectId: string;
   /** The device's UUID. */

@@ -71,7 +71,7 @@ export interface RegistryStore {
    * the check is answered.
    */
   recordCheck(record: CheckRecord): Promise<void>;
-  /** A whole check in one device update and the record's insert (the release before's RecordCheck). */
+  /** PREVIOUS RELEASE: a whole check in one device update and the record's insert (the release before's RecordCheck). */
   recordWholeCheck(record: WholeCheckRecord): Promise<void>;
   /** Deletes the device's decision records numbered `throughSeq` and below. */
   trimCheckRecords(id: string, throughSeq: number): Promise<void>;
@@ -85,7 +85,7 @@ export interface RegistryStore {
   applyStatusReport(id: string, write: StatusReportWrite): Promise<boolean>;
   /** Keeps the offer device `id` put off, and until when, in place of any before. */
   deferOffer(id: string, deferral: Deferral): Promise<void>;
-  /** Sets what a status report says of the device, without reading it; false when no such device. */
+  /** PREVIOUS RELEASE: sets what a status report says of the device, without reading it (ApplyDeviceReport); false when no such device. */
   applyDeviceReport(projectId: string, id: string, set: Partial<Device>): Promise<boolean>;
 }
 

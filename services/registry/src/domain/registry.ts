@@ -2,9 +2,8 @@ import type { Deferral } from '@ota/decision';
 import { profileIn } from '@ota/manifest';
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, conflict, invalidArgument, notFound } from '@ota/errors';
-import { deviceReportChange } from './device-report-change';
 import { byUuid, deviceUuid, pageOfSorted } from '@ota/ids';
-import type { HealthSnapshot } from './device-health';
+import { newDevice } from './new-device';
 import { RecentCounts } from './recent-counts';
 import {
   CHECK_EVENTS_KEPT_PER_DEVICE,
@@ -12,10 +11,6 @@ import {
   type Channel,
   type CheckEvent,
   type CheckEventQuery,
-  type CheckIn,
-  type CheckInInput,
-  type CheckInResult,
-  type CheckRecord,
   type Device,
   type DeviceChange,
   type DeviceCount,
@@ -24,9 +19,7 @@ import {
   type Group,
   type NewDeviceFields,
   type Project,
-  type ReportedProfile,
   type StatusReportWrite,
-  type WholeCheckRecord,
 } from './model';
 import type { DeviceTargets, RegistryStore } from './ports';
 import { slugCandidate, slugify } from './slug';
@@ -186,83 +179,6 @@ export class Registry {
     return (await this.withOrderedGroups(projectId, [device]))[0]!;
   }
 
-  /**
-   * The first registry half of a device check (docs/api.md, "The check decision", steps 2 to 4),
-   * one device write before the decision (CheckIn): the device as it was before the write, or an
-   * unknown one registered within the owner's cap, its insert counting as its check-in.
-   *
-   * `outcomeOfNew` gives the outcome a device about to be registered will get, when it is known
-   * before the registration: the insert stores it, so that the device's first check writes the
-   * device once.
-   */
-  async checkIn(input: CheckInInput & { at: Date; health?: HealthSnapshot | undefined }, outcomeOfNew?: (device: Device) => string | undefined): Promise<CheckInResult> {
-    const checkIn: CheckIn = { projectId: input.projectId, deviceId: input.deviceId, reported: input.reported, viaProjectToken: input.viaProjectToken, at: input.at, health: input.health };
-    const before = await this.store.checkIn(checkIn);
-    if (before) return outcomeOf(before, input.viaProjectToken);
-    const registered = await this.registerOnFirstCheck(input, { at: input.at, outcomeOf: outcomeOfNew, health: input.health });
-    if (registered === 'over_limit') return { outcome: 'over_limit' };
-    // As it was before its check, except the outcome stored with it: the record compares against that.
-    if (registered.created) return { outcome: 'registered', device: { ...registered.device, checkCount: 0, lastCheckAt: null, health: null } };
-    // Lost a race with a concurrent first check of the same device: it is known now.
-    const registeredBefore = await this.store.checkIn(checkIn);
-    if (!registeredBefore) throw notFound('device not found');
-    return outcomeOf(registeredBefore, input.viaProjectToken);
-  }
-
-  /** The second half: the decision record, and the outcome when it changed. */
-  async recordCheck(record: CheckRecord): Promise<void> {
-    await this.store.recordCheck(record);
-    this.trimCheckRecordsIfDue(record.id, record.seq);
-  }
-
-  /**
-   * The first half of the release before's check (CheckInDevice): the device as stored, or an
-   * unknown one registered; nothing written for a known device, whose RecordCheck writes it whole.
-   */
-  async lookUpForCheck(input: CheckInInput): Promise<CheckInResult> {
-    const existing = await this.store.findDevice(input.projectId, { deviceId: input.deviceId });
-    if (existing) return outcomeOf(existing, input.viaProjectToken);
-    const registered = await this.registerOnFirstCheck(input);
-    if (registered === 'over_limit') return { outcome: 'over_limit' };
-    return registered.created ? { outcome: 'registered', device: registered.device } : outcomeOf(registered.device, input.viaProjectToken);
-  }
-
-  /** The second half of the release before's check (RecordCheck). */
-  async recordWholeCheck(record: WholeCheckRecord): Promise<void> {
-    await this.store.recordWholeCheck(record);
-    this.trimCheckRecordsIfDue(record.id, record.checkCount + 1);
-  }
-
-  /**
-   * With `checkIn`, the device is stored as checked in then (its first check counted, and its
-   * outcome when `checkIn.outcomeOf` knows it), so that its first check writes it once.
-   */
-  private async registerOnFirstCheck(
-    input: CheckInInput,
-    checkIn?: { at: Date; outcomeOf?: (device: Device) => string | undefined; health?: HealthSnapshot | undefined },
-  ): Promise<{ device: Device; created: boolean } | 'over_limit'> {
-    // A device token names a device that exists; only the shared project token registers.
-    if (!input.viaProjectToken) throw notFound('device not found');
-    const defaultChannel = await this.store.findDefaultChannel(input.projectId);
-    if (!defaultChannel) throw notFound('project not found');
-    const device = newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, checkIn?.at ?? this.now());
-    if (!checkIn) return this.store.registerDevice(device, input.ownerId, input.maxDevices);
-    const checkedIn = { ...device, lastCheckAt: checkIn.at, checkCount: 1, health: checkIn.health ?? null };
-    const lastCheckStatus = checkIn.outcomeOf?.(checkedIn) ?? '';
-    return this.store.registerDevice({ ...checkedIn, lastCheckStatus }, input.ownerId, input.maxDevices);
-  }
-
-  /**
-   * Deletes a device's decision records beyond the newest 20 on its every 20th check, so that it
-   * keeps at most 39 and the listing's newest 20 are always there. A trim reads the records it
-   * deletes, so it does not run on every check; it runs beside the answer, and one that fails is
-   * made good by the next.
-   */
-  private trimCheckRecordsIfDue(id: string, seq: number): void {
-    if (seq % CHECK_EVENTS_KEPT_PER_DEVICE !== 0) return;
-    void this.store.trimCheckRecords(id, seq - CHECK_EVENTS_KEPT_PER_DEVICE).catch((error: unknown) => this.warn(error, `trimming the decision records of device ${id} failed; its next 20th check trims them`));
-  }
-
   /** docs/api.md, "Records": newest first, filtered, at most `limit` (default and cap 20). */
   async listCheckEvents(query: CheckEventQuery): Promise<CheckEvent[]> {
     const limit = Math.min(Math.max(query.limit || CHECK_EVENTS_KEPT_PER_DEVICE, 1), CHECK_EVENTS_KEPT_PER_DEVICE);
@@ -396,40 +312,4 @@ export class Registry {
   deferOffer(id: string, deferral: Deferral): Promise<void> {
     return this.store.deferOffer(id, deferral);
   }
-
-  /** One update of the device, reading nothing: the status path of the release before (ApplyDeviceReport). */
-  async applyDeviceReport(projectId: string, id: string, event: string, reason: string, buildNumber?: number): Promise<void> {
-    if (!(await this.store.applyDeviceReport(projectId, id, deviceReportChange(event, reason, buildNumber)))) throw notFound('device not found');
-  }
-}
-
-/** What a check of a stored device may go on with: an inactive device and a device that needs its own token stop here. */
-function outcomeOf(device: Device, viaProjectToken: boolean): CheckInResult {
-  if (!device.active) return { outcome: 'inactive', device };
-  if (device.tokenRequired && viaProjectToken) return { outcome: 'token_required', device };
-  return { outcome: 'known', device };
-}
-
-function newDevice(projectId: string, deviceId: string, reported: ReportedProfile, channelId: string, at: Date): Device {
-  return {
-    id: deviceUuid(projectId, deviceId),
-    projectId,
-    deviceId,
-    ...profileIn(reported),
-    currentBuildNumber: 0,
-    currentVersionLabel: reported.versionLabel ?? '',
-    currentHash: reported.currentHash ?? '',
-    lastOtaStatus: '',
-    lastOtaReason: '',
-    active: true,
-    lastSeen: at,
-    lastCheckAt: null,
-    lastCheckStatus: '',
-    channelId,
-    groupIds: [],
-    metadata: {},
-    createdAt: at,
-    tokenRequired: false,
-    checkCount: 0,
-  };
 }

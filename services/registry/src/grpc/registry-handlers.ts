@@ -5,7 +5,7 @@ import type { CallContext, Handlers, ServiceClient } from '@ota/grpc';
 import { registry as pb, type rollout } from '@ota/proto';
 import { GrpcDeviceEventLedger } from '../adapters/grpc/grpc-device-event-ledger';
 import { GrpcOfferLedger } from '../adapters/grpc/grpc-offer-ledger';
-import { checkDevice, type DeviceCheckAnswer, type HealthReport } from '../domain/device-check';
+import { checkDevice, type CheckStore, type DeviceCheckAnswer, type HealthReport } from '../domain/device-check';
 import type { HealthSnapshot, HealthTallies } from '../domain/device-health';
 import { reportDeviceStatus } from '../domain/device-report';
 import { offerStanding } from '../domain/offer-standing';
@@ -13,15 +13,9 @@ import type { Channel, Device, Group, Project, ReportedProfile } from '../domain
 import type { MembershipChange, MembershipChanges } from '../domain/membership-changes';
 import type { Registry } from '../domain/registry';
 
-type RegistryHandlers = Handlers<typeof pb.RegistryServiceService>;
-
-const OUTCOME = {
-  known: pb.CheckInOutcome.CHECK_IN_OUTCOME_KNOWN,
-  registered: pb.CheckInOutcome.CHECK_IN_OUTCOME_REGISTERED,
-  inactive: pb.CheckInOutcome.CHECK_IN_OUTCOME_INACTIVE,
-  over_limit: pb.CheckInOutcome.CHECK_IN_OUTCOME_OVER_LIMIT,
-  token_required: pb.CheckInOutcome.CHECK_IN_OUTCOME_TOKEN_REQUIRED,
-} as const;
+/** The methods kept for the release before, served by previous-release/handlers.ts. */
+export type PreviousReleaseMethods = 'checkInDevice' | 'recordCheck' | 'applyDeviceReport';
+type RegistryHandlers = Omit<Handlers<typeof pb.RegistryServiceService>, PreviousReleaseMethods>;
 
 /** What the check and the status report need beside the registry: the decision's views, and rollout to confirm offers and store events. */
 export interface CheckDeps {
@@ -30,6 +24,7 @@ export interface CheckDeps {
   sources: Pick<ViewSources<DecisionDeployment>, 'loadDeployment'>;
   rollout: ServiceClient<typeof rollout.RolloutServiceService>;
   health: HealthTallies;
+  store: CheckStore;
 }
 
 export function registryHandlers(registry: Registry, check: CheckDeps, membershipChanges: MembershipChanges): RegistryHandlers {
@@ -37,12 +32,12 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
     async checkDevice(request, ctx) {
       const answer = await checkDevice(
         {
-          registry,
+          store: check.store,
           views: check.views,
           // The offer's confirmation runs under the check's own deadline and trace.
           offers: new GrpcOfferLedger(check.rollout, ctx),
           health: check.health,
-          recordFailed: (error, deviceId) => ctx.logger.warn({ err: error, device_id: deviceId }, 'check not recorded'),
+          warn: (error, message, deviceId) => ctx.logger.warn({ err: error, device_id: deviceId }, message),
         },
         {
           projectId: request.projectId,
@@ -134,46 +129,6 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
     },
     async countChipFamilies(request) {
       return registry.countChipFamilies(request.projectId);
-    },
-    // CheckInDevice and RecordCheck: the three-call check of the release before, for its gateways
-    // during an upgrade (docs/architecture.md, "Changing a message between releases").
-    async checkInDevice(request, _ctx: CallContext) {
-      const result = await registry.lookUpForCheck({
-        projectId: request.projectId,
-        ownerId: request.ownerId,
-        deviceId: request.deviceId,
-        viaProjectToken: request.viaProjectToken,
-        maxDevices: request.maxDevices,
-        reported: reportedProfileOf(request.reported),
-      });
-      return {
-        outcome: OUTCOME[result.outcome],
-        device: result.outcome === 'over_limit' ? undefined : deviceMessage(result.device),
-      };
-    },
-    async recordCheck(request) {
-      const event = request.event;
-      if (!event) throw invalidArgument('event is required');
-      await registry.recordWholeCheck({
-        projectId: request.projectId,
-        id: request.id,
-        checkCount: request.checkCount,
-        reported: request.heartbeat ? reportedProfileOf(request.reported) : undefined,
-        event: {
-          id: event.id,
-          projectId: request.projectId,
-          deviceId: event.deviceId,
-          createdAt: event.createdAt ?? new Date(),
-          decision: event.decision,
-          status: event.status,
-          deploymentId: event.deploymentId,
-          artifactBuildNumber: event.artifactBuildNumber ?? null,
-          reportedBuildNumber: event.reportedBuildNumber ?? null,
-          reportedVersion: event.reportedVersion,
-          message: event.message,
-        },
-      });
-      return {};
     },
     async listCheckEvents(request) {
       const events = await registry.listCheckEvents({
@@ -273,10 +228,6 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
       );
       return answer.standing ? { standing: true, status: '', hold: false, message: '' } : answer;
     },
-    async applyDeviceReport(request) {
-      await registry.applyDeviceReport(request.projectId, request.id, request.event, request.reason, request.buildNumber);
-      return {};
-    },
   };
 }
 
@@ -307,6 +258,7 @@ export function deviceMessage(device: Device): pb.Device {
     projectId: device.projectId,
     deviceId: device.deviceId,
     hardware,
+    // PREVIOUS RELEASE: the same fields flat, for readers of the release before.
     ...hardware,
     currentBuildNumber: device.currentBuildNumber,
     currentVersionLabel: device.currentVersionLabel,
@@ -332,7 +284,7 @@ function reportedHealthMessage(snapshot: HealthSnapshot): pb.ReportedHealth {
   return { health, buildNumber: build, reportedAt: at };
 }
 
-function reportedProfileOf(reported: pb.ReportedProfile | undefined): ReportedProfile {
+export function reportedProfileOf(reported: pb.ReportedProfile | undefined): ReportedProfile {
   const profile = reported ?? pb.ReportedProfile.fromPartial({});
   return {
     framework: profile.framework,

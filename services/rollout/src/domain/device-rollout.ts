@@ -118,7 +118,7 @@ export class DeviceRollout {
     return false;
   }
 
-  /** Decides from the in-memory views; records `offered` for an offer (the three-call check of the release before). */
+  /** PREVIOUS RELEASE: decides from the in-memory views and records `offered` for an offer (DecideOffer, previous-release/handlers.ts). */
   async decideOffer(projectId: string, device: DecisionDevice): Promise<Decision<Deployment>> {
     const active = this.deps.views.activeDeployments(projectId);
     // Device statuses matter only for deployments that target the device: most checks of a

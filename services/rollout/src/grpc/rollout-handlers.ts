@@ -1,5 +1,4 @@
-import { offerOf, scheduleOfMessage, type OfferOutcome } from '@ota/decision';
-import { profileOfMessage } from '@ota/manifest';
+import { scheduleOfMessage, type OfferOutcome } from '@ota/decision';
 import { invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
 import { rollout as pb } from '@ota/proto';
@@ -18,8 +17,11 @@ const OFFER_OUTCOMES: Record<OfferOutcome, pb.OfferOutcome> = {
   capped: pb.OfferOutcome.OFFER_OUTCOME_CAPPED,
 };
 
+/** The methods kept for the release before, served by previous-release/handlers.ts. */
+export type PreviousReleaseMethods = 'decideOffer';
+
 /** `metrics` counts stored reports; tests that do not look at metrics leave it out. */
-export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics, 'reportStored'>): Handlers<typeof pb.RolloutServiceService> {
+export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics, 'reportStored'>): Omit<Handlers<typeof pb.RolloutServiceService>, PreviousReleaseMethods> {
   return {
     async createDeployment(request, ctx) {
       const deployment = await rollout.deployments.createDeployment(
@@ -76,29 +78,6 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
     async deleteDeviceStates(request) {
       await rollout.devices.deleteDeviceStates(request.projectId, request.deviceId);
       return {};
-    },
-    // The three-call check of the release before, for its gateways during an upgrade
-    // (docs/architecture.md, "Changing a message between releases"); registry's CheckDevice answers checks now.
-    async decideOffer(request) {
-      const device = request.device;
-      if (!device) throw invalidArgument('device is required');
-      const hardware = profileOfMessage(device);
-      const decision = await rollout.devices.decideOffer(request.projectId, {
-        id: device.id,
-        channelId: device.channelId,
-        groupIds: device.groupIds,
-        framework: hardware.framework,
-        chipFamily: hardware.chipFamily,
-        boardId: device.boardIdReported ? hardware.boardId : undefined,
-        hardwareRevision: device.hardwareRevisionReported ? hardware.hardwareRevision : undefined,
-        // The release before sends a dimension the device left out as blank.
-        partitionProfile: hardware.partitionProfile || undefined,
-        nvsSchemaVersion: hardware.nvsSchemaVersion ?? undefined,
-        securityMode: hardware.securityMode || undefined,
-        currentBuildNumber: device.currentBuildNumber,
-      });
-      if (decision.status !== 'offered') return { status: decision.status, message: decision.message, offer: undefined };
-      return { status: decision.status, message: decision.message, offer: offerOf(decision.deployment.id, decision.artifact) };
     },
     async listActiveDeployments() {
       return { deployments: (await rollout.deployments.listActiveDeployments()).map(deploymentMessage) };

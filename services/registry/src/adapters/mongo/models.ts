@@ -61,7 +61,8 @@ export interface DeviceDoc extends HardwareProfileFields {
   /** The offer the device last put off (the deferred event). */
   deferral?: { deployment_id: string; until: Date } | null;
   /**
-   * Where the releases before this one kept the newest 20 decisions: slots `s0` to `s19`, each the
+   * PREVIOUS RELEASE (the release after this one removes them; docs/operations.md says why they
+   * stay until then). Where the releases before this one kept the newest 20 decisions: slots `s0` to `s19`, each the
    * record of the check n with n mod 20 = slot (check-history.ts). No longer written; the
    * check-events listing still reads them, so the history of a device that has not checked 20
    * times since the upgrade is whole, and a rollback finds them where it wrote them.

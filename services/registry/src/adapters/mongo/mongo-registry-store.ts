@@ -3,6 +3,7 @@ import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, devicePageKeys, readDevicePage, sampleDevices } from '@ota/ids';
 import type { HealthSnapshot } from '../../domain/device-health';
+import { heartbeatConditions } from '../../domain/heartbeat-rule';
 import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckRecord } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeCheckEntry, encodeCheckEntry } from './check-history';
@@ -430,10 +431,11 @@ export class MongoRegistryStore implements RegistryStore {
   async checkIn(checkIn: CheckIn): Promise<Device | null> {
     const id = deviceUuid(checkIn.projectId, checkIn.deviceId);
     const device = { _id: id, project_id: checkIn.projectId, device_id: checkIn.deviceId };
-    // The filter is the heartbeat's rule (CheckIn): a device that may not have one fails it, and
-    // is counted by the second write without the heartbeat. Only _id is pushed down on FerretDB.
-    // No projection: FerretDB v1 refuses `fields` on findAndModify, and deviceOf reads no history.
-    const mayHeartbeat = { ...device, active: { $ne: false }, ...(checkIn.viaProjectToken ? { token_required: { $ne: true } } : {}) };
+    // The filter is the heartbeat rule (heartbeat-rule.ts): a device that may not have one fails
+    // it, and is counted by the second write without the heartbeat. Only _id is pushed down on
+    // FerretDB. No projection: FerretDB v1 refuses `fields` on findAndModify, and deviceOf reads
+    // no history.
+    const mayHeartbeat = { ...device, ...heartbeatFilter(checkIn.viaProjectToken) };
     const counted = (filter: object, set: Partial<DeviceDoc>) =>
       this.deviceWrites.run(id, () =>
         this.models.Device.collection.findOneAndUpdate(filter as never, { $set: set, $inc: { check_count: 1 } } as never, { returnDocument: 'before' }),
@@ -448,6 +450,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (record.event.status !== record.previousStatus) await this.writeDevice(record.id, { last_check_status: record.event.status });
   }
 
+  // PREVIOUS RELEASE: the release before's RecordCheck (previous-release/three-call-check.ts).
   async recordWholeCheck(record: WholeCheckRecord): Promise<void> {
     const { event } = record;
     await this.writeDevice(record.id, {
@@ -464,7 +467,8 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]> {
-    // The device is read for its project, and for the slots the releases before wrote on it.
+    // The device is read for its project, and (PREVIOUS RELEASE: the release after this one
+    // removes them) for the history slots the releases before wrote on it.
     const [doc, records] = await Promise.all([
       this.models.Device.findById(id, { project_id: 1, device_id: 1, check_history: 1 }).lean<Pick<DeviceDoc, 'project_id' | 'device_id' | 'check_history'>>(),
       this.models.CheckRecord.collection.find({ device_id: id }).toArray(),
@@ -520,6 +524,7 @@ export class MongoRegistryStore implements RegistryStore {
     return result.matchedCount > 0;
   }
 
+  // PREVIOUS RELEASE: the release before's ApplyDeviceReport (previous-release/handlers.ts).
   async applyDeviceReport(projectId: string, id: string, set: Partial<Device>): Promise<boolean> {
     // The project in the filter keeps a report within its project; matchedCount says whether the device exists.
     const result = await this.deviceWrites.run(id, () =>
@@ -527,6 +532,13 @@ export class MongoRegistryStore implements RegistryStore {
     );
     return result.matchedCount > 0;
   }
+}
+
+const DEVICE_FIELD_OF = { active: 'active', tokenRequired: 'token_required' } as const satisfies Record<string, keyof DeviceDoc>;
+
+/** The heartbeat rule's conditions as a filter that a device which may have a heartbeat passes. */
+function heartbeatFilter(viaProjectToken: boolean): Record<string, { $ne: boolean }> {
+  return Object.fromEntries(heartbeatConditions(viaProjectToken).map((condition) => [DEVICE_FIELD_OF[condition.field], { $ne: condition.refusedWhen }]));
 }
 
 /** The stored fields of a change to a device. */
