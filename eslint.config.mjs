@@ -1,9 +1,10 @@
 // The lint rules this codebase holds itself to: promises are awaited or handed
 // on explicitly, imports never form a cycle, types are imported as types, and the boundaries of
 // docs/architecture.md hold (a service imports no other service; domain code does no I/O and does
-// not import its adapters). Typed rules read the TypeScript project of each file through
+// not import its adapters), and the console's hooks keep React's rules. Typed rules read the TypeScript project of each file through
 // typescript-eslint's project service.
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 const SERVICES = ['artifacts', 'gateway', 'registry', 'rollout', 'telemetry'];
@@ -107,6 +108,16 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // Hooks are called in the same order on every render, and an effect or memo names everything it
+    // reads: a stale value in the console is a page that shows what no longer holds.
+    files: ['services/console/src/**/*.ts', 'services/console/src/**/*.tsx'],
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'error',
     },
   },
   {

@@ -5,7 +5,7 @@ import { ArtifactsPage } from './pages/artifacts';
 import { AuditPage } from './pages/audit';
 import { DeploymentPage } from './pages/deployment/page';
 import { DeploymentsPage } from './pages/deployments';
-import { DevicePage } from './pages/device';
+import { DevicePage } from './pages/device/page';
 import { DevicesPage } from './pages/devices';
 import { GroupPage, GroupsAndChannelsPage } from './pages/groups';
 import { PersonalTokensPage, ProjectTokensPage } from './pages/tokens';
