@@ -1,5 +1,6 @@
 export { connectMongo, ensureIndexes, pingMongo, type MongoSettings } from './connection';
 export { insertUnique, isDuplicateKey } from './errors';
+export { collectionOf } from './collection';
 export { PerKeyQueue } from './per-key-queue';
 export { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from './unique-insert';
 

@@ -1,4 +1,4 @@
-import { insertUnique, insertWithNextNumber, releasePlace, takePlace } from '@ota/mongo';
+import { collectionOf, insertUnique, insertWithNextNumber, releasePlace, takePlace } from '@ota/mongo';
 import { requirementFields, requirementsOf } from '@ota/manifest';
 import type { Artifact } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
@@ -9,17 +9,17 @@ export class MongoArtifactStore implements ArtifactStore {
   constructor(private readonly models: ArtifactModels) {}
 
   async reserveUpload(ownerId: string, month: string, cap: number): Promise<number | null> {
-    return takePlace(this.models.UploadPlace.collection as never, `${ownerId}:${month}`, cap);
+    return takePlace(collectionOf(this.models.UploadPlace), `${ownerId}:${month}`, cap);
   }
 
   async releaseUpload(ownerId: string, month: string, place: number): Promise<void> {
-    await releasePlace(this.models.UploadPlace.collection as never, `${ownerId}:${month}`, place);
+    await releasePlace(collectionOf(this.models.UploadPlace), `${ownerId}:${month}`, place);
   }
 
   async insertWithNextBuildNumber(artifact: Omit<Artifact, 'buildNumber'>): Promise<Artifact> {
     const { build_number: _unset, ...doc } = docOf({ ...artifact, buildNumber: 0 });
     const buildNumber = await insertWithNextNumber<ArtifactDoc>(
-      this.models.Artifact.collection as never,
+      collectionOf(this.models.Artifact),
       { project_id: artifact.projectId },
       'build_number',
       doc,
@@ -38,14 +38,14 @@ export class MongoArtifactStore implements ArtifactStore {
   }
 
   async setArchived(projectId: string, artifactId: string, archived: boolean): Promise<{ artifact: Artifact; changed: boolean } | null> {
-    const result = await this.models.Artifact.collection.updateOne({ _id: artifactId, project_id: projectId } as never, { $set: { archived } });
+    const result = await collectionOf(this.models.Artifact).updateOne({ _id: artifactId, project_id: projectId }, { $set: { archived } });
     if (result.matchedCount === 0) return null;
     const artifact = await this.findArtifact(artifactId);
     return artifact ? { artifact, changed: result.modifiedCount > 0 } : null;
   }
 
   async insertSigningKey(key: SigningKey): Promise<'inserted' | 'duplicate'> {
-    const inserted = await insertUnique(this.models.SigningKey.collection, {
+    const inserted = await insertUnique(collectionOf(this.models.SigningKey), {
       _id: key.id,
       project_id: key.projectId,
       name: key.name,

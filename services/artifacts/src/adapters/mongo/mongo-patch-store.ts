@@ -1,4 +1,4 @@
-import { insertUnique, isDuplicateKey } from '@ota/mongo';
+import { collectionOf, insertUnique, isDuplicateKey } from '@ota/mongo';
 import type { Patch, PatchState } from '../../domain/model';
 import type { PatchOutcome, PatchStore } from '../../domain/ports';
 import type { ArtifactModels, PatchDoc } from './models';
@@ -11,7 +11,7 @@ export class MongoPatchStore implements PatchStore {
 
   async insertPatchJob(patch: Patch): Promise<Patch> {
     try {
-      await this.models.Patch.collection.insertOne(docOf(patch) as never);
+      await collectionOf(this.models.Patch).insertOne(docOf(patch));
       return patch;
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
@@ -40,8 +40,8 @@ export class MongoPatchStore implements PatchStore {
       // Of the workers that read this job in this state, the one whose claim of its next attempt
       // goes in first has it; the others find the claim taken and look at the next job.
       const attempts = doc.attempts + 1;
-      if (!(await insertUnique(this.models.PatchClaim.collection as never, { _id: `${doc._id}#${attempts}`, claimed_at: now }))) continue;
-      await this.models.Patch.collection.updateOne({ _id: doc._id } as never, { $set: { state: 'building', attempts, lease_until: leaseUntil, updated_at: now } });
+      if (!(await insertUnique(collectionOf(this.models.PatchClaim), { _id: `${doc._id}#${attempts}`, claimed_at: now }))) continue;
+      await collectionOf(this.models.Patch).updateOne({ _id: doc._id }, { $set: { state: 'building', attempts, lease_until: leaseUntil, updated_at: now } });
       return patchOf({ ...doc, state: 'building', attempts, lease_until: leaseUntil, updated_at: now });
     }
     return null;
@@ -49,7 +49,7 @@ export class MongoPatchStore implements PatchStore {
 
   async finishPatchJob(id: string, outcome: PatchOutcome, now: Date): Promise<void> {
     const fields = outcome.state === 'ready' ? { state: 'ready', size: outcome.size, sha256: outcome.sha256, reason: '' } : { state: 'failed', reason: outcome.reason };
-    await this.models.Patch.collection.updateOne({ _id: id } as never, { $set: { ...fields, lease_until: null, updated_at: now } });
+    await collectionOf(this.models.Patch).updateOne({ _id: id }, { $set: { ...fields, lease_until: null, updated_at: now } });
   }
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { alreadyExists, notFound } from '@ota/errors';
-import { insertUnique } from '@ota/mongo';
+import { collectionOf, insertUnique } from '@ota/mongo';
 import { hashToken, newRawToken, newSessionSecret, prefixOf } from '../../auth/tokens';
 import type { Plan, Session, Token, User } from '../../auth/model';
 import type { AccountStore, NewToken } from '../../auth/ports';
@@ -27,7 +27,7 @@ export class MongoAccountStore implements AccountStore {
 
   async createUser(email: string, isStaff: boolean, plan: Plan): Promise<User> {
     const user: UserDoc = { _id: randomUUID(), email: email.toLowerCase(), is_staff: isStaff, plan: planDocOf(plan), created_at: new Date() };
-    if (!(await insertUnique(this.models.User.collection, user))) throw alreadyExists(`a user with e-mail ${email} already exists`);
+    if (!(await insertUnique(collectionOf(this.models.User), user))) throw alreadyExists(`a user with e-mail ${email} already exists`);
     return userOf(user);
   }
 
@@ -35,7 +35,7 @@ export class MongoAccountStore implements AccountStore {
     const set: Record<string, number> = {};
     if (plan.maxDevices !== undefined) set['plan.max_devices'] = plan.maxDevices;
     if (plan.maxUploadsPerMonth !== undefined) set['plan.max_uploads_per_month'] = plan.maxUploadsPerMonth;
-    const user = await this.models.User.collection.findOneAndUpdate(
+    const user = await collectionOf(this.models.User).findOneAndUpdate(
       { email: email.toLowerCase() },
       { $set: set },
       { returnDocument: 'after' },
@@ -71,7 +71,7 @@ export class MongoAccountStore implements AccountStore {
       last_used_at: null,
       revoked_at: null,
     };
-    await this.models.Token.collection.insertOne(token as never);
+    await collectionOf(this.models.Token).insertOne(token);
     return { token: tokenOf(token), raw };
   }
 
@@ -85,7 +85,7 @@ export class MongoAccountStore implements AccountStore {
   /** `authenticate` for a token known by its hash (a console session's token). */
   async authenticateHash(tokenHash: string): Promise<Token | null> {
     // Every request makes this read: the driver's collection, without building a mongoose query.
-    const token = (await this.models.Token.collection.findOne({ _id: tokenHash } as never)) as TokenDoc | null;
+    const token = (await collectionOf(this.models.Token).findOne({ _id: tokenHash })) as TokenDoc | null;
     if (!token || token.revoked_at) return null;
     const now = Date.now();
     const written = this.usageWritten.get(token._id);
@@ -93,8 +93,8 @@ export class MongoAccountStore implements AccountStore {
       this.usageWritten.set(token._id, now);
       // Off the request path: the answer does not wait for the bookkeeping write. Two replicas
       // upserting at once may collide on the key; either time will do.
-      void this.models.TokenUsage.collection
-        .updateOne({ _id: token._id } as never, { $set: { last_used_at: new Date(now) } }, { upsert: true })
+      void collectionOf(this.models.TokenUsage)
+        .updateOne({ _id: token._id }, { $set: { last_used_at: new Date(now) } }, { upsert: true })
         .catch(() => undefined);
     }
     return tokenOf(token);
@@ -114,7 +114,7 @@ export class MongoAccountStore implements AccountStore {
       created_at: now,
       expires_at: new Date(now.getTime() + ttlSeconds * 1000),
     };
-    await this.models.Session.collection.insertOne(session as never);
+    await collectionOf(this.models.Session).insertOne(session);
     return { session: sessionOf(session), raw };
   }
 
@@ -156,19 +156,19 @@ export class MongoAccountStore implements AccountStore {
 
   /** Revocation keeps the record, so last_used_at stays readable afterwards. */
   async revokeToken(token: Token): Promise<void> {
-    await this.models.Token.collection.updateOne({ _id: token.hash } as never, { $set: { revoked_at: new Date() } });
+    await collectionOf(this.models.Token).updateOne({ _id: token.hash }, { $set: { revoked_at: new Date() } });
   }
 
   /** Every project and device token of the project: used when the project is deleted. */
   async revokeProjectTokens(projectId: string): Promise<void> {
-    await this.models.Token.collection.updateMany(
+    await collectionOf(this.models.Token).updateMany(
       { project_id: projectId, kind: { $in: ['project', 'device'] }, revoked_at: null },
       { $set: { revoked_at: new Date() } },
     );
   }
 
   async revokeDeviceTokens(deviceUuid: string): Promise<number> {
-    const result = await this.models.Token.collection.updateMany(
+    const result = await collectionOf(this.models.Token).updateMany(
       { kind: 'device', device_uuid: deviceUuid, revoked_at: null },
       { $set: { revoked_at: new Date() } },
     );

@@ -1,4 +1,4 @@
-import { insertUnique } from '@ota/mongo';
+import { collectionOf, insertUnique } from '@ota/mongo';
 import type { IdempotencyStore, StoredAnswer } from '../../http/idempotency';
 import type { GatewayModels, IdempotencyDoc } from './models';
 
@@ -8,14 +8,14 @@ export class MongoIdempotencyStore implements IdempotencyStore {
 
   async claim(scope: string, now: Date, expiresAt: Date, abandonedBefore: Date): Promise<boolean> {
     const doc: IdempotencyDoc = { _id: scope, state: 'in_progress', fingerprint: '', status: 0, body: null, created_at: now, expires_at: expiresAt };
-    if (await insertUnique(this.models.IdempotencyKey.collection, doc)) return true;
+    if (await insertUnique(collectionOf(this.models.IdempotencyKey), doc)) return true;
     // A claim whose request never finished (its process stopped) is taken over once it is older
     // than any request may take; an expired answer is replaced. Only one taker deletes it.
-    const stale = await this.models.IdempotencyKey.collection.deleteOne({
+    const stale = await collectionOf(this.models.IdempotencyKey).deleteOne({
       _id: scope,
       $or: [{ state: 'in_progress', created_at: { $lt: abandonedBefore } }, { expires_at: { $lt: now } }],
-    } as never);
-    return stale.deletedCount === 1 && insertUnique(this.models.IdempotencyKey.collection, doc);
+    });
+    return stale.deletedCount === 1 && insertUnique(collectionOf(this.models.IdempotencyKey), doc);
   }
 
   async find(scope: string): Promise<StoredAnswer | 'in_progress' | null> {
@@ -26,7 +26,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(scope: string, answer: StoredAnswer): Promise<void> {
-    await this.models.IdempotencyKey.collection.updateOne({ _id: scope } as never, {
+    await collectionOf(this.models.IdempotencyKey).updateOne({ _id: scope }, {
       $set: { state: 'done', fingerprint: answer.fingerprint, status: answer.status, body: answer.body },
     });
   }

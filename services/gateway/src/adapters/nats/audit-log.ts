@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type Bus, EVENTS } from '@ota/bus';
 import type { events } from '@ota/proto';
 import type { Logger } from '@ota/logging';
+import { collectionOf } from '@ota/mongo';
 import type { ServiceMetrics } from '@ota/metrics';
 import { auditActorOf, type Principal } from '../../auth/principal';
 import type { AuditEntry, AuditLog } from '../../use-cases/ports';
@@ -46,7 +47,7 @@ export class JetStreamAuditLog implements AuditLog {
       }
     }
     const kept: AuditOutboxDoc = { _id: event.id, event: EVENTS.auditRecorded.message.toJSON(event), created_at: new Date() };
-    await this.models.AuditOutbox.collection.insertOne(kept as never);
+    await collectionOf(this.models.AuditOutbox).insertOne(kept);
     this.outbox.written.inc();
     this.logger.warn({ auditId: event.id, action: event.action }, 'audit event kept in the outbox until NATS stores it');
   }

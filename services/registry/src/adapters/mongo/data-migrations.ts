@@ -1,5 +1,5 @@
 import { devicePageKeys } from '@ota/ids';
-import { addPageKeysOnce } from '@ota/mongo';
+import { addPageKeysOnce, collectionOf } from '@ota/mongo';
 import { encodeCheckEntry } from './check-history';
 import type { CheckHistoryEntry, RegistryModels } from './models';
 
@@ -28,7 +28,7 @@ export async function moveCheckEventsOntoDevices(models: RegistryModels): Promis
     // The device already holds the project and device_id; the rest is the history entry as it was.
     const { _id, project_id: _project, device_uuid, device_id: _deviceId, ...entry } = doc;
     const path = `check_history.s${slot}`;
-    await models.Device.collection.updateOne({ _id: device_uuid, [path]: { $exists: false } } as never, { $set: { [path]: encodeCheckEntry(entry) } });
+    await collectionOf(models.Device).updateOne({ _id: device_uuid, [path]: { $exists: false } }, { $set: { [path]: encodeCheckEntry(entry) } });
   }
   await legacy.drop();
 }

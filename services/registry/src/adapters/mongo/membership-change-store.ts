@@ -2,6 +2,7 @@ import { devicePageKey } from '@ota/ids';
 import { selectionFields, type BucketChange, type MembershipChange, type MembershipChangeStore } from '../../domain/membership-changes';
 import type { MembershipChangeDoc, RegistryModels } from './models';
 import { equalityFilterOf, insertMemberships, membershipOf } from './mongo-registry-store';
+import { collectionOf } from '@ota/mongo';
 
 /**
  * The store of bulk membership changes (domain/membership-changes.ts), and each bucket's step.
@@ -21,7 +22,7 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
   ) {}
 
   async insertChange(change: MembershipChange, runner: string, leaseUntil: Date): Promise<void> {
-    await this.models.MembershipChange.collection.insertOne(docOf(change, runner, leaseUntil) as never);
+    await collectionOf(this.models.MembershipChange).insertOne(docOf(change, runner, leaseUntil));
   }
 
   async findChange(id: string): Promise<MembershipChange | null> {
@@ -93,9 +94,9 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
     if (ids.length === 0) return { matched: 0, changed: 0 };
 
     const changed = change.action === 'add' ? await insertMemberships(this.models, ids.map((id) => membershipOf(projectId, groupId, id))) : await deleteMembershipsOf(this.models, groupId, pageKey, ids);
-    const copies = await this.models.Device.collection.updateMany(
-      { ...selection, _id: { $in: ids } } as never,
-      change.action === 'add' ? { $addToSet: { group_ids: groupId } } : ({ $pull: { group_ids: groupId } } as never),
+    const copies = await collectionOf(this.models.Device).updateMany(
+      { ...selection, _id: { $in: ids } },
+      change.action === 'add' ? { $addToSet: { group_ids: groupId } } : ({ $pull: { group_ids: groupId } }),
     );
 
     // Copies that may disagree with the memberships: every device when one left the selection

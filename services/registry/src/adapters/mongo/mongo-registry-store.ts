@@ -1,6 +1,6 @@
 import type { Deferral } from '@ota/decision';
 import { profileFields, profileOf } from '@ota/manifest';
-import { PerKeyQueue, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
+import { PerKeyQueue, collectionOf, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, devicePageKeys, readDevicePage, sampleDevices } from '@ota/ids';
 import type { HealthSnapshot } from '../../domain/device-health';
 import { heartbeatConditions } from '../../domain/heartbeat-rule';
@@ -33,7 +33,7 @@ export class MongoRegistryStore implements RegistryStore {
   ) {}
 
   async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
-    const inserted = await insertUnique(this.models.Project.collection, {
+    const inserted = await insertUnique(collectionOf(this.models.Project), {
       _id: project.id,
       name: project.name,
       slug: project.slug,
@@ -69,7 +69,7 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async insertChannel(channel: Channel): Promise<'inserted' | 'name_taken'> {
-    const inserted = await insertUnique(this.models.Channel.collection, {
+    const inserted = await insertUnique(collectionOf(this.models.Channel), {
       _id: channel.id,
       project_id: channel.projectId,
       name: channel.name,
@@ -111,10 +111,12 @@ export class MongoRegistryStore implements RegistryStore {
    * update when two renames to one name race.
    */
   private async rename(model: RegistryModels['Group'] | RegistryModels['Channel'], projectId: string, id: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'> {
-    const taken = await (model as RegistryModels['Group']).findOne({ project_id: projectId, name }, { _id: 1 }).lean<{ _id: string }>();
+    // Groups and channels are named alike; either is read and written through the fields they share.
+    const named = model as RegistryModels['Group'];
+    const taken = await named.findOne({ project_id: projectId, name }, { _id: 1 }).lean<{ _id: string }>();
     if (taken) return taken._id === id ? 'renamed' : 'name_taken';
     try {
-      const result = await model.collection.updateOne({ _id: id, project_id: projectId } as never, { $set: { name } });
+      const result = await collectionOf(named).updateOne({ _id: id, project_id: projectId }, { $set: { name } });
       return result.matchedCount === 0 ? 'missing' : 'renamed';
     } catch (error) {
       if (isDuplicateKey(error)) return 'name_taken';
@@ -123,7 +125,7 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async insertGroup(group: Group): Promise<'inserted' | 'name_taken'> {
-    const inserted = await insertUnique(this.models.Group.collection, {
+    const inserted = await insertUnique(collectionOf(this.models.Group), {
       _id: group.id,
       project_id: group.projectId,
       name: group.name,
@@ -188,7 +190,7 @@ export class MongoRegistryStore implements RegistryStore {
         devicesBySet.set(key, [...(devicesBySet.get(key) ?? []), id]);
       }
       for (const [key, ids] of devicesBySet) {
-        await this.models.Device.collection.updateMany({ project_id: projectId, _id: { $in: ids } } as never, { $set: { group_ids: JSON.parse(key) as string[] } });
+        await collectionOf(this.models.Device).updateMany({ project_id: projectId, _id: { $in: ids } }, { $set: { group_ids: JSON.parse(key) as string[] } });
       }
       const stored = await this.models.Device.find({ project_id: projectId, _id: { $in: batch } }, { group_ids: 1 }).lean<Array<Pick<DeviceDoc, 'group_ids'> & { _id: string }>>();
       const now = await this.groupIdsOf(projectId, batch);
@@ -218,7 +220,7 @@ export class MongoRegistryStore implements RegistryStore {
     const _id = `${groupId}:${deviceId}`;
     if (member) {
       try {
-        await this.models.Membership.collection.insertOne(membershipOf(projectId, groupId, deviceId) as never);
+        await collectionOf(this.models.Membership).insertOne(membershipOf(projectId, groupId, deviceId));
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
       }
@@ -387,12 +389,12 @@ export class MongoRegistryStore implements RegistryStore {
   // to the driver's collection, as the device write does, without building a mongoose query.
   private async findDeviceDoc(projectId: string, key: { id: string } | { deviceId: string }): Promise<DeviceDoc | null> {
     const id = 'id' in key ? key.id : deviceUuid(projectId, key.deviceId);
-    const doc = (await this.models.Device.collection.findOne({ _id: id } as never, { projection: DEVICE_FIELDS })) as DeviceDoc | null;
+    const doc = (await collectionOf(this.models.Device).findOne({ _id: id }, { projection: DEVICE_FIELDS })) as DeviceDoc | null;
     return doc && doc.project_id === projectId && ('id' in key || doc.device_id === key.deviceId) ? doc : null;
   }
 
   private async releaseDevicePlace(ownerId: string, place: number | undefined): Promise<void> {
-    if (place) await releasePlace(this.models.DevicePlace.collection as never, ownerId, place);
+    if (place) await releasePlace(collectionOf(this.models.DevicePlace), ownerId, place);
   }
 
   /**
@@ -400,7 +402,7 @@ export class MongoRegistryStore implements RegistryStore {
    * PerKeyQueue).
    */
   private writeDevice(id: string, fields: Partial<DeviceDoc> | Record<string, unknown>): Promise<unknown> {
-    return this.deviceWrites.run(id, () => this.models.Device.collection.updateOne({ _id: id } as never, { $set: fields }));
+    return this.deviceWrites.run(id, () => collectionOf(this.models.Device).updateOne({ _id: id }, { $set: fields }));
   }
 
   async registerDevice(
@@ -410,14 +412,14 @@ export class MongoRegistryStore implements RegistryStore {
   ): Promise<{ device: Device; created: boolean } | 'over_limit'> {
     // Take one of the owner's numbered device places first: two registrations can never hold the
     // same place, so together they can never exceed the cap.
-    const place = await takePlace(this.models.DevicePlace.collection as never, ownerId, maxDevices);
+    const place = await takePlace(collectionOf(this.models.DevicePlace), ownerId, maxDevices);
     if (place === null) {
       // A concurrent first check of this same device may have registered it meanwhile.
       const existing = await this.findDevice(device.projectId, { deviceId: device.deviceId });
       return existing ? { device: existing, created: false } : 'over_limit';
     }
     try {
-      await this.models.Device.collection.insertOne(docOf(device, place) as never);
+      await collectionOf(this.models.Device).insertOne(docOf(device, place));
       return { device, created: true };
     } catch (error) {
       await this.releaseDevicePlace(ownerId, place);
@@ -438,7 +440,7 @@ export class MongoRegistryStore implements RegistryStore {
     const mayHeartbeat = { ...device, ...heartbeatFilter(checkIn.viaProjectToken) };
     const counted = (filter: object, set: Partial<DeviceDoc>) =>
       this.deviceWrites.run(id, () =>
-        this.models.Device.collection.findOneAndUpdate(filter as never, { $set: set, $inc: { check_count: 1 } } as never, { returnDocument: 'before' }),
+        collectionOf(this.models.Device).findOneAndUpdate(filter, { $set: set, $inc: { check_count: 1 } }, { returnDocument: 'before' }),
       ) as Promise<DeviceDoc | null>;
     const heartbeat = { ...heartbeatFields(checkIn.reported, checkIn.at), last_check_at: checkIn.at, ...(checkIn.health ? { health: healthDocOf(checkIn.health) } : {}) };
     const before = (await counted(mayHeartbeat, heartbeat)) ?? (await counted(device, { last_check_at: checkIn.at }));
@@ -446,7 +448,7 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async recordCheck(record: CheckRecord): Promise<void> {
-    await this.models.CheckRecord.collection.insertOne(checkRecordDoc(record.id, record.seq, record.event) as never);
+    await collectionOf(this.models.CheckRecord).insertOne(checkRecordDoc(record.id, record.seq, record.event));
     if (record.event.status !== record.previousStatus) await this.writeDevice(record.id, { last_check_status: record.event.status });
   }
 
@@ -459,11 +461,11 @@ export class MongoRegistryStore implements RegistryStore {
       last_check_status: event.status,
       check_count: record.checkCount + 1,
     });
-    await this.models.CheckRecord.collection.insertOne(checkRecordDoc(record.id, record.checkCount + 1, event) as never);
+    await collectionOf(this.models.CheckRecord).insertOne(checkRecordDoc(record.id, record.checkCount + 1, event));
   }
 
   async trimCheckRecords(id: string, throughSeq: number): Promise<void> {
-    await this.models.CheckRecord.collection.deleteMany({ device_id: id, seq: { $lte: throughSeq } });
+    await collectionOf(this.models.CheckRecord).deleteMany({ device_id: id, seq: { $lte: throughSeq } });
   }
 
   async listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]> {
@@ -471,7 +473,7 @@ export class MongoRegistryStore implements RegistryStore {
     // removes them) for the history slots the releases before wrote on it.
     const [doc, records] = await Promise.all([
       this.models.Device.findById(id, { project_id: 1, device_id: 1, check_history: 1 }).lean<Pick<DeviceDoc, 'project_id' | 'device_id' | 'check_history'>>(),
-      this.models.CheckRecord.collection.find({ device_id: id }).toArray(),
+      collectionOf(this.models.CheckRecord).find({ device_id: id }).toArray(),
     ]);
     if (!doc || doc.project_id !== projectId) return [];
     const entries = new Map<string, CheckHistoryEntry>();
@@ -520,7 +522,7 @@ export class MongoRegistryStore implements RegistryStore {
       $or: [{ last_ota_deployment_id: { $ne: write.deploymentId } }, { last_ota_rank: { $lte: write.rank } }],
     };
     const set = { ...changedFields(write.change), last_ota_deployment_id: write.deploymentId, last_ota_rank: write.rank };
-    const result = await this.deviceWrites.run(id, () => this.models.Device.collection.updateOne(filter as never, { $set: set }));
+    const result = await this.deviceWrites.run(id, () => collectionOf(this.models.Device).updateOne(filter, { $set: set }));
     return result.matchedCount > 0;
   }
 
@@ -528,7 +530,7 @@ export class MongoRegistryStore implements RegistryStore {
   async applyDeviceReport(projectId: string, id: string, set: Partial<Device>): Promise<boolean> {
     // The project in the filter keeps a report within its project; matchedCount says whether the device exists.
     const result = await this.deviceWrites.run(id, () =>
-      this.models.Device.collection.updateOne({ _id: id, project_id: projectId } as never, { $set: changedFields(set) }),
+      collectionOf(this.models.Device).updateOne({ _id: id, project_id: projectId }, { $set: changedFields(set) }),
     );
     return result.matchedCount > 0;
   }
@@ -696,7 +698,7 @@ function reaches(doc: CountedDoc, targets: DeviceTargets): boolean {
 /** Inserts the memberships that do not exist yet; answers how many did not. */
 export async function insertMemberships(models: RegistryModels, docs: MembershipDoc[]): Promise<number> {
   try {
-    return (await models.Membership.collection.insertMany(docs as never[], { ordered: false })).insertedCount;
+    return (await collectionOf(models.Membership).insertMany(docs, { ordered: false })).insertedCount;
   } catch (error) {
     // Unordered: every document that is not a duplicate went in; the error counts them.
     const failure = error as { insertedCount?: number; result?: { insertedCount?: number }; writeErrors?: Array<{ code?: number }> | { code?: number } };

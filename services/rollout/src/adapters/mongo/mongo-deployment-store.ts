@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MaintenanceSchedule, Weekday } from '@ota/decision';
-import { insertUnique } from '@ota/mongo';
+import { collectionOf, insertUnique } from '@ota/mongo';
 import type { Guardrails } from '../../domain/guardrails';
 import type { Deployment, DeploymentState, GuardrailPause } from '../../domain/model';
 import type { DeploymentStore, TransitionFields as DomainTransitionFields } from '../../domain/ports';
@@ -12,7 +12,7 @@ export class MongoDeploymentStore implements DeploymentStore {
   constructor(private readonly models: RolloutModels) {}
 
   async insertDeployment(deployment: Deployment): Promise<void> {
-    await this.models.Deployment.collection.insertOne(docOf(deployment) as never);
+    await collectionOf(this.models.Deployment).insertOne(docOf(deployment));
   }
 
   async findDeployment(id: string): Promise<Deployment | null> {
@@ -48,12 +48,12 @@ export class MongoDeploymentStore implements DeploymentStore {
     };
     const version = fromVersion + 1;
     // Claiming the version is the atomic step; a filtered update would not be one on FerretDB.
-    const claimed = await insertUnique(this.models.Transition.collection, { _id: `${id}:${version}`, deployment_id: id, version, set: fields } satisfies TransitionDoc);
+    const claimed = await insertUnique(collectionOf(this.models.Transition), { _id: `${id}:${version}`, deployment_id: id, version, set: fields } satisfies TransitionDoc);
     if (!claimed) {
       await this.catchUp(id);
       return null;
     }
-    await this.models.Deployment.collection.updateOne({ _id: id } as never, { $set: { ...fields, version } });
+    await collectionOf(this.models.Deployment).updateOne({ _id: id }, { $set: { ...fields, version } });
     return this.findDeployment(id);
   }
 
@@ -64,7 +64,7 @@ export class MongoDeploymentStore implements DeploymentStore {
   private async catchUp(id: string): Promise<void> {
     const [latest] = await this.models.Transition.find({ deployment_id: id }).sort({ version: -1 }).limit(1).lean<TransitionDoc[]>();
     if (!latest) return;
-    await this.models.Deployment.collection.updateOne({ _id: id, version: { $lt: latest.version } } as never, {
+    await collectionOf(this.models.Deployment).updateOne({ _id: id, version: { $lt: latest.version } }, {
       $set: { ...latest.set, version: latest.version },
     });
   }
@@ -76,18 +76,18 @@ export class MongoDeploymentStore implements DeploymentStore {
   }
 
   async deleteDeployment(id: string): Promise<void> {
-    await this.models.Deployment.collection.deleteOne({ _id: id } as never);
+    await collectionOf(this.models.Deployment).deleteOne({ _id: id });
   }
 
   async fence(projectId: string, target: string): Promise<string> {
     // One document per fence, so that lifting a refused one never lifts another request's.
     const fenceId = randomUUID();
-    await this.models.RetiredTarget.collection.insertOne({ _id: fenceId, target, project_id: projectId, at: new Date() } satisfies RetiredTargetDoc as never);
+    await collectionOf(this.models.RetiredTarget).insertOne({ _id: fenceId, target, project_id: projectId, at: new Date() } satisfies RetiredTargetDoc);
     return fenceId;
   }
 
   async liftFence(which: { fenceId: string } | { target: string }): Promise<void> {
-    await this.models.RetiredTarget.collection.deleteMany(('fenceId' in which ? { _id: which.fenceId } : { target: which.target }) as never);
+    await collectionOf(this.models.RetiredTarget).deleteMany(('fenceId' in which ? { _id: which.fenceId } : { target: which.target }));
   }
 
   async fencedTargets(targets: readonly string[]): Promise<string[]> {

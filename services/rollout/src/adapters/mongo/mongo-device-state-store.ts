@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { devicePageKeys, readDevicePage } from '@ota/ids';
-import { addPageKeysOnce, insertUnique } from '@ota/mongo';
+import { addPageKeysOnce, collectionOf, insertUnique } from '@ota/mongo';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import { ROLLOUT_STATUSES, bitOf, rankOf, statusOfBits } from '../../domain/device-status';
 import type { DeviceEvent, DeviceStateRecord, DeviceStateStore, StatesPage, StatesPageRead } from '../../domain/ports';
@@ -59,6 +59,7 @@ export class MongoDeviceStateStore implements DeviceStateStore {
     return addPageKeysOnce<{ _id: string; deployment_id: string; device_id: string }>({
       done: this.models.DataMigration,
       name: 'status_page_keys',
+      // The migration reads and writes only the fields it names.
       collection: this.models.DeviceEvent.collection as never,
       missing: { kind: 'status', page_keys: { $exists: false } },
       fields: { deployment_id: 1, device_id: 1 },
@@ -101,7 +102,7 @@ export class MongoDeviceStateStore implements DeviceStateStore {
    */
   async backfillStatusBits(): Promise<void> {
     for (const status of ROLLOUT_STATUSES) {
-      await this.models.DeviceEvent.collection.updateMany({ kind: 'status', status, bit: { $exists: false } } as never, { $set: { bit: bitOf(status) } });
+      await collectionOf(this.models.DeviceEvent).updateMany({ kind: 'status', status, bit: { $exists: false } }, { $set: { bit: bitOf(status) } });
     }
   }
 
@@ -133,11 +134,11 @@ export class MongoDeviceStateStore implements DeviceStateStore {
     });
     if (event.status === 'failed') {
       // Every failure is inserted, so the failure document carries the report.
-      await this.models.DeviceEvent.collection.insertOne(doc('failure', `${key}:failed:${randomUUID()}`, true) as never);
-      return { newlyStored: await insertUnique(this.models.DeviceEvent.collection, doc('status', `${key}:failed`, false)), reportStored: report !== undefined };
+      await collectionOf(this.models.DeviceEvent).insertOne(doc('failure', `${key}:failed:${randomUUID()}`, true));
+      return { newlyStored: await insertUnique(collectionOf(this.models.DeviceEvent), doc('status', `${key}:failed`, false)), reportStored: report !== undefined };
     }
     // Not inserted: the device already reached this status (a repeated or resent event, stored once).
-    const newlyStored = await insertUnique(this.models.DeviceEvent.collection, doc('status', `${key}:${event.status}`, true));
+    const newlyStored = await insertUnique(collectionOf(this.models.DeviceEvent), doc('status', `${key}:${event.status}`, true));
     return { newlyStored, reportStored: newlyStored && report !== undefined };
   }
 
@@ -170,7 +171,7 @@ export class MongoDeviceStateStore implements DeviceStateStore {
       reason: '',
       at: step.at,
     };
-    return insertUnique(this.models.DeviceEvent.collection, doc);
+    return insertUnique(collectionOf(this.models.DeviceEvent), doc);
   }
 
   async countedStatus(deploymentId: string, deviceId: string): Promise<string> {

@@ -1,6 +1,7 @@
 import { HEALTH_SIDES, NO_HEALTH, type HealthComparison, type HealthSide, type HealthTally } from '../../domain/health-regression';
 import type { HealthTallyStore } from '../../domain/ports';
 import type { HealthTallyDoc, RolloutModels } from './models';
+import { collectionOf } from '@ota/mongo';
 
 /**
  * One document per deployment, side, period and registry replica. FerretDB v1 runs an `$inc` as
@@ -20,7 +21,7 @@ export class MongoHealthTallies implements HealthTallyStore {
       $inc: { device_seconds: tally.deviceSeconds, abnormal_resets: tally.abnormalResets, devices: tally.devices },
       $setOnInsert: { project_id: tally.projectId, deployment_id: tally.deploymentId, side: tally.side, period_start: tally.periodStart, source: tally.source },
     };
-    const upsert = () => this.models.HealthTally.collection.updateOne({ _id } as never, update as never, { upsert: true });
+    const upsert = () => collectionOf(this.models.HealthTally).updateOne({ _id }, update, { upsert: true });
     await upsert();
   }
 

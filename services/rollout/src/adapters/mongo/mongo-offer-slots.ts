@@ -1,4 +1,4 @@
-import { isDuplicateKey, takePlace } from '@ota/mongo';
+import { collectionOf, isDuplicateKey, takePlace } from '@ota/mongo';
 import type { OfferSlotStore } from '../../domain/ports';
 import type { RolloutModels } from './models';
 
@@ -23,23 +23,23 @@ export class MongoOfferSlots implements OfferSlotStore {
     if (this.full.get(deploymentId) === minuteMs) return false;
     this.sweepBefore(deploymentId, minuteMs);
     const scope = `${deploymentId}:${minuteMs}`;
-    const places = this.models.OfferSlot.collection;
+    const places = collectionOf(this.models.OfferSlot);
     for (let probe = 0; probe < PROBES; probe += 1) {
       const place = 1 + Math.floor(Math.random() * perMinute);
       try {
-        await places.insertOne({ _id: `${scope}#${place}`, scope, place } as never);
+        await places.insertOne({ _id: `${scope}#${place}`, scope, place });
         return true;
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
       }
     }
-    if ((await takePlace(places as never, scope, perMinute)) !== null) return true;
+    if ((await takePlace(places, scope, perMinute)) !== null) return true;
     this.full.set(deploymentId, minuteMs);
     return false;
   }
 
   taken(deploymentId: string, minute: Date): Promise<number> {
-    return this.models.OfferSlot.collection.countDocuments({ scope: `${deploymentId}:${minute.getTime()}` });
+    return collectionOf(this.models.OfferSlot).countDocuments({ scope: `${deploymentId}:${minute.getTime()}` });
   }
 
   /** Deletes the places of the deployment's minutes before `minuteMs`, once per minute, beside the offer. */
@@ -47,6 +47,6 @@ export class MongoOfferSlots implements OfferSlotStore {
     if (this.swept.get(deploymentId) === minuteMs) return;
     this.swept.set(deploymentId, minuteMs);
     // Minutes are 13 digits until the year 2286, so the scopes of earlier minutes sort before.
-    void this.models.OfferSlot.collection.deleteMany({ scope: { $gte: `${deploymentId}:`, $lt: `${deploymentId}:${minuteMs}` } }).catch(() => undefined);
+    void collectionOf(this.models.OfferSlot).deleteMany({ scope: { $gte: `${deploymentId}:`, $lt: `${deploymentId}:${minuteMs}` } }).catch(() => undefined);
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { insertUnique } from '@ota/mongo';
+import { collectionOf, insertUnique } from '@ota/mongo';
 import type { CountSnapshot, DeviceStateStore, StatusCountStore } from '../../domain/ports';
 import { addCounts, NO_COUNTS, secondOf, type CountDelta, type StatusCounts } from '../../domain/status-counts';
 import type { DeltaDoc, ReasonCounts, RolloutModels, SnapshotDoc } from './models';
@@ -12,7 +12,7 @@ export class MongoStatusCounts implements StatusCountStore {
   ) {}
 
   async startCounts(deploymentId: string, at: Date): Promise<void> {
-    await insertUnique(this.models.Snapshot.collection, snapshotDoc(deploymentId, 1, secondOf(at), NO_COUNTS(), at));
+    await insertUnique(collectionOf(this.models.Snapshot), snapshotDoc(deploymentId, 1, secondOf(at), NO_COUNTS(), at));
   }
 
   async insertDelta(delta: CountDelta): Promise<void> {
@@ -23,7 +23,7 @@ export class MongoStatusCounts implements StatusCountStore {
       by_status: Object.fromEntries(delta.byStatus),
       failures_by_reason: reasonList(delta.failuresByReason),
     };
-    await this.models.Delta.collection.insertOne(doc as never);
+    await collectionOf(this.models.Delta).insertOne(doc);
   }
 
   async readCounts(deploymentId: string): Promise<{ counts: StatusCounts; snapshot: CountSnapshot } | null> {
@@ -43,7 +43,7 @@ export class MongoStatusCounts implements StatusCountStore {
     const counts = countsOf(latest);
     for (const delta of deltas) addCounts(counts, countsOf(delta));
     const next = snapshotDoc(deploymentId, latest.version + 1, cutoff, counts, latest.recounted_at);
-    if (!(await insertUnique(this.models.Snapshot.collection, next))) return this.latest(deploymentId).then((doc) => doc && snapshotOf(doc));
+    if (!(await insertUnique(collectionOf(this.models.Snapshot), next))) return this.latest(deploymentId).then((doc) => doc && snapshotOf(doc));
     await this.forgetBefore(latest);
     return snapshotOf(next);
   }
@@ -62,7 +62,7 @@ export class MongoStatusCounts implements StatusCountStore {
       this.events.failuresByReason(deploymentId, through),
     ]);
     if (!sameCounts(byStatus, reached) && (await this.events.claimMissingSteps(deploymentId)) > 0) byStatus = await this.events.countedByStatus(deploymentId, through);
-    const inserted = await insertUnique(this.models.Snapshot.collection, snapshotDoc(deploymentId, (latest?.version ?? 0) + 1, through, { byStatus, failuresByReason }, now));
+    const inserted = await insertUnique(collectionOf(this.models.Snapshot), snapshotDoc(deploymentId, (latest?.version ?? 0) + 1, through, { byStatus, failuresByReason }, now));
     if (inserted && latest) await this.forgetBefore(latest);
     return inserted;
   }

@@ -1,4 +1,4 @@
-import { insertUnique } from '@ota/mongo';
+import { collectionOf, insertUnique } from '@ota/mongo';
 import type { DeliveryAttempt, DeliveryState, Webhook, WebhookDelivery } from '../../domain/model';
 import type { WebhookStore } from '../../domain/ports';
 import type { AttemptDoc, DeliveryClaimDoc, DeliveryDoc, TelemetryModels, WebhookDoc } from './models';
@@ -21,20 +21,20 @@ export class MongoWebhookStore implements WebhookStore {
     const { secret, reseal } = this.secrets.open(doc.secret, doc._id);
     if (reseal) {
       // Only if nobody changed it meanwhile: every replica may reseal the same secret at once.
-      await this.models.Webhook.collection.updateOne({ _id: doc._id, secret: doc.secret } as never, { $set: { secret: this.secrets.seal(secret, doc._id) } });
+      await collectionOf(this.models.Webhook).updateOne({ _id: doc._id, secret: doc.secret }, { $set: { secret: this.secrets.seal(secret, doc._id) } });
     }
     return { id: doc._id, projectId: doc.project_id, url: doc.url, events: doc.events, secret, createdAt: doc.created_at };
   }
 
   async insertWebhook(webhook: Webhook): Promise<void> {
-    await this.models.Webhook.collection.insertOne({
+    await collectionOf(this.models.Webhook).insertOne({
       _id: webhook.id,
       project_id: webhook.projectId,
       url: webhook.url,
       events: webhook.events,
       secret: this.secrets.seal(webhook.secret, webhook.id),
       created_at: webhook.createdAt,
-    } as never);
+    });
   }
 
   async listWebhooks(projectId: string): Promise<Webhook[]> {
@@ -58,7 +58,7 @@ export class MongoWebhookStore implements WebhookStore {
   async insertDeliveries(deliveries: WebhookDelivery[]): Promise<void> {
     // One at a time: a duplicate (an event delivered again) must not stop the others.
     for (const delivery of deliveries) {
-      await insertUnique(this.models.Delivery.collection, {
+      await insertUnique(collectionOf(this.models.Delivery), {
         _id: delivery.id,
         webhook_id: delivery.webhookId,
         project_id: delivery.projectId,
@@ -101,7 +101,7 @@ export class MongoWebhookStore implements WebhookStore {
     for (let take = 0; take < MAX_CLAIM_TAKES; take++) {
       const id = `${doc._id}#${dueAt}#${take}`;
       const claim: DeliveryClaimDoc = { _id: id, delivery_id: doc._id, webhook_id: doc.webhook_id, until: claimUntil };
-      if (await insertUnique(this.models.DeliveryClaim.collection, claim)) return true;
+      if (await insertUnique(collectionOf(this.models.DeliveryClaim), claim)) return true;
       const held = await this.models.DeliveryClaim.findById(id).lean<DeliveryClaimDoc>();
       if (held && held.until > now) return false;
     }
