@@ -1,7 +1,7 @@
 import { conflict, notFound } from '@ota/errors';
 import type { Context } from 'koa';
 import type { registry, rollout } from '@ota/proto';
-import { auditActorOf } from '../auth/principal';
+import { auditActorOf, type Principal } from '../auth/principal';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { channelJson, groupJson, membershipChangeJson } from '../http/present';
@@ -17,12 +17,9 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
   const { clients, audit } = deps;
 
   /**
-   * A group or channel that an unfinished deployment targets is not deleted (409): the deployment
-   * would go on naming it, and reach other devices than the ones it was created for.
-   */
-  /**
    * Deletes a group or channel behind rollout's fence against new deployments targeting it
-   * (use-cases/target-retirement.ts): 409 while an unfinished deployment targets it.
+   * (use-cases/target-retirement.ts): 409 while an unfinished deployment targets it, which would
+   * go on naming it and reach other devices than the ones it was created for.
    */
   function deleteUntargeted(ctx: Context, projectId: string, kind: 'group' | 'channel', id: string, name: string, remove: () => Promise<unknown>): Promise<unknown> {
     const refusal = (targeting: readonly rollout.Deployment[]) => {
@@ -32,18 +29,21 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     return retireTarget({ rollout: clients.rollout }, { projectId, kind, id }, rpc(ctx), refusal, remove);
   }
 
+  // A group or channel is read from its project's list, which carries its count.
   async function groupOf(ctx: Context, projectId: string): Promise<registry.Group> {
-    const groupId = pathId(ctx, 'gid', 'group');
-    const group = (await clients.registry.listGroups({ projectId }, rpc(ctx))).groups.find((candidate) => candidate.id === groupId);
-    if (!group) throw notFound('group not found');
-    return group;
+    return named('group', (await clients.registry.listGroups({ projectId }, rpc(ctx))).groups, pathId(ctx, 'gid', 'group'));
   }
 
   async function channelOf(ctx: Context, projectId: string): Promise<registry.Channel> {
-    const channelId = pathId(ctx, 'cid', 'channel');
-    const channel = (await clients.registry.listChannels({ projectId }, rpc(ctx))).channels.find((candidate) => candidate.id === channelId);
-    if (!channel) throw notFound('channel not found');
-    return channel;
+    return named('channel', (await clients.registry.listChannels({ projectId }, rpc(ctx))).channels, pathId(ctx, 'cid', 'channel'));
+  }
+
+  /** A rename of a group or channel, audited with the name it had; answers it as it is now. */
+  async function renamed<T extends { id: string; name: string }>(ctx: Context, kind: 'group' | 'channel', projectId: string, principal: Principal, name: string, find: () => Promise<T>, rename: (id: string) => Promise<unknown>): Promise<T> {
+    const before = await find();
+    await rename(before.id);
+    await audit.record(principal, { projectId, action: `${kind}.renamed`, targetType: kind, targetId: before.id, details: { from: before.name, name } });
+    return find();
   }
 
   api.add(
@@ -84,10 +84,8 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       errors: [409],
     },
     async (ctx, { project, principal, body }) => {
-      const before = await groupOf(ctx, project.id);
-      await clients.registry.renameGroup({ projectId: project.id, groupId: before.id, name: body.name }, rpc(ctx));
-      await audit.record(principal, { projectId: project.id, action: 'group.renamed', targetType: 'group', targetId: before.id, details: { from: before.name, name: body.name } });
-      ctx.body = groupJson(await groupOf(ctx, project.id));
+      const group = await renamed(ctx, 'group', project.id, principal, body.name, () => groupOf(ctx, project.id), (groupId) => clients.registry.renameGroup({ projectId: project.id, groupId, name: body.name }, rpc(ctx)));
+      ctx.body = groupJson(group);
     },
   );
 
@@ -217,9 +215,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       responses: { 200: R.arrayOf(R.Device) },
     },
     async (ctx, { project }) => {
-      const groupId = pathId(ctx, 'gid', 'group');
-      const { groups } = await clients.registry.listGroups({ projectId: project.id }, rpc(ctx));
-      if (!groups.some((group) => group.id === groupId)) throw notFound('group not found');
+      const groupId = (await groupOf(ctx, project.id)).id;
       const { devices } = await clients.registry.listDevices(
         { projectId: project.id, active: undefined, groupId, channelId: '', search: '', chipFamily: '', limit: 0, afterDeviceId: '', afterId: '', deviceId: '', ids: [] },
         rpc(ctx),
@@ -309,10 +305,8 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       errors: [409],
     },
     async (ctx, { project, principal, body }) => {
-      const before = await channelOf(ctx, project.id);
-      await clients.registry.renameChannel({ projectId: project.id, channelId: before.id, name: body.name }, rpc(ctx));
-      await audit.record(principal, { projectId: project.id, action: 'channel.renamed', targetType: 'channel', targetId: before.id, details: { from: before.name, name: body.name } });
-      ctx.body = channelJson(await channelOf(ctx, project.id));
+      const channel = await renamed(ctx, 'channel', project.id, principal, body.name, () => channelOf(ctx, project.id), (channelId) => clients.registry.renameChannel({ projectId: project.id, channelId, name: body.name }, rpc(ctx)));
+      ctx.body = channelJson(channel);
     },
   );
 
@@ -334,4 +328,11 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       ctx.status = 204;
     },
   );
+}
+
+/** The group or channel `id` of the list, or 404. */
+function named<T extends { id: string }>(kind: 'group' | 'channel', items: readonly T[], id: string): T {
+  const found = items.find((item) => item.id === id);
+  if (!found) throw notFound(`${kind} not found`);
+  return found;
 }

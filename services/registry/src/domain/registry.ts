@@ -94,12 +94,8 @@ export class Registry {
     return channels.map((channel) => ({ ...channel, deviceCount: counts.get(channel.id) ?? 0, deviceCountEstimated: estimated.has(channel.id) }));
   }
 
-  async renameChannel(projectId: string, channelId: string, name: string): Promise<Channel> {
-    if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
-    const renamed = await this.store.renameChannel(projectId, channelId, name);
-    if (renamed === 'missing') throw notFound('channel not found');
-    if (renamed === 'name_taken') throw alreadyExists(`a channel named "${name}" already exists`);
-    return (await this.store.findChannel(projectId, channelId))!;
+  renameChannel(projectId: string, channelId: string, name: string): Promise<Channel> {
+    return this.renameNamed('channel', name, () => this.store.renameChannel(projectId, channelId, name), () => this.store.findChannel(projectId, channelId));
   }
 
   /**
@@ -120,12 +116,8 @@ export class Registry {
     await this.store.deleteChannel(projectId, channelId);
   }
 
-  async createChannel(projectId: string, name: string): Promise<Channel> {
-    if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
-    await this.getProject(projectId);
-    const channel: Channel = { id: randomUUID(), projectId, name, isDefault: false, createdAt: this.now() };
-    if ((await this.store.insertChannel(channel)) === 'name_taken') throw alreadyExists(`a channel named "${name}" already exists`);
-    return channel;
+  createChannel(projectId: string, name: string): Promise<Channel> {
+    return this.createNamed('channel', projectId, name, (named) => ({ ...named, isDefault: false }), (channel) => this.store.insertChannel(channel));
   }
 
   /** The groups by name, each with its member count. */
@@ -135,12 +127,8 @@ export class Registry {
     return groups.map((group) => ({ ...group, memberCount: counts.get(group.id) ?? 0, memberCountEstimated: estimated.has(group.id) }));
   }
 
-  async renameGroup(projectId: string, groupId: string, name: string): Promise<Group> {
-    if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
-    const renamed = await this.store.renameGroup(projectId, groupId, name);
-    if (renamed === 'missing') throw notFound('group not found');
-    if (renamed === 'name_taken') throw alreadyExists(`a group named "${name}" already exists`);
-    return (await this.store.findGroup(projectId, groupId))!;
+  renameGroup(projectId: string, groupId: string, name: string): Promise<Group> {
+    return this.renameNamed('group', name, () => this.store.renameGroup(projectId, groupId, name), () => this.store.findGroup(projectId, groupId));
   }
 
   /** Deployments that target it are the caller's check (rollout owns them). */
@@ -163,12 +151,32 @@ export class Registry {
     return { added, removed, missing };
   }
 
-  async createGroup(projectId: string, name: string): Promise<Group> {
+  createGroup(projectId: string, name: string): Promise<Group> {
+    return this.createNamed('group', projectId, name, (named) => named, (group) => this.store.insertGroup(group));
+  }
+
+  /*
+   * Groups and channels are the project's named sets of devices: one naming rule, and a name used
+   * once in the project (the store's unique index holds it under races: `name_taken`).
+   */
+
+  private async createNamed<T>(kind: 'group' | 'channel', projectId: string, name: string, make: (named: Group) => T, insert: (item: T) => Promise<'inserted' | 'name_taken'>): Promise<T> {
     if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
     await this.getProject(projectId);
-    const group: Group = { id: randomUUID(), projectId, name, createdAt: this.now() };
-    if ((await this.store.insertGroup(group)) === 'name_taken') throw alreadyExists(`a group named "${name}" already exists`);
-    return group;
+    const item = make({ id: randomUUID(), projectId, name, createdAt: this.now() });
+    if ((await insert(item)) === 'name_taken') throw alreadyExists(`a ${kind} named "${name}" already exists`);
+    return item;
+  }
+
+  private async renameNamed<T>(kind: 'group' | 'channel', name: string, rename: () => Promise<'renamed' | 'name_taken' | 'missing'>, find: () => Promise<T | null>): Promise<T> {
+    if (!NAME.test(name)) throw invalidArgument(NAME_RULE);
+    const renamed = await rename();
+    if (renamed === 'missing') throw notFound(`${kind} not found`);
+    if (renamed === 'name_taken') throw alreadyExists(`a ${kind} named "${name}" already exists`);
+    const found = await find();
+    // Deleted between the rename and the read.
+    if (!found) throw notFound(`${kind} not found`);
+    return found;
   }
 
   /** Adding a member twice is not an error; the device's group_ids come back ordered. */
