@@ -30,6 +30,9 @@ export default tseslint.config(
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
+      // An import or a name nobody reads is a reader's false lead; a leading underscore says it is
+      // unused on purpose (a parameter an interface requires, a field a rest pattern leaves out).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       'import-x/no-cycle': 'error',
       // A relative import of a file that moved or was renamed; tests are not type-checked outside jest,

@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@ota/logging';
 import type { ArtifactSummary, DecisionDeployment } from './model';
+import type { OutboundCall } from '@ota/logging';
 
 export interface ViewSources<D extends DecisionDeployment> {
   loadActiveDeployments(): Promise<D[]>;
-  loadDeployment(id: string, projectId: string): Promise<D | null>;
+  /** `call` when a request asks (its deadline and trace); none for the views' own loads. */
+  loadDeployment(id: string, projectId: string, call?: OutboundCall): Promise<D | null>;
   loadArtifacts(): Promise<ArtifactSummary[]>;
 }
 

@@ -46,6 +46,18 @@ export interface RequestTrace {
   traceparent?: string;
 }
 
+/**
+ * The one call context of every service (docs/architecture.md, "One call context"): what a call
+ * carries to the next process, the request's trace and the deadline that spans the whole request.
+ * Every port method and use case that reaches another process takes it as its last argument,
+ * named `call`; a gRPC handler passes its own CallContext, which is one, and the gateway makes one
+ * per HTTP request (routes/context.ts). Adapters hold no call of their own.
+ */
+export interface OutboundCall extends RequestTrace {
+  /** An absolute deadline; without it, the client's default timeout applies. */
+  deadline?: Date | number;
+}
+
 /** The fields every log line of a request carries: the request id, and the trace id when traced. */
 export function logFieldsOf(trace: RequestTrace): { requestId: string; traceId?: string } {
   return trace.traceparent ? { requestId: trace.requestId, traceId: trace.traceparent.slice(3, 35) } : { requestId: trace.requestId };

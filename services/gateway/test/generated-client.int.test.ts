@@ -16,11 +16,9 @@ const root = join(__dirname, '..', '..', '..');
 const venv = join(root, '.tools', 'client-venv', 'bin');
 
 let receiver: Server;
-let received = 0;
 beforeAll(async () => {
   receiver = createServer((request, response) => {
     request.resume();
-    received += 1;
     response.end();
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));

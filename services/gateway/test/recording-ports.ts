@@ -44,5 +44,5 @@ export function recordingPorts(answers: Record<string, Answer> = {}) {
 
 export const caller: Caller = {
   principal: { userId: 'user-1', isStaff: false, token: { kind: 'personal', id: 'token-1', prefix: 'ota_abc' } } as unknown as Principal,
-  trace: { requestId: 'request-1' },
+  call: { requestId: 'request-1' },
 };

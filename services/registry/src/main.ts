@@ -14,6 +14,8 @@ import { loadRegistryConfig } from './config';
 import { flushHealthTallies, HealthTallies } from './domain/device-health';
 import { MembershipChanges } from './domain/membership-changes';
 import { Registry } from './domain/registry';
+import { GrpcDeviceEventLedger } from './adapters/grpc/grpc-device-event-ledger';
+import { GrpcOfferLedger } from './adapters/grpc/grpc-offer-ledger';
 import { registryHandlers } from './grpc/registry-handlers';
 import { previousReleaseHandlers } from './previous-release/handlers';
 
@@ -67,7 +69,7 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
     server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, {
-      ...registryHandlers(registry, { views, sources, rollout: rolloutClient, health, store }, membershipChanges),
+      ...registryHandlers(registry, { views, sources, offers: new GrpcOfferLedger(rolloutClient), events: new GrpcDeviceEventLedger(rolloutClient), health, store }, membershipChanges),
       ...previousReleaseHandlers(store, (error, message) => logger.warn({ err: error }, message)),
     }),
   );

@@ -153,16 +153,17 @@ it('a first check registers the device already checked in with its outcome, so t
     },
     now: () => now,
   };
+  const call = { requestId: 'check' };
   const input = { projectId, ownerId, deviceId: 'newcomer', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, maxDevices: 10, currentBuildNumber: 1 };
-  expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  expect(await checkDevice(deps, input, call)).toMatchObject({ status: 'no_active_deployment' });
   // The registration stored the outcome known before it, so the record wrote nothing more on the device.
   expect(await store.findDevice(projectId, { deviceId: 'newcomer' })).toMatchObject({ checkCount: 1, lastCheckAt: at(1), lastSeen: at(1), lastCheckStatus: 'no_active_deployment' });
   now = at(2);
-  await checkDevice(deps, input);
+  await checkDevice(deps, input, call);
   expect(await store.findDevice(projectId, { deviceId: 'newcomer' })).toMatchObject({ checkCount: 2, lastCheckAt: at(2) });
   expect((await store.listCheckEvents(projectId, deviceUuid(projectId, 'newcomer'))).map((event) => event.createdAt)).toEqual([at(2), at(1)]);
   // A device token never registers.
-  await expect(checkDevice(deps, { ...input, deviceId: 'stranger', viaProjectToken: false })).rejects.toThrow('device not found');
+  await expect(checkDevice(deps, { ...input, deviceId: 'stranger', viaProjectToken: false }, call)).rejects.toThrow('device not found');
   expect(await store.findDevice(projectId, { deviceId: 'stranger' })).toBeNull();
 });
 

@@ -5,7 +5,6 @@ import { answer, api } from '../api';
 import { BusyButton, ConfirmDialog, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp } from '../components/time';
 import { useSession } from '../session';
-import { useProject } from '../project-access';
 import type { Project } from '../types';
 import { InlineForm } from '../components/inline-form';
 import { queryKeys, type ProjectOwner } from '../query-keys';

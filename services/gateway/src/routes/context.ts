@@ -1,7 +1,7 @@
 import { notFound, permissionDenied } from '@ota/errors';
 import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import { principalOf } from '../auth/principal';
 import type { ProjectAccess } from '../http/operations';
 import type { GatewayDeps } from '../deps';
@@ -11,13 +11,13 @@ import { UUID_PATTERN } from '../http/validate';
 import type { Caller, UseCasePorts } from '../use-cases/ports';
 
 /** Call options that carry the request id, and the caller's trace context, to the services. */
-export function rpc(ctx: Context): RequestTrace {
+export function rpc(ctx: Context): OutboundCall {
   return { requestId: ctx.state.requestId as string, traceparent: ctx.state.traceparent as string | undefined };
 }
 
 /** The caller of a use case: the request's principal, and the trace its calls carry. */
 export function callerOf(ctx: Context): Caller {
-  return { principal: principalOf(ctx), trace: rpc(ctx) };
+  return { principal: principalOf(ctx), call: rpc(ctx) };
 }
 
 /** Every port the use cases ask for, from the gateway's dependencies. */

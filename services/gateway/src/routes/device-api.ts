@@ -98,7 +98,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       deviceId,
       viaProjectToken: principal.token.kind === 'project',
       body,
-      trace: rpc(ctx),
+      call: rpc(ctx),
     });
     checkMetrics ??= httpMetrics(deps.metrics);
     checkMetrics.deviceChecks.inc({ status: outcome.status });
@@ -197,7 +197,7 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       deviceId,
       viaProjectToken: principal.token.kind === 'project',
       body,
-      trace: rpc(ctx),
+      call: rpc(ctx),
     });
   }
 

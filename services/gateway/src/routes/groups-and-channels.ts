@@ -26,7 +26,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       const builds = targeting.map((deployment) => `build ${deployment.buildNumber} (${deployment.state})`).join(', ');
       return conflict(`${kind} "${name}" is targeted by ${targeting.length === 1 ? 'a deployment' : `${targeting.length} deployments`} not yet completed or cancelled: ${builds}`);
     };
-    return retireTarget({ rollout: clients.rollout }, { projectId, kind, id }, rpc(ctx), refusal, remove);
+    return retireTarget({ rollout: clients.rollout }, { projectId, kind, id }, refusal, remove, rpc(ctx));
   }
 
   // A group or channel is read from its project's list, which carries its count.

@@ -21,13 +21,13 @@ export async function setArtifactArchived(
   target: { projectId: string; artifactId: string; archived: boolean },
 ): Promise<artifacts.Artifact> {
   const { projectId, artifactId, archived } = target;
-  const options = caller.trace;
+  const { call } = caller;
   const build = { projectId, kind: 'artifact', id: artifactId } as const;
-  const archive = () => ports.artifacts.setArtifactArchived({ projectId, artifactId, archived }, options);
+  const archive = () => ports.artifacts.setArtifactArchived({ projectId, artifactId, archived }, call);
   const refusal = (inTheWay: readonly unknown[]) =>
     failedPrecondition(`${inTheWay.length} draft, active or paused deployment(s) use this build; cancel or complete them before archiving it`);
-  const { artifact, changed } = archived ? await retireTarget(ports, build, options, refusal, archive) : await archive();
-  if (!archived) await liftRetirement(ports, build, options);
+  const { artifact, changed } = archived ? await retireTarget(ports, build, refusal, archive, call) : await archive();
+  if (!archived) await liftRetirement(ports, build, call);
   if (changed) {
     await ports.audit.record(caller.principal, {
       projectId,

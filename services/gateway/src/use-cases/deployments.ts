@@ -1,5 +1,6 @@
 import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
+import type { OutboundCall } from '@ota/logging';
 import type { AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
 import { preparePatches, type PatchPreparationPorts } from './patch-preparation';
 
@@ -17,17 +18,17 @@ export type NewDeployment = Omit<rollout.CreateDeploymentRequest, 'projectId' | 
  * asked first: an id that is not a group or channel of the project is 400 and nothing is stored.
  */
 export async function createDeployment(ports: DeploymentPorts, caller: Caller, projectId: string, draft: NewDeployment): Promise<rollout.Deployment> {
-  const options = caller.trace;
+  const { call } = caller;
   const { targetGroupIds, targetChannelIds } = draft;
   const [{ groups }, { channels }] = await Promise.all([
-    targetGroupIds.length > 0 ? ports.registry.listGroups({ projectId }, options) : { groups: [] },
-    targetChannelIds.length > 0 ? ports.registry.listChannels({ projectId }, options) : { channels: [] },
+    targetGroupIds.length > 0 ? ports.registry.listGroups({ projectId }, call) : { groups: [] },
+    targetChannelIds.length > 0 ? ports.registry.listChannels({ projectId }, call) : { channels: [] },
   ]);
   const unknownGroups = targetGroupIds.filter((id) => !groups.some((group) => group.id === id));
   const unknownChannels = targetChannelIds.filter((id) => !channels.some((channel) => channel.id === id));
   if (unknownGroups.length > 0) throw invalidArgument(`target_group_ids names no group of this project: ${unknownGroups.join(', ')}`);
   if (unknownChannels.length > 0) throw invalidArgument(`target_channel_ids names no channel of this project: ${unknownChannels.join(', ')}`);
-  const { deployment } = await ports.rollout.createDeployment({ ...draft, projectId, start: false }, options);
+  const { deployment } = await ports.rollout.createDeployment({ ...draft, projectId, start: false }, call);
   return deployment!;
 }
 
@@ -49,10 +50,10 @@ export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId
  * count goes with it, stopped at two whatever the size of the fleet.
  */
 export async function transitionDeployment(ports: DeploymentPorts, caller: Caller, projectId: string, transition: Transition): Promise<rollout.Deployment> {
-  const options = caller.trace;
+  const { call } = caller;
   const needsCount = transition.action === 'start' || transition.action === 'resume';
-  const projectDeviceCount = needsCount ? (await ports.registry.countDevices({ projectId, groupIds: [], channelIds: [], atMost: 2, maxAgeMs: 0 }, options)).count : 0;
-  const { deployment } = await ports.rollout.transitionDeployment({ ...transition, projectId, projectDeviceCount }, options);
+  const projectDeviceCount = needsCount ? (await ports.registry.countDevices({ projectId, groupIds: [], channelIds: [], atMost: 2, maxAgeMs: 0 }, call)).count : 0;
+  const { deployment } = await ports.rollout.transitionDeployment({ ...transition, projectId, projectDeviceCount }, call);
   await ports.audit.record(caller.principal, {
     projectId,
     action: AUDIT_ACTION[transition.action]!,
@@ -65,17 +66,17 @@ export async function transitionDeployment(ports: DeploymentPorts, caller: Calle
   });
   // The first summary of a target set waits for a count of the fleet, which on a large FerretDB
   // fleet takes longer than a request may: a started deployment has it counted now, behind the answer.
-  if (needsCount) void targetedDevices(ports, projectId, deployment!, options).catch(() => undefined);
+  if (needsCount) void targetedDevices(ports, projectId, deployment!, call).catch(() => undefined);
   // The build's delta patches from the images devices run, asked for behind the answer: a start
   // never waits for them, nor fails for them.
-  if (transition.action === 'start') void preparePatches(ports, options, { projectId, artifactId: deployment!.artifactId }).catch(() => undefined);
+  if (transition.action === 'start') void preparePatches(ports, { projectId, artifactId: deployment!.artifactId }, call).catch(() => undefined);
   return deployment!;
 }
 
-function targetedDevices(ports: DeploymentPorts, projectId: string, deployment: rollout.Deployment, options: { requestId: string }) {
+function targetedDevices(ports: DeploymentPorts, projectId: string, deployment: rollout.Deployment, call: OutboundCall) {
   return ports.registry.countDevices(
     { projectId, groupIds: deployment.targetGroupIds, channelIds: deployment.targetChannelIds, atMost: 0, maxAgeMs: TARGETED_COUNT_MAX_AGE_MS },
-    options,
+    call,
   );
 }
 
@@ -96,10 +97,10 @@ export interface DeploymentProgress {
 
 /** A deployment's progress: rollout counts the states it recorded, registry the devices its targets reach. */
 export async function deploymentProgress(ports: DeploymentPorts, caller: Caller, projectId: string, deploymentId: string): Promise<DeploymentProgress> {
-  const options = caller.trace;
-  const summary = await ports.rollout.getDeploymentSummary({ projectId, deploymentId }, options);
+  const { call } = caller;
+  const summary = await ports.rollout.getDeploymentSummary({ projectId, deploymentId }, call);
   // A rollout replica of the release before sends the summary without its deployment.
-  const deployment = summary.deployment ?? (await ports.rollout.getDeployment({ projectId, deploymentId }, options)).deployment!;
-  const targeted = await targetedDevices(ports, projectId, deployment, options);
+  const deployment = summary.deployment ?? (await ports.rollout.getDeployment({ projectId, deploymentId }, call)).deployment!;
+  const targeted = await targetedDevices(ports, projectId, deployment, call);
   return { deployment, summary, targetedDevices: targeted.count, targetedDevicesEstimated: targeted.estimated };
 }

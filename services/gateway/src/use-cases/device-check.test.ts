@@ -27,7 +27,7 @@ const check = (viaProjectToken = true): DeviceCheck => ({
   deviceId: 'unit-1',
   viaProjectToken,
   body: { framework: 'esp_idf', chip_family: 'esp32', current_build_number: 6, version_label: '1.0.6' },
-  trace: { requestId: 'r1' },
+  call: { requestId: 'r1' },
 });
 
 test('an offer comes back as the answer', async () => {

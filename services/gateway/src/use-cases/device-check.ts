@@ -1,5 +1,5 @@
 import { invalidArgument } from '@ota/errors';
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import type { registry, rollout } from '@ota/proto';
 import type { RegistryPort } from './ports';
 
@@ -38,7 +38,7 @@ export interface DeviceCheck {
   /** Only the shared project token registers unknown devices and may not speak for a device with its own token. */
   viaProjectToken: boolean;
   body: CheckRequest;
-  trace: RequestTrace;
+  call: OutboundCall;
 }
 
 /** The answer's substance: an offer, or a routine outcome with its message. */
@@ -71,7 +71,7 @@ export async function checkDevice(ports: DeviceCheckPorts, check: DeviceCheck): 
         minFreeHeap: health.min_free_heap,
       },
     },
-    check.trace,
+    check.call,
   );
   return answer.offer
     ? { status: 'offered', offer: answer.offer }

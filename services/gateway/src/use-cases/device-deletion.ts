@@ -14,9 +14,9 @@ export interface DeviceDeletionPorts {
  * to repeat, so a retried call finishes what a failed one started.
  */
 export async function deleteDeviceWithHistory(ports: DeviceDeletionPorts, caller: Caller, project: registry.Project, device: registry.Device): Promise<void> {
-  const options = caller.trace;
+  const { call } = caller;
   await ports.tokens.revokeDeviceTokens(device.id);
-  await ports.rollout.deleteDeviceStates({ projectId: project.id, deviceId: device.id }, options);
-  await ports.registry.deleteDevice({ projectId: project.id, ownerId: project.ownerId, id: device.id }, options);
+  await ports.rollout.deleteDeviceStates({ projectId: project.id, deviceId: device.id }, call);
+  await ports.registry.deleteDevice({ projectId: project.id, ownerId: project.ownerId, id: device.id }, call);
   await ports.audit.record(caller.principal, { projectId: project.id, action: 'device.deleted', targetType: 'device', targetId: device.id, details: { device_id: device.deviceId } });
 }

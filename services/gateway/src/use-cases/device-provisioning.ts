@@ -31,7 +31,7 @@ export async function provisionDevice(
       // It gets its own token below: from now on the shared project token may not speak for it.
       tokenRequired: true,
     },
-    caller.trace,
+    caller.call,
   );
   await ports.audit.record(caller.principal, {
     projectId: project.id,

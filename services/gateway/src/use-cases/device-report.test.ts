@@ -19,7 +19,7 @@ const report = (viaProjectToken: boolean, body: Partial<DeviceReport['body']> = 
   deviceId: 'unit-1',
   viaProjectToken,
   body: { deployment_id: 'dep-1', event: 'confirmed', build_number: 7, ...body },
-  trace: { requestId: 'r1' },
+  call: { requestId: 'r1' },
 });
 
 test('a report is one call to registry, which answers with the status rollout stored', async () => {

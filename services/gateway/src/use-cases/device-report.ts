@@ -1,4 +1,4 @@
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import type { RegistryPort } from './ports';
 
 /** What the device reported (docs/api.md, "Status reports"), as the route validated it. */
@@ -24,7 +24,7 @@ export interface DeviceReport {
   /** The report came with the shared project token, not the device's own. */
   viaProjectToken: boolean;
   body: StatusReport;
-  trace: RequestTrace;
+  call: OutboundCall;
 }
 
 /**
@@ -47,7 +47,7 @@ export async function reportDeviceStatus(ports: DeviceReportPorts, report: Devic
       detailJson: body.detail ? JSON.stringify(body.detail) : '',
       deferredUntil: body.deferred_until === undefined ? undefined : new Date(body.deferred_until),
     },
-    report.trace,
+    report.call,
   );
   return { accepted: result.accepted, final_status: result.finalStatus };
 }

@@ -47,5 +47,5 @@ export async function revokeDeviceToken(ports: DeviceTokenPorts, caller: Caller,
 }
 
 async function setTokenRequired(ports: DeviceTokenPorts, caller: Caller, projectId: string, id: string, tokenRequired: boolean) {
-  await ports.registry.updateDevice({ projectId, id, active: undefined, metadata: undefined, channelId: undefined, tokenRequired }, caller.trace);
+  await ports.registry.updateDevice({ projectId, id, active: undefined, metadata: undefined, channelId: undefined, tokenRequired }, caller.call);
 }

@@ -66,10 +66,10 @@ export async function readMembershipImpact(
 ): Promise<DeploymentImpact[]> {
   const ids = [...new Set([...change.add, ...change.remove])];
   const [{ deployments }, { devices }] = await Promise.all([
-    ports.rollout.listDeployments({ projectId }, caller.trace),
+    ports.rollout.listDeployments({ projectId }, caller.call),
     ids.length === 0
       ? { devices: [] }
-      : ports.registry.listDevices({ projectId, active: undefined, groupId: '', channelId: '', search: '', chipFamily: '', limit: 0, afterDeviceId: '', afterId: '', deviceId: '', ids }, caller.trace),
+      : ports.registry.listDevices({ projectId, active: undefined, groupId: '', channelId: '', search: '', chipFamily: '', limit: 0, afterDeviceId: '', afterId: '', deviceId: '', ids }, caller.call),
   ]);
   return membershipImpact(deployments, devices, change);
 }

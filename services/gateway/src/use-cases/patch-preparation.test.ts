@@ -1,7 +1,7 @@
 import type { artifacts, registry } from '@ota/proto';
 import { preparePatches, type PatchPreparationPorts } from './patch-preparation';
 
-const trace = { requestId: 'test' } as never;
+const call = { requestId: 'test' };
 
 /** Ports whose registry reports `images` (most-run first) and whose artifacts know `knownBases` as builds. */
 function ports(images: Array<[string, number]>, knownBases: string[], patchBasesPerBuild: number) {
@@ -23,13 +23,13 @@ function ports(images: Array<[string, number]>, knownBases: string[], patchBases
 
 test('a started build gets patches from the most-run images that are builds of the project, up to the limit', async () => {
   const { fake, asked } = ports([['a', 500], ['unknown', 300], ['b', 200], ['c', 100]], ['a', 'b', 'c'], 2);
-  expect(await preparePatches(fake, trace, { projectId: 'p', artifactId: 'new' })).toBe(2);
+  expect(await preparePatches(fake, { projectId: 'p', artifactId: 'new' }, call)).toBe(2);
   // An image that is no build of the project takes no place of the two.
   expect(asked).toEqual(['a', 'unknown', 'b']);
 });
 
 test('with PATCH_BASES_PER_BUILD 0 nothing is asked', async () => {
   const { fake, asked } = ports([['a', 5]], ['a'], 0);
-  expect(await preparePatches(fake, trace, { projectId: 'p', artifactId: 'new' })).toBe(0);
+  expect(await preparePatches(fake, { projectId: 'p', artifactId: 'new' }, call)).toBe(0);
   expect(asked).toEqual([]);
 });

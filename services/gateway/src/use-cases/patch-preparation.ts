@@ -1,4 +1,4 @@
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import type { ArtifactsPort, RegistryPort } from './ports';
 
 export interface PatchPreparationPorts {
@@ -15,13 +15,13 @@ export interface PatchPreparationPorts {
  * itself, get none. The patch workers make them off the request's path; answers how many were
  * asked for (or found already asked for).
  */
-export async function preparePatches(ports: PatchPreparationPorts, trace: RequestTrace, build: { projectId: string; artifactId: string }): Promise<number> {
+export async function preparePatches(ports: PatchPreparationPorts, build: { projectId: string; artifactId: string }, call: OutboundCall): Promise<number> {
   if (ports.patchBasesPerBuild <= 0) return 0;
-  const { images } = await ports.registry.countCurrentImages({ projectId: build.projectId }, trace);
+  const { images } = await ports.registry.countCurrentImages({ projectId: build.projectId }, call);
   let asked = 0;
   for (const image of images) {
     if (asked >= ports.patchBasesPerBuild) break;
-    const { patch } = await ports.artifacts.patchForOffer({ projectId: build.projectId, targetArtifactId: build.artifactId, baseSha256: image.sha256, format: '' }, trace);
+    const { patch } = await ports.artifacts.patchForOffer({ projectId: build.projectId, targetArtifactId: build.artifactId, baseSha256: image.sha256, format: '' }, call);
     if (patch) asked++;
   }
   return asked;

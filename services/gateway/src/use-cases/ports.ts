@@ -1,4 +1,4 @@
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import type { ServiceClient } from '@ota/grpc';
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Principal } from '../auth/principal';
@@ -58,5 +58,5 @@ export interface UseCasePorts {
 /** Who asks, and the request id and trace context that every call carries to the services. */
 export interface Caller {
   principal: Principal;
-  trace: RequestTrace;
+  call: OutboundCall;
 }

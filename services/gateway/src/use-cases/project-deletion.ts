@@ -15,11 +15,11 @@ export interface ProjectDeletionPorts {
  * devices, and its webhooks go too (a deleted project has no more events to send). Artifacts stay.
  */
 export async function deleteProject(ports: ProjectDeletionPorts, caller: Caller, project: registry.Project): Promise<void> {
-  const options = caller.trace;
-  const { count } = await ports.rollout.countDeployments({ projectId: project.id, states: ['active', 'paused'], artifactId: '' }, options);
+  const { call } = caller;
+  const { count } = await ports.rollout.countDeployments({ projectId: project.id, states: ['active', 'paused'], artifactId: '' }, call);
   if (count > 0) throw conflict(`the project has ${count} active or paused deployment(s); complete or cancel them first`);
   await ports.tokens.revokeProjectTokens(project.id);
-  await ports.registry.deleteProject({ projectId: project.id }, options);
-  const { webhooks } = await ports.telemetry.listWebhooks({ projectId: project.id }, options);
-  for (const webhook of webhooks) await ports.telemetry.deleteWebhook({ projectId: project.id, webhookId: webhook.id }, options);
+  await ports.registry.deleteProject({ projectId: project.id }, call);
+  const { webhooks } = await ports.telemetry.listWebhooks({ projectId: project.id }, call);
+  for (const webhook of webhooks) await ports.telemetry.deleteWebhook({ projectId: project.id, webhookId: webhook.id }, call);
 }

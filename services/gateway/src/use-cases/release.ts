@@ -26,7 +26,7 @@ export async function resolveReleaseTarget(ports: ReleasePorts, caller: Caller, 
   if (!/^\d{1,3}$/.test(percentageText) || Number(percentageText) > 100) {
     throw invalidArgument('rollout_percentage must be an integer from 0 to 100');
   }
-  const { channels } = await ports.registry.listChannels({ projectId }, caller.trace);
+  const { channels } = await ports.registry.listChannels({ projectId }, caller.call);
   const channel = channels.find((candidate) => candidate.name === channelName);
   if (!channel) throw invalidArgument(`channel "${channelName}" does not exist in this project`);
   return { channel, rolloutPercentage: Number(percentageText) };
@@ -47,7 +47,7 @@ export async function startRelease(ports: ReleasePorts, caller: Caller, artifact
       guardrails: undefined,
       stages: [],
     },
-    caller.trace,
+    caller.call,
   );
   await ports.audit.record(caller.principal, {
     projectId: artifact.projectId,
@@ -57,6 +57,6 @@ export async function startRelease(ports: ReleasePorts, caller: Caller, artifact
     details: { artifact_id: artifact.id, build_number: artifact.buildNumber, channel: target.channel.name, rollout_percentage: target.rolloutPercentage },
   });
   // Behind the answer, as for a started deployment (use-cases/deployments.ts).
-  void preparePatches(ports, caller.trace, { projectId: artifact.projectId, artifactId: artifact.id }).catch(() => undefined);
+  void preparePatches(ports, { projectId: artifact.projectId, artifactId: artifact.id }, caller.call).catch(() => undefined);
   return deployment!;
 }

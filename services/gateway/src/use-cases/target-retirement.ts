@@ -1,4 +1,4 @@
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import type { rollout } from '@ota/proto';
 import type { RolloutPort } from './ports';
 
@@ -14,21 +14,21 @@ export type RetirableKind = 'artifact' | 'group' | 'channel';
 export async function retireTarget<T>(
   ports: { rollout: RolloutPort<'retireTarget'> },
   target: { projectId: string; kind: RetirableKind; id: string },
-  trace: RequestTrace,
   refusal: (inTheWay: readonly rollout.Deployment[]) => Error,
   retire: () => Promise<T>,
+  call: OutboundCall,
 ): Promise<T> {
-  const { inTheWay } = await ports.rollout.retireTarget({ ...target, retire: true }, trace);
+  const { inTheWay } = await ports.rollout.retireTarget({ ...target, retire: true }, call);
   if (inTheWay.length > 0) throw refusal(inTheWay);
   try {
     return await retire();
   } catch (error) {
-    await liftRetirement(ports, target, trace).catch(() => undefined);
+    await liftRetirement(ports, target, call).catch(() => undefined);
     throw error;
   }
 }
 
 /** Lifts every fence of a target brought back (an unarchived build). */
-export async function liftRetirement(ports: { rollout: RolloutPort<'retireTarget'> }, target: { projectId: string; kind: RetirableKind; id: string }, trace: RequestTrace): Promise<void> {
-  await ports.rollout.retireTarget({ ...target, retire: false }, trace);
+export async function liftRetirement(ports: { rollout: RolloutPort<'retireTarget'> }, target: { projectId: string; kind: RetirableKind; id: string }, call: OutboundCall): Promise<void> {
+  await ports.rollout.retireTarget({ ...target, retire: false }, call);
 }

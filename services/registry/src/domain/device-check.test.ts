@@ -51,6 +51,7 @@ function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerO
     recorded: [] as CheckRecord[],
     trims: [] as number[],
     offers: [] as string[],
+    offerCalls: [] as unknown[],
     failures: [] as unknown[],
     recordError: undefined as Error | undefined,
   };
@@ -77,8 +78,9 @@ function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerO
     store,
     views,
     offers: {
-      recordOffer: async ({ deploymentId }) => {
+      recordOffer: async ({ deploymentId }, call) => {
         calls.offers.push(deploymentId);
+        calls.offerCalls.push(call);
         return offerOutcomes[deploymentId] ?? 'recorded';
       },
     },
@@ -87,6 +89,9 @@ function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerO
   };
   return { deps, calls };
 }
+
+/** The check's own call: its deadline and trace, which the offer's confirmation runs under. */
+const CALL = { requestId: 'check-1', deadline: 9_000 };
 
 const input: DeviceCheckInput = {
   projectId: 'p1',
@@ -101,8 +106,9 @@ const input: DeviceCheckInput = {
 test('an offer confirmed by rollout is answered and recorded with its deployment, numbered after the count and status the check-in returned', async () => {
   const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1')]);
   deps.now = () => new Date(5_000);
-  expect(await checkDevice(deps, input)).toMatchObject({ status: 'offered', deploymentId: 'dep-1', artifact: { buildNumber: 7 } });
+  expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'offered', deploymentId: 'dep-1', artifact: { buildNumber: 7 } });
   expect(calls.offers).toEqual(['dep-1']);
+  expect(calls.offerCalls).toEqual([CALL]);
   expect(calls.checkIns).toEqual([new Date(5_000)]);
   expect(calls.recorded).toHaveLength(1);
   expect(calls.recorded[0]).toMatchObject({
@@ -115,7 +121,7 @@ test('an offer confirmed by rollout is answered and recorded with its deployment
 
 test('nothing to offer: rollout is not asked, and the outcome is recorded', async () => {
   const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1', { targetChannelIds: ['beta'] })]);
-  expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
   expect(calls.offers).toEqual([]);
   expect(calls.recorded.map((record) => [record.seq, record.event.status])).toEqual([[42, 'no_active_deployment']]);
 });
@@ -123,20 +129,20 @@ test('nothing to offer: rollout is not asked, and the outcome is recorded', asyn
 test('a deployment rollout no longer holds active is left out, and the next best is offered', async () => {
   // dep-2 carries the higher build (8), so it is tried first.
   const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1'), deployment('dep-2')], { 'dep-2': 'not_active' });
-  expect(await checkDevice(deps, input)).toMatchObject({ status: 'offered', deploymentId: 'dep-1' });
+  expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'offered', deploymentId: 'dep-1' });
   expect(calls.offers).toEqual(['dep-2', 'dep-1']);
 });
 
 test('a deployment the device rolled back is not offered again, and the answer says so', async () => {
   const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1')], { 'dep-1': 'rolled_back' });
-  expect(await checkDevice(deps, input)).toEqual({ status: 'not_in_rollout', message: 'the device rolled back this deployment; it is not offered again' });
+  expect(await checkDevice(deps, input, CALL)).toEqual({ status: 'not_in_rollout', message: 'the device rolled back this deployment; it is not offered again' });
   expect(calls.offers).toEqual(['dep-1']);
   expect(calls.recorded[0]!.event).toMatchObject({ decision: 'no_update', status: 'not_in_rollout' });
 });
 
 test('over the cap nothing is decided or recorded', async () => {
   const { deps, calls } = fakeDeps('over_limit', [deployment('dep-1')]);
-  expect(await checkDevice(deps, input)).toMatchObject({ status: 'over_limit' });
+  expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'over_limit' });
   expect([calls.offers.length, calls.recorded.length]).toEqual([0, 0]);
 });
 
@@ -145,7 +151,7 @@ test.each([
   ['a device with its own token, checked with the project token', { tokenRequired: true }, 'token_required'],
 ] as const)('%s: recorded, nothing decided', async (_name, stored, status) => {
   const { deps, calls } = fakeDeps({ device: { ...DEVICE, ...stored } }, [deployment('dep-1')]);
-  expect(await checkDevice(deps, input)).toMatchObject({ status });
+  expect(await checkDevice(deps, input, CALL)).toMatchObject({ status });
   expect(calls.offers).toEqual([]);
   expect(calls.recorded.map((record) => [record.event.decision, record.event.status])).toEqual([['no_update', status]]);
 });
@@ -153,30 +159,30 @@ test.each([
 test('a check that cannot be recorded is still answered, and the failure is reported', async () => {
   const { deps, calls } = fakeDeps({ device: DEVICE });
   calls.recordError = new Error('the store is away');
-  expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
   expect(calls.failures).toEqual([calls.recordError]);
 });
 
 test('a targeted build that declares board_id refuses a check that did not report it (400), recording no decision', async () => {
   const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1')]);
   deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
-  await expect(checkDevice(deps, input)).rejects.toThrow('board_id is required');
+  await expect(checkDevice(deps, input, CALL)).rejects.toThrow('board_id is required');
   expect(calls.recorded).toEqual([]);
 });
 
 test('a new device is registered with its outcome when no offer needs confirming: not with an offer, nor with a refused request', async () => {
   const nothingTargeted = fakeDeps('registers', [deployment('dep-1', { targetChannelIds: ['beta'] })]);
-  await checkDevice(nothingTargeted.deps, input);
+  await checkDevice(nothingTargeted.deps, input, CALL);
   expect(nothingTargeted.calls.outcomesOfNew).toEqual(['no_active_deployment']);
 
   const offered = fakeDeps('registers', [deployment('dep-1')]);
-  await checkDevice(offered.deps, input);
+  await checkDevice(offered.deps, input, CALL);
   expect(offered.calls.outcomesOfNew).toEqual(['']);
   expect(offered.calls.offers).toEqual(['dep-1']);
 
   const refused = fakeDeps('registers', [deployment('dep-1')]);
   refused.deps.views = { activeDeployments: () => [deployment('dep-1')], artifact: (id) => ({ ...artifact(id, 7), boardId: 'devkit' }) };
-  await expect(checkDevice(refused.deps, input)).rejects.toThrow('board_id is required');
+  await expect(checkDevice(refused.deps, input, CALL)).rejects.toThrow('board_id is required');
   expect(refused.calls.outcomesOfNew).toEqual(['']);
 });
 
@@ -187,7 +193,7 @@ test('a check with health counts what happened since the device\'s check before,
   const { deps } = fakeDeps({ device }, watched);
   deps.now = () => new Date(5_000);
   const health = { resetReason: 'panic', boots: 5, abnormalBoots: 2, uptimeSeconds: 10_800 };
-  await checkDevice(deps, { ...input, health });
+  await checkDevice(deps, { ...input, health }, CALL);
   // dep-1 offers build 7 to a device on 6: it counts on the previous side, once, as its report before came before the start.
   expect(deps.health.take()).toEqual([
     { projectId: 'p1', deploymentId: 'dep-1', side: 'previous', periodStart: new Date(0), deviceSeconds: 3_600, abnormalResets: 1, devices: 1 },
@@ -195,27 +201,27 @@ test('a check with health counts what happened since the device\'s check before,
 
   // Without a report before there is nothing to compare with: it only becomes the baseline.
   const { deps: first } = fakeDeps({ device: { ...DEVICE, health: null } }, watched);
-  await checkDevice(first, { ...input, health });
+  await checkDevice(first, { ...input, health }, CALL);
   expect(first.health.take()).toEqual([]);
 });
 
 test('a new device is recorded as its first check, compared against the outcome it was registered with; a device token registers nothing', async () => {
   const { deps, calls } = fakeDeps('registers', [deployment('dep-1', { targetChannelIds: ['beta'] })]);
-  expect(await checkDevice(deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
   expect(calls.recorded.map((record) => [record.seq, record.previousStatus, record.event.status])).toEqual([[1, 'no_active_deployment', 'no_active_deployment']]);
 
   const viaDeviceToken = fakeDeps('registers');
-  await expect(checkDevice(viaDeviceToken.deps, { ...input, viaProjectToken: false })).rejects.toThrow('device not found');
+  await expect(checkDevice(viaDeviceToken.deps, { ...input, viaProjectToken: false }, CALL)).rejects.toThrow('device not found');
   expect(viaDeviceToken.calls.outcomesOfNew).toEqual([]);
 });
 
 test('every 20th check trims the records beyond the newest 20, beside the answer; a failed trim is reported and the answer stands', async () => {
   const { deps, calls } = fakeDeps({ device: { ...DEVICE, checkCount: 39 } });
-  await checkDevice(deps, input);
+  await checkDevice(deps, input, CALL);
   expect(calls.trims).toEqual([20]);
 
   const notDue = fakeDeps({ device: { ...DEVICE, checkCount: 40 } });
-  await checkDevice(notDue.deps, input);
+  await checkDevice(notDue.deps, input, CALL);
   expect(notDue.calls.trims).toEqual([]);
 
   const failing = fakeDeps({ device: { ...DEVICE, checkCount: 59 } });
@@ -223,7 +229,7 @@ test('every 20th check trims the records beyond the newest 20, beside the answer
   failing.deps.store.trimCheckRecords = async () => {
     throw trimError;
   };
-  expect(await checkDevice(failing.deps, input)).toMatchObject({ status: 'no_active_deployment' });
+  expect(await checkDevice(failing.deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
   await new Promise((resolve) => setImmediate(resolve));
   expect(failing.calls.failures).toEqual([trimError]);
 });

@@ -1,5 +1,6 @@
 import { isDomainError, notFound } from '@ota/errors';
 import { randomUUID } from 'node:crypto';
+import type { OutboundCall } from '@ota/logging';
 import { decideOffer, type ArtifactSummary, type Decision, type DecisionDeployment, type DecisionViews, type OfferOutcome } from '@ota/decision';
 import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
 import { healthIncrement, healthSides, type HealthSnapshot, type HealthTallies } from './device-health';
@@ -10,7 +11,7 @@ import type { RegistryStore } from './ports';
 
 /** Rollout, as the check needs it: it confirms and records each offer (rollout keeps owning rollout statuses). */
 export interface OfferLedger {
-  recordOffer(offer: { projectId: string; deploymentId: string; deviceId: string }): Promise<OfferOutcome>;
+  recordOffer(offer: { projectId: string; deploymentId: string; deviceId: string }, call: OutboundCall): Promise<OfferOutcome>;
 }
 
 /** What of registry's store a check writes and reads. */
@@ -57,7 +58,7 @@ export type DeviceCheckAnswer =
  * 5. the decision record is inserted before the answer, so that a read right after it sees all of
  *    it, and every 20th check trims the device's old records beside the answer.
  */
-export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput): Promise<DeviceCheckAnswer> {
+export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput, call: OutboundCall): Promise<DeviceCheckAnswer> {
   const { projectId } = input;
   const at = deps.now?.() ?? new Date();
   const decide = (device: Device, active: readonly DecisionDeployment[], rolledBack: ReadonlySet<string>) =>
@@ -129,7 +130,7 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
     const decision = decide(checked, active, rolledBack);
     if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message, windowOpensAt: decision.windowOpensAt, deferredUntil: decision.deferredUntil });
     const deploymentId = decision.deployment.id;
-    const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: checked.id });
+    const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: checked.id }, call);
     if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact });
     // The deployment's caps hold the device back for now: it is in the rollout, and checks again
     // at the next minute, when a rate cap has room again and the devices in progress are counted anew.

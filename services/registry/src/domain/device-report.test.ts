@@ -2,6 +2,9 @@ import { isDomainError, notFound } from '@ota/errors';
 import type { Device, StatusReportWrite } from './model';
 import { reportDeviceStatus, type StatusReportDeps, type StatusReportInput } from './device-report';
 
+/** The report's own call: rollout stores its event under it. */
+const CALL = { requestId: 'report-1' };
+
 interface Fake {
   deps: StatusReportDeps;
   /** Every store operation, in order. */
@@ -28,8 +31,8 @@ function fake(options: { activeDeploymentIds: string[]; writes: boolean; device?
     },
     views: { activeDeployments: () => options.activeDeploymentIds.map((id) => ({ id }) as never) },
     events: {
-      recordDeviceEvent: async (event) => {
-        calls.push(`rollout stores ${event.event} of ${event.deviceId}`);
+      recordDeviceEvent: async (event, call) => {
+        calls.push(`rollout stores ${event.event} of ${event.deviceId} under ${call.requestId}`);
         return { accepted: true, finalStatus: options.finalStatus ?? event.event };
       },
     },
@@ -56,39 +59,39 @@ async function refusal(promise: Promise<unknown>): Promise<string | undefined> {
 describe('a report on an active deployment', () => {
   test('is one update of the device, then rollout stores it: nothing is read', async () => {
     const { deps, calls, writes } = fake({ activeDeploymentIds: ['dep-1'], writes: true });
-    expect(await reportDeviceStatus(deps, input())).toEqual({ accepted: true, finalStatus: 'downloaded' });
-    expect(calls).toEqual(['write downloaded', 'rollout stores downloaded of uuid-1']);
+    expect(await reportDeviceStatus(deps, input(), CALL)).toEqual({ accepted: true, finalStatus: 'downloaded' });
+    expect(calls).toEqual(['write downloaded', 'rollout stores downloaded of uuid-1 under report-1']);
     expect(writes[0]).toMatchObject({ deviceId: 'unit-1', viaProjectToken: true, deploymentId: 'dep-1', rank: 3 });
   });
 
   test('a device with its own token, reporting with the project token, is refused before rollout stores anything', async () => {
     const { deps, calls } = fake({ activeDeploymentIds: ['dep-1'], writes: false, device: { tokenRequired: true } });
-    expect(await refusal(reportDeviceStatus(deps, input()))).toBe('PermissionDenied');
+    expect(await refusal(reportDeviceStatus(deps, input(), CALL))).toBe('PermissionDenied');
     expect(calls).toEqual(['write downloaded', 'read device']);
   });
 
   test('with its own token the same device reports', async () => {
     const { deps, calls } = fake({ activeDeploymentIds: ['dep-1'], writes: true, device: { tokenRequired: true } });
-    await reportDeviceStatus(deps, input({ viaProjectToken: false }));
-    expect(calls).toEqual(['write downloaded', 'rollout stores downloaded of uuid-1']);
+    await reportDeviceStatus(deps, input({ viaProjectToken: false }), CALL);
+    expect(calls).toEqual(['write downloaded', 'rollout stores downloaded of uuid-1 under report-1']);
   });
 
   test('an unknown device is 404, and nothing is stored', async () => {
     const { deps, calls } = fake({ activeDeploymentIds: ['dep-1'], writes: false });
-    expect(await refusal(reportDeviceStatus(deps, input()))).toBe('NotFound');
+    expect(await refusal(reportDeviceStatus(deps, input(), CALL))).toBe('NotFound');
     expect(calls).toEqual(['write downloaded', 'read device']);
   });
 
   test('a status below the stored one leaves the device as it is, and rollout still stores the report for the timeline', async () => {
     const { deps, calls } = fake({ activeDeploymentIds: ['dep-1'], writes: false, device: {}, finalStatus: 'flashed' });
-    expect(await reportDeviceStatus(deps, input())).toEqual({ accepted: true, finalStatus: 'flashed' });
-    expect(calls).toEqual(['write downloaded', 'read device', 'rollout stores downloaded of uuid-1']);
+    expect(await reportDeviceStatus(deps, input(), CALL)).toEqual({ accepted: true, finalStatus: 'flashed' });
+    expect(calls).toEqual(['write downloaded', 'read device', 'rollout stores downloaded of uuid-1 under report-1']);
   });
 
   test('confirmed carries its build number to the device; other events do not', async () => {
     const { deps, writes } = fake({ activeDeploymentIds: ['dep-1'], writes: true });
-    await reportDeviceStatus(deps, input({ event: 'confirmed', buildNumber: 7 }));
-    await reportDeviceStatus(deps, input({ event: 'flashed', buildNumber: 7 }));
+    await reportDeviceStatus(deps, input({ event: 'confirmed', buildNumber: 7 }), CALL);
+    await reportDeviceStatus(deps, input({ event: 'flashed', buildNumber: 7 }), CALL);
     expect(writes.map((write) => write.change.currentBuildNumber)).toEqual([7, undefined]);
   });
 });
@@ -96,20 +99,20 @@ describe('a report on an active deployment', () => {
 describe('a report on a deployment this replica does not hold as active', () => {
   test('reads the device for the token rule, has rollout store the event (rollout knows the deployment), then writes the status rollout answered', async () => {
     const { deps, calls, writes } = fake({ activeDeploymentIds: [], writes: true, device: {}, finalStatus: 'validated' });
-    expect(await reportDeviceStatus(deps, input())).toEqual({ accepted: true, finalStatus: 'validated' });
-    expect(calls).toEqual(['read device', 'rollout stores downloaded of uuid-1', 'write validated']);
+    expect(await reportDeviceStatus(deps, input(), CALL)).toEqual({ accepted: true, finalStatus: 'validated' });
+    expect(calls).toEqual(['read device', 'rollout stores downloaded of uuid-1 under report-1', 'write validated']);
     expect(writes[0]!.rank).toBe(5);
   });
 
   test('a device with its own token is refused before anything is stored', async () => {
     const { deps, calls } = fake({ activeDeploymentIds: ['dep-2'], writes: true, device: { tokenRequired: true } });
-    expect(await refusal(reportDeviceStatus(deps, input()))).toBe('PermissionDenied');
+    expect(await refusal(reportDeviceStatus(deps, input(), CALL))).toBe('PermissionDenied');
     expect(calls).toEqual(['read device']);
   });
 });
 
 test('a word that is no event is refused before anything is written', async () => {
   const { deps, calls } = fake({ activeDeploymentIds: ['dep-1'], writes: true });
-  expect(await refusal(reportDeviceStatus(deps, input({ event: 'exploded' })))).toBe('InvalidArgument');
+  expect(await refusal(reportDeviceStatus(deps, input({ event: 'exploded' }), CALL))).toBe('InvalidArgument');
   expect(calls).toEqual([]);
 });

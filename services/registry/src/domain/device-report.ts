@@ -6,6 +6,7 @@ import { CHECK_MESSAGES, DEFERRED_EVENT, rankOf, statusOfEvent, STOPPED_EVENT } 
 import { deviceReportChange } from './device-report-change';
 import type { Device, StatusReportWrite } from './model';
 import type { Registry } from './registry';
+import type { OutboundCall } from '@ota/logging';
 
 /** Rollout, as a status report needs it: it stores the event (rollout keeps owning rollout statuses). */
 export interface DeviceEventLedger {
@@ -18,7 +19,7 @@ export interface DeviceEventLedger {
     reason: string;
     detailJson: string;
     deferredUntil?: Date;
-  }): Promise<{ accepted: boolean; finalStatus: string }>;
+  }, call: OutboundCall): Promise<{ accepted: boolean; finalStatus: string }>;
 }
 
 export interface StatusReportDeps {
@@ -52,7 +53,7 @@ export interface StatusReportInput {
  * exists), so the device is read first for the token rule, as nothing may be stored for a refused
  * report.
  */
-export async function reportDeviceStatus(deps: StatusReportDeps, input: StatusReportInput): Promise<{ accepted: boolean; finalStatus: string }> {
+export async function reportDeviceStatus(deps: StatusReportDeps, input: StatusReportInput, call: OutboundCall): Promise<{ accepted: boolean; finalStatus: string }> {
   const store = (device: Pick<Device, 'id'>) =>
     deps.events.recordDeviceEvent({
       projectId: input.projectId,
@@ -63,7 +64,7 @@ export async function reportDeviceStatus(deps: StatusReportDeps, input: StatusRe
       reason: input.reason,
       detailJson: input.detailJson,
       deferredUntil: input.deferredUntil,
-    });
+    }, call);
   // A deferral moves no status either (docs/api.md, "Deferral"): rollout stores the line of the
   // timeline first (404 for a deployment not of the project), then the device holds the deferral
   // that its checks are decided with.

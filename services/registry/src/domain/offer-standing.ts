@@ -3,6 +3,7 @@
 // pause, a cancel or an archive reaches it within a bounded number of bytes.
 import { admittedByRollout, targetsDevice, type ArtifactSummary, type DecisionDeployment } from '@ota/decision';
 import { isDomainError, notFound, permissionDenied } from '@ota/errors';
+import type { OutboundCall } from '@ota/logging';
 import { CHECK_MESSAGES, type StopStatus } from '@ota/vocabulary';
 import type { Registry } from './registry';
 
@@ -13,7 +14,7 @@ export interface OfferStandingDeps {
   /** The builds, for whether one is archived. */
   views: { artifact(artifactId: string): ArtifactSummary | undefined };
   /** The deployment from rollout, which holds the truth; null when there is none. */
-  loadDeployment(id: string, projectId: string): Promise<DecisionDeployment | null>;
+  loadDeployment(id: string, projectId: string, call: OutboundCall): Promise<DecisionDeployment | null>;
 }
 
 export interface OfferStandingInput {
@@ -41,7 +42,7 @@ const stop = (status: StopStatus): OfferStanding => ({ standing: false, status, 
  * Read only: nothing is recorded, so a device may ask as often as its chunks come. A deployment
  * that never existed in the project is 404, as for a status report.
  */
-export async function offerStanding(deps: OfferStandingDeps, input: OfferStandingInput): Promise<OfferStanding> {
+export async function offerStanding(deps: OfferStandingDeps, input: OfferStandingInput, call: OutboundCall): Promise<OfferStanding> {
   const device = await deps.registry.getDevice(input.projectId, { deviceId: input.deviceId }).catch((error: unknown) => {
     if (isDomainError(error, 'NotFound')) return undefined;
     throw error;
@@ -53,7 +54,7 @@ export async function offerStanding(deps: OfferStandingDeps, input: OfferStandin
   // Read from rollout, not from this replica's views: a transition is in rollout's store before
   // it answers, so a device that asks after a pause or cancel was answered hears of it, where the
   // views would follow it over NATS a few milliseconds later.
-  const deployment = await deps.loadDeployment(input.deploymentId, input.projectId);
+  const deployment = await deps.loadDeployment(input.deploymentId, input.projectId, call);
   if (!deployment || deployment.projectId !== input.projectId) throw notFound('deployment not found');
   if (deps.views.artifact(deployment.artifactId)?.archived) return stop('build_archived');
   switch (deployment.state) {

@@ -1,13 +1,10 @@
 import { profileMessage, profileOfMessage } from '@ota/manifest';
-import { invalidArgument } from '@ota/errors';
 import { offerOf, type DecisionDeployment, type DecisionViews, type ViewSources } from '@ota/decision';
-import type { CallContext, Handlers, ServiceClient } from '@ota/grpc';
-import { registry as pb, type rollout } from '@ota/proto';
-import { GrpcDeviceEventLedger } from '../adapters/grpc/grpc-device-event-ledger';
-import { GrpcOfferLedger } from '../adapters/grpc/grpc-offer-ledger';
-import { checkDevice, type CheckStore, type DeviceCheckAnswer, type HealthReport } from '../domain/device-check';
+import type { Handlers } from '@ota/grpc';
+import { registry as pb } from '@ota/proto';
+import { checkDevice, type CheckStore, type DeviceCheckAnswer, type HealthReport, type OfferLedger } from '../domain/device-check';
 import type { HealthSnapshot, HealthTallies } from '../domain/device-health';
-import { reportDeviceStatus } from '../domain/device-report';
+import { reportDeviceStatus, type DeviceEventLedger } from '../domain/device-report';
 import { offerStanding } from '../domain/offer-standing';
 import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
 import type { MembershipChange, MembershipChanges } from '../domain/membership-changes';
@@ -22,7 +19,9 @@ export interface CheckDeps {
   views: DecisionViews<DecisionDeployment>;
   /** Where the views load from: the offer-standing answer reads its deployment from there (rollout's store), not from the views. */
   sources: Pick<ViewSources<DecisionDeployment>, 'loadDeployment'>;
-  rollout: ServiceClient<typeof rollout.RolloutServiceService>;
+  /** Rollout, which confirms each offer and stores each status event. */
+  offers: OfferLedger;
+  events: DeviceEventLedger;
   health: HealthTallies;
   store: CheckStore;
 }
@@ -34,8 +33,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
         {
           store: check.store,
           views: check.views,
-          // The offer's confirmation runs under the check's own deadline and trace.
-          offers: new GrpcOfferLedger(check.rollout, ctx),
+          offers: check.offers,
           health: check.health,
           warn: (error, message, deviceId) => ctx.logger.warn({ err: error, device_id: deviceId }, message),
         },
@@ -50,6 +48,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
           utcOffsetMinutes: request.utcOffsetMinutes,
           health: request.health && healthReportOf(request.health),
         },
+        ctx,
       );
       return checkAnswerMessage(answer);
     },
@@ -206,8 +205,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
     },
     async reportDeviceStatus(request, ctx) {
       return reportDeviceStatus(
-        // Rollout stores the event under the report's own deadline and trace.
-        { registry, views: check.views, events: new GrpcDeviceEventLedger(check.rollout, ctx) },
+        { registry, views: check.views, events: check.events },
         {
           projectId: request.projectId,
           deviceId: request.deviceId,
@@ -219,12 +217,14 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
           detailJson: request.detailJson,
           deferredUntil: request.deferredUntil,
         },
+        ctx,
       );
     },
-    async offerStanding(request) {
+    async offerStanding(request, ctx) {
       const answer = await offerStanding(
         { registry, views: check.views, loadDeployment: check.sources.loadDeployment.bind(check.sources) },
         { projectId: request.projectId, deviceId: request.deviceId, viaProjectToken: request.viaProjectToken, deploymentId: request.deploymentId },
+        ctx,
       );
       return answer.standing ? { standing: true, status: '', hold: false, message: '' } : answer;
     },

@@ -1,4 +1,4 @@
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import { randomUUID } from 'node:crypto';
 import { validMaintenanceSchedule, windowStateAt, type MaintenanceSchedule } from '@ota/decision';
 import { conflict, failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
@@ -85,7 +85,7 @@ export class Deployments {
     private readonly now: () => Date,
   ) {}
 
-  async createDeployment(input: NewDeployment, call: RequestTrace): Promise<Deployment> {
+  async createDeployment(input: NewDeployment, call: OutboundCall): Promise<Deployment> {
     const guardrails = validGuardrails(input.guardrails);
     const stages = validStages(input.stages);
     const maintenance = input.maintenance && validMaintenanceSchedule(input.maintenance);
@@ -256,8 +256,8 @@ export class Deployments {
   async previewDeployment(
     projectId: string,
     deploymentId: string,
-    call: RequestTrace & { deadline: Date | number },
-    idPrefix?: string,
+    idPrefix: string,
+    call: OutboundCall & { deadline: Date | number },
   ): Promise<{ state: DeploymentState; tally: PreviewTally; heldNow: HeldNow }> {
     const stored = await this.findDeployment(projectId, deploymentId);
     const deployment = asIfActive(stored, this.now());
@@ -265,7 +265,7 @@ export class Deployments {
     const rolledBack = await this.deps.deviceStates.rolledBackDevices(active.map((candidate) => candidate.id));
     const none = new Set<string>();
     const tally = new PreviewTally(deployment, active, (id) => this.deps.views.artifact(id), (deviceId) => rolledBack.get(deviceId) ?? none);
-    for await (const page of this.deps.fleet.devices(projectId, call, idPrefix)) for (const device of page) tally.add(device);
+    for await (const page of this.deps.fleet.devices(projectId, idPrefix, call)) for (const device of page) tally.add(device);
     return { state: stored.state, tally, heldNow: await this.heldNow(deployment) };
   }
 

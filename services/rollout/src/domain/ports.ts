@@ -1,4 +1,4 @@
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import type { DeviceStatusEntry } from './device-status-cache';
 import type { ArtifactSummary, DecisionViews } from '@ota/decision';
 import type { Deployment, DeploymentState } from './model';
@@ -203,13 +203,13 @@ export interface DeviceReportStore {
 
 /** Authoritative artifact lookups (the artifacts service), for creating deployments. */
 export interface ArtifactCatalog {
-  getArtifact(projectId: string, artifactId: string, call: RequestTrace): Promise<ArtifactSummary>;
+  getArtifact(projectId: string, artifactId: string, call: OutboundCall): Promise<ArtifactSummary>;
 }
 
 /** The project's devices as the registry stores them (the registry service), for previews. */
 export interface Fleet {
   /** Pages of the project's devices (or of those whose UUID begins with `idPrefix`), read under the caller's request id and deadline. */
-  devices(projectId: string, call: RequestTrace & { deadline: Date | number }, idPrefix?: string): AsyncIterable<FleetDevice[]>;
+  devices(projectId: string, idPrefix: string, call: OutboundCall & { deadline: Date | number }): AsyncIterable<FleetDevice[]>;
 }
 
 /** The in-memory read models the check path decides from. */

@@ -169,7 +169,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
     },
     async previewDeployment(request, ctx) {
       if (!/^[0-9a-f]{0,2}$/.test(request.idPrefix)) throw invalidArgument('id_prefix is 0 to 2 lowercase hex digits');
-      const { state, tally, heldNow } = await rollout.deployments.previewDeployment(request.projectId, request.deploymentId, ctx, request.idPrefix || undefined);
+      const { state, tally, heldNow } = await rollout.deployments.previewDeployment(request.projectId, request.deploymentId, request.idPrefix, ctx);
       return {
         deviceCount: tally.total,
         buckets: [...tally.buckets].map(([outcome, bucket]) => ({ outcome, count: bucket.count, deviceIds: bucket.deviceIds })),

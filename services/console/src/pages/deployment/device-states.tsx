@@ -5,7 +5,7 @@ import { answer, answerWithHeaders, api } from '../../api';
 import { LoadState, StaleNote } from '../../components/feedback';
 import { PlainTable } from '../../components/plain-table';
 import { Timestamp } from '../../components/time';
-import { ROLLOUT_STATUSES, type Deployment, type Device, type DeviceState, type DeviceTotal } from '../../types';
+import { ROLLOUT_STATUSES, type Deployment, type DeviceState, type DeviceTotal } from '../../types';
 import { ROLLOUT_STATUS_WORDS, reasonWords, statusWords, totalWords } from '../../words';
 import { shareBefore } from '../../id-space';
 import { queryKeys } from '../../query-keys';

@@ -1,6 +1,7 @@
 import { scheduleOfMessage, summaryOfArtifact, type ArtifactSummary, type DecisionDeployment, type ViewSources } from '@ota/decision';
 import { isDomainError } from '@ota/errors';
 import type { ServiceClient } from '@ota/grpc';
+import type { OutboundCall } from '@ota/logging';
 import type { artifacts, rollout } from '@ota/proto';
 
 type RolloutClient = ServiceClient<typeof rollout.RolloutServiceService>;
@@ -18,9 +19,9 @@ export class GrpcDecisionSources implements ViewSources<DecisionDeployment> {
     return deployments.map(decisionDeploymentOf);
   }
 
-  async loadDeployment(id: string, projectId: string): Promise<DecisionDeployment | null> {
+  async loadDeployment(id: string, projectId: string, call?: OutboundCall): Promise<DecisionDeployment | null> {
     try {
-      const { deployment } = await this.rollout.getDeployment({ projectId, deploymentId: id });
+      const { deployment } = await this.rollout.getDeployment({ projectId, deploymentId: id }, call);
       return deployment ? decisionDeploymentOf(deployment) : null;
     } catch (error) {
       // Gone with its project: nothing to hold.

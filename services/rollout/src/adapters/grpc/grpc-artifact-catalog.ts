@@ -1,4 +1,4 @@
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import type { ServiceClient } from '@ota/grpc';
 import { type artifacts as pb } from '@ota/proto';
 import { summaryOfArtifact, type ArtifactSummary } from '@ota/decision';
@@ -9,7 +9,7 @@ type ArtifactsClient = ServiceClient<typeof pb.ArtifactsServiceService>;
 export class GrpcArtifactCatalog implements ArtifactCatalog {
   constructor(private readonly client: ArtifactsClient) {}
 
-  async getArtifact(projectId: string, artifactId: string, call: RequestTrace): Promise<ArtifactSummary> {
+  async getArtifact(projectId: string, artifactId: string, call: OutboundCall): Promise<ArtifactSummary> {
     const { artifact } = await this.client.getArtifact({ projectId, artifactId }, call);
     return summaryOfArtifact(artifact!);
   }

@@ -1,4 +1,4 @@
-import type { RequestTrace } from '@ota/logging';
+import type { OutboundCall } from '@ota/logging';
 import { profileOfMessage } from '@ota/manifest';
 import type { ServiceClient } from '@ota/grpc';
 import type { registry as pb } from '@ota/proto';
@@ -10,7 +10,7 @@ type RegistryClient = ServiceClient<typeof pb.RegistryServiceService>;
 export class GrpcFleet implements Fleet {
   constructor(private readonly client: RegistryClient) {}
 
-  async *devices(projectId: string, call: RequestTrace & { deadline: Date | number }, idPrefix = ''): AsyncIterable<FleetDevice[]> {
+  async *devices(projectId: string, idPrefix: string, call: OutboundCall & { deadline: Date | number }): AsyncIterable<FleetDevice[]> {
     for await (const page of this.client.streamDevices({ projectId, idPrefix }, call)) yield page.devices.map(fleetDeviceOf);
   }
 }
