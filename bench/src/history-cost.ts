@@ -41,7 +41,7 @@ export type HistoryShape = (typeof SHAPES)[number];
 const SLOTS = 20;
 type StoredDoc = Record<string, unknown> & { _id: string };
 
-/** One decision as a history slot holds it: an object, or the ten fields as one JSON array (services/registry/src/adapters/mongo/check-history.ts). */
+/** One decision as a history slot holds it: an object, or the ten fields as one JSON array (services/registry/src/adapters/mongo/decision-record-entry.ts). */
 export function decisionSlot(seq: number, shape: 'objects' | 'strings') {
   const fields = {
     seq,

@@ -8,7 +8,7 @@ import { deviceUuid } from '@ota/ids';
 import { Registry } from '../src/domain/registry';
 import { checkDevice, type DeviceCheckDeps } from '../src/domain/device-check';
 import { HealthTallies } from '../src/domain/device-health';
-import type { CheckEvent, Device } from '../src/domain/model';
+import type { DecisionRecord, Device } from '../src/domain/model';
 
 // Registry's store alone, against the run's real MongoDB-protocol server (FerretDB here), in a
 // database of its own: slugs and names unique per project, an owner's device cap that racing
@@ -98,7 +98,7 @@ it('registers devices up to the owner’s cap across racing registrations, and f
 });
 
 /** A decision record of check `seq` of the device. */
-const checkEvent = (projectId: string, deviceId: string, seq: number, overrides: Partial<CheckEvent> = {}): CheckEvent => ({
+const decisionRecord = (projectId: string, deviceId: string, seq: number, overrides: Partial<DecisionRecord> = {}): DecisionRecord => ({
   id: `event-${seq}`,
   projectId,
   deviceId,
@@ -161,7 +161,7 @@ it('a first check registers the device already checked in with its outcome, so t
   now = at(2);
   await checkDevice(deps, input, call);
   expect(await store.findDevice(projectId, { deviceId: 'newcomer' })).toMatchObject({ checkCount: 2, lastCheckAt: at(2) });
-  expect((await store.listCheckEvents(projectId, deviceUuid(projectId, 'newcomer'))).map((event) => event.createdAt)).toEqual([at(2), at(1)]);
+  expect((await store.listDecisionRecords(projectId, deviceUuid(projectId, 'newcomer'))).map((event) => event.createdAt)).toEqual([at(2), at(1)]);
   // A device token never registers.
   await expect(checkDevice(deps, { ...input, deviceId: 'stranger', viaProjectToken: false }, call)).rejects.toThrow('device not found');
   expect(await store.findDevice(projectId, { deviceId: 'stranger' })).toBeNull();
@@ -174,23 +174,23 @@ it('records each decision with one insert, writes the outcome only when it chang
   for (let seq = 1; seq <= 45; seq += 1) {
     const before = await store.checkIn({ projectId, deviceId: 'chatty', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, at: at(seq) });
     expect(before?.checkCount).toBe(seq - 1);
-    await store.recordCheck({ projectId, id, seq, previousStatus: before!.lastCheckStatus, event: checkEvent(projectId, 'chatty', seq) });
+    await store.recordCheck({ projectId, id, seq, previousStatus: before!.lastCheckStatus, record: decisionRecord(projectId, 'chatty', seq) });
     // The check trims on every 20th check (checkDevice).
-    if (seq % 20 === 0) await store.trimCheckRecords(id, seq - 20);
+    if (seq % 20 === 0) await store.trimDecisionRecords(id, seq - 20);
   }
-  const events = await store.listCheckEvents(projectId, id);
+  const events = await store.listDecisionRecords(projectId, id);
   expect(events.map((recorded) => recorded.id)).toEqual(Array.from({ length: 25 }, (_, index) => `event-${45 - index}`));
   expect(await mongo.db!.collection('check_records').countDocuments({ device_id: id })).toBe(25);
   expect(await store.findDevice(projectId, { id })).toMatchObject({ lastCheckStatus: 'no_active_deployment', checkCount: 45 });
 
   // The outcome is written when it differs from the one the check-in returned, and only then.
-  await store.recordCheck({ projectId, id, seq: 46, previousStatus: 'no_active_deployment', event: checkEvent(projectId, 'chatty', 46, { status: 'up_to_date' }) });
+  await store.recordCheck({ projectId, id, seq: 46, previousStatus: 'no_active_deployment', record: decisionRecord(projectId, 'chatty', 46, { status: 'up_to_date' }) });
   expect(await store.findDevice(projectId, { id })).toMatchObject({ lastCheckStatus: 'up_to_date' });
-  await store.recordCheck({ projectId, id, seq: 47, previousStatus: 'offered', event: checkEvent(projectId, 'chatty', 47, { status: 'offered' }) });
+  await store.recordCheck({ projectId, id, seq: 47, previousStatus: 'offered', record: decisionRecord(projectId, 'chatty', 47, { status: 'offered' }) });
   expect(await store.findDevice(projectId, { id })).toMatchObject({ lastCheckStatus: 'up_to_date' });
 
   // Another project sees none of it; deleting the device deletes its records.
-  expect(await store.listCheckEvents(randomUUID(), id)).toEqual([]);
+  expect(await store.listDecisionRecords(randomUUID(), id)).toEqual([]);
   expect(await store.findDevice(randomUUID(), { id })).toBeNull();
   expect(await store.deleteDevice(projectId, id, ownerId)).toBe(true);
   expect(await mongo.db!.collection('check_records').countDocuments({ device_id: id })).toBe(0);
@@ -200,10 +200,10 @@ it('writes a whole check as the release before’s gateways send it: the device 
   const { projectId, ownerId, channelId } = await project();
   const registered = await store.registerDevice(device(projectId, 'older-gateway', channelId), ownerId, 10);
   const { id } = (registered as { device: Device }).device;
-  const event = checkEvent(projectId, 'older-gateway', 8, { status: 'up_to_date' });
-  await store.recordWholeCheck({ projectId, id, checkCount: 7, reported: { framework: 'esp_idf', chipFamily: 'esp32c3' }, event });
+  const record = decisionRecord(projectId, 'older-gateway', 8, { status: 'up_to_date' });
+  await store.recordWholeCheck({ projectId, id, checkCount: 7, reported: { framework: 'esp_idf', chipFamily: 'esp32c3' }, record });
   expect(await store.findDevice(projectId, { id })).toMatchObject({ checkCount: 8, lastCheckAt: at(8), lastSeen: at(8), lastCheckStatus: 'up_to_date', chipFamily: 'esp32c3' });
-  expect(await store.listCheckEvents(projectId, id)).toEqual([event]);
+  expect(await store.listDecisionRecords(projectId, id)).toEqual([record]);
 });
 
 it('lists the history slots the releases before wrote on the device (objects, then strings) with the records, each record once', async () => {
@@ -227,7 +227,7 @@ it('lists the history slots the releases before wrote on the device (objects, th
     JSON.stringify([entry.seq, entry.id, entry.created_at.getTime(), entry.decision, entry.status, entry.deployment_id, null, entry.reported_build_number, entry.reported_version, entry.message]);
   await mongo.db!.collection('devices').updateOne({ _id: id as never }, { $set: { 'check_history.s1': slotEntry(1), 'check_history.s2': asString(slotEntry(2)), check_count: 2 } });
   const before = await store.checkIn({ projectId, deviceId: 'upgraded', reported: { framework: 'esp_idf', chipFamily: 'esp32' }, viaProjectToken: true, at: at(3) });
-  const offered = checkEvent(projectId, 'upgraded', 3, {
+  const offered = decisionRecord(projectId, 'upgraded', 3, {
     id: 'current-3',
     decision: 'offered',
     status: 'offered',
@@ -238,11 +238,11 @@ it('lists the history slots the releases before wrote on the device (objects, th
     reportedVersion: '2.0 "rc|1" \\ ü',
     message: 'build 7 is offered',
   });
-  await store.recordCheck({ projectId, id, seq: before!.checkCount + 1, previousStatus: before!.lastCheckStatus, event: offered });
+  await store.recordCheck({ projectId, id, seq: before!.checkCount + 1, previousStatus: before!.lastCheckStatus, record: offered });
   // A slot that was also copied into the records (as a migration may) is listed once.
   await mongo.db!.collection('check_records').insertOne({ _id: 'legacy-2' as never, device_id: id, seq: 2, entry: asString(slotEntry(2)) });
 
-  expect(await store.listCheckEvents(projectId, id)).toEqual([
+  expect(await store.listDecisionRecords(projectId, id)).toEqual([
     offered,
     ...[2, 1].map((seq) => ({
       id: `legacy-${seq}`,

@@ -306,7 +306,7 @@ export function deploymentHealthJson(health: rollout.GetDeploymentHealthResponse
   } satisfies Promised<typeof R.DeploymentHealth>;
 }
 
-export function decisionJson(decision: registry.CheckEvent) {
+export function decisionJson(decision: registry.DecisionRecord) {
   return {
     id: decision.id,
     project_id: decision.projectId,

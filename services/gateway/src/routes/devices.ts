@@ -229,7 +229,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx, { project, query }) => {
       const since = sinceOf(query.since);
       const device = await deviceFor(ctx, project.id);
-      const { events } = await clients.registry.listCheckEvents(
+      const { records } = await clients.registry.listCheckEvents(
         {
           projectId: project.id,
           id: device.id,
@@ -240,7 +240,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
         },
         rpc(ctx),
       );
-      ctx.body = events.map(decisionJson);
+      ctx.body = records.map(decisionJson);
     },
   );
 

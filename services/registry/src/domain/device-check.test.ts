@@ -1,7 +1,7 @@
 import type { ArtifactSummary, DecisionDeployment, DecisionViews, OfferOutcome } from '@ota/decision';
 import { checkDevice, type CheckStore, type DeviceCheckDeps, type DeviceCheckInput } from './device-check';
 import { HealthTallies } from './device-health';
-import type { CheckRecord, Device } from './model';
+import type { DecisionRecordWrite, Device } from './model';
 
 const DEVICE = { id: 'uuid-1', channelId: 'stable', groupIds: ['g1'], checkCount: 41, lastCheckStatus: 'up_to_date' } as Device;
 
@@ -48,7 +48,7 @@ function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerO
     checkIns: [] as Date[],
     // The outcome a new device was registered with.
     outcomesOfNew: [] as string[],
-    recorded: [] as CheckRecord[],
+    recorded: [] as DecisionRecordWrite[],
     trims: [] as number[],
     offers: [] as string[],
     offerCalls: [] as unknown[],
@@ -70,7 +70,7 @@ function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerO
       calls.recorded.push(record);
       if (calls.recordError) throw calls.recordError;
     },
-    trimCheckRecords: async (_id, throughSeq) => {
+    trimDecisionRecords: async (_id, throughSeq) => {
       calls.trims.push(throughSeq);
     },
   };
@@ -115,7 +115,7 @@ test('an offer confirmed by rollout is answered and recorded with its deployment
     id: 'uuid-1',
     seq: 42,
     previousStatus: 'up_to_date',
-    event: { createdAt: new Date(5_000), decision: 'offered', status: 'offered', deploymentId: 'dep-1', artifactBuildNumber: 7, reportedBuildNumber: 6, reportedVersion: '1.0.6' },
+    record: { createdAt: new Date(5_000), decision: 'offered', status: 'offered', deploymentId: 'dep-1', artifactBuildNumber: 7, reportedBuildNumber: 6, reportedVersion: '1.0.6' },
   });
 });
 
@@ -123,7 +123,7 @@ test('nothing to offer: rollout is not asked, and the outcome is recorded', asyn
   const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1', { targetChannelIds: ['beta'] })]);
   expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
   expect(calls.offers).toEqual([]);
-  expect(calls.recorded.map((record) => [record.seq, record.event.status])).toEqual([[42, 'no_active_deployment']]);
+  expect(calls.recorded.map((record) => [record.seq, record.record.status])).toEqual([[42, 'no_active_deployment']]);
 });
 
 test('a deployment rollout no longer holds active is left out, and the next best is offered', async () => {
@@ -137,7 +137,7 @@ test('a deployment the device rolled back is not offered again, and the answer s
   const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1')], { 'dep-1': 'rolled_back' });
   expect(await checkDevice(deps, input, CALL)).toEqual({ status: 'not_in_rollout', message: 'the device rolled back this deployment; it is not offered again' });
   expect(calls.offers).toEqual(['dep-1']);
-  expect(calls.recorded[0]!.event).toMatchObject({ decision: 'no_update', status: 'not_in_rollout' });
+  expect(calls.recorded[0]!.record).toMatchObject({ decision: 'no_update', status: 'not_in_rollout' });
 });
 
 test('over the cap nothing is decided or recorded', async () => {
@@ -153,7 +153,7 @@ test.each([
   const { deps, calls } = fakeDeps({ device: { ...DEVICE, ...stored } }, [deployment('dep-1')]);
   expect(await checkDevice(deps, input, CALL)).toMatchObject({ status });
   expect(calls.offers).toEqual([]);
-  expect(calls.recorded.map((record) => [record.event.decision, record.event.status])).toEqual([['no_update', status]]);
+  expect(calls.recorded.map((record) => [record.record.decision, record.record.status])).toEqual([['no_update', status]]);
 });
 
 test('a check that cannot be recorded is still answered, and the failure is reported', async () => {
@@ -208,7 +208,7 @@ test('a check with health counts what happened since the device\'s check before,
 test('a new device is recorded as its first check, compared against the outcome it was registered with; a device token registers nothing', async () => {
   const { deps, calls } = fakeDeps('registers', [deployment('dep-1', { targetChannelIds: ['beta'] })]);
   expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
-  expect(calls.recorded.map((record) => [record.seq, record.previousStatus, record.event.status])).toEqual([[1, 'no_active_deployment', 'no_active_deployment']]);
+  expect(calls.recorded.map((record) => [record.seq, record.previousStatus, record.record.status])).toEqual([[1, 'no_active_deployment', 'no_active_deployment']]);
 
   const viaDeviceToken = fakeDeps('registers');
   await expect(checkDevice(viaDeviceToken.deps, { ...input, viaProjectToken: false }, CALL)).rejects.toThrow('device not found');
@@ -226,7 +226,7 @@ test('every 20th check trims the records beyond the newest 20, beside the answer
 
   const failing = fakeDeps({ device: { ...DEVICE, checkCount: 59 } });
   const trimError = new Error('the store is away');
-  failing.deps.store.trimCheckRecords = async () => {
+  failing.deps.store.trimDecisionRecords = async () => {
     throw trimError;
   };
   expect(await checkDevice(failing.deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });

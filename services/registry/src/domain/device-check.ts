@@ -5,7 +5,7 @@ import { decideOffer, type ArtifactSummary, type Decision, type DecisionDeployme
 import { CHECK_MESSAGES, type CheckStatus } from '@ota/vocabulary';
 import { healthIncrement, healthSides, type HealthSnapshot, type HealthTallies } from './device-health';
 import { heartbeatRefusal } from './heartbeat-rule';
-import { CHECK_EVENTS_KEPT_PER_DEVICE, type CheckEvent, type CheckIn, type CheckInInput, type Device } from './model';
+import { DECISION_RECORDS_KEPT_PER_DEVICE, type DecisionRecord, type CheckIn, type CheckInInput, type Device } from './model';
 import { newDevice } from './new-device';
 import type { RegistryStore } from './ports';
 
@@ -15,7 +15,7 @@ export interface OfferLedger {
 }
 
 /** What of registry's store a check writes and reads. */
-export type CheckStore = Pick<RegistryStore, 'checkIn' | 'findDefaultChannel' | 'registerDevice' | 'recordCheck' | 'trimCheckRecords'>;
+export type CheckStore = Pick<RegistryStore, 'checkIn' | 'findDefaultChannel' | 'registerDevice' | 'recordCheck' | 'trimDecisionRecords'>;
 
 export interface DeviceCheckDeps {
   store: CheckStore;
@@ -93,7 +93,7 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
   /** Recording is best effort (docs/api.md, "Records"): a failure is reported, and the answer stands. */
   const answer = async (decided: DeviceCheckAnswer): Promise<DeviceCheckAnswer> => {
     const offer = decided.status === 'offered' ? decided : undefined;
-    const event: CheckEvent = {
+    const record: DecisionRecord = {
       id: randomUUID(),
       projectId,
       deviceId: input.deviceId,
@@ -108,7 +108,7 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
     };
     const seq = checked.checkCount + 1;
     try {
-      await deps.store.recordCheck({ projectId, id: checked.id, seq, previousStatus: checked.lastCheckStatus, event });
+      await deps.store.recordCheck({ projectId, id: checked.id, seq, previousStatus: checked.lastCheckStatus, record });
       trimRecordsIfDue(deps, checked.id, seq, input.deviceId);
     } catch (error) {
       deps.warn(error, 'check not recorded', input.deviceId);
@@ -174,8 +174,8 @@ async function registerOnFirstCheck(
  * made good by the next.
  */
 function trimRecordsIfDue(deps: DeviceCheckDeps, id: string, seq: number, deviceId: string): void {
-  if (seq % CHECK_EVENTS_KEPT_PER_DEVICE !== 0) return;
-  void deps.store.trimCheckRecords(id, seq - CHECK_EVENTS_KEPT_PER_DEVICE).catch((error: unknown) => deps.warn(error, 'decision records not trimmed; the next 20th check trims them', deviceId));
+  if (seq % DECISION_RECORDS_KEPT_PER_DEVICE !== 0) return;
+  void deps.store.trimDecisionRecords(id, seq - DECISION_RECORDS_KEPT_PER_DEVICE).catch((error: unknown) => deps.warn(error, 'decision records not trimmed; the next 20th check trims them', deviceId));
 }
 
 const CAPPED_MESSAGE = "the deployment's offer caps (new offers a minute, or devices updating at once) hold this device back for now; check again later";

@@ -128,10 +128,10 @@ export interface Device extends HardwareProfile {
 }
 
 /** docs/api.md, "Records": the newest 20 decision records per device are kept, with no time expiry. */
-export const CHECK_EVENTS_KEPT_PER_DEVICE = 20;
+export const DECISION_RECORDS_KEPT_PER_DEVICE = 20;
 
 /** One OTA decision (docs/api.md, "Records"). */
-export interface CheckEvent {
+export interface DecisionRecord {
   id: string;
   projectId: string;
   /** The unit's own device_id string. */
@@ -174,7 +174,7 @@ export interface CheckIn extends Pick<CheckInInput, 'projectId' | 'deviceId' | '
 }
 
 /** What a check writes down after its decision: the decision record, and the outcome when it changed. */
-export interface CheckRecord {
+export interface DecisionRecordWrite {
   projectId: string;
   /** The device's UUID. */
   id: string;
@@ -182,11 +182,11 @@ export interface CheckRecord {
   seq: number;
   /** The outcome of the device's check before this one; last_check_status is written only when this one differs. */
   previousStatus: string;
-  event: CheckEvent;
+  record: DecisionRecord;
 }
 
 /** PREVIOUS RELEASE: a whole check written after the decision, as the release before's gateways send it (RecordCheck). */
-export interface WholeCheckRecord {
+export interface WholeCheckWrite {
   projectId: string;
   /** The device's UUID. */
   id: string;
@@ -194,10 +194,10 @@ export interface WholeCheckRecord {
   checkCount: number;
   /** The heartbeat and reported fields; absent for an inactive device (docs/api.md, "The check decision"). */
   reported?: ReportedProfile;
-  event: CheckEvent;
+  record: DecisionRecord;
 }
 
-export interface CheckEventQuery {
+export interface DecisionRecordQuery {
   projectId: string;
   /** The device's UUID. */
   id: string;

@@ -1,5 +1,5 @@
 import type { Deferral } from '@ota/decision';
-import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, StatusReportWrite, WholeCheckRecord } from './model';
+import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, StatusReportWrite, WholeCheckWrite } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
@@ -70,13 +70,13 @@ export interface RegistryStore {
    * Writes a check's decision record, one insert, and last_check_status when it changed; before
    * the check is answered.
    */
-  recordCheck(record: CheckRecord): Promise<void>;
+  recordCheck(record: DecisionRecordWrite): Promise<void>;
   /** PREVIOUS RELEASE: a whole check in one device update and the record's insert (the release before's RecordCheck). */
-  recordWholeCheck(record: WholeCheckRecord): Promise<void>;
+  recordWholeCheck(record: WholeCheckWrite): Promise<void>;
   /** Deletes the device's decision records numbered `throughSeq` and below. */
-  trimCheckRecords(id: string, throughSeq: number): Promise<void>;
+  trimDecisionRecords(id: string, throughSeq: number): Promise<void>;
   /** The device's decision history, newest first. */
-  listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]>;
+  listDecisionRecords(projectId: string, id: string): Promise<DecisionRecord[]>;
   updateDevice(projectId: string, id: string, set: Partial<Device>): Promise<Device | null>;
   /**
    * Writes a status report's change of device `id` in one conditional update, reading nothing

@@ -6,11 +6,11 @@ import { byUuid, deviceUuid, pageOfSorted } from '@ota/ids';
 import { newDevice } from './new-device';
 import { RecentCounts } from './recent-counts';
 import {
-  CHECK_EVENTS_KEPT_PER_DEVICE,
+  DECISION_RECORDS_KEPT_PER_DEVICE,
   DEFAULT_CHANNEL_NAME,
   type Channel,
-  type CheckEvent,
-  type CheckEventQuery,
+  type DecisionRecord,
+  type DecisionRecordQuery,
   type Device,
   type DeviceChange,
   type DeviceCount,
@@ -188,11 +188,11 @@ export class Registry {
   }
 
   /** docs/api.md, "Records": newest first, filtered, at most `limit` (default and cap 20). */
-  async listCheckEvents(query: CheckEventQuery): Promise<CheckEvent[]> {
-    const limit = Math.min(Math.max(query.limit || CHECK_EVENTS_KEPT_PER_DEVICE, 1), CHECK_EVENTS_KEPT_PER_DEVICE);
+  async listDecisionRecords(query: DecisionRecordQuery): Promise<DecisionRecord[]> {
+    const limit = Math.min(Math.max(query.limit || DECISION_RECORDS_KEPT_PER_DEVICE, 1), DECISION_RECORDS_KEPT_PER_DEVICE);
     // The store holds up to 39 records between trims; what is kept is the newest 20, so the
     // filters apply to those alone and never reach an older record.
-    const kept = (await this.store.listCheckEvents(query.projectId, query.id)).slice(0, CHECK_EVENTS_KEPT_PER_DEVICE);
+    const kept = (await this.store.listDecisionRecords(query.projectId, query.id)).slice(0, DECISION_RECORDS_KEPT_PER_DEVICE);
     return kept
       .filter((event) => (!query.since || event.createdAt >= query.since) && (!query.decision || event.decision === query.decision) && (!query.status || event.status === query.status))
       .slice(0, limit);

@@ -130,7 +130,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
       return registry.countChipFamilies(request.projectId);
     },
     async listCheckEvents(request) {
-      const events = await registry.listCheckEvents({
+      const records = await registry.listDecisionRecords({
         projectId: request.projectId,
         id: request.id,
         limit: request.limit,
@@ -139,10 +139,10 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
         status: request.status || undefined,
       });
       return {
-        events: events.map((event) => ({
-          ...event,
-          artifactBuildNumber: event.artifactBuildNumber ?? undefined,
-          reportedBuildNumber: event.reportedBuildNumber ?? undefined,
+        records: records.map((record) => ({
+          ...record,
+          artifactBuildNumber: record.artifactBuildNumber ?? undefined,
+          reportedBuildNumber: record.reportedBuildNumber ?? undefined,
         })),
       };
     },

@@ -44,7 +44,7 @@ export function previousReleaseHandlers(store: RegistryStore, warn: (error: unkn
         id: request.id,
         checkCount: request.checkCount,
         reported: request.heartbeat ? reportedProfileOf(request.reported) : undefined,
-        event: {
+        record: {
           id: event.id,
           projectId: request.projectId,
           deviceId: event.deviceId,

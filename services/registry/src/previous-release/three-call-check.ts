@@ -2,12 +2,12 @@
 // deletes"). The check in three calls (registry CheckInDevice, rollout DecideOffer, registry
 // RecordCheck), served for gateways of the release before during an upgrade.
 import { notFound } from '@ota/errors';
-import { CHECK_EVENTS_KEPT_PER_DEVICE, type CheckInInput, type CheckInResult, type Device, type WholeCheckRecord } from '../domain/model';
+import { DECISION_RECORDS_KEPT_PER_DEVICE, type CheckInInput, type CheckInResult, type Device, type WholeCheckWrite } from '../domain/model';
 import { heartbeatRefusal } from '../domain/heartbeat-rule';
 import { newDevice } from '../domain/new-device';
 import type { RegistryStore } from '../domain/ports';
 
-type ThreeCallStore = Pick<RegistryStore, 'findDevice' | 'findDefaultChannel' | 'registerDevice' | 'recordWholeCheck' | 'trimCheckRecords'>;
+type ThreeCallStore = Pick<RegistryStore, 'findDevice' | 'findDefaultChannel' | 'registerDevice' | 'recordWholeCheck' | 'trimDecisionRecords'>;
 
 /**
  * The first call (CheckInDevice): the device as stored, or an unknown one registered; nothing is
@@ -25,10 +25,10 @@ export async function lookUpForCheck(store: ThreeCallStore, input: CheckInInput,
 }
 
 /** The third call (RecordCheck): the device in one update and the record in one insert; every 20th check trims. */
-export async function recordWholeCheck(store: ThreeCallStore, record: WholeCheckRecord, warn: (error: unknown) => void): Promise<void> {
+export async function recordWholeCheck(store: ThreeCallStore, record: WholeCheckWrite, warn: (error: unknown) => void): Promise<void> {
   await store.recordWholeCheck(record);
   const seq = record.checkCount + 1;
-  if (seq % CHECK_EVENTS_KEPT_PER_DEVICE === 0) void store.trimCheckRecords(record.id, seq - CHECK_EVENTS_KEPT_PER_DEVICE).catch(warn);
+  if (seq % DECISION_RECORDS_KEPT_PER_DEVICE === 0) void store.trimDecisionRecords(record.id, seq - DECISION_RECORDS_KEPT_PER_DEVICE).catch(warn);
 }
 
 function outcomeOf(device: Device, viaProjectToken: boolean): CheckInResult {

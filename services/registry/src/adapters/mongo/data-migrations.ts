@@ -1,10 +1,10 @@
 import { devicePageKeys } from '@ota/ids';
 import { addPageKeysOnce, collectionOf } from '@ota/mongo';
-import { encodeCheckEntry } from './check-history';
-import type { CheckHistoryEntry, RegistryModels } from './models';
+import { encodeDecisionRecordEntry } from './decision-record-entry';
+import type { DecisionRecordEntry, RegistryModels } from './models';
 
 /** A decision record as the `check_events` collection held it, one document per slot, before the history moved onto the device. */
-interface LegacyCheckEventDoc extends CheckHistoryEntry {
+interface LegacyCheckEventDoc extends DecisionRecordEntry {
   _id: string;
   project_id: string;
   device_uuid: string;
@@ -28,7 +28,7 @@ export async function moveCheckEventsOntoDevices(models: RegistryModels): Promis
     // The device already holds the project and device_id; the rest is the history entry as it was.
     const { _id, project_id: _project, device_uuid, device_id: _deviceId, ...entry } = doc;
     const path = `check_history.s${slot}`;
-    await collectionOf(models.Device).updateOne({ _id: device_uuid, [path]: { $exists: false } }, { $set: { [path]: encodeCheckEntry(entry) } });
+    await collectionOf(models.Device).updateOne({ _id: device_uuid, [path]: { $exists: false } }, { $set: { [path]: encodeDecisionRecordEntry(entry) } });
   }
   await legacy.drop();
 }

@@ -54,7 +54,7 @@ export interface DeviceDoc extends HardwareProfileFields {
   /** The page buckets the device is in (devicePageKeys in @ota/ids; device-buckets.ts reads them). */
   page_keys: string[];
   token_required: boolean;
-  /** Checks of the device so far; the n-th check's decision record has seq n (CheckRecordDoc). */
+  /** Checks of the device so far; the n-th check's decision record has seq n (DecisionRecordDoc). */
   check_count: number;
   /** The health the device's last check reported (device-health.ts). */
   health?: HealthDoc;
@@ -63,11 +63,11 @@ export interface DeviceDoc extends HardwareProfileFields {
   /**
    * PREVIOUS RELEASE (the release after this one removes them; docs/operations.md says why they
    * stay until then). Where the releases before this one kept the newest 20 decisions: slots `s0` to `s19`, each the
-   * record of the check n with n mod 20 = slot (check-history.ts). No longer written; the
+   * record of the check n with n mod 20 = slot (decision-record-entry.ts). No longer written; the
    * check-events listing still reads them, so the history of a device that has not checked 20
    * times since the upgrade is whole, and a rollback finds them where it wrote them.
    */
-  check_history?: Record<string, StoredCheckEntry>;
+  check_history?: Record<string, StoredDecisionRecordEntry>;
 }
 
 export interface HealthDoc {
@@ -86,11 +86,11 @@ export const DEVICE_FIELDS = { check_history: 0 } as const;
 /**
  * One OTA decision of a device (docs/api.md, "Records"), a document of its own in
  * `check_records`: a check inserts it, and never reads it back. The record's fields are one
- * string, `entry` (encodeCheckEntry), because FerretDB v1 stores and reads the type of every
+ * string, `entry` (encodeDecisionRecordEntry), because FerretDB v1 stores and reads the type of every
  * field beside the document. A device keeps at most 39: every 20th check deletes those
  * beyond the newest 20 (Registry.recordCheck), and the listing shows the newest 20.
  */
-export interface CheckRecordDoc {
+export interface DecisionRecordDoc {
   /** The record's id. */
   _id: string;
   /** The device's UUID. */
@@ -99,7 +99,7 @@ export interface CheckRecordDoc {
   entry: string;
 }
 
-/** One OTA decision of a device, as a record's `entry` and a former history slot hold it (encodeCheckEntry). */
+/** One OTA decision of a device, as a record's `entry` and a former history slot hold it (encodeDecisionRecordEntry). */
 /**
  * A decision record as the store holds it: one JSON array in a string (a `check_records`
  * document's `entry`, and the device's history slots of the release before), or the entry as an
@@ -109,9 +109,9 @@ export interface CheckRecordDoc {
  * rewrites it whole; ten fields as one string cost it a fraction of ten fields
  * (docs/performance.md, change 12).
  */
-export type StoredCheckEntry = string | CheckHistoryEntry;
+export type StoredDecisionRecordEntry = string | DecisionRecordEntry;
 
-export interface CheckHistoryEntry {
+export interface DecisionRecordEntry {
   /** The device's check_count for this record: newest first is seq descending. */
   seq: number;
   id: string;
@@ -239,10 +239,10 @@ export function registerModels(connection: Connection) {
   // Every page of a device list reads one bucket at a time by this key (device-buckets.ts).
   deviceSchema.index({ page_keys: 1 });
 
-  const checkRecordSchema = new Schema<CheckRecordDoc>({ _id: String, device_id: { type: String, required: true }, seq: { type: Number, required: true }, entry: { type: String, required: true } }, options);
+  const decisionRecordSchema = new Schema<DecisionRecordDoc>({ _id: String, device_id: { type: String, required: true }, seq: { type: Number, required: true }, entry: { type: String, required: true } }, options);
   // The device's records are at most 39: the listing and the trim read them all by device, so the
   // index holds the device alone (on FerretDB every indexed field is one more index to update).
-  checkRecordSchema.index({ device_id: 1 });
+  decisionRecordSchema.index({ device_id: 1 });
 
   const membershipSchema = new Schema<MembershipDoc>({ _id: String, project_id: String, group_id: String, device_id: String, page_keys: [String] }, options);
   membershipSchema.index({ device_id: 1 });
@@ -288,7 +288,7 @@ export function registerModels(connection: Connection) {
     Group: connection.model<GroupDoc>('Group', groupSchema, 'groups'),
     Device: connection.model<DeviceDoc>('Device', deviceSchema, 'devices'),
     Membership: connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
-    CheckRecord: connection.model<CheckRecordDoc>('CheckRecord', checkRecordSchema, 'check_records'),
+    DecisionRecord: connection.model<DecisionRecordDoc>('DecisionRecord', decisionRecordSchema, 'check_records'),
     DevicePlace: connection.model<PlaceDoc>('DevicePlace', devicePlaceSchema, 'device_places'),
     MembershipChange: connection.model<MembershipChangeDoc>('MembershipChange', membershipChangeSchema, 'membership_changes'),
     // The data migrations that read every document, and so are run once (data-migrations.ts).

@@ -4,10 +4,10 @@ import { PerKeyQueue, collectionOf, insertUnique, isDuplicateKey, releasePlace, 
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, devicePageKeys, readDevicePage, sampleDevices } from '@ota/ids';
 import type { HealthSnapshot } from '../../domain/device-health';
 import { heartbeatConditions } from '../../domain/heartbeat-rule';
-import type { Channel, CheckEvent, CheckIn, CheckRecord, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckRecord } from '../../domain/model';
+import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
-import { decodeCheckEntry, encodeCheckEntry } from './check-history';
-import { DEVICE_FIELDS, type ChannelDoc, type CheckHistoryEntry, type CheckRecordDoc, type DeviceDoc, type GroupDoc, type HealthDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
+import { decodeDecisionRecordEntry, encodeDecisionRecordEntry } from './decision-record-entry';
+import { DEVICE_FIELDS, type ChannelDoc, type DecisionRecordEntry, type DecisionRecordDoc, type DeviceDoc, type GroupDoc, type HealthDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export interface StoreOptions {
   /** Devices a page of a device list may read before it answers with what it found (DEVICE_PAGE_READ_BUDGET). */
@@ -59,7 +59,7 @@ export class MongoRegistryStore implements RegistryStore {
     const devices = await this.models.Device.find({ project_id: project.id }, { place: 1 }).lean<Array<Pick<DeviceDoc, '_id' | 'place'>>>();
     for (const device of devices) {
       await this.models.Device.deleteOne({ _id: device._id });
-      await this.models.CheckRecord.deleteMany({ device_id: device._id });
+      await this.models.DecisionRecord.deleteMany({ device_id: device._id });
       await this.releaseDevicePlace(project.ownerId, device.place);
     }
     await this.models.Membership.deleteMany({ project_id: project.id });
@@ -374,7 +374,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (!doc) return false;
     await this.models.Device.deleteOne({ _id: id });
     await this.models.Membership.deleteMany({ device_id: id });
-    await this.models.CheckRecord.deleteMany({ device_id: id });
+    await this.models.DecisionRecord.deleteMany({ device_id: id });
     await this.releaseDevicePlace(ownerId, doc.place);
     return true;
   }
@@ -447,38 +447,38 @@ export class MongoRegistryStore implements RegistryStore {
     return before ? deviceOf(before) : null;
   }
 
-  async recordCheck(record: CheckRecord): Promise<void> {
-    await collectionOf(this.models.CheckRecord).insertOne(checkRecordDoc(record.id, record.seq, record.event));
-    if (record.event.status !== record.previousStatus) await this.writeDevice(record.id, { last_check_status: record.event.status });
+  async recordCheck(record: DecisionRecordWrite): Promise<void> {
+    await collectionOf(this.models.DecisionRecord).insertOne(decisionRecordDoc(record.id, record.seq, record.record));
+    if (record.record.status !== record.previousStatus) await this.writeDevice(record.id, { last_check_status: record.record.status });
   }
 
   // PREVIOUS RELEASE: the release before's RecordCheck (previous-release/three-call-check.ts).
-  async recordWholeCheck(record: WholeCheckRecord): Promise<void> {
-    const { event } = record;
+  async recordWholeCheck(record: WholeCheckWrite): Promise<void> {
+    const { record: event } = record;
     await this.writeDevice(record.id, {
       ...(record.reported ? heartbeatFields(record.reported, event.createdAt) : {}),
       last_check_at: event.createdAt,
       last_check_status: event.status,
       check_count: record.checkCount + 1,
     });
-    await collectionOf(this.models.CheckRecord).insertOne(checkRecordDoc(record.id, record.checkCount + 1, event));
+    await collectionOf(this.models.DecisionRecord).insertOne(decisionRecordDoc(record.id, record.checkCount + 1, event));
   }
 
-  async trimCheckRecords(id: string, throughSeq: number): Promise<void> {
-    await collectionOf(this.models.CheckRecord).deleteMany({ device_id: id, seq: { $lte: throughSeq } });
+  async trimDecisionRecords(id: string, throughSeq: number): Promise<void> {
+    await collectionOf(this.models.DecisionRecord).deleteMany({ device_id: id, seq: { $lte: throughSeq } });
   }
 
-  async listCheckEvents(projectId: string, id: string): Promise<CheckEvent[]> {
+  async listDecisionRecords(projectId: string, id: string): Promise<DecisionRecord[]> {
     // The device is read for its project, and (PREVIOUS RELEASE: the release after this one
     // removes them) for the history slots the releases before wrote on it.
     const [doc, records] = await Promise.all([
       this.models.Device.findById(id, { project_id: 1, device_id: 1, check_history: 1 }).lean<Pick<DeviceDoc, 'project_id' | 'device_id' | 'check_history'>>(),
-      collectionOf(this.models.CheckRecord).find({ device_id: id }).toArray(),
+      collectionOf(this.models.DecisionRecord).find({ device_id: id }).toArray(),
     ]);
     if (!doc || doc.project_id !== projectId) return [];
-    const entries = new Map<string, CheckHistoryEntry>();
+    const entries = new Map<string, DecisionRecordEntry>();
     for (const stored of [...records.map((record) => record.entry), ...Object.values(doc.check_history ?? {})]) {
-      const entry = decodeCheckEntry(stored);
+      const entry = decodeDecisionRecordEntry(stored);
       entries.set(entry.id, entry);
     }
     return [...entries.values()]
@@ -573,8 +573,8 @@ function heartbeatFields(reported: ReportedProfile, at: Date): Partial<DeviceDoc
   return fields;
 }
 
-function checkRecordDoc(id: string, seq: number, event: CheckEvent): CheckRecordDoc {
-  const entry: CheckHistoryEntry = {
+function decisionRecordDoc(id: string, seq: number, event: DecisionRecord): DecisionRecordDoc {
+  const entry: DecisionRecordEntry = {
     seq,
     id: event.id,
     created_at: event.createdAt,
@@ -586,7 +586,7 @@ function checkRecordDoc(id: string, seq: number, event: CheckEvent): CheckRecord
     reported_version: event.reportedVersion,
     message: event.message,
   };
-  return { _id: event.id, device_id: id, seq, entry: encodeCheckEntry(entry) };
+  return { _id: event.id, device_id: id, seq, entry: encodeDecisionRecordEntry(entry) };
 }
 
 function projectOf(doc: ProjectDoc): Project {

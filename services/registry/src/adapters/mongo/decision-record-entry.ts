@@ -1,8 +1,8 @@
-import type { CheckHistoryEntry, StoredCheckEntry } from './models';
+import type { DecisionRecordEntry, StoredDecisionRecordEntry } from './models';
 
 
 /** The entry's fields in the order the stored array holds them; `created_at` as epoch milliseconds. */
-type EncodedCheckEntry = [
+type EncodedDecisionRecordEntry = [
   seq: number,
   id: string,
   createdAtMs: number,
@@ -15,8 +15,8 @@ type EncodedCheckEntry = [
   message: string,
 ];
 
-export function encodeCheckEntry(entry: CheckHistoryEntry): string {
-  const encoded: EncodedCheckEntry = [
+export function encodeDecisionRecordEntry(entry: DecisionRecordEntry): string {
+  const encoded: EncodedDecisionRecordEntry = [
     entry.seq,
     entry.id,
     entry.created_at.getTime(),
@@ -31,9 +31,9 @@ export function encodeCheckEntry(entry: CheckHistoryEntry): string {
   return JSON.stringify(encoded);
 }
 
-export function decodeCheckEntry(stored: StoredCheckEntry): CheckHistoryEntry {
+export function decodeDecisionRecordEntry(stored: StoredDecisionRecordEntry): DecisionRecordEntry {
   if (typeof stored !== 'string') return stored;
-  const [seq, id, createdAtMs, decision, status, deploymentId, artifactBuildNumber, reportedBuildNumber, reportedVersion, message] = JSON.parse(stored) as EncodedCheckEntry;
+  const [seq, id, createdAtMs, decision, status, deploymentId, artifactBuildNumber, reportedBuildNumber, reportedVersion, message] = JSON.parse(stored) as EncodedDecisionRecordEntry;
   return {
     seq,
     id,
