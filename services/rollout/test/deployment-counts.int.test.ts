@@ -35,10 +35,10 @@ const counts = (now: () => Date) => new DeploymentCounts({ store, recountInterva
 const LIFECYCLE = ['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed'];
 
 /** Stores a device's event as rollout does (DeviceRollout.record), and counts the step it took. */
-async function report(kept: DeploymentCounts, deploymentId: string, deviceId: string, status: string, reason = ''): Promise<void> {
+async function report(kept: DeploymentCounts, deploymentId: string, deviceUuid: string, status: string, reason = ''): Promise<void> {
   const at = new Date();
-  const { newlyStored } = await events.recordEvent({ deploymentId, projectId: 'p', deviceId, status, rank: rankOf(status), reason, at });
-  const { step } = await takeCountedStep(events, { deploymentId, projectId: 'p', deviceId, status, at });
+  const { newlyStored } = await events.recordEvent({ deploymentId, projectId: 'p', deviceUuid, status, rank: rankOf(status), reason, at });
+  const { step } = await takeCountedStep(events, { deploymentId, projectId: 'p', deviceUuid, status, at });
   kept.eventStored(deploymentId, at, { status, reason, newlyStored }, step);
 }
 
@@ -138,7 +138,7 @@ test('a recount replaces counts that drifted with the stored truth, and keeps th
 test('a deployment counted before counts were kept is counted on its first read', async () => {
   const deploymentId = randomUUID();
   for (let device = 0; device < 3; device++) {
-    await events.recordEvent({ deploymentId, projectId: 'p', deviceId: `old-${device}`, status: 'confirmed', rank: rankOf('confirmed'), reason: '', at: new Date(Date.now() - 5_000) });
+    await events.recordEvent({ deploymentId, projectId: 'p', deviceUuid: `old-${device}`, status: 'confirmed', rank: rankOf('confirmed'), reason: '', at: new Date(Date.now() - 5_000) });
   }
   expect(await store.readCounts(deploymentId)).toBeNull();
   // Readers at once share one count of the events.

@@ -65,7 +65,7 @@ describe('transitions', () => {
     const move = (id: string, json: Record<string, unknown>) => api('POST', `/api/v1/projects/${g.project.id}/deployments/${id}/transition/`, { token: g.apiToken, json });
 
     expect((await move(await draft(), { action: 'start' })).status).toBe(400);
-    for (const deviceId of ['d1', 'd2']) await api('POST', `/api/v1/projects/${g.project.id}/devices/`, { token: g.apiToken, json: { device_id: deviceId } });
+    for (const deviceUuid of ['d1', 'd2']) await api('POST', `/api/v1/projects/${g.project.id}/devices/`, { token: g.apiToken, json: { device_id: deviceUuid } });
     const id = await draft();
     const refused = await move(id, { action: 'start' });
     expect(refused.status).toBe(400);

@@ -34,8 +34,8 @@ afterAll(async () => {
   await mongo.close();
 });
 
-const record = (deploymentId: string, deviceId: string, status: string, seconds: number, reason = '') =>
-  states.recordEvent({ deploymentId, projectId: 'p', deviceId, status, rank: rankOf(status), reason, at: at(seconds) });
+const record = (deploymentId: string, deviceUuid: string, status: string, seconds: number, reason = '') =>
+  states.recordEvent({ deploymentId, projectId: 'p', deviceUuid, status, rank: rankOf(status), reason, at: at(seconds) });
 
 it('stores each status once per device and deployment, every failure report, and knows the highest status', async () => {
   const deploymentId = randomUUID();
@@ -57,7 +57,7 @@ it('stores each status once per device and deployment, every failure report, and
   expect(Object.fromEntries(await states.failuresByReason(deploymentId))).toEqual({ checksum_mismatch: 2, boot_failed: 1 });
   expect(await states.countRecentFailures(deploymentId, 'checksum_mismatch', at(6))).toBe(1);
   expect(Object.fromEntries(await states.devicesByStatus(deploymentId, { since: at(5) }))).toEqual({ failed: 1, rolled_back: 1 });
-  expect((await states.listStates(deploymentId)).map((state) => [state.deviceId, state.status])).toEqual([['d3', 'rolled_back'], ['d2', 'failed'], ['d1', 'downloaded']]);
+  expect((await states.listStates(deploymentId)).map((state) => [state.deviceUuid, state.status])).toEqual([['d3', 'rolled_back'], ['d2', 'failed'], ['d1', 'downloaded']]);
   expect(await states.highestStatus(deploymentId, 'd3')).toMatchObject({ rolledBack: true });
   expect([...((await states.rolledBackDevices([deploymentId])).get('d3') ?? [])]).toEqual([deploymentId]);
 });
@@ -72,8 +72,8 @@ it('deletes a device’s states and reports, and says which deployments it was i
   expect(await reports.listReports('p', 'leaving', 10, undefined)).toEqual([]);
 });
 
-function report(deviceId: string, deploymentId: string, seconds: number, event = 'downloaded', reason = ''): DeviceReport {
-  return { id: randomUUID(), projectId: 'p', deploymentId, deviceId, event, status: statusOfEvent(event)!, buildNumber: undefined, reason, detailJson: '{"attempt":1}', createdAt: at(seconds) };
+function report(deviceUuid: string, deploymentId: string, seconds: number, event = 'downloaded', reason = ''): DeviceReport {
+  return { id: randomUUID(), projectId: 'p', deploymentId, deviceUuid, event, status: statusOfEvent(event)!, buildNumber: undefined, reason, detailJson: '{"attempt":1}', createdAt: at(seconds) };
 }
 
 /** What a status report does with the stores (DeviceRollout.recordDeviceEvent): the event carries the report, and a repeat stores nothing. */
@@ -87,7 +87,7 @@ async function storedAlone(sent: DeviceReport): Promise<void> {
     _id: sent.id,
     project_id: sent.projectId,
     deployment_id: sent.deploymentId,
-    device_id: sent.deviceId,
+    device_id: sent.deviceUuid,
     event: sent.event,
     status: sent.status,
     build_number: sent.buildNumber ?? null,
@@ -153,12 +153,12 @@ it('lists a device’s reports as sent, newest first, filtered by time and limit
 it('gives status documents stored before states were paged their page keys, once', async () => {
   const deploymentId = randomUUID();
   const devices = ['00000000-0000-4000-8000-00000000000a', '80000000-0000-4000-8000-00000000000b'];
-  for (const [index, deviceId] of devices.entries()) await record(deploymentId, deviceId, 'offered', index + 1);
+  for (const [index, deviceUuid] of devices.entries()) await record(deploymentId, deviceUuid, 'offered', index + 1);
   const keysOf = async () =>
     (await models.DeviceEvent.collection.find({ deployment_id: deploymentId } as never, { projection: { device_id: 1, page_keys: 1 } }).toArray())
       .map((doc) => [doc.device_id, doc.page_keys])
       .sort();
-  const paged = devices.map((deviceId) => [deviceId, [1, 2, 3].map((length) => `${deploymentId}/${deviceId.slice(0, length)}`)]);
+  const paged = devices.map((deviceUuid) => [deviceUuid, [1, 2, 3].map((length) => `${deploymentId}/${deviceUuid.slice(0, length)}`)]);
   expect(await keysOf()).toEqual(paged);
   // As the previous release stored them: no page keys, and no record of the migration.
   await models.DeviceEvent.collection.updateMany({ deployment_id: deploymentId } as never, { $unset: { page_keys: '' } });
@@ -169,5 +169,5 @@ it('gives status documents stored before states were paged their page keys, once
   // Done once: finding documents without keys reads every status document, so a later start does not look again.
   await models.DeviceEvent.collection.updateMany({ deployment_id: deploymentId } as never, { $unset: { page_keys: '' } });
   await states.addStatusPageKeys();
-  expect(await keysOf()).toEqual(devices.map((deviceId) => [deviceId]));
+  expect(await keysOf()).toEqual(devices.map((deviceUuid) => [deviceUuid]));
 });

@@ -87,7 +87,7 @@ export function signingKeyJson(key: artifacts.SigningKey) {
 }
 
 export function deviceStateJson(state: rollout.DeviceState) {
-  return { device_id: state.deviceId, status: state.status, reason: state.reason, updated_at: iso(state.updatedAt) } satisfies Promised<typeof R.DeviceState>;
+  return { device_id: state.deviceUuid, status: state.status, reason: state.reason, updated_at: iso(state.updatedAt) } satisfies Promised<typeof R.DeviceState>;
 }
 
 export function deploymentSummaryJson({ deployment, summary, targetedDevices, targetedDevicesEstimated }: DeploymentProgress) {

@@ -259,7 +259,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       const since = sinceOf(query.since);
       const device = await deviceFor(ctx, project.id);
       const { reports } = await clients.rollout.listDeviceReports(
-        { projectId: project.id, deviceId: device.id, limit: cappedLimit(query.limit, DEVICE_EVENTS_LIMIT.default, DEVICE_EVENTS_LIMIT.max), since },
+        { projectId: project.id, deviceUuid: device.id, limit: cappedLimit(query.limit, DEVICE_EVENTS_LIMIT.default, DEVICE_EVENTS_LIMIT.max), since },
         rpc(ctx),
       );
       ctx.body = reports.map(deviceEventJson);

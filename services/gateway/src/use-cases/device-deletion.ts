@@ -16,7 +16,7 @@ export interface DeviceDeletionPorts {
 export async function deleteDeviceWithHistory(ports: DeviceDeletionPorts, caller: Caller, project: registry.Project, device: registry.Device): Promise<void> {
   const { call } = caller;
   await ports.tokens.revokeDeviceTokens(device.id);
-  await ports.rollout.deleteDeviceStates({ projectId: project.id, deviceId: device.id }, call);
+  await ports.rollout.deleteDeviceStates({ projectId: project.id, deviceUuid: device.id }, call);
   await ports.registry.deleteDevice({ projectId: project.id, ownerId: project.ownerId, id: device.id }, call);
   await ports.audit.record(caller.principal, { projectId: project.id, action: 'device.deleted', targetType: 'device', targetId: device.id, details: { device_id: device.deviceId } });
 }

@@ -11,7 +11,7 @@ import type { RegistryStore } from './ports';
 
 /** Rollout, as the check needs it: it confirms and records each offer (rollout keeps owning rollout statuses). */
 export interface OfferLedger {
-  recordOffer(offer: { projectId: string; deploymentId: string; deviceId: string }, call: OutboundCall): Promise<OfferOutcome>;
+  recordOffer(offer: { projectId: string; deploymentId: string; deviceUuid: string }, call: OutboundCall): Promise<OfferOutcome>;
 }
 
 /** What of registry's store a check writes and reads. */
@@ -130,7 +130,7 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
     const decision = decide(checked, active, rolledBack);
     if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message, windowOpensAt: decision.windowOpensAt, deferredUntil: decision.deferredUntil });
     const deploymentId = decision.deployment.id;
-    const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceId: checked.id }, call);
+    const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceUuid: checked.id }, call);
     if (outcome === 'recorded') return answer({ status: 'offered', message: decision.message, deploymentId, artifact: decision.artifact });
     // The deployment's caps hold the device back for now: it is in the rollout, and checks again
     // at the next minute, when a rate cap has room again and the devices in progress are counted anew.

@@ -32,7 +32,7 @@ function fake(options: { activeDeploymentIds: string[]; writes: boolean; device?
     views: { activeDeployments: () => options.activeDeploymentIds.map((id) => ({ id }) as never) },
     events: {
       recordDeviceEvent: async (event, call) => {
-        calls.push(`rollout stores ${event.event} of ${event.deviceId} under ${call.requestId}`);
+        calls.push(`rollout stores ${event.event} of ${event.deviceUuid} under ${call.requestId}`);
         return { accepted: true, finalStatus: options.finalStatus ?? event.event };
       },
     },

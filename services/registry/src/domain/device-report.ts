@@ -13,7 +13,8 @@ export interface DeviceEventLedger {
   recordDeviceEvent(event: {
     projectId: string;
     deploymentId: string;
-    deviceId: string;
+    /** The device's UUID. */
+    deviceUuid: string;
     event: string;
     buildNumber?: number;
     reason: string;
@@ -58,7 +59,7 @@ export async function reportDeviceStatus(deps: StatusReportDeps, input: StatusRe
     deps.events.recordDeviceEvent({
       projectId: input.projectId,
       deploymentId: input.deploymentId,
-      deviceId: device.id,
+      deviceUuid: device.id,
       event: input.event,
       buildNumber: input.buildNumber,
       reason: input.reason,

@@ -12,15 +12,15 @@ import type { CountedStep } from './status-counts';
  */
 export async function takeCountedStep(
   store: Pick<DeviceStateStore, 'claimCountedStep' | 'countedStatus'>,
-  event: { deploymentId: string; projectId: string; deviceId: string; status: string; at: Date },
+  event: { deploymentId: string; projectId: string; deviceUuid: string; status: string; at: Date },
   known?: string,
 ): Promise<{ step: CountedStep | null; counted: string }> {
-  const { deploymentId, deviceId } = event;
-  let counted = known ?? (await store.countedStatus(deploymentId, deviceId));
+  const { deploymentId, deviceUuid } = event;
+  let counted = known ?? (await store.countedStatus(deploymentId, deviceUuid));
   while (rankOf(counted) < rankOf(event.status)) {
-    const step: CountedStep = { deploymentId, projectId: event.projectId, deviceId, from: counted, to: event.status, at: event.at };
+    const step: CountedStep = { deploymentId, projectId: event.projectId, deviceUuid, from: counted, to: event.status, at: event.at };
     if (await store.claimCountedStep(step)) return { step, counted: step.to };
-    counted = await store.countedStatus(deploymentId, deviceId);
+    counted = await store.countedStatus(deploymentId, deviceUuid);
   }
   return { step: null, counted };
 }

@@ -264,7 +264,7 @@ export class Deployments {
     const active = [...this.deps.views.activeDeployments(projectId).filter((other) => other.id !== deployment.id), deployment];
     const rolledBack = await this.deps.deviceStates.rolledBackDevices(active.map((candidate) => candidate.id));
     const none = new Set<string>();
-    const tally = new PreviewTally(deployment, active, (id) => this.deps.views.artifact(id), (deviceId) => rolledBack.get(deviceId) ?? none);
+    const tally = new PreviewTally(deployment, active, (id) => this.deps.views.artifact(id), (deviceUuid) => rolledBack.get(deviceUuid) ?? none);
     for await (const page of this.deps.fleet.devices(projectId, idPrefix, call)) for (const device of page) tally.add(device);
     return { state: stored.state, tally, heldNow: await this.heldNow(deployment) };
   }

@@ -21,7 +21,7 @@ export const REPORTS_KEPT_PER_DEVICE = 100;
 interface TimelineReport {
   projectId: string;
   deploymentId: string;
-  deviceId: string;
+  deviceUuid: string;
   reason: string;
   detailJson: string;
   deferredUntil?: Date;
@@ -51,8 +51,8 @@ export class DeviceRollout {
     return devices.map((device) => checkStateOf(device, active));
   }
 
-  listDeviceReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
-    return this.deps.reports.listReports(projectId, deviceId, Math.min(Math.max(limit, 1), REPORTS_KEPT_PER_DEVICE), since);
+  listDeviceReports(projectId: string, deviceUuid: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
+    return this.deps.reports.listReports(projectId, deviceUuid, Math.min(Math.max(limit, 1), REPORTS_KEPT_PER_DEVICE), since);
   }
 
   async listDeviceStates(projectId: string, deploymentId: string): Promise<DeviceStateRecord[]> {
@@ -75,12 +75,12 @@ export class DeviceRollout {
     return (state) => (isInProgress(state.status) && state.updatedAt.getTime() < silentBefore ? { ...state, status: 'failed', reason: NO_CONFIRMATION } : state);
   }
 
-  async deleteDeviceStates(projectId: string, deviceId: string): Promise<void> {
+  async deleteDeviceStates(projectId: string, deviceUuid: string): Promise<void> {
     // Its statuses leave the counts of the deployments it was in: they are counted afresh.
-    for (const deploymentId of await this.deps.deviceStates.deleteDeviceStates(projectId, deviceId)) this.counts.recountLater(deploymentId);
+    for (const deploymentId of await this.deps.deviceStates.deleteDeviceStates(projectId, deviceUuid)) this.counts.recountLater(deploymentId);
     // A deleted device that comes back (with the same derived UUID) starts afresh, on every replica.
-    this.deps.statusCache.forgetDevice(deviceId);
-    this.deps.events.deviceForgotten(deviceId);
+    this.deps.statusCache.forgetDevice(deviceUuid);
+    this.deps.events.deviceForgotten(deviceUuid);
   }
 
   /**
@@ -88,15 +88,15 @@ export class DeviceRollout {
    * view (a pause made here is applied before its answer) and the device's status, then recorded
    * as `offered` unless the device is further along.
    */
-  async recordOffer(projectId: string, deploymentId: string, deviceId: string): Promise<OfferOutcome> {
+  async recordOffer(projectId: string, deploymentId: string, deviceUuid: string): Promise<OfferOutcome> {
     const deployment = this.deps.views.activeDeployments(projectId).find((candidate) => candidate.id === deploymentId);
     if (!deployment) return 'not_active';
-    const known = await this.deviceStatus(deploymentId, deviceId);
+    const known = await this.deviceStatus(deploymentId, deviceUuid);
     if (known.rolledBack) return 'rolled_back';
     if (known.rank < rankOf('offered')) {
       // A new offer: the caps say whether it may start now. A device offered before keeps its offer.
       if (await this.heldByCaps(deployment)) return 'capped';
-      await this.record({ deploymentId, projectId, deviceId, status: 'offered', reason: '' });
+      await this.record({ deploymentId, projectId, deviceUuid, status: 'offered', reason: '' });
     }
     return 'recorded';
   }
@@ -135,7 +135,7 @@ export class DeviceRollout {
     if (decision.status === 'offered') {
       const known = statuses[targeting.indexOf(decision.deployment)]!;
       if (known.rank < rankOf('offered')) {
-        await this.record({ deploymentId: decision.deployment.id, projectId, deviceId: device.id, status: 'offered', reason: '' });
+        await this.record({ deploymentId: decision.deployment.id, projectId, deviceUuid: device.id, status: 'offered', reason: '' });
       }
     }
     return decision;
@@ -148,7 +148,7 @@ export class DeviceRollout {
   async recordDeviceEvent(input: {
     projectId: string;
     deploymentId: string;
-    deviceId: string;
+    deviceUuid: string;
     event: string;
     reason: string;
     buildNumber?: number;
@@ -164,7 +164,7 @@ export class DeviceRollout {
       id: randomUUID(),
       projectId: input.projectId,
       deploymentId: input.deploymentId,
-      deviceId: input.deviceId,
+      deviceUuid: input.deviceUuid,
       event: input.event,
       status,
       buildNumber: input.buildNumber,
@@ -176,7 +176,7 @@ export class DeviceRollout {
     // before the answer in one write. A repeated status stores nothing: a device resends
     // `confirmed` and `rolled_back` until one is accepted, and a repeat changes nothing, its
     // timeline included (docs/api.md, "Status reports"). Every `failed` is an event of its own.
-    const { after, reportStored } = await this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceId: input.deviceId, status, reason: input.reason }, report);
+    const { after, reportStored } = await this.record({ deploymentId: input.deploymentId, projectId: input.projectId, deviceUuid: input.deviceUuid, status, reason: input.reason }, report);
     // The check records `offered` with no report: the device's own first `offered` is then stored
     // alone, once (its repeats collide with it).
     if (!reportStored && status === 'offered') await this.deps.reports.insertFirstReport(report);
@@ -212,12 +212,12 @@ export class DeviceRollout {
   /** Stores a report that moves no status, once per `once`, and answers the status the device has. */
   private async recordTimelineLine(input: TimelineReport, event: string, once: string): Promise<{ accepted: boolean; finalStatus: string }> {
     await this.requireDeployment(input.projectId, input.deploymentId);
-    const { status } = await this.deviceStatus(input.deploymentId, input.deviceId);
+    const { status } = await this.deviceStatus(input.deploymentId, input.deviceUuid);
     const report: DeviceReport = {
       id: randomUUID(),
       projectId: input.projectId,
       deploymentId: input.deploymentId,
-      deviceId: input.deviceId,
+      deviceUuid: input.deviceUuid,
       event,
       status,
       buildNumber: undefined,
@@ -243,29 +243,29 @@ export class DeviceRollout {
    * counted under, counts what moved and tells the other replicas.
    */
   private async record(
-    event: { deploymentId: string; projectId: string; deviceId: string; status: string; reason: string },
+    event: { deploymentId: string; projectId: string; deviceUuid: string; status: string; reason: string },
     report?: DeviceReport,
   ): Promise<{ after: DeviceStatusEntry; reportStored: boolean }> {
     const at = report?.createdAt ?? this.now();
     const { newlyStored, reportStored } = await this.deps.deviceStates.recordEvent({ ...event, rank: rankOf(event.status), at, report });
-    const after = this.deps.statusCache.merge(event.deploymentId, event.deviceId, {
+    const after = this.deps.statusCache.merge(event.deploymentId, event.deviceUuid, {
       status: event.status,
       rank: rankOf(event.status),
       rolledBack: event.status === 'rolled_back',
     });
-    const known = this.deps.statusCache.get(event.deploymentId, event.deviceId)?.counted;
+    const known = this.deps.statusCache.get(event.deploymentId, event.deviceUuid)?.counted;
     const { step, counted } = await takeCountedStep(this.deps.deviceStates, { ...event, at }, known);
-    this.deps.statusCache.merge(event.deploymentId, event.deviceId, { ...NO_STATUS, counted });
+    this.deps.statusCache.merge(event.deploymentId, event.deviceUuid, { ...NO_STATUS, counted });
     this.counts.eventStored(event.deploymentId, at, { status: event.status, reason: event.reason, newlyStored }, step);
-    this.deps.events.deviceStatusChanged(event.deploymentId, event.deviceId, after);
+    this.deps.events.deviceStatusChanged(event.deploymentId, event.deviceUuid, after);
     return { after, reportStored };
   }
 
   /** The device's highest status in the deployment: from memory, or once from the store. */
-  private async deviceStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry> {
-    const cached = this.deps.statusCache.get(deploymentId, deviceId);
+  private async deviceStatus(deploymentId: string, deviceUuid: string): Promise<DeviceStatusEntry> {
+    const cached = this.deps.statusCache.get(deploymentId, deviceUuid);
     if (cached) return cached;
-    const stored = await this.deps.deviceStates.highestStatus(deploymentId, deviceId);
-    return this.deps.statusCache.merge(deploymentId, deviceId, stored ?? { ...NO_STATUS, counted: 'pending' });
+    const stored = await this.deps.deviceStates.highestStatus(deploymentId, deviceUuid);
+    return this.deps.statusCache.merge(deploymentId, deviceUuid, stored ?? { ...NO_STATUS, counted: 'pending' });
   }
 }

@@ -26,13 +26,13 @@ export class DeviceStatusCache {
 
   constructor(private readonly maxEntries: number) {}
 
-  get(deploymentId: string, deviceId: string): DeviceStatusEntry | undefined {
-    return this.entries.get(`${deploymentId}:${deviceId}`);
+  get(deploymentId: string, deviceUuid: string): DeviceStatusEntry | undefined {
+    return this.entries.get(`${deploymentId}:${deviceUuid}`);
   }
 
   /** Combines what is known with `incoming`: the higher status wins, rolled_back sticks, and so does the higher counted status. */
-  merge(deploymentId: string, deviceId: string, incoming: DeviceStatusEntry): DeviceStatusEntry {
-    const key = `${deploymentId}:${deviceId}`;
+  merge(deploymentId: string, deviceUuid: string, incoming: DeviceStatusEntry): DeviceStatusEntry {
+    const key = `${deploymentId}:${deviceUuid}`;
     const known = this.entries.get(key);
     const higher =
       known && known.rank >= incoming.rank
@@ -53,8 +53,8 @@ export class DeviceStatusCache {
   }
 
   /** Forgets a device (it was deleted): a linear pass, for a rare developer action. */
-  forgetDevice(deviceId: string): void {
-    for (const key of this.entries.keys()) if (key.endsWith(`:${deviceId}`)) this.entries.delete(key);
+  forgetDevice(deviceUuid: string): void {
+    for (const key of this.entries.keys()) if (key.endsWith(`:${deviceUuid}`)) this.entries.delete(key);
   }
 
   get size(): number {

@@ -32,7 +32,7 @@ export interface DeploymentStore {
 }
 
 export interface DeviceStateRecord {
-  deviceId: string;
+  deviceUuid: string;
   status: string;
   reason: string;
   updatedAt: Date;
@@ -54,7 +54,7 @@ export interface StatesPageRead {
 export interface DeviceEvent {
   deploymentId: string;
   projectId: string;
-  deviceId: string;
+  deviceUuid: string;
   status: string;
   rank: number;
   reason: string;
@@ -97,7 +97,7 @@ export interface DeviceStateStore {
    */
   recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean; reportStored: boolean }>;
   /** The device's highest stored status in the deployment, and its counted one; null when it has none. */
-  highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null>;
+  highestStatus(deploymentId: string, deviceUuid: string): Promise<DeviceStatusEntry | null>;
   /**
    * Moves the device's counted status one step, once: a step is keyed by the status it leaves, so
    * of the reports that race to move a device out of a status, on any replica, exactly one does
@@ -105,7 +105,7 @@ export interface DeviceStateStore {
    */
   claimCountedStep(step: CountedStep): Promise<boolean>;
   /** The status the device is counted under: the end of its steps, `pending` when it has none. */
-  countedStatus(deploymentId: string, deviceId: string): Promise<string>;
+  countedStatus(deploymentId: string, deviceUuid: string): Promise<string>;
   /** Devices per counted status, from the steps (those taken before `before`, when given). */
   countedByStatus(deploymentId: string, before?: Date): Promise<Map<string, number>>;
   /**
@@ -130,7 +130,7 @@ export interface DeviceStateStore {
   /** Per device, which of these deployments it reported `rolled_back` for (devices with none are absent). */
   rolledBackDevices(deploymentIds: readonly string[]): Promise<Map<string, Set<string>>>;
   /** Forgets the device's statuses and its reports; answers the deployments it had statuses in. */
-  deleteDeviceStates(projectId: string, deviceId: string): Promise<string[]>;
+  deleteDeviceStates(projectId: string, deviceUuid: string): Promise<string[]>;
 }
 
 /** Where a snapshot of a deployment's counts stands. */
@@ -166,7 +166,7 @@ export interface DeviceReport {
   id: string;
   projectId: string;
   deploymentId: string;
-  deviceId: string;
+  deviceUuid: string;
   event: string;
   status: string;
   buildNumber: number | undefined;
@@ -198,7 +198,7 @@ export interface DeviceReportStore {
   /** The deployment's devices whose newest deferred report is for a time after `now`. */
   deferrals(deploymentId: string, now: Date): Promise<Deferrals>;
   /** Newest first, at most `limit`, created at or after `since` when given, wherever each is stored. */
-  listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]>;
+  listReports(projectId: string, deviceUuid: string, limit: number, since: Date | undefined): Promise<DeviceReport[]>;
 }
 
 /** Authoritative artifact lookups (the artifacts service), for creating deployments. */
@@ -230,7 +230,7 @@ export interface RolloutEvents {
    * whose id is derived from the deployment's version so that a repeat is stored once.
    */
   changedByItself(deployment: Deployment, action: 'deployment.paused' | 'deployment.ramped', details: Record<string, unknown>): void;
-  deviceStatusChanged(deploymentId: string, deviceId: string, status: DeviceStatusEntry): void;
+  deviceStatusChanged(deploymentId: string, deviceUuid: string, status: DeviceStatusEntry): void;
   /** The device was deleted: every replica forgets its statuses. */
-  deviceForgotten(deviceId: string): void;
+  deviceForgotten(deviceUuid: string): void;
 }

@@ -21,8 +21,8 @@ const fleetDevice = (overrides: Partial<FleetDevice> = {}): FleetDevice => ({
 });
 
 function tally(deployment: Deployment, devices: FleetDevice[], rolledBack: string[] = [], artifact = testArtifact()) {
-  const preview = new PreviewTally(deployment, [deployment], (id) => (id === artifact.id ? artifact : undefined), (deviceId) =>
-    rolledBack.includes(deviceId) ? new Set([deployment.id]) : new Set(),
+  const preview = new PreviewTally(deployment, [deployment], (id) => (id === artifact.id ? artifact : undefined), (deviceUuid) =>
+    rolledBack.includes(deviceUuid) ? new Set([deployment.id]) : new Set(),
   );
   for (const device of devices) preview.add(device);
   return Object.fromEntries([...preview.buckets].filter(([, bucket]) => bucket.count > 0).map(([outcome, bucket]) => [outcome, bucket.deviceIds]));

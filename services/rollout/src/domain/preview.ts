@@ -9,12 +9,15 @@ export { PREVIEW_OUTCOMES, type PreviewOutcome } from '@ota/vocabulary';
 /** How many devices get an outcome, and the first few of them. */
 export interface PreviewBucket {
   count: number;
+  /** The units' own device_id strings of the first few. */
   deviceIds: string[];
 }
 
 /** A device as the registry stores it: the profile of its last check, and whether it is active. */
 export interface FleetDevice extends HardwareProfile {
+  /** The device's UUID. */
   id: string;
+  /** The unit's own device_id string. */
   deviceId: string;
   active: boolean;
   channelId: string;
@@ -38,7 +41,7 @@ export class PreviewTally {
     private readonly deployment: Deployment,
     private readonly activeDeployments: readonly Deployment[],
     private readonly artifactOf: (artifactId: string) => ArtifactSummary | undefined,
-    private readonly rolledBack: (deviceId: string) => ReadonlySet<string>,
+    private readonly rolledBack: (deviceUuid: string) => ReadonlySet<string>,
   ) {}
 
   get rolloutPercentage(): number {

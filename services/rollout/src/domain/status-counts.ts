@@ -7,7 +7,7 @@ import { rankOf } from './device-status';
 export interface CountedStep {
   deploymentId: string;
   projectId: string;
-  deviceId: string;
+  deviceUuid: string;
   from: string;
   to: string;
   at: Date;

@@ -59,7 +59,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       return { deployment: deploymentMessage(deployment) };
     },
     async listDeviceStates(request) {
-      const message = (state: DeviceStateRecord) => ({ deviceId: state.deviceId, status: state.status, reason: state.reason, updatedAt: state.updatedAt });
+      const message = (state: DeviceStateRecord) => ({ deviceUuid: state.deviceUuid, status: state.status, reason: state.reason, updatedAt: state.updatedAt });
       if (request.limit > 0) {
         const page = await rollout.devices.readDeviceStatesPage(request.projectId, request.deploymentId, { limit: request.limit, afterId: request.afterId || undefined, status: request.status || undefined });
         return { states: page.states.map(message), total: page.total.count, totalEstimated: page.total.estimated, nextAfterId: page.nextAfterId ?? '' };
@@ -76,21 +76,21 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       return { inTheWay: inTheWay.map(deploymentMessage) };
     },
     async deleteDeviceStates(request) {
-      await rollout.devices.deleteDeviceStates(request.projectId, request.deviceId);
+      await rollout.devices.deleteDeviceStates(request.projectId, request.deviceUuid);
       return {};
     },
     async listActiveDeployments() {
       return { deployments: (await rollout.deployments.listActiveDeployments()).map(deploymentMessage) };
     },
     async recordOffer(request) {
-      const outcome = await rollout.devices.recordOffer(request.projectId, request.deploymentId, request.deviceId);
+      const outcome = await rollout.devices.recordOffer(request.projectId, request.deploymentId, request.deviceUuid);
       return { outcome: OFFER_OUTCOMES[outcome] };
     },
     async recordDeviceEvent(request) {
       const result = await rollout.devices.recordDeviceEvent({
         projectId: request.projectId,
         deploymentId: request.deploymentId,
-        deviceId: request.deviceId,
+        deviceUuid: request.deviceUuid,
         event: request.event,
         reason: request.reason,
         buildNumber: request.buildNumber,
@@ -101,7 +101,7 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       return result;
     },
     async listDeviceReports(request) {
-      const reports = await rollout.devices.listDeviceReports(request.projectId, request.deviceId, request.limit, request.since);
+      const reports = await rollout.devices.listDeviceReports(request.projectId, request.deviceUuid, request.limit, request.since);
       return {
         reports: reports.map((report) => ({
           id: report.id,

@@ -17,7 +17,7 @@ const OUTCOMES: Partial<Record<rollout.OfferOutcome, OfferOutcome>> = {
 export class GrpcOfferLedger implements OfferLedger {
   constructor(private readonly client: RolloutClient) {}
 
-  async recordOffer(offer: { projectId: string; deploymentId: string; deviceId: string }, call: OutboundCall): Promise<OfferOutcome> {
+  async recordOffer(offer: { projectId: string; deploymentId: string; deviceUuid: string }, call: OutboundCall): Promise<OfferOutcome> {
     const { outcome } = await this.client.recordOffer(offer, call);
     const known = OUTCOMES[outcome];
     if (!known) throw new Error(`rollout answered RecordOffer with an unknown outcome ${outcome}`);

@@ -15,11 +15,11 @@ export class MongoDeviceReportStore implements DeviceReportStore {
   insertFirstReport(report: DeviceReport, once: string = report.status): Promise<boolean> {
     const doc: DeviceReportDoc = {
       // One per device, deployment and status (or stop reason): a repeat collides with it.
-      _id: `${report.deploymentId}:${report.deviceId}:${once}`,
+      _id: `${report.deploymentId}:${report.deviceUuid}:${once}`,
       report_id: report.id,
       project_id: report.projectId,
       deployment_id: report.deploymentId,
-      device_id: report.deviceId,
+      device_id: report.deviceUuid,
       event: report.event,
       status: report.status,
       build_number: report.buildNumber ?? null,
@@ -42,11 +42,11 @@ export class MongoDeviceReportStore implements DeviceReportStore {
     return { devices: ahead.length, until: ahead.length > 0 ? new Date(Math.max(...ahead.map((until) => until.getTime()))) : null };
   }
 
-  async listReports(projectId: string, deviceId: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
+  async listReports(projectId: string, deviceUuid: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
     // The first report of each status rides in its device event; the rest are here. Each side's
     // newest `limit` are read, and the newest `limit` of both are answered.
-    const carriedQuery: Record<string, unknown> = { project_id: projectId, device_id: deviceId, report_id: { $exists: true } };
-    const ownQuery: Record<string, unknown> = { project_id: projectId, device_id: deviceId };
+    const carriedQuery: Record<string, unknown> = { project_id: projectId, device_id: deviceUuid, report_id: { $exists: true } };
+    const ownQuery: Record<string, unknown> = { project_id: projectId, device_id: deviceUuid };
     if (since) {
       carriedQuery.at = { $gte: since };
       ownQuery.created_at = { $gte: since };
@@ -66,7 +66,7 @@ function reportOfDoc(doc: DeviceReportDoc): DeviceReport {
     id: doc.report_id ?? doc._id,
     projectId: doc.project_id,
     deploymentId: doc.deployment_id,
-    deviceId: doc.device_id,
+    deviceUuid: doc.device_id,
     event: doc.event,
     status: doc.status,
     buildNumber: doc.build_number ?? undefined,

@@ -106,28 +106,28 @@ export class MongoDeviceStateStore implements DeviceStateStore {
     }
   }
 
-  async deleteDeviceStates(projectId: string, deviceId: string): Promise<string[]> {
-    const deploymentIds: string[] = await this.models.DeviceEvent.distinct('deployment_id', { project_id: projectId, device_id: deviceId });
-    await this.models.DeviceEvent.deleteMany({ project_id: projectId, device_id: deviceId });
-    await this.models.DeviceReport.deleteMany({ project_id: projectId, device_id: deviceId });
+  async deleteDeviceStates(projectId: string, deviceUuid: string): Promise<string[]> {
+    const deploymentIds: string[] = await this.models.DeviceEvent.distinct('deployment_id', { project_id: projectId, device_id: deviceUuid });
+    await this.models.DeviceEvent.deleteMany({ project_id: projectId, device_id: deviceUuid });
+    await this.models.DeviceReport.deleteMany({ project_id: projectId, device_id: deviceUuid });
     return deploymentIds;
   }
 
   async recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean; reportStored: boolean }> {
-    const key = `${event.deploymentId}:${event.deviceId}`;
+    const key = `${event.deploymentId}:${event.deviceUuid}`;
     const report = event.report;
     const doc = (kind: DeviceEventDoc['kind'], _id: string, carriesReport: boolean): DeviceEventDoc => ({
       _id,
       kind,
       deployment_id: event.deploymentId,
       project_id: event.projectId,
-      device_id: event.deviceId,
+      device_id: event.deviceUuid,
       status: event.status,
       rank: event.rank,
       bit: kind === 'status' ? bitOf(event.status) : 0,
       reason: event.reason,
       at: event.at,
-      ...(kind === 'status' ? { page_keys: devicePageKeys(event.deploymentId, event.deviceId) } : {}),
+      ...(kind === 'status' ? { page_keys: devicePageKeys(event.deploymentId, event.deviceUuid) } : {}),
       ...(carriesReport && report
         ? { report_id: report.id, event: report.event, build_number: report.buildNumber ?? null, detail_json: report.detailJson }
         : {}),
@@ -142,8 +142,8 @@ export class MongoDeviceStateStore implements DeviceStateStore {
     return { newlyStored, reportStored: newlyStored && report !== undefined };
   }
 
-  async highestStatus(deploymentId: string, deviceId: string): Promise<DeviceStatusEntry | null> {
-    const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId, device_id: deviceId, kind: { $in: ['status', 'count'] } }, { kind: 1, status: 1, rank: 1 }).lean<
+  async highestStatus(deploymentId: string, deviceUuid: string): Promise<DeviceStatusEntry | null> {
+    const docs = await this.models.DeviceEvent.find({ deployment_id: deploymentId, device_id: deviceUuid, kind: { $in: ['status', 'count'] } }, { kind: 1, status: 1, rank: 1 }).lean<
       DeviceEventDoc[]
     >();
     const statuses = docs.filter((doc) => doc.kind === 'status');
@@ -159,11 +159,11 @@ export class MongoDeviceStateStore implements DeviceStateStore {
 
   claimCountedStep(step: CountedStep): Promise<boolean> {
     const doc: DeviceEventDoc = {
-      _id: `${step.deploymentId}:${step.deviceId}:from:${step.from}`,
+      _id: `${step.deploymentId}:${step.deviceUuid}:from:${step.from}`,
       kind: 'count',
       deployment_id: step.deploymentId,
       project_id: step.projectId,
-      device_id: step.deviceId,
+      device_id: step.deviceUuid,
       status: step.to,
       from: step.from,
       rank: rankOf(step.to),
@@ -174,8 +174,8 @@ export class MongoDeviceStateStore implements DeviceStateStore {
     return insertUnique(collectionOf(this.models.DeviceEvent), doc);
   }
 
-  async countedStatus(deploymentId: string, deviceId: string): Promise<string> {
-    const steps = await this.models.DeviceEvent.find({ deployment_id: deploymentId, device_id: deviceId, kind: 'count' }, { status: 1, rank: 1 }).lean<DeviceEventDoc[]>();
+  async countedStatus(deploymentId: string, deviceUuid: string): Promise<string> {
+    const steps = await this.models.DeviceEvent.find({ deployment_id: deploymentId, device_id: deviceUuid, kind: 'count' }, { status: 1, rank: 1 }).lean<DeviceEventDoc[]>();
     return endOfSteps(steps);
   }
 
@@ -209,7 +209,7 @@ export class MongoDeviceStateStore implements DeviceStateStore {
       const counted = statusOfBits((countedBits.get(row._id) ?? 0) + bitOf('pending')) ?? 'pending';
       if (!highest || !projectId || rankOf(highest) <= rankOf(counted)) continue;
       // Dated at the epoch: the recount that follows counts it, and no delta ever did.
-      const step: CountedStep = { deploymentId, projectId, deviceId: row._id, from: counted, to: highest, at: new Date(0) };
+      const step: CountedStep = { deploymentId, projectId, deviceUuid: row._id, from: counted, to: highest, at: new Date(0) };
       if (await this.claimCountedStep(step)) moved += 1;
     }
     return moved;
@@ -242,5 +242,5 @@ function latestPerDevice(docs: DeviceEventDoc[]): DeviceEventDoc[] {
 }
 
 function stateOf(doc: DeviceEventDoc): DeviceStateRecord {
-  return { deviceId: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at };
+  return { deviceUuid: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at };
 }

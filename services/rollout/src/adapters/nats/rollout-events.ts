@@ -23,8 +23,8 @@ export function natsRolloutEvents(bus: Bus, automaticAudit: AutomaticAudit, metr
       if (deployment.state !== 'active') return bus.publish(EVENTS.deploymentChanged, event);
       await bus.requestAll(EVENTS.deploymentChanged, event, VIEW_ACKNOWLEDGEMENT).catch(() => undefined);
     },
-    deviceStatusChanged: (deploymentId, deviceId, status) => bus.publish(EVENTS.deviceStatusChanged, { deploymentId, deviceId, ...status }),
-    deviceForgotten: (deviceId) => bus.publish(EVENTS.deviceForgotten, { deviceId }),
+    deviceStatusChanged: (deploymentId, deviceUuid, status) => bus.publish(EVENTS.deviceStatusChanged, { deploymentId, deviceId: deviceUuid, ...status }),
+    deviceForgotten: (deviceUuid) => bus.publish(EVENTS.deviceForgotten, { deviceId: deviceUuid }),
     changedByItself: (deployment, action, details) => {
       if (action === 'deployment.paused') metrics.pausedByGuardrail(deployment);
       automaticAudit.record(deployment, action, details);
