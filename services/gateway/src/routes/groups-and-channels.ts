@@ -119,7 +119,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
     async (ctx, { project, principal, body }) => {
       const groupId = pathId(ctx, 'gid', 'group');
-      const changed = await clients.registry.changeGroupMembers({ projectId: project.id, groupId, addDeviceIds: body.add ?? [], removeDeviceIds: body.remove ?? [] }, rpc(ctx));
+      const changed = await clients.registry.changeGroupMembers({ projectId: project.id, groupId, addDeviceUuids: body.add ?? [], removeDeviceUuids: body.remove ?? [] }, rpc(ctx));
       await audit.record(principal, {
         projectId: project.id,
         action: 'group.members_changed',
@@ -127,7 +127,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
         targetId: groupId,
         details: { added: Number(changed.added), removed: Number(changed.removed), device_ids_added: body.add ?? [], device_ids_removed: body.remove ?? [] },
       });
-      ctx.body = { added: Number(changed.added), removed: Number(changed.removed), missing_device_ids: changed.missingDeviceIds };
+      ctx.body = { added: Number(changed.added), removed: Number(changed.removed), missing_device_ids: changed.missingDeviceUuids };
     },
   );
 
@@ -236,7 +236,7 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
     async (ctx, { project, principal, body }) => {
       const groupId = pathId(ctx, 'gid', 'group');
-      const { device } = await clients.registry.addGroupMember({ projectId: project.id, groupId, deviceId: body.device_id }, rpc(ctx));
+      const { device } = await clients.registry.addGroupMember({ projectId: project.id, groupId, deviceUuid: body.device_id }, rpc(ctx));
       await audit.record(principal, { projectId: project.id, action: 'group.member_added', targetType: 'group', targetId: groupId, details: { device_id: body.device_id } });
       ctx.status = 201;
       ctx.body = (await presentDevices(deps, ctx, project.id, [device!]))[0];
@@ -253,9 +253,9 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
     },
     async (ctx, { project, principal }) => {
       const groupId = pathId(ctx, 'gid', 'group');
-      const deviceId = pathId(ctx, 'did', 'device');
-      await clients.registry.removeGroupMember({ projectId: project.id, groupId, deviceId }, rpc(ctx));
-      await audit.record(principal, { projectId: project.id, action: 'group.member_removed', targetType: 'group', targetId: groupId, details: { device_id: deviceId } });
+      const deviceUuid = pathId(ctx, 'did', 'device');
+      await clients.registry.removeGroupMember({ projectId: project.id, groupId, deviceUuid }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'group.member_removed', targetType: 'group', targetId: groupId, details: { device_id: deviceUuid } });
       ctx.status = 204;
     },
   );

@@ -35,7 +35,7 @@ export interface RegistryStore {
    */
   changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }>;
   /** Adds or removes one group id on the device; null when the device does not exist. */
-  setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null>;
+  setMembership(projectId: string, deviceUuid: string, groupId: string, member: boolean): Promise<Device | null>;
 
   /** Devices by device_id; with a page, that page and the count of every match. */
   /** Every match, ordered by device_id. */

@@ -77,8 +77,8 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
       return {};
     },
     async changeGroupMembers(request) {
-      const changed = await registry.changeGroupMembers(request.projectId, request.groupId, request.addDeviceIds, request.removeDeviceIds);
-      return { added: changed.added, removed: changed.removed, missingDeviceIds: changed.missing };
+      const changed = await registry.changeGroupMembers(request.projectId, request.groupId, request.addDeviceUuids, request.removeDeviceUuids);
+      return { added: changed.added, removed: changed.removed, missingDeviceUuids: changed.missing };
     },
     async startMembershipChange(request) {
       const { matching, actor } = request;
@@ -104,10 +104,10 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
       return { group: groupMessage(await registry.createGroup(request.projectId, request.name)) };
     },
     async addGroupMember(request) {
-      return { device: deviceMessage(await registry.setGroupMembership(request.projectId, request.groupId, request.deviceId, true)) };
+      return { device: deviceMessage(await registry.setGroupMembership(request.projectId, request.groupId, request.deviceUuid, true)) };
     },
     async removeGroupMember(request) {
-      await registry.setGroupMembership(request.projectId, request.groupId, request.deviceId, false);
+      await registry.setGroupMembership(request.projectId, request.groupId, request.deviceUuid, false);
       return {};
     },
     async listChannels(request) {

@@ -18,7 +18,7 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
   constructor(
     private readonly models: RegistryModels,
     /** Copies one device's memberships onto it and checks the copy (the store's single-change path). */
-    private readonly copyGroupIds: (deviceId: string) => Promise<void>,
+    private readonly copyGroupIds: (deviceUuid: string) => Promise<void>,
   ) {}
 
   async insertChange(change: MembershipChange, runner: string, leaseUntil: Date): Promise<void> {

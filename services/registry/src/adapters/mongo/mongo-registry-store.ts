@@ -168,8 +168,8 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }> {
-    const added = add.length === 0 ? 0 : await insertMemberships(this.models, add.map((deviceId) => membershipOf(projectId, groupId, deviceId)));
-    const removed = remove.length === 0 ? 0 : (await this.models.Membership.deleteMany({ project_id: projectId, _id: { $in: remove.map((deviceId) => `${groupId}:${deviceId}`) } })).deletedCount;
+    const added = add.length === 0 ? 0 : await insertMemberships(this.models, add.map((deviceUuid) => membershipOf(projectId, groupId, deviceUuid)));
+    const removed = remove.length === 0 ? 0 : (await this.models.Membership.deleteMany({ project_id: projectId, _id: { $in: remove.map((deviceUuid) => `${groupId}:${deviceUuid}`) } })).deletedCount;
     await this.copyGroupIdsOfMany(projectId, [...new Set([...add, ...remove])].sort());
     return { added, removed };
   }
@@ -213,22 +213,22 @@ export class MongoRegistryStore implements RegistryStore {
     return sets;
   }
 
-  async setMembership(projectId: string, deviceId: string, groupId: string, member: boolean): Promise<Device | null> {
-    if (!(await this.findDeviceDoc(projectId, { id: deviceId }))) return null;
+  async setMembership(projectId: string, deviceUuid: string, groupId: string, member: boolean): Promise<Device | null> {
+    if (!(await this.findDeviceDoc(projectId, { id: deviceUuid }))) return null;
     // Membership documents are the truth (inserts and deletes are atomic); the device keeps a copy
     // of its group ids so that a check reads them with the device, by primary key.
-    const _id = `${groupId}:${deviceId}`;
+    const _id = `${groupId}:${deviceUuid}`;
     if (member) {
       try {
-        await collectionOf(this.models.Membership).insertOne(membershipOf(projectId, groupId, deviceId));
+        await collectionOf(this.models.Membership).insertOne(membershipOf(projectId, groupId, deviceUuid));
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
       }
     } else {
       await this.models.Membership.deleteOne({ _id });
     }
-    await this.copyGroupIds(deviceId);
-    return this.findDevice(projectId, { id: deviceId });
+    await this.copyGroupIds(deviceUuid);
+    return this.findDevice(projectId, { id: deviceUuid });
   }
 
   /**
@@ -236,14 +236,14 @@ export class MongoRegistryStore implements RegistryStore {
    * to the same device's groups may have written an older set after ours, and then we write again.
    * Also the correction of a bulk change's copies (membership-change-store.ts).
    */
-  async copyGroupIds(deviceId: string): Promise<void> {
+  async copyGroupIds(deviceUuid: string): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt += 1) {
-      const groupIds = (await this.models.Membership.find({ device_id: deviceId }, { group_id: 1 }).lean<MembershipDoc[]>())
+      const groupIds = (await this.models.Membership.find({ device_id: deviceUuid }, { group_id: 1 }).lean<MembershipDoc[]>())
         .map((membership) => membership.group_id)
         .sort();
-      await this.writeDevice(deviceId, { group_ids: groupIds });
-      const stored = await this.models.Device.findById(deviceId, { group_ids: 1 }).lean<Pick<DeviceDoc, 'group_ids'>>();
-      const now = (await this.models.Membership.find({ device_id: deviceId }, { group_id: 1 }).lean<MembershipDoc[]>()).map((m) => m.group_id).sort();
+      await this.writeDevice(deviceUuid, { group_ids: groupIds });
+      const stored = await this.models.Device.findById(deviceUuid, { group_ids: 1 }).lean<Pick<DeviceDoc, 'group_ids'>>();
+      const now = (await this.models.Membership.find({ device_id: deviceUuid }, { group_id: 1 }).lean<MembershipDoc[]>()).map((m) => m.group_id).sort();
       if (!stored || JSON.stringify([...(stored.group_ids ?? [])].sort()) === JSON.stringify(now)) return;
     }
   }
@@ -709,8 +709,8 @@ export async function insertMemberships(models: RegistryModels, docs: Membership
 }
 
 /** The membership document of a device in a group: the truth of the group, which the device copies. */
-export function membershipOf(projectId: string, groupId: string, deviceId: string): MembershipDoc {
-  return { _id: `${groupId}:${deviceId}`, project_id: projectId, group_id: groupId, device_id: deviceId, page_keys: devicePageKeys(projectId, deviceId) };
+export function membershipOf(projectId: string, groupId: string, deviceUuid: string): MembershipDoc {
+  return { _id: `${groupId}:${deviceUuid}`, project_id: projectId, group_id: groupId, device_id: deviceUuid, page_keys: devicePageKeys(projectId, deviceUuid) };
 }
 
 export function equalityFilterOf(projectId: string, filter: DeviceFilter): Record<string, unknown> {
