@@ -1,7 +1,8 @@
 import { devicePageKey } from '@ota/ids';
 import { selectionFields, type BucketChange, type MembershipChange, type MembershipChangeStore } from '../../domain/membership-changes';
 import type { MembershipChangeDoc, RegistryModels } from './models';
-import { equalityFilterOf, insertMemberships, membershipOf } from './mongo-registry-store';
+import { insertMemberships } from './mongo-registry-store';
+import { equalityFilterOf, membershipOf } from './registry-documents';
 import { collectionOf } from '@ota/mongo';
 
 /**

@@ -1,13 +1,11 @@
 import type { Deferral } from '@ota/decision';
-import { profileFields, profileOf } from '@ota/manifest';
 import { PerKeyQueue, collectionOf, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
-import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, devicePageKeys, readDevicePage, sampleDevices } from '@ota/ids';
-import type { HealthSnapshot } from '../../domain/device-health';
-import { heartbeatConditions } from '../../domain/heartbeat-rule';
-import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, ReportedProfile, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
+import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleDevices } from '@ota/ids';
+import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
-import { decodeDecisionRecordEntry, encodeDecisionRecordEntry } from './decision-record-entry';
-import { DEVICE_FIELDS, type ChannelDoc, type DecisionRecordEntry, type DecisionRecordDoc, type DeviceDoc, type GroupDoc, type HealthDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
+import { decodeDecisionRecordEntry } from './decision-record-entry';
+import { changedFields, channelOf, decisionRecordDoc, deviceOf, docOf, equalityFilterOf, groupOf, healthDocOf, heartbeatFields, heartbeatFilter, membershipOf, projectOf } from './registry-documents';
+import { DEVICE_FIELDS, type ChannelDoc, type DecisionRecordEntry, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export interface StoreOptions {
   /** Devices a page of a device list may read before it answers with what it found (DEVICE_PAGE_READ_BUDGET). */
@@ -536,148 +534,6 @@ export class MongoRegistryStore implements RegistryStore {
   }
 }
 
-const DEVICE_FIELD_OF = { active: 'active', tokenRequired: 'token_required' } as const satisfies Record<string, keyof DeviceDoc>;
-
-/** The heartbeat rule's conditions as a filter that a device which may have a heartbeat passes. */
-function heartbeatFilter(viaProjectToken: boolean): Record<string, { $ne: boolean }> {
-  return Object.fromEntries(heartbeatConditions(viaProjectToken).map((condition) => [DEVICE_FIELD_OF[condition.field], { $ne: condition.refusedWhen }]));
-}
-
-/** The stored fields of a change to a device. */
-function changedFields(set: Partial<Device>): Partial<DeviceDoc> {
-  const fields: Partial<DeviceDoc> = {};
-  if (set.lastOtaStatus !== undefined) fields.last_ota_status = set.lastOtaStatus;
-  if (set.lastOtaReason !== undefined) fields.last_ota_reason = set.lastOtaReason;
-  if (set.currentBuildNumber !== undefined) fields.current_build_number = set.currentBuildNumber;
-  if (set.active !== undefined) fields.active = set.active;
-  if (set.channelId !== undefined) fields.channel_id = set.channelId;
-  if (set.metadata !== undefined) fields.metadata = set.metadata;
-  if (set.tokenRequired !== undefined) fields.token_required = set.tokenRequired;
-  return fields;
-}
-
-/** The fields a check updates. Dimensions the request left out keep their stored value. */
-function heartbeatFields(reported: ReportedProfile, at: Date): Partial<DeviceDoc> {
-  const fields: Partial<DeviceDoc> = {
-    last_seen: at,
-    framework: reported.framework,
-    chip_family: reported.chipFamily,
-  };
-  if (reported.boardId !== undefined) fields.board_id = reported.boardId;
-  if (reported.hardwareRevision !== undefined) fields.hardware_revision = reported.hardwareRevision;
-  if (reported.partitionProfile !== undefined) fields.partition_profile = reported.partitionProfile;
-  if (reported.nvsSchemaVersion !== undefined) fields.nvs_schema_version = reported.nvsSchemaVersion;
-  if (reported.securityMode !== undefined) fields.security_mode = reported.securityMode;
-  if (reported.versionLabel !== undefined) fields.current_version_label = reported.versionLabel;
-  if (reported.currentHash !== undefined) fields.current_hash = reported.currentHash;
-  return fields;
-}
-
-function decisionRecordDoc(id: string, seq: number, event: DecisionRecord): DecisionRecordDoc {
-  const entry: DecisionRecordEntry = {
-    seq,
-    id: event.id,
-    created_at: event.createdAt,
-    decision: event.decision,
-    status: event.status,
-    deployment_id: event.deploymentId,
-    artifact_build_number: event.artifactBuildNumber,
-    reported_build_number: event.reportedBuildNumber,
-    reported_version: event.reportedVersion,
-    message: event.message,
-  };
-  return { _id: event.id, device_id: id, seq, entry: encodeDecisionRecordEntry(entry) };
-}
-
-function projectOf(doc: ProjectDoc): Project {
-  return { id: doc._id, name: doc.name, slug: doc.slug, ownerId: doc.owner_id, createdAt: doc.created_at };
-}
-
-function groupOf(doc: GroupDoc): Group {
-  return { id: doc._id, projectId: doc.project_id, name: doc.name, createdAt: doc.created_at };
-}
-
-function channelOf(doc: ChannelDoc): Channel {
-  return { id: doc._id, projectId: doc.project_id, name: doc.name, isDefault: doc.is_default, createdAt: doc.created_at };
-}
-
-function deviceOf(doc: DeviceDoc): Device {
-  return {
-    id: doc._id,
-    projectId: doc.project_id,
-    deviceId: doc.device_id,
-    ...profileOf(doc),
-    currentBuildNumber: doc.current_build_number ?? 0,
-    currentVersionLabel: doc.current_version_label ?? '',
-    currentHash: doc.current_hash ?? '',
-    lastOtaStatus: doc.last_ota_status ?? '',
-    lastOtaReason: doc.last_ota_reason ?? '',
-    active: doc.active ?? true,
-    lastSeen: doc.last_seen ?? null,
-    lastCheckAt: doc.last_check_at ?? null,
-    lastCheckStatus: doc.last_check_status ?? '',
-    channelId: doc.channel_id ?? '',
-    groupIds: doc.group_ids ?? [],
-    metadata: doc.metadata ?? {},
-    createdAt: doc.created_at,
-    tokenRequired: doc.token_required ?? false,
-    checkCount: doc.check_count ?? 0,
-    health: doc.health ? healthOf(doc.health) : null,
-    deferral: doc.deferral ? { deploymentId: doc.deferral.deployment_id, until: doc.deferral.until } : null,
-  };
-}
-
-function healthDocOf(health: HealthSnapshot): HealthDoc {
-  return {
-    build: health.build,
-    reset_reason: health.resetReason,
-    boots: health.boots,
-    abnormal_boots: health.abnormalBoots,
-    uptime_seconds: health.uptimeSeconds,
-    ...(health.minFreeHeap !== undefined ? { min_free_heap: health.minFreeHeap } : {}),
-    at: health.at,
-  };
-}
-
-function healthOf(doc: HealthDoc): HealthSnapshot {
-  return {
-    build: doc.build,
-    resetReason: doc.reset_reason,
-    boots: doc.boots,
-    abnormalBoots: doc.abnormal_boots,
-    uptimeSeconds: doc.uptime_seconds,
-    ...(doc.min_free_heap !== undefined ? { minFreeHeap: doc.min_free_heap } : {}),
-    at: doc.at,
-  };
-}
-
-function docOf(device: Device, place: number): DeviceDoc {
-  return {
-    _id: device.id,
-    project_id: device.projectId,
-    device_id: device.deviceId,
-    ...profileFields(device),
-    current_build_number: device.currentBuildNumber,
-    current_version_label: device.currentVersionLabel,
-    current_hash: device.currentHash,
-    last_ota_status: device.lastOtaStatus,
-    last_ota_reason: device.lastOtaReason,
-    active: device.active,
-    last_seen: device.lastSeen,
-    last_check_at: device.lastCheckAt,
-    last_check_status: device.lastCheckStatus,
-    channel_id: device.channelId,
-    metadata: device.metadata,
-    created_at: device.createdAt,
-    group_ids: device.groupIds,
-    place,
-    page_keys: devicePageKeys(device.projectId, device.id),
-    token_required: device.tokenRequired,
-    check_count: device.checkCount,
-    ...(device.health ? { health: healthDocOf(device.health) } : {}),
-  };
-}
-
 /** A value seen this many times in a sample is scaled up (off by about 18%); one seen fewer times is counted exactly if small. */
 const SEEN_ENOUGH_TO_SCALE = 32;
 /**
@@ -694,7 +550,6 @@ function reaches(doc: CountedDoc, targets: DeviceTargets): boolean {
   return targets.channelIds.length === 0 || targets.channelIds.includes(doc.channel_id);
 }
 
-/** The filters of a device list that the store matches by equality (and FerretDB hands to PostgreSQL). */
 /** Inserts the memberships that do not exist yet; answers how many did not. */
 export async function insertMemberships(models: RegistryModels, docs: MembershipDoc[]): Promise<number> {
   try {
@@ -706,22 +561,6 @@ export async function insertMemberships(models: RegistryModels, docs: Membership
     if (writeErrors.length === 0 || !writeErrors.every((writeError) => writeError.code === 11000)) throw error;
     return failure.insertedCount ?? failure.result?.insertedCount ?? 0;
   }
-}
-
-/** The membership document of a device in a group: the truth of the group, which the device copies. */
-export function membershipOf(projectId: string, groupId: string, deviceUuid: string): MembershipDoc {
-  return { _id: `${groupId}:${deviceUuid}`, project_id: projectId, group_id: groupId, device_id: deviceUuid, page_keys: devicePageKeys(projectId, deviceUuid) };
-}
-
-export function equalityFilterOf(projectId: string, filter: DeviceFilter): Record<string, unknown> {
-  const query: Record<string, unknown> = { project_id: projectId };
-  if (filter.active !== undefined) query.active = filter.active;
-  if (filter.channelId) query.channel_id = filter.channelId;
-  // Equality with an array field matches documents whose array holds the value.
-  if (filter.groupId) query.group_ids = filter.groupId;
-  if (filter.chipFamily) query.chip_family = filter.chipFamily;
-  if (filter.deviceId) query.device_id = filter.deviceId;
-  return query;
 }
 
 /** `text` matched literally inside a $regex. */
