@@ -6,6 +6,7 @@ import { AuditPage } from './pages/audit';
 import { DeploymentPage } from './pages/deployment/page';
 import { DeploymentsPage } from './pages/deployments';
 import { DevicePage } from './pages/device/page';
+import { MembersPage } from './pages/members';
 import { DevicesPage } from './pages/devices';
 import { GroupPage, GroupsAndChannelsPage } from './pages/groups';
 import { PersonalTokensPage, ProjectTokensPage } from './pages/tokens';
@@ -42,6 +43,7 @@ export function App() {
           <Route path="groups" element={<GroupsAndChannelsPage />} />
           <Route path="groups/:groupId" element={<GroupPage />} />
           <Route path="tokens" element={<ProjectTokensPage />} />
+          <Route path="members" element={<MembersPage />} />
           <Route path="webhooks" element={<WebhooksPage />} />
           <Route path="audit" element={<AuditPage />} />
         </Route>
@@ -96,6 +98,7 @@ const PROJECT_TABS = [
   ['artifacts', 'Artifacts'],
   ['groups', 'Groups and channels'],
   ['tokens', 'Tokens and keys'],
+  ['members', 'Members'],
   ['webhooks', 'Webhooks'],
   ['audit', 'Audit'],
 ] as const;

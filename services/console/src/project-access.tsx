@@ -1,32 +1,45 @@
-// What every page of a project asks first: the project, whether the signed-in user may change it,
-// and the note shown where they may not. Shared by the pages, so that no page imports another.
+// What every page of a project asks first: the project, the signed-in person's role in it, and
+// the note shown where that role may not act. Shared by the pages, so that no page imports another.
 import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-router-dom';
 import { answer, api } from './api';
 import { queryKeys } from './query-keys';
-import { useSession } from './session';
+
+/** A role in a project (docs/api.md, "Roles"), each allowed all that the ones before it are. */
+export type Role = 'viewer' | 'operator' | 'approver' | 'admin';
+export const ROLES: readonly Role[] = ['viewer', 'operator', 'approver', 'admin'];
 
 export function useProject(projectId: string) {
   return useQuery({ queryKey: queryKeys.project(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/', { params: { path: { id: projectId } } })) });
 }
 
-/**
- * Whether the signed-in user may change this project: its owner may; staff may read every
- * project but write only their own (the API answers 403), so the console does not offer it.
- */
-export function useProjectWrite(projectId: string): boolean {
-  const session = useSession().data;
-  const project = useProject(projectId).data;
-  return Boolean(session && project && project.owner_id === session.user.id);
+/** The signed-in person's role in the project, as the API answers it with the project; undefined while it loads. */
+export function useProjectRole(projectId: string): Role | undefined {
+  return useProject(projectId).data?.role;
 }
 
-/** Shown on a project staff read but do not own. */
-export function ReadOnlyNote({ projectId }: { projectId: string }) {
-  const project = useProject(projectId).data;
-  const writable = useProjectWrite(projectId);
-  if (!project || writable) return null;
+export function roleAllows(held: Role | undefined, needed: Role): boolean {
+  return held !== undefined && ROLES.indexOf(held) >= ROLES.indexOf(needed);
+}
+
+/** Whether the signed-in person's role allows what needs `needed` (an operator's change, by default). */
+export function useProjectWrite(projectId: string, needed: Role = 'operator'): boolean {
+  return roleAllows(useProjectRole(projectId), needed);
+}
+
+/** Why an action is not offered, in the words a disabled control's title and the notes use. */
+export function roleReason(held: Role | undefined, needed: Role): string {
+  return `needs the ${needed} role; yours is ${held ?? 'unknown'}`;
+}
+
+/** Shown where the person's role may not act: what it is, what is needed, and who can change it. */
+export function ReadOnlyNote({ projectId, needed = 'operator', what = 'Changing this' }: { projectId: string; needed?: Role; what?: string }) {
+  const role = useProjectRole(projectId);
+  if (!role || roleAllows(role, needed)) return null;
   return (
     <p className="stale" role="note" data-testid="read-only">
-      Read-only: this project belongs to another user. Staff can read it; only its owner can change it.
+      Your role in this project is <strong>{role}</strong>: {what.toLowerCase()} {roleReason(role, needed).replace(/; yours is .*/, '')}. An admin of the
+      project grants roles on its <Link to={`/projects/${projectId}/members`}>Members</Link> page.
     </p>
   );
 }

@@ -14,6 +14,7 @@ export const queryKeys = {
   project: (projectId: string) => ['project', projectId] as const,
   personalTokens: () => ['personal-tokens'] as const,
   projectTokens: (projectId: string) => ['project-tokens', projectId] as const,
+  members: (projectId: string) => ['members', projectId] as const,
   groups: (projectId: string) => ['groups', projectId] as const,
   channels: (projectId: string) => ['channels', projectId] as const,
   /** Every device query of a project: its pages, searches and group members. */

@@ -7,6 +7,7 @@ type Schemas = components['schemas'];
 
 export type Session = Schemas['Session'];
 export type Project = Schemas['Project'];
+export type ProjectMember = Schemas['ProjectMember'];
 export type Device = Schemas['Device'];
 export type Channel = Schemas['Channel'];
 export type Group = Schemas['Group'];

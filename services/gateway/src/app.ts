@@ -21,6 +21,7 @@ import { deviceApiRoutes } from './routes/device-api';
 import { deviceRoutes } from './routes/devices';
 import { groupAndChannelRoutes } from './routes/groups-and-channels';
 import { healthRoutes } from './routes/health';
+import { memberRoutes } from './routes/members';
 import { projectRoutes } from './routes/projects';
 import { sessionRoutes } from './routes/session';
 import { consoleRoutes } from './routes/console';
@@ -32,7 +33,7 @@ const API_PREFIX = '/api/v1';
 const API_VERSION = '0.1.0';
 
 /** Every group of API operations, in the order the router tries them. */
-const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, tokenRoutes, deviceRoutes, groupAndChannelRoutes, artifactRoutes, deploymentRoutes, webhookRoutes];
+const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, groupAndChannelRoutes, artifactRoutes, deploymentRoutes, webhookRoutes];
 
 /**
  * The OpenAPI document the gateway serves, built without serving: for docs/openapi.json, which the
@@ -114,7 +115,7 @@ export function createApp(deps: GatewayDeps): Koa {
     device_token: { perSecond: config.RATE_LIMIT_DEVICE_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_DEVICE_TOKEN_BURST },
     fleet_token: { perSecond: config.RATE_LIMIT_FLEET_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_FLEET_TOKEN_BURST },
   });
-  const api = new OperationTable(new Router({ prefix: API_PREFIX }), deps.store, (ctx, mode) => projectFor(deps, ctx, mode), {
+  const api = new OperationTable(new Router({ prefix: API_PREFIX }), deps.store, (ctx, needed, what) => projectFor(deps, ctx, needed, what), {
     limiter: rateLimiter,
     onLimited: (kind) => metrics.rateLimited.inc({ token_kind: kind }),
   });

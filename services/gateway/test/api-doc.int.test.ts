@@ -14,3 +14,17 @@ it('docs/api.md lists every operation of the OpenAPI document', async () => {
   );
   expect(missing).toEqual([]);
 });
+
+it('docs/api.md gives each operation in a project the role the OpenAPI document says it needs', async () => {
+  const guide = readFileSync(join(__dirname, '..', '..', '..', 'docs', 'api.md'), 'utf8');
+  const document = await api<{ paths: Record<string, Record<string, { 'x-role'?: string }>> }>('GET', '/api/v1/openapi.json');
+  const rows = Object.entries(document.body.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ row: `| ${method.toUpperCase()} | \`${path}\` |`, role: operation['x-role'] ?? '—' })),
+  );
+  const wrong = rows.filter(({ row, role }) => {
+    const line = guide.split('\n').find((candidate) => candidate.startsWith(row));
+    return !line?.trimEnd().endsWith(`| ${role} |`);
+  });
+  expect(wrong).toEqual([]);
+  expect(rows.filter(({ role }) => role !== '—').length).toBeGreaterThan(40);
+});

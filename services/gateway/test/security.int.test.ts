@@ -39,6 +39,10 @@ interface World extends ProjectFixture {
   apiTokenId: string;
   patId: string;
   membershipChangeId: string;
+  /** A person granted a role in the project, and a group granted one (docs/api.md, "Roles"). */
+  memberUserId: string;
+  memberEmail: string;
+  memberGroup: string;
 }
 
 let operations: Operation[];
@@ -62,6 +66,9 @@ async function buildWorld(): Promise<World> {
   const webhook = await api('POST', `${base}/webhooks/`, { token, json: { url: 'https://hooks.example.com/ota', events: ['artifact.uploaded'] } });
   const membershipChange = await api('POST', `${base}/groups/${group.body.id}/members/bulk-changes/`, { token, json: { action: 'add', matching: {} } });
   expect(membershipChange.status).toBe(202);
+  const member = createUser();
+  const memberGroup = `ops-${randomUUID()}`;
+  for (const grant of [{ email: member.email, role: 'viewer' }, { group: memberGroup, role: 'viewer' }]) expect((await api('POST', `${base}/members/`, { token, json: grant })).status).toBe(200);
   const tokens = await api('GET', `${base}/tokens/`, { token });
   const pats = await api('GET', '/api/v1/me/tokens/', { token });
   for (const created of [device, group, channel, artifact, earlier, deployment, key, webhook]) expect(created.status).toBe(201);
@@ -81,6 +88,9 @@ async function buildWorld(): Promise<World> {
     apiTokenId: tokens.body.find((entry: { scope: string }) => entry.scope === 'api').id,
     patId: pats.body[0].id,
     membershipChangeId: membershipChange.body.id,
+    memberUserId: member.user_id,
+    memberEmail: member.email,
+    memberGroup,
   };
 }
 
@@ -111,6 +121,8 @@ function pathOf(operation: Operation, ids: World): string {
     .replace('{bid}', ids.membershipChangeId)
     .replace('{key_id}', ids.signingKeyId)
     .replace('{wid}', ids.webhookId)
+    .replace('{uid}', ids.memberUserId)
+    .replace('{group}', encodeURIComponent(ids.memberGroup))
     .replace('{tid}', path.startsWith('/api/v1/me/') ? ids.patId : ids.apiTokenId)
     .replace('{did}', path.includes('/deployments/') ? ids.deploymentId : ids.deviceUuid);
 }
@@ -146,6 +158,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     offerStanding: { device_id: 'unit-device', deployment_id: world.deploymentId },
     createSession: { token: world.user.token },
     createWebhook: { url: 'https://hooks.example.com/ota', events: ['deployment.started'] },
+    grantRole: { email: world.memberEmail, role: 'operator' },
   };
   if (!(operation.operationId in bodies)) throw new Error(`no valid body known for ${operation.operationId}: add one here`);
   return { json: bodies[operation.operationId] };

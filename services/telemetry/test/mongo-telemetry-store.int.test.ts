@@ -16,7 +16,7 @@ let store: MongoTelemetryStore;
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, seconds));
 
 function audit(projectId: string, seconds: number, action: string, overrides: Partial<AuditRecord> = {}): AuditRecord {
-  return { id: randomUUID(), projectId, action, actorType: 'user', actorId: 'u1', tokenPrefix: 'ota_pat_abcd', targetType: action.split('.')[0]!, targetId: randomUUID(), createdAt: at(seconds), details: { seconds }, ...overrides };
+  return { id: randomUUID(), projectId, action, actorType: 'user', actorId: 'u1', tokenPrefix: 'ota_pat_abcd', actorRole: 'operator', actorVia: 'personal_token', targetType: action.split('.')[0]!, targetId: randomUUID(), createdAt: at(seconds), details: { seconds }, ...overrides };
 }
 
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { noteSignedOutBecause, useSession } from '../session';
 import type { SigningKey, Token, TokenCreated } from '../types';
 import { InlineForm } from '../components/inline-form';
 import { PlainTable } from '../components/plain-table';
-import { useProjectWrite } from '../project-access';
+import { ReadOnlyNote, useProjectWrite } from '../project-access';
 import { queryKeys } from '../query-keys';
 
 /** What revoking a token destroys, in words, by its kind. */
@@ -173,7 +173,8 @@ export function PersonalTokensPage() {
 
 export function ProjectTokensPage() {
   const { projectId = '' } = useParams();
-  const writable = useProjectWrite(projectId);
+  // Tokens and signing keys are an admin's (docs/api.md, "Roles").
+  const writable = useProjectWrite(projectId, 'admin');
   return (
     <>
       <h1>Project tokens</h1>
@@ -181,6 +182,7 @@ export function ProjectTokensPage() {
         <strong>api</strong> tokens call the developer API of this project (CI); <strong>device</strong> tokens only call the device API, and are the ones to flash
         onto a fleet.
       </p>
+      <ReadOnlyNote projectId={projectId} needed="admin" what="Making and revoking tokens and signing keys" />
       <TokenList calls={projectTokenCalls(projectId)} queryKey={queryKeys.projectTokens(projectId)} scopes={['api', 'device']} writable={writable} />
       <SigningKeys projectId={projectId} writable={writable} />
     </>

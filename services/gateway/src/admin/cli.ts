@@ -56,6 +56,7 @@ async function main(): Promise<void> {
       const { raw } = await store.createToken({
         kind: 'personal',
         scope: '',
+        role: null,
         name: 'created by admin create-user',
         userId: user.id,
         projectId: '',

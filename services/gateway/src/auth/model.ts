@@ -1,3 +1,4 @@
+import type { Role } from './roles';
 import type { TokenKind } from './tokens';
 
 /** The caps of a user's plan, counted against everything the user's projects hold. */
@@ -24,6 +25,8 @@ export interface Token {
   kind: TokenKind;
   /** Project tokens: `api` or `device`. Empty for the other kinds. */
   scope: string;
+  /** What an `api`-scope project token may do in its project; tokens made before roles are admins. Null for the other kinds. */
+  role: Role | null;
   name: string;
   /** The user the token acts for: the personal token's user, or the owner of the token's project. */
   userId: string;
@@ -47,4 +50,17 @@ export interface Session {
   csrfToken: string;
   createdAt: Date;
   expiresAt: Date;
+}
+
+/**
+ * A role granted in a project (docs/api.md, "Roles"): to one person, or to everyone whose sign-in
+ * carries a group. A person holds the highest of their grants; the owner is an admin without one.
+ */
+export interface RoleGrant {
+  projectId: string;
+  subject: { kind: 'user'; userId: string } | { kind: 'group'; group: string };
+  role: Role;
+  grantedAt: Date;
+  /** Who granted it: a user id, or a project token's id. */
+  grantedBy: string;
 }

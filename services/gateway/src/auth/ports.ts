@@ -1,7 +1,7 @@
-import type { Plan, Session, Token, User } from './model';
+import type { Plan, RoleGrant, Session, Token, User } from './model';
 
 /** What the caller decides of a new token; its secret, hash, id and prefix are made by the store. */
-export type NewToken = Pick<Token, 'kind' | 'scope' | 'name' | 'userId' | 'projectId' | 'deviceUuid' | 'deviceId'>;
+export type NewToken = Pick<Token, 'kind' | 'scope' | 'role' | 'name' | 'userId' | 'projectId' | 'deviceUuid' | 'deviceId'>;
 
 /**
  * The gateway's own storage port: users and their plans, tokens of every kind, console sessions.
@@ -34,4 +34,14 @@ export interface AccountStore {
   revokeProjectTokens(projectId: string): Promise<void>;
   /** Answers how many live tokens it revoked. */
   revokeDeviceTokens(deviceUuid: string): Promise<number>;
+  /** Grants the role, in place of any the same subject held in the project. */
+  grantRole(grant: RoleGrant): Promise<void>;
+  /** False when the subject held no role there. */
+  revokeRole(projectId: string, subject: RoleGrant['subject']): Promise<boolean>;
+  /** The project's grants, people first, each kind in the order granted. */
+  listGrants(projectId: string): Promise<RoleGrant[]>;
+  /** The grants, in any project, to this person or to any of these groups. */
+  grantsTo(userId: string, groups: readonly string[]): Promise<RoleGrant[]>;
+  /** Every grant of the project: used when the project is deleted. */
+  deleteGrants(projectId: string): Promise<void>;
 }

@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import type { Session, Token } from './model';
 import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
 import type { AccountStore } from './ports';
+import type { Role } from './roles';
 
 /** Who is calling, resolved from the bearer token (or the console's session cookie) on every request. */
 export interface Principal {
@@ -14,6 +15,10 @@ export interface Principal {
   isStaff: boolean;
   /** Set when the caller is the console, signed in with a session cookie. */
   session?: Session;
+  /** The groups the person's sign-in carried (single sign-on); roles granted to them apply. */
+  groups?: readonly string[];
+  /** The caller's role in the project of the request, once the operation table found it. */
+  role?: Role;
 }
 
 /**
@@ -101,11 +106,16 @@ export function requireDeviceToken(ctx: Context): Principal {
   throw unauthenticated('this token cannot call the device API');
 }
 
-/** Who an audit event names as the actor: the person of a personal token, or the project token. */
-export function auditActorOf(principal: Principal): Pick<events.AuditRecorded, 'actorType' | 'actorId' | 'tokenPrefix'> {
+/**
+ * Who an audit event names as the actor: the person of a personal token, or the project token;
+ * with the role it acted with and how it signed in (docs/api.md, "Roles").
+ */
+export function auditActorOf(principal: Principal): Pick<events.AuditRecorded, 'actorType' | 'actorId' | 'tokenPrefix' | 'actorRole' | 'actorVia'> {
   return {
     actorType: principal.token.kind === 'personal' ? 'user' : 'project_token',
     actorId: principal.token.kind === 'personal' ? principal.userId : principal.token.id,
     tokenPrefix: principal.token.prefix,
+    actorRole: principal.role ?? '',
+    actorVia: principal.token.kind !== 'personal' ? 'project_token' : principal.session ? 'console_session' : 'personal_token',
   };
 }

@@ -1,3 +1,4 @@
+import { ROLE_POWERS } from '../auth/roles';
 import type { Access, Operation } from './operations';
 import * as R from './response-schemas';
 
@@ -119,7 +120,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     paths[path]![operation.method] = {
       operationId: operation.operationId,
       summary: operation.summary,
-      description: [operation.description, `**Who may call:** ${SECURITY[operation.access]}`].filter(Boolean).join('\n\n'),
+      description: [operation.description, `**Who may call:** ${SECURITY[operation.access]}`, roleLine(operation)].filter(Boolean).join('\n\n'),
       tags: [operation.tag],
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
@@ -127,6 +128,8 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       security: securityOf(operation.access),
       // Machine-readable "who may call" (docs/api.md, "Tokens and who may call what"): developer, personal, staff, device or public.
       'x-access': operation.access,
+      // Machine-readable role in the project (docs/api.md, "Roles"): viewer, operator, approver or admin.
+      ...(operation.project ? { 'x-role': operation.project } : {}),
     };
   }
   return {
@@ -152,4 +155,10 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     },
     paths,
   };
+}
+
+/** The role an operation in a project needs, in words (docs/api.md, "Roles"). */
+function roleLine(operation: Operation): string | undefined {
+  if (!operation.project) return undefined;
+  return `**Role needed in the project:** ${operation.project} (${ROLE_POWERS[operation.project]}).${operation.roleNote ? ` ${operation.roleNote}` : ''}`;
 }

@@ -52,21 +52,21 @@ describe('OperationTable', () => {
 
   it('finds the project before it reads the body, so that a stranger learns nothing from a 422', async () => {
     const asked: string[] = [];
-    const projectFor = (_ctx: unknown, mode: 'read' | 'write'): Promise<ProjectAccess> => {
-      asked.push(mode);
+    const projectFor = (_ctx: unknown, needed: string, what: string): Promise<ProjectAccess> => {
+      asked.push(`${needed}: ${what}`);
       return Promise.reject(notFound('project not found'));
     };
     const table = new OperationTable(new Router(), noStore, projectFor);
     let handled = false;
     table.section({ tag: 'Things', access: 'public' }).add(
-      { route: 'POST /projects/:id/things/', operationId: 'createThing', summary: 'Create a thing', project: 'write', body: nameBody, responses: { 201: null } },
+      { route: 'POST /projects/:id/things/', operationId: 'createThing', summary: 'Create a thing', project: 'operator', body: nameBody, responses: { 201: null } },
       async () => {
         handled = true;
       },
     );
     const [answer] = await serve(table, async (url) => [await fetch(`${url}/projects/x/things/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })]);
     expect(answer!.status).toBe(404);
-    expect(asked).toEqual(['write']);
+    expect(asked).toEqual(['operator: Create a thing']);
     expect(handled).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { authenticate, type Principal, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
 import type { AccountStore } from '../auth/ports';
+import type { Role } from '../auth/roles';
 import { rateLimitClassOf, type RateLimitClass, type TokenRateLimiter } from './rate-limit';
 import { parseBody, parseDeviceBody, parseQuery, type Accepted } from './validate';
 
@@ -43,10 +44,13 @@ export interface Operation {
   tag: string;
   access: Access;
   /**
-   * The operation acts in the project of the path (`:id`): the table finds it before the handler
-   * runs, for reading or for writing. Another owner's project is 404 and a staff write 403.
+   * The operation acts in the project of the path (`:id`), and needs this role there (docs/api.md,
+   * "Roles"): the table finds the project and checks the caller's role before the handler runs. A
+   * project the caller has no role in is 404; a role short of this one is 403, naming it.
    */
-  project?: 'read' | 'write';
+  project?: Role;
+  /** When some requests need more than `project` (a pause needs an approver): said in the document, checked by the handler with requireRole. */
+  roleNote?: string;
   /** JSON body schema: the table validates the body with it. Omitted for operations without a JSON body. */
   body?: object;
   /** multipart/form-data fields, for uploads (streamed by the handler). */
@@ -68,14 +72,15 @@ export interface Operation {
   responseHeaders?: Readonly<Record<number, Readonly<Record<string, { description: string; schema: object }>>>>;
 }
 
-/** The project of the path and who acts in it. */
+/** The project of the path, who acts in it, and with which role. */
 export interface ProjectAccess {
   project: registry.Project;
   principal: Principal;
+  role: Role;
 }
 
-/** Finds the project of the path for the caller (routes/context.ts `projectFor`). */
-export type ProjectResolver = (ctx: Context, mode: 'read' | 'write') => Promise<ProjectAccess>;
+/** Finds the project of the path for the caller and checks the caller's role there (routes/context.ts `projectFor`). */
+export type ProjectResolver = (ctx: Context, needed: Role, what: string) => Promise<ProjectAccess>;
 
 /**
  * What the table hands a handler, typed from the operation's declaration: the caller, the project
@@ -83,7 +88,9 @@ export type ProjectResolver = (ctx: Context, mode: 'read' | 'write') => Promise<
  */
 export type OperationInput<O extends Pick<Operation, 'access'>> = {
   principal: O['access'] extends 'public' ? undefined : Principal;
-  project: O extends { project: 'read' | 'write' } ? registry.Project : undefined;
+  project: O extends { project: Role } ? registry.Project : undefined;
+  /** The caller's role in the project. */
+  role: O extends { project: Role } ? Role : undefined;
   body: O extends { body: infer B } ? Accepted<B> : undefined;
   query: O extends { query: infer Q } ? Accepted<Q> : undefined;
 };
@@ -114,7 +121,7 @@ export class OperationTable {
 
   private add(operation: Operation, handler: Handler<Operation>): void {
     // A path in a project that did not declare how it acts there would skip the owner check.
-    if (operation.path.startsWith('/projects/:id/') && !operation.project) throw new Error(`${operation.operationId} is in a project: declare project 'read' or 'write'`);
+    if (operation.path.startsWith('/projects/:id/') && !operation.project) throw new Error(`${operation.operationId} is in a project: declare the role it needs there`);
     this.operations.push(operation);
     const check = ACCESS_CHECKS[operation.access];
     // The device API answers a malformed body with one readable sentence (400), the developer API
@@ -127,10 +134,11 @@ export class OperationTable {
         this.enforceRateLimit(principal.token);
         check(ctx);
       }
-      const project = operation.project ? (await this.projectFor(ctx, operation.project)).project : undefined;
+      const access = operation.project ? await this.projectFor(ctx, operation.project, operation.summary) : undefined;
       const input = {
         principal,
-        project,
+        project: access?.project,
+        role: access?.role,
         query: operation.query ? parseQuery(operation.query, { ...ctx.query }) : undefined,
         body: operation.body ? parseJson(operation.body, ctx.request.body) : undefined,
       };

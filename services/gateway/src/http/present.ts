@@ -1,6 +1,7 @@
 import { profileFields, profileOfMessage, requirementFields, requirementsIn } from '@ota/manifest';
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Session, Token, User } from '../auth/model';
+import type { Role } from '../auth/roles';
 import type { DeploymentProgress } from '../use-cases/deployments';
 import { ROLLOUT_STATUSES } from '@ota/vocabulary';
 import { jsonDepth } from './json-limits';
@@ -12,8 +13,9 @@ import { DETAIL_MAX_DEPTH } from './schemas';
 
 const iso = (date: Date | undefined | null) => (date ? date.toISOString() : null);
 
-export function projectJson(project: registry.Project) {
-  return { id: project.id, name: project.name, slug: project.slug, owner_id: project.ownerId, created_at: iso(project.createdAt) } satisfies Promised<typeof R.Project>;
+/** A project; with `role`, the caller's role in it (a list or read of the caller's projects). */
+export function projectJson(project: registry.Project, role?: Role) {
+  return { id: project.id, name: project.name, slug: project.slug, owner_id: project.ownerId, created_at: iso(project.createdAt), ...(role ? { role } : {}) } satisfies Promised<typeof R.Project>;
 }
 
 export function channelJson(channel: registry.Channel) {
@@ -26,6 +28,7 @@ export function tokenJson(token: Token, raw?: string) {
     name: token.name,
     prefix: token.prefix,
     scope: token.scope || (token.kind === 'personal' ? 'personal' : token.kind),
+    role: token.role,
     created_at: iso(token.createdAt),
     last_used_at: iso(token.lastUsedAt),
     revoked_at: iso(token.revokedAt),
@@ -332,6 +335,8 @@ export function auditJson(event: telemetry.AuditEvent, actorEmail: string | null
     actor_id: event.actorId,
     actor_email: actorEmail,
     token_prefix: event.tokenPrefix,
+    actor_role: event.actorRole || null,
+    actor_via: event.actorVia || null,
     target_type: event.targetType,
     target_id: event.targetId,
     created_at: iso(event.createdAt),

@@ -41,7 +41,32 @@ export const ValidationError = object({
   },
 });
 
-export const Project = object({ id: UUID, name: { type: 'string' }, slug: { type: 'string' }, owner_id: UUID, created_at: TIME });
+const ROLE = { type: 'string', enum: ['viewer', 'operator', 'approver', 'admin'] } as const;
+
+export const Project = object(
+  {
+    id: UUID,
+    name: { type: 'string' },
+    slug: { type: 'string' },
+    owner_id: UUID,
+    created_at: TIME,
+    role: { ...ROLE, description: 'The caller\'s role in the project (docs/api.md, "Roles"), where the answer is the caller\'s list or read of projects.' },
+  },
+  ['role'],
+);
+
+/** Who holds a role in a project: its owner, a person granted one, or a group of the sign-in granted one. */
+export const ProjectMember = object(
+  {
+    kind: { type: 'string', enum: ['owner', 'user', 'group'] },
+    user_id: { ...UUID, description: 'The person (owner and user).' },
+    email: { type: 'string', description: 'The person\'s e-mail (owner and user).' },
+    group: { type: 'string', description: 'The group a sign-in carries (group).' },
+    role: ROLE,
+    granted_at: { type: ['string', 'null'], format: 'date-time', description: 'Null for the owner.' },
+  },
+  ['user_id', 'email', 'group'],
+);
 
 export const User = object({
   id: UUID,
@@ -125,6 +150,7 @@ const tokenFields = {
   name: { type: 'string' },
   prefix: { type: 'string' },
   scope: { type: 'string', enum: ['personal', 'api', 'device'] },
+  role: { type: ['string', 'null'], enum: ['viewer', 'operator', 'approver', 'admin', null], description: 'An `api` project token\'s role in its project (docs/api.md, "Roles"); null for the other kinds.' },
   created_at: TIME,
   last_used_at: NULLABLE_TIME,
   revoked_at: NULLABLE_TIME,
@@ -416,6 +442,12 @@ export const AuditEvent = object({
   actor_id: { type: 'string' },
   actor_email: { type: ['string', 'null'], description: "The acting user's e-mail (`actor_type` user); null for tokens and the system." },
   token_prefix: { type: 'string' },
+  actor_role: { type: ['string', 'null'], enum: ['viewer', 'operator', 'approver', 'admin', null], description: 'The role the actor acted with (docs/api.md, "Roles"); null for the system and for events recorded before roles.' },
+  actor_via: {
+    type: ['string', 'null'],
+    enum: ['personal_token', 'console_session', 'sso_session', 'project_token', null],
+    description: 'How the actor signed in; null for the system and for events recorded before roles.',
+  },
   target_type: { type: 'string' },
   target_id: { type: 'string' },
   created_at: TIME,

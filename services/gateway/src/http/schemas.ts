@@ -32,6 +32,18 @@ export const createPersonalTokenBody = {
   properties: { name: { type: 'string', minLength: 1, maxLength: 100 } },
 } as const;
 
+/** A role granted to a person (by e-mail) or to a group of the sign-in (docs/api.md, "Roles"). */
+export const grantRoleBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['role'],
+  properties: {
+    email: { type: 'string', minLength: 3, maxLength: 254, description: 'The person, who must have signed in or been created once. Exactly one of `email` and `group`.' },
+    group: { type: 'string', minLength: 1, maxLength: 200, description: 'A group the identity provider puts in the sign-in (the configured groups claim).' },
+    role: { type: 'string', enum: ['viewer', 'operator', 'approver', 'admin'] },
+  },
+} as const;
+
 export const createProjectTokenBody = {
   type: 'object',
   additionalProperties: false,
@@ -39,6 +51,11 @@ export const createProjectTokenBody = {
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 100 },
     scope: { type: 'string', enum: ['api', 'device'] },
+    role: {
+      type: 'string',
+      enum: ['viewer', 'operator', 'approver', 'admin'],
+      description: 'What an `api` token may do in the project (docs/api.md, "Roles"); default `admin`. A `device` token takes none.',
+    },
   },
 } as const;
 

@@ -62,7 +62,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'listArtifacts',
       summary: 'List artifacts',
       description: 'Newest build first. Artifacts are never deleted.',
-      project: 'read',
+      project: 'viewer',
       responses: { 200: R.arrayOf(R.Artifact) },
     },
     async (ctx, { project }) => {
@@ -77,7 +77,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'Upload an artifact',
       description:
         "multipart/form-data with `manifest` first, then `binary`. The binary is streamed to object storage and its SHA-256 computed on the way. 400 for a manifest that is not JSON or fails the schema, a signature that does not verify, or the plan's monthly upload limit.",
-      project: 'write',
+      project: 'operator',
       multipart: UPLOAD_FORM,
       headers: [IDEMPOTENCY_PARAMETER],
       responses: { 201: R.Artifact },
@@ -104,7 +104,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'updateArtifact',
       summary: 'Archive or unarchive an artifact',
       description: 'Archived builds are never offered and cannot be deployed. Archiving is refused (400) while a draft, active or paused deployment uses the build.',
-      project: 'write',
+      project: 'operator',
       body: updateArtifactBody,
       responses: { 200: R.Artifact },
     },
@@ -121,7 +121,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'listPatches',
       summary: "A build's delta patches",
       description: 'The patches to this build, oldest first, each with its state: `queued`, `building`, `ready` (made, and applied back to the target\'s bytes by an independent implementation) or `failed` with its `reason`.',
-      project: 'read',
+      project: 'viewer',
       responses: { 200: R.arrayOf(R.Patch) },
     },
     async (ctx, { project }) => {
@@ -138,7 +138,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'Ask for a delta patch to this build',
       description:
         'Queues the patch from the build `base_artifact_id` to this one, made by the artifacts service\'s patch workers, never on a request\'s path; asking again answers the same patch. Answers 202 with the patch in its state; `GET` the list to follow it.',
-      project: 'write',
+      project: 'operator',
       body: requestPatchBody,
       responses: { 202: R.Patch },
     },
@@ -158,7 +158,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'Upload, create a deployment and start it',
       description:
         'One call for the common case: the build goes to the channel named `channel_name` (default `stable`, must exist) at `rollout_percentage` (default 100). A refused channel or percentage stores nothing. Canaries by group, or an approval step, need the three calls: upload, create deployment, transition.',
-      project: 'write',
+      project: 'operator',
       multipart: {
         required: UPLOAD_FORM.required,
         properties: {
@@ -183,7 +183,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   signingKeys.add(
-    { route: 'GET /projects/:id/signing-keys/', operationId: 'listSigningKeys', summary: 'List signing keys', project: 'read', responses: { 200: R.arrayOf(R.SigningKey) } },
+    { route: 'GET /projects/:id/signing-keys/', operationId: 'listSigningKeys', summary: 'List signing keys', project: 'viewer', responses: { 200: R.arrayOf(R.SigningKey) } },
     async (ctx, { project }) => {
       ctx.body = (await clients.artifacts.listSigningKeys({ projectId: project.id }, rpc(ctx))).keys.map(signingKeyJson);
     },
@@ -195,7 +195,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'createSigningKey',
       summary: 'Add a signing key',
       description: 'An Ed25519 public key, PEM (SPKI) or base64 of its 32 raw bytes; one that does not parse is 400, one the project already has is 409. A manifest `signature` must verify against one of these keys.',
-      project: 'write',
+      project: 'admin',
       body: createSigningKeyBody,
       responses: { 201: R.SigningKey },
       errors: [409],
@@ -209,7 +209,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   signingKeys.add(
-    { route: 'DELETE /projects/:id/signing-keys/:key_id/', operationId: 'deleteSigningKey', summary: 'Delete a signing key', project: 'write', responses: { 204: null } },
+    { route: 'DELETE /projects/:id/signing-keys/:key_id/', operationId: 'deleteSigningKey', summary: 'Delete a signing key', project: 'admin', responses: { 204: null } },
     async (ctx, { project, principal }) => {
       const keyId = pathId(ctx, 'key_id', 'signing key');
       await clients.artifacts.deleteSigningKey({ projectId: project.id, keyId }, rpc(ctx));

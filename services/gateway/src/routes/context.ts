@@ -3,6 +3,8 @@ import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { OutboundCall } from '@ota/logging';
 import { principalOf } from '../auth/principal';
+import { projectRoleOf } from '../auth/project-role';
+import { requireRole, roleAllows, type Role } from '../auth/roles';
 import type { ProjectAccess } from '../http/operations';
 import type { GatewayDeps } from '../deps';
 import type { IdempotencyOptions } from '../http/idempotency';
@@ -26,12 +28,12 @@ export function useCasePorts(deps: GatewayDeps): UseCasePorts {
   return { registry, rollout, artifacts, telemetry, tokens: deps.store, users: deps.store, audit: deps.audit, patchBasesPerBuild: deps.config.PATCH_BASES_PER_BUILD };
 }
 
-/** A path id that must be a UUID; anything else names nothing (404). */
 /** How the Idempotency-Keys of uploads, releases and deployments are kept (docs/api.md, "Retrying an upload"). */
 export function idempotencyOptions(deps: GatewayDeps): IdempotencyOptions {
   return { store: deps.idempotency, ttlSeconds: deps.config.IDEMPOTENCY_KEY_TTL_SECONDS, requestTimeoutMs: deps.config.HTTP_REQUEST_TIMEOUT_MS };
 }
 
+/** A path id that must be a UUID; anything else names nothing (404). */
 export function pathId(ctx: Context, name: string, what: string): string {
   const id = ctx.params[name] as string;
   if (!UUID_PATTERN.test(id)) throw notFound(`${what} not found`);
@@ -39,20 +41,22 @@ export function pathId(ctx: Context, name: string, what: string): string {
 }
 
 /**
- * The project in the path, if the caller may see it. Another owner's project is 404 (its
- * existence is not revealed); staff may read it, but a staff write there is 403.
+ * The project in the path, if the caller holds a role there that allows `what` (docs/api.md,
+ * "Roles"). A project the caller holds no role in is 404 (its existence is not revealed); a role
+ * short of `needed` is 403, naming the role (staff, who read every project, are told so).
  */
-export async function projectFor(deps: GatewayDeps, ctx: Context, access: 'read' | 'write'): Promise<ProjectAccess> {
+export async function projectFor(deps: GatewayDeps, ctx: Context, needed: Role, what: string): Promise<ProjectAccess> {
   const principal = principalOf(ctx);
   const id = pathId(ctx, 'id', 'project');
   if (principal.token.kind === 'project' && principal.token.projectId !== id) throw notFound('project not found');
   const { project } = await deps.clients.registry.getProject({ projectId: id }, rpc(ctx));
-  if (project!.ownerId === principal.userId) return { project: project!, principal };
-  if (principal.isStaff) {
-    if (access === 'read') return { project: project!, principal };
-    throw permissionDenied('staff may read, but not change, projects they do not own');
-  }
-  throw notFound('project not found');
+  const held = await projectRoleOf(deps.store, principal, project!);
+  if (!held) throw notFound('project not found');
+  if (held.source === 'staff' && !roleAllows(held.role, needed)) throw permissionDenied('staff may read, but not change, projects they do not own');
+  requireRole(held.role, needed, what);
+  // The audit of what the caller does here names the role it acted with.
+  principal.role = held.role;
+  return { project: project!, principal, role: held.role };
 }
 
 /** Device objects as the API shows them, with `check_state`, which rollout answers from its active deployments. */

@@ -40,7 +40,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
   const ports = useCasePorts(deps);
 
   api.add(
-    { route: 'GET /projects/:id/deployments/', operationId: 'listDeployments', summary: 'List deployments', description: 'Newest first.', project: 'read', responses: { 200: R.arrayOf(R.Deployment) } },
+    { route: 'GET /projects/:id/deployments/', operationId: 'listDeployments', summary: 'List deployments', description: 'Newest first.', project: 'viewer', responses: { 200: R.arrayOf(R.Deployment) } },
     async (ctx, { project }) => {
       ctx.body = (await clients.rollout.listDeployments({ projectId: project.id }, rpc(ctx))).deployments.map(deploymentJson);
     },
@@ -53,7 +53,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       summary: 'Create a deployment (draft)',
       description:
         'Targets are fixed at creation. Within each list any id matches; with both lists set a device must match a group and a channel; empty lists target every device (starting then needs `confirm_all`). Ids that are not groups or channels of the project are 400, and so is an archived artifact.',
-      project: 'write',
+      project: 'operator',
       body: createDeploymentBody,
       headers: [IDEMPOTENCY_PARAMETER],
       responses: { 201: R.Deployment },
@@ -95,7 +95,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       route: 'GET /projects/:id/deployments/:did/',
       operationId: 'getDeployment',
       summary: 'Read a deployment',
-      project: 'read',
+      project: 'viewer',
       responses: { 200: R.Deployment },
       responseHeaders: { 200: { ETag: DEPLOYMENT_ETAG } },
     },
@@ -114,15 +114,16 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       description:
         'start: draft→active. pause: active→paused. resume: paused→active. ramp (needs `rollout_percentage`, up or down): active or paused, state unchanged. complete: active or paused→completed. cancel: draft, active or paused→cancelled. Anything else is 400. `start` and `resume` of a deployment without targets need `confirm_all: true` when the project has two or more devices. ' +
         'With `If-Match: "<version>"` (the `ETag` of the deployment as the caller saw it) the transition applies only to that version: one that changed since is 409, whose `detail` says what it is now.',
-      project: 'write',
+      project: 'operator',
+      roleNote: '`pause` and `resume` need the approver role, and so does a `ramp` upwards while the next stage of a staged plan needs approval.',
       body: transitionBody,
       headers: [IF_MATCH_PARAMETER],
       responses: { 200: R.Deployment },
       responseHeaders: { 200: { ETag: DEPLOYMENT_ETAG } },
       errors: [409],
     },
-    async (ctx, { project, body }) => {
-      const deployment = await transitionDeployment(ports, callerOf(ctx), project.id, {
+    async (ctx, { project, role, body }) => {
+      const deployment = await transitionDeployment(ports, { ...callerOf(ctx), role }, project.id, {
         deploymentId: pathId(ctx, 'did', 'deployment'),
         action: body.action,
         rolloutPercentage: body.rollout_percentage,
@@ -141,7 +142,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       summary: 'Rollout progress in one call',
       description:
         'Devices per current rollout status, the failure count and failures per `reason`, and how many devices the targets reach, in any state. The store counts; no state record is read one by one, so the cost does not grow with a list of the fleet.',
-      project: 'read',
+      project: 'viewer',
       responses: { 200: R.DeploymentSummary },
     },
     async (ctx, { project }) => {
@@ -158,7 +159,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       summary: 'How the build runs on devices, against those not yet updated',
       description:
         'Abnormal resets (panic, watchdogs, brownout) and hours run of the targeted devices, as their checks report `health`: on the deployment\'s build (`updated`) and on an earlier one (`previous`), per period of `period_minutes`, and summed as the `health_regression` guardrail judges them now (docs/api.md, "Device health"). Counted only for a deployment with that guardrail, while it is active.',
-      project: 'read',
+      project: 'viewer',
       responses: { 200: R.DeploymentHealth },
     },
     async (ctx, { project }) => {
@@ -175,7 +176,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       summary: 'Who a check would reach now',
       description:
         "What a check of each of the project's devices would answer now, counted by outcome with up to 20 `device_id`s each, decided by the check's own code from each device's last reported profile. A deployment that is not active is previewed as if it were started or resumed now (a draft at its first stage's percentage). `not_targeted`: outside the deployment's groups and channels; `unknown_hardware`: the device never reported its hardware, or left out a dimension a targeted build declares. Reads the whole fleet in pages, so its time grows with the fleet; it has its own deadline (`PREVIEW_TIMEOUT_MS`, default 60 s) in place of `REQUEST_TIMEOUT_MS`. A large fleet is previewed in parts: `id_prefix` keeps the devices whose `id` begins with those 1 or 2 hex digits (a 16th or a 256th of the fleet, read from one page bucket), and the parts' counts add up to the whole.",
-      project: 'read',
+      project: 'viewer',
       query: previewQuery,
       responses: { 200: R.DeploymentPreview },
     },
@@ -195,7 +196,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       summary: 'Per-device rollout states',
       description:
         "One record per device that was offered the deployment or reported a result; `device_id` is the device UUID. A device silent past the confirm timeout is `failed` with reason `no_confirmation`. `status` keeps one status. Without `limit`, every record, most recently changed first. With `limit` the list comes a page at a time in the order of the devices' UUIDs: the next page with `after_id` set to this answer's `X-Next-After-Id` (absent on the last page). A page reads the deployment one slice of UUIDs at a time, so its cost follows the page, not the deployment; with a `status` few devices are at, a page may be shorter than `limit`, or empty, with `X-Next-After-Id` saying where to go on. `X-Total-Count` counts every match when that is cheap; otherwise `X-Total-Count-Estimate` extrapolates from the share of the deployment read.",
-      project: 'read',
+      project: 'viewer',
       query: listStatesQuery,
       responses: { 200: R.arrayOf(R.DeviceState) },
       responseHeaders: {

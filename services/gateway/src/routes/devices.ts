@@ -41,7 +41,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'List devices',
       description:
         "Filters combine: with both `group_id` and `channel_id` a device must match both. An unknown id gives an empty list. With `limit` the list comes a page at a time, in the order of the devices' `id`s: the next page with `after_id` set to this answer's `X-Next-After-Id` (absent on the last page). A page reads the project one slice of `id`s at a time, so its cost follows the page, not the project; a text search that finds few devices in a large project may answer a page shorter than `limit`, or empty, with `X-Next-After-Id` saying where to go on. `X-Total-Count` counts every match when that is cheap; otherwise `X-Total-Count-Estimate` extrapolates from the share of the project read. Without `limit`, every match in one answer, ordered by `device_id`.",
-      project: 'read',
+      project: 'viewer',
       query: listDevicesQuery,
       responses: { 200: R.arrayOf(R.Device) },
       responseHeaders: {
@@ -88,7 +88,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'countChipFamilies',
       summary: "The chip families the project's devices report",
       description: 'Devices per reported `chip_family`, most first; an empty `chip_family` counts devices that never reported one. A build is only offered to devices of its own chip family.',
-      project: 'read',
+      project: 'viewer',
       responses: { 200: R.arrayOf(R.ChipFamilyCount) },
     },
     async (ctx, { project }) => {
@@ -104,7 +104,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'How many devices a set of targets reaches',
       description:
         "The devices a deployment with these `group_ids` and `channel_ids` would target now (the rules of createDeployment: any listed group, and any listed channel; none listed: every device), before it is created. The percentage is not applied.",
-      project: 'read',
+      project: 'viewer',
       query: reachQuery,
       responses: { 200: R.Reach },
     },
@@ -121,7 +121,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'createDevice',
       summary: 'Pre-provision a device',
       description: "Answers the device with its per-device `token`, shown only here. Counts against the plan's device cap (400 when reached); a `device_id` already in the project is 409.",
-      project: 'write',
+      project: 'operator',
       body: createDeviceBody,
       responses: { 201: R.DeviceCreated },
       errors: [409],
@@ -143,7 +143,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   api.add(
-    { route: 'GET /projects/:id/devices/:did/', operationId: 'getDevice', summary: 'Read a device', project: 'read', responses: { 200: R.Device } },
+    { route: 'GET /projects/:id/devices/:did/', operationId: 'getDevice', summary: 'Read a device', project: 'viewer', responses: { 200: R.Device } },
     async (ctx, { project }) => {
       ctx.body = (await presentDevices(deps, ctx, project.id, [await deviceFor(ctx, project.id)]))[0];
     },
@@ -155,7 +155,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'updateDevice',
       summary: 'Update a device',
       description: '`active: false` refuses the device updates (`device_inactive`); `channel_id` moves it to another channel; `metadata` replaces the stored object.',
-      project: 'write',
+      project: 'operator',
       body: updateDeviceBody,
       responses: { 200: R.Device },
     },
@@ -175,7 +175,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'deleteDevice',
       summary: 'Delete a device and its history',
       description: 'Removes its rollout states, lifecycle events and decision records too, and revokes its token. Prefer `active: false` to keep the history.',
-      project: 'write',
+      project: 'operator',
       responses: { 204: null },
     },
     async (ctx, { project }) => {
@@ -191,7 +191,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'issueDeviceToken',
       summary: "Issue or rotate a device's token",
       description: 'The raw token is shown only here. Issuing again rotates: the previous token stops working at once.',
-      project: 'write',
+      project: 'operator',
       responses: { 201: R.DeviceToken },
     },
     async (ctx, { project }) => {
@@ -206,7 +206,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       route: 'DELETE /projects/:id/devices/:did/token/',
       operationId: 'revokeDeviceToken',
       summary: "Revoke a device's token",
-      project: 'write',
+      project: 'operator',
       responses: { 204: null },
     },
     async (ctx, { project }) => {
@@ -222,7 +222,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'listCheckEvents',
       summary: "List a device's OTA decisions",
       description: 'Newest first; only the newest 20 per device are kept. A check is recorded before it is answered (best effort: a failure to record does not change the answer).',
-      project: 'read',
+      project: 'viewer',
       query: checkEventsQuery,
       responses: { 200: R.arrayOf(R.Decision) },
     },
@@ -251,7 +251,7 @@ export function deviceRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: "List a device's lifecycle events",
       description:
         'What the device posted to the status endpoint and had accepted, newest first, as it sent it: the first report of each status, and every `failed` (a repeated status changes nothing and is not listed again); the newest 100 per device are listed. Readable as soon as the report was answered.',
-      project: 'read',
+      project: 'viewer',
       query: deviceEventsQuery,
       responses: { 200: R.arrayOf(R.DeviceEvent) },
     },

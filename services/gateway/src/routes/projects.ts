@@ -1,4 +1,8 @@
-import { invalidArgument } from '@ota/errors';
+import { invalidArgument, isDomainError } from '@ota/errors';
+import type { registry } from '@ota/proto';
+import type { Context } from 'koa';
+import type { Principal } from '../auth/principal';
+import { roleAllows, type Role } from '../auth/roles';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { auditJson, projectJson, userJson } from '../http/present';
@@ -13,6 +17,28 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
   const users = table.section({ tag: 'Users', access: 'staff' });
   const { clients, store, audit } = deps;
 
+  /** The projects of other owners in which the person holds a role, each with the highest one; by name. */
+  async function grantedProjects(ctx: Context, principal: Principal) {
+    const roles = new Map<string, Role>();
+    for (const grant of await store.grantsTo(principal.userId, principal.groups ?? [])) {
+      const held = roles.get(grant.projectId);
+      if (!held || roleAllows(grant.role, held)) roles.set(grant.projectId, grant.role);
+    }
+    const found = await Promise.all(
+      [...roles.keys()].map((projectId) =>
+        clients.registry.getProject({ projectId }, rpc(ctx)).then(
+          ({ project }) => project,
+          // A grant outlives nothing: a project deleted meanwhile is left out.
+          (error: unknown) => (isDomainError(error, 'NotFound') ? undefined : Promise.reject(error)),
+        ),
+      ),
+    );
+    return found
+      .filter((project): project is registry.Project => project !== undefined && project.ownerId !== principal.userId)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((project) => projectJson(project, roles.get(project.id)));
+  }
+
   projects.add(
     {
       route: 'GET /projects/',
@@ -26,7 +52,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx, { principal, query }) => {
       if (principal.token.kind === 'project') {
         const { project } = await clients.registry.getProject({ projectId: principal.token.projectId }, rpc(ctx));
-        ctx.body = [projectJson(project!)];
+        ctx.body = [projectJson(project!, principal.token.role ?? undefined)];
         return;
       }
       let ownerId = principal.userId;
@@ -43,7 +69,12 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
         }
       }
       const { projects } = await clients.registry.listProjects({ ownerId }, rpc(ctx));
-      ctx.body = projects.map(projectJson);
+      if (ownerId !== principal.userId) {
+        // Staff reading another owner's projects: a viewer's read.
+        ctx.body = projects.map((project) => projectJson(project, 'viewer'));
+        return;
+      }
+      ctx.body = [...projects.map((project) => projectJson(project, 'admin')), ...(await grantedProjects(ctx, principal))];
     },
   );
 
@@ -66,14 +97,14 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
         details: { name: project!.name, slug: project!.slug, default_channel_id: defaultChannel!.id },
       });
       ctx.status = 201;
-      ctx.body = projectJson(project!);
+      ctx.body = projectJson(project!, 'admin');
     },
   );
 
   projects.add(
-    { route: 'GET /projects/:id/', operationId: 'getProject', summary: 'Read a project', project: 'read', responses: { 200: R.Project } },
-    async (ctx, { project }) => {
-      ctx.body = projectJson(project);
+    { route: 'GET /projects/:id/', operationId: 'getProject', summary: 'Read a project', project: 'viewer', responses: { 200: R.Project } },
+    async (ctx, { project, role }) => {
+      ctx.body = projectJson(project, role);
     },
   );
 
@@ -84,7 +115,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'Delete a project',
       description:
         'Personal tokens only. Refused with 409 while a deployment is active or paused. Deletes the channels, groups, devices and webhooks, and revokes the project and device tokens; artifacts are kept.',
-      project: 'write',
+      project: 'admin',
       responses: { 204: null },
       errors: [409],
     },
@@ -101,7 +132,7 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'List audit events',
       description:
         'Newest first, in pages: `limit` events (default 100, at most 1000), and the next page with `before` set to the `id` of the last event of this one; `action` keeps one action or one resource\'s actions. Every customer mutation writes one, with the actor (and a user\'s e-mail) and the token prefix.',
-      project: 'read',
+      project: 'viewer',
       query: auditQuery,
       responses: { 200: R.arrayOf(R.AuditEvent) },
     },

@@ -1,4 +1,4 @@
-import { notFound } from '@ota/errors';
+import { invalidArgument, notFound } from '@ota/errors';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { tokenJson } from '../http/present';
@@ -34,7 +34,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 201: R.TokenCreated },
     },
     async (ctx, { principal, body }) => {
-      const { token, raw } = await store.createToken({ kind: 'personal', scope: '', name: body.name, userId: principal.userId, projectId: '', deviceUuid: '', deviceId: '' });
+      const { token, raw } = await store.createToken({ kind: 'personal', scope: '', role: null, name: body.name, userId: principal.userId, projectId: '', deviceUuid: '', deviceId: '' });
       ctx.status = 201;
       ctx.body = tokenJson(token, raw);
     },
@@ -61,7 +61,8 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       route: 'GET /projects/:id/tokens/',
       operationId: 'listProjectTokens',
       summary: 'List project tokens',
-      project: 'read',
+      description: 'Names, prefixes and roles only; a token is shown whole once, when it is made.',
+      project: 'viewer',
       responses: { 200: R.arrayOf(R.Token) },
     },
     async (ctx, { project }) => {
@@ -75,14 +76,17 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'createProjectToken',
       summary: 'Create a project token',
       description: '`device` scope may only call the device API; `api` scope only the developer API. Never flash an `api` token onto devices.',
-      project: 'write',
+      project: 'admin',
       body: createProjectTokenBody,
       responses: { 201: R.TokenCreated },
     },
     async (ctx, { project, principal, body }) => {
+      if (body.scope === 'device' && body.role) throw invalidArgument('a device-scope token takes no role: it only checks and reports for devices');
       const { token, raw } = await store.createToken({
         kind: 'project',
         scope: body.scope,
+        // An `api` token acts in the project with its role; a `device` token only checks and reports.
+        role: body.scope === 'api' ? (body.role ?? 'admin') : null,
         name: body.name,
         userId: project.ownerId,
         projectId: project.id,
@@ -94,7 +98,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
         action: 'token.created',
         targetType: 'token',
         targetId: token.id,
-        details: { scope: body.scope, prefix: token.prefix, name: body.name },
+        details: { scope: body.scope, prefix: token.prefix, name: body.name, ...(token.role ? { role: token.role } : {}) },
       });
       ctx.status = 201;
       ctx.body = tokenJson(token, raw);
@@ -106,7 +110,7 @@ export function tokenRoutes(table: OperationTable, deps: GatewayDeps): void {
       route: 'DELETE /projects/:id/tokens/:tid/',
       operationId: 'revokeProjectToken',
       summary: 'Revoke a project token',
-      project: 'write',
+      project: 'admin',
       responses: { 204: null },
     },
     async (ctx, { project, principal }) => {

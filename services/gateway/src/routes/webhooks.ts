@@ -17,7 +17,7 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
       summary: 'Create a webhook',
       description:
         'Every later event of the chosen kinds is POSTed to `url` as JSON, signed with HMAC-SHA256 (`OTA-Signature: v1=<hex>` over `<OTA-Timestamp>.<body>`), and retried with exponential back-off until the receiver answers 2xx (for 24 hours by default). The `secret` is in this answer only. At most 20 webhooks per project.',
-      project: 'write',
+      project: 'operator',
       body: createWebhookBody,
       responses: { 201: R.WebhookCreated },
     },
@@ -30,7 +30,7 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
   );
 
   api.add(
-    { route: 'GET /projects/:id/webhooks/', operationId: 'listWebhooks', summary: 'List webhooks', description: 'Oldest first; secrets are never shown again.', project: 'read', responses: { 200: R.arrayOf(R.Webhook) } },
+    { route: 'GET /projects/:id/webhooks/', operationId: 'listWebhooks', summary: 'List webhooks', description: 'Oldest first; secrets are never shown again.', project: 'viewer', responses: { 200: R.arrayOf(R.Webhook) } },
     async (ctx, { project }) => {
       ctx.body = (await clients.telemetry.listWebhooks({ projectId: project.id }, rpc(ctx))).webhooks.map((webhook) => webhookJson(webhook));
     },
@@ -42,7 +42,7 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'deleteWebhook',
       summary: 'Delete a webhook',
       description: 'Its pending deliveries are dropped and its delivery log with it.',
-      project: 'write',
+      project: 'operator',
       responses: { 204: null },
     },
     async (ctx, { project, principal }) => {
@@ -59,7 +59,7 @@ export function webhookRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'listWebhookDeliveries',
       summary: "A webhook's delivery log",
       description: 'Newest first, `limit` deliveries (default 20, at most 100), each with every attempt: when, the status the receiver answered, and why it failed.',
-      project: 'read',
+      project: 'viewer',
       query: webhookDeliveriesQuery,
       responses: { 200: R.arrayOf(R.WebhookDelivery) },
     },

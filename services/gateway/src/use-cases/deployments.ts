@@ -1,6 +1,7 @@
 import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
 import type { OutboundCall } from '@ota/logging';
+import { requireRole, roleAllows, type Role } from '../auth/roles';
 import type { AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
 import { preparePatches, type PatchPreparationPorts } from './patch-preparation';
 
@@ -49,8 +50,9 @@ export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId
  * without targets needs `confirm_all` when the project has two or more devices, so registry's
  * count goes with it, stopped at two whatever the size of the fleet.
  */
-export async function transitionDeployment(ports: DeploymentPorts, caller: Caller, projectId: string, transition: Transition): Promise<rollout.Deployment> {
+export async function transitionDeployment(ports: DeploymentPorts, caller: Caller & { role: Role }, projectId: string, transition: Transition): Promise<rollout.Deployment> {
   const { call } = caller;
+  transition = await withApproverRule(ports, caller, projectId, transition);
   const needsCount = transition.action === 'start' || transition.action === 'resume';
   const projectDeviceCount = needsCount ? (await ports.registry.countDevices({ projectId, groupIds: [], channelIds: [], atMost: 2, maxAgeMs: 0 }, call)).count : 0;
   const { deployment } = await ports.rollout.transitionDeployment({ ...transition, projectId, projectDeviceCount }, call);
@@ -71,6 +73,22 @@ export async function transitionDeployment(ports: DeploymentPorts, caller: Calle
   // never waits for them, nor fails for them.
   if (transition.action === 'start') void preparePatches(ports, { projectId, artifactId: deployment!.artifactId }, call).catch(() => undefined);
   return deployment!;
+}
+
+/**
+ * Pausing and resuming a deployment need an approver (docs/api.md, "Roles"), and so does a ramp
+ * through a staged plan's approval gate: upwards while the next stage needs approval. Such a ramp
+ * by an operator is judged on the deployment as read here, and applies only to that version of it,
+ * so that a stage reached in between is a 409 rather than a gate passed unseen.
+ */
+async function withApproverRule(ports: DeploymentPorts, caller: Caller & { role: Role }, projectId: string, transition: Transition): Promise<Transition> {
+  if (transition.action === 'pause' || transition.action === 'resume') requireRole(caller.role, 'approver', `${transition.action === 'pause' ? 'Pausing' : 'Resuming'} a deployment`);
+  if (transition.action !== 'ramp' || roleAllows(caller.role, 'approver')) return transition;
+  const { deployment } = await ports.rollout.getDeployment({ projectId, deploymentId: transition.deploymentId }, caller.call);
+  if (deployment!.nextStageNeedsApproval && (transition.rolloutPercentage ?? 0) > deployment!.rolloutPercentage) {
+    requireRole(caller.role, 'approver', 'Ramping past a stage that needs approval');
+  }
+  return { ...transition, expectedVersion: transition.expectedVersion ?? deployment!.version };
 }
 
 function targetedDevices(ports: DeploymentPorts, projectId: string, deployment: rollout.Deployment, call: OutboundCall) {

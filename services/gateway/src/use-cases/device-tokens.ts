@@ -23,6 +23,7 @@ export async function issueDeviceToken(ports: DeviceTokenPorts, caller: Caller, 
   const { token, raw } = await ports.tokens.createToken({
     kind: 'device',
     scope: '',
+    role: null,
     name: `device ${device.deviceId}`,
     userId: project.ownerId,
     projectId: project.id,

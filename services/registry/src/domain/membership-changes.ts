@@ -38,6 +38,9 @@ export interface AuditActor {
   type: string;
   id: string;
   tokenPrefix: string;
+  /** The role it acted with and how it signed in (docs/api.md, "Roles"); empty from a gateway of the release before. */
+  role: string;
+  via: string;
 }
 
 export interface MembershipChange {

@@ -93,7 +93,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
           chipFamily: matching?.chipFamily || undefined,
           search: matching?.search || undefined,
         },
-        actor: { type: actor?.actorType ?? '', id: actor?.actorId ?? '', tokenPrefix: actor?.tokenPrefix ?? '' },
+        actor: { type: actor?.actorType ?? '', id: actor?.actorId ?? '', tokenPrefix: actor?.tokenPrefix ?? '', role: actor?.actorRole ?? '', via: actor?.actorVia ?? '' },
       });
       return membershipChangeMessage(change);
     },

@@ -5,6 +5,9 @@ export type AuditRecord = {
   actorType: string;
   actorId: string;
   tokenPrefix: string;
+  /** The actor's role in the project when it acted, and how it signed in; empty for the system and older events. */
+  actorRole: string;
+  actorVia: string;
   targetType: string;
   targetId: string;
   createdAt: Date;

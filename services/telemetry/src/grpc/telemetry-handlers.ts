@@ -16,6 +16,8 @@ export function telemetryHandlers(telemetry: Telemetry, webhooks: Webhooks): Han
           actorType: record.actorType,
           actorId: record.actorId,
           tokenPrefix: record.tokenPrefix,
+          actorRole: record.actorRole,
+          actorVia: record.actorVia,
           targetType: record.targetType,
           targetId: record.targetId,
           createdAt: record.createdAt,

@@ -4,6 +4,7 @@ import type { operations } from '../../../generated/api';
 import { answer, api, ApiError } from '../../api';
 import { BusyButton, ConfirmDialog, ErrorNote } from '../../components/feedback';
 import { InlineForm } from '../../components/inline-form';
+import { roleAllows, roleReason, type Role } from '../../project-access';
 import type { Deployment, DeploymentState } from '../../types';
 
 type Action = 'start' | 'pause' | 'resume' | 'complete' | 'cancel';
@@ -31,7 +32,7 @@ const LABELS: Record<Action, string> = { start: 'Start', pause: 'Pause', resume:
  */
 type Transition = operations['transitionDeployment']['requestBody']['content']['application/json'];
 
-export function Steer({ deployment: d, reach, onChanged }: { deployment: Deployment; reach: number | undefined; onChanged: () => Promise<unknown> }) {
+export function Steer({ deployment: d, reach, role, onChanged }: { deployment: Deployment; reach: number | undefined; role: Role | undefined; onChanged: () => Promise<unknown> }) {
   const [percentage, setPercentage] = useState<number | ''>('');
   const [asking, setAsking] = useState<'start' | 'resume' | 'complete' | 'cancel' | null>(null);
   // Every action names the version it was decided on (If-Match): one another tab, person or
@@ -52,6 +53,10 @@ export function Steer({ deployment: d, reach, onChanged }: { deployment: Deploym
     else transition.mutate({ action });
   };
   const actions = ACTIONS[d.state];
+  // Pausing, resuming and passing an approval gate are an approver's (docs/api.md, "Roles"): shown, not hidden, with the reason.
+  const approver = roleAllows(role, 'approver');
+  const needsApprover = (action: Action) => (action === 'pause' || action === 'resume') && !approver;
+  const gateAhead = d.stage?.next_stage_needs_approval === true && !approver;
   return (
     <section aria-labelledby="steer">
       <h2 id="steer">Steer</h2>
@@ -62,6 +67,8 @@ export function Steer({ deployment: d, reach, onChanged }: { deployment: Deploym
             type="button"
             className={action === 'cancel' ? 'danger' : action === 'start' || action === 'resume' ? 'primary' : ''}
             busy={transition.isPending && transition.variables?.action === action}
+            disabled={needsApprover(action)}
+            title={needsApprover(action) ? roleReason(role, 'approver') : undefined}
             onClick={() => act(action)}
           >
             {LABELS[action]}
@@ -83,6 +90,11 @@ export function Steer({ deployment: d, reach, onChanged }: { deployment: Deploym
         )}
         {actions.length === 0 && <p className="muted">This deployment has ended; create a new one to roll out again.</p>}
       </div>
+      {(d.state === 'active' || d.state === 'paused') && !approver && (
+        <p className="muted" data-testid="approver-note">
+          Pausing and resuming{gateAhead ? ', and ramping past the next stage, which needs approval,' : ''} need the approver role; yours is {role ?? 'unknown'}.
+        </p>
+      )}
       {(d.state === 'active' || d.state === 'paused') && <p className="muted">{STOP_GUARANTEE}</p>}
       <ErrorNote error={transition.error} />
 

@@ -27,6 +27,8 @@ export interface TokenDoc {
   kind: TokenKind;
   /** Project tokens: `api` or `device`. Empty for the other kinds. */
   scope: string;
+  /** `api`-scope project tokens: their role (absent from tokens made before roles: admin). */
+  role?: string | null;
   name: string;
   /** The user the token acts for: the PAT's user, or the owner of the token's project. */
   user_id: string;
@@ -37,6 +39,19 @@ export interface TokenDoc {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+}
+
+/** A role granted in a project, to a person or to a group of the sign-in (RoleGrant). */
+export interface RoleGrantDoc {
+  /** `<project>:user:<user id>` or `<project>:group:<group>`: one grant per subject and project. */
+  _id: string;
+  project_id: string;
+  subject_kind: 'user' | 'group';
+  /** The user id or the group's name. */
+  subject: string;
+  role: string;
+  granted_at: Date;
+  granted_by: string;
 }
 
 /**
@@ -114,6 +129,7 @@ export function registerGatewayModels(connection: Connection) {
       prefix: String,
       kind: String,
       scope: String,
+      role: { type: String, default: null },
       name: String,
       user_id: String,
       project_id: String,
@@ -128,6 +144,13 @@ export function registerGatewayModels(connection: Connection) {
   tokenSchema.index({ id: 1 }, { unique: true });
   tokenSchema.index({ user_id: 1, kind: 1 });
   tokenSchema.index({ project_id: 1, kind: 1 });
+
+  const roleGrantSchema = new Schema<RoleGrantDoc>(
+    { _id: String, project_id: { type: String, required: true }, subject_kind: String, subject: String, role: String, granted_at: Date, granted_by: String },
+    options,
+  );
+  roleGrantSchema.index({ project_id: 1 });
+  roleGrantSchema.index({ subject_kind: 1, subject: 1 });
 
   const auditOutboxSchema = new Schema<AuditOutboxDoc>({ _id: String, event: Schema.Types.Mixed, created_at: Date }, options);
   auditOutboxSchema.index({ created_at: 1 });
@@ -150,6 +173,7 @@ export function registerGatewayModels(connection: Connection) {
     AuditOutbox: connection.model<AuditOutboxDoc>('AuditOutbox', auditOutboxSchema, 'audit_outbox'),
     TokenUsage: connection.model<TokenUsageDoc>('TokenUsage', new Schema<TokenUsageDoc>({ _id: String, last_used_at: Date }, options), 'token_usage'),
     Session: connection.model<SessionDoc>('Session', sessionSchema, 'sessions'),
+    RoleGrant: connection.model<RoleGrantDoc>('RoleGrant', roleGrantSchema, 'role_grants'),
   };
 }
 

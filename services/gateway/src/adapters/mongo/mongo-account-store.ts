@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { alreadyExists, notFound } from '@ota/errors';
 import { collectionOf, insertUnique } from '@ota/mongo';
 import { hashToken, newRawToken, newSessionSecret, prefixOf } from '../../auth/tokens';
-import type { Plan, Session, Token, User } from '../../auth/model';
+import type { Plan, RoleGrant, Session, Token, User } from '../../auth/model';
+import { isRole } from '../../auth/roles';
 import type { AccountStore, NewToken } from '../../auth/ports';
-import type { GatewayModels, PlanDoc, SessionDoc, TokenDoc, UserDoc } from './models';
+import type { GatewayModels, PlanDoc, RoleGrantDoc, SessionDoc, TokenDoc, UserDoc } from './models';
 
 // last_used_at is written at most this often per token, so that a polling fleet does not turn
 // every check into a write.
@@ -62,6 +63,7 @@ export class MongoAccountStore implements AccountStore {
       prefix: prefixOf(raw),
       kind: input.kind,
       scope: input.scope,
+      role: input.role,
       name: input.name,
       user_id: input.userId,
       project_id: input.projectId,
@@ -174,6 +176,34 @@ export class MongoAccountStore implements AccountStore {
     );
     return result.modifiedCount;
   }
+
+  async grantRole(grant: RoleGrant): Promise<void> {
+    const doc = grantDocOf(grant);
+    await collectionOf(this.models.RoleGrant).replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  async revokeRole(projectId: string, subject: RoleGrant['subject']): Promise<boolean> {
+    const { deletedCount } = await collectionOf(this.models.RoleGrant).deleteOne({ _id: grantIdOf(projectId, subject) });
+    return deletedCount > 0;
+  }
+
+  async listGrants(projectId: string): Promise<RoleGrant[]> {
+    const docs = await this.models.RoleGrant.find({ project_id: projectId }).lean<RoleGrantDoc[]>().exec();
+    return docs.map(grantOf).sort((a, b) => a.subject.kind.localeCompare(b.subject.kind) * -1 || a.grantedAt.getTime() - b.grantedAt.getTime());
+  }
+
+  async grantsTo(userId: string, groups: readonly string[]): Promise<RoleGrant[]> {
+    const docs = await this.models.RoleGrant.find({
+      $or: [{ subject_kind: 'user', subject: userId }, ...(groups.length > 0 ? [{ subject_kind: 'group', subject: { $in: [...groups] } }] : [])],
+    })
+      .lean<RoleGrantDoc[]>()
+      .exec();
+    return docs.map(grantOf);
+  }
+
+  async deleteGrants(projectId: string): Promise<void> {
+    await this.models.RoleGrant.deleteMany({ project_id: projectId });
+  }
 }
 
 function planDocOf(plan: Plan): PlanDoc {
@@ -192,6 +222,8 @@ function tokenOf(doc: TokenDoc): Token {
     prefix: doc.prefix,
     kind: doc.kind,
     scope: doc.scope,
+    // A project token of `api` scope made before roles keeps its power: admin.
+    role: doc.kind === 'project' && doc.scope === 'api' ? (isRole(doc.role) ? doc.role : 'admin') : null,
     name: doc.name,
     userId: doc.user_id,
     projectId: doc.project_id,
@@ -205,4 +237,31 @@ function tokenOf(doc: TokenDoc): Token {
 
 function sessionOf(doc: SessionDoc): Session {
   return { hash: doc._id, tokenHash: doc.token_hash, userId: doc.user_id, csrfToken: doc.csrf_token, createdAt: doc.created_at, expiresAt: doc.expires_at };
+}
+
+function grantIdOf(projectId: string, subject: RoleGrant['subject']): string {
+  return subject.kind === 'user' ? `${projectId}:user:${subject.userId}` : `${projectId}:group:${subject.group}`;
+}
+
+function grantDocOf(grant: RoleGrant): RoleGrantDoc {
+  return {
+    _id: grantIdOf(grant.projectId, grant.subject),
+    project_id: grant.projectId,
+    subject_kind: grant.subject.kind,
+    subject: grant.subject.kind === 'user' ? grant.subject.userId : grant.subject.group,
+    role: grant.role,
+    granted_at: grant.grantedAt,
+    granted_by: grant.grantedBy,
+  };
+}
+
+function grantOf(doc: RoleGrantDoc): RoleGrant {
+  return {
+    projectId: doc.project_id,
+    subject: doc.subject_kind === 'user' ? { kind: 'user', userId: doc.subject } : { kind: 'group', group: doc.subject },
+    // Only roles are stored; anything else would be a bug's, and grants the least.
+    role: isRole(doc.role) ? doc.role : 'viewer',
+    grantedAt: doc.granted_at,
+    grantedBy: doc.granted_by,
+  };
 }

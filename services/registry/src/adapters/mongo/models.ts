@@ -142,7 +142,8 @@ export interface MembershipChangeDoc {
   group_id: string;
   action: 'add' | 'remove';
   matching: { active?: boolean; group_id?: string; channel_id?: string; chip_family?: string; search?: string };
-  actor: { type: string; id: string; token_prefix: string };
+  /** role and via are absent from changes started before roles. */
+  actor: { type: string; id: string; token_prefix: string; role?: string; via?: string };
   state: 'running' | 'done' | 'failed';
   level: number;
   buckets_done: number;

@@ -18,6 +18,8 @@ export function membershipChangeAudit(bus: Bus): (change: MembershipChange) => P
         actorType: change.actor.type,
         actorId: change.actor.id,
         tokenPrefix: change.actor.tokenPrefix,
+        actorRole: change.actor.role,
+        actorVia: change.actor.via,
         targetType: 'group',
         targetId: change.groupId,
         createdAt: change.finishedAt ?? new Date(),

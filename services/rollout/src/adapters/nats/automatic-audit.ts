@@ -31,6 +31,8 @@ export class AutomaticAudit {
       actorType: 'system',
       actorId: 'rollout',
       tokenPrefix: '',
+      actorRole: '',
+      actorVia: '',
       targetType: 'deployment',
       targetId: deployment.id,
       createdAt: deployment.updatedAt,

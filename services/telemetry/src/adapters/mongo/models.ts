@@ -10,6 +10,9 @@ export interface AuditDoc {
   actor_type: string;
   actor_id: string;
   token_prefix: string;
+  /** Absent from events stored before roles. */
+  actor_role?: string;
+  actor_via?: string;
   target_type: string;
   target_id: string;
   created_at: Date;

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { api, createUser, setupProject, type CreatedUser, type ProjectFixture } from '@ota/testkit';
+
+// docs/api.md, "Roles": every operation the OpenAPI document places in a project, called by a
+// person holding each role there, is refused (403 naming the role) exactly when the role is short
+// of the one the document says the operation needs.
+
+const ROLES = ['viewer', 'operator', 'approver', 'admin'] as const;
+type Role = (typeof ROLES)[number];
+
+interface DocumentedOperation {
+  method: string;
+  path: string;
+  operationId: string;
+  role: Role;
+}
+
+async function documentedOperations(): Promise<DocumentedOperation[]> {
+  const document = await api<{ paths: Record<string, Record<string, { operationId: string; 'x-role'?: Role }>> }>('GET', '/api/v1/openapi.json');
+  return Object.entries(document.body.paths).flatMap(([path, methods]) =>
+    Object.entries(methods)
+      .filter(([, operation]) => operation['x-role'])
+      .map(([method, operation]) => ({ method: method.toUpperCase(), path, operationId: operation.operationId, role: operation['x-role']! })),
+  );
+}
+
+/** The operation's path in the project, every other id one that names nothing. */
+function pathIn(operation: DocumentedOperation, projectId: string): string {
+  return operation.path.replace('{id}', projectId).replace(/\{group\}/g, 'nobody').replace(/\{[a-z_]+\}/g, () => randomUUID());
+}
+
+async function grant(owner: ProjectFixture, email: string, role: Role): Promise<void> {
+  const answer = await api('POST', `/api/v1/projects/${owner.project.id}/members/`, { token: owner.user.token, json: { email, role } });
+  expect([answer.status, answer.body.role]).toEqual([200, role]);
+}
+
+let owner: ProjectFixture;
+const members = {} as Record<Role, CreatedUser>;
+
+beforeAll(async () => {
+  owner = await setupProject({ name: 'roles matrix' });
+  for (const role of ROLES) {
+    members[role] = createUser();
+    await grant(owner, members[role].email, role);
+  }
+});
+
+it('answers each operation in a project to each role as the document says: 403 naming the role below it, never 403 from it up', async () => {
+  const operations = await documentedOperations();
+  expect(operations.length).toBeGreaterThan(40);
+  // Deleting the project goes last: the admin's call deletes it.
+  operations.sort((a, b) => Number(a.operationId === 'deleteProject') - Number(b.operationId === 'deleteProject'));
+  const wrong: string[] = [];
+  for (const operation of operations) {
+    for (const role of ROLES) {
+      const answer = await api(operation.method, pathIn(operation, owner.project.id), { token: members[role].token, json: operation.method === 'GET' || operation.method === 'DELETE' ? undefined : {} });
+      const allowed = ROLES.indexOf(role) >= ROLES.indexOf(operation.role);
+      const refusedForRole = answer.status === 403 && typeof answer.body.detail === 'string' && answer.body.detail.includes(`needs the ${operation.role} role`);
+      if (allowed ? answer.status === 403 : !refusedForRole) wrong.push(`${operation.operationId} as ${role}: ${answer.status} ${JSON.stringify(answer.body)}`);
+    }
+  }
+  expect(wrong).toEqual([]);
+});
+
+it('lists the projects a person holds a role in, with the role; a person with none gets 404, and a revoked role ends access at the next request', async () => {
+  const project = await setupProject({ name: 'shared' });
+  const person = createUser();
+  expect((await api('GET', `/api/v1/projects/${project.project.id}/`, { token: person.token })).status).toBe(404);
+  await grant(project, person.email, 'operator');
+  const listed = await api('GET', '/api/v1/projects/', { token: person.token });
+  expect(listed.body).toEqual([expect.objectContaining({ id: project.project.id, role: 'operator' })]);
+  expect((await api('GET', `/api/v1/projects/${project.project.id}/`, { token: person.token })).body.role).toBe('operator');
+
+  const members = await api('GET', `/api/v1/projects/${project.project.id}/members/`, { token: person.token });
+  expect(members.body).toEqual([
+    expect.objectContaining({ kind: 'owner', email: project.user.email, role: 'admin', granted_at: null }),
+    expect.objectContaining({ kind: 'user', user_id: person.user_id, email: person.email, role: 'operator' }),
+  ]);
+  // Granting again replaces the role.
+  await grant(project, person.email, 'viewer');
+  expect((await api('GET', `/api/v1/projects/${project.project.id}/`, { token: person.token })).body.role).toBe('viewer');
+
+  const revoked = await api('DELETE', `/api/v1/projects/${project.project.id}/members/users/${person.user_id}/`, { token: project.user.token });
+  expect(revoked.status).toBe(204);
+  expect((await api('GET', `/api/v1/projects/${project.project.id}/`, { token: person.token })).status).toBe(404);
+  expect((await api('GET', '/api/v1/projects/', { token: person.token })).body).toEqual([]);
+  expect((await api('DELETE', `/api/v1/projects/${project.project.id}/members/users/${person.user_id}/`, { token: project.user.token })).status).toBe(404);
+});
+
+it('refuses a grant that names no one, the owner, or both a person and a group, with a detail', async () => {
+  const project = await setupProject({ name: 'grants' });
+  const grantBody = async (json: object) => api('POST', `/api/v1/projects/${project.project.id}/members/`, { token: project.user.token, json });
+  expect((await grantBody({ email: `${randomUUID()}@example.com`, role: 'viewer' })).status).toBe(404);
+  const toOwner = await grantBody({ email: project.user.email, role: 'viewer' });
+  expect([toOwner.status, toOwner.body.detail]).toEqual([400, 'the owner is an admin of the project, always']);
+  expect((await grantBody({ email: project.user.email, group: 'ops', role: 'viewer' })).status).toBe(400);
+  expect((await grantBody({ role: 'viewer' })).status).toBe(400);
+  expect((await grantBody({ group: 'ops', role: 'owner' })).status).toBe(422);
+  const group = await grantBody({ group: 'platform ops', role: 'approver' });
+  expect([group.status, group.body]).toEqual([200, expect.objectContaining({ kind: 'group', group: 'platform ops', role: 'approver' })]);
+  expect((await api('DELETE', `/api/v1/projects/${project.project.id}/members/groups/${encodeURIComponent('platform ops')}/`, { token: project.user.token })).status).toBe(204);
+});
+
+it('gives an api token the role it was made with (admin when none is named); a device token takes none', async () => {
+  const project = await setupProject({ name: 'token roles' });
+  const make = (json: object) => api('POST', `/api/v1/projects/${project.project.id}/tokens/`, { token: project.user.token, json });
+  const viewer = await make({ name: 'dashboards', scope: 'api', role: 'viewer' });
+  expect([viewer.status, viewer.body.role]).toEqual([201, 'viewer']);
+  const refused = await api('POST', `/api/v1/projects/${project.project.id}/groups/`, { token: viewer.body.token, json: { name: 'canary' } });
+  expect([refused.status, refused.body.detail]).toEqual([403, "Create a group needs the operator role in this project; the caller's role is viewer"]);
+  expect((await api('GET', `/api/v1/projects/${project.project.id}/groups/`, { token: viewer.body.token })).status).toBe(200);
+  expect((await make({ name: 'ci', scope: 'api' })).body.role).toBe('admin');
+  expect((await make({ name: 'fleet', scope: 'device', role: 'viewer' })).status).toBe(400);
+  expect((await make({ name: 'fleet', scope: 'device' })).body.role).toBeNull();
+});
+
+it('records the role each actor acted with, and how it signed in', async () => {
+  const project = await setupProject({ name: 'audited roles' });
+  const person = createUser();
+  await grant(project, person.email, 'operator');
+  expect((await api('POST', `/api/v1/projects/${project.project.id}/groups/`, { token: person.token, json: { name: 'canary' } })).status).toBe(201);
+  let events: Array<{ action: string; actor_role: string | null; actor_via: string | null; actor_email: string | null }> = [];
+  for (let attempt = 0; attempt < 50 && !events.some((event) => event.action === 'group.created'); attempt++) {
+    events = (await api('GET', `/api/v1/projects/${project.project.id}/audit/`, { token: project.user.token })).body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(events.find((event) => event.action === 'group.created')).toMatchObject({ actor_role: 'operator', actor_via: 'personal_token', actor_email: person.email });
+  expect(events.find((event) => event.action === 'member.granted')).toMatchObject({ actor_role: 'admin', actor_via: 'personal_token' });
+});
