@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { api, createUser, setupProject, type CreatedUser, type ProjectFixture } from '@ota/testkit';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { api, checkBody, createUser, setupProject, uploadForm, MANIFEST, type CreatedUser, type ProjectFixture } from '@ota/testkit';
 
 // docs/api.md, "Roles": every operation the OpenAPI document places in a project, called by a
 // person holding each role there, is refused (403 naming the role) exactly when the role is short
@@ -126,4 +126,31 @@ it('records the role each actor acted with, and how it signed in', async () => {
   }
   expect(events.find((event) => event.action === 'group.created')).toMatchObject({ actor_role: 'operator', actor_via: 'personal_token', actor_email: person.email });
   expect(events.find((event) => event.action === 'member.granted')).toMatchObject({ actor_role: 'admin', actor_via: 'personal_token' });
+});
+
+it('keeps pausing, resuming and an approval gate for approvers: an operator may ramp, but not upwards past a stage that needs approval', async () => {
+  const project = await setupProject({ name: 'gated' });
+  const [operator, approver] = [createUser(), createUser()];
+  await grant(project, operator.email, 'operator');
+  await grant(project, approver.email, 'approver');
+  expect((await api('POST', '/api/v1/ota/check/', { token: project.deviceScopeToken, json: checkBody('unit-1') })).status).toBe(200);
+  const artifact = await api('POST', `/api/v1/projects/${project.project.id}/artifacts/`, { token: operator.token, body: uploadForm(MANIFEST, randomBytes(64)) });
+  const created = await api('POST', `/api/v1/projects/${project.project.id}/deployments/`, {
+    token: operator.token,
+    json: { artifact_id: artifact.body.id, stages: [{ percentage: 10, min_wait_seconds: 3600 }, { percentage: 50, approval_required: true }] },
+  });
+  expect(created.status).toBe(201);
+  const transition = (person: CreatedUser, json: object) => api('POST', `/api/v1/projects/${project.project.id}/deployments/${created.body.id}/transition/`, { token: person.token, json });
+  expect((await transition(operator, { action: 'start' })).status).toBe(200);
+
+  const upwards = await transition(operator, { action: 'ramp', rollout_percentage: 50 });
+  expect([upwards.status, upwards.body.detail]).toEqual([403, "Ramping past a stage that needs approval needs the approver role in this project; the caller's role is operator"]);
+  expect((await transition(operator, { action: 'ramp', rollout_percentage: 5 })).status).toBe(200);
+  const pause = await transition(operator, { action: 'pause' });
+  expect([pause.status, pause.body.detail]).toEqual([403, "Pausing a deployment needs the approver role in this project; the caller's role is operator"]);
+  expect((await transition(approver, { action: 'ramp', rollout_percentage: 50 })).body.rollout_percentage).toBe(50);
+  expect((await transition(approver, { action: 'pause' })).body.state).toBe('paused');
+  const resume = await transition(operator, { action: 'resume' });
+  expect(resume.status).toBe(403);
+  expect((await transition(operator, { action: 'complete' })).body.state).toBe('completed');
 });
