@@ -16,6 +16,8 @@
 //      manifests, and make and apply the delta patches the SDK's applier is checked against).
 //  11. with --delta-tools (npm start): detools alone, pinned, in its venv under .tools/, which the
 //      local stack's patch workers run.
+//  12. with --identity-provider (the test command): Keycloak, pinned, from Maven Central into
+//      .tools/keycloak, and Debian's Java 17 to run it: the OpenID provider the sign-in tests use.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -233,6 +235,33 @@ function ensureClientTools() {
   });
 }
 
+// Keycloak's server distribution, as Maven Central serves it; it runs on the JDK Debian installs.
+const KEYCLOAK_VERSION = '26.5.6';
+
+function ensureIdentityProvider() {
+  const home = join(toolsDir, 'keycloak');
+  // Built once for production mode with the embedded file database: each test's server then starts
+  // --optimized, in its own database, and never rewrites the shared installation.
+  const buildOptions = ['build', '--db=dev-file'];
+  unlessStamped(join(home, '.stamp'), `${KEYCLOAK_VERSION} ${buildOptions.join(' ')}`, () => {
+    if (spawnSync('unzip', ['-v']).status !== 0) run('apt-get', ['install', '-y', '-qq', 'unzip']);
+    if (spawnSync('java', ['-version']).status !== 0) {
+      say('installing openjdk-17-jre-headless with apt-get (Keycloak runs on it)');
+      run('apt-get', ['install', '-y', '-qq', 'openjdk-17-jre-headless']);
+    }
+    const url = `https://repo1.maven.org/maven2/org/keycloak/keycloak-quarkus-dist/${KEYCLOAK_VERSION}/keycloak-quarkus-dist-${KEYCLOAK_VERSION}.zip`;
+    say(`downloading Keycloak ${KEYCLOAK_VERSION} (about 165 MB) into .tools/keycloak`);
+    mkdirSync(toolsDir, { recursive: true });
+    const zip = join(toolsDir, `keycloak-${KEYCLOAK_VERSION}.zip`);
+    run('curl', ['-sSfL', '--retry', '3', '-o', zip, url]);
+    run('rm', ['-rf', home, join(toolsDir, `keycloak-${KEYCLOAK_VERSION}`)]);
+    run('unzip', ['-q', zip, '-d', toolsDir]);
+    run('mv', [join(toolsDir, `keycloak-${KEYCLOAK_VERSION}`), home]);
+    run('rm', ['-f', zip]);
+    run(join(home, 'bin', 'kc.sh'), buildOptions);
+  });
+}
+
 // The console is built by Vite, not by tsc -b: it is a browser bundle, not a Node package. Its
 // types are generated from docs/openapi.json on the way, so that file is one of its inputs.
 function ensureConsole() {
@@ -392,6 +421,7 @@ function main() {
   if (process.argv.includes('--delta-tools')) ensureDeltaTools();
   if (process.argv.includes('--client-tools')) ensureClientTools();
   if (process.argv.includes('--fuzz-tools')) ensureFuzzTools();
+  if (process.argv.includes('--identity-provider')) ensureIdentityProvider();
   say('ready');
 }
 

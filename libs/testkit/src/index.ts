@@ -5,3 +5,4 @@ export { seededRandom } from './seeded-random';
 export { startExtraGateway, type ExtraGateway } from './extra-gateway';
 export { findTokensInLogs, recordIssuedTokens, type TokenSighting } from './issued-tokens';
 export { WebhookReceiver, type ReceivedDelivery } from './webhook-receiver';
+export { CLIENT as KEYCLOAK_CLIENT, signInThroughKeycloak, startKeycloak, type Keycloak, type KeycloakPerson } from './keycloak';

@@ -118,7 +118,7 @@ export function createApp(deps: GatewayDeps): Koa {
   const api = new OperationTable(new Router({ prefix: API_PREFIX }), deps.store, (ctx, needed, what) => projectFor(deps, ctx, needed, what), {
     limiter: rateLimiter,
     onLimited: (kind) => metrics.rateLimited.inc({ token_kind: kind }),
-  });
+  }, deps.signIn?.sessions);
   for (const addRoutes of API_ROUTES) addRoutes(api, deps);
   const devicePaths = deviceApiPaths(api.operations);
   // Mounted after the middleware below; matched at request time, so that the metrics name the

@@ -43,6 +43,13 @@ export const gatewaySettings = {
   DEFAULT_MAX_UPLOADS_PER_MONTH: int("a new user's artifact uploads per UTC month (0: no cap)", 100, 0),
   PLAN_CACHE_TTL_MS: int("how long the device check reuses an owner plan it read; set-plan clears it on every replica at once over NATS, so this bounds only a change that could not be announced", 10_000, 0),
   SESSION_TTL_SECONDS: int('lifetime of a console session from sign-in; revoking its token or signing out ends it sooner', 43_200, 60),
+  OIDC_ISSUER: str('single sign-on: the OpenID provider\'s issuer URL (its discovery document is read from <issuer>/.well-known/openid-configuration); empty: no single sign-on, personal tokens only', ''),
+  OIDC_CLIENT_ID: str("single sign-on: this gateway's client id at the provider", ''),
+  OIDC_CLIENT_SECRET: str("single sign-on: the client's secret (a confidential client; PKCE is used as well)", ''),
+  OIDC_SCOPES: str('single sign-on: the scopes asked for; openid and email are needed, and offline access is not', 'openid email profile'),
+  OIDC_GROUPS_CLAIM: str("single sign-on: the ID token claim that lists the person's groups, to which roles may be granted", 'groups'),
+  OIDC_REDIRECT_URL: str("single sign-on: where the provider sends the browser back; register it at the provider. Empty: the request's own origin + /api/v1/session/sso/callback", ''),
+  OIDC_CONFIRM_SECONDS: int('single sign-on: how long a session acts before it asks the provider again whether the person may still sign in; a person removed or disabled there loses access within it', 300, 10),
   CONSOLE_DIR: str('directory of the built web console served under /console/; empty: the @ota/console package built beside the gateway', ''),
   SHUTDOWN_GRACE_MS: int('how long in-flight requests may take to finish on SIGTERM', 10_000, 0),
   DEVICE_API_MAX_CONCURRENCY: int('device API requests (check, status) one gateway serves at once; more wait', 64, 1),
@@ -72,5 +79,8 @@ export const loadGatewayConfig = () => loadConfig(gatewaySettings);
 export const loadServingGatewayConfig = () => {
   const config = loadGatewayConfig();
   refuseDevelopmentSecret('OTA_URL_SIGNING_KEY', config.OTA_URL_SIGNING_KEY, DEVELOPMENT_SIGNING_KEY, config.ALLOW_DEVELOPMENT_SECRETS);
+  if (config.OIDC_ISSUER && (!config.OIDC_CLIENT_ID || !config.OIDC_CLIENT_SECRET)) {
+    throw new Error('OIDC_ISSUER is set without OIDC_CLIENT_ID and OIDC_CLIENT_SECRET: single sign-on needs the client registered at the provider');
+  }
   return config;
 };

@@ -7,6 +7,8 @@ import { createApp } from './app';
 import { closeServiceClients, createServiceClients } from './adapters/grpc/service-clients';
 import { registerGatewayModels } from './adapters/mongo/models';
 import { MongoAccountStore } from './adapters/mongo/mongo-account-store';
+import { OpenIdProvider } from './adapters/oidc/openid-provider';
+import { SignInSessions } from './auth/sign-in';
 import { MongoIdempotencyStore } from './adapters/mongo/mongo-idempotency-store';
 import { AuditOutboxRelay, JetStreamAuditLog } from './adapters/nats/audit-log';
 import { followPlanChanges } from './adapters/nats/plan-changes';
@@ -37,6 +39,11 @@ void runService(SERVICE, loadServingGatewayConfig, async ({ config, logger, metr
   }, 3_600_000);
   idempotencySweep.unref();
   followPlanChanges(bus, plans);
+  // Single sign-on, when an OpenID provider is configured (docs/operations.md, "Single sign-on").
+  const provider = config.OIDC_ISSUER
+    ? new OpenIdProvider({ issuer: config.OIDC_ISSUER, clientId: config.OIDC_CLIENT_ID, clientSecret: config.OIDC_CLIENT_SECRET, scopes: config.OIDC_SCOPES, groupsClaim: config.OIDC_GROUPS_CLAIM })
+    : undefined;
+  const signIn = provider && { provider, sessions: new SignInSessions(store, provider, config.OIDC_CONFIRM_SECONDS) };
   const presignedDownloads = config.DOWNLOAD_URLS === 'presigned' ? new PresignedDownloadUrls(config, logger) : undefined;
 
   const checkReadiness = async () => {
@@ -59,6 +66,7 @@ void runService(SERVICE, loadServingGatewayConfig, async ({ config, logger, metr
     presignedDownloads,
     plans,
     idempotency,
+    signIn,
     checkReadiness,
   });
 

@@ -8,6 +8,7 @@ import { useSession } from '../session';
 import type { Project } from '../types';
 import { InlineForm } from '../components/inline-form';
 import { queryKeys, type ProjectOwner } from '../query-keys';
+import { roleReason } from '../project-access';
 
 export function ProjectsPage() {
   const session = useSession().data!;
@@ -63,9 +64,17 @@ function ProjectList({ owner, own }: { owner: ProjectOwner; own: boolean }) {
               </Link>
               <span className="muted">
                 {project.slug} · created <Timestamp at={project.created_at} />
+                {project.role && project.role !== 'admin' && <> · your role: {project.role}</>}
               </span>
               {own && (
-                <button type="button" className="danger small" aria-label={`Delete ${project.name}`} onClick={() => setDeleting(project)}>
+                <button
+                  type="button"
+                  className="danger small"
+                  aria-label={`Delete ${project.name}`}
+                  disabled={project.role !== undefined && project.role !== 'admin'}
+                  title={project.role !== undefined && project.role !== 'admin' ? roleReason(project.role, 'admin') : undefined}
+                  onClick={() => setDeleting(project)}
+                >
                   Delete…
                 </button>
               )}

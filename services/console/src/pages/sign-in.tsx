@@ -1,5 +1,6 @@
-import { useQueryClient } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { answer, api } from '../api';
 import { BusyButton, ErrorNote } from '../components/feedback';
 import { signIn, takeSignedOutNote } from '../session';
 import { queryKeys } from '../query-keys';
@@ -10,6 +11,7 @@ export function SignInPage() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [note] = useState(takeSignedOutNote);
+  const methods = useQuery({ queryKey: ['sign-in-methods'], queryFn: () => answer(api.GET('/api/v1/session/methods/')) });
   return (
     <main className="page narrow" id="main">
       <h1>Sign in to the OTA console</h1>
@@ -18,8 +20,16 @@ export function SignInPage() {
           {note}
         </p>
       )}
+      {methods.data?.single_sign_on && (
+        <p>
+          {/* A plain link: the browser goes to the identity provider and comes back signed in. */}
+          <a className="button primary" href="/api/v1/session/sso/" data-testid="single-sign-on">
+            Sign in with your organisation’s account
+          </a>
+        </p>
+      )}
       <p>
-        Paste a personal token (it begins with <code>ota_pat_</code>). The console exchanges it for a session cookie that no
+        {methods.data?.single_sign_on ? 'Or paste' : 'Paste'} a personal token (it begins with <code>ota_pat_</code>). The console exchanges it for a session cookie that no
         script can read, and forgets the token itself.
       </p>
       <form

@@ -39,12 +39,17 @@ export interface Token {
   revokedAt: Date | null;
 }
 
-/** A console sign-in, acting with the personal token it was opened with. */
+/**
+ * A console sign-in: acting with the personal token it was opened with, or, signed in through the
+ * identity provider, with the person's own rights and the groups the provider gives them.
+ */
 export interface Session {
   /** SHA-256 hex of the raw session id, which only the browser's cookie holds. */
   hash: string;
-  /** The hash of the personal token the session was opened with. */
+  /** The hash of the personal token the session was opened with; empty for a single sign-on. */
   tokenHash: string;
+  /** A single sign-on's: what asks the provider again, the groups it gave, and when to ask next. */
+  signIn?: { refreshToken: string; groups: string[]; confirmAt: Date };
   userId: string;
   /** Sent back by the console in `x-csrf-token` on every mutating call. */
   csrfToken: string;

@@ -1,5 +1,13 @@
 import type { Plan, RoleGrant, Session, Token, User } from './model';
 
+/** One sign-in through the identity provider, between the redirect there and the way back. */
+export interface SignInAttempt {
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+  createdAt: Date;
+}
+
 /** What the caller decides of a new token; its secret, hash, id and prefix are made by the store. */
 export type NewToken = Pick<Token, 'kind' | 'scope' | 'role' | 'name' | 'userId' | 'projectId' | 'deviceUuid' | 'deviceId'>;
 
@@ -22,6 +30,13 @@ export interface AccountStore {
   authenticateHash(tokenHash: string): Promise<Token | null>;
   /** Opens a console session for a personal token; the raw session id is returned once, for the cookie. */
   createSession(token: Token, ttlSeconds: number): Promise<{ session: Session; raw: string }>;
+  /** Opens a console session for a person signed in through the identity provider. */
+  createSignInSession(userId: string, signIn: NonNullable<Session['signIn']>, ttlSeconds: number): Promise<{ session: Session; raw: string }>;
+  updateSessionSignIn(hash: string, signIn: NonNullable<Session['signIn']>): Promise<void>;
+  /** Keeps a sign-in's state, nonce and PKCE verifier until the provider sends the browser back. */
+  saveSignInAttempt(attempt: SignInAttempt): Promise<void>;
+  /** The attempt of this state, once: it is deleted as it is read; null when unknown or older than `maxAgeSeconds`. */
+  takeSignInAttempt(state: string, maxAgeSeconds: number): Promise<SignInAttempt | null>;
   /** The live session for a raw session id; an expired one is deleted and not returned. */
   findSession(raw: string): Promise<Session | null>;
   /** Ends the session whose hash this is. */

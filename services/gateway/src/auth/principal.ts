@@ -6,6 +6,7 @@ import type { Session, Token } from './model';
 import { CSRF_HEADER, SESSION_COOKIE } from './session-cookie';
 import type { AccountStore } from './ports';
 import type { Role } from './roles';
+import type { SignInSessions } from './sign-in';
 
 /** Who is calling, resolved from the bearer token (or the console's session cookie) on every request. */
 export interface Principal {
@@ -27,7 +28,7 @@ export interface Principal {
  * it was opened with (so revoking that token ends the session), and whose mutating calls must
  * carry the session's CSRF token.
  */
-export async function authenticate(store: AccountStore, ctx: Context, options: { acceptSession: boolean } = { acceptSession: true }): Promise<Principal> {
+export async function authenticate(store: AccountStore, ctx: Context, options: { acceptSession: boolean; signIns?: SignInSessions } = { acceptSession: true }): Promise<Principal> {
   const header = ctx.get('authorization');
   let token: Token | null;
   let session: Session | undefined;
@@ -44,14 +45,13 @@ export async function authenticate(store: AccountStore, ctx: Context, options: {
     if (!rawSession) throw unauthenticated('missing bearer token');
     session = (await store.findSession(rawSession)) ?? undefined;
     if (!session) throw unauthenticated('the console session has ended; sign in again');
+    if (session.signIn) return signedInPrincipal(store, ctx, session, options.signIns);
     token = await store.authenticateHash(session.tokenHash);
     if (!token) {
       await store.deleteSession(session.hash);
       throw unauthenticated('the token this session was opened with is revoked; sign in again');
     }
-    if (!SAFE_METHODS.has(ctx.method) && !sameSecret(ctx.get(CSRF_HEADER), session.csrfToken)) {
-      throw permissionDenied(`a call made with the console session must carry its CSRF token in ${CSRF_HEADER}`);
-    }
+    requireCsrfToken(ctx, session);
   }
   let isStaff = false;
   if (token.kind === 'personal') {
@@ -64,7 +64,48 @@ export async function authenticate(store: AccountStore, ctx: Context, options: {
   return principal;
 }
 
+/**
+ * The principal of a single sign-on session: the person, with the groups the provider last gave
+ * them, once the session is confirmed (auth/sign-in.ts). It carries a token of its own making, so
+ * that rate limits and the audit name the session, never a personal token.
+ */
+async function signedInPrincipal(store: AccountStore, ctx: Context, session: Session, signIns: SignInSessions | undefined): Promise<Principal> {
+  if (!signIns) {
+    await store.deleteSession(session.hash);
+    throw unauthenticated('single sign-on is not configured any more; sign in with a personal token');
+  }
+  const confirmed = await signIns.confirmed(session);
+  requireCsrfToken(ctx, confirmed);
+  const user = await store.findUser(confirmed.userId);
+  if (!user) throw unauthenticated('the console session has ended; sign in again');
+  const token: Token = {
+    hash: '',
+    id: `sso-${confirmed.hash.slice(0, 24)}`,
+    prefix: 'sso',
+    kind: 'personal',
+    scope: '',
+    role: null,
+    name: 'single sign-on',
+    userId: user.id,
+    projectId: '',
+    deviceUuid: '',
+    deviceId: '',
+    createdAt: confirmed.createdAt,
+    lastUsedAt: null,
+    revokedAt: null,
+  };
+  const principal: Principal = { token, userId: user.id, isStaff: user.isStaff, session: confirmed, groups: confirmed.signIn!.groups };
+  ctx.state.principal = principal;
+  return principal;
+}
+
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function requireCsrfToken(ctx: Context, session: Session): void {
+  if (!SAFE_METHODS.has(ctx.method) && !sameSecret(ctx.get(CSRF_HEADER), session.csrfToken)) {
+    throw permissionDenied(`a call made with the console session must carry its CSRF token in ${CSRF_HEADER}`);
+  }
+}
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -116,6 +157,6 @@ export function auditActorOf(principal: Principal): Pick<events.AuditRecorded, '
     actorId: principal.token.kind === 'personal' ? principal.userId : principal.token.id,
     tokenPrefix: principal.token.prefix,
     actorRole: principal.role ?? '',
-    actorVia: principal.token.kind !== 'personal' ? 'project_token' : principal.session ? 'console_session' : 'personal_token',
+    actorVia: principal.token.kind !== 'personal' ? 'project_token' : principal.session?.signIn ? 'sso_session' : principal.session ? 'console_session' : 'personal_token',
   };
 }

@@ -5,6 +5,7 @@ import type { Context } from 'koa';
 import { authenticate, type Principal, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
 import type { AccountStore } from '../auth/ports';
 import type { Role } from '../auth/roles';
+import type { SignInSessions } from '../auth/sign-in';
 import { rateLimitClassOf, type RateLimitClass, type TokenRateLimiter } from './rate-limit';
 import { parseBody, parseDeviceBody, parseQuery, type Accepted } from './validate';
 
@@ -111,6 +112,8 @@ export class OperationTable {
     private readonly store: AccountStore,
     private readonly projectFor: ProjectResolver,
     private readonly rateLimit?: OperationRateLimit,
+    /** Confirms single sign-on sessions with the identity provider; absent without single sign-on. */
+    private readonly signIns?: SignInSessions,
   ) {}
 
   /** The operations added to the section get its tag and access. */
@@ -130,7 +133,7 @@ export class OperationTable {
     this.router[operation.method](operation.path, async (ctx: Context) => {
       let principal: Principal | undefined;
       if (check) {
-        principal = await authenticate(this.store, ctx, { acceptSession: operation.access !== 'device' });
+        principal = await authenticate(this.store, ctx, { acceptSession: operation.access !== 'device', signIns: this.signIns });
         this.enforceRateLimit(principal.token);
         check(ctx);
       }

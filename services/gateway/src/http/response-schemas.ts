@@ -43,6 +43,11 @@ export const ValidationError = object({
 
 const ROLE = { type: 'string', enum: ['viewer', 'operator', 'approver', 'admin'] } as const;
 
+export const SignInMethods = object({
+  personal_token: { type: 'boolean', description: 'Always true: a personal token signs in (POST /session/).' },
+  single_sign_on: { type: 'boolean', description: 'Whether GET /session/sso/ starts a sign-in through the configured identity provider.' },
+});
+
 export const Project = object(
   {
     id: UUID,

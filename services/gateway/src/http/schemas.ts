@@ -25,6 +25,17 @@ export const createSessionBody = {
   properties: { token: { type: 'string', minLength: 1, maxLength: 512, description: 'A personal token (`ota_pat_...`).' } },
 } as const;
 
+/** Where the identity provider sends the browser back after a single sign-on. */
+export const signInCallbackQuery = {
+  type: 'object',
+  properties: {
+    code: { type: 'string', maxLength: 4096 },
+    state: { type: 'string', maxLength: 200 },
+    error: { type: 'string', maxLength: 200 },
+    error_description: { type: 'string', maxLength: 2000 },
+  },
+} as const;
+
 export const createPersonalTokenBody = {
   type: 'object',
   additionalProperties: false,

@@ -53,7 +53,8 @@ test.each([
     'registry.countDevices': () => ({ count: 2 }),
     'rollout.transitionDeployment': () => ({ deployment: { id: 'd1', state: 'active', rolloutPercentage: 10, targetGroupIds: ['g1'], targetChannelIds: [] } }),
   });
-  await transitionDeployment(ports, caller, 'p1', { deploymentId: 'd1', action, rolloutPercentage: undefined, confirmAll: false });
+  // An approver, who may pause and resume (the operator's refusal is tested below).
+  await transitionDeployment(ports, { ...caller, role: 'approver' }, 'p1', { deploymentId: 'd1', action, rolloutPercentage: undefined, confirmAll: false });
   // A start or resume also has the targets counted behind the answer, for the summaries to come;
   // a start asks which images the devices run, for the build's delta patches.
   const behind = action === 'start' ? ['registry.countDevices', 'registry.countCurrentImages'] : ['registry.countDevices'];
@@ -77,4 +78,12 @@ test("progress counts the devices the deployment's own targets reach", async () 
   const progress = await deploymentProgress(ports, caller, 'p1', 'd1');
   expect(progress.targetedDevices).toBe(40);
   expect(requestOf('registry.countDevices')).toEqual({ projectId: 'p1', groupIds: ['g1'], channelIds: [], atMost: 0, maxAgeMs: 120_000 });
+});
+
+test.each(['pause', 'resume'])('an operator\'s %s is refused before anything is asked, naming the approver role', async (action) => {
+  const { ports, called } = recordingPorts({});
+  const refusal = await transitionDeployment(ports, { ...caller, role: 'operator' }, 'p1', { deploymentId: 'd1', action, rolloutPercentage: undefined, confirmAll: false }).catch((error: unknown) => error);
+  expect(isDomainError(refusal) && refusal.kind).toBe('PermissionDenied');
+  expect((refusal as Error).message).toContain('needs the approver role');
+  expect(called()).toEqual([]);
 });

@@ -24,6 +24,7 @@ test('otherwise its tokens are revoked, registry deletes it, and each of its web
   expect(called()).toEqual([
     'rollout.countDeployments',
     'tokens.revokeProjectTokens',
+    'tokens.deleteGrants',
     'registry.deleteProject',
     'telemetry.listWebhooks',
     'telemetry.deleteWebhook',

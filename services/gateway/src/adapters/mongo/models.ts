@@ -80,12 +80,22 @@ export interface AuditOutboxDoc {
  * A console sign-in: the browser holds the raw session id in an HttpOnly cookie; only its SHA-256
  * is stored. It acts with the personal token it was opened with, so revoking that token ends it.
  */
+/** A sign-in through the identity provider between the redirect there and the way back; `_id` is its state. */
+export interface SignInAttemptDoc {
+  _id: string;
+  nonce: string;
+  code_verifier: string;
+  created_at: Date;
+}
+
 export interface SessionDoc {
   /** SHA-256 hex of the raw session id. */
   _id: string;
-  /** The `_id` (hash) of the personal token the session was opened with. */
+  /** The `_id` (hash) of the personal token the session was opened with; empty for a single sign-on. */
   token_hash: string;
   user_id: string;
+  /** A single sign-on's refresh token, groups and next confirmation. */
+  sign_in?: { refresh_token: string; groups: string[]; confirm_at: Date } | null;
   /** Sent back by the console in `x-csrf-token` on every mutating call. */
   csrf_token: string;
   created_at: Date;
@@ -145,6 +155,9 @@ export function registerGatewayModels(connection: Connection) {
   tokenSchema.index({ user_id: 1, kind: 1 });
   tokenSchema.index({ project_id: 1, kind: 1 });
 
+  const signInAttemptSchema = new Schema<SignInAttemptDoc>({ _id: String, nonce: String, code_verifier: String, created_at: Date }, options);
+  signInAttemptSchema.index({ created_at: 1 });
+
   const roleGrantSchema = new Schema<RoleGrantDoc>(
     { _id: String, project_id: { type: String, required: true }, subject_kind: String, subject: String, role: String, granted_at: Date, granted_by: String },
     options,
@@ -156,7 +169,7 @@ export function registerGatewayModels(connection: Connection) {
   auditOutboxSchema.index({ created_at: 1 });
 
   const sessionSchema = new Schema<SessionDoc>(
-    { _id: String, token_hash: String, user_id: String, csrf_token: String, created_at: Date, expires_at: Date },
+    { _id: String, token_hash: String, user_id: String, csrf_token: String, created_at: Date, expires_at: Date, sign_in: { type: Schema.Types.Mixed, default: null } },
     options,
   );
   sessionSchema.index({ expires_at: 1 });
@@ -174,6 +187,7 @@ export function registerGatewayModels(connection: Connection) {
     TokenUsage: connection.model<TokenUsageDoc>('TokenUsage', new Schema<TokenUsageDoc>({ _id: String, last_used_at: Date }, options), 'token_usage'),
     Session: connection.model<SessionDoc>('Session', sessionSchema, 'sessions'),
     RoleGrant: connection.model<RoleGrantDoc>('RoleGrant', roleGrantSchema, 'role_grants'),
+    SignInAttempt: connection.model<SignInAttemptDoc>('SignInAttempt', signInAttemptSchema, 'sign_in_attempts'),
   };
 }
 

@@ -4,8 +4,8 @@ import { collectionOf, insertUnique } from '@ota/mongo';
 import { hashToken, newRawToken, newSessionSecret, prefixOf } from '../../auth/tokens';
 import type { Plan, RoleGrant, Session, Token, User } from '../../auth/model';
 import { isRole } from '../../auth/roles';
-import type { AccountStore, NewToken } from '../../auth/ports';
-import type { GatewayModels, PlanDoc, RoleGrantDoc, SessionDoc, TokenDoc, UserDoc } from './models';
+import type { AccountStore, NewToken, SignInAttempt } from '../../auth/ports';
+import type { GatewayModels, PlanDoc, RoleGrantDoc, SessionDoc, SignInAttemptDoc, TokenDoc, UserDoc } from './models';
 
 // last_used_at is written at most this often per token, so that a polling fleet does not turn
 // every check into a write.
@@ -103,15 +103,41 @@ export class MongoAccountStore implements AccountStore {
   }
 
   /** Opens a console session for a personal token; the raw session id is returned once, for the cookie. */
-  async createSession(token: Token, ttlSeconds: number): Promise<{ session: Session; raw: string }> {
+  createSession(token: Token, ttlSeconds: number): Promise<{ session: Session; raw: string }> {
+    return this.openSession(token.userId, token.hash, null, ttlSeconds);
+  }
+
+  createSignInSession(userId: string, signIn: NonNullable<Session['signIn']>, ttlSeconds: number): Promise<{ session: Session; raw: string }> {
+    return this.openSession(userId, '', signInDocOf(signIn), ttlSeconds);
+  }
+
+  async updateSessionSignIn(hash: string, signIn: NonNullable<Session['signIn']>): Promise<void> {
+    await collectionOf(this.models.Session).updateOne({ _id: hash }, { $set: { sign_in: signInDocOf(signIn) } });
+  }
+
+  async saveSignInAttempt(attempt: SignInAttempt): Promise<void> {
+    // Attempts never finished are deleted here, an hour on: no TTL index on FerretDB.
+    await this.models.SignInAttempt.deleteMany({ created_at: { $lt: new Date(Date.now() - 3_600_000) } });
+    await collectionOf(this.models.SignInAttempt).insertOne({ _id: attempt.state, nonce: attempt.nonce, code_verifier: attempt.codeVerifier, created_at: attempt.createdAt });
+  }
+
+  async takeSignInAttempt(state: string, maxAgeSeconds: number): Promise<SignInAttempt | null> {
+    // Read and deleted in one command: a state serves one way back, however often it is sent.
+    const doc = (await collectionOf(this.models.SignInAttempt).findOneAndDelete({ _id: state })) as SignInAttemptDoc | null;
+    if (!doc || doc.created_at.getTime() < Date.now() - maxAgeSeconds * 1000) return null;
+    return { state: doc._id, nonce: doc.nonce, codeVerifier: doc.code_verifier, createdAt: doc.created_at };
+  }
+
+  private async openSession(userId: string, tokenHash: string, signIn: SessionDoc['sign_in'], ttlSeconds: number): Promise<{ session: Session; raw: string }> {
     const now = new Date();
     // Sessions past their expiry are deleted here, at sign-in, and when presented: no TTL index on FerretDB.
     await this.models.Session.deleteMany({ expires_at: { $lt: now } });
     const raw = newSessionSecret();
     const session: SessionDoc = {
       _id: hashToken(raw),
-      token_hash: token.hash,
-      user_id: token.userId,
+      token_hash: tokenHash,
+      user_id: userId,
+      sign_in: signIn,
       csrf_token: newSessionSecret(),
       created_at: now,
       expires_at: new Date(now.getTime() + ttlSeconds * 1000),
@@ -236,7 +262,12 @@ function tokenOf(doc: TokenDoc): Token {
 }
 
 function sessionOf(doc: SessionDoc): Session {
-  return { hash: doc._id, tokenHash: doc.token_hash, userId: doc.user_id, csrfToken: doc.csrf_token, createdAt: doc.created_at, expiresAt: doc.expires_at };
+  const signIn = doc.sign_in ? { refreshToken: doc.sign_in.refresh_token, groups: doc.sign_in.groups, confirmAt: new Date(doc.sign_in.confirm_at) } : undefined;
+  return { hash: doc._id, tokenHash: doc.token_hash, userId: doc.user_id, csrfToken: doc.csrf_token, createdAt: doc.created_at, expiresAt: doc.expires_at, ...(signIn ? { signIn } : {}) };
+}
+
+function signInDocOf(signIn: NonNullable<Session['signIn']>): NonNullable<SessionDoc['sign_in']> {
+  return { refresh_token: signIn.refreshToken, groups: signIn.groups, confirm_at: signIn.confirmAt };
 }
 
 function grantIdOf(projectId: string, subject: RoleGrant['subject']): string {

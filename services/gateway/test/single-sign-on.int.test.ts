@@ -1,0 +1,119 @@
+import { api, KEYCLOAK_CLIENT as CLIENT, setupProject, signInThroughKeycloak, startExtraGateway, startKeycloak, type ExtraGateway, type Keycloak } from '@ota/testkit';
+import { OpenIdProvider } from '../src/adapters/oidc/openid-provider';
+
+
+// docs/operations.md, "Single sign-on", against a real Keycloak on loopback: the console signs a
+// person in through the provider (authorization code with PKCE), creates them on their first
+// sign-in, grants them what their provider group holds, ends their session once the provider no
+// longer signs them in, and refuses an ID token that is expired, tampered with or not for it.
+
+const CONFIRM_SECONDS = 10;
+let keycloak: Keycloak;
+let gateway: ExtraGateway;
+
+beforeAll(async () => {
+  keycloak = await startKeycloak();
+  gateway = await startExtraGateway({
+    OIDC_ISSUER: keycloak.issuer,
+    OIDC_CLIENT_ID: CLIENT.id,
+    OIDC_CLIENT_SECRET: CLIENT.secret,
+    OIDC_CONFIRM_SECONDS: String(CONFIRM_SECONDS),
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await keycloak?.stop();
+});
+
+/** A call through the single sign-on gateway with the session cookie (and its CSRF token on writes). */
+async function asSession(cookie: string, method: string, path: string, json?: unknown, csrf?: string) {
+  const response = await fetch(`${gateway.url}${path}`, {
+    method,
+    headers: { cookie, ...(json === undefined ? {} : { 'content-type': 'application/json' }), ...(csrf ? { 'x-csrf-token': csrf } : {}) },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+it('signs a person in through the provider, creating them the first time, with the role their group holds', async () => {
+  const owner = await setupProject({ name: 'sso shared' });
+  const granted = await api('POST', `/api/v1/projects/${owner.project.id}/members/`, { token: owner.user.token, json: { group: keycloak.group, role: 'operator' } });
+  expect(granted.status).toBe(200);
+
+  const { cookie, location } = await signInThroughKeycloak(gateway.url, keycloak.people.alice);
+  expect(location).toBe('/console/');
+  const session = await asSession(cookie, 'GET', '/api/v1/session/');
+  expect([session.status, session.body.user.email, session.body.token_prefix]).toEqual([200, keycloak.people.alice.email, 'sso']);
+
+  const projects = await asSession(cookie, 'GET', '/api/v1/projects/');
+  expect(projects.body).toEqual([expect.objectContaining({ id: owner.project.id, role: 'operator' })]);
+  const created = await asSession(cookie, 'POST', `/api/v1/projects/${owner.project.id}/groups/`, { name: 'sso-canary' }, session.body.csrf_token);
+  expect(created.status).toBe(201);
+  const refused = await asSession(cookie, 'POST', `/api/v1/projects/${owner.project.id}/tokens/`, { name: 'ci', scope: 'api' }, session.body.csrf_token);
+  expect([refused.status, refused.body.detail]).toEqual([403, "Create a project token needs the admin role in this project; the caller's role is operator"]);
+
+  let audit: Array<{ action: string; actor_via: string; actor_role: string; actor_email: string }> = [];
+  for (let attempt = 0; attempt < 50 && !audit.some((event) => event.action === 'group.created'); attempt++) {
+    audit = (await api('GET', `/api/v1/projects/${owner.project.id}/audit/?action=group`, { token: owner.user.token })).body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(audit.find((event) => event.action === 'group.created')).toMatchObject({ actor_via: 'sso_session', actor_role: 'operator', actor_email: keycloak.people.alice.email });
+
+  // A second sign-in finds the person the first one created.
+  const again = await signInThroughKeycloak(gateway.url, keycloak.people.alice);
+  expect((await asSession(again.cookie, 'GET', '/api/v1/session/')).body.user.id).toBe(session.body.user.id);
+}, 120_000);
+
+it('ends the session of a person removed at the provider within OIDC_CONFIRM_SECONDS, and they cannot sign in again', async () => {
+  const { cookie } = await signInThroughKeycloak(gateway.url, keycloak.people.bob);
+  expect((await asSession(cookie, 'GET', '/api/v1/session/')).status).toBe(200);
+  const [bob] = (await (await keycloak.admin('GET', `/users?username=${keycloak.people.bob.username}&exact=true`)).json()) as Array<{ id: string }>;
+  expect((await keycloak.admin('DELETE', `/users/${bob!.id}`)).status).toBe(204);
+
+  await new Promise((resolve) => setTimeout(resolve, (CONFIRM_SECONDS + 1) * 1000));
+  const ended = await asSession(cookie, 'GET', '/api/v1/session/');
+  expect([ended.status, ended.body.detail]).toEqual([401, 'the identity provider no longer signs this person in; sign in again']);
+  await expect(signInThroughKeycloak(gateway.url, keycloak.people.bob)).rejects.toThrow('Keycloak did not sign bob in');
+}, 120_000);
+
+it('refuses an ID token that is tampered with, expired, or of another sign-in', async () => {
+  const provider = new OpenIdProvider({ issuer: keycloak.issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, scopes: 'openid email profile', groupsClaim: 'groups' });
+  const idTokenOf = async () => {
+    const response = await fetch(`${keycloak.issuer}/protocol/openid-connect/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'password', client_id: CLIENT.id, client_secret: CLIENT.secret, username: keycloak.people.alice.username, password: keycloak.people.alice.password, scope: 'openid email' }).toString(),
+    });
+    return ((await response.json()) as { id_token: string }).id_token;
+  };
+  const idToken = await idTokenOf();
+  expect(await provider.verifyIdToken(idToken, undefined)).toEqual({ subject: expect.any(String), email: keycloak.people.alice.email, groups: [keycloak.group] });
+
+  // Another person's e-mail in the same signature.
+  const [header, payload, signature] = idToken.split('.');
+  const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), email: 'mallory@example.com' })).toString('base64url');
+  await expect(provider.verifyIdToken(`${header}.${forged}.${signature}`, undefined)).rejects.toThrow('ID token is not valid');
+  // Another sign-in's nonce.
+  await expect(provider.verifyIdToken(idToken, 'not-this-sign-in')).rejects.toThrow('not for this sign-in');
+
+  // Expired: the realm's tokens made to live one second.
+  expect((await keycloak.admin('PUT', '', { accessTokenLifespan: 1 })).status).toBe(204);
+  try {
+    const shortLived = await idTokenOf();
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    await expect(provider.verifyIdToken(shortLived, undefined)).rejects.toThrow('"exp" claim timestamp check failed');
+  } finally {
+    await keycloak.admin('PUT', '', { accessTokenLifespan: 300 });
+  }
+}, 60_000);
+
+it('takes each sign-in back once: an unknown or replayed state is 400, and a refusal by the provider is 401', async () => {
+  const unknown = await fetch(`${gateway.url}/api/v1/session/sso/callback?code=x&state=never-issued`, { redirect: 'manual' });
+  expect(unknown.status).toBe(400);
+  const refused = await fetch(`${gateway.url}/api/v1/session/sso/callback?error=access_denied&error_description=the+user+said+no`, { redirect: 'manual' });
+  expect([refused.status, ((await refused.json()) as { detail: string }).detail]).toEqual([401, 'the identity provider did not sign you in: the user said no']);
+  // Without single sign-on configured (the shared gateway), there is nothing to start.
+  expect((await api('GET', '/api/v1/session/sso/')).status).toBe(404);
+});
