@@ -24,7 +24,7 @@ export interface Keycloak {
   issuer: string;
   url: string;
   /** People of this server's realm: e-mails and the group are its own, as the test stack's users are shared by every test. */
-  people: { alice: KeycloakPerson; bob: KeycloakPerson };
+  people: { alice: KeycloakPerson; bob: KeycloakPerson; carol: KeycloakPerson & { emailVerified: false } };
   /** The group alice is in. */
   group: string;
   /** An admin API call, with a fresh admin token. */
@@ -40,7 +40,7 @@ function realm(people: Keycloak['people'], group: string): object {
     users: Object.values(people).map((person) => ({
       username: person.username,
       email: person.email,
-      emailVerified: true,
+      emailVerified: !('emailVerified' in person),
       enabled: true,
       firstName: person.username,
       lastName: 'Tester',
@@ -79,6 +79,8 @@ export async function startKeycloak(): Promise<Keycloak> {
   const people = {
     alice: { username: 'alice', password: 'alice-password', email: `alice-${port}@sso.example.com`, groups: [group] },
     bob: { username: 'bob', password: 'bob-password', email: `bob-${port}@sso.example.com`, groups: [] },
+    // Her e-mail is not verified at the provider.
+    carol: { username: 'carol', password: 'carol-password', email: `carol-${port}@sso.example.com`, groups: [], emailVerified: false as const },
   };
   // Its own database in the test's log directory; the installation is only read (built --optimized).
   const keycloak = startProcess(

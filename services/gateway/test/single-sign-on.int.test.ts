@@ -109,6 +109,10 @@ it('refuses an ID token that is tampered with, expired, or of another sign-in', 
   }
 }, 60_000);
 
+it('refuses a person whose e-mail the provider has not verified: the e-mail is what names them', async () => {
+  await expect(signInThroughKeycloak(gateway.url, keycloak.people.carol)).rejects.toThrow("has not verified this person's e-mail address");
+}, 60_000);
+
 it('takes each sign-in back once: an unknown or replayed state is 400, and a refusal by the provider is 401', async () => {
   const unknown = await fetch(`${gateway.url}/api/v1/session/sso/callback?code=x&state=never-issued`, { redirect: 'manual' });
   expect(unknown.status).toBe(400);

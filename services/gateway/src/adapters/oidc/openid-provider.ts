@@ -72,6 +72,8 @@ export class OpenIdProvider implements IdentityProvider {
     }
     if (nonce !== undefined && payload.nonce !== nonce) throw unauthenticated("the identity provider's ID token is not for this sign-in (nonce)");
     if (typeof payload.email !== 'string' || !payload.email.includes('@')) throw unauthenticated('the identity provider gave no e-mail address for this person; ask its administrator to release the email claim');
+    // The e-mail names the person here: one the provider says it has not verified names no one.
+    if (payload.email_verified === false) throw unauthenticated('the identity provider has not verified this person\'s e-mail address, which is what names them here');
     const groups = payload[this.settings.groupsClaim];
     return {
       subject: String(payload.sub),
