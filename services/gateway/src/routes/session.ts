@@ -95,7 +95,7 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
           'Set-Cookie': { description: 'The `ota_session` cookie: HttpOnly, SameSite=Strict, Secure over HTTPS.', schema: { type: 'string' } },
         },
       },
-      errors: [400, 401, 404, 503],
+      errors: [400, 401, 404, 422, 503],
     },
     async (ctx, { query }) => {
       const sso = deps.signIn;
