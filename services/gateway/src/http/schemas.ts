@@ -26,13 +26,16 @@ export const createSessionBody = {
 } as const;
 
 /** Where the identity provider sends the browser back after a single sign-on. */
+// Bounded so that the whole query, percent-encoded, stays within the 16 KiB Node.js allows a
+// request's head (a longer one is 431 before the gateway sees it): the provider's code, state and
+// error are URL-safe ASCII, and its description is free text.
 export const signInCallbackQuery = {
   type: 'object',
   properties: {
-    code: { type: 'string', maxLength: 4096 },
-    state: { type: 'string', maxLength: 200 },
-    error: { type: 'string', maxLength: 200 },
-    error_description: { type: 'string', maxLength: 2000 },
+    code: { type: 'string', maxLength: 2048, pattern: '^[\\x21-\\x7e]*$' },
+    state: { type: 'string', maxLength: 200, pattern: '^[\\x21-\\x7e]*$' },
+    error: { type: 'string', maxLength: 200, pattern: '^[\\x21-\\x7e]*$' },
+    error_description: { type: 'string', maxLength: 500 },
   },
 } as const;
 
