@@ -11,8 +11,15 @@ import type { ChannelDoc, DecisionRecordDoc, DecisionRecordEntry, DeviceDoc, Gro
 const DEVICE_FIELD_OF = { active: 'active', tokenRequired: 'token_required' } as const satisfies Record<string, keyof DeviceDoc>;
 
 /** The heartbeat rule's conditions as a filter that a device which may have a heartbeat passes. */
-export function heartbeatFilter(viaProjectToken: boolean): Record<string, { $ne: boolean }> {
+function heartbeatFilterOf(viaProjectToken: boolean): Record<string, { $ne: boolean }> {
   return Object.fromEntries(heartbeatConditions(viaProjectToken).map((condition) => [DEVICE_FIELD_OF[condition.field], { $ne: condition.refusedWhen }]));
+}
+
+// Built once: every check asks for one of the two.
+const HEARTBEAT_FILTERS = { viaProjectToken: heartbeatFilterOf(true), viaOwnToken: heartbeatFilterOf(false) };
+
+export function heartbeatFilter(viaProjectToken: boolean): Record<string, { $ne: boolean }> {
+  return viaProjectToken ? HEARTBEAT_FILTERS.viaProjectToken : HEARTBEAT_FILTERS.viaOwnToken;
 }
 
 /** The stored fields of a change to a device. */
