@@ -37,6 +37,8 @@ export function MembersPage() {
   const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.members(projectId) });
   const grant = useMutation({
     mutationFn: () => answer(api.POST('/api/v1/projects/{id}/members/', { params: { path: { id: projectId } }, body: { [subject]: name.trim(), role: granted } })),
+    // The line of the grant before would stand beside this one's refusal.
+    onMutate: () => setDone(''),
     onSuccess: (member) => {
       setDone(`${memberName(member)} is now ${member.role}.`);
       setName('');
