@@ -4,6 +4,7 @@ import { MongoClient } from 'mongodb';
 import type { RunningStack } from '@ota/devstack';
 import { devicePageKeys, deviceUuid } from '@ota/ids';
 import { rankOf } from '@ota/vocabulary';
+import { profileDocOf } from '@ota/registry/dist/adapters/mongo/device-profiles';
 
 // A project's fleet written straight into registry's store, in the form its store keeps
 // (services/registry/src/adapters/mongo/models.ts): devices spread over chip families, builds,
@@ -70,21 +71,23 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
     const registry = client.db(String(stack.gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'registry'));
     const deviceDocs = registry.collection<Record<string, unknown>>('devices');
     const memberships = registry.collection<Record<string, unknown>>('memberships');
+    const profiles = registry.collection<Record<string, unknown>>('device_profiles');
     const at = new Date(Date.now() - 3_600_000);
     const BATCH = 2_000;
     for (let from = 0; from < devices; from += BATCH) {
       const batch: Record<string, unknown>[] = [];
       const members: Record<string, unknown>[] = [];
+      const profileDocs: Record<string, unknown>[] = [];
       for (let index = from; index < Math.min(devices, from + BATCH); index++) {
         const id = idOf(index);
         const groupId = layout.groupIds[index % layout.groupIds.length]!;
         const build = 1 + (index % SEEDED_BUILDS);
-        batch.push({
+        const device = {
           _id: id,
           project_id: layout.projectId,
           device_id: seededDeviceId(index),
           framework: 'esp_idf',
-          chip_family: SEEDED_CHIP_FAMILIES[index % SEEDED_CHIP_FAMILIES.length],
+          chip_family: SEEDED_CHIP_FAMILIES[index % SEEDED_CHIP_FAMILIES.length]!,
           board_id: '',
           hardware_revision: '',
           partition_profile: '',
@@ -99,7 +102,7 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
           last_seen: at,
           last_check_at: at,
           last_check_status: 'up_to_date',
-          channel_id: layout.channelIds[index % layout.channelIds.length],
+          channel_id: layout.channelIds[index % layout.channelIds.length]!,
           metadata: {},
           created_at: at,
           group_ids: [groupId],
@@ -107,10 +110,13 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
           page_keys: devicePageKeys(layout.projectId, id),
           token_required: false,
           check_count: 1,
-        });
+        };
+        batch.push(device);
+        // The device's profile as registry derives it from the document (a preview reads these).
+        profileDocs.push({ ...profileDocOf(device) });
         members.push({ _id: `${groupId}:${id}`, project_id: layout.projectId, group_id: groupId, device_id: id, page_keys: devicePageKeys(layout.projectId, id) });
       }
-      await Promise.all([deviceDocs.insertMany(batch, { ordered: false }), memberships.insertMany(members, { ordered: false })]);
+      await Promise.all([deviceDocs.insertMany(batch, { ordered: false }), memberships.insertMany(members, { ordered: false }), profiles.insertMany(profileDocs, { ordered: false })]);
       if ((from / BATCH) % 50 === 49) log(`  seeded ${from + BATCH}/${devices} devices in ${Math.round((performance.now() - started) / 1000)} s`);
     }
     return {

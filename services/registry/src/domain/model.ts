@@ -127,6 +127,23 @@ export interface Device extends HardwareProfile {
   deferral?: Deferral | null;
 }
 
+/**
+ * What a check decides on of a device: the fleet as a deployment preview reads it (the device's
+ * profile, docs/architecture.md "Device profiles").
+ */
+export interface FleetDevice extends HardwareProfile {
+  id: string;
+  deviceId: string;
+  active: boolean;
+  channelId: string;
+  /** Of the groups asked for (FleetGroups), those the device is a member of. */
+  groupIds: string[];
+  currentBuildNumber: number;
+}
+
+/** The groups whose memberships a fleet read gives each device: those some deployment targets, or all of them. */
+export type FleetGroups = readonly string[] | 'all';
+
 /** docs/api.md, "Records": the newest 20 decision records per device are kept, with no time expiry. */
 export const DECISION_RECORDS_KEPT_PER_DEVICE = 20;
 

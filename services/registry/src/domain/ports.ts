@@ -1,5 +1,5 @@
 import type { Deferral } from '@ota/decision';
-import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, StatusReportWrite, WholeCheckWrite } from './model';
+import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
@@ -46,8 +46,11 @@ export interface RegistryStore {
   countChipFamilies(projectId: string): Promise<{ counts: CountsById; estimated: boolean }>;
   /** Devices per reported current_hash (empty: not reported); estimated in a large project. */
   countCurrentHashes(projectId: string): Promise<{ counts: CountsById; estimated: boolean }>;
-  /** Every device of the project (or of one page bucket: the UUIDs that begin with `idPrefix`), `pageSize` at a time, read from one cursor. */
-  streamDevices(projectId: string, pageSize: number, idPrefix?: string): AsyncIterable<Device[]>;
+  /**
+   * Every device of the project (or those whose UUID begins with `idPrefix`) as a check decides on
+   * it, `pageSize` at a time, with its memberships of `groups`.
+   */
+  streamFleet(projectId: string, pageSize: number, idPrefix: string, groups: FleetGroups): AsyncIterable<FleetDevice[]>;
   /**
    * Devices of the project; with targets, those a deployment with these targets reaches (docs/api.md, "Targeting").
    * With `atMost`, counting stops there, reading no more devices than that.

@@ -16,6 +16,8 @@ import {
   type DeviceCount,
   type DeviceFilter,
   type DevicePageRead,
+  type FleetDevice,
+  type FleetGroups,
   type Group,
   type NewDeviceFields,
   type Project,
@@ -236,10 +238,10 @@ export class Registry {
     return [...bySha].map(([sha256, devices]) => ({ sha256, devices })).sort((a, b) => b.devices - a.devices || a.sha256.localeCompare(b.sha256));
   }
 
-  /** Every device of the project in pages; group ids as stored (callers that only match ids need no order). */
-  streamDevices(projectId: string, idPrefix = ''): AsyncIterable<Device[]> {
+  /** Every device of the project as a check decides on it, in pages; group ids among `groups`, in no order. */
+  streamFleet(projectId: string, idPrefix: string, groups: FleetGroups): AsyncIterable<FleetDevice[]> {
     if (!/^[0-9a-f]{0,3}$/.test(idPrefix)) throw invalidArgument('id_prefix is 0 to 3 lowercase hex digits');
-    return this.store.streamDevices(projectId, DEVICE_PAGE_SIZE, idPrefix || undefined);
+    return this.store.streamFleet(projectId, DEVICE_PAGE_SIZE, idPrefix, groups);
   }
 
   countDevices(projectId: string, targets?: DeviceTargets, atMost?: number): Promise<DeviceCount> {

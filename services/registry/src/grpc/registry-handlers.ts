@@ -6,7 +6,7 @@ import { checkDevice, type CheckStore, type DeviceCheckAnswer, type HealthReport
 import type { HealthSnapshot, HealthTallies } from '../domain/device-health';
 import { reportDeviceStatus, type DeviceEventLedger } from '../domain/device-report';
 import { offerStanding } from '../domain/offer-standing';
-import type { Channel, Device, Group, Project, ReportedProfile } from '../domain/model';
+import type { Channel, Device, FleetDevice, Group, Project, ReportedProfile } from '../domain/model';
 import type { MembershipChange, MembershipChanges } from '../domain/membership-changes';
 import type { Registry } from '../domain/registry';
 
@@ -172,7 +172,9 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
       return { devices: page.devices.map(deviceMessage), total: page.total.count, totalEstimated: page.total.estimated, nextAfterId: page.nextAfterId ?? '' };
     },
     async *streamDevices(request) {
-      for await (const devices of registry.streamDevices(request.projectId, request.idPrefix)) yield { devices: devices.map(deviceMessage) };
+      // PREVIOUS RELEASE: its rollout asks without only_these_groups, and is given every group.
+      const groups = request.onlyTheseGroups ? request.groupIds : 'all';
+      for await (const devices of registry.streamFleet(request.projectId, request.idPrefix, groups)) yield { devices: devices.map(fleetDeviceMessage) };
     },
     async countDevices(request) {
       const targets = { groupIds: request.groupIds, channelIds: request.channelIds };
@@ -277,6 +279,13 @@ export function deviceMessage(device: Device): pb.Device {
     checkCount: device.checkCount,
     health: device.health ? reportedHealthMessage(device.health) : undefined,
   };
+}
+
+/** A device as a check decides on it: the fields of its profile, the rest empty. */
+function fleetDeviceMessage(device: FleetDevice): pb.Device {
+  const hardware = profileMessage(device);
+  // PREVIOUS RELEASE: the hardware flat too, for readers of the release before.
+  return pb.Device.fromPartial({ id: device.id, deviceId: device.deviceId, hardware, ...hardware, active: device.active, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: device.currentBuildNumber });
 }
 
 function reportedHealthMessage(snapshot: HealthSnapshot): pb.ReportedHealth {

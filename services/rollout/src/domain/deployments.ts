@@ -265,7 +265,9 @@ export class Deployments {
     const rolledBack = await this.deps.deviceStates.rolledBackDevices(active.map((candidate) => candidate.id));
     const none = new Set<string>();
     const tally = new PreviewTally(deployment, active, (id) => this.deps.views.artifact(id), (deviceUuid) => rolledBack.get(deviceUuid) ?? none);
-    for await (const page of this.deps.fleet.devices(projectId, idPrefix, call)) for (const device of page) tally.add(device);
+    // Only the groups some deployment targets can change a decision: the rest are not read.
+    const targetedGroups = [...new Set(active.flatMap((candidate) => candidate.targetGroupIds))];
+    for await (const page of this.deps.fleet.devices(projectId, idPrefix, targetedGroups, call)) for (const device of page) tally.add(device);
     return { state: stored.state, tally, heldNow: await this.heldNow(deployment) };
   }
 

@@ -208,8 +208,12 @@ export interface ArtifactCatalog {
 
 /** The project's devices as the registry stores them (the registry service), for previews. */
 export interface Fleet {
-  /** Pages of the project's devices (or of those whose UUID begins with `idPrefix`), read under the caller's request id and deadline. */
-  devices(projectId: string, idPrefix: string, call: OutboundCall & { deadline: Date | number }): AsyncIterable<FleetDevice[]>;
+  /**
+   * Pages of the project's devices (or of those whose UUID begins with `idPrefix`), read under the
+   * caller's request id and deadline. Each device's group ids are its groups among `groupIds`: the
+   * others cannot change a decision over deployments that target only these.
+   */
+  devices(projectId: string, idPrefix: string, groupIds: readonly string[], call: OutboundCall & { deadline: Date | number }): AsyncIterable<FleetDevice[]>;
 }
 
 /** The in-memory read models the check path decides from. */

@@ -1,6 +1,7 @@
 import { devicePageKeys } from '@ota/ids';
 import { addPageKeysOnce, collectionOf } from '@ota/mongo';
 import { encodeDecisionRecordEntry } from './decision-record-entry';
+import { writeEveryProfile } from './device-profiles';
 import type { DecisionRecordEntry, RegistryModels } from './models';
 
 /** A decision record as the `check_events` collection held it, one document per slot, before the history moved onto the device. */
@@ -47,6 +48,18 @@ export async function addDevicePageKeys(models: RegistryModels): Promise<void> {
  */
 export async function addMembershipPageKeys(models: RegistryModels): Promise<void> {
   await addPageKeys(models, 'membership_page_keys', models.Membership.collection, (doc) => doc.device_id);
+}
+
+/**
+ * Gives every device stored before device profiles existed its profile (device-profiles.ts): a
+ * preview reads the fleet from them, and would not see such a device. Once: a later run would
+ * only write the profiles again.
+ */
+export async function addDeviceProfiles(models: RegistryModels): Promise<void> {
+  const name = 'device_profiles';
+  if (await models.DataMigration.exists({ _id: name })) return;
+  await writeEveryProfile(models);
+  await models.DataMigration.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
 }
 
 interface KeyedDoc {

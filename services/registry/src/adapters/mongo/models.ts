@@ -70,6 +70,16 @@ export interface DeviceDoc extends HardwareProfileFields {
   check_history?: Record<string, StoredDecisionRecordEntry>;
 }
 
+/** A device's profile (device-profiles.ts): what a check decides on, derived from its device document. */
+export interface DeviceProfileDoc {
+  /** The device's UUID. */
+  _id: string;
+  /** The device's page bucket at PROFILE_BUCKET_LEVEL (devicePageKey in @ota/ids). */
+  k: string;
+  /** The profile as one JSON array (profileDocOf). */
+  p: string;
+}
+
 export interface HealthDoc {
   build: number;
   reset_reason: string;
@@ -240,6 +250,10 @@ export function registerModels(connection: Connection) {
   // Every page of a device list reads one bucket at a time by this key (device-buckets.ts).
   deviceSchema.index({ page_keys: 1 });
 
+  const deviceProfileSchema = new Schema<DeviceProfileDoc>({ _id: String, k: { type: String, required: true }, p: { type: String, required: true } }, options);
+  // A preview reads the profiles one bucket at a time (device-profiles.ts).
+  deviceProfileSchema.index({ k: 1 });
+
   const decisionRecordSchema = new Schema<DecisionRecordDoc>({ _id: String, device_id: { type: String, required: true }, seq: { type: Number, required: true }, entry: { type: String, required: true } }, options);
   // The device's records are at most 39: the listing and the trim read them all by device, so the
   // index holds the device alone (on FerretDB every indexed field is one more index to update).
@@ -288,6 +302,7 @@ export function registerModels(connection: Connection) {
     Channel: connection.model<ChannelDoc>('Channel', channelSchema, 'channels'),
     Group: connection.model<GroupDoc>('Group', groupSchema, 'groups'),
     Device: connection.model<DeviceDoc>('Device', deviceSchema, 'devices'),
+    DeviceProfile: connection.model<DeviceProfileDoc>('DeviceProfile', deviceProfileSchema, 'device_profiles'),
     Membership: connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
     DecisionRecord: connection.model<DecisionRecordDoc>('DecisionRecord', decisionRecordSchema, 'check_records'),
     DevicePlace: connection.model<PlaceDoc>('DevicePlace', devicePlaceSchema, 'device_places'),

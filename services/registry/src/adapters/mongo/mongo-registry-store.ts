@@ -1,7 +1,8 @@
 import type { Deferral } from '@ota/decision';
 import { PerKeyQueue, collectionOf, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleDevices } from '@ota/ids';
-import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
+import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
+import { DeviceProfiles, changesProfile, profileDocOf } from './device-profiles';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeDecisionRecordEntry } from './decision-record-entry';
 import { changedFields, channelOf, decisionRecordDoc, deviceOf, docOf, equalityFilterOf, groupOf, healthDocOf, heartbeatFields, heartbeatFilter, membershipOf, projectOf } from './registry-documents';
@@ -24,11 +25,14 @@ const MEMBERSHIP_COPY_BATCH = 1000;
 
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
+  private readonly profiles: DeviceProfiles;
 
   constructor(
     private readonly models: RegistryModels,
     private readonly options: StoreOptions = { devicePageReadBudget: 1_000, countSample: SAMPLE_DEVICES },
-  ) {}
+  ) {
+    this.profiles = new DeviceProfiles(models);
+  }
 
   async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
     const inserted = await insertUnique(collectionOf(this.models.Project), {
@@ -57,6 +61,7 @@ export class MongoRegistryStore implements RegistryStore {
     const devices = await this.models.Device.find({ project_id: project.id }, { place: 1 }).lean<Array<Pick<DeviceDoc, '_id' | 'place'>>>();
     for (const device of devices) {
       await this.models.Device.deleteOne({ _id: device._id });
+      await this.profiles.remove(device._id);
       await this.models.DecisionRecord.deleteMany({ device_id: device._id });
       await this.releaseDevicePlace(project.ownerId, device.place);
     }
@@ -323,19 +328,8 @@ export class MongoRegistryStore implements RegistryStore {
     return { counts, estimated };
   }
 
-  async *streamDevices(projectId: string, pageSize: number, idPrefix?: string): AsyncIterable<Device[]> {
-    // A prefix is one page bucket: an equality PostgreSQL answers from an index.
-    const filter = idPrefix ? { project_id: projectId, page_keys: devicePageKey(projectId, idPrefix) } : { project_id: projectId };
-    const cursor = this.models.Device.find(filter, DEVICE_FIELDS).lean<DeviceDoc[]>().cursor({ batchSize: pageSize });
-    let page: Device[] = [];
-    for await (const doc of cursor) {
-      page.push(deviceOf(doc as DeviceDoc));
-      if (page.length === pageSize) {
-        yield page;
-        page = [];
-      }
-    }
-    if (page.length > 0) yield page;
+  streamFleet(projectId: string, pageSize: number, idPrefix: string, groups: FleetGroups): AsyncIterable<FleetDevice[]> {
+    return this.profiles.stream(projectId, idPrefix, pageSize, groups);
   }
 
   async countDevices(projectId: string, targets: DeviceTargets = { groupIds: [], channelIds: [] }, atMost?: number): Promise<DeviceCount> {
@@ -371,6 +365,7 @@ export class MongoRegistryStore implements RegistryStore {
     const doc = await this.findDeviceDoc(projectId, { id });
     if (!doc) return false;
     await this.models.Device.deleteOne({ _id: id });
+    await this.profiles.remove(id);
     await this.models.Membership.deleteMany({ device_id: id });
     await this.models.DecisionRecord.deleteMany({ device_id: id });
     await this.releaseDevicePlace(ownerId, doc.place);
@@ -418,6 +413,7 @@ export class MongoRegistryStore implements RegistryStore {
     }
     try {
       await collectionOf(this.models.Device).insertOne(docOf(device, place));
+      await this.profiles.refresh(device.id);
       return { device, created: true };
     } catch (error) {
       await this.releaseDevicePlace(ownerId, place);
@@ -441,8 +437,14 @@ export class MongoRegistryStore implements RegistryStore {
         collectionOf(this.models.Device).findOneAndUpdate(filter, { $set: set, $inc: { check_count: 1 } }, { returnDocument: 'before' }),
       ) as Promise<DeviceDoc | null>;
     const heartbeat = { ...heartbeatFields(checkIn.reported, checkIn.at), last_check_at: checkIn.at, ...(checkIn.health ? { health: healthDocOf(checkIn.health) } : {}) };
-    const before = (await counted(mayHeartbeat, heartbeat)) ?? (await counted(device, { last_check_at: checkIn.at }));
-    return before ? deviceOf(before) : null;
+    const before = await counted(mayHeartbeat, heartbeat);
+    if (before) {
+      // A check rarely changes what a preview decides on: only then is the profile written.
+      if (profileDocOf({ ...before, ...heartbeat }).p !== profileDocOf(before).p) await this.profiles.refresh(id);
+      return deviceOf(before);
+    }
+    const refused = await counted(device, { last_check_at: checkIn.at });
+    return refused ? deviceOf(refused) : null;
   }
 
   async recordCheck(record: DecisionRecordWrite): Promise<void> {
@@ -459,6 +461,7 @@ export class MongoRegistryStore implements RegistryStore {
       last_check_status: event.status,
       check_count: record.checkCount + 1,
     });
+    if (record.reported) await this.profiles.refresh(record.id);
     await collectionOf(this.models.DecisionRecord).insertOne(decisionRecordDoc(record.id, record.checkCount + 1, event));
   }
 
@@ -501,6 +504,7 @@ export class MongoRegistryStore implements RegistryStore {
     const doc = await this.findDeviceDoc(projectId, { id });
     if (!doc) return null;
     await this.writeDevice(id, fields);
+    if (changesProfile(fields)) await this.profiles.refresh(id);
     return deviceOf({ ...doc, ...fields });
   }
 
@@ -521,6 +525,8 @@ export class MongoRegistryStore implements RegistryStore {
     };
     const set = { ...changedFields(write.change), last_ota_deployment_id: write.deploymentId, last_ota_rank: write.rank };
     const result = await this.deviceWrites.run(id, () => collectionOf(this.models.Device).updateOne(filter, { $set: set }));
+    // A confirm sets the device's build, which a preview decides on.
+    if (result.matchedCount > 0 && write.change.currentBuildNumber !== undefined) await this.profiles.refresh(id);
     return result.matchedCount > 0;
   }
 
@@ -530,6 +536,7 @@ export class MongoRegistryStore implements RegistryStore {
     const result = await this.deviceWrites.run(id, () =>
       collectionOf(this.models.Device).updateOne({ _id: id, project_id: projectId }, { $set: changedFields(set) }),
     );
+    if (result.matchedCount > 0 && changesProfile(changedFields(set))) await this.profiles.refresh(id);
     return result.matchedCount > 0;
   }
 }

@@ -10,8 +10,8 @@ type RegistryClient = ServiceClient<typeof pb.RegistryServiceService>;
 export class GrpcFleet implements Fleet {
   constructor(private readonly client: RegistryClient) {}
 
-  async *devices(projectId: string, idPrefix: string, call: OutboundCall & { deadline: Date | number }): AsyncIterable<FleetDevice[]> {
-    for await (const page of this.client.streamDevices({ projectId, idPrefix }, call)) yield page.devices.map(fleetDeviceOf);
+  async *devices(projectId: string, idPrefix: string, groupIds: readonly string[], call: OutboundCall & { deadline: Date | number }): AsyncIterable<FleetDevice[]> {
+    for await (const page of this.client.streamDevices({ projectId, idPrefix, groupIds: [...groupIds], onlyTheseGroups: true }, call)) yield page.devices.map(fleetDeviceOf);
   }
 }
 

@@ -1,0 +1,182 @@
+// A device's profile: what a check decides on (docs/architecture.md, "Device profiles"). Each device
+// has one small document in `device_profiles`, derived from its device document, so that a
+// deployment preview reads the fleet at about a fifth of what FerretDB spends on decoding the device
+// documents (docs/performance.md, "The preview from device profiles"). Group ids are not in it: the
+// memberships are their truth, and a preview reads only those of the groups deployments target.
+import { profileOf, type HardwareProfile } from '@ota/manifest';
+import { devicePageKey } from '@ota/ids';
+import { collectionOf, isDuplicateKey } from '@ota/mongo';
+import type { FleetDevice, FleetGroups } from '../../domain/model';
+import type { DeviceDoc, DeviceProfileDoc, RegistryModels } from './models';
+
+/** The page bucket level of a profile's key: 256 buckets, the parts a preview of a large fleet is read in. */
+export const PROFILE_BUCKET_LEVEL = 2;
+
+/** The device fields a profile is made of. */
+const PROFILED_FIELDS = {
+  project_id: 1,
+  device_id: 1,
+  active: 1,
+  channel_id: 1,
+  current_build_number: 1,
+  framework: 1,
+  chip_family: 1,
+  board_id: 1,
+  hardware_revision: 1,
+  partition_profile: 1,
+  nvs_schema_version: 1,
+  security_mode: 1,
+} as const;
+
+export type ProfiledDoc = Pick<DeviceDoc, '_id' | keyof typeof PROFILED_FIELDS>;
+
+/** A profile's fields, in the order of its JSON array. */
+type ProfileArray = [
+  deviceId: string,
+  active: boolean,
+  channelId: string,
+  currentBuildNumber: number,
+  framework: string,
+  chipFamily: string,
+  boardId: string,
+  hardwareRevision: string,
+  partitionProfile: string,
+  nvsSchemaVersion: number | null,
+  securityMode: string,
+];
+
+/**
+ * The profile document of a device. One string holds every field, because FerretDB v1 decodes each
+ * field of a document with its type: three fields cost it about 30 µs a document where the device
+ * document's 29 cost about 165.
+ */
+export function profileDocOf(doc: ProfiledDoc): DeviceProfileDoc {
+  const hardware = profileOf(doc);
+  const profile: ProfileArray = [
+    doc.device_id,
+    doc.active ?? true,
+    doc.channel_id ?? '',
+    doc.current_build_number ?? 0,
+    hardware.framework,
+    hardware.chipFamily,
+    hardware.boardId,
+    hardware.hardwareRevision,
+    hardware.partitionProfile,
+    hardware.nvsSchemaVersion,
+    hardware.securityMode,
+  ];
+  return { _id: doc._id, k: devicePageKey(doc.project_id, doc._id.slice(0, PROFILE_BUCKET_LEVEL)), p: JSON.stringify(profile) };
+}
+
+function fleetDeviceOf(doc: DeviceProfileDoc, groupIds: string[]): FleetDevice {
+  const [deviceId, active, channelId, currentBuildNumber, framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode] = JSON.parse(doc.p) as ProfileArray;
+  const hardware: HardwareProfile = { framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode };
+  return { id: doc._id, deviceId, active, channelId, groupIds, currentBuildNumber, ...hardware };
+}
+
+/** Whether a change of these device fields changes the device's profile. */
+export function changesProfile(fields: object): boolean {
+  return Object.keys(fields).some((field) => field in PROFILED_FIELDS);
+}
+
+/** The profile buckets that hold the devices whose UUID begins with `idPrefix` (0 to 3 hex digits). */
+function bucketsOf(projectId: string, idPrefix: string): string[] {
+  if (idPrefix.length >= PROFILE_BUCKET_LEVEL) return [devicePageKey(projectId, idPrefix.slice(0, PROFILE_BUCKET_LEVEL))];
+  const rest = PROFILE_BUCKET_LEVEL - idPrefix.length;
+  return Array.from({ length: 16 ** rest }, (_, index) => devicePageKey(projectId, idPrefix + index.toString(16).padStart(rest, '0')));
+}
+
+/** Rewrites of one profile before its writer gives up on a device that keeps changing (each one is judged again by the next change's writer). */
+const REFRESH_ATTEMPTS = 5;
+
+export class DeviceProfiles {
+  constructor(private readonly models: RegistryModels) {}
+
+  /**
+   * Writes the device's profile from its stored document, then reads the document again: a
+   * concurrent change may have been written between the read and our profile write, and its own
+   * profile write may have come before ours. Whoever writes a profile last checks it afterwards,
+   * so the profile ends as the document is. A deleted device's profile is deleted.
+   */
+  async refresh(id: string): Promise<void> {
+    for (let attempt = 0; attempt < REFRESH_ATTEMPTS; attempt += 1) {
+      const doc = await this.readProfiled(id);
+      if (!doc) {
+        await this.remove(id);
+        return;
+      }
+      const profile = profileDocOf(doc);
+      try {
+        await collectionOf(this.models.DeviceProfile).updateOne({ _id: id }, { $set: { k: profile.k, p: profile.p } }, { upsert: true });
+      } catch (error) {
+        // Two first writes of one profile: the other upsert inserted it; read and write again.
+        if (!isDuplicateKey(error)) throw error;
+        continue;
+      }
+      const now = await this.readProfiled(id);
+      if (now && profileDocOf(now).p === profile.p) return;
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.models.DeviceProfile.deleteOne({ _id: id });
+  }
+
+  /**
+   * The project's devices whose UUID begins with `idPrefix`, `pageSize` at a time, one profile
+   * bucket after another, read one bucket ahead. Each device's group ids are those of `groups`
+   * it is a member of, from the memberships of the bucket.
+   */
+  async *stream(projectId: string, idPrefix: string, pageSize: number, groups: FleetGroups): AsyncIterable<FleetDevice[]> {
+    const buckets = bucketsOf(projectId, idPrefix);
+    let next = buckets.length > 0 ? this.readBucket(buckets[0]!, idPrefix, groups) : undefined;
+    for (let index = 0; next; index += 1) {
+      const devices = await next;
+      next = index + 1 < buckets.length ? this.readBucket(buckets[index + 1]!, idPrefix, groups) : undefined;
+      for (let start = 0; start < devices.length; start += pageSize) yield devices.slice(start, start + pageSize);
+    }
+  }
+
+  private async readBucket(bucket: string, idPrefix: string, groups: FleetGroups): Promise<FleetDevice[]> {
+    const [profiles, memberships] = await Promise.all([
+      collectionOf(this.models.DeviceProfile).find({ k: bucket }).toArray(),
+      this.membershipsOf(bucket, groups),
+    ]);
+    const groupsOf = new Map<string, string[]>();
+    for (const membership of memberships) groupsOf.set(membership.device_id, [...(groupsOf.get(membership.device_id) ?? []), membership.group_id]);
+    return profiles.filter((doc) => doc._id.startsWith(idPrefix)).map((doc) => fleetDeviceOf(doc, groupsOf.get(doc._id) ?? []));
+  }
+
+  /** The memberships of the bucket's devices in `groups`: each group's by its index on group and bucket, or every one of the bucket. */
+  private async membershipsOf(bucket: string, groups: FleetGroups): Promise<Array<{ device_id: string; group_id: string }>> {
+    const fields = { projection: { device_id: 1, group_id: 1 } };
+    const memberships = collectionOf(this.models.Membership);
+    // The bucket's key names its project.
+    if (groups === 'all') return memberships.find({ page_keys: bucket }, fields).toArray();
+    const perGroup = await Promise.all(groups.map((groupId) => memberships.find({ group_id: groupId, page_keys: bucket }, fields).toArray()));
+    return perGroup.flat();
+  }
+
+  private readProfiled(id: string): Promise<ProfiledDoc | null> {
+    return collectionOf(this.models.Device).findOne({ _id: id }, { projection: PROFILED_FIELDS }) as Promise<ProfiledDoc | null>;
+  }
+}
+
+/** Every device's profile, for a store that has devices from before profiles (data-migrations.ts). */
+export async function writeEveryProfile(models: RegistryModels): Promise<void> {
+  const BATCH = 1_000;
+  let batch: DeviceProfileDoc[] = [];
+  const write = async () => {
+    if (batch.length === 0) return;
+    await collectionOf(models.DeviceProfile).bulkWrite(
+      batch.map((profile) => ({ updateOne: { filter: { _id: profile._id }, update: { $set: { k: profile.k, p: profile.p } }, upsert: true } })),
+      { ordered: false },
+    );
+    batch = [];
+  };
+  for await (const doc of collectionOf(models.Device).find({}, { projection: PROFILED_FIELDS })) {
+    batch.push(profileDocOf(doc as ProfiledDoc));
+    if (batch.length === BATCH) await write();
+  }
+  await write();
+}
