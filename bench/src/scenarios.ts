@@ -427,7 +427,18 @@ export class Scenarios {
       'audit list': () => read('/audit/?limit=50'),
     };
     const results: Record<string, object> = {};
+    // Each process's peak, sampled twice a second from here to the end, with what was running then.
     let peakMemory = usageOf(this.pids);
+    let phase = 'settled';
+    const peakDuring: Record<string, string> = {};
+    const samplePeak = () => {
+      for (const [process, usage] of Object.entries(usageOf(this.pids))) {
+        if (usage.rssBytes <= (peakMemory[process]?.rssBytes ?? 0)) continue;
+        peakMemory[process] = usage;
+        peakDuring[process] = phase;
+      }
+    };
+    const peakSampler = setInterval(samplePeak, 500).unref();
     let wedged = '';
     const measure = async (named: Record<string, () => Promise<unknown>>) => {
       for (const [name, operation] of Object.entries(named)) {
@@ -435,6 +446,7 @@ export class Scenarios {
           results[name] = { calls: 0, skipped: `the stack stopped answering during ${wedged}` };
           continue;
         }
+        phase = name;
         const before = usageOf(this.pids);
         const calls: Array<{ ms: number; error: string }> = [];
         const until = performance.now() + 60_000;
@@ -444,7 +456,7 @@ export class Scenarios {
           if (/aborted|timeout/i.test(outcome.error)) wedged = name;
         }
         const after = usageOf(this.pids);
-        peakMemory = Object.fromEntries(Object.entries(after).map(([process, usage]) => [process, usage.rssBytes > (peakMemory[process]?.rssBytes ?? 0) ? usage : peakMemory[process]!]));
+        samplePeak();
         const cpu = perRequest(before, after, calls.length);
         const sorted = calls.map((one) => one.ms).sort((a, b) => a - b);
         const errors = [...new Set(calls.filter((one) => one.error).map((one) => one.error))];
@@ -462,6 +474,7 @@ export class Scenarios {
     // A deployment's worth of per-device statuses (every device offered, most confirmed, some
     // failed), written into rollout's store after the summary was measured: they are not counted.
     this.settings.log(`  seeding the statuses of ${devices} devices`);
+    phase = 'seeding the statuses';
     const statuses = await seedStatuses(this.stack, { projectId: fleet.projectId, deploymentId }, seeded.idOf, devices, this.settings.log);
     const statusSettlingSeconds = await settleStore(this.stack.postgresUrl);
     this.settings.log(`  seeded in ${statuses.seconds} s; the store vacuumed and analyzed in ${statusSettlingSeconds} s`);
@@ -471,7 +484,9 @@ export class Scenarios {
       'states page at one status': () => read(`${states}?limit=50&status=failed`),
       'a later states page': () => read(`${states}?limit=50&after_id=${one.id}`),
     });
+    phase = 'checks';
     const checks = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.checksBesideSmallerFleet(fleet, devices);
+    phase = 'preview';
     // The preview of the fleet-wide deployment in 256 parts, as the console reads a large fleet
     // (in bit-reversed order, spread over the id space): when the first part answered, how long
     // the whole took, and how far the estimate of the whole from the parts read by a given time
@@ -516,8 +531,17 @@ export class Scenarios {
         cpuSeconds: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, Math.round(usage.cpuMsPerRequest / 100) / 10])),
       };
       this.settings.log(`  preview in parts: ${JSON.stringify(preview)}`);
+      // The same preview as one request, within its own deadline (PREVIEW_TIMEOUT_MS).
+      const wholeBefore = usageOf(this.pids);
+      const whole = await timed(() => this.gateway.api('GET', project(`/deployments/${deploymentId}/preview/`), fleet.userToken, undefined, CALL_GIVE_UP_MS));
+      const wholeCpu = perRequest(wholeBefore, usageOf(this.pids), 1);
+      preview = { ...preview, inOneRequest: { seconds: Math.round(whole.ms / 100) / 10, error: whole.error, cpuSeconds: Object.fromEntries(Object.entries(wholeCpu).map(([process, usage]) => [process, Math.round(usage.cpuMsPerRequest / 100) / 10])) } };
+      this.settings.log(`  preview in one request: ${JSON.stringify((preview as { inOneRequest: object }).inOneRequest)}`);
     }
+    phase = 'bulk changes';
     const bulkChanges = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.bulkMembershipChanges(fleet, groups[3]!.id);
+    samplePeak();
+    clearInterval(peakSampler);
     return {
       devices,
       seedingSeconds: seeded.seconds,
@@ -536,6 +560,7 @@ export class Scenarios {
       wedged: wedged || null,
       emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
+      peakMemoryDuring: peakDuring,
     };
   }
 

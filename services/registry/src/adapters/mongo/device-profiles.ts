@@ -74,9 +74,19 @@ function fleetDeviceOf(doc: DeviceProfileDoc, groupIds: string[]): FleetDevice {
   return { id: doc._id, deviceId, active, channelId, groupIds, currentBuildNumber, ...hardware };
 }
 
-/** Whether a change of these device fields changes the device's profile. */
+/** Whether a change of these device fields may change the device's profile. */
 export function changesProfile(fields: object): boolean {
   return Object.keys(fields).some((field) => field in PROFILED_FIELDS);
+}
+
+/**
+ * Whether writing `set` over the stored `before` changes the device's profile. Called on every
+ * check: the fields are compared first, and the profiles made only when one differs (a stored
+ * field the store left out and a blank one make the same profile).
+ */
+export function changedProfile(before: ProfiledDoc, set: Partial<ProfiledDoc>): boolean {
+  const differs = (Object.keys(set) as Array<keyof ProfiledDoc>).some((field) => field in PROFILED_FIELDS && set[field] !== before[field]);
+  return differs && profileDocOf({ ...before, ...set }).p !== profileDocOf(before).p;
 }
 
 /** The profile buckets that hold the devices whose UUID begins with `idPrefix` (0 to 3 hex digits). */

@@ -2,7 +2,7 @@ import type { Deferral } from '@ota/decision';
 import { PerKeyQueue, collectionOf, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleDevices } from '@ota/ids';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
-import { DeviceProfiles, changesProfile, profileDocOf } from './device-profiles';
+import { DeviceProfiles, changedProfile, changesProfile } from './device-profiles';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeDecisionRecordEntry } from './decision-record-entry';
 import { changedFields, channelOf, decisionRecordDoc, deviceOf, docOf, equalityFilterOf, groupOf, healthDocOf, heartbeatFields, heartbeatFilter, membershipOf, projectOf } from './registry-documents';
@@ -440,7 +440,7 @@ export class MongoRegistryStore implements RegistryStore {
     const before = await counted(mayHeartbeat, heartbeat);
     if (before) {
       // A check rarely changes what a preview decides on: only then is the profile written.
-      if (profileDocOf({ ...before, ...heartbeat }).p !== profileDocOf(before).p) await this.profiles.refresh(id);
+      if (changedProfile(before, heartbeat)) await this.profiles.refresh(id);
       return deviceOf(before);
     }
     const refused = await counted(device, { last_check_at: checkIn.at });
