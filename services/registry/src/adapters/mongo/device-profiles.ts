@@ -108,9 +108,12 @@ export class DeviceProfiles {
    * profile write may have come before ours. Whoever writes a profile last checks it afterwards,
    * so the profile ends as the document is. A deleted device's profile is deleted.
    */
-  async refresh(id: string): Promise<void> {
+  async refresh(id: string, written?: ProfiledDoc): Promise<void> {
+    // `written`: the document as the caller's own write left it, which saves the first read.
+    let known = written;
     for (let attempt = 0; attempt < REFRESH_ATTEMPTS; attempt += 1) {
-      const doc = await this.readProfiled(id);
+      const doc = known ?? (await this.readProfiled(id));
+      known = undefined;
       if (!doc) {
         await this.remove(id);
         return;

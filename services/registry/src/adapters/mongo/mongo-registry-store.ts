@@ -412,8 +412,9 @@ export class MongoRegistryStore implements RegistryStore {
       return existing ? { device: existing, created: false } : 'over_limit';
     }
     try {
-      await collectionOf(this.models.Device).insertOne(docOf(device, place));
-      await this.profiles.refresh(device.id);
+      const doc = docOf(device, place);
+      await collectionOf(this.models.Device).insertOne(doc);
+      await this.profiles.refresh(device.id, doc);
       return { device, created: true };
     } catch (error) {
       await this.releaseDevicePlace(ownerId, place);
@@ -440,7 +441,7 @@ export class MongoRegistryStore implements RegistryStore {
     const before = await counted(mayHeartbeat, heartbeat);
     if (before) {
       // A check rarely changes what a preview decides on: only then is the profile written.
-      if (changedProfile(before, heartbeat)) await this.profiles.refresh(id);
+      if (changedProfile(before, heartbeat)) await this.profiles.refresh(id, { ...before, ...heartbeat });
       return deviceOf(before);
     }
     const refused = await counted(device, { last_check_at: checkIn.at });
@@ -504,7 +505,7 @@ export class MongoRegistryStore implements RegistryStore {
     const doc = await this.findDeviceDoc(projectId, { id });
     if (!doc) return null;
     await this.writeDevice(id, fields);
-    if (changesProfile(fields)) await this.profiles.refresh(id);
+    if (changesProfile(fields)) await this.profiles.refresh(id, { ...doc, ...fields });
     return deviceOf({ ...doc, ...fields });
   }
 
@@ -524,10 +525,15 @@ export class MongoRegistryStore implements RegistryStore {
       $or: [{ last_ota_deployment_id: { $ne: write.deploymentId } }, { last_ota_rank: { $lte: write.rank } }],
     };
     const set = { ...changedFields(write.change), last_ota_deployment_id: write.deploymentId, last_ota_rank: write.rank };
-    const result = await this.deviceWrites.run(id, () => collectionOf(this.models.Device).updateOne(filter, { $set: set }));
-    // A confirm sets the device's build, which a preview decides on.
-    if (result.matchedCount > 0 && write.change.currentBuildNumber !== undefined) await this.profiles.refresh(id);
-    return result.matchedCount > 0;
+    if (write.change.currentBuildNumber === undefined) {
+      const result = await this.deviceWrites.run(id, () => collectionOf(this.models.Device).updateOne(filter, { $set: set }));
+      return result.matchedCount > 0;
+    }
+    // A confirm sets the device's build, which its profile holds: the write answers the document
+    // it left, from which the profile is written.
+    const after = (await this.deviceWrites.run(id, () => collectionOf(this.models.Device).findOneAndUpdate(filter, { $set: set }, { returnDocument: 'after' }))) as DeviceDoc | null;
+    if (after) await this.profiles.refresh(id, after);
+    return after !== null;
   }
 
   // PREVIOUS RELEASE: the release before's ApplyDeviceReport (previous-release/handlers.ts).
