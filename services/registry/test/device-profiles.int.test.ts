@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
-import { deviceUuid } from '@ota/ids';
 import { testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
 import { addDeviceProfiles } from '../src/adapters/mongo/data-migrations';
+import { storedDevice } from './stored-device';
 import { registerModels, type RegistryModels } from '../src/adapters/mongo/models';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
 import type { Device, FleetDevice, FleetGroups } from '../src/domain/model';
@@ -18,33 +18,7 @@ let store: MongoRegistryStore;
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 27, 12, 0, seconds));
 
 function device(projectId: string, deviceId: string, channelId: string): Device {
-  return {
-    id: deviceUuid(projectId, deviceId),
-    projectId,
-    deviceId,
-    framework: 'esp_idf',
-    chipFamily: 'esp32',
-    boardId: '',
-    hardwareRevision: '',
-    partitionProfile: '',
-    nvsSchemaVersion: null,
-    securityMode: '',
-    currentBuildNumber: 0,
-    currentVersionLabel: '',
-    currentHash: '',
-    lastOtaStatus: '',
-    lastOtaReason: '',
-    active: true,
-    lastSeen: null,
-    lastCheckAt: null,
-    lastCheckStatus: '',
-    channelId,
-    groupIds: [],
-    metadata: {},
-    createdAt: at(0),
-    tokenRequired: false,
-    checkCount: 0,
-  };
+  return storedDevice(projectId, deviceId, channelId, at(0));
 }
 
 async function project() {

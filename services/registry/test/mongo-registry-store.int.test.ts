@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { seededRandom, testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
+import { storedDevice } from './stored-device';
 import { registerModels } from '../src/adapters/mongo/models';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
 import { deviceUuid } from '@ota/ids';
@@ -19,36 +20,9 @@ let mongo: Connection;
 let store: MongoRegistryStore;
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, seconds));
 
-/** A device as registry makes one: its UUID derived from the project and its device_id. */
+/** A device as registry makes one, made at the start of the test's clock. */
 function device(projectId: string, deviceId: string, channelId: string, overrides: Partial<Device> = {}): Device {
-  return {
-    id: deviceUuid(projectId, deviceId),
-    projectId,
-    deviceId,
-    framework: 'esp_idf',
-    chipFamily: 'esp32',
-    boardId: '',
-    hardwareRevision: '',
-    partitionProfile: '',
-    nvsSchemaVersion: null,
-    securityMode: '',
-    currentBuildNumber: 0,
-    currentVersionLabel: '',
-    currentHash: '',
-    lastOtaStatus: '',
-    lastOtaReason: '',
-    active: true,
-    lastSeen: null,
-    lastCheckAt: null,
-    lastCheckStatus: '',
-    channelId,
-    groupIds: [],
-    metadata: {},
-    createdAt: at(0),
-    tokenRequired: false,
-    checkCount: 0,
-    ...overrides,
-  };
+  return storedDevice(projectId, deviceId, channelId, at(0), overrides);
 }
 
 async function project() {
