@@ -7,6 +7,7 @@ import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, 
 import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
 import { perRequest, usageOf } from './process-usage';
+import { heapOf, type HeapReading } from './service-heap';
 import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
 import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
@@ -431,11 +432,16 @@ export class Scenarios {
     let peakMemory = usageOf(this.pids);
     let phase = 'settled';
     const peakDuring: Record<string, string> = {};
+    // A service's heap as its metrics give it near its peak: whether the peak is the heap's.
+    const heapAtPeak: Record<string, HeapReading> = {};
     const samplePeak = () => {
       for (const [process, usage] of Object.entries(usageOf(this.pids))) {
         if (usage.rssBytes <= (peakMemory[process]?.rssBytes ?? 0)) continue;
         peakMemory[process] = usage;
         peakDuring[process] = phase;
+        // Not while the checks run: a scrape resets the loop-delay figures their steps read.
+        const metricsUrl = this.stack.metricsUrls[process];
+        if (metricsUrl && phase !== 'checks') void heapOf(metricsUrl).then((heap) => heap && (heapAtPeak[process] = heap));
       }
     };
     const peakSampler = setInterval(samplePeak, 500).unref();
@@ -561,6 +567,7 @@ export class Scenarios {
       emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryDuring: peakDuring,
+      heapAtPeakMiB: heapAtPeak,
     };
   }
 

@@ -22,7 +22,7 @@ interface Reading {
 }
 
 /** The value of each sample of `name` in a Prometheus text exposition, with its labels' text. */
-function samples(text: string, name: string): Array<{ labels: string; value: number }> {
+export function samples(text: string, name: string): Array<{ labels: string; value: number }> {
   const found: Array<{ labels: string; value: number }> = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;
