@@ -5,6 +5,7 @@ import type { RunningStack } from '@ota/devstack';
 import { devicePageKeys, deviceUuid } from '@ota/ids';
 import { rankOf } from '@ota/vocabulary';
 import { profileDocOf } from '@ota/registry/dist/adapters/mongo/device-profiles';
+import type { DeviceProfileDoc } from '@ota/registry/dist/adapters/mongo/models';
 
 // A project's fleet written straight into registry's store, in the form its store keeps
 // (services/registry/src/adapters/mongo/models.ts): devices spread over chip families, builds,
@@ -71,13 +72,13 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
     const registry = client.db(String(stack.gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'registry'));
     const deviceDocs = registry.collection<Record<string, unknown>>('devices');
     const memberships = registry.collection<Record<string, unknown>>('memberships');
-    const profiles = registry.collection<Record<string, unknown>>('device_profiles');
+    const profiles = registry.collection<DeviceProfileDoc>('device_profiles');
     const at = new Date(Date.now() - 3_600_000);
     const BATCH = 2_000;
     for (let from = 0; from < devices; from += BATCH) {
       const batch: Record<string, unknown>[] = [];
       const members: Record<string, unknown>[] = [];
-      const profileDocs: Record<string, unknown>[] = [];
+      const profileDocs: DeviceProfileDoc[] = [];
       for (let index = from; index < Math.min(devices, from + BATCH); index++) {
         const id = idOf(index);
         const groupId = layout.groupIds[index % layout.groupIds.length]!;
@@ -113,7 +114,7 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
         };
         batch.push(device);
         // The device's profile as registry derives it from the document (a preview reads these).
-        profileDocs.push({ ...profileDocOf(device) });
+        profileDocs.push(profileDocOf(device));
         members.push({ _id: `${groupId}:${id}`, project_id: layout.projectId, group_id: groupId, device_id: id, page_keys: devicePageKeys(layout.projectId, id) });
       }
       await Promise.all([deviceDocs.insertMany(batch, { ordered: false }), memberships.insertMany(members, { ordered: false }), profiles.insertMany(profileDocs, { ordered: false })]);

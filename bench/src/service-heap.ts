@@ -1,4 +1,4 @@
-import { samples } from './service-pauses';
+import { scrapeMetrics } from './service-pauses';
 
 // What a service's own metrics say of its JavaScript heap at one moment: whether its resident
 // memory is the heap (and of it, the young generation) or memory outside it.
@@ -16,19 +16,11 @@ export interface HeapReading {
 const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
 
 /** The heap of the service whose Prometheus endpoint is `url`; undefined when it does not answer. */
-export async function heapOf(url: string): Promise<HeapReading | undefined> {
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-    if (!response.ok) return undefined;
-    const text = await response.text();
-    const value = (name: string, keep: (labels: string) => boolean = () => true) => samples(text, name).filter((one) => keep(one.labels)).reduce((sum, one) => sum + one.value, 0);
-    return {
-      totalMiB: mib(value('nodejs_heap_size_total_bytes')),
-      usedMiB: mib(value('nodejs_heap_size_used_bytes')),
-      newSpaceMiB: mib(value('nodejs_heap_space_size_total_bytes', (labels) => labels.includes('space="new"'))),
-      externalMiB: mib(value('nodejs_external_memory_bytes')),
-    };
-  } catch {
-    return undefined;
-  }
+export function heapOf(url: string): Promise<HeapReading | undefined> {
+  return scrapeMetrics(url, (total) => ({
+    totalMiB: mib(total('nodejs_heap_size_total_bytes')),
+    usedMiB: mib(total('nodejs_heap_size_used_bytes')),
+    newSpaceMiB: mib(total('nodejs_heap_space_size_total_bytes', (labels) => labels.includes('space="new"'))),
+    externalMiB: mib(total('nodejs_external_memory_bytes')),
+  }));
 }

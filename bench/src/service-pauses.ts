@@ -22,7 +22,7 @@ interface Reading {
 }
 
 /** The value of each sample of `name` in a Prometheus text exposition, with its labels' text. */
-export function samples(text: string, name: string): Array<{ labels: string; value: number }> {
+function samples(text: string, name: string): Array<{ labels: string; value: number }> {
   const found: Array<{ labels: string; value: number }> = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;
@@ -32,23 +32,32 @@ export function samples(text: string, name: string): Array<{ labels: string; val
   return found;
 }
 
-async function read(url: string): Promise<Reading | undefined> {
+/** The sum of a metric's samples whose labels `keep` takes. */
+export type MetricTotal = (name: string, keep?: (labels: string) => boolean) => number;
+
+/**
+ * Scrapes a service's Prometheus endpoint once and answers what `readOut` makes of it; undefined
+ * when the service does not answer, which leaves it out of the reading and not the run.
+ */
+export async function scrapeMetrics<T>(url: string, readOut: (total: MetricTotal) => T): Promise<T | undefined> {
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
     if (!response.ok) return undefined;
     const text = await response.text();
-    const total = (name: string, keep: (labels: string) => boolean = () => true) => samples(text, name).filter((one) => keep(one.labels)).reduce((sum, one) => sum + one.value, 0);
-    return {
-      gcSeconds: total('nodejs_gc_duration_seconds_sum'),
-      gcCount: total('nodejs_gc_duration_seconds_count'),
-      majorGcSeconds: total('nodejs_gc_duration_seconds_sum', (labels) => labels.includes('kind="major"')),
-      loopDelayMaxSeconds: total('nodejs_eventloop_lag_max_seconds'),
-      loopDelayP99Seconds: total('nodejs_eventloop_lag_p99_seconds'),
-    };
+    return readOut((name, keep = () => true) => samples(text, name).filter((one) => keep(one.labels)).reduce((sum, one) => sum + one.value, 0));
   } catch {
-    // A service that does not answer its metrics is left out of the step's pauses, not the step.
     return undefined;
   }
+}
+
+function read(url: string): Promise<Reading | undefined> {
+  return scrapeMetrics(url, (total) => ({
+    gcSeconds: total('nodejs_gc_duration_seconds_sum'),
+    gcCount: total('nodejs_gc_duration_seconds_count'),
+    majorGcSeconds: total('nodejs_gc_duration_seconds_sum', (labels) => labels.includes('kind="major"')),
+    loopDelayMaxSeconds: total('nodejs_eventloop_lag_max_seconds'),
+    loopDelayP99Seconds: total('nodejs_eventloop_lag_p99_seconds'),
+  }));
 }
 
 /**

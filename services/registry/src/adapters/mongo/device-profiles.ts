@@ -164,7 +164,8 @@ export class DeviceProfiles {
   private async membershipsOf(bucket: string, groups: FleetGroups): Promise<Array<{ device_id: string; group_id: string }>> {
     const fields = { projection: { device_id: 1, group_id: 1 } };
     const memberships = collectionOf(this.models.Membership);
-    // The bucket's key names its project.
+    // PREVIOUS RELEASE: only its rollout asks for every group. FerretDB serves this from the GIN
+    // index beside `group_id, page_keys`; MongoDB has no index that begins with page_keys and scans.
     if (groups === 'all') return memberships.find({ page_keys: bucket }, fields).toArray();
     const perGroup = await Promise.all(groups.map((groupId) => memberships.find({ group_id: groupId, page_keys: bucket }, fields).toArray()));
     return perGroup.flat();
