@@ -92,6 +92,8 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
 
   // A draft to the canary group at 50%, ramped to 100% once started.
   await page.getByRole('link', { name: 'Deployments' }).click();
+  // The form is the Deployments page's: wait for it, so that the label is not read on the page being left.
+  await page.getByRole('heading', { name: 'New deployment' }).waitFor();
   await page.getByLabel('Build').selectOption({ index: 1 });
   await page.getByRole('checkbox', { name: 'canary' }).check();
   // How many devices the chosen targets reach, before the draft exists.
