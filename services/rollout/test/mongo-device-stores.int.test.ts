@@ -6,7 +6,7 @@ import { registerRolloutModels } from '../src/adapters/mongo/models';
 import { MongoDeviceReportStore } from '../src/adapters/mongo/mongo-device-report-store';
 import { MongoDeviceStateStore } from '../src/adapters/mongo/mongo-device-state-store';
 import { rankOf, statusOfEvent } from '../src/domain/device-status';
-import type { DeviceReport } from '../src/domain/ports';
+import type { DeviceReport, DeviceStateRecord } from '../src/domain/ports';
 
 // Rollout's device stores alone, against the run's real MongoDB-protocol server (FerretDB here),
 // in a database of its own: each status stored once per device and deployment (every `failed`
@@ -170,4 +170,34 @@ it('gives status documents stored before states were paged their page keys, once
   await models.DeviceEvent.collection.updateMany({ deployment_id: deploymentId } as never, { $unset: { page_keys: '' } });
   await states.addStatusPageKeys();
   expect(await keysOf()).toEqual(devices.map((deviceUuid) => [deviceUuid]));
+});
+
+it('reads a page at one status from the devices at or above the lowest status shown as it, and finds the same devices as a read of every device', async () => {
+  const deploymentId = randomUUID();
+  // Each path a device took; the last status is its own (a status only rises).
+  const paths = [['offered'], ['offered', 'downloaded'], ['offered', 'failed', 'confirmed'], ['offered', 'failed'], ['offered', 'failed', 'rolled_back'], ['offered', 'confirmed']];
+  const devices = Array.from({ length: 60 }, (_, index) => ({ deviceUuid: randomUUID(), path: paths[index % paths.length]! }));
+  for (const [index, { deviceUuid, path }] of devices.entries()) {
+    for (const [step, status] of path.entries()) await record(deploymentId, deviceUuid, status, index + step);
+  }
+  const asStored = (state: DeviceStateRecord) => state;
+  const everyDevice = await states.readStatesPage(deploymentId, { limit: 1000 }, asStored);
+  // `read` counts the devices of each bucket read, a first small bucket as well: at least every device once.
+  expect(everyDevice.read).toBeGreaterThanOrEqual(60);
+  const offeredOnly = devices.filter(({ path }) => path.length === 1).length;
+
+  for (const status of ['downloaded', 'failed', 'rolled_back', 'confirmed']) {
+    const page = await states.readStatesPage(deploymentId, { limit: 1000, status, lowestStored: status }, asStored);
+    expect([status, page.states]).toEqual([status, everyDevice.states.filter((state) => state.status === status)]);
+    // The devices only offered are not read.
+    expect([status, page.read <= everyDevice.read - offeredOnly]).toEqual([status, true]);
+  }
+  // A device silent in progress is shown failed: the read starts at the first status in progress.
+  const silentAsFailed = (state: DeviceStateRecord) => (state.status === 'downloaded' ? { ...state, status: 'failed', reason: 'no_confirmation' } : state);
+  const failed = await states.readStatesPage(deploymentId, { limit: 1000, status: 'failed', lowestStored: 'download_started' }, silentAsFailed);
+  expect(failed.states).toEqual(everyDevice.states.map(silentAsFailed).filter((state) => state.status === 'failed'));
+  expect(failed.states.filter((state) => state.reason === 'no_confirmation')).toHaveLength(10);
+  // At `offered`, every device is read.
+  const offered = await states.readStatesPage(deploymentId, { limit: 1000, status: 'offered', lowestStored: 'offered' }, asStored);
+  expect([offered.states.length, offered.read]).toEqual([offeredOnly, everyDevice.read]);
 });

@@ -64,13 +64,13 @@ export class DeviceRollout {
   /** A page of the deployment's states, in the order of the devices' UUIDs, of those at `page.status` as shown. */
   async readDeviceStatesPage(projectId: string, deploymentId: string, page: StatesPage): Promise<StatesPageRead> {
     const deployment = await this.deployments.findDeployment(projectId, deploymentId);
-    return this.deps.deviceStates.readStatesPage(deploymentId, page, this.stateShown(deployment));
+    return this.deps.deviceStates.readStatesPage(deploymentId, { ...page, lowestStored: page.status ? lowestStoredShownAs(deployment, page.status) : undefined }, this.stateShown(deployment));
   }
 
   /** A device silent past the confirm timeout is listed as the failure the summary counts it as. */
   private stateShown(deployment: Deployment): (state: DeviceStateRecord) => DeviceStateRecord {
-    const timeout = deployment.guardrails.confirmTimeoutSeconds;
-    if (timeout === null || deployment.state === 'draft') return (state) => state;
+    const timeout = silenceTimeoutOf(deployment);
+    if (timeout === null) return (state) => state;
     const silentBefore = this.now().getTime() - timeout * 1000;
     return (state) => (isInProgress(state.status) && state.updatedAt.getTime() < silentBefore ? { ...state, status: 'failed', reason: NO_CONFIRMATION } : state);
   }
@@ -268,4 +268,18 @@ export class DeviceRollout {
     const stored = await this.deps.deviceStates.highestStatus(deploymentId, deviceUuid);
     return this.deps.statusCache.merge(deploymentId, deviceUuid, stored ?? { ...NO_STATUS, counted: 'pending' });
   }
+}
+
+/** The confirm timeout after which a silent device in progress is shown failed; null when none applies (none set, or a draft). */
+function silenceTimeoutOf(deployment: Deployment): number | null {
+  return deployment.state === 'draft' ? null : deployment.guardrails.confirmTimeoutSeconds;
+}
+
+/**
+ * The lowest stored status of a device shown at `status` (a status only rises, and stateShown
+ * turns only a silent device in progress into a failure): where the store's read of a page at one
+ * status may start.
+ */
+function lowestStoredShownAs(deployment: Deployment, status: string): string {
+  return status === 'failed' && silenceTimeoutOf(deployment) !== null ? 'download_started' : status;
 }

@@ -45,10 +45,21 @@ export interface StatesPage {
   status?: string;
 }
 
+/** A states page as the store reads it. */
+export interface StoredStatesPage extends StatesPage {
+  /**
+   * The lowest stored status a device shown at `status` can be at: the store may leave out the
+   * devices whose status is below it. None: every device is read.
+   */
+  lowestStored?: string;
+}
+
 export interface StatesPageRead {
   states: DeviceStateRecord[];
   total: { count: number; estimated: boolean };
   nextAfterId?: string;
+  /** Devices read from the store for this page. */
+  read: number;
 }
 
 export interface DeviceEvent {
@@ -116,7 +127,7 @@ export interface DeviceStateStore {
   claimMissingSteps(deploymentId: string): Promise<number>;
   listStates(deploymentId: string): Promise<DeviceStateRecord[]>;
   /** One page of the states, in the order of the devices' UUIDs; `now` gives the state shown for a stored one. */
-  readStatesPage(deploymentId: string, page: StatesPage, now: (state: DeviceStateRecord) => DeviceStateRecord): Promise<StatesPageRead>;
+  readStatesPage(deploymentId: string, page: StoredStatesPage, now: (state: DeviceStateRecord) => DeviceStateRecord): Promise<StatesPageRead>;
   /**
    * How many devices are at each status (their highest), counted by the store over the stored
    * events: with `since`, only the statuses reached since then; with `before`, only those reached
