@@ -137,27 +137,29 @@ export class DeviceProfiles {
 
   /**
    * The project's devices whose UUID begins with `idPrefix`, `pageSize` at a time, one profile
-   * bucket after another, read one bucket ahead. Each device's group ids are those of `groups`
-   * it is a member of, from the memberships of the bucket.
+   * bucket after another. Each device's group ids are those of `groups` it is a member of, from the
+   * memberships of the bucket. The next page is read while the caller takes this one, so the store
+   * and this process work at once, and no more than two pages are held whatever a bucket holds.
    */
-  async *stream(projectId: string, idPrefix: string, pageSize: number, groups: FleetGroups): AsyncIterable<FleetDevice[]> {
-    const buckets = bucketsOf(projectId, idPrefix);
-    let next = buckets.length > 0 ? this.readBucket(buckets[0]!, idPrefix, groups) : undefined;
-    for (let index = 0; next; index += 1) {
-      const devices = await next;
-      next = index + 1 < buckets.length ? this.readBucket(buckets[index + 1]!, idPrefix, groups) : undefined;
-      for (let start = 0; start < devices.length; start += pageSize) yield devices.slice(start, start + pageSize);
-    }
+  stream(projectId: string, idPrefix: string, pageSize: number, groups: FleetGroups): AsyncIterable<FleetDevice[]> {
+    return readOneAhead(this.pages(projectId, idPrefix, pageSize, groups));
   }
 
-  private async readBucket(bucket: string, idPrefix: string, groups: FleetGroups): Promise<FleetDevice[]> {
-    const [profiles, memberships] = await Promise.all([
-      collectionOf(this.models.DeviceProfile).find({ k: bucket }).toArray(),
-      this.membershipsOf(bucket, groups),
-    ]);
-    const groupsOf = new Map<string, string[]>();
-    for (const membership of memberships) groupsOf.set(membership.device_id, [...(groupsOf.get(membership.device_id) ?? []), membership.group_id]);
-    return profiles.filter((doc) => doc._id.startsWith(idPrefix)).map((doc) => fleetDeviceOf(doc, groupsOf.get(doc._id) ?? []));
+  private async *pages(projectId: string, idPrefix: string, pageSize: number, groups: FleetGroups): AsyncGenerator<FleetDevice[]> {
+    for (const bucket of bucketsOf(projectId, idPrefix)) {
+      const groupsOf = new Map<string, string[]>();
+      for (const membership of await this.membershipsOf(bucket, groups)) groupsOf.set(membership.device_id, [...(groupsOf.get(membership.device_id) ?? []), membership.group_id]);
+      let page: FleetDevice[] = [];
+      for await (const doc of collectionOf(this.models.DeviceProfile).find({ k: bucket }, { batchSize: pageSize })) {
+        if (!doc._id.startsWith(idPrefix)) continue;
+        page.push(fleetDeviceOf(doc, groupsOf.get(doc._id) ?? []));
+        if (page.length === pageSize) {
+          yield page;
+          page = [];
+        }
+      }
+      if (page.length > 0) yield page;
+    }
   }
 
   /** The memberships of the bucket's devices in `groups`: each group's by its index on group and bucket, or every one of the bucket. */
@@ -173,6 +175,26 @@ export class DeviceProfiles {
 
   private readProfiled(id: string): Promise<ProfiledDoc | null> {
     return collectionOf(this.models.Device).findOne({ _id: id }, { projection: PROFILED_FIELDS }) as Promise<ProfiledDoc | null>;
+  }
+}
+
+/**
+ * The items of `items`, each next one asked for as soon as the one before is handed out. When the
+ * caller stops early, the source is closed once the read under way has ended.
+ */
+async function* readOneAhead<T>(items: AsyncGenerator<T>): AsyncGenerator<T> {
+  let next = items.next();
+  try {
+    for (;;) {
+      const result = await next;
+      if (result.done) return;
+      next = items.next();
+      yield result.value;
+    }
+  } finally {
+    // A generator runs one request at a time: the return waits for the read under way.
+    next.catch(() => undefined);
+    await items.return(undefined);
   }
 }
 
