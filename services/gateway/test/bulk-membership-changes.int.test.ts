@@ -127,6 +127,44 @@ test('every device matching a selection is added, then removed, as one operation
   expect(events[0]).toMatchObject({ actor_email: f.user.email, target_id: group.id, details: { state: 'done', devices_matched: 400 } });
 }, 240_000);
 
+test('a selection by groups is their memberships: the members of one group added to another, then the members of both taken out', async () => {
+  const f = await setupProject({ name: 'bulk-by-groups', maxDevices: 2000 });
+  await fleetOf(f, 300, (index) => (index % 3 === 0 ? 'esp32s3' : 'esp32'));
+  const projectPath = `/api/v1/projects/${f.project.id}`;
+  const groupOf = async (name: string) => (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name } })).body as { id: string };
+  const [source, target] = [await groupOf('source'), await groupOf('target')];
+  const change = async (groupId: string, json: object) => {
+    const started = await api('POST', `${projectPath}/groups/${groupId}/members/bulk-changes/`, { token: f.user.token, json });
+    expect(started.status).toBe(202);
+    return (await followed(f, started.headers.get('location')!)).at(-1)!;
+  };
+  expect(await change(source.id, { action: 'add', matching: { chip_family: 'esp32s3' } })).toMatchObject({ state: 'done', added: 100 });
+  const sourceMembers = (await membershipsAndCopies(f.project.id, source.id)).members;
+
+  // One member's copy of its groups has lost the source group (as a write that went astray
+  // would leave it): the selection follows the membership, and the copy is made good.
+  const astray = sourceMembers[0]!;
+  const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
+  try {
+    await connection.getClient().db(registryDatabase()).collection('devices').updateOne({ _id: astray as never }, { $set: { group_ids: [] } });
+  } finally {
+    await connection.close();
+  }
+  expect(await change(target.id, { action: 'add', matching: { group_id: source.id } })).toMatchObject({ state: 'done', devices_matched: 100, added: 100 });
+  expect(await membershipsAndCopies(f.project.id, target.id)).toEqual({ members: sourceMembers, copies: sourceMembers });
+  expect(await membershipsAndCopies(f.project.id, source.id)).toEqual({ members: sourceMembers, copies: sourceMembers });
+
+  // Ten leave the source group; then the target's members that are also the source's are taken
+  // out of the target: the ten stay.
+  const leavers = sourceMembers.slice(0, 10);
+  for (const deviceUuid of leavers) expect((await api('DELETE', `${projectPath}/groups/${source.id}/members/${deviceUuid}/`, { token: f.user.token })).status).toBeLessThan(300);
+  expect(await change(target.id, { action: 'remove', matching: { group_id: source.id } })).toMatchObject({ state: 'done', devices_matched: 90, removed: 90 });
+  expect(await membershipsAndCopies(f.project.id, target.id)).toEqual({ members: leavers, copies: leavers });
+  // And every member of the target, taken out.
+  expect(await change(target.id, { action: 'remove', matching: {} })).toMatchObject({ state: 'done', devices_matched: 10, removed: 10 });
+  expect(await membershipsAndCopies(f.project.id, target.id)).toEqual({ members: [], copies: [] });
+}, 240_000);
+
 test('bad bulk changes are refused with a detail, and nothing starts', async () => {
   const f = await setupProject({ name: 'bulk-refusals' });
   const projectPath = `/api/v1/projects/${f.project.id}`;
