@@ -102,8 +102,9 @@ const SIXTEEN_BUCKETS_UP_TO = 16_000;
  * Buckets changed at once. A step waits on the store in turn with each of its reads and writes, so
  * one bucket at a time left the two cores of the measured machine a third idle. Two at a time took
  * a change of 10,000 devices from 11.4 to 8.3 s; three, to 8.4 s, the cores then busy
- * (docs/performance.md, "The bulk change"). The progress saved counts a window's buckets once all
- * of them are done, so a replica that takes the change over redoes at most this many.
+ * (docs/performance.md, "Bulk changes two buckets at once, and from the memberships"). The
+ * progress saved counts a window's buckets once all of them are done, so a replica that takes the
+ * change over redoes at most this many.
  */
 const BUCKETS_AT_ONCE = 2;
 /** A bucket whose step fails is tried this many times before the change is given up as failed. */
