@@ -4,18 +4,25 @@ import { api, eventually, setupProject, testStack, uploadForm, MANIFEST } from '
 
 // The health guardrail (docs/api.md, "Device health") against the real services: 1,000 simulated
 // devices check once per simulated hour with their health, under a staged plan whose first stage
-// (3%) would ramp itself to 100% after its wait. A build that confirms and then panics every two
-// simulated hours must pause the deployment before 5% of the fleet has installed it; a build that
-// resets as often as the rest of the fleet must not. The stack sends registry's counts to rollout
-// every 500 ms and supervises every 500 ms (jest-global-setup.ts).
+// (3%; 5% for the healthy build) would ramp itself to 100% after its wait. A build that confirms
+// and then panics every two simulated hours must pause the deployment before 5% of the fleet has
+// installed it; a build that resets as often as the rest of the fleet must not. The stack sends
+// registry's counts to rollout every 500 ms and supervises every 500 ms (jest-global-setup.ts).
 
 const FLEET = 1000;
 const STAGES = [
   { percentage: 3, min_wait_seconds: 45 },
   { percentage: 100, min_wait_seconds: 0 },
 ];
+/**
+ * The healthy build's plan starts at 5%: its test needs at least `min_devices` (20) updated devices
+ * for the guardrail to judge, and which devices a percentage takes follows the deployment's random
+ * id. At 3% of 1,000 devices, fewer than 20 come up in one run in 50 (binomially; 17 in one CI
+ * run); at 5%, in one run in 3 million.
+ */
+const HEALTHY_STAGES = [{ ...STAGES[0]!, percentage: 5 }, STAGES[1]!];
 
-async function stagedDeployment(name: string) {
+async function stagedDeployment(name: string, stages = STAGES) {
   const f = await setupProject({ name, maxDevices: 0 });
   const options: SimulationOptions = {
     url: testStack().gatewayUrl,
@@ -31,7 +38,7 @@ async function stagedDeployment(name: string) {
   const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(256)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, {
     token: f.user.token,
-    json: { artifact_id: artifact.id, stages: STAGES, guardrails: { health_regression: {} } },
+    json: { artifact_id: artifact.id, stages, guardrails: { health_regression: {} } },
   });
   expect(created.status).toBe(201);
   expect(created.body.guardrails.health_regression).toEqual({ margin_percent: 50, significance: 0.001, min_devices: 20, min_device_hours: 50 });
@@ -93,7 +100,7 @@ test('a build that confirms and then crash-loops pauses its staged rollout with 
 }, 300_000);
 
 test('a build that resets as often as the rest of the fleet is judged and never paused, and its plan goes on', async () => {
-  const { options, read, health, start } = await stagedDeployment('healthy-build');
+  const { options, read, health, start } = await stagedDeployment('healthy-build', HEALTHY_STAGES);
   const fleetHealth = new FleetHealth({ seed: 'healthy-build', abnormalPerHour: 0.01 });
   const fleet = await warmUp(options, fleetHealth);
   await start();
