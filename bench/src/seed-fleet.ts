@@ -115,7 +115,7 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
         batch.push(device);
         // The device's profile as registry derives it from the document (a preview reads these).
         profileDocs.push(profileDocOf(device));
-        members.push({ _id: `${groupId}:${id}`, project_id: layout.projectId, group_id: groupId, device_id: id, page_keys: devicePageKeys(layout.projectId, id) });
+        members.push({ _id: `${groupId}:${id}`, project_id: layout.projectId, group_id: groupId, device_id: id, group_keys: devicePageKeys(groupId, id), page_keys: devicePageKeys(layout.projectId, id) });
       }
       await Promise.all([deviceDocs.insertMany(batch, { ordered: false }), memberships.insertMany(members, { ordered: false }), profiles.insertMany(profileDocs, { ordered: false })]);
       if ((from / BATCH) % 50 === 49) log(`  seeded ${from + BATCH}/${devices} devices in ${Math.round((performance.now() - started) / 1000)} s`);

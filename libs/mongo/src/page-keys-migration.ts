@@ -7,7 +7,7 @@ export interface DoneMigrations {
 }
 
 /**
- * Sets `page_keys` on every document of `collection` that matches `missing` (a filter on documents
+ * Sets `page_keys` (or `options.field`) on every document of `collection` that matches `missing` (a filter on documents
  * without keys), to what `keysOf` makes of it. Done once, then recorded as `name` in `done`: finding
  * the documents without keys reads every document (FerretDB cannot use an index for `$exists`),
  * which a service starting on a large store should not repeat. Writes in batches; safe to run again.
@@ -17,6 +17,8 @@ export async function addPageKeysOnce<Doc extends Document & { _id: string }>(op
   name: string;
   collection: Collection<Doc>;
   missing: Filter<Doc>;
+  /** The field the keys are written to; `page_keys` unless given. */
+  field?: string;
   /** The fields keysOf reads. */
   fields: Record<string, 1>;
   keysOf: (doc: Doc) => string[];
@@ -28,7 +30,7 @@ export async function addPageKeysOnce<Doc extends Document & { _id: string }>(op
   const write = async () => {
     if (batch.length === 0) return;
     await collection.bulkWrite(
-      batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as Filter<Doc>, update: { $set: { page_keys: options.keysOf(doc) } as never } } })),
+      batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as Filter<Doc>, update: { $set: { [options.field ?? 'page_keys']: options.keysOf(doc) } as never } } })),
       { ordered: false },
     );
     batch = [];

@@ -1,7 +1,7 @@
 // `node dist/migrate.js`: creates this service's collections and indexes, moves stored data to
 // its current shape, then exits (Helm hook Job).
 import { runMigration } from '@ota/mongo';
-import { addDevicePageKeys, addDeviceProfiles, addMembershipPageKeys, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
+import { addDevicePageKeys, addDeviceProfiles, addMembershipGroupKeys, addMembershipPageKeys, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
 import { registerModels } from './adapters/mongo/models';
 import { loadRegistryConfig } from './config';
 
@@ -9,5 +9,6 @@ void runMigration('registry', loadRegistryConfig(), registerModels, async (model
   await moveCheckEventsOntoDevices(models);
   await addDevicePageKeys(models);
   await addMembershipPageKeys(models);
+  await addMembershipGroupKeys(models);
   await addDeviceProfiles(models);
 });

@@ -55,7 +55,7 @@ test("migrate.js moves a device's decisions from check_events onto the device, o
   );
 });
 
-test('migrate.js gives devices and memberships stored before page buckets their page keys, which lists and bulk changes then find', async () => {
+test('migrate.js gives devices and memberships stored before page buckets their page keys (a membership its group keys), which lists and bulk changes then find', async () => {
   const f = await setupProject({ name: 'page-keys-migration' });
   const projectPath = `/api/v1/projects/${f.project.id}`;
   const device = (await api('POST', `${projectPath}/devices/`, { token: f.user.token, json: { device_id: 'before-buckets' } })).body;
@@ -66,15 +66,19 @@ test('migrate.js gives devices and memberships stored before page buckets their 
     const database = connection.getClient().db(registryDatabase());
     // As the previous release stored them: no page keys, and no record of either migration.
     await database.collection('devices').updateOne({ _id: device.id }, { $unset: { page_keys: '' } });
-    await database.collection('memberships').updateOne({ _id: `${group.id}:${device.id}` as never }, { $unset: { page_keys: '' } });
-    await database.collection('data_migrations').deleteMany({ _id: { $in: ['device_page_keys', 'membership_page_keys'] } as never });
+    await database.collection('memberships').updateOne({ _id: `${group.id}:${device.id}` as never }, { $unset: { page_keys: '', group_keys: '' } });
+    await database.collection('data_migrations').deleteMany({ _id: { $in: ['device_page_keys', 'membership_page_keys', 'membership_group_keys'] } as never });
+    // The index of the group and the project's buckets, which the release before read by.
+    await database.collection('memberships').createIndex({ group_id: 1, page_keys: 1 });
 
     const run = runMigration();
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const keys = [device.id.slice(0, 1), device.id.slice(0, 2), device.id.slice(0, 3)].map((prefix) => `${f.project.id}/${prefix}`);
     expect(await database.collection('devices').findOne({ _id: device.id }, { projection: { page_keys: 1 } })).toEqual({ _id: device.id, page_keys: keys });
-    expect(await database.collection('memberships').findOne({ _id: `${group.id}:${device.id}` as never }, { projection: { page_keys: 1 } })).toEqual({ _id: `${group.id}:${device.id}`, page_keys: keys });
+    const groupKeys = [device.id.slice(0, 1), device.id.slice(0, 2), device.id.slice(0, 3)].map((prefix) => `${group.id}/${prefix}`);
+    expect(await database.collection('memberships').findOne({ _id: `${group.id}:${device.id}` as never }, { projection: { page_keys: 1, group_keys: 1 } })).toEqual({ _id: `${group.id}:${device.id}`, page_keys: keys, group_keys: groupKeys });
+    expect((await database.collection('memberships').indexes()).map((index) => index.name)).not.toContain('group_id_1_page_keys_1');
   } finally {
     await connection.close();
   }

@@ -51,6 +51,27 @@ export async function addMembershipPageKeys(models: RegistryModels): Promise<voi
 }
 
 /**
+ * Gives every membership stored before a group's members were read by one key its device's page
+ * buckets within the group (models.ts, `group_keys`): a bulk change would not see it otherwise.
+ * Then drops the index of the group and the project's buckets, which nothing reads since (the
+ * release before creates it again on a rollback).
+ */
+export async function addMembershipGroupKeys(models: RegistryModels): Promise<void> {
+  await addPageKeysOnce<{ _id: string; group_id: string; device_id: string }>({
+    done: models.DataMigration,
+    name: 'membership_group_keys',
+    collection: models.Membership.collection as never,
+    missing: { group_keys: { $exists: false } },
+    field: 'group_keys',
+    fields: { group_id: 1, device_id: 1 },
+    keysOf: (doc) => devicePageKeys(doc.group_id, doc.device_id),
+  });
+  await models.Membership.collection.dropIndex('group_id_1_page_keys_1').catch((error: { codeName?: string }) => {
+    if (error.codeName !== 'IndexNotFound') throw error;
+  });
+}
+
+/**
  * Gives every device stored before device profiles existed its profile (device-profiles.ts): a
  * preview reads the fleet from them, and would not see such a device. Once: a later run would
  * only write the profiles again.

@@ -89,10 +89,10 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
     const selection: Record<string, unknown> = { ...equalityFilterOf(projectId, { ...matching, search: undefined }), page_keys: pageKey };
     // Removing takes only the group's members (the check below corrects a device's stale copy).
     if (change.action === 'remove') selection.group_ids = groupId;
-    const ids = await this.matchesOf(change, pageKey, selection);
+    const ids = await this.matchesOf(change, prefix, selection);
     if (ids.length === 0) return { matched: 0, changed: 0 };
 
-    const changed = change.action === 'add' ? await insertMemberships(this.models, ids.map((id) => membershipOf(projectId, groupId, id))) : await deleteMembershipsOf(this.models, groupId, pageKey, ids);
+    const changed = change.action === 'add' ? await insertMemberships(this.models, ids.map((id) => membershipOf(projectId, groupId, id))) : await deleteMembershipsOf(this.models, groupId, prefix, ids);
     const copies = await collectionOf(this.models.Device).updateMany(
       { ...selection, _id: { $in: ids } },
       change.action === 'add' ? { $addToSet: { group_ids: groupId } } : ({ $pull: { group_ids: groupId } }),
@@ -100,7 +100,7 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
 
     // Copies that may disagree with the memberships: every device when one left the selection
     // between the read and the write, otherwise those whose membership a concurrent change undid.
-    const members = new Set(await this.membersIn(groupId, pageKey));
+    const members = new Set(await this.membersIn(groupId, prefix));
     const stale = copies.matchedCount < ids.length ? ids : ids.filter((id) => members.has(id) !== (change.action === 'add'));
     for (const id of stale) await this.copyGroupIds(id);
     return { matched: ids.length, changed };
@@ -113,12 +113,12 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
    * what a device document costs it (docs/performance.md, "The preview from device profiles").
    * Any other filter is matched on the device documents.
    */
-  private async matchesOf(change: MembershipChange, pageKey: string, selection: Record<string, unknown>): Promise<string[]> {
+  private async matchesOf(change: MembershipChange, prefix: string, selection: Record<string, unknown>): Promise<string[]> {
     const { matching } = change;
     const groups = [...(matching.groupId ? [matching.groupId] : []), ...(change.action === 'remove' ? [change.groupId] : [])];
     const byGroupsAlone = matching.active === undefined && !matching.channelId && !matching.chipFamily && !matching.search;
     if (byGroupsAlone && groups.length > 0) {
-      const [first, ...others] = await Promise.all(groups.map((group) => this.membersIn(group, pageKey)));
+      const [first, ...others] = await Promise.all(groups.map((group) => this.membersIn(group, prefix)));
       const alsoIn = others.map((members) => new Set(members));
       return first!.filter((id) => alsoIn.every((members) => members.has(id)));
     }
@@ -128,19 +128,22 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
       .map((doc) => doc._id);
   }
 
-  /** The UUIDs of the group's members in the bucket `pageKey`. */
-  private async membersIn(groupId: string, pageKey: string): Promise<string[]> {
-    return (await this.models.Membership.find({ group_id: groupId, page_keys: pageKey }, { device_id: 1 }).lean<Array<{ device_id: string }>>()).map((doc) => doc.device_id);
+  /**
+   * The UUIDs of the group's members in the bucket `prefix`, by the one key of both (models.ts,
+   * `group_keys`): a filter on the group too would let PostgreSQL read every member of the group.
+   */
+  private async membersIn(groupId: string, prefix: string): Promise<string[]> {
+    return (await this.models.Membership.find({ group_keys: devicePageKey(groupId, prefix) }, { device_id: 1 }).lean<Array<{ device_id: string }>>()).map((doc) => doc.device_id);
   }
 }
 
-/** Deletes the group's memberships of `deviceIds`, which are in the bucket `pageKey`; answers how many existed. */
-async function deleteMembershipsOf(models: RegistryModels, groupId: string, pageKey: string, deviceIds: string[]): Promise<number> {
+/** Deletes the group's memberships of `deviceIds`, which are in the bucket `prefix`; answers how many existed. */
+async function deleteMembershipsOf(models: RegistryModels, groupId: string, prefix: string, deviceIds: string[]): Promise<number> {
   const ids = deviceIds.map((id) => `${groupId}:${id}`);
   // The group's members in this bucket are what PostgreSQL reads; the ids narrow them to the matches.
-  const deleted = (await models.Membership.deleteMany({ group_id: groupId, page_keys: pageKey, _id: { $in: ids } })).deletedCount;
+  const deleted = (await models.Membership.deleteMany({ group_keys: devicePageKey(groupId, prefix), _id: { $in: ids } })).deletedCount;
   if (deleted === ids.length) return deleted;
-  // A membership without page keys (written by the release before, after the migration ran) is
+  // A membership without group keys (written by the release before, after the migration ran) is
   // deleted by its primary key; so are the rest when a device's copy was stale (a no-op then).
   let byKey = 0;
   for (const _id of ids) byKey += (await models.Membership.deleteOne({ _id })).deletedCount;

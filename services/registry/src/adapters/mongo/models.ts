@@ -141,7 +141,13 @@ export interface MembershipDoc {
   project_id: string;
   group_id: string;
   device_id: string;
-  /** The device's page buckets (devicePageKeys): a bulk change reads a group's members one bucket at a time. */
+  /**
+   * The device's page buckets within its group (devicePageKeys of the group): a bulk change reads a
+   * group's members one bucket at a time by one of them. Absent on memberships stored before
+   * (data-migrations.ts, addMembershipGroupKeys).
+   */
+  group_keys: string[];
+  /** The device's page buckets in its project: read by the release before only (kept for a rollback to it). */
   page_keys: string[];
 }
 
@@ -259,10 +265,13 @@ export function registerModels(connection: Connection) {
   // index holds the device alone (on FerretDB every indexed field is one more index to update).
   decisionRecordSchema.index({ device_id: 1 });
 
-  const membershipSchema = new Schema<MembershipDoc>({ _id: String, project_id: String, group_id: String, device_id: String, page_keys: [String] }, options);
+  const membershipSchema = new Schema<MembershipDoc>({ _id: String, project_id: String, group_id: String, device_id: String, group_keys: [String], page_keys: [String] }, options);
   membershipSchema.index({ device_id: 1 });
   membershipSchema.index({ group_id: 1 });
-  membershipSchema.index({ group_id: 1, page_keys: 1 });
+  // One key names a group and a bucket, so that PostgreSQL reads a bucket's members from one index
+  // under FerretDB; with the group and the project's bucket as two fields it read all the group's
+  // members and filtered them (docs/performance.md, "A group's members in a bucket by one key").
+  membershipSchema.index({ group_keys: 1 });
 
   const membershipChangeSchema = new Schema<MembershipChangeDoc>(
     {

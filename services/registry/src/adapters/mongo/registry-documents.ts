@@ -159,7 +159,7 @@ export function docOf(device: Device, place: number): DeviceDoc {
 
 /** The membership document of a device in a group: the truth of the group, which the device copies. */
 export function membershipOf(projectId: string, groupId: string, deviceUuid: string): MembershipDoc {
-  return { _id: `${groupId}:${deviceUuid}`, project_id: projectId, group_id: groupId, device_id: deviceUuid, page_keys: devicePageKeys(projectId, deviceUuid) };
+  return { _id: `${groupId}:${deviceUuid}`, project_id: projectId, group_id: groupId, device_id: deviceUuid, group_keys: devicePageKeys(groupId, deviceUuid), page_keys: devicePageKeys(projectId, deviceUuid) };
 }
 
 /** The filters of a device list that the store matches by equality (and FerretDB hands to PostgreSQL). */
