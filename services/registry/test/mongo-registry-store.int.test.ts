@@ -362,6 +362,8 @@ describe('a device list read a page at a time', () => {
     expect(pages.length).toBeGreaterThan(3);
     expect(Math.max(...perPage)).toBeLessThan(500 + 2 * (FLEET / 16));
     expect(pages.slice(0, -1).some((page) => page.devices.length < 50)).toBe(true);
+    // It reads ids first, then the devices it keeps: each whole, as a page without a search has it.
+    for (const device of pages.flatMap((page) => page.devices)) expect(device).toEqual(await paged.findDevice(fleet.projectId, { id: device.id }));
   });
 
   it('counts a large project from a sample of its buckets, labelled as estimated, and stops a bounded count early', async () => {
