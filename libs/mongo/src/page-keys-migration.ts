@@ -1,4 +1,5 @@
 import type { Collection, Document, Filter } from 'mongodb';
+import { updateEachById } from './update-each-by-id';
 
 /** The `data_migrations` collection of a service: one document per data migration done. */
 export interface DoneMigrations {
@@ -29,9 +30,9 @@ export async function addPageKeysOnce<Doc extends Document & { _id: string }>(op
   let batch: Doc[] = [];
   const write = async () => {
     if (batch.length === 0) return;
-    await collection.bulkWrite(
-      batch.map((doc) => ({ updateOne: { filter: { _id: doc._id } as Filter<Doc>, update: { $set: { [options.field ?? 'page_keys']: options.keysOf(doc) } as never } } })),
-      { ordered: false },
+    await updateEachById(
+      collection,
+      batch.map((doc) => ({ _id: doc._id, update: { $set: { [options.field ?? 'page_keys']: options.keysOf(doc) } as never } })),
     );
     batch = [];
   };

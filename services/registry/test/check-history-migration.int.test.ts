@@ -93,3 +93,35 @@ test('migrate.js gives devices and memberships stored before page buckets their 
   expect(done).toMatchObject({ state: 'done', removed: 1 });
   expect((await api('GET', `${projectPath}/devices/${device.id}/`, { token: f.user.token })).body.group_ids).toEqual([]);
 });
+
+test('migrate.js gives page keys and profiles to more devices than FerretDB holds PostgreSQL connections (50), in one run', async () => {
+  const f = await setupProject({ name: 'many-devices-migration' });
+  const projectPath = `/api/v1/projects/${f.project.id}`;
+  const device = (await api('POST', `${projectPath}/devices/`, { token: f.user.token, json: { device_id: 'many-0' } })).body;
+  const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
+  try {
+    const database = connection.getClient().db(registryDatabase());
+    const stored = (await database.collection('devices').findOne({ _id: device.id }))!;
+    // 120 devices as the release before stored them: copies of one, without page keys.
+    const ids = Array.from({ length: 120 }, (_, n) => `${device.id.slice(0, 30)}${String(n).padStart(6, '0')}`);
+    await database.collection('devices').insertMany(ids.map((id, n) => ({ ...stored, _id: id, device_id: `many-${n + 1}`, page_keys: undefined })) as never[]);
+    await database.collection('devices').updateMany({ project_id: f.project.id }, { $unset: { page_keys: '' } });
+    await database.collection('data_migrations').deleteMany({ _id: { $in: ['device_page_keys', 'device_profiles'] } as never });
+
+    // One update command with a statement per document held a connection per statement until the
+    // command ended: past the pool's 50, FerretDB stopped answering every client.
+    const run = spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'migrate.js')], {
+      env: { PATH: process.env.PATH, MONGODB_URI: testStack().mongodbUri, MONGODB_DATABASE: registryDatabase() },
+      encoding: 'utf8',
+      timeout: 40_000,
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const keyed = await database.collection('devices').find({ project_id: f.project.id }, { projection: { page_keys: 1 } }).toArray();
+    expect(keyed).toHaveLength(121);
+    for (const doc of keyed) expect(doc.page_keys).toEqual([1, 2, 3].map((length) => `${f.project.id}/${String(doc._id).slice(0, length)}`));
+    expect(await database.collection('device_profiles').countDocuments({ _id: { $in: ids } as never })).toBe(120);
+  } finally {
+    await connection.close();
+  }
+}, 90_000);

@@ -5,7 +5,7 @@
 // memberships are their truth, and a preview reads only those of the groups deployments target.
 import { profileOf, type HardwareProfile } from '@ota/manifest';
 import { devicePageKey } from '@ota/ids';
-import { collectionOf, isDuplicateKey } from '@ota/mongo';
+import { collectionOf, isDuplicateKey, updateEachById } from '@ota/mongo';
 import type { FleetDevice, FleetGroups } from '../../domain/model';
 import type { DeviceDoc, DeviceProfileDoc, RegistryModels } from './models';
 
@@ -206,9 +206,9 @@ export async function writeEveryProfile(models: RegistryModels): Promise<void> {
   let batch: DeviceProfileDoc[] = [];
   const write = async () => {
     if (batch.length === 0) return;
-    await collectionOf(models.DeviceProfile).bulkWrite(
-      batch.map((profile) => ({ updateOne: { filter: { _id: profile._id }, update: { $set: { k: profile.k, p: profile.p } }, upsert: true } })),
-      { ordered: false },
+    await updateEachById(
+      collectionOf(models.DeviceProfile),
+      batch.map((profile) => ({ _id: profile._id, update: { $set: { k: profile.k, p: profile.p } }, upsert: true })),
     );
     batch = [];
   };
