@@ -30,7 +30,7 @@ export const SCENARIOS = {
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command) and per one-document update, in the process that makes them',
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
-  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole) and as one request, and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events; each process\'s peak memory over the run, sampled twice a second, against the empty project\'s',
+  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole) and as one request, and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events; then a change of 1,000 devices by their ids (its impact on rollouts, the add, the removal), each one request with its CPU; each process\'s peak memory over the run, sampled twice a second, against the empty project\'s',
   s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
   s18: "check with offers, as s3, on deployments with everything that decides when a device is offered on: maintenance windows (open at every hour), offer caps (far above the rate) and the health guardrail, every check carrying the device's health; on a commit without caps or the health guardrail, the deployments have what it takes",
 } as const;
@@ -546,6 +546,8 @@ export class Scenarios {
     }
     phase = 'bulk changes';
     const bulkChanges = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.bulkMembershipChanges(fleet, groups[3]!.id);
+    phase = 'changes by ids';
+    const changesByIds = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.membershipChangesByIds(fleet);
     samplePeak();
     clearInterval(peakSampler);
     return {
@@ -563,6 +565,7 @@ export class Scenarios {
       checksOfKnownDevices: checks,
       preview,
       bulkChanges,
+      changesByIds,
       wedged: wedged || null,
       emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
@@ -644,6 +647,45 @@ export class Scenarios {
       await referenceGateway.close();
       await reference.stop();
     }
+  }
+
+  /**
+   * s16's change of a group by a list of 1,000 devices (as the console's selection sends it): what
+   * it would do to the rollouts, then the 1,000 added, then removed; each one request, timed, with
+   * each process's CPU.
+   */
+  private async membershipChangesByIds(fleet: Fleet) {
+    const project = (path: string) => `/api/v1/projects/${fleet.projectId}${path}`;
+    const GIVE_UP_MS = 120_000;
+    const call = (method: string, path: string, body?: unknown) => this.gateway.api(method, project(path), fleet.userToken, body, GIVE_UP_MS);
+    const target = (await call('POST', '/groups/', { name: 'by-ids-target' })) as { id: string };
+    const ids = ((await call('GET', '/devices/?limit=1000')) as Array<{ id: string }>).map((device) => device.id);
+    const measured = async (name: string, path: string, body: unknown) => {
+      const before = usageOf(this.pids);
+      const started = performance.now();
+      let error = '';
+      let answer: unknown;
+      try {
+        answer = await call('POST', path, body);
+      } catch (failure) {
+        error = String((failure as Error).message).slice(0, 200);
+      }
+      const cpu = perRequest(before, usageOf(this.pids), 1);
+      const result = {
+        ms: Math.round(performance.now() - started),
+        error,
+        answer: name === 'impact' ? undefined : answer,
+        cpuSeconds: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, Math.round(usage.cpuMsPerRequest / 100) / 10])),
+      };
+      this.settings.log(`  ${name} of ${ids.length} devices by id: ${JSON.stringify(result)}`);
+      return result;
+    };
+    return {
+      devices: ids.length,
+      impact: await measured('impact', `/groups/${target.id}/members/changes/impact/`, { add: ids }),
+      add: await measured('add', `/groups/${target.id}/members/changes/`, { add: ids }),
+      remove: await measured('remove', `/groups/${target.id}/members/changes/`, { remove: ids }),
+    };
   }
 
   /**

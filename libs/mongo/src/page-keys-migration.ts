@@ -1,5 +1,5 @@
 import type { Collection, Document, Filter } from 'mongodb';
-import { updateEachById } from './update-each-by-id';
+import { updateEachById } from './each-by-key';
 
 /** The `data_migrations` collection of a service: one document per data migration done. */
 export interface DoneMigrations {

@@ -73,9 +73,11 @@ test('bulk membership, member and device counts, and the reach of targets before
   const group = (await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name: 'canary' } })).body;
   const changes = `/api/v1/projects/${f.project.id}/groups/${group.id}/members/changes/`;
   const stranger = '00000000-0000-4000-8000-000000000000';
-  const added = await api('POST', changes, { token: f.user.token, json: { add: [...devices.slice(0, 8).map((device) => device.id), stranger] } });
+  // A device of another project is no device of this one.
+  const [foreign] = await fleetOf(await setupProject(), 1);
+  const added = await api('POST', changes, { token: f.user.token, json: { add: [...devices.slice(0, 8).map((device) => device.id), stranger, foreign!.id] } });
   expect(added.status).toBe(200);
-  expect(added.body).toEqual({ added: 8, removed: 0, missing_device_ids: [stranger] });
+  expect(added.body).toEqual({ added: 8, removed: 0, missing_device_ids: [stranger, foreign!.id] });
   const removed = await api('POST', changes, { token: f.user.token, json: { remove: devices.slice(0, 3).map((device) => device.id) } });
   expect(removed.body).toMatchObject({ added: 0, removed: 3 });
   // A repeat changes nothing and counts nothing: only memberships that changed are counted.

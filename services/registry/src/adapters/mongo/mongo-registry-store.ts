@@ -1,5 +1,5 @@
 import type { Deferral } from '@ota/decision';
-import { PerKeyQueue, collectionOf, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
+import { PerKeyQueue, collectionOf, deleteEachById, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace, updateEachById } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleDevices } from '@ota/ids';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
 import { DeviceProfiles, changedProfile, changesProfile } from './device-profiles';
@@ -166,36 +166,31 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>> {
-    const docs = await this.models.Device.find({ _id: { $in: [...ids] }, project_id: projectId }, { _id: 1 }).lean<Array<{ _id: string }>>();
+    const docs = await findEach(collectionOf(this.models.Device), '_id', [...new Set(ids)], { alsoMatching: { project_id: projectId }, projection: { _id: 1 } });
     return new Set(docs.map((doc) => doc._id));
   }
 
   async changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }> {
     const added = add.length === 0 ? 0 : await insertMemberships(this.models, add.map((deviceUuid) => membershipOf(projectId, groupId, deviceUuid)));
-    const removed = remove.length === 0 ? 0 : (await this.models.Membership.deleteMany({ project_id: projectId, _id: { $in: remove.map((deviceUuid) => `${groupId}:${deviceUuid}`) } })).deletedCount;
+    const removed = await deleteEachById(collectionOf(this.models.Membership), remove.map((deviceUuid) => `${groupId}:${deviceUuid}`), { project_id: projectId });
     await this.copyGroupIdsOfMany(projectId, [...new Set([...add, ...remove])].sort());
     return { added, removed };
   }
 
   /**
-   * copyGroupIds for many devices in a few round trips (one device at a time, 1000 devices
-   * outlast a request's deadline): their memberships read at once, one write per distinct set of
-   * group ids, then the copies checked against the memberships; a device whose copy disagrees (a
-   * concurrent change wrote an older set) is copied again on its own, as a single change is.
+   * copyGroupIds for many devices in a few commands (one device at a time, 1000 devices outlast a
+   * request's deadline): their memberships read, each copy written, then the copies checked
+   * against the memberships; a device whose copy disagrees (a concurrent change wrote an older
+   * set) is copied again on its own, as a single change is. Every read and write is by one key
+   * (libs/mongo's each-by-key.ts): with a list of ids, FerretDB would read the whole project.
    */
   private async copyGroupIdsOfMany(projectId: string, deviceIds: string[]): Promise<void> {
+    const devices = collectionOf(this.models.Device);
     for (let start = 0; start < deviceIds.length; start += MEMBERSHIP_COPY_BATCH) {
       const batch = deviceIds.slice(start, start + MEMBERSHIP_COPY_BATCH);
       const sets = await this.groupIdsOf(projectId, batch);
-      const devicesBySet = new Map<string, string[]>();
-      for (const id of batch) {
-        const key = JSON.stringify(sets.get(id) ?? []);
-        devicesBySet.set(key, [...(devicesBySet.get(key) ?? []), id]);
-      }
-      for (const [key, ids] of devicesBySet) {
-        await collectionOf(this.models.Device).updateMany({ project_id: projectId, _id: { $in: ids } }, { $set: { group_ids: JSON.parse(key) as string[] } });
-      }
-      const stored = await this.models.Device.find({ project_id: projectId, _id: { $in: batch } }, { group_ids: 1 }).lean<Array<Pick<DeviceDoc, 'group_ids'> & { _id: string }>>();
+      await updateEachById(devices, batch.map((_id) => ({ _id, update: { $set: { group_ids: sets.get(_id) ?? [] } } })), { project_id: projectId });
+      const stored = await findEach(devices, '_id', batch, { alsoMatching: { project_id: projectId }, projection: { group_ids: 1 } });
       const now = await this.groupIdsOf(projectId, batch);
       for (const doc of stored) {
         if (JSON.stringify([...(doc.group_ids ?? [])].sort()) !== JSON.stringify(now.get(doc._id) ?? [])) await this.copyGroupIds(doc._id);
@@ -203,13 +198,9 @@ export class MongoRegistryStore implements RegistryStore {
     }
   }
 
-  /**
-   * The sorted group ids of each device, from the membership documents. The project narrows every
-   * read to its own documents: FerretDB applies a list of ids after reading what the rest of the
-   * filter selects, which without it is every project's.
-   */
+  /** The sorted group ids of each device, from the membership documents, read device by device. */
   private async groupIdsOf(projectId: string, deviceIds: string[]): Promise<Map<string, string[]>> {
-    const memberships = await this.models.Membership.find({ project_id: projectId, device_id: { $in: deviceIds } }, { device_id: 1, group_id: 1 }).lean<MembershipDoc[]>();
+    const memberships = await findEach(collectionOf(this.models.Membership), 'device_id', deviceIds, { alsoMatching: { project_id: projectId }, projection: { device_id: 1, group_id: 1 } });
     const sets = new Map<string, string[]>();
     for (const membership of memberships) sets.set(membership.device_id, [...(sets.get(membership.device_id) ?? []), membership.group_id]);
     for (const groupIds of sets.values()) groupIds.sort();
@@ -253,8 +244,12 @@ export class MongoRegistryStore implements RegistryStore {
 
   async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
     const query: Record<string, unknown> = { ...equalityFilterOf(projectId, filter) };
-    if (filter.ids?.length) query._id = { $in: filter.ids };
     if (filter.search) query.device_id = { ...(filter.deviceId ? { $eq: filter.deviceId } : {}), $regex: escapeRegex(filter.search), $options: 'i' };
+    if (filter.ids?.length) {
+      // Device by device: with the list in the filter, FerretDB would read the whole project.
+      const docs = await findEach(collectionOf(this.models.Device), '_id', [...new Set(filter.ids)], { alsoMatching: query, projection: DEVICE_FIELDS });
+      return docs.sort((a, b) => compareText(a.device_id, b.device_id) || compareText(a._id, b._id)).map(deviceOf);
+    }
     const docs = await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
     return docs.map(deviceOf);
   }
@@ -596,4 +591,9 @@ export async function insertMemberships(models: RegistryModels, docs: Membership
 /** `text` matched literally inside a $regex. */
 function escapeRegex(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The order of two ASCII strings (device ids and UUIDs) as the store sorts them: by code, not by locale. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
