@@ -658,6 +658,8 @@ export class Scenarios {
     const project = (path: string) => `/api/v1/projects/${fleet.projectId}${path}`;
     const GIVE_UP_MS = 120_000;
     const call = (method: string, path: string, body?: unknown) => this.gateway.api(method, project(path), fleet.userToken, body, GIVE_UP_MS);
+    // The bulk changes before leave the store's autovacuum work that would otherwise run during these.
+    const settlingSeconds = await settleStore(this.stack.postgresUrl);
     const target = (await call('POST', '/groups/', { name: 'by-ids-target' })) as { id: string };
     const ids = ((await call('GET', '/devices/?limit=1000')) as Array<{ id: string }>).map((device) => device.id);
     const measured = async (name: string, path: string, body: unknown) => {
@@ -682,6 +684,7 @@ export class Scenarios {
     };
     return {
       devices: ids.length,
+      settlingSeconds,
       impact: await measured('impact', `/groups/${target.id}/members/changes/impact/`, { add: ids }),
       add: await measured('add', `/groups/${target.id}/members/changes/`, { add: ids }),
       remove: await measured('remove', `/groups/${target.id}/members/changes/`, { remove: ids }),

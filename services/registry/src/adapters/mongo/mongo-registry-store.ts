@@ -20,8 +20,8 @@ export interface StoreOptions {
 /** A count the store filters (one group, one channel) reads this share of DEVICE_COUNT_SAMPLE's devices. */
 const MATCHED_SAMPLE_DIVISOR = 4;
 
-/** Devices whose copies of their group ids a bulk membership change reads and writes at once. */
-const MEMBERSHIP_COPY_BATCH = 1000;
+/** Devices' copies written by one command of a group's change by a list (copyGroupChange). */
+const COPY_WRITES_PER_COMMAND = 250;
 
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
@@ -173,38 +173,35 @@ export class MongoRegistryStore implements RegistryStore {
   async changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }> {
     const added = add.length === 0 ? 0 : await insertMemberships(this.models, add.map((deviceUuid) => membershipOf(projectId, groupId, deviceUuid)));
     const removed = await deleteEachById(collectionOf(this.models.Membership), remove.map((deviceUuid) => `${groupId}:${deviceUuid}`), { project_id: projectId });
-    await this.copyGroupIdsOfMany(projectId, [...new Set([...add, ...remove])].sort());
+    await this.copyGroupChange(projectId, groupId, add, remove);
     return { added, removed };
   }
 
   /**
-   * copyGroupIds for many devices in a few commands (one device at a time, 1000 devices outlast a
-   * request's deadline): their memberships read, each copy written, then the copies checked
-   * against the memberships; a device whose copy disagrees (a concurrent change wrote an older
-   * set) is copied again on its own, as a single change is. Every read and write is by one key
-   * (libs/mongo's each-by-key.ts): with a list of ids, FerretDB would read the whole project.
+   * The devices' copies of one group's change by a list: each added device's copy gains the group
+   * and each removed one's loses it, then each copy is checked against the group's membership; a
+   * device whose copy disagrees (a concurrent change of the same device came between the two
+   * writes) is copied again on its own, as a single change is. Every read and write is by one key
+   * (libs/mongo's each-by-key.ts): with the list in a filter, FerretDB would read the whole project.
    */
-  private async copyGroupIdsOfMany(projectId: string, deviceIds: string[]): Promise<void> {
+  private async copyGroupChange(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<void> {
     const devices = collectionOf(this.models.Device);
-    for (let start = 0; start < deviceIds.length; start += MEMBERSHIP_COPY_BATCH) {
-      const batch = deviceIds.slice(start, start + MEMBERSHIP_COPY_BATCH);
-      const sets = await this.groupIdsOf(projectId, batch);
-      await updateEachById(devices, batch.map((_id) => ({ _id, update: { $set: { group_ids: sets.get(_id) ?? [] } } })), { project_id: projectId });
-      const stored = await findEach(devices, '_id', batch, { alsoMatching: { project_id: projectId }, projection: { group_ids: 1 } });
-      const now = await this.groupIdsOf(projectId, batch);
-      for (const doc of stored) {
-        if (JSON.stringify([...(doc.group_ids ?? [])].sort()) !== JSON.stringify(now.get(doc._id) ?? [])) await this.copyGroupIds(doc._id);
-      }
-    }
-  }
+    const inProject = { project_id: projectId };
+    const copies = [...add.map((_id) => ({ _id, update: { $addToSet: { group_ids: groupId } } })), ...remove.map((_id) => ({ _id, update: { $pull: { group_ids: groupId } } }))];
+    // A command runs its statements one after another: several commands use both of a store's cores.
+    const commands: Array<Promise<unknown>> = [];
+    for (let start = 0; start < copies.length; start += COPY_WRITES_PER_COMMAND) commands.push(updateEachById(devices, copies.slice(start, start + COPY_WRITES_PER_COMMAND), inProject));
+    await Promise.all(commands);
 
-  /** The sorted group ids of each device, from the membership documents, read device by device. */
-  private async groupIdsOf(projectId: string, deviceIds: string[]): Promise<Map<string, string[]>> {
-    const memberships = await findEach(collectionOf(this.models.Membership), 'device_id', deviceIds, { alsoMatching: { project_id: projectId }, projection: { device_id: 1, group_id: 1 } });
-    const sets = new Map<string, string[]>();
-    for (const membership of memberships) sets.set(membership.device_id, [...(sets.get(membership.device_id) ?? []), membership.group_id]);
-    for (const groupIds of sets.values()) groupIds.sort();
-    return sets;
+    const deviceIds = [...new Set([...add, ...remove])];
+    const [stored, members] = await Promise.all([
+      findEach(devices, '_id', deviceIds, { alsoMatching: inProject, projection: { group_ids: 1 } }),
+      findEach(collectionOf(this.models.Membership), '_id', deviceIds.map((id) => `${groupId}:${id}`), { projection: { device_id: 1 } }),
+    ]);
+    const memberIds = new Set(members.map((membership) => membership.device_id));
+    for (const doc of stored) {
+      if ((doc.group_ids ?? []).includes(groupId) !== memberIds.has(doc._id)) await this.copyGroupIds(doc._id);
+    }
   }
 
   async setMembership(projectId: string, deviceUuid: string, groupId: string, member: boolean): Promise<Device | null> {
