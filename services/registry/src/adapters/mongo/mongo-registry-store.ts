@@ -179,8 +179,8 @@ export class MongoRegistryStore implements RegistryStore {
 
   /**
    * The devices' copies of one group's change by a list: each added device's copy gains the group
-   * and each removed one's loses it, then each copy is checked against the group's membership; a
-   * device whose copy disagrees (a concurrent change of the same device came between the two
+   * and each removed one's loses it, then each copy is checked against the device's memberships;
+   * a device whose copy disagrees (a concurrent change of the same device came between the two
    * writes) is copied again on its own, as a single change is. Every read and write is by one key
    * (libs/mongo's each-by-key.ts): with the list in a filter, FerretDB would read the whole project.
    */
@@ -193,14 +193,19 @@ export class MongoRegistryStore implements RegistryStore {
     for (let start = 0; start < copies.length; start += COPY_WRITES_PER_COMMAND) commands.push(updateEachById(devices, copies.slice(start, start + COPY_WRITES_PER_COMMAND), inProject));
     await Promise.all(commands);
 
+    // Every group of each copy is checked, not only this one: FerretDB rewrites a whole document on
+    // each update, so a concurrent change of another group of the same device may have been undone.
     const deviceIds = [...new Set([...add, ...remove])];
-    const [stored, members] = await Promise.all([
+    const [stored, memberships] = await Promise.all([
       findEach(devices, '_id', deviceIds, { alsoMatching: inProject, projection: { group_ids: 1 } }),
-      findEach(collectionOf(this.models.Membership), '_id', deviceIds.map((id) => `${groupId}:${id}`), { projection: { device_id: 1 } }),
+      findEach(collectionOf(this.models.Membership), 'device_id', deviceIds, { alsoMatching: inProject, projection: { device_id: 1, group_id: 1 } }),
     ]);
-    const memberIds = new Set(members.map((membership) => membership.device_id));
+    const groupsOf = new Map<string, string[]>();
+    for (const { device_id, group_id } of memberships) groupsOf.set(device_id, [...(groupsOf.get(device_id) ?? []), group_id]);
     for (const doc of stored) {
-      if ((doc.group_ids ?? []).includes(groupId) !== memberIds.has(doc._id)) await this.copyGroupIds(doc._id);
+      const copy = [...(doc.group_ids ?? [])].sort();
+      const truth = [...(groupsOf.get(doc._id) ?? [])].sort();
+      if (JSON.stringify(copy) !== JSON.stringify(truth)) await this.copyGroupIds(doc._id);
     }
   }
 
