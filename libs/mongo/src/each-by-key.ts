@@ -12,7 +12,7 @@ import type { BulkWriteResult, Collection, Document, Filter, FindOptions, Update
  * value, which matches as equality does and which FerretDB checks on the document it read.
  * MongoDB serves either form from its indexes.
  */
-export function byKeyAlone(field: string, value: unknown, alsoMatching: Record<string, unknown> = {}): Record<string, unknown> {
+function byKeyAlone(field: string, value: unknown, alsoMatching: Record<string, unknown> = {}): Record<string, unknown> {
   const rest = Object.entries(alsoMatching).map(([name, condition]) => [name, isPlainValue(condition) ? { $in: [condition] } : condition]);
   return { ...Object.fromEntries(rest), [field]: value };
 }
@@ -22,7 +22,7 @@ function isPlainValue(condition: unknown): boolean {
 }
 
 /** Reads at once per list: enough to overlap round trips, few enough not to hold a store's pool. */
-export const READS_AT_ONCE = 16;
+const READS_AT_ONCE = 16;
 
 /**
  * The documents whose `field` is one of `values` and that also match `alsoMatching`: one find per

@@ -2,7 +2,7 @@ export { connectMongo, ensureIndexes, pingMongo, type MongoSettings } from './co
 export { insertUnique, isDuplicateKey } from './errors';
 export { collectionOf } from './collection';
 export { PerKeyQueue } from './per-key-queue';
-export { READS_AT_ONCE, byKeyAlone, deleteEachById, findEach, updateEachById, type UpdateById } from './each-by-key';
+export { deleteEachById, findEach, updateEachById, type UpdateById } from './each-by-key';
 export { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from './unique-insert';
 
 export { runMigration } from './migrate';

@@ -276,13 +276,12 @@ export class MongoRegistryStore implements RegistryStore {
       keep: (doc) => doc.device_id.toLowerCase().includes(search),
     });
     this.options.onDevicePageRead?.(read.read);
-    // A device deleted between the two reads is left out of the page. A page may keep up to 1,000:
-    // they are read SEARCH_READS_AT_ONCE at a time, so that one search does not hold the whole pool.
-    const docs: Array<DeviceDoc | null> = [];
-    for (let start = 0; start < read.docs.length; start += SEARCH_READS_AT_ONCE) {
-      docs.push(...(await Promise.all(read.docs.slice(start, start + SEARCH_READS_AT_ONCE).map((doc) => this.findDeviceDoc(projectId, { id: doc._id })))));
-    }
-    return { devices: docs.filter((doc): doc is DeviceDoc => doc !== null).map(deviceOf), total: read.total, nextAfterId: read.nextAfterId };
+    // A device deleted between the two reads is left out of the page. A page may keep up to 1,000,
+    // read a few at a time (findEach), so that one search does not hold the whole pool.
+    const kept = await findEach(collectionOf(this.models.Device), '_id', read.docs.map((doc) => doc._id), { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
+    const byId = new Map(kept.map((doc) => [doc._id, doc]));
+    const devices = read.docs.flatMap((doc) => (byId.has(doc._id) ? [deviceOf(byId.get(doc._id)!)] : []));
+    return { devices, total: read.total, nextAfterId: read.nextAfterId };
   }
 
   countChipFamilies(projectId: string): Promise<{ counts: CountsById; estimated: boolean }> {
@@ -566,8 +565,6 @@ const SEEN_ENOUGH_TO_SCALE = 32;
 const EXACT_COUNT_UP_TO = 1_000;
 
 type CountedDoc = Pick<DeviceDoc, '_id' | 'group_ids' | 'channel_id' | 'chip_family' | 'current_hash'>;
-/** Primary-key reads of a text search's kept devices in flight at once. */
-const SEARCH_READS_AT_ONCE = 16;
 /** What a text search reads of each device of a bucket. */
 type SearchedDoc = Pick<DeviceDoc, '_id' | 'device_id'>;
 
