@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { loadConfig } from '@ota/config';
-import { freePort, localStackSettings, startStack, type RunningStack } from '@ota/devstack';
+import { freePort, heapArgsOf, localStackSettings, startStack, type RunningStack } from '@ota/devstack';
 
 /** How a stack differs from the default one: a change switched off, for a side-by-side comparison. */
 export interface Variant {
@@ -60,7 +60,8 @@ export interface BaselineServer {
 /** Starts S0's bare node:http server against the stack's MongoDB-protocol server. */
 export async function startBaseline(rootDir: string, stack: RunningStack, nodeArgs: string[] = []): Promise<BaselineServer> {
   const port = await freePort();
-  const child = await startBenchServer(rootDir, 'baseline-server.js', [], { MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE, PORT: String(port) }, nodeArgs);
+  // With the gateway's heap: it answers the check's HTTP request in its place.
+  const child = await startBenchServer(rootDir, 'baseline-server.js', [], { MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE, PORT: String(port) }, [...heapArgsOf('gateway'), ...nodeArgs]);
   return { url: `http://127.0.0.1:${port}`, process: child, stop: () => stopBenchServer(child) };
 }
 
@@ -75,8 +76,9 @@ export interface FloorServers {
 export async function startFloor(rootDir: string, stack: RunningStack, nodeArgs: string[] = []): Promise<FloorServers> {
   const [port, backPort] = [await freePort(), await freePort()];
   const env = { MONGODB_URI: stack.mongodbUri, TOKEN_DATABASE: stack.gatewayEnv.MONGODB_DATABASE };
-  const back = await startBenchServer(rootDir, 'floor-server.js', ['back'], { ...env, PORT: String(backPort) }, nodeArgs);
-  const front = await startBenchServer(rootDir, 'floor-server.js', ['front'], { ...env, PORT: String(port), BACK_PORT: String(backPort) }, nodeArgs).catch(async (error: unknown) => {
+  // Each with the heap of the service it stands for (libs/devstack/src/service-heaps.ts).
+  const back = await startBenchServer(rootDir, 'floor-server.js', ['back'], { ...env, PORT: String(backPort) }, [...heapArgsOf('registry'), ...nodeArgs]);
+  const front = await startBenchServer(rootDir, 'floor-server.js', ['front'], { ...env, PORT: String(port), BACK_PORT: String(backPort) }, [...heapArgsOf('gateway'), ...nodeArgs]).catch(async (error: unknown) => {
     await stopBenchServer(back);
     throw error;
   });

@@ -38,6 +38,9 @@ Options:
   --max-steps N      rate steps per search at most (default 10; smoke 1)
   --cpu-prof DIR     run every service, and s0's and s17's servers, with node --cpu-prof, writing
                      .cpuprofile files to DIR
+  --service-node-args "ARGS"
+                     more Node.js arguments for every service, after the heap the chart gives it
+                     (libs/devstack/src/service-heaps.ts), e.g. "--max-semi-space-size=16"
   --out DIR          where results go (default bench/results; smoke: .data/bench/smoke-results)
   --compare-without CHANGE
                      run the scenarios on two stacks in this one run, CHANGE switched off and on,
@@ -71,6 +74,7 @@ async function main(): Promise<void> {
       'compare-with-commit': { type: 'string' },
       'max-steps': { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'service-node-args': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -105,6 +109,8 @@ async function main(): Promise<void> {
 
   const compare = values['compare-without'];
   if (compare !== undefined && !CHANGES[compare]) throw new Error(`--compare-without takes one of: ${Object.keys(CHANGES).join(', ')}`);
+  // A comparison runs both sides as they are; their difference is the change's, not the arguments'.
+  if ((compare !== undefined || values['compare-with-commit']) && (values['service-node-args'] || values['cpu-prof'])) throw new Error('--service-node-args and --cpu-prof are for a run of this checkout alone, not a comparison');
   const selected = ORDER.filter((scenario) => requested.includes(scenario));
   const record = (name: ScenarioName, result: object, extra: object = {}) => ({
     scenario: name,
@@ -150,10 +156,13 @@ async function main(): Promise<void> {
     return comparison(baseCommit, `this checkout (${machine().commit}) against commit ${baseCommit}`, { rootDir: tree }, `commit ${baseCommit}`);
   }
 
-  const profiling: Variant = values['cpu-prof']
-    ? { serviceNodeArgs: ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] }
-    : {};
-  const results = await runOnStack(selected, settings, profiling, 'default stack');
+  const variant: Variant = {
+    serviceNodeArgs: [
+      ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : []),
+      ...(values['service-node-args']?.split(/\s+/).filter(Boolean) ?? []),
+    ],
+  };
+  const results = await runOnStack(selected, settings, variant, 'default stack');
   for (const [name, result] of results) log(`${name}: ${writeResult(out, name, record(name, result))}`);
   if (!smoke && !values.out) {
     updatePerformanceDoc(join(rootDir, 'docs', 'performance.md'), out);

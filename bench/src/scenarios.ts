@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
+import { freePort, heapArgsOf, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
 import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-stack';
 import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
@@ -434,8 +434,12 @@ export class Scenarios {
     const peakDuring: Record<string, string> = {};
     // A service's heap as its metrics give it near its peak: whether the peak is the heap's.
     const heapAtPeak: Record<string, HeapReading> = {};
+    // Each phase's own peak too: which of them sets a process's peak, and by how much over the others.
+    const peakByPhase: Record<string, Record<string, number>> = {};
     const samplePeak = () => {
       for (const [process, usage] of Object.entries(usageOf(this.pids))) {
+        const ofPhase = (peakByPhase[phase] ??= {});
+        ofPhase[process] = Math.max(ofPhase[process] ?? 0, usage.rssBytes);
         if (usage.rssBytes <= (peakMemory[process]?.rssBytes ?? 0)) continue;
         peakMemory[process] = usage;
         peakDuring[process] = phase;
@@ -570,6 +574,7 @@ export class Scenarios {
       emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryDuring: peakDuring,
+      peakMemoryMiBByPhase: Object.fromEntries(Object.entries(peakByPhase).map(([name, peaks]) => [name, Object.fromEntries(Object.entries(peaks).map(([process, bytes]) => [process, mib(bytes)]))])),
       heapAtPeakMiB: heapAtPeak,
     };
   }
@@ -772,7 +777,7 @@ export class Scenarios {
   private async extraGateway(settings: NodeJS.ProcessEnv) {
     const port = await freePort();
     const env = { ...this.stack.gatewayEnv, ...settings, GATEWAY_PORT: String(port), METRICS_PORT: String(await freePort()) };
-    const process = startProcess('gateway-extra', globalThis.process.execPath, [join(this.rootDir, 'services', 'gateway', 'dist', 'main.js')], env, { kind: 'prefixed' });
+    const process = startProcess('gateway-extra', globalThis.process.execPath, [...heapArgsOf('gateway'), join(this.rootDir, 'services', 'gateway', 'dist', 'main.js')], env, { kind: 'prefixed' });
     await waitForPort('127.0.0.1', port, process, 60_000);
     const gateway = new Gateway(`http://127.0.0.1:${port}`);
     return {

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
+import { heapArgsOf, SERVICE_HEAPS } from '@ota/devstack';
 
 // The Helm chart, checked the way CI can without a cluster: helm lint --strict, helm template with
 // the default, the all-features and the documented example values, every rendered object decoded
@@ -110,6 +111,17 @@ describe.each(Object.entries(VALUE_SETS))('the chart with %s values', (_name, va
       for (const [key, value] of Object.entries(deployment.spec.selector.matchLabels)) expect(deployment.spec.template.metadata.labels[key]).toBe(value);
       expect([where, deployment.spec.template.spec.topologySpreadConstraints?.length]).toEqual([where, 2]);
       expect(ofKind('ServiceAccount').map((account) => account.metadata.name)).toContain(deployment.spec.template.spec.serviceAccountName);
+    }
+  });
+
+  it('runs each component with the heap the local stack and the benchmarks run it with, within its memory limit', () => {
+    for (const deployment of ofKind('Deployment')) {
+      const [container] = deployment.spec.template.spec.containers;
+      const name = component(deployment) as keyof typeof SERVICE_HEAPS;
+      const options = container.env.filter((env: { name: string }) => env.name === 'NODE_OPTIONS').map((env: { value: string }) => env.value);
+      expect([name, options]).toEqual([name, [heapArgsOf(name).join(' ')]]);
+      const limitMiB = Number(/^(\d+)Mi$/.exec(container.resources.limits.memory)?.[1]);
+      expect([name, SERVICE_HEAPS[name].oldSpaceMiB + 3 * SERVICE_HEAPS[name].semiSpaceMiB < limitMiB]).toEqual([name, true]);
     }
   });
 

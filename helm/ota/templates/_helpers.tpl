@@ -154,6 +154,9 @@ spec:
             - configMapRef: { name: {{ include "ota.fullname" $root }}-config }
           env:
             {{- include "ota.commonEnv" $root | nindent 12 }}
+            # V8's heap from the component's nodeHeap, not from the node's memory (values.yaml).
+            - name: NODE_OPTIONS
+              value: "--max-old-space-size={{ $values.nodeHeap.oldSpaceMiB }} --max-semi-space-size={{ $values.nodeHeap.semiSpaceMiB }}"
             {{- with .env }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
