@@ -19,7 +19,8 @@ export const SERVICE_HEAPS: Record<'gateway' | 'registry' | 'artifacts' | 'rollo
   gateway: { oldSpaceMiB: 256, semiSpaceMiB: 8 },
   registry: { oldSpaceMiB: 192, semiSpaceMiB: 8 },
   artifacts: { oldSpaceMiB: 256, semiSpaceMiB: 8 },
-  rollout: { oldSpaceMiB: 384, semiSpaceMiB: 8 },
+  // Rollout also holds its cache of device statuses: about 630 B an entry, 300 MiB at the default 500,000.
+  rollout: { oldSpaceMiB: 512, semiSpaceMiB: 8 },
   telemetry: { oldSpaceMiB: 192, semiSpaceMiB: 8 },
 };
 
