@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort, heapArgsOf, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
+import { freePort, serviceArgsOf, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
 import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-stack';
 import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
@@ -777,7 +776,7 @@ export class Scenarios {
   private async extraGateway(settings: NodeJS.ProcessEnv) {
     const port = await freePort();
     const env = { ...this.stack.gatewayEnv, ...settings, GATEWAY_PORT: String(port), METRICS_PORT: String(await freePort()) };
-    const process = startProcess('gateway-extra', globalThis.process.execPath, [...heapArgsOf('gateway'), join(this.rootDir, 'services', 'gateway', 'dist', 'main.js')], env, { kind: 'prefixed' });
+    const process = startProcess('gateway-extra', globalThis.process.execPath, serviceArgsOf(this.rootDir, 'gateway'), env, { kind: 'prefixed' });
     await waitForPort('127.0.0.1', port, process, 60_000);
     const gateway = new Gateway(`http://127.0.0.1:${port}`);
     return {

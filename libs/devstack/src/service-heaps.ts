@@ -8,6 +8,8 @@
 // collected shows as resident memory (docs/performance.md, "A heap sized as the pods size it").
 // The local stack, the tests and the benchmarks therefore run each service with its pod's figures.
 
+import { join } from 'node:path';
+
 export interface NodeHeap {
   /** `--max-old-space-size`: about half the container's memory limit. */
   oldSpaceMiB: number;
@@ -28,4 +30,13 @@ export const SERVICE_HEAPS: Record<'gateway' | 'registry' | 'artifacts' | 'rollo
 export function heapArgsOf(service: keyof typeof SERVICE_HEAPS): string[] {
   const heap = SERVICE_HEAPS[service];
   return [`--max-old-space-size=${heap.oldSpaceMiB}`, `--max-semi-space-size=${heap.semiSpaceMiB}`];
+}
+
+/**
+ * The Node.js arguments that start a service of the checkout at `rootDir` with its pod's heap:
+ * every process of a service that the stack, the tests or the benchmarks start goes through here.
+ * `nodeArgs` come after the heap's, so that they may override it.
+ */
+export function serviceArgsOf(rootDir: string, service: keyof typeof SERVICE_HEAPS, nodeArgs: readonly string[] = []): string[] {
+  return [...heapArgsOf(service), ...nodeArgs, join(rootDir, 'services', service, 'dist', 'main.js')];
 }

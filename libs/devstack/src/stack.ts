@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureListenerIsOurs, ensurePortsFree, lockDataDir, type PlannedPort } from './port-ownership';
 import { startPostgres } from './postgres';
-import { heapArgsOf } from './service-heaps';
+import { serviceArgsOf } from './service-heaps';
 import { freePort, startProcess, waitForPort, type ManagedProcess, type OutputMode } from './processes';
 
 export interface StackOptions {
@@ -30,7 +30,7 @@ export interface StackOptions {
   ephemeral?: boolean;
   /** More arguments for the local FerretDB (benchmarks switch its features off to compare). */
   ferretdbArgs?: string[];
-  /** Node.js arguments for the services and the gateway, e.g. `--cpu-prof` for profiling (after each one's heapArgsOf, which they may override). */
+  /** Node.js arguments for the services and the gateway, e.g. `--cpu-prof` for profiling (after each one's heap, which they may override: serviceArgsOf). */
   serviceNodeArgs?: string[];
 }
 
@@ -223,7 +223,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       // The patch workers run the detools that the build installed, unless the caller named one.
       const localDetools = join(options.rootDir, '.tools', 'detools-venv', 'bin', 'detools');
       if (name === 'artifacts' && !env.DETOOLS_COMMAND && existsSync(localDetools)) env.DETOOLS_COMMAND = localDetools;
-      const managed = startProcess(name, process.execPath, [...heapArgsOf(name), ...(options.serviceNodeArgs ?? []), join(options.rootDir, 'services', name, 'dist', 'main.js')], env, outputOf(name));
+      const managed = startProcess(name, process.execPath, serviceArgsOf(options.rootDir, name, options.serviceNodeArgs), env, outputOf(name));
       started.push(managed);
       portOf.set(name, servicePorts[name]);
       await listening(managed, servicePorts[name]);

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clusterHome, freePort, listensOn, startStack } from '@ota/devstack';
+import { clusterHome, freePort, listensOn, serviceArgsOf, SERVICE_HEAPS, startStack } from '@ota/devstack';
 
 // `npm start` runs in the foreground, and Ctrl-C (SIGINT to its whole process group, as a terminal
 // sends it) leaves no process of the stack running.
@@ -40,6 +40,11 @@ it('serves a ready gateway, and Ctrl-C stops every process it started', async ()
     const ready = await fetch(`http://127.0.0.1:${gatewayPort}/readyz`);
     expect(ready.status).toBe(200);
     expect(processesInGroup(start.pid!).length).toBeGreaterThan(5);
+    // Each service runs with its pod's heap (libs/devstack/src/service-heaps.ts).
+    const commandLines = processesInGroup(start.pid!).map((line) => line.split(/\s+/).slice(2).join(' '));
+    for (const service of Object.keys(SERVICE_HEAPS) as Array<keyof typeof SERVICE_HEAPS>) {
+      expect([service, commandLines.filter((args) => args.endsWith(`${service}/dist/main.js`))]).toEqual([service, [[process.execPath, ...serviceArgsOf(rootDir, service)].join(' ')]]);
+    }
 
     // The banner's admin commands work as printed, on the ports this stack took, from a shell that
     // knows nothing else of it.

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { freePort, heapArgsOf, startProcess, startStack, throwawayStack, waitForPort, type ManagedProcess, type RunningStack } from '@ota/devstack';
+import { freePort, serviceArgsOf, startProcess, startStack, throwawayStack, waitForPort, type ManagedProcess, type RunningStack } from '@ota/devstack';
 
 const HOST = '127.0.0.1';
 
@@ -45,7 +45,7 @@ export async function startFaultStack(rootDir: string, serviceEnv: NodeJS.Proces
       // Longer than the whole suite: what this replica learns, it learns over NATS or on reconnect.
       VIEW_RELOAD_INTERVAL_MS: '3600000',
     };
-    const rollout2 = startProcess('rollout-2', process.execPath, [...heapArgsOf('rollout'), join(rootDir, 'services', 'rollout', 'dist', 'main.js')], rolloutEnv, { kind: 'file', path: join(logDir, 'rollout-2.log') });
+    const rollout2 = startProcess('rollout-2', process.execPath, serviceArgsOf(rootDir, 'rollout'), rolloutEnv, { kind: 'file', path: join(logDir, 'rollout-2.log') });
     extras.set('rollout-2', { process: rollout2, port: rolloutPort });
     await waitForPort(HOST, rolloutPort, rollout2, 60_000);
 
@@ -60,7 +60,7 @@ export async function startFaultStack(rootDir: string, serviceEnv: NodeJS.Proces
       // As for rollout-2: what this replica's check views learn, they learn over NATS or on reconnect.
       VIEW_RELOAD_INTERVAL_MS: '3600000',
     };
-    const registry2 = startProcess('registry-2', process.execPath, [...heapArgsOf('registry'), join(rootDir, 'services', 'registry', 'dist', 'main.js')], registryEnv, { kind: 'file', path: join(logDir, 'registry-2.log') });
+    const registry2 = startProcess('registry-2', process.execPath, serviceArgsOf(rootDir, 'registry'), registryEnv, { kind: 'file', path: join(logDir, 'registry-2.log') });
     extras.set('registry-2', { process: registry2, port: registryPort });
     await waitForPort(HOST, registryPort, registry2, 90_000);
 
@@ -72,7 +72,7 @@ export async function startFaultStack(rootDir: string, serviceEnv: NodeJS.Proces
       REGISTRY_ADDR: `${HOST}:${registryPort}`,
       ROLLOUT_ADDR: `${HOST}:${rolloutPort}`,
     };
-    const gateway2 = startProcess('gateway-2', process.execPath, [...heapArgsOf('gateway'), join(rootDir, 'services', 'gateway', 'dist', 'main.js')], gatewayEnv, { kind: 'file', path: join(logDir, 'gateway-2.log') });
+    const gateway2 = startProcess('gateway-2', process.execPath, serviceArgsOf(rootDir, 'gateway'), gatewayEnv, { kind: 'file', path: join(logDir, 'gateway-2.log') });
     extras.set('gateway-2', { process: gateway2, port: gatewayPort });
     await waitForPort(HOST, gatewayPort, gateway2, 60_000);
   } catch (error) {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { freePort, heapArgsOf, startProcess, waitForPort } from '@ota/devstack';
+import { freePort, serviceArgsOf, startProcess, waitForPort } from '@ota/devstack';
 import { testStack } from './stack-env';
 
 export interface ExtraGateway {
@@ -19,7 +19,7 @@ export async function startExtraGateway(settings: NodeJS.ProcessEnv): Promise<Ex
   const gateway = startProcess(
     'gateway-extra',
     process.execPath,
-    [...heapArgsOf('gateway'), join(__dirname, '..', '..', '..', 'services', 'gateway', 'dist', 'main.js')],
+    serviceArgsOf(join(__dirname, '..', '..', '..'), 'gateway'),
     { ...stack.gatewayEnv, ...settings, GATEWAY_PORT: String(port), METRICS_PORT: String(metricsPort) },
     { kind: 'file', path: join(stack.logDir, `gateway-extra-${port}.log`) },
   );
