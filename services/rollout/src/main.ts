@@ -13,7 +13,7 @@ import { MongoDeviceStateStore } from './adapters/mongo/mongo-device-state-store
 import { MongoHealthTallies } from './adapters/mongo/mongo-health-tallies';
 import { MongoOfferSlots } from './adapters/mongo/mongo-offer-slots';
 import { MongoStatusCounts } from './adapters/mongo/mongo-status-counts';
-import { loadRolloutConfig } from './config';
+import { loadServingRolloutConfig } from './config';
 import { DeviceStatusCache } from './domain/device-status-cache';
 import type { Deployment } from './domain/model';
 import { Rollout } from './domain/rollout';
@@ -25,7 +25,7 @@ import { rolloutMetrics } from './adapters/rollout-metrics';
 
 const SERVICE = 'rollout';
 
-void runService(SERVICE, loadRolloutConfig, async ({ config, logger, metrics }) => {
+void runService(SERVICE, () => loadServingRolloutConfig(), async ({ config, logger, metrics }) => {
   const mongo = await connectMongo({ uri: config.MONGODB_URI, database: config.MONGODB_DATABASE, logger, metrics, commandMetrics: config.MONGODB_COMMAND_METRICS });
   const models = registerRolloutModels(mongo);
   const deployments = new MongoDeploymentStore(models);

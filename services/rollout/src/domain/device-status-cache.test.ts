@@ -1,4 +1,4 @@
-import { DeviceStatusCache } from './device-status-cache';
+import { DeviceStatusCache, statusCacheOverHeap } from './device-status-cache';
 
 const entry = (status: string, rank: number, rolledBack = false) => ({ status, rank, rolledBack });
 
@@ -31,5 +31,25 @@ describe('DeviceStatusCache', () => {
     expect([cache.get('d1', 'x'), cache.get('d2', 'x'), cache.size]).toEqual([undefined, undefined, 1]);
     cache.clear();
     expect(cache.size).toBe(0);
+  });
+});
+
+describe('statusCacheOverHeap', () => {
+  // V8's heap limit is the old generation and three semi-spaces (the chart's rollout: 512 + 3 × 8 MiB).
+  const heapOf = (oldSpaceMiB: number, semiSpaceMiB = 8) => (oldSpaceMiB + 3 * semiSpaceMiB) * 2 ** 20;
+
+  it('lets the default 500,000 entries run in the chart\'s heap for rollout', () => {
+    expect(statusCacheOverHeap(500_000, heapOf(512))).toBeNull();
+  });
+
+  it('refuses a cache that would outgrow the heap when full, saying what it needs and what to change', () => {
+    expect(statusCacheOverHeap(1_000_000, heapOf(512))).toBe(
+      'DEVICE_STATUS_CACHE_ENTRIES=1000000 would take 601 MiB of heap when full (about 630 B an entry), and rollout needs 160 MiB besides: 761 MiB, ' +
+        "more than this process's heap of 536 MiB. Lower DEVICE_STATUS_CACHE_ENTRIES, or raise the heap (--max-old-space-size in NODE_OPTIONS; " +
+        "the chart's rollout.nodeHeap.oldSpaceMiB) and the memory limit with it",
+    );
+    // 384 MiB, which the measured runs gave rollout, would not hold the default cache beside the rest.
+    expect(statusCacheOverHeap(500_000, heapOf(384))).toContain('more than this process\'s heap of 408 MiB');
+    expect(statusCacheOverHeap(1_000_000, heapOf(1024))).toBeNull();
   });
 });

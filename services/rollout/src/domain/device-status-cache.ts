@@ -62,6 +62,34 @@ export class DeviceStatusCache {
   }
 }
 
+/**
+ * Heap a cache entry takes: its key of two UUIDs and its entry object. Measured by filling a
+ * DeviceStatusCache with 500,000 and with 1,000,000 entries: 300 and 600 MiB live
+ * (docs/performance.md, "A heap sized as the pods size it").
+ */
+export const HEAP_BYTES_PER_STATUS_ENTRY = 630;
+/**
+ * Heap rollout needs besides a full cache: at its measured peak, a preview of a million devices, it
+ * held 122 MiB in use (docs/performance.md, "Bulk changes two buckets at once, and from the memberships").
+ */
+export const HEAP_BYTES_BESIDE_STATUS_CACHE = 160 * 2 ** 20;
+
+/**
+ * Why a cache of `maxEntries` would not fit in a heap of `heapLimitBytes` beside the rest of
+ * rollout, or null when it fits. A cache that does not fit is found out only once it fills, under
+ * load, when the process runs out of heap: rollout refuses to start with it instead.
+ */
+export function statusCacheOverHeap(maxEntries: number, heapLimitBytes: number): string | null {
+  const needed = maxEntries * HEAP_BYTES_PER_STATUS_ENTRY + HEAP_BYTES_BESIDE_STATUS_CACHE;
+  if (needed <= heapLimitBytes) return null;
+  const mib = (bytes: number) => Math.ceil(bytes / 2 ** 20);
+  return (
+    `DEVICE_STATUS_CACHE_ENTRIES=${maxEntries} would take ${mib(maxEntries * HEAP_BYTES_PER_STATUS_ENTRY)} MiB of heap when full (about ${HEAP_BYTES_PER_STATUS_ENTRY} B an entry), ` +
+    `and rollout needs ${mib(HEAP_BYTES_BESIDE_STATUS_CACHE)} MiB besides: ${mib(needed)} MiB, more than this process's heap of ${mib(heapLimitBytes)} MiB. ` +
+    'Lower DEVICE_STATUS_CACHE_ENTRIES, or raise the heap (--max-old-space-size in NODE_OPTIONS; the chart\'s rollout.nodeHeap.oldSpaceMiB) and the memory limit with it'
+  );
+}
+
 /** The higher-ranked of two statuses, either of which may be unknown. */
 function higherOf(a: string | undefined, b: string | undefined): string | undefined {
   if (a === undefined || b === undefined) return a ?? b;
