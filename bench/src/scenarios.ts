@@ -32,6 +32,7 @@ export const SCENARIOS = {
   s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole) and as one request, and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events; then a change of 1,000 devices by their ids (its impact on rollouts, the add, the removal), each one request with its CPU; each process\'s peak memory over the run, sampled twice a second, against the empty project\'s',
   s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
   s18: "check with offers, as s3, on deployments with everything that decides when a device is offered on: maintenance windows (open at every hour), offer caps (far above the rate) and the health guardrail, every check carrying the device's health; on a commit without caps or the health guardrail, the deployments have what it takes",
+  s19: 'check of known devices, as s1, on a project with an active deployment to a group none of them is in: each check reads the device\'s memberships to decide it (docs/architecture.md, "Group membership"), so that, against a commit before that read, the two sides differ by it alone',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -76,6 +77,7 @@ export class Scenarios {
   private known?: Promise<Fleet>;
   private offering?: Promise<{ fleet: Fleet; deploymentIds: string[]; betaChannelId: string }>;
   private guardedOffering?: Promise<{ fleet: Fleet; features: string[] }>;
+  private groupTargeted?: Promise<Fleet>;
   private statusTarget?: Promise<{ deploymentId: string; buildNumber: number }>;
   private statusCounter = 0;
   /** Steady check rate for s6 and s9: half of what s1/s3 held, once measured. */
@@ -167,6 +169,10 @@ export class Scenarios {
       case 's18': {
         const { fleet, features } = await this.guardedOfferingFleet();
         return { ...(await this.search('s18', (index) => this.checkGuarded(fleet, index))), features };
+      }
+      case 's19': {
+        const fleet = await this.groupTargetedFleet();
+        return this.search('s19', (index) => this.check(fleet, `grouped-${index % this.settings.devices}`));
       }
       case 's13':
         return measureDriverCost(this.stack.mongodbUri, this.settings);
@@ -940,6 +946,24 @@ export class Scenarios {
       return { fleet, features };
     })();
     return this.guardedOffering;
+  }
+
+  /**
+   * s19's fleet: --devices devices, and a started deployment to a group none of them is in. A check
+   * of one is decided not targeted, as s1's are for want of a deployment, after reading its
+   * memberships where the release reads them.
+   */
+  private groupTargetedFleet() {
+    this.groupTargeted ??= (async () => {
+      const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'group-targeted fleet');
+      const group = await this.gateway.api('POST', `/api/v1/projects/${fleet.projectId}/groups/`, fleet.userToken, { name: 'canary' });
+      await createDeployment(this.gateway, fleet, { version_label: '2.0-canary' }, [], 100, undefined, { target_group_ids: [group.id] });
+      const check = (index: number) => this.check(fleet, `grouped-${index}`);
+      await this.register(fleet, this.settings.devices, check);
+      await this.settle(fleet, this.settings.devices, check);
+      return fleet;
+    })();
+    return this.groupTargeted;
   }
 
   /** s3's check, carrying the device's health (a build a day old, one boot) with uptime that grows with each check. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16', 's17', 's18'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16', 's17', 's18', 's19'];
 
 /**
  * Runs the bench without blocking this worker: jest runs every file in one process, and a worker

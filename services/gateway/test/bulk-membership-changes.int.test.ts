@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
-import { api, checkBody, eventually, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
+import { api, checkBody, eventually, MANIFEST, setupProject, testStack, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // Bulk group changes (docs/api.md, "Bulk group changes"): every device that matches a selection
 // added to a group or taken out of it, as one operation registry runs and reports on, audited once;
@@ -238,6 +239,33 @@ test('memberships and the devices’ copies agree when single changes and a seco
   const listed = await api('GET', `${projectPath}/groups/${group.id}/members/`, { token: f.user.token });
   expect(listed.body.map((device: { id: string }) => device.id).sort()).toEqual(truth.members);
 }, 240_000);
+
+test('a check decides a deployment to a group on the memberships, whatever the device\'s copy of them says', async () => {
+  const f = await setupProject({ name: 'stale-copies', maxDevices: 10 });
+  await fleetOf(f, 2, () => 'esp32');
+  const projectPath = `/api/v1/projects/${f.project.id}`;
+  const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'canary' } })).body;
+  const [member, outsider] = ((await api('GET', `${projectPath}/devices/`, { token: f.user.token })).body as Array<{ id: string }>).map((device) => device.id);
+  expect((await api('POST', `${projectPath}/groups/${group.id}/members/`, { token: f.user.token, json: { device_id: member } })).status).toBe(201);
+  // The copies as a check that rewrote a device over a membership change can leave them on FerretDB
+  // v1 (docs/architecture.md, "Group membership"): the member's without the group, the outsider's with it.
+  const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
+  try {
+    const devices = connection.getClient().db(registryDatabase()).collection<{ _id: string; group_ids: string[] }>('devices');
+    await devices.updateOne({ _id: member! }, { $set: { group_ids: [] } });
+    await devices.updateOne({ _id: outsider! }, { $set: { group_ids: [group.id] } });
+  } finally {
+    await connection.close();
+  }
+  const artifact = (await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const draft = (await api('POST', `${projectPath}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, target_group_ids: [group.id] } })).body;
+  expect((await api('POST', `${projectPath}/deployments/${draft.id}/transition/`, { token: f.user.token, json: { action: 'start' } })).status).toBe(200);
+  const check = (index: number) => api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(`bulk-${String(index).padStart(4, '0')}`, { chip_family: 'esp32' }) });
+  const member0 = await eventually(() => check(0), (answer) => answer.body.status === 'offered');
+  const outsider1 = await check(1);
+  // fleetOf registered bulk-0000 first; the listing is in device_id order, so it is `member`.
+  expect([member0.body.status, outsider1.body.status]).toEqual(['offered', 'no_active_deployment']);
+});
 
 test('a change whose replica stopped is taken over from where it was and finished', async () => {
   const f = await setupProject({ name: 'bulk-takeover', maxDevices: 2000 });

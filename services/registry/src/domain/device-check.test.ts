@@ -42,7 +42,7 @@ const artifact = (id: string, buildNumber: number): ArtifactSummary => ({
 type Stored = { device: Device } | 'registers' | 'over_limit';
 
 /** A fake store and rollout that answer as told and write down every call; rollout answers each offer from `offerOutcomes` by deployment. */
-function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerOutcomes: Record<string, OfferOutcome> = {}) {
+function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerOutcomes: Record<string, OfferOutcome> = {}, memberships: string[] = ['g1']) {
   const artifacts = new Map(deployments.map((d, index) => [d.artifactId, artifact(d.artifactId, 7 + index)]));
   const calls = {
     checkIns: [] as Date[],
@@ -54,6 +54,7 @@ function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerO
     offerCalls: [] as unknown[],
     failures: [] as unknown[],
     recordError: undefined as Error | undefined,
+    membershipReads: [] as string[],
   };
   const views: DecisionViews<DecisionDeployment> = { activeDeployments: () => deployments, artifact: (id) => artifacts.get(id) };
   const store: CheckStore = {
@@ -72,6 +73,10 @@ function fakeDeps(stored: Stored, deployments: DecisionDeployment[] = [], offerO
     },
     trimDecisionRecords: async (_id, throughSeq) => {
       calls.trims.push(throughSeq);
+    },
+    groupIdsOf: async (id) => {
+      calls.membershipReads.push(id);
+      return memberships;
     },
   };
   const deps: DeviceCheckDeps = {
@@ -124,6 +129,23 @@ test('nothing to offer: rollout is not asked, and the outcome is recorded', asyn
   expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
   expect(calls.offers).toEqual([]);
   expect(calls.recorded.map((record) => [record.seq, record.record.status])).toEqual([[42, 'no_active_deployment']]);
+});
+
+test('a deployment to groups is decided on the device\'s memberships, not on its copy of them, which a concurrent write may have left stale', async () => {
+  const toGroups = [deployment('dep-1', { targetChannelIds: [], targetGroupIds: ['g1'] })];
+  // The copy says g1; the memberships say the device left it.
+  const left = fakeDeps({ device: DEVICE }, toGroups, {}, []);
+  expect(await checkDevice(left.deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
+  expect([left.calls.membershipReads, left.calls.offers]).toEqual([['uuid-1'], []]);
+  // The copy has lost g1; the memberships say the device is in it.
+  const joined = fakeDeps({ device: { ...DEVICE, groupIds: [] } }, toGroups, {}, ['g1']);
+  expect(await checkDevice(joined.deps, input, CALL)).toMatchObject({ status: 'offered', deploymentId: 'dep-1' });
+});
+
+test('a check reads no memberships when no active deployment of the project targets groups', async () => {
+  const { deps, calls } = fakeDeps({ device: DEVICE }, [deployment('dep-1')], {}, []);
+  expect(await checkDevice(deps, input, CALL)).toMatchObject({ status: 'offered' });
+  expect(calls.membershipReads).toEqual([]);
 });
 
 test('a deployment rollout no longer holds active is left out, and the next best is offered', async () => {

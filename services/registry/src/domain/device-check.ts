@@ -15,7 +15,7 @@ export interface OfferLedger {
 }
 
 /** What of registry's store a check writes and reads. */
-export type CheckStore = Pick<RegistryStore, 'checkIn' | 'findDefaultChannel' | 'registerDevice' | 'recordCheck' | 'trimDecisionRecords'>;
+export type CheckStore = Pick<RegistryStore, 'checkIn' | 'groupIdsOf' | 'findDefaultChannel' | 'registerDevice' | 'recordCheck' | 'trimDecisionRecords'>;
 
 export interface DeviceCheckDeps {
   store: CheckStore;
@@ -123,11 +123,14 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
 
   // 4: a new device is decided again here, as the views may have moved during its registration.
   let active = deps.views.activeDeployments(projectId);
-  if (health) countHealth(deps, checked, input, health, active);
+  // A deployment to groups is decided on the memberships, not the device's copy of them, which can
+  // be stale (RegistryStore.groupIdsOf); the read is made only when some deployment asks for it.
+  const targeted = active.some((deployment) => deployment.targetGroupIds.length > 0) ? { ...checked, groupIds: await deps.store.groupIdsOf(checked.id) } : checked;
+  if (health) countHealth(deps, targeted, input, health, active);
   const rolledBack = new Set<string>();
   // Each refusal by rollout takes one deployment out of the running, so this ends.
   for (;;) {
-    const decision = decide(checked, active, rolledBack);
+    const decision = decide(targeted, active, rolledBack);
     if (decision.status !== 'offered') return answer({ status: decision.status, message: decision.message, windowOpensAt: decision.windowOpensAt, deferredUntil: decision.deferredUntil });
     const deploymentId = decision.deployment.id;
     const outcome = await deps.offers.recordOffer({ projectId, deploymentId, deviceUuid: checked.id }, call);

@@ -70,6 +70,12 @@ export interface RegistryStore {
    */
   checkIn(checkIn: CheckIn): Promise<Device | null>;
   /**
+   * The device's groups as its memberships say, which are the truth of a group: the device's own
+   * copy (Device.groupIds) can be stale on FerretDB v1, where a concurrent update of the device
+   * document (a check's) may write back a copy read before a membership change.
+   */
+  groupIdsOf(deviceUuid: string): Promise<string[]>;
+  /**
    * Writes a check's decision record, one insert, and last_check_status when it changed; before
    * the check is answered.
    */

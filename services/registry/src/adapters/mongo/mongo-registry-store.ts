@@ -457,6 +457,11 @@ export class MongoRegistryStore implements RegistryStore {
     return refused ? deviceOf(refused) : null;
   }
 
+  async groupIdsOf(deviceUuid: string): Promise<string[]> {
+    const memberships = await this.models.Membership.find({ device_id: deviceUuid }, { group_id: 1 }).lean<MembershipDoc[]>();
+    return memberships.map((membership) => membership.group_id).sort();
+  }
+
   async recordCheck(record: DecisionRecordWrite): Promise<void> {
     await collectionOf(this.models.DecisionRecord).insertOne(decisionRecordDoc(record.id, record.seq, record.record));
     if (record.record.status !== record.previousStatus) await this.writeDevice(record.id, { last_check_status: record.record.status });
