@@ -234,12 +234,9 @@ export class MongoRegistryStore implements RegistryStore {
    */
   async copyGroupIds(deviceUuid: string): Promise<void> {
     for (let attempt = 0; attempt < 10; attempt += 1) {
-      const groupIds = (await this.models.Membership.find({ device_id: deviceUuid }, { group_id: 1 }).lean<MembershipDoc[]>())
-        .map((membership) => membership.group_id)
-        .sort();
-      await this.writeDevice(deviceUuid, { group_ids: groupIds });
+      await this.writeDevice(deviceUuid, { group_ids: await this.groupIdsOf(deviceUuid) });
       const stored = await this.models.Device.findById(deviceUuid, { group_ids: 1 }).lean<Pick<DeviceDoc, 'group_ids'>>();
-      const now = (await this.models.Membership.find({ device_id: deviceUuid }, { group_id: 1 }).lean<MembershipDoc[]>()).map((m) => m.group_id).sort();
+      const now = await this.groupIdsOf(deviceUuid);
       if (!stored || JSON.stringify([...(stored.group_ids ?? [])].sort()) === JSON.stringify(now)) return;
     }
   }
