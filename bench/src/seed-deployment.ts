@@ -96,7 +96,6 @@ export async function seedDeploymentEvents(
         channel_id: target.channelId,
         metadata: {},
         created_at: at,
-        group_ids: [],
         place: device,
         token_required: false,
         check_count: 1,

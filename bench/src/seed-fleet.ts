@@ -106,7 +106,6 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
           channel_id: layout.channelIds[index % layout.channelIds.length]!,
           metadata: {},
           created_at: at,
-          group_ids: [groupId],
           place: index,
           page_keys: devicePageKeys(layout.projectId, id),
           token_required: false,

@@ -4,7 +4,7 @@ import { api, checkBody, eventually, MANIFEST, setupProject, testStack, uploadFo
 
 // Bulk group changes (docs/api.md, "Bulk group changes"): every device that matches a selection
 // added to a group or taken out of it, as one operation registry runs and reports on, audited once;
-// the group's memberships and the devices' copies of them agree however single changes race it;
+// the group's memberships and what the API says of them agree however single changes race it;
 // and a change a registry replica left is finished by a sweep.
 
 const registryDatabase = () => String(testStack().gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'registry');
@@ -60,20 +60,22 @@ async function followed(f: ProjectFixture, location: string): Promise<Change[]> 
   throw new Error(`the change at ${location} did not end in a minute: ${JSON.stringify(seen.at(-1))}`);
 }
 
-/** The group's memberships (the truth) and the devices' copies of them, read from registry's store. */
-async function membershipsAndCopies(projectId: string, groupId: string): Promise<{ members: string[]; copies: string[] }> {
+/**
+ * The group's memberships, read from registry's store, and its members as the API answers them:
+ * the devices listed by the group, and those whose `group_ids` hold it.
+ */
+async function membersStoredAndServed(f: ProjectFixture, groupId: string): Promise<{ members: string[]; listed: string[]; tagged: string[] }> {
   const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
+  let members: string[];
   try {
-    const database = connection.getClient().db(registryDatabase());
-    const members = (await database.collection<{ device_id: string }>('memberships').find({ group_id: groupId }).toArray()).map((doc) => doc.device_id).sort();
-    const copies = (await database.collection<{ _id: string; group_ids: string[] }>('devices').find({ project_id: projectId }).toArray())
-      .filter((doc) => (doc.group_ids ?? []).includes(groupId))
-      .map((doc) => doc._id)
-      .sort();
-    return { members, copies };
+    members = (await connection.getClient().db(registryDatabase()).collection<{ device_id: string }>('memberships').find({ group_id: groupId }).toArray()).map((doc) => doc.device_id).sort();
   } finally {
     await connection.close();
   }
+  const devices = async (query: string) => (await pastTheRateLimit(() => api('GET', `/api/v1/projects/${f.project.id}/devices/${query}`, { token: f.user.token }))).body as Array<{ id: string; group_ids: string[] }>;
+  const listed = (await devices(`?group_id=${groupId}`)).map((device) => device.id).sort();
+  const tagged = (await devices('')).filter((device) => device.group_ids.includes(groupId)).map((device) => device.id).sort();
+  return { members, listed, tagged };
 }
 
 test('every device matching a selection is added, then removed, as one operation with progress, audited once each', async () => {
@@ -99,9 +101,9 @@ test('every device matching a selection is added, then removed, as one operation
   const members = await api('GET', `${projectPath}/devices/?group_id=${group.id}&limit=1000`, { token: f.user.token });
   expect(members.headers.get('x-total-count')).toBe('400');
   expect(new Set(members.body.map((device: { chip_family: string }) => device.chip_family))).toEqual(new Set(['esp32s3']));
-  const truth = await membershipsAndCopies(f.project.id, group.id);
+  const truth = await membersStoredAndServed(f, group.id);
   expect(truth.members).toHaveLength(400);
-  expect(truth.copies).toEqual(truth.members);
+  expect([truth.listed, truth.tagged]).toEqual([truth.members, truth.members]);
 
   // Asked again, it finds every device a member already.
   const again = await api('POST', bulk, { token: f.user.token, json: { action: 'add', matching: { chip_family: 'esp32s3' } } });
@@ -111,7 +113,7 @@ test('every device matching a selection is added, then removed, as one operation
   const removal = await api('POST', bulk, { token: f.user.token, json: { action: 'remove', matching: { active: true } } });
   expect(removal.body.devices_expected).toBe(400);
   expect((await followed(f, removal.headers.get('location')!)).at(-1)).toMatchObject({ state: 'done', devices_matched: 400, added: 0, removed: 400 });
-  expect(await membershipsAndCopies(f.project.id, group.id)).toEqual({ members: [], copies: [] });
+  expect(await membersStoredAndServed(f, group.id)).toEqual({ members: [], listed: [], tagged: [] });
 
   // One audit event per change, naming who asked, the selection and what changed.
   const events = await eventually(
@@ -140,10 +142,10 @@ test('a selection by groups is their memberships: the members of one group added
     return (await followed(f, started.headers.get('location')!)).at(-1)!;
   };
   expect(await change(source.id, { action: 'add', matching: { chip_family: 'esp32s3' } })).toMatchObject({ state: 'done', added: 100 });
-  const sourceMembers = (await membershipsAndCopies(f.project.id, source.id)).members;
+  const sourceMembers = (await membersStoredAndServed(f, source.id)).members;
 
-  // One member's copy of its groups has lost the source group (as a write that went astray
-  // would leave it): the selection follows the membership, and the copy is made good.
+  // One member still holds a copy of its groups that the releases before kept, and without the
+  // source group (as a write that went astray could leave it): the selection follows the membership.
   const astray = sourceMembers[0]!;
   const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
   try {
@@ -152,18 +154,18 @@ test('a selection by groups is their memberships: the members of one group added
     await connection.close();
   }
   expect(await change(target.id, { action: 'add', matching: { group_id: source.id } })).toMatchObject({ state: 'done', devices_matched: 100, added: 100 });
-  expect(await membershipsAndCopies(f.project.id, target.id)).toEqual({ members: sourceMembers, copies: sourceMembers });
-  expect(await membershipsAndCopies(f.project.id, source.id)).toEqual({ members: sourceMembers, copies: sourceMembers });
+  expect(await membersStoredAndServed(f, target.id)).toEqual({ members: sourceMembers, listed: sourceMembers, tagged: sourceMembers });
+  expect(await membersStoredAndServed(f, source.id)).toEqual({ members: sourceMembers, listed: sourceMembers, tagged: sourceMembers });
 
   // Ten leave the source group; then the target's members that are also the source's are taken
   // out of the target: the ten stay.
   const leavers = sourceMembers.slice(0, 10);
   for (const deviceUuid of leavers) expect((await api('DELETE', `${projectPath}/groups/${source.id}/members/${deviceUuid}/`, { token: f.user.token })).status).toBeLessThan(300);
   expect(await change(target.id, { action: 'remove', matching: { group_id: source.id } })).toMatchObject({ state: 'done', devices_matched: 90, removed: 90 });
-  expect(await membershipsAndCopies(f.project.id, target.id)).toEqual({ members: leavers, copies: leavers });
+  expect(await membersStoredAndServed(f, target.id)).toEqual({ members: leavers, listed: leavers, tagged: leavers });
   // And every member of the target, taken out.
   expect(await change(target.id, { action: 'remove', matching: {} })).toMatchObject({ state: 'done', devices_matched: 10, removed: 10 });
-  expect(await membershipsAndCopies(f.project.id, target.id)).toEqual({ members: [], copies: [] });
+  expect(await membersStoredAndServed(f, target.id)).toEqual({ members: [], listed: [], tagged: [] });
 }, 240_000);
 
 test('bad bulk changes are refused with a detail, and nothing starts', async () => {
@@ -193,7 +195,7 @@ test('bad bulk changes are refused with a detail, and nothing starts', async () 
   expect((await api('GET', `${projectPath}/groups/${other.id}/members/bulk-changes/${started.body.id}/`, { token: f.user.token })).status).toBe(404);
 });
 
-test('memberships and the devices’ copies agree when single changes and a second bulk change race a bulk change', async () => {
+test('memberships and what the API says of them agree when single changes and a second bulk change race a bulk change', async () => {
   const f = await setupProject({ name: 'bulk-races', maxDevices: 2000 });
   await fleetOf(f, 600, () => 'esp32');
   const projectPath = `/api/v1/projects/${f.project.id}`;
@@ -233,38 +235,56 @@ test('memberships and the devices’ copies agree when single changes and a seco
     expect((await clients).flat().filter((status) => status >= 300)).toEqual([]);
   }
 
-  // Whatever order the writes landed in, each device's copy says what its membership says.
-  const truth = await membershipsAndCopies(f.project.id, group.id);
-  expect(truth.copies).toEqual(truth.members);
+  // Whatever order the writes landed in, the API says of each device what its memberships say.
+  const truth = await membersStoredAndServed(f, group.id);
+  expect([truth.listed, truth.tagged]).toEqual([truth.members, truth.members]);
   const listed = await api('GET', `${projectPath}/groups/${group.id}/members/`, { token: f.user.token });
   expect(listed.body.map((device: { id: string }) => device.id).sort()).toEqual(truth.members);
 }, 240_000);
 
-test('a check decides a deployment to a group on the memberships, whatever the device\'s copy of them says', async () => {
+test('every read of a group follows its memberships, whatever copy of its groups a device still holds', async () => {
   const f = await setupProject({ name: 'stale-copies', maxDevices: 10 });
-  await fleetOf(f, 2, () => 'esp32');
+  await fleetOf(f, 3, () => 'esp32');
   const projectPath = `/api/v1/projects/${f.project.id}`;
   const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'canary' } })).body;
-  const [member, outsider] = ((await api('GET', `${projectPath}/devices/`, { token: f.user.token })).body as Array<{ id: string }>).map((device) => device.id);
+  // fleetOf registers bulk-0000 first, and the listing is in device_id order.
+  const [member, ...outsiders] = ((await api('GET', `${projectPath}/devices/`, { token: f.user.token })).body as Array<{ id: string }>).map((device) => device.id);
   expect((await api('POST', `${projectPath}/groups/${group.id}/members/`, { token: f.user.token, json: { device_id: member } })).status).toBe(201);
-  // The copies as a check that rewrote a device over a membership change can leave them on FerretDB
-  // v1 (docs/architecture.md, "Group membership"): the member's without the group, the outsider's with it.
+  // The copies of their groups that the releases before kept on the devices, as a check that
+  // rewrote a device over a membership change could leave them on FerretDB v1: the member's
+  // without the group, the outsiders' with it (docs/architecture.md, "Group membership").
   const connection = await mongoose.createConnection(testStack().mongodbUri).asPromise();
   try {
     const devices = connection.getClient().db(registryDatabase()).collection<{ _id: string; group_ids: string[] }>('devices');
     await devices.updateOne({ _id: member! }, { $set: { group_ids: [] } });
-    await devices.updateOne({ _id: outsider! }, { $set: { group_ids: [group.id] } });
+    for (const outsider of outsiders) await devices.updateOne({ _id: outsider }, { $set: { group_ids: [group.id] } });
   } finally {
     await connection.close();
   }
+
+  const read = async (path: string) => (await api('GET', `${projectPath}${path}`, { token: f.user.token })).body;
+  expect((await read(`/devices/?group_id=${group.id}`)).map((device: { id: string }) => device.id)).toEqual([member]);
+  expect((await read(`/devices/?group_id=${group.id}&limit=10`)).map((device: { id: string }) => device.id)).toEqual([member]);
+  expect((await read(`/devices/${member}/`)).group_ids).toEqual([group.id]);
+  expect((await read(`/devices/${outsiders[0]}/`)).group_ids).toEqual([]);
+  expect((await read('/devices/')).map((device: { group_ids: string[] }) => device.group_ids)).toEqual([[group.id], [], []]);
+  expect((await read('/groups/'))[0]).toMatchObject({ id: group.id, member_count: 1 });
+  expect(await read(`/reach/?group_ids=${group.id}`)).toEqual({ devices: 1, estimated: false });
+
+  // A check is offered a deployment to the group on the memberships.
   const artifact = (await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
   const draft = (await api('POST', `${projectPath}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, target_group_ids: [group.id] } })).body;
   expect((await api('POST', `${projectPath}/deployments/${draft.id}/transition/`, { token: f.user.token, json: { action: 'start' } })).status).toBe(200);
   const check = (index: number) => api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(`bulk-${String(index).padStart(4, '0')}`, { chip_family: 'esp32' }) });
   const member0 = await eventually(() => check(0), (answer) => answer.body.status === 'offered');
   const outsider1 = await check(1);
-  // fleetOf registered bulk-0000 first; the listing is in device_id order, so it is `member`.
   expect([member0.body.status, outsider1.body.status]).toEqual(['offered', 'no_active_deployment']);
+
+  // A bulk removal selected by a field of the devices too takes the member out, and no outsider.
+  const started = await api('POST', `${projectPath}/groups/${group.id}/members/bulk-changes/`, { token: f.user.token, json: { action: 'remove', matching: { chip_family: 'esp32' } } });
+  expect(started.status).toBe(202);
+  expect((await followed(f, started.headers.get('location')!)).at(-1)).toMatchObject({ state: 'done', devices_matched: 1, removed: 1 });
+  expect((await read(`/devices/${member}/`)).group_ids).toEqual([]);
 });
 
 test('a change whose replica stopped is taken over from where it was and finished', async () => {

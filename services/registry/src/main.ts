@@ -51,7 +51,7 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   // Bulk membership changes run here in the background; a replica takes over one another left.
   const membershipChanges = new MembershipChanges({
     registryStore: store,
-    store: new MongoMembershipChangeStore(models, (deviceUuid) => store.copyGroupIds(deviceUuid)),
+    store: new MongoMembershipChangeStore(models),
     publishAudit: membershipChangeAudit(bus),
     logger,
     leaseMs: config.MEMBERSHIP_CHANGE_LEASE_MS,

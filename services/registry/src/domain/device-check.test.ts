@@ -131,13 +131,13 @@ test('nothing to offer: rollout is not asked, and the outcome is recorded', asyn
   expect(calls.recorded.map((record) => [record.seq, record.record.status])).toEqual([[42, 'no_active_deployment']]);
 });
 
-test('a deployment to groups is decided on the device\'s memberships, not on its copy of them, which a concurrent write may have left stale', async () => {
+test('a deployment to groups is decided on the device\'s memberships, not on any groups the checked-in device carries', async () => {
   const toGroups = [deployment('dep-1', { targetChannelIds: [], targetGroupIds: ['g1'] })];
-  // The copy says g1; the memberships say the device left it.
+  // The device as checked in says g1; the memberships say the device left it.
   const left = fakeDeps({ device: DEVICE }, toGroups, {}, []);
   expect(await checkDevice(left.deps, input, CALL)).toMatchObject({ status: 'no_active_deployment' });
   expect([left.calls.membershipReads, left.calls.offers]).toEqual([['uuid-1'], []]);
-  // The copy has lost g1; the memberships say the device is in it.
+  // The device as checked in has no g1; the memberships say the device is in it.
   const joined = fakeDeps({ device: { ...DEVICE, groupIds: [] } }, toGroups, {}, ['g1']);
   expect(await checkDevice(joined.deps, input, CALL)).toMatchObject({ status: 'offered', deploymentId: 'dep-1' });
 });

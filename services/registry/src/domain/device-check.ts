@@ -123,8 +123,8 @@ export async function checkDevice(deps: DeviceCheckDeps, input: DeviceCheckInput
 
   // 4: a new device is decided again here, as the views may have moved during its registration.
   let active = deps.views.activeDeployments(projectId);
-  // A deployment to groups is decided on the memberships, not the device's copy of them, which can
-  // be stale (RegistryStore.groupIdsOf); the read is made only when some deployment asks for it.
+  // The device as checked in carries no groups (RegistryStore.checkIn): its memberships are read
+  // only when some deployment targets groups.
   const targeted = active.some((deployment) => deployment.targetGroupIds.length > 0) ? { ...checked, groupIds: await deps.store.groupIdsOf(checked.id) } : checked;
   if (health) countHealth(deps, targeted, input, health, active);
   const rolledBack = new Set<string>();

@@ -22,7 +22,7 @@ export interface RegistryStore {
   listGroups(projectId: string): Promise<Group[]>;
   findGroup(projectId: string, groupId: string): Promise<Group | null>;
   renameGroup(projectId: string, groupId: string, name: string): Promise<'renamed' | 'name_taken' | 'missing'>;
-  /** Removes the group, its memberships, and its id from its devices' copies. */
+  /** Removes the group and its memberships. */
   deleteGroup(projectId: string, groupId: string): Promise<void>;
   /** Members per group id, of the groups named; estimated in a large project. */
   countMembersPerGroup(projectId: string, groupIds: readonly string[]): Promise<CountsPerId>;
@@ -66,14 +66,11 @@ export interface RegistryStore {
   registerDevice(device: Device, ownerId: string, maxDevices: number): Promise<{ device: Device; created: boolean } | 'over_limit'>;
   /**
    * A check's first write, in one find-and-modify of the device (CheckIn): the device as it was
-   * before it; null when there is no such device.
+   * before it, without its groups (`groupIds` empty: groupIdsOf reads them, for the checks that
+   * need them); null when there is no such device.
    */
   checkIn(checkIn: CheckIn): Promise<Device | null>;
-  /**
-   * The device's groups as its memberships say, which are the truth of a group: the device's own
-   * copy (Device.groupIds) can be stale on FerretDB v1, where a concurrent update of the device
-   * document (a check's) may write back a copy read before a membership change.
-   */
+  /** The device's groups, as its memberships say: one read by the device's key. */
   groupIdsOf(deviceUuid: string): Promise<string[]>;
   /**
    * Writes a check's decision record, one insert, and last_check_status when it changed; before

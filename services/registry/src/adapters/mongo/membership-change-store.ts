@@ -8,20 +8,13 @@ import { collectionOf } from '@ota/mongo';
 /**
  * The store of bulk membership changes (domain/membership-changes.ts), and each bucket's step.
  *
- * A step reads the bucket's matches (of a selection by groups alone, from those groups'
- * memberships; otherwise from the device documents, by equality: on FerretDB the only filters
- * PostgreSQL sees), writes the memberships, which are the truth of a group, then the devices'
- * copies with one `$addToSet` or `$pull` over the equality filter. The copies are then checked
- * against the group's memberships in the bucket: a concurrent single change of the same device may
- * have undone a membership between the two writes, and such a device is copied again on its own,
- * as a single change copies it (copyGroupIds).
+ * A step reads the bucket's matches (the members of the groups the selection names, from their
+ * memberships; the other filters from the device documents, by equality: on FerretDB the only
+ * filters PostgreSQL sees) and inserts or deletes their memberships, which are all there is of a
+ * group: no device document is written.
  */
 export class MongoMembershipChangeStore implements MembershipChangeStore {
-  constructor(
-    private readonly models: RegistryModels,
-    /** Copies one device's memberships onto it and checks the copy (the store's single-change path). */
-    private readonly copyGroupIds: (deviceUuid: string) => Promise<void>,
-  ) {}
+  constructor(private readonly models: RegistryModels) {}
 
   async insertChange(change: MembershipChange, runner: string, leaseUntil: Date): Promise<void> {
     await collectionOf(this.models.MembershipChange).insertOne(docOf(change, runner, leaseUntil));
@@ -84,47 +77,33 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
   }
 
   async changeBucket(change: MembershipChange, prefix: string): Promise<BucketChange> {
-    const { projectId, groupId, matching } = change;
-    const pageKey = devicePageKey(projectId, prefix);
-    const selection: Record<string, unknown> = { ...equalityFilterOf(projectId, { ...matching, search: undefined }), page_keys: pageKey };
-    // Removing takes only the group's members (the check below corrects a device's stale copy).
-    if (change.action === 'remove') selection.group_ids = groupId;
-    const ids = await this.matchesOf(change, prefix, selection);
+    const { projectId, groupId } = change;
+    const ids = await this.matchesOf(change, prefix);
     if (ids.length === 0) return { matched: 0, changed: 0 };
-
     const changed = change.action === 'add' ? await insertMemberships(this.models, ids.map((id) => membershipOf(projectId, groupId, id))) : await deleteMembershipsOf(this.models, groupId, prefix, ids);
-    const copies = await collectionOf(this.models.Device).updateMany(
-      { ...selection, _id: { $in: ids } },
-      change.action === 'add' ? { $addToSet: { group_ids: groupId } } : ({ $pull: { group_ids: groupId } }),
-    );
-
-    // Copies that may disagree with the memberships: every device when one left the selection
-    // between the read and the write, otherwise those whose membership a concurrent change undid.
-    const members = new Set(await this.membersIn(groupId, prefix));
-    const stale = copies.matchedCount < ids.length ? ids : ids.filter((id) => members.has(id) !== (change.action === 'add'));
-    for (const id of stale) await this.copyGroupIds(id);
     return { matched: ids.length, changed };
   }
 
   /**
-   * The UUIDs of the bucket's devices the change applies to. A selection by groups alone (the
-   * members of one group added to another, or a group's members removed) is read from the
-   * memberships of those groups in the bucket: FerretDB decodes a membership in about a third of
-   * what a device document costs it (docs/performance.md, "The preview from device profiles").
-   * Any other filter is matched on the device documents.
+   * The UUIDs of the bucket's devices the change applies to: the members, in the bucket, of every
+   * group the selection names (and of the group itself, for a removal), read from those groups'
+   * memberships, where FerretDB decodes a membership in about a third of what a device document
+   * costs it (docs/performance.md, "The preview from device profiles"); and, with any other
+   * filter, of the bucket's devices that match it.
    */
-  private async matchesOf(change: MembershipChange, prefix: string, selection: Record<string, unknown>): Promise<string[]> {
-    const { matching } = change;
+  private async matchesOf(change: MembershipChange, prefix: string): Promise<string[]> {
+    const { projectId, matching } = change;
     const groups = [...(matching.groupId ? [matching.groupId] : []), ...(change.action === 'remove' ? [change.groupId] : [])];
     const byGroupsAlone = matching.active === undefined && !matching.channelId && !matching.chipFamily && !matching.search;
-    if (byGroupsAlone && groups.length > 0) {
-      const [first, ...others] = await Promise.all(groups.map((group) => this.membersIn(group, prefix)));
-      const alsoIn = others.map((members) => new Set(members));
-      return first!.filter((id) => alsoIn.every((members) => members.has(id)));
+    const memberSets = await Promise.all(groups.map(async (group) => new Set(await this.membersIn(group, prefix))));
+    if (byGroupsAlone && memberSets.length > 0) {
+      const [first, ...others] = memberSets;
+      return [...first!].filter((id) => others.every((members) => members.has(id)));
     }
+    const selection = { ...equalityFilterOf(projectId, { ...matching, groupId: undefined, search: undefined }), page_keys: devicePageKey(projectId, prefix) };
     const search = matching.search?.toLowerCase();
     return (await this.models.Device.find(selection, { _id: 1, device_id: 1 }).lean<Array<{ _id: string; device_id: string }>>())
-      .filter((doc) => !search || doc.device_id.toLowerCase().includes(search))
+      .filter((doc) => (!search || doc.device_id.toLowerCase().includes(search)) && memberSets.every((members) => members.has(doc._id)))
       .map((doc) => doc._id);
   }
 
@@ -144,7 +123,7 @@ async function deleteMembershipsOf(models: RegistryModels, groupId: string, pref
   const deleted = (await models.Membership.deleteMany({ group_keys: devicePageKey(groupId, prefix), _id: { $in: ids } })).deletedCount;
   if (deleted === ids.length) return deleted;
   // A membership without group keys (written by the release before, after the migration ran) is
-  // deleted by its primary key; so are the rest when a device's copy was stale (a no-op then).
+  // deleted by its primary key; so is one a concurrent change deleted meanwhile (a no-op then).
   let byKey = 0;
   for (const _id of ids) byKey += (await models.Membership.deleteOne({ _id })).deletedCount;
   return deleted + byKey;

@@ -47,8 +47,11 @@ export interface DeviceDoc extends HardwareProfileFields {
   channel_id: string;
   metadata: Record<string, unknown>;
   created_at: Date;
-  /** A copy of the memberships, kept on the device so that a check reads it by primary key. */
-  group_ids: string[];
+  /**
+   * PREVIOUS RELEASE (the next release unsets it). The copy of the device's memberships that the
+   * releases before kept on it; neither read nor written since, the memberships being the one record.
+   */
+  group_ids?: string[];
   /** The owner's device place this device holds (see device_places). */
   place: number;
   /** The page buckets the device is in (devicePageKeys in @ota/ids; device-buckets.ts reads them). */
@@ -240,7 +243,6 @@ export function registerModels(connection: Connection) {
       channel_id: String,
       metadata: { type: Schema.Types.Mixed, default: {} },
       created_at: Date,
-      group_ids: [String],
       place: Number,
       page_keys: [String],
       token_required: Boolean,

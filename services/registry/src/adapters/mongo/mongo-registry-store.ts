@@ -1,11 +1,11 @@
 import type { Deferral } from '@ota/decision';
-import { PerKeyQueue, collectionOf, deleteEachById, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace, updateEachById } from '@ota/mongo';
+import { PerKeyQueue, collectionOf, deleteEachById, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleDevices } from '@ota/ids';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
 import { DeviceProfiles, changedProfile, changesProfile } from './device-profiles';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeDecisionRecordEntry } from './decision-record-entry';
-import { changedFields, channelOf, decisionRecordDoc, deviceOf, docOf, equalityFilterOf, groupOf, healthDocOf, heartbeatFields, heartbeatFilter, membershipOf, projectOf } from './registry-documents';
+import { changedFields, channelOf, decisionRecordDoc, deviceOf, docOf, equalityFilterOf, groupOf, healthDocOf, heartbeatFields, heartbeatFilter, matchesEquality, membershipOf, projectOf } from './registry-documents';
 import { DEVICE_FIELDS, type ChannelDoc, type DecisionRecordEntry, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export interface StoreOptions {
@@ -19,9 +19,6 @@ export interface StoreOptions {
 
 /** A count the store filters (one group, one channel) reads this share of DEVICE_COUNT_SAMPLE's devices. */
 const MATCHED_SAMPLE_DIVISOR = 4;
-
-/** Devices' copies written by one command of a group's change by a list (copyGroupChange). */
-const COPY_WRITES_PER_COMMAND = 250;
 
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
@@ -152,17 +149,43 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async deleteGroup(projectId: string, groupId: string): Promise<void> {
-    // The group first, so that no member is added meanwhile (setMembership's caller checks the group);
-    // then the memberships, then the devices' copies: each step is safe to repeat.
+    // The group first, so that no member is added meanwhile (setMembership's caller checks the
+    // group); then its memberships: each step is safe to repeat.
     await this.models.Group.deleteOne({ _id: groupId, project_id: projectId });
-    const members = await this.models.Membership.find({ group_id: groupId }, { device_id: 1 }).lean<MembershipDoc[]>();
     await this.models.Membership.deleteMany({ group_id: groupId });
-    for (const member of members) await this.copyGroupIds(member.device_id);
   }
 
-  countMembersPerGroup(projectId: string, groupIds: readonly string[]): Promise<CountsPerId> {
-    // Memberships are the truth of a group (the devices hold copies); each is a small document.
-    return this.countPerValue(projectId, groupIds, (doc) => doc.group_ids ?? [], async (groupId, cap) => (await this.models.Membership.find({ group_id: groupId }, { _id: 1 }).limit(cap).lean()).length);
+  /**
+   * Each group's members, counted from a sample of its memberships: a quarter of
+   * DEVICE_COUNT_SAMPLE's size each, about 6% off, as a count the store filters; one by one when
+   * the sample is the whole group or puts it at EXACT_COUNT_UP_TO or fewer.
+   */
+  async countMembersPerGroup(projectId: string, groupIds: readonly string[]): Promise<CountsPerId> {
+    const sampleSize = Math.ceil(this.options.countSample / MATCHED_SAMPLE_DIVISOR);
+    const counted = await Promise.all(
+      groupIds.map(async (groupId) => {
+        const sample = await sampleDevices(groupId, (groupKey) => this.membersIn(groupId, groupKey), sampleSize);
+        const scaled = countFromSample(sample, sample.docs.length);
+        if (!scaled.estimated || scaled.count > EXACT_COUNT_UP_TO) return scaled;
+        const exact = (await this.models.Membership.find({ group_id: groupId }, { _id: 1 }).limit(EXACT_COUNT_UP_TO + 1).lean()).length;
+        return exact <= EXACT_COUNT_UP_TO ? { count: exact, estimated: false } : scaled;
+      }),
+    );
+    const counts: CountsById = new Map();
+    const estimated = new Set<string>();
+    groupIds.forEach((groupId, index) => {
+      counts.set(groupId, counted[index]!.count);
+      if (counted[index]!.estimated) estimated.add(groupId);
+    });
+    return { counts, estimated };
+  }
+
+  /**
+   * The memberships of a group in its page bucket `groupKey` (models.ts, `group_keys`), or all of
+   * them: a filter on the group too would let PostgreSQL read every member of the group.
+   */
+  private membersIn(groupId: string, groupKey: string | undefined): Promise<Array<Pick<MembershipDoc, '_id' | 'device_id'>>> {
+    return this.models.Membership.find(groupKey ? { group_keys: groupKey } : { group_id: groupId }, { device_id: 1 }).lean<Array<Pick<MembershipDoc, '_id' | 'device_id'>>>().exec();
   }
 
   async existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>> {
@@ -173,46 +196,13 @@ export class MongoRegistryStore implements RegistryStore {
   async changeMemberships(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<{ added: number; removed: number }> {
     const added = add.length === 0 ? 0 : await insertMemberships(this.models, add.map((deviceUuid) => membershipOf(projectId, groupId, deviceUuid)));
     const removed = await deleteEachById(collectionOf(this.models.Membership), remove.map((deviceUuid) => `${groupId}:${deviceUuid}`), { project_id: projectId });
-    await this.copyGroupChange(projectId, groupId, add, remove);
     return { added, removed };
-  }
-
-  /**
-   * The devices' copies of one group's change by a list: each added device's copy gains the group
-   * and each removed one's loses it, then each copy is checked against the device's memberships;
-   * a device whose copy disagrees (a concurrent change of the same device came between the two
-   * writes) is copied again on its own, as a single change is. Every read and write is by one key
-   * (libs/mongo's each-by-key.ts): with the list in a filter, FerretDB would read the whole project.
-   */
-  private async copyGroupChange(projectId: string, groupId: string, add: readonly string[], remove: readonly string[]): Promise<void> {
-    const devices = collectionOf(this.models.Device);
-    const inProject = { project_id: projectId };
-    const copies = [...add.map((_id) => ({ _id, update: { $addToSet: { group_ids: groupId } } })), ...remove.map((_id) => ({ _id, update: { $pull: { group_ids: groupId } } }))];
-    // A command runs its statements one after another: several commands use both of a store's cores.
-    const commands: Array<Promise<unknown>> = [];
-    for (let start = 0; start < copies.length; start += COPY_WRITES_PER_COMMAND) commands.push(updateEachById(devices, copies.slice(start, start + COPY_WRITES_PER_COMMAND), inProject));
-    await Promise.all(commands);
-
-    // Every group of each copy is checked, not only this one: FerretDB rewrites a whole document on
-    // each update, so a concurrent change of another group of the same device may have been undone.
-    const deviceIds = [...new Set([...add, ...remove])];
-    const [stored, memberships] = await Promise.all([
-      findEach(devices, '_id', deviceIds, { alsoMatching: inProject, projection: { group_ids: 1 } }),
-      findEach(collectionOf(this.models.Membership), 'device_id', deviceIds, { alsoMatching: inProject, projection: { device_id: 1, group_id: 1 } }),
-    ]);
-    const groupsOf = new Map<string, string[]>();
-    for (const { device_id, group_id } of memberships) groupsOf.set(device_id, [...(groupsOf.get(device_id) ?? []), group_id]);
-    for (const doc of stored) {
-      const copy = [...(doc.group_ids ?? [])].sort();
-      const truth = [...(groupsOf.get(doc._id) ?? [])].sort();
-      if (JSON.stringify(copy) !== JSON.stringify(truth)) await this.copyGroupIds(doc._id);
-    }
   }
 
   async setMembership(projectId: string, deviceUuid: string, groupId: string, member: boolean): Promise<Device | null> {
     if (!(await this.findDeviceDoc(projectId, { id: deviceUuid }))) return null;
-    // Membership documents are the truth (inserts and deletes are atomic); the device keeps a copy
-    // of its group ids so that a check reads them with the device, by primary key.
+    // A membership is its own document, inserted or deleted whole (atomic on every store); the
+    // device document holds no copy of its groups, which a concurrent write of it could undo.
     const _id = `${groupId}:${deviceUuid}`;
     if (member) {
       try {
@@ -223,37 +213,33 @@ export class MongoRegistryStore implements RegistryStore {
     } else {
       await this.models.Membership.deleteOne({ _id });
     }
-    await this.copyGroupIds(deviceUuid);
     return this.findDevice(projectId, { id: deviceUuid });
-  }
-
-  /**
-   * Copies the device's memberships onto it, and checks the copy afterwards: a concurrent change
-   * to the same device's groups may have written an older set after ours, and then we write again.
-   * Also the correction of a bulk change's copies (membership-change-store.ts).
-   */
-  async copyGroupIds(deviceUuid: string): Promise<void> {
-    for (let attempt = 0; attempt < 10; attempt += 1) {
-      await this.writeDevice(deviceUuid, { group_ids: await this.groupIdsOf(deviceUuid) });
-      const stored = await this.models.Device.findById(deviceUuid, { group_ids: 1 }).lean<Pick<DeviceDoc, 'group_ids'>>();
-      const now = await this.groupIdsOf(deviceUuid);
-      if (!stored || JSON.stringify([...(stored.group_ids ?? [])].sort()) === JSON.stringify(now)) return;
-    }
   }
 
   async listDevices(projectId: string, filter: DeviceFilter): Promise<Device[]> {
     const query: Record<string, unknown> = { ...equalityFilterOf(projectId, filter) };
     if (filter.search) query.device_id = { ...(filter.deviceId ? { $eq: filter.deviceId } : {}), $regex: escapeRegex(filter.search), $options: 'i' };
-    if (filter.ids?.length) {
-      // Device by device: with the list in the filter, FerretDB would read the whole project.
-      const docs = await findEach(collectionOf(this.models.Device), '_id', [...new Set(filter.ids)], { alsoMatching: query, projection: DEVICE_FIELDS });
-      return docs.sort((a, b) => compareText(a.device_id, b.device_id) || compareText(a._id, b._id)).map(deviceOf);
-    }
-    const docs = await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
-    return docs.map(deviceOf);
+    // Devices named, or a group's members, are read device by device: with the list in the
+    // filter, FerretDB would read the whole project. Named devices are then kept to the group.
+    const named = filter.ids?.length ? filter.ids : filter.groupId ? (await this.membersIn(filter.groupId, undefined)).map((member) => member.device_id) : undefined;
+    const docs = named
+      ? (await findEach(collectionOf(this.models.Device), '_id', [...new Set(named)], { alsoMatching: query, projection: DEVICE_FIELDS })).sort((a, b) => compareText(a.device_id, b.device_id) || compareText(a._id, b._id))
+      : await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
+    const devices = await this.withGroups(docs);
+    return filter.groupId ? devices.filter((device) => device.groupIds.includes(filter.groupId!)) : devices;
+  }
+
+  /** The devices of `docs`, each with its groups as its memberships say: one read per device (findEach). */
+  private async withGroups(docs: readonly DeviceDoc[]): Promise<Device[]> {
+    if (docs.length === 0) return [];
+    const memberships = await findEach(collectionOf(this.models.Membership), 'device_id', docs.map((doc) => doc._id), { projection: { device_id: 1, group_id: 1 } });
+    const groupsOf = new Map<string, string[]>();
+    for (const { device_id, group_id } of memberships) groupsOf.set(device_id, [...(groupsOf.get(device_id) ?? []), group_id]);
+    return docs.map((doc) => deviceOf(doc, (groupsOf.get(doc._id) ?? []).sort()));
   }
 
   async readDevicePage(projectId: string, filter: Omit<DeviceFilter, 'ids'>, page: DevicePage): Promise<DevicePageRead> {
+    if (filter.groupId) return this.readGroupPage(projectId, filter.groupId, filter, page);
     const equality = equalityFilterOf(projectId, filter);
     const find = <Doc>(fields: Record<string, 0 | 1>) => (pageKey: string | undefined) => this.models.Device.find(pageKey ? { ...equality, page_keys: pageKey } : equality, fields).lean<Doc[]>().exec();
     const common = { scope: projectId, limit: page.limit, afterId: page.afterId, readBudget: this.options.devicePageReadBudget };
@@ -261,7 +247,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (!search) {
       const read = await readDevicePage<DeviceDoc>({ ...common, find: find<DeviceDoc>(DEVICE_FIELDS) });
       this.options.onDevicePageRead?.(read.read);
-      return { devices: read.docs.map(deviceOf), total: read.total, nextAfterId: read.nextAfterId };
+      return { devices: await this.withGroups(read.docs), total: read.total, nextAfterId: read.nextAfterId };
     }
     // A search keeps few of the up to devicePageReadBudget devices it reads: it reads their ids and
     // device_ids, which the store sends and this process decodes at a fraction of a whole document,
@@ -277,8 +263,33 @@ export class MongoRegistryStore implements RegistryStore {
     // read a few at a time (findEach), so that one search does not hold the whole pool.
     const kept = await findEach(collectionOf(this.models.Device), '_id', read.docs.map((doc) => doc._id), { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
     const byId = new Map(kept.map((doc) => [doc._id, doc]));
-    const devices = read.docs.flatMap((doc) => (byId.has(doc._id) ? [deviceOf(byId.get(doc._id)!)] : []));
+    const devices = await this.withGroups(read.docs.flatMap((doc) => (byId.has(doc._id) ? [byId.get(doc._id)!] : [])));
     return { devices, total: read.total, nextAfterId: read.nextAfterId };
+  }
+
+  /**
+   * A page of a group's devices: the group's memberships are walked bucket by bucket in UUID order
+   * (their `group_keys`, the group's own buckets), and each member's device is read by its key, so
+   * the work follows the group, not the project. The other filters and the text search are judged
+   * on each device read, so that the read budget counts the members looked at, not only the matches.
+   */
+  private async readGroupPage(projectId: string, groupId: string, filter: Omit<DeviceFilter, 'ids'>, page: DevicePage): Promise<DevicePageRead> {
+    const equality = equalityFilterOf(projectId, filter);
+    const search = filter.search?.toLowerCase();
+    const filtered = Object.keys(equality).length > 1 || search !== undefined;
+    const read = await readDevicePage<DeviceDoc>({
+      scope: groupId,
+      limit: page.limit,
+      afterId: page.afterId,
+      readBudget: this.options.devicePageReadBudget,
+      find: async (groupKey) => {
+        const members = (await this.membersIn(groupId, groupKey)).map((member) => member.device_id);
+        return findEach(collectionOf(this.models.Device), '_id', members, { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
+      },
+      keep: filtered ? (doc) => matchesEquality(doc, equality) && (!search || doc.device_id.toLowerCase().includes(search)) : undefined,
+    });
+    this.options.onDevicePageRead?.(read.read);
+    return { devices: await this.withGroups(read.docs), total: read.total, nextAfterId: read.nextAfterId };
   }
 
   countChipFamilies(projectId: string): Promise<{ counts: CountsById; estimated: boolean }> {
@@ -300,11 +311,11 @@ export class MongoRegistryStore implements RegistryStore {
   /** The fields a count looks at, of the project's devices or of one page bucket, with `equality` matched by the store. */
   private findCounted(projectId: string, pageKey: string | undefined, equality: Record<string, unknown> = {}, limit = 0): Promise<CountedDoc[]> {
     const query = { project_id: projectId, ...equality, ...(pageKey ? { page_keys: pageKey } : {}) };
-    return this.models.Device.find(query, { group_ids: 1, channel_id: 1, chip_family: 1, current_hash: 1 }).limit(limit).lean<CountedDoc[]>().exec();
+    return this.models.Device.find(query, { channel_id: 1, chip_family: 1, current_hash: 1 }).limit(limit).lean<CountedDoc[]>().exec();
   }
 
   /**
-   * Devices per value (a channel, a group) for the values named: from the sample of the project,
+   * Devices per value (a channel) for the values named: from the sample of the project,
    * and, for a value the sample saw too seldom to scale up, by an exact count when it is small.
    */
   private async countPerValue(
@@ -339,32 +350,53 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async countDevices(projectId: string, targets: DeviceTargets = { groupIds: [], channelIds: [] }, atMost?: number): Promise<DeviceCount> {
-    const reached = (doc: CountedDoc) => reaches(doc, targets);
-    // One group or one channel is matched by the store, so that few devices are counted exactly.
-    const equality: Record<string, unknown> = {};
-    if (targets.groupIds.length === 1) equality.group_ids = targets.groupIds[0];
-    if (targets.channelIds.length === 1) equality.channel_id = targets.channelIds[0];
-    if (atMost) return { count: await this.countAtMost(projectId, equality, reached, atMost), estimated: false };
+    const reached = this.reachedIn(projectId, targets);
+    if (atMost) return { count: await this.countAtMost(projectId, reached, atMost), estimated: false };
     // Where the store matches every target, every device read counts: a quarter of the sample (about
     // 6% off) counts closer than the whole sample counts a tenth of the fleet unfiltered (about 10%),
     // at a quarter of the reads. Where some targets are left to the filter here, fewer of the devices
     // read count, and the whole sample is read.
-    const storeMatchesAll = Object.keys(equality).length > 0 && targets.groupIds.length <= 1 && targets.channelIds.length <= 1;
+    const storeMatchesAll = targets.groupIds.length > 0 ? targets.channelIds.length <= 1 : targets.channelIds.length === 1;
     const sampleSize = storeMatchesAll ? Math.ceil(this.options.countSample / MATCHED_SAMPLE_DIVISOR) : this.options.countSample;
-    const sample = await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey, equality), sampleSize);
-    return countFromSample(sample, sample.docs.filter(reached).length);
+    const sample = await sampleDevices(projectId, reached, sampleSize);
+    return countFromSample(sample, sample.docs.length);
+  }
+
+  /**
+   * The devices a deployment with `targets` reaches (docs/api.md, "Targeting") in one page bucket
+   * of the project, or in all of it. Of a deployment to groups: the members of any of its groups in
+   * the same bucket of each group (`group_keys`), then, with channels, those of the bucket's devices
+   * in a targeted channel. Otherwise the bucket's devices, one channel matched by the store.
+   */
+  private reachedIn(projectId: string, targets: DeviceTargets): (pageKey: string | undefined) => Promise<PagedId[]> {
+    const channels = new Set(targets.channelIds);
+    const equality = targets.channelIds.length === 1 ? { channel_id: targets.channelIds[0] } : {};
+    const inChannel = (doc: CountedDoc) => channels.size === 0 || channels.has(doc.channel_id);
+    if (targets.groupIds.length === 0) return async (pageKey) => (await this.findCounted(projectId, pageKey, equality)).filter(inChannel);
+    return async (pageKey) => {
+      const prefix = pageKey?.slice(projectId.length + 1);
+      const memberships = await Promise.all(targets.groupIds.map((groupId) => this.membersIn(groupId, prefix === undefined ? undefined : devicePageKey(groupId, prefix))));
+      const members = [...new Set(memberships.flat().map((member) => member.device_id))];
+      if (channels.size === 0) return members.map((_id) => ({ _id }));
+      // Within a bucket, the bucket's devices of the channel are one read; across the whole
+      // project (a small group, read whole), the members one by one.
+      const devices = pageKey
+        ? await this.findCounted(projectId, pageKey, equality)
+        : await findEach(collectionOf(this.models.Device), '_id', members, { alsoMatching: { project_id: projectId }, projection: { channel_id: 1 } });
+      const isMember = new Set(members);
+      return devices.filter((doc) => isMember.has(doc._id) && inChannel(doc as CountedDoc)).map((doc) => ({ _id: doc._id }));
+    };
   }
 
   /**
    * Counts up to `atMost`: the buckets of one corner of the id space first, finest first, so that a
    * large project answers from a few hundred devices; all of them only when the corner holds fewer.
    */
-  private async countAtMost(projectId: string, equality: Record<string, unknown>, reached: (doc: CountedDoc) => boolean, atMost: number): Promise<number> {
+  private async countAtMost(projectId: string, reached: (pageKey: string | undefined) => Promise<PagedId[]>, atMost: number): Promise<number> {
     for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
-      const kept = (await this.findCounted(projectId, devicePageKey(projectId, '0'.repeat(level)), equality)).filter(reached).length;
-      if (kept >= atMost) return atMost;
+      if ((await reached(devicePageKey(projectId, '0'.repeat(level)))).length >= atMost) return atMost;
     }
-    return Math.min(atMost, (await this.findCounted(projectId, undefined, equality)).filter(reached).length);
+    return Math.min(atMost, (await reached(undefined)).length);
   }
 
   async deleteDevice(projectId: string, id: string, ownerId: string): Promise<boolean> {
@@ -379,8 +411,9 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null> {
-    const doc = await this.findDeviceDoc(projectId, key);
-    return doc ? deviceOf(doc) : null;
+    const id = 'id' in key ? key.id : deviceUuid(projectId, key.deviceId);
+    const [doc, groupIds] = await Promise.all([this.findDeviceDoc(projectId, key), this.groupIdsOf(id)]);
+    return doc ? deviceOf(doc, groupIds) : null;
   }
 
   // A device_id maps to the primary key (see deviceUuid), so every device read is a primary-key
@@ -448,10 +481,11 @@ export class MongoRegistryStore implements RegistryStore {
     if (before) {
       // A check rarely changes what a preview decides on: only then is the profile written.
       if (changedProfile(before, heartbeat)) await this.profiles.refresh(id, { ...before, ...heartbeat });
-      return deviceOf(before);
+      // No groups: a check reads them only when a deployment asks for them (ports.ts, checkIn).
+      return deviceOf(before, []);
     }
     const refused = await counted(device, { last_check_at: checkIn.at });
-    return refused ? deviceOf(refused) : null;
+    return refused ? deviceOf(refused, []) : null;
   }
 
   async groupIdsOf(deviceUuid: string): Promise<string[]> {
@@ -517,7 +551,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (!doc) return null;
     await this.writeDevice(id, fields);
     if (changesProfile(fields)) await this.profiles.refresh(id, { ...doc, ...fields });
-    return deviceOf({ ...doc, ...fields });
+    return deviceOf({ ...doc, ...fields }, await this.groupIdsOf(id));
   }
 
   async deferOffer(id: string, deferral: Deferral): Promise<void> {
@@ -566,15 +600,11 @@ const SEEN_ENOUGH_TO_SCALE = 32;
  */
 const EXACT_COUNT_UP_TO = 1_000;
 
-type CountedDoc = Pick<DeviceDoc, '_id' | 'group_ids' | 'channel_id' | 'chip_family' | 'current_hash'>;
+type CountedDoc = Pick<DeviceDoc, '_id' | 'channel_id' | 'chip_family' | 'current_hash'>;
+/** A device counted by its UUID alone. */
+type PagedId = Pick<DeviceDoc, '_id'>;
 /** What a text search reads of each device of a bucket. */
 type SearchedDoc = Pick<DeviceDoc, '_id' | 'device_id'>;
-
-/** Whether a deployment with these targets reaches the device (docs/api.md, "Targeting"). */
-function reaches(doc: CountedDoc, targets: DeviceTargets): boolean {
-  if (targets.groupIds.length > 0 && !doc.group_ids?.some((groupId) => targets.groupIds.includes(groupId))) return false;
-  return targets.channelIds.length === 0 || targets.channelIds.includes(doc.channel_id);
-}
 
 /** Inserts the memberships that do not exist yet; answers how many did not. */
 export async function insertMemberships(models: RegistryModels, docs: MembershipDoc[]): Promise<number> {

@@ -80,7 +80,8 @@ export function channelOf(doc: ChannelDoc): Channel {
   return { id: doc._id, projectId: doc.project_id, name: doc.name, isDefault: doc.is_default, createdAt: doc.created_at };
 }
 
-export function deviceOf(doc: DeviceDoc): Device {
+/** The device of a document, with its groups as its memberships say (`groupIds`, read beside it). */
+export function deviceOf(doc: DeviceDoc, groupIds: string[]): Device {
   return {
     id: doc._id,
     projectId: doc.project_id,
@@ -96,7 +97,7 @@ export function deviceOf(doc: DeviceDoc): Device {
     lastCheckAt: doc.last_check_at ?? null,
     lastCheckStatus: doc.last_check_status ?? '',
     channelId: doc.channel_id ?? '',
-    groupIds: doc.group_ids ?? [],
+    groupIds,
     metadata: doc.metadata ?? {},
     createdAt: doc.created_at,
     tokenRequired: doc.token_required ?? false,
@@ -148,7 +149,6 @@ export function docOf(device: Device, place: number): DeviceDoc {
     channel_id: device.channelId,
     metadata: device.metadata,
     created_at: device.createdAt,
-    group_ids: device.groupIds,
     place,
     page_keys: devicePageKeys(device.projectId, device.id),
     token_required: device.tokenRequired,
@@ -157,19 +157,26 @@ export function docOf(device: Device, place: number): DeviceDoc {
   };
 }
 
-/** The membership document of a device in a group: the truth of the group, which the device copies. */
+/** The membership document of a device in a group: the only record of the group's members. */
 export function membershipOf(projectId: string, groupId: string, deviceUuid: string): MembershipDoc {
   return { _id: `${groupId}:${deviceUuid}`, project_id: projectId, group_id: groupId, device_id: deviceUuid, group_keys: devicePageKeys(groupId, deviceUuid), page_keys: devicePageKeys(projectId, deviceUuid) };
 }
 
-/** The filters of a device list that the store matches by equality (and FerretDB hands to PostgreSQL). */
+/**
+ * The filters of a device list that the store matches by equality on the device document (and
+ * FerretDB hands to PostgreSQL). A group is not one of them: its members are read from the
+ * memberships (mongo-registry-store.ts, readGroupPage).
+ */
 export function equalityFilterOf(projectId: string, filter: DeviceFilter): Record<string, unknown> {
   const query: Record<string, unknown> = { project_id: projectId };
   if (filter.active !== undefined) query.active = filter.active;
   if (filter.channelId) query.channel_id = filter.channelId;
-  // Equality with an array field matches documents whose array holds the value.
-  if (filter.groupId) query.group_ids = filter.groupId;
   if (filter.chipFamily) query.chip_family = filter.chipFamily;
   if (filter.deviceId) query.device_id = filter.deviceId;
   return query;
+}
+
+/** Whether a device document matches an equality filter of equalityFilterOf, as the store would judge it. */
+export function matchesEquality(doc: DeviceDoc, equality: Record<string, unknown>): boolean {
+  return Object.entries(equality).every(([field, value]) => (doc as unknown as Record<string, unknown>)[field] === value);
 }
