@@ -106,6 +106,10 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
           channel_id: layout.channelIds[index % layout.channelIds.length]!,
           metadata: {},
           created_at: at,
+          // The copy of its groups the releases before kept on a device, which this one neither
+          // reads nor writes: the fleet is one upgraded from them, and a run compared with such a
+          // commit finds the groups on its side too.
+          group_ids: [groupId],
           place: index,
           page_keys: devicePageKeys(layout.projectId, id),
           token_required: false,

@@ -269,24 +269,30 @@ export class MongoRegistryStore implements RegistryStore {
 
   /**
    * A page of a group's devices: the group's memberships are walked bucket by bucket in UUID order
-   * (their `group_keys`, the group's own buckets), and each member's device is read by its key, so
-   * the work follows the group, not the project. The other filters and the text search are judged
-   * on each device read, so that the read budget counts the members looked at, not only the matches.
+   * (their `group_keys`, the group's own buckets), so the work follows the group, not the project.
+   * With no other filter every member matches: the page is made of memberships, and only its own
+   * devices are read, by their keys. Otherwise each member's device is read by its key and the
+   * filters and the text search are judged on it, so that the read budget counts the members
+   * looked at, not only the matches.
    */
   private async readGroupPage(projectId: string, groupId: string, filter: Omit<DeviceFilter, 'ids'>, page: DevicePage): Promise<DevicePageRead> {
     const equality = equalityFilterOf(projectId, filter);
     const search = filter.search?.toLowerCase();
-    const filtered = Object.keys(equality).length > 1 || search !== undefined;
+    const common = { scope: groupId, limit: page.limit, afterId: page.afterId, readBudget: this.options.devicePageReadBudget };
+    const membersOf = async (groupKey: string | undefined) => (await this.membersIn(groupId, groupKey)).map((member) => member.device_id);
+    const devicesOf = (ids: string[]) => findEach(collectionOf(this.models.Device), '_id', ids, { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
+    if (Object.keys(equality).length === 1 && search === undefined) {
+      const read = await readDevicePage<PagedId>({ ...common, find: async (groupKey) => (await membersOf(groupKey)).map((_id) => ({ _id })) });
+      this.options.onDevicePageRead?.(read.read);
+      // A member whose device was deleted a moment ago (its memberships go after it) is left out.
+      const byId = new Map((await devicesOf(read.docs.map((doc) => doc._id))).map((doc) => [doc._id, doc]));
+      const devices = await this.withGroups(read.docs.flatMap((doc) => (byId.has(doc._id) ? [byId.get(doc._id)!] : [])));
+      return { devices, total: read.total, nextAfterId: read.nextAfterId };
+    }
     const read = await readDevicePage<DeviceDoc>({
-      scope: groupId,
-      limit: page.limit,
-      afterId: page.afterId,
-      readBudget: this.options.devicePageReadBudget,
-      find: async (groupKey) => {
-        const members = (await this.membersIn(groupId, groupKey)).map((member) => member.device_id);
-        return findEach(collectionOf(this.models.Device), '_id', members, { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
-      },
-      keep: filtered ? (doc) => matchesEquality(doc, equality) && (!search || doc.device_id.toLowerCase().includes(search)) : undefined,
+      ...common,
+      find: async (groupKey) => devicesOf(await membersOf(groupKey)),
+      keep: (doc) => matchesEquality(doc, equality) && (!search || doc.device_id.toLowerCase().includes(search)),
     });
     this.options.onDevicePageRead?.(read.read);
     return { devices: await this.withGroups(read.docs), total: read.total, nextAfterId: read.nextAfterId };
