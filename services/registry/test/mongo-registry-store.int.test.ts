@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { connectMongo, ensureIndexes } from '@ota/mongo';
+import { collectionOf, connectMongo, ensureIndexes } from '@ota/mongo';
 import { seededRandom, testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
 import { storedDevice } from './stored-device';
-import { registerModels } from '../src/adapters/mongo/models';
+import { registerModels, type RegistryModels } from '../src/adapters/mongo/models';
+import { writeGroupCopies } from '../src/previous-release/group-copies';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
 import { deviceUuid } from '@ota/ids';
 import { Registry } from '../src/domain/registry';
@@ -17,6 +18,7 @@ import type { DecisionRecord, Device } from '../src/domain/model';
 // counted, and memberships.
 
 let mongo: Connection;
+let models: RegistryModels;
 let store: MongoRegistryStore;
 const at = (seconds: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, seconds));
 
@@ -36,7 +38,7 @@ async function project() {
 
 beforeAll(async () => {
   mongo = await connectMongo({ uri: testStack().mongodbUri, database: `ota_test_registry_${randomUUID().slice(0, 8)}` });
-  const models = registerModels(mongo);
+  models = registerModels(mongo);
   await ensureIndexes(mongo);
   store = new MongoRegistryStore(models);
 });
@@ -403,3 +405,31 @@ describe('a device list read a page at a time', () => {
     expect(page.devices.map((each) => each.id)).toEqual(sorted.slice(101, 106));
   });
 });
+
+// PREVIOUS RELEASE: before a rollback to a release that reads the devices' copies of their
+// groups, the copies are written again from the memberships (docs/operations.md, "Upgrades and rollbacks").
+it('writes every device’s copy of its groups from its memberships, and only the copies that differ', async () => {
+  const { projectId, ownerId, channelId } = await project();
+  const ids: string[] = [];
+  for (let index = 0; index < 600; index += 1) {
+    const registered = await store.registerDevice(device(projectId, `copy-${index}`, channelId), ownerId, 0);
+    ids.push((registered as { device: Device }).device.id);
+  }
+  const [a, b] = [randomUUID(), randomUUID()];
+  // Group a: every other device; group b: every third.
+  await store.changeMemberships(projectId, a, ids.filter((_, index) => index % 2 === 0), []);
+  await store.changeMemberships(projectId, b, ids.filter((_, index) => index % 3 === 0), []);
+  const devices = collectionOf(models.Device);
+  const expected = ids.map((id, index) => [id, [...(index % 2 === 0 ? [a] : []), ...(index % 3 === 0 ? [b] : [])].sort()]).sort();
+  const copies = async () => (await devices.find({ project_id: projectId }, { projection: { group_ids: 1 } }).toArray()).map((doc) => [doc._id, doc.group_ids ?? []]).sort();
+  // The database's other tests leave memberships too: the first run writes theirs and these 400
+  // devices' (300 + 200 - 100 in both groups).
+  expect((await writeGroupCopies(models)).written).toBeGreaterThanOrEqual(400);
+  expect(await copies()).toEqual(expected);
+  // Copies a release before could have left: a group the device left, none of the groups it is in.
+  await devices.updateOne({ _id: ids[1]! }, { $set: { group_ids: [a] } });
+  await devices.updateOne({ _id: ids[0]! }, { $set: { group_ids: [] } });
+  expect(await writeGroupCopies(models)).toMatchObject({ written: 2 });
+  expect(await copies()).toEqual(expected);
+  expect(await writeGroupCopies(models)).toMatchObject({ written: 0 });
+}, 120_000);
