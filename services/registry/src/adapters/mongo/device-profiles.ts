@@ -166,9 +166,7 @@ export class DeviceProfiles {
   private async membershipsOf(bucket: string, groups: FleetGroups): Promise<Array<{ device_id: string; group_id: string }>> {
     const fields = { projection: { device_id: 1, group_id: 1 } };
     const memberships = collectionOf(this.models.Membership);
-    // PREVIOUS RELEASE: only its rollout asks for every group, during an upgrade from it. FerretDB
-    // serves this from the GIN index on `page_keys` that the release before's index made;
-    // MongoDB has no index that begins with page_keys and scans.
+    // PREVIOUS RELEASE: only its rollout asks for every group, during an upgrade from it.
     if (groups === 'all') return memberships.find({ page_keys: bucket }, fields).toArray();
     const prefix = bucket.slice(bucket.lastIndexOf('/') + 1);
     const perGroup = await Promise.all(groups.map((groupId) => memberships.find({ group_keys: devicePageKey(groupId, prefix) }, fields).toArray()));

@@ -274,6 +274,8 @@ export function registerModels(connection: Connection) {
   // under FerretDB; with the group and the project's bucket as two fields it read all the group's
   // members and filtered them (docs/performance.md, "A group's members in a bucket by one key").
   membershipSchema.index({ group_keys: 1 });
+  // A page of devices reads its devices' memberships by the project's buckets they fall in.
+  membershipSchema.index({ page_keys: 1 });
 
   const membershipChangeSchema = new Schema<MembershipChangeDoc>(
     {

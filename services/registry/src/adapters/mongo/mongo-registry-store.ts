@@ -1,6 +1,6 @@
 import type { Deferral } from '@ota/decision';
 import { PerKeyQueue, collectionOf, deleteEachById, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
-import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleDevices } from '@ota/ids';
+import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleDevices, type DeviceSample } from '@ota/ids';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
 import { DeviceProfiles, changedProfile, changesProfile } from './device-profiles';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
@@ -103,7 +103,8 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   countDevicesPerChannel(projectId: string, channelIds: readonly string[]): Promise<CountsPerId> {
-    return this.countPerValue(projectId, channelIds, (doc) => [doc.channel_id], async (channelId, cap) => (await this.findCounted(projectId, undefined, { channel_id: channelId }, cap)).length);
+    const sample = sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey), this.options.countSample);
+    return this.countPerValue(sample, channelIds, (doc) => doc.channel_id, async (channelId, cap) => (await this.findCounted(projectId, undefined, { channel_id: channelId }, cap)).length);
   }
 
   /**
@@ -156,28 +157,18 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   /**
-   * Each group's members, counted from a sample of its memberships: a quarter of
-   * DEVICE_COUNT_SAMPLE's size each, about 6% off, as a count the store filters; one by one when
-   * the sample is the whole group or puts it at EXACT_COUNT_UP_TO or fewer.
+   * Each group's members, from a sample of the project's memberships by its page buckets
+   * (`page_keys`), as a channel's devices are counted from a sample of its devices; of a small
+   * project, the memberships of these groups, each read by its group.
    */
-  async countMembersPerGroup(projectId: string, groupIds: readonly string[]): Promise<CountsPerId> {
-    const sampleSize = Math.ceil(this.options.countSample / MATCHED_SAMPLE_DIVISOR);
-    const counted = await Promise.all(
-      groupIds.map(async (groupId) => {
-        const sample = await sampleDevices(groupId, (groupKey) => this.membersIn(groupId, groupKey), sampleSize);
-        const scaled = countFromSample(sample, sample.docs.length);
-        if (!scaled.estimated || scaled.count > EXACT_COUNT_UP_TO) return scaled;
-        const exact = (await this.models.Membership.find({ group_id: groupId }, { _id: 1 }).limit(EXACT_COUNT_UP_TO + 1).lean()).length;
-        return exact <= EXACT_COUNT_UP_TO ? { count: exact, estimated: false } : scaled;
-      }),
-    );
-    const counts: CountsById = new Map();
-    const estimated = new Set<string>();
-    groupIds.forEach((groupId, index) => {
-      counts.set(groupId, counted[index]!.count);
-      if (counted[index]!.estimated) estimated.add(groupId);
-    });
-    return { counts, estimated };
+  countMembersPerGroup(projectId: string, groupIds: readonly string[]): Promise<CountsPerId> {
+    const fields = { group_id: 1 };
+    const sample = sampleDevices(projectId, async (pageKey) =>
+      pageKey
+        ? this.models.Membership.find({ page_keys: pageKey }, fields).lean<Array<Pick<MembershipDoc, '_id' | 'group_id'>>>().exec()
+        : (await Promise.all(groupIds.map((groupId) => this.models.Membership.find({ group_id: groupId }, fields).lean<Array<Pick<MembershipDoc, '_id' | 'group_id'>>>().exec()))).flat(),
+    this.options.countSample);
+    return this.countPerValue(sample, groupIds, (doc) => doc.group_id, async (groupId, cap) => (await this.models.Membership.find({ group_id: groupId }, { _id: 1 }).limit(cap).lean()).length);
   }
 
   /**
@@ -225,14 +216,25 @@ export class MongoRegistryStore implements RegistryStore {
     const docs = named
       ? (await findEach(collectionOf(this.models.Device), '_id', [...new Set(named)], { alsoMatching: query, projection: DEVICE_FIELDS })).sort((a, b) => compareText(a.device_id, b.device_id) || compareText(a._id, b._id))
       : await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
-    const devices = await this.withGroups(docs);
+    const devices = await this.withGroups(projectId, docs);
     return filter.groupId ? devices.filter((device) => device.groupIds.includes(filter.groupId!)) : devices;
   }
 
-  /** The devices of `docs`, each with its groups as its memberships say: one read per device (findEach). */
-  private async withGroups(docs: readonly DeviceDoc[]): Promise<Device[]> {
+  /**
+   * The devices of `docs`, each with its groups as its memberships say. A page's devices are
+   * neighbours in UUID order, so their memberships are read by the few page buckets of the project
+   * they fall in (`page_keys`): at the finest level where they span at most MEMBERSHIP_BUCKETS_READ.
+   * Devices spread wider (a list in device_id order) are read one by one (findEach).
+   */
+  private async withGroups(projectId: string, docs: readonly DeviceDoc[]): Promise<Device[]> {
     if (docs.length === 0) return [];
-    const memberships = await findEach(collectionOf(this.models.Membership), 'device_id', docs.map((doc) => doc._id), { projection: { device_id: 1, group_id: 1 } });
+    const ids = docs.map((doc) => doc._id);
+    const buckets = bucketsSpanned(ids);
+    const fields = { device_id: 1, group_id: 1 };
+    const memberships =
+      buckets && buckets.length < ids.length
+        ? (await Promise.all(buckets.map((prefix) => this.models.Membership.find({ page_keys: devicePageKey(projectId, prefix) }, fields).lean<MembershipDoc[]>().exec()))).flat()
+        : await findEach(collectionOf(this.models.Membership), 'device_id', ids, { projection: fields });
     const groupsOf = new Map<string, string[]>();
     for (const { device_id, group_id } of memberships) groupsOf.set(device_id, [...(groupsOf.get(device_id) ?? []), group_id]);
     return docs.map((doc) => deviceOf(doc, (groupsOf.get(doc._id) ?? []).sort()));
@@ -247,7 +249,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (!search) {
       const read = await readDevicePage<DeviceDoc>({ ...common, find: find<DeviceDoc>(DEVICE_FIELDS) });
       this.options.onDevicePageRead?.(read.read);
-      return { devices: await this.withGroups(read.docs), total: read.total, nextAfterId: read.nextAfterId };
+      return { devices: await this.withGroups(projectId, read.docs), total: read.total, nextAfterId: read.nextAfterId };
     }
     // A search keeps few of the up to devicePageReadBudget devices it reads: it reads their ids and
     // device_ids, which the store sends and this process decodes at a fraction of a whole document,
@@ -263,7 +265,7 @@ export class MongoRegistryStore implements RegistryStore {
     // read a few at a time (findEach), so that one search does not hold the whole pool.
     const kept = await findEach(collectionOf(this.models.Device), '_id', read.docs.map((doc) => doc._id), { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
     const byId = new Map(kept.map((doc) => [doc._id, doc]));
-    const devices = await this.withGroups(read.docs.flatMap((doc) => (byId.has(doc._id) ? [byId.get(doc._id)!] : [])));
+    const devices = await this.withGroups(projectId, read.docs.flatMap((doc) => (byId.has(doc._id) ? [byId.get(doc._id)!] : [])));
     return { devices, total: read.total, nextAfterId: read.nextAfterId };
   }
 
@@ -286,7 +288,7 @@ export class MongoRegistryStore implements RegistryStore {
       this.options.onDevicePageRead?.(read.read);
       // A member whose device was deleted a moment ago (its memberships go after it) is left out.
       const byId = new Map((await devicesOf(read.docs.map((doc) => doc._id))).map((doc) => [doc._id, doc]));
-      const devices = await this.withGroups(read.docs.flatMap((doc) => (byId.has(doc._id) ? [byId.get(doc._id)!] : [])));
+      const devices = await this.withGroups(projectId, read.docs.flatMap((doc) => (byId.has(doc._id) ? [byId.get(doc._id)!] : [])));
       return { devices, total: read.total, nextAfterId: read.nextAfterId };
     }
     const read = await readDevicePage<DeviceDoc>({
@@ -295,7 +297,7 @@ export class MongoRegistryStore implements RegistryStore {
       keep: (doc) => matchesEquality(doc, equality) && (!search || doc.device_id.toLowerCase().includes(search)),
     });
     this.options.onDevicePageRead?.(read.read);
-    return { devices: await this.withGroups(read.docs), total: read.total, nextAfterId: read.nextAfterId };
+    return { devices: await this.withGroups(projectId, read.docs), total: read.total, nextAfterId: read.nextAfterId };
   }
 
   countChipFamilies(projectId: string): Promise<{ counts: CountsById; estimated: boolean }> {
@@ -321,18 +323,19 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   /**
-   * Devices per value (a channel) for the values named: from the sample of the project,
-   * and, for a value the sample saw too seldom to scale up, by an exact count when it is small.
+   * Devices per value (a channel, a group) for the values named: from a sample of the project (its
+   * devices, its memberships), and, for a value the sample saw too seldom to scale up, by an exact
+   * count when it is small.
    */
-  private async countPerValue(
-    projectId: string,
+  private async countPerValue<Doc>(
+    sampling: Promise<DeviceSample<Doc>>,
     values: readonly string[],
-    valuesOf: (doc: CountedDoc) => readonly string[],
+    valueOf: (doc: Doc) => string,
     countUpTo: (value: string, cap: number) => Promise<number>,
   ): Promise<CountsPerId> {
-    const sample = await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey), this.options.countSample);
+    const sample = await sampling;
     const seen = new Map<string, number>();
-    for (const doc of sample.docs) for (const value of valuesOf(doc)) seen.set(value, (seen.get(value) ?? 0) + 1);
+    for (const doc of sample.docs) seen.set(valueOf(doc), (seen.get(valueOf(doc)) ?? 0) + 1);
     const counts: CountsById = new Map();
     const estimated = new Set<string>();
     for (const value of values) {
@@ -596,6 +599,18 @@ export class MongoRegistryStore implements RegistryStore {
     if (result.matchedCount > 0 && changesProfile(changedFields(set))) await this.profiles.refresh(id);
     return result.matchedCount > 0;
   }
+}
+
+/** The most page buckets whose memberships a list's devices are read from (withGroups). */
+const MEMBERSHIP_BUCKETS_READ = 4;
+
+/** The prefixes of the page buckets `ids` fall in, at the finest level where they are MEMBERSHIP_BUCKETS_READ or fewer; none when even the coarsest has more. */
+function bucketsSpanned(ids: readonly string[]): string[] | undefined {
+  for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
+    const prefixes = new Set(ids.map((id) => id.slice(0, level)));
+    if (prefixes.size <= MEMBERSHIP_BUCKETS_READ) return [...prefixes];
+  }
+  return undefined;
 }
 
 /** A value seen this many times in a sample is scaled up (off by about 18%); one seen fewer times is counted exactly if small. */
