@@ -223,8 +223,8 @@ export class MongoRegistryStore implements RegistryStore {
   /**
    * The devices of `docs`, each with its groups as its memberships say. A page's devices are
    * neighbours in UUID order, so their memberships are read by the few page buckets of the project
-   * they fall in (`page_keys`): at the finest level where they span at most MEMBERSHIP_BUCKETS_READ.
-   * Devices spread wider (a list in device_id order) are read one by one (findEach).
+   * they fall in (`page_keys`), when they span at most MEMBERSHIP_BUCKETS_READ of the finest. Devices
+   * spread wider (a page of a small project, a list in device_id order) are read one by one (findEach).
    */
   private async withGroups(projectId: string, docs: readonly DeviceDoc[]): Promise<Device[]> {
     if (docs.length === 0) return [];
@@ -383,6 +383,7 @@ export class MongoRegistryStore implements RegistryStore {
     const inChannel = (doc: CountedDoc) => channels.size === 0 || channels.has(doc.channel_id);
     if (targets.groupIds.length === 0) return async (pageKey) => (await this.findCounted(projectId, pageKey, equality)).filter(inChannel);
     return async (pageKey) => {
+      // The bucket's prefix, after `<project>/` (devicePageKey).
       const prefix = pageKey?.slice(projectId.length + 1);
       const memberships = await Promise.all(targets.groupIds.map((groupId) => this.membersIn(groupId, prefix === undefined ? undefined : devicePageKey(groupId, prefix))));
       const members = [...new Set(memberships.flat().map((member) => member.device_id))];
@@ -604,13 +605,14 @@ export class MongoRegistryStore implements RegistryStore {
 /** The most page buckets whose memberships a list's devices are read from (withGroups). */
 const MEMBERSHIP_BUCKETS_READ = 4;
 
-/** The prefixes of the page buckets `ids` fall in, at the finest level where they are MEMBERSHIP_BUCKETS_READ or fewer; none when even the coarsest has more. */
+/**
+ * The prefixes of the finest page buckets `ids` fall in, when they are MEMBERSHIP_BUCKETS_READ or
+ * fewer. Only the finest: a coarser bucket of a large project holds far more devices than a page
+ * (a sixteenth of a million), and devices of a page spread over it would cost more than their keys.
+ */
 function bucketsSpanned(ids: readonly string[]): string[] | undefined {
-  for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
-    const prefixes = new Set(ids.map((id) => id.slice(0, level)));
-    if (prefixes.size <= MEMBERSHIP_BUCKETS_READ) return [...prefixes];
-  }
-  return undefined;
+  const prefixes = new Set(ids.map((id) => id.slice(0, DEVICE_PAGE_LEVELS)));
+  return prefixes.size <= MEMBERSHIP_BUCKETS_READ ? [...prefixes] : undefined;
 }
 
 /** A value seen this many times in a sample is scaled up (off by about 18%); one seen fewer times is counted exactly if small. */
