@@ -1,7 +1,7 @@
 import { devicePageKey } from '@ota/ids';
 import { selectionFields, type BucketChange, type MembershipChange, type MembershipChangeStore } from '../../domain/membership-changes';
 import type { MembershipChangeDoc, RegistryModels } from './models';
-import { insertMemberships } from './mongo-registry-store';
+import { groupMembers, insertMemberships } from './mongo-registry-store';
 import { equalityFilterOf, membershipOf } from './registry-documents';
 import { collectionOf } from '@ota/mongo';
 
@@ -95,7 +95,7 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
     const { projectId, matching } = change;
     const groups = [...(matching.groupId ? [matching.groupId] : []), ...(change.action === 'remove' ? [change.groupId] : [])];
     const byGroupsAlone = matching.active === undefined && !matching.channelId && !matching.chipFamily && !matching.search;
-    const memberSets = await Promise.all(groups.map(async (group) => new Set(await this.membersIn(group, prefix))));
+    const memberSets = await Promise.all(groups.map(async (group) => new Set(await groupMembers(this.models, group, devicePageKey(group, prefix)))));
     if (byGroupsAlone && memberSets.length > 0) {
       const [first, ...others] = memberSets;
       return [...first!].filter((id) => others.every((members) => members.has(id)));
@@ -105,14 +105,6 @@ export class MongoMembershipChangeStore implements MembershipChangeStore {
     return (await this.models.Device.find(selection, { _id: 1, device_id: 1 }).lean<Array<{ _id: string; device_id: string }>>())
       .filter((doc) => (!search || doc.device_id.toLowerCase().includes(search)) && memberSets.every((members) => members.has(doc._id)))
       .map((doc) => doc._id);
-  }
-
-  /**
-   * The UUIDs of the group's members in the bucket `prefix`, by the one key of both (models.ts,
-   * `group_keys`): a filter on the group too would let PostgreSQL read every member of the group.
-   */
-  private async membersIn(groupId: string, prefix: string): Promise<string[]> {
-    return (await this.models.Membership.find({ group_keys: devicePageKey(groupId, prefix) }, { device_id: 1 }).lean<Array<{ device_id: string }>>()).map((doc) => doc.device_id);
   }
 }
 

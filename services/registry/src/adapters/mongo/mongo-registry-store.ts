@@ -171,14 +171,6 @@ export class MongoRegistryStore implements RegistryStore {
     return this.countPerValue(sample, groupIds, (doc) => doc.group_id, async (groupId, cap) => (await this.models.Membership.find({ group_id: groupId }, { _id: 1 }).limit(cap).lean()).length);
   }
 
-  /**
-   * The memberships of a group in its page bucket `groupKey` (models.ts, `group_keys`), or all of
-   * them: a filter on the group too would let PostgreSQL read every member of the group.
-   */
-  private membersIn(groupId: string, groupKey: string | undefined): Promise<Array<Pick<MembershipDoc, '_id' | 'device_id'>>> {
-    return this.models.Membership.find(groupKey ? { group_keys: groupKey } : { group_id: groupId }, { device_id: 1 }).lean<Array<Pick<MembershipDoc, '_id' | 'device_id'>>>().exec();
-  }
-
   async existingDeviceIds(projectId: string, ids: readonly string[]): Promise<Set<string>> {
     const docs = await findEach(collectionOf(this.models.Device), '_id', [...new Set(ids)], { alsoMatching: { project_id: projectId }, projection: { _id: 1 } });
     return new Set(docs.map((doc) => doc._id));
@@ -212,7 +204,7 @@ export class MongoRegistryStore implements RegistryStore {
     if (filter.search) query.device_id = { ...(filter.deviceId ? { $eq: filter.deviceId } : {}), $regex: escapeRegex(filter.search), $options: 'i' };
     // Devices named, or a group's members, are read device by device: with the list in the
     // filter, FerretDB would read the whole project. Named devices are then kept to the group.
-    const named = filter.ids?.length ? filter.ids : filter.groupId ? (await this.membersIn(filter.groupId, undefined)).map((member) => member.device_id) : undefined;
+    const named = filter.ids?.length ? filter.ids : filter.groupId ? await groupMembers(this.models, filter.groupId) : undefined;
     const docs = named
       ? (await findEach(collectionOf(this.models.Device), '_id', [...new Set(named)], { alsoMatching: query, projection: DEVICE_FIELDS })).sort((a, b) => compareText(a.device_id, b.device_id) || compareText(a._id, b._id))
       : await this.models.Device.find(query, DEVICE_FIELDS).sort({ device_id: 1, _id: 1 }).lean<DeviceDoc[]>();
@@ -281,7 +273,7 @@ export class MongoRegistryStore implements RegistryStore {
     const equality = equalityFilterOf(projectId, filter);
     const search = filter.search?.toLowerCase();
     const common = { scope: groupId, limit: page.limit, afterId: page.afterId, readBudget: this.options.devicePageReadBudget };
-    const membersOf = async (groupKey: string | undefined) => (await this.membersIn(groupId, groupKey)).map((member) => member.device_id);
+    const membersOf = (groupKey: string | undefined) => groupMembers(this.models, groupId, groupKey);
     const devicesOf = (ids: string[]) => findEach(collectionOf(this.models.Device), '_id', ids, { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
     if (Object.keys(equality).length === 1 && search === undefined) {
       const read = await readDevicePage<PagedId>({ ...common, find: async (groupKey) => (await membersOf(groupKey)).map((_id) => ({ _id })) });
@@ -385,8 +377,8 @@ export class MongoRegistryStore implements RegistryStore {
     return async (pageKey) => {
       // The bucket's prefix, after `<project>/` (devicePageKey).
       const prefix = pageKey?.slice(projectId.length + 1);
-      const memberships = await Promise.all(targets.groupIds.map((groupId) => this.membersIn(groupId, prefix === undefined ? undefined : devicePageKey(groupId, prefix))));
-      const members = [...new Set(memberships.flat().map((member) => member.device_id))];
+      const memberships = await Promise.all(targets.groupIds.map((groupId) => groupMembers(this.models, groupId, prefix === undefined ? undefined : devicePageKey(groupId, prefix))));
+      const members = [...new Set(memberships.flat())];
       if (channels.size === 0) return members.map((_id) => ({ _id }));
       // Within a bucket, the bucket's devices of the channel are one read; across the whole
       // project (a small group, read whole), the members one by one.
@@ -628,6 +620,15 @@ type CountedDoc = Pick<DeviceDoc, '_id' | 'channel_id' | 'chip_family' | 'curren
 type PagedId = Pick<DeviceDoc, '_id'>;
 /** What a text search reads of each device of a bucket. */
 type SearchedDoc = Pick<DeviceDoc, '_id' | 'device_id'>;
+
+/**
+ * The UUIDs of a group's members in its page bucket `groupKey` (models.ts, `group_keys`), or of all
+ * of them: a filter on the group too would let PostgreSQL read every member of the group.
+ */
+export async function groupMembers(models: RegistryModels, groupId: string, groupKey?: string): Promise<string[]> {
+  const members = await models.Membership.find(groupKey ? { group_keys: groupKey } : { group_id: groupId }, { device_id: 1 }).lean<Array<Pick<MembershipDoc, 'device_id'>>>();
+  return members.map((member) => member.device_id);
+}
 
 /** Inserts the memberships that do not exist yet; answers how many did not. */
 export async function insertMemberships(models: RegistryModels, docs: MembershipDoc[]): Promise<number> {
