@@ -4,25 +4,43 @@ import { api, eventually, setupProject, testStack, uploadForm, MANIFEST } from '
 
 // The health guardrail (docs/api.md, "Device health") against the real services: 1,000 simulated
 // devices check once per simulated hour with their health, under a staged plan whose first stage
-// (3%; 5% for the healthy build) would ramp itself to 100% after its wait. A build that confirms
-// and then panics every two simulated hours must pause the deployment before 5% of the fleet has
-// installed it; a build that resets as often as the rest of the fleet must not. The stack sends
-// registry's counts to rollout every 500 ms and supervises every 500 ms (jest-global-setup.ts).
+// ramps itself to 100% after its wait. A build that confirms and then panics every two simulated
+// hours must pause the deployment within its first stage (3%), a few simulated hours after the
+// start; a build that resets as often as the rest of the fleet must not, and its plan goes on. The
+// stack sends registry's counts to rollout every 500 ms and supervises every 500 ms
+// (jest-global-setup.ts).
 
 const FLEET = 1000;
-const STAGES = [
-  { percentage: 3, min_wait_seconds: 45 },
+/**
+ * Only a guard against a hang: the healthy build's test takes about 190 s on a quiet two-core
+ * machine, most of it the fleet installing the build once its plan ramps to 100%.
+ */
+const HANG_GUARD_MS = 600_000;
+/**
+ * The crash-looping build's first stage waits longer than the test may run. A simulated hour takes
+ * several seconds of the machine's time, so with a shorter wait the plan's own ramp raced the
+ * guardrail's judgement on the machine's speed: with a 45 s wait, a slow CI run saw the plan ramp
+ * past 5% before the third simulated hour was judged. How soon the guardrail pauses is asserted in
+ * simulated hours instead.
+ */
+const CRASH_LOOP_STAGES = [
+  { percentage: 3, min_wait_seconds: 3600 },
   { percentage: 100, min_wait_seconds: 0 },
 ];
+/** A build that crash-loops every two hours is paused within this many simulated hours of its start (three on a quiet run). */
+const HOURS_TO_PAUSE = 6;
 /**
- * The healthy build's plan starts at 5%: its test needs at least `min_devices` (20) updated devices
- * for the guardrail to judge, and which devices a percentage takes follows the deployment's random
- * id. At 3% of 1,000 devices, fewer than 20 come up in one run in 50 (binomially; 17 in one CI
- * run); at 5%, in one run in 3 million.
+ * The healthy build's plan starts at 5% and ramps after 45 s: its test needs at least
+ * `min_devices` (20) updated devices for the guardrail to judge, and which devices a percentage
+ * takes follows the deployment's random id. At 3% of 1,000 devices, fewer than 20 come up in one
+ * run in 50 (binomially; 17 in one CI run); at 5%, in one run in 3 million.
  */
-const HEALTHY_STAGES = [{ ...STAGES[0]!, percentage: 5 }, STAGES[1]!];
+const HEALTHY_STAGES = [
+  { percentage: 5, min_wait_seconds: 45 },
+  { percentage: 100, min_wait_seconds: 0 },
+];
 
-async function stagedDeployment(name: string, stages = STAGES) {
+async function stagedDeployment(name: string, stages: Array<{ percentage: number; min_wait_seconds: number }>) {
   const f = await setupProject({ name, maxDevices: 0 });
   const options: SimulationOptions = {
     url: testStack().gatewayUrl,
@@ -58,24 +76,27 @@ async function warmUp(options: SimulationOptions, fleetHealth: FleetHealth) {
   return warm.builds;
 }
 
-test('a build that confirms and then crash-loops pauses its staged rollout with health_regression before 5% of the fleet installed it', async () => {
-  const { f, options, buildNumber, deploymentId, read, health, start } = await stagedDeployment('crash-loop');
+test('a build that confirms and then crash-loops pauses its staged rollout with health_regression within its first stage, a few simulated hours after the start', async () => {
+  const { f, options, buildNumber, deploymentId, read, health, start } = await stagedDeployment('crash-loop', CRASH_LOOP_STAGES);
   const fleetHealth = new FleetHealth({ seed: 'crash-loop', abnormalPerHour: 0.01, crashLoops: new Map([[buildNumber, 2]]) });
   const fleet = await warmUp(options, fleetHealth);
   await start();
 
   let installed = 0;
   let paused: Record<string, any> | undefined;
-  await simulateHours({ ...options, fleet, health: fleetHealth }, 12, async (_, summary) => {
+  let pausedAfterHours = 0;
+  await simulateHours({ ...options, fleet, health: fleetHealth }, 12, async (hour, summary) => {
     expect(summary.errors).toBe(0);
     installed += summary.confirmed;
     // What the hour's checks reported reaches rollout within a flush and a judgement.
     const deployment = await eventually(read, (d) => d.state === 'paused', 3_000);
-    if (deployment.state === 'paused') paused = deployment;
+    if (deployment.state === 'paused') [paused, pausedAfterHours] = [deployment, hour];
     return paused !== undefined;
   });
 
   expect(paused).toBeDefined();
+  expect(pausedAfterHours).toBeLessThanOrEqual(HOURS_TO_PAUSE);
+  // Only the first stage's devices installed it.
   expect(installed).toBeLessThan(FLEET * 0.05);
   // Paused at the first stage: the plan had not gone on.
   expect(paused!.stage.index).toBe(0);
@@ -97,7 +118,7 @@ test('a build that confirms and then crash-loops pauses its staged rollout with 
   const pauses = audit.filter((event) => event.action === 'deployment.paused' && event.target_id === deploymentId);
   expect(pauses).toHaveLength(1);
   expect(pauses[0]).toMatchObject({ actor_type: 'system', details: { automatic: true, guardrail: 'health_regression' } });
-}, 300_000);
+}, HANG_GUARD_MS);
 
 test('a build that resets as often as the rest of the fleet is judged and never paused, and its plan goes on', async () => {
   const { options, read, health, start } = await stagedDeployment('healthy-build', HEALTHY_STAGES);
@@ -117,4 +138,4 @@ test('a build that resets as often as the rest of the fleet is judged and never 
   // The plan ramps itself on once the first stage's wait is over.
   const ramped = await eventually(read, (d) => d.stage.index === 1, 60_000);
   expect(ramped).toMatchObject({ state: 'active', rollout_percentage: 100, guardrail_pause: null });
-}, 300_000);
+}, HANG_GUARD_MS);
