@@ -5,8 +5,8 @@ import type { Connection } from 'mongoose';
 import { storedDevice } from './stored-device';
 import { registerModels, type RegistryModels } from '../src/adapters/mongo/models';
 import { writeGroupCopies } from '../src/previous-release/group-copies';
-import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
-import { deviceUuid } from '@ota/ids';
+import { groupMembers, MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
+import { DEVICE_PAGE_LEVELS, deviceUuid } from '@ota/ids';
 import { Registry } from '../src/domain/registry';
 import { checkDevice, type DeviceCheckDeps } from '../src/domain/device-check';
 import { HealthTallies } from '../src/domain/device-health';
@@ -293,6 +293,49 @@ it('lists each device with the groups that list it, under overlapping bulk chang
   expect(await store.changeMemberships(projectId, groups[0]!, ids, [])).toEqual({ added: 60 - before, removed: 0 });
   expect(await store.changeMemberships(projectId, groups[0]!, ids, [])).toEqual({ added: 0, removed: 0 });
 }, 180_000);
+
+/** `count` device_ids of `projectId` whose UUIDs share their first DEVICE_PAGE_LEVELS hex digits, for each of `counts`, each set in a bucket of its own. */
+function devicesInBuckets(projectId: string, counts: readonly number[]): string[][] {
+  const byPrefix = new Map<string, string[]>();
+  for (let i = 0; i < 600_000; i += 1) {
+    const deviceId = `dense-${i}`;
+    const prefix = deviceUuid(projectId, deviceId).slice(0, DEVICE_PAGE_LEVELS);
+    byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), deviceId]);
+  }
+  const fullest = [...byPrefix.values()].sort((a, b) => b.length - a.length);
+  return counts.map((count, index) => {
+    expect(fullest[index]!.length).toBeGreaterThanOrEqual(count);
+    return fullest[index]!.slice(0, count);
+  });
+}
+
+it.each([
+  ['whole', 12],
+  ['one device at a time', 3],
+])('lists a page whose devices fill a page bucket with their groups, its other bucket read %s', async (_how, others) => {
+  // 40 devices in one of the project's finest page buckets and `others` in a second: with one
+  // membership each in the first, the second is read whole when it holds at least 40 / 8 of the
+  // page's devices, and device by device otherwise (withGroups).
+  const { projectId, ownerId, channelId } = await project();
+  const [dense, sparse] = devicesInBuckets(projectId, [40, others]);
+  const ids: string[] = [];
+  for (const deviceId of [...dense!, ...sparse!]) ids.push(((await store.registerDevice(device(projectId, deviceId, channelId), ownerId, 0)) as { device: Device }).device.id);
+  const [a, b] = [randomUUID(), randomUUID()];
+  for (const [id, name] of [[a, 'a'], [b, 'b']] as const) expect(await store.insertGroup({ id, projectId, name, createdAt: at(1) })).toBe('inserted');
+  // Every device of the dense bucket is in a group; of the other bucket, some in both and some in none.
+  await store.changeMemberships(projectId, a, ids.filter((_, index) => index % 2 === 0), []);
+  await store.changeMemberships(projectId, b, ids.filter((_, index) => index % 2 === 1 || index >= 40), []);
+  await store.changeMemberships(projectId, a, [], ids.slice(40).filter((_, index) => index % 3 === 2));
+  await store.changeMemberships(projectId, b, [], ids.slice(40).filter((_, index) => index % 3 === 2));
+  const expectedGroups = new Map<string, string[]>();
+  for (const groupId of [a, b]) {
+    for (const member of await groupMembers(models, groupId)) expectedGroups.set(member, [...(expectedGroups.get(member) ?? []), groupId]);
+  }
+  const page = await store.readDevicePage(projectId, {}, { limit: 100 });
+  expect(page.devices.map((each) => each.id).sort()).toEqual([...ids].sort());
+  expect(page.devices.filter((each) => each.groupIds.length === 0)).toHaveLength(Math.floor(others / 3));
+  expect(page.devices.map((each) => [each.id, each.groupIds])).toEqual(page.devices.map((each) => [each.id, [...(expectedGroups.get(each.id) ?? [])].sort()]));
+}, 120_000);
 
 describe('a device list read a page at a time', () => {
   // Large enough that pages walk buckets of the finer levels, small enough to register here.

@@ -214,22 +214,36 @@ export class MongoRegistryStore implements RegistryStore {
 
   /**
    * The devices of `docs`, each with its groups as its memberships say. A page's devices are
-   * neighbours in UUID order, so their memberships are read by the few page buckets of the project
-   * they fall in (`page_keys`), when they span at most MEMBERSHIP_BUCKETS_READ of the finest. Devices
-   * spread wider (a page of a small project, a list in device_id order) are read one by one (findEach).
+   * neighbours in UUID order, so their memberships can be read by the few finest page buckets of the
+   * project they fall in (`page_keys`), when they span at most MEMBERSHIP_BUCKETS_READ. Whether a
+   * bucket pays depends on how many devices the project's buckets hold (about as many each: UUIDs
+   * are hashes), which the bucket holding most of the page says once read: each other bucket is
+   * read whole when that many memberships are at most MEMBERSHIPS_READ_PER_DEVICE per device of the
+   * page in it, and otherwise its devices are read one by one (findEach), as are devices spread
+   * wider (a list in device_id order).
    */
   private async withGroups(projectId: string, docs: readonly DeviceDoc[]): Promise<Device[]> {
     if (docs.length === 0) return [];
     const ids = docs.map((doc) => doc._id);
-    const buckets = bucketsSpanned(ids);
-    const fields = { device_id: 1, group_id: 1 };
-    const memberships =
-      buckets && buckets.length < ids.length
-        ? (await Promise.all(buckets.map((prefix) => this.models.Membership.find({ page_keys: devicePageKey(projectId, prefix) }, fields).lean<MembershipDoc[]>().exec()))).flat()
-        : await findEach(collectionOf(this.models.Membership), 'device_id', ids, { projection: fields });
+    const memberships = await this.membershipsOf(projectId, ids);
     const groupsOf = new Map<string, string[]>();
     for (const { device_id, group_id } of memberships) groupsOf.set(device_id, [...(groupsOf.get(device_id) ?? []), group_id]);
     return docs.map((doc) => deviceOf(doc, (groupsOf.get(doc._id) ?? []).sort()));
+  }
+
+  /** The memberships of the devices `ids` (withGroups). */
+  private async membershipsOf(projectId: string, ids: readonly string[]): Promise<Array<Pick<MembershipDoc, 'device_id' | 'group_id'>>> {
+    const fields = { device_id: 1, group_id: 1 };
+    const byKey = (keys: readonly string[]) => findEach(collectionOf(this.models.Membership), 'device_id', keys, { projection: fields });
+    const inBucket = (prefix: string) => this.models.Membership.find({ page_keys: devicePageKey(projectId, prefix) }, fields).lean<MembershipDoc[]>().exec();
+    const buckets = bucketsSpanned(ids);
+    if (!buckets || buckets.length === ids.length) return byKey(ids);
+    const [fullest, ...others] = buckets;
+    const first = await inBucket(fullest!.prefix);
+    const whole = others.filter((bucket) => first.length <= MEMBERSHIPS_READ_PER_DEVICE * bucket.ids.length);
+    const oneByOne = others.filter((bucket) => !whole.includes(bucket)).flatMap((bucket) => bucket.ids);
+    const [inWhole, byKeys] = await Promise.all([Promise.all(whole.map((bucket) => inBucket(bucket.prefix))), byKey(oneByOne)]);
+    return [...first, ...inWhole.flat(), ...byKeys];
   }
 
   async readDevicePage(projectId: string, filter: Omit<DeviceFilter, 'ids'>, page: DevicePage): Promise<DevicePageRead> {
@@ -596,15 +610,29 @@ export class MongoRegistryStore implements RegistryStore {
 
 /** The most page buckets whose memberships a list's devices are read from (withGroups). */
 const MEMBERSHIP_BUCKETS_READ = 4;
+/**
+ * The most memberships a page bucket may hold per device of the page in it for the page's other
+ * buckets to be read whole (withGroups). At a million devices, the project's finest buckets hold
+ * about 244: a page of the project (about 5 per device, one bucket) paid reading it, against one
+ * read per device's key, and a page of a group spread over three buckets (about 14) did not
+ * (docs/performance.md, "No copy of the groups on the device").
+ */
+const MEMBERSHIPS_READ_PER_DEVICE = 8;
 
 /**
- * The prefixes of the finest page buckets `ids` fall in, when they are MEMBERSHIP_BUCKETS_READ or
- * fewer. Only the finest: a coarser bucket of a large project holds far more devices than a page
- * (a sixteenth of a million), and devices of a page spread over it would cost more than their keys.
+ * The finest page buckets `ids` fall in, the one holding most of them first, when they are
+ * MEMBERSHIP_BUCKETS_READ or fewer. Only the finest: a coarser bucket of a large project holds far
+ * more devices than a page (a sixteenth of a million), and devices of a page spread over it would
+ * cost more than their keys.
  */
-function bucketsSpanned(ids: readonly string[]): string[] | undefined {
-  const prefixes = new Set(ids.map((id) => id.slice(0, DEVICE_PAGE_LEVELS)));
-  return prefixes.size <= MEMBERSHIP_BUCKETS_READ ? [...prefixes] : undefined;
+function bucketsSpanned(ids: readonly string[]): Array<{ prefix: string; ids: string[] }> | undefined {
+  const byPrefix = new Map<string, string[]>();
+  for (const id of ids) {
+    const prefix = id.slice(0, DEVICE_PAGE_LEVELS);
+    byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), id]);
+  }
+  if (byPrefix.size > MEMBERSHIP_BUCKETS_READ) return undefined;
+  return [...byPrefix].map(([prefix, inIt]) => ({ prefix, ids: inIt })).sort((a, b) => b.ids.length - a.ids.length);
 }
 
 /** A value seen this many times in a sample is scaled up (off by about 18%); one seen fewer times is counted exactly if small. */
