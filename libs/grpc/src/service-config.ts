@@ -10,7 +10,7 @@ export function commonServiceSettings(defaults: { grpcPort: number; metricsPort:
     LOG_LEVEL: oneOf('pino log level', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, 'info'),
     MONGODB_URI: str('MongoDB connection string', 'mongodb://127.0.0.1:27017/'),
     MONGODB_DATABASE: str("name of this service's own database", defaults.database),
-    MONGODB_COMMAND_METRICS: bool('measure each MongoDB command (latency and failures by command) for /metrics; off saves the driver\'s per-command events', true),
+    MONGODB_COMMAND_METRICS: bool('measure each MongoDB command (latency and failures by command) for /metrics; off saves the driver\'s per-command events and a second decoding of each answer (0.06 to 0.14 ms of CPU per command)', true),
     NATS_URL: str('NATS server URL(s), comma-separated', 'nats://127.0.0.1:4222'),
     GRPC_CALL_TIMEOUT_MS: int('deadline of an outgoing unary gRPC call', 5_000, 1),
     SHUTDOWN_GRACE_MS: int('how long in-flight calls may take to finish on SIGTERM', 10_000, 0),
