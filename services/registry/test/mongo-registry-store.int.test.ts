@@ -453,6 +453,26 @@ describe('a device list read a page at a time', () => {
   });
 });
 
+it('leaves out of a group page and a text search a member whose device is gone before its memberships, and lists the rest with their groups', async () => {
+  const { projectId, ownerId, channelId } = await project();
+  const devices = Array.from({ length: 12 }, (_, index) => device(projectId, `gone-${index}`, channelId));
+  for (const each of devices) await store.registerDevice(each, ownerId, 0);
+  const [first, second] = [randomUUID(), randomUUID()];
+  for (const [id, name] of [[first, 'first'], [second, 'second']] as const) expect(await store.insertGroup({ id, projectId, name, createdAt: at(1) })).toBe('inserted');
+  await store.changeMemberships(projectId, first, devices.map((each) => each.id), []);
+  await store.changeMemberships(projectId, second, devices.slice(0, 6).map((each) => each.id), []);
+  // A deletion removes the device, then its memberships: between the two, a page reads this.
+  const gone = devices[3]!;
+  await models.Device.deleteOne({ _id: gone.id });
+  const listed = (page: { devices: Device[] }) => page.devices.map((each) => [each.deviceId, each.groupIds]).sort();
+  const expected = devices
+    .filter((each) => each !== gone)
+    .map((each, index) => [each.deviceId, (index < 5 ? [first, second] : [first]).sort()])
+    .sort();
+  expect(listed(await store.readDevicePage(projectId, { groupId: first }, { limit: 50 }))).toEqual(expected);
+  expect(listed(await store.readDevicePage(projectId, { search: 'GONE-' }, { limit: 50 }))).toEqual(expected);
+});
+
 // PREVIOUS RELEASE: before a rollback to a release that reads the devices' copies of their
 // groups, the copies are written again from the memberships (docs/operations.md, "Upgrades and rollbacks").
 it('writes every device’s copy of its groups from its memberships, and only the copies that differ', async () => {

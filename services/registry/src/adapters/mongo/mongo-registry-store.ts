@@ -224,11 +224,25 @@ export class MongoRegistryStore implements RegistryStore {
    */
   private async withGroups(projectId: string, docs: readonly DeviceDoc[]): Promise<Device[]> {
     if (docs.length === 0) return [];
-    const ids = docs.map((doc) => doc._id);
-    const memberships = await this.membershipsOf(projectId, ids);
-    const groupsOf = new Map<string, string[]>();
-    for (const { device_id, group_id } of memberships) groupsOf.set(device_id, [...(groupsOf.get(device_id) ?? []), group_id]);
-    return docs.map((doc) => deviceOf(doc, (groupsOf.get(doc._id) ?? []).sort()));
+    return joinGroups(docs, await this.membershipsOf(projectId, docs.map((doc) => doc._id)));
+  }
+
+  /**
+   * The devices `ids` of the project with their groups, in the order of `ids`; an id whose device
+   * is gone (deleted a moment ago; its memberships go after it) is left out. The devices and their
+   * memberships are read at once, both by the ids alone: a page of a group or of a search waited
+   * for one read and then the other.
+   */
+  private async devicesWithGroups(projectId: string, ids: readonly string[]): Promise<Device[]> {
+    if (ids.length === 0) return [];
+    const [docs, memberships] = await Promise.all([this.devicesByKey(projectId, ids), this.membershipsOf(projectId, ids)]);
+    const byId = new Map(docs.map((doc) => [doc._id, doc]));
+    return joinGroups(ids.flatMap((id) => (byId.has(id) ? [byId.get(id)!] : [])), memberships);
+  }
+
+  /** The project's devices `ids` that exist, in no particular order, each read by its key (findEach). */
+  private devicesByKey(projectId: string, ids: readonly string[]): Promise<DeviceDoc[]> {
+    return findEach(collectionOf(this.models.Device), '_id', ids, { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
   }
 
   /** The memberships of the devices `ids` (withGroups). */
@@ -269,9 +283,7 @@ export class MongoRegistryStore implements RegistryStore {
     this.options.onDevicePageRead?.(read.read);
     // A device deleted between the two reads is left out of the page. A page may keep up to 1,000,
     // read a few at a time (findEach), so that one search does not hold the whole pool.
-    const kept = await findEach(collectionOf(this.models.Device), '_id', read.docs.map((doc) => doc._id), { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
-    const byId = new Map(kept.map((doc) => [doc._id, doc]));
-    const devices = await this.withGroups(projectId, read.docs.flatMap((doc) => (byId.has(doc._id) ? [byId.get(doc._id)!] : [])));
+    const devices = await this.devicesWithGroups(projectId, read.docs.map((doc) => doc._id));
     return { devices, total: read.total, nextAfterId: read.nextAfterId };
   }
 
@@ -288,18 +300,16 @@ export class MongoRegistryStore implements RegistryStore {
     const search = filter.search?.toLowerCase();
     const common = { scope: groupId, limit: page.limit, afterId: page.afterId, readBudget: this.options.devicePageReadBudget };
     const membersOf = (groupKey: string | undefined) => groupMembers(this.models, groupId, groupKey);
-    const devicesOf = (ids: string[]) => findEach(collectionOf(this.models.Device), '_id', ids, { alsoMatching: { project_id: projectId }, projection: DEVICE_FIELDS });
     if (Object.keys(equality).length === 1 && search === undefined) {
       const read = await readDevicePage<PagedId>({ ...common, find: async (groupKey) => (await membersOf(groupKey)).map((_id) => ({ _id })) });
       this.options.onDevicePageRead?.(read.read);
       // A member whose device was deleted a moment ago (its memberships go after it) is left out.
-      const byId = new Map((await devicesOf(read.docs.map((doc) => doc._id))).map((doc) => [doc._id, doc]));
-      const devices = await this.withGroups(projectId, read.docs.flatMap((doc) => (byId.has(doc._id) ? [byId.get(doc._id)!] : [])));
+      const devices = await this.devicesWithGroups(projectId, read.docs.map((doc) => doc._id));
       return { devices, total: read.total, nextAfterId: read.nextAfterId };
     }
     const read = await readDevicePage<DeviceDoc>({
       ...common,
-      find: async (groupKey) => devicesOf(await membersOf(groupKey)),
+      find: async (groupKey) => this.devicesByKey(projectId, await membersOf(groupKey)),
       keep: (doc) => matchesEquality(doc, equality) && (!search || doc.device_id.toLowerCase().includes(search)),
     });
     this.options.onDevicePageRead?.(read.read);
@@ -606,6 +616,13 @@ export class MongoRegistryStore implements RegistryStore {
     if (result.matchedCount > 0 && changesProfile(changedFields(set))) await this.profiles.refresh(id);
     return result.matchedCount > 0;
   }
+}
+
+/** Each device of `docs` with the groups `memberships` give it, sorted. */
+function joinGroups(docs: readonly DeviceDoc[], memberships: ReadonlyArray<Pick<MembershipDoc, 'device_id' | 'group_id'>>): Device[] {
+  const groupsOf = new Map<string, string[]>();
+  for (const { device_id, group_id } of memberships) groupsOf.set(device_id, [...(groupsOf.get(device_id) ?? []), group_id]);
+  return docs.map((doc) => deviceOf(doc, (groupsOf.get(doc._id) ?? []).sort()));
 }
 
 /** The most page buckets whose memberships a list's devices are read from (withGroups). */
