@@ -206,17 +206,24 @@ export interface DeviceSample<Doc> {
  */
 export async function sampleDevices<Doc extends PagedDoc>(scope: string, find: (pageKey: string | undefined) => Promise<Doc[]>, sampleSize = SAMPLE_DEVICES): Promise<DeviceSample<Doc>> {
   for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
-    const first = await find(devicePageKey(scope, '0'.repeat(level)));
-    const buckets = 16 ** level;
-    const wanted = Math.ceil(sampleSize / Math.max(1, first.length));
-    // Buckets this small would take too many queries: a coarser level.
-    if (wanted > MAX_SAMPLE_QUERIES) continue;
-    // A sample of half the project or more is read whole, in one query, and counts exactly.
-    if (wanted * 2 >= buckets) break;
-    const rest = Array.from({ length: wanted - 1 }, (_, index) => devicePageKey(scope, hexOf(Math.floor(((index + 1) * buckets) / wanted), level)));
-    return { docs: [...first, ...(await readAll(rest, find)).flat()], share: wanted / buckets };
+    const sample = await sampleBuckets(scope, find, sampleSize, level);
+    if (sample) return sample;
   }
   return { docs: await find(undefined), share: 1 };
+}
+
+/**
+ * A sample of about `sampleSize` devices from the page buckets of one level, spread evenly over the
+ * id space; none when the level's buckets are too small to make it in MAX_SAMPLE_QUERIES reads, or
+ * when it would take half of them or more (a coarser level, or every device, serves then).
+ */
+export async function sampleBuckets<Doc extends PagedDoc>(scope: string, find: (pageKey: string) => Promise<Doc[]>, sampleSize: number, level: number): Promise<DeviceSample<Doc> | undefined> {
+  const first = await find(devicePageKey(scope, '0'.repeat(level)));
+  const buckets = 16 ** level;
+  const wanted = Math.ceil(sampleSize / Math.max(1, first.length));
+  if (wanted > MAX_SAMPLE_QUERIES || wanted * 2 >= buckets) return undefined;
+  const rest = Array.from({ length: wanted - 1 }, (_, index) => devicePageKey(scope, hexOf(Math.floor(((index + 1) * buckets) / wanted), level)));
+  return { docs: [...first, ...(await readAll(rest, find)).flat()], share: wanted / buckets };
 }
 
 /** How many devices of the project hold `kept`, from its sample: exact when the sample is the whole project. */

@@ -30,6 +30,13 @@ const PROFILED_FIELDS = {
 
 export type ProfiledDoc = Pick<DeviceDoc, '_id' | keyof typeof PROFILED_FIELDS>;
 
+/** What a count by channel or chip family reads of a device's profile, named as on the device. */
+export interface ProfileCounted {
+  _id: string;
+  channel_id: string;
+  chip_family: string;
+}
+
 /** A profile's fields, in the order of its JSON array. */
 type ProfileArray = [
   deviceId: string,
@@ -160,6 +167,18 @@ export class DeviceProfiles {
       }
       if (page.length > 0) yield page;
     }
+  }
+
+  /**
+   * The channel and chip family of each device of the profile bucket `bucket` (a page key of
+   * PROFILE_BUCKET_LEVEL): what the project's counts by channel and chip family sample.
+   */
+  async countedIn(bucket: string): Promise<ProfileCounted[]> {
+    const docs = await collectionOf(this.models.DeviceProfile).find({ k: bucket }).toArray();
+    return docs.map((doc) => {
+      const [, , channelId, , , chipFamily] = JSON.parse(doc.p) as ProfileArray;
+      return { _id: doc._id, channel_id: channelId, chip_family: chipFamily };
+    });
   }
 
   /** The memberships of the bucket's devices in `groups`: each group's by its key of group and bucket (models.ts, `group_keys`), or every one of the bucket. */
