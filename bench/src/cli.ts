@@ -125,7 +125,7 @@ async function main(): Promise<void> {
 
   const comparison = async (name: string, description: string, baseline: Variant, baselineLabel: string) => {
     log(`comparing ${baselineLabel} with this checkout: ${description}`);
-    log('both stacks run at once and take turns: one scenario, or one step of a rate search, at a time, alternating');
+    log('both stacks run at once and take turns: one scenario, one step of a rate search, or one of s16’s operations at a time, alternating');
     // Side by side in time, not one half after the other: a machine that slows down part way
     // through slows both sides alike.
     const turns = new Turns();

@@ -57,7 +57,7 @@ export interface BenchSettings {
   /** Devices of the second stack's project whose checks s16 compares with the large fleet's. */
   referenceFleetDevices: number;
   log: (message: string) => void;
-  /** Awaited before each step of a rate search: a comparison passes the machine to its other side there (turns.ts). */
+  /** Awaited before each step of a rate search and each of s16's measured operations: a comparison passes the machine to its other side there (turns.ts). */
   beforeStep?: () => Promise<void>;
 }
 
@@ -457,6 +457,9 @@ export class Scenarios {
     let wedged = '';
     const measure = async (named: Record<string, () => Promise<unknown>>) => {
       for (const [name, operation] of Object.entries(named)) {
+        // In a comparison, the two sides measure each operation in turn, so that what the machine
+        // does meanwhile (the other stack's store, idle but a million devices large) falls on both.
+        await this.settings.beforeStep?.();
         if (wedged) {
           results[name] = { calls: 0, skipped: `the stack stopped answering during ${wedged}` };
           continue;
@@ -500,6 +503,7 @@ export class Scenarios {
       'a later states page': () => read(`${states}?limit=50&after_id=${one.id}`),
     });
     phase = 'checks';
+    await this.settings.beforeStep?.();
     const checks = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.checksBesideSmallerFleet(fleet, devices);
     phase = 'preview';
     // The preview of the fleet-wide deployment in 256 parts, as the console reads a large fleet
@@ -507,6 +511,7 @@ export class Scenarios {
     // the whole took, and how far the estimate of the whole from the parts read by a given time
     // was from the whole.
     let preview: object = { skipped: `the stack stopped answering during ${wedged}` };
+    await this.settings.beforeStep?.();
     if (!wedged) {
       const before = usageOf(this.pids);
       const started = performance.now();
@@ -554,6 +559,7 @@ export class Scenarios {
       this.settings.log(`  preview in one request: ${JSON.stringify((preview as { inOneRequest: object }).inOneRequest)}`);
     }
     phase = 'bulk changes';
+    await this.settings.beforeStep?.();
     const bulkChanges = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.bulkMembershipChanges(fleet, groups[3]!.id);
     phase = 'changes by ids';
     const changesByIds = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.membershipChangesByIds(fleet);
