@@ -74,7 +74,7 @@ it('runs every scenario and reports complete results', async () => {
       expect(cost.oneAtATime.cpuMsPerOperation).toBeGreaterThan(0);
       expect(cost.inFlight16.cpuMsPerOperation).toBeGreaterThan(0);
     }
-    expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne', 'findOneAndUpdate', 'findOne, commands monitored', 'findOneAndUpdate, commands monitored']);
+    expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne', 'findOneAndUpdate', 'bucketRead', 'findOne, commands monitored', 'findOneAndUpdate, commands monitored', 'bucketRead, commands monitored']);
     // Each layout of a check's writes cost the store's processes CPU, read from /proc.
     const shapes = result('s14').shapes as Record<string, { storeCpuMsPerCheck: number; clientCpuMsPerCheck: number }>;
     expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0']);
