@@ -320,7 +320,7 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   async countCurrentHashes(projectId: string): Promise<{ counts: CountsById; estimated: boolean }> {
-    return countSampledBy(await sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey), this.options.countSample), (doc) => doc.current_hash ?? '');
+    return countSampledBy(await this.sampleDeviceDocs(projectId), (doc) => doc.current_hash ?? '');
   }
 
   /**
@@ -333,7 +333,12 @@ export class MongoRegistryStore implements RegistryStore {
    */
   private async sampleCounted(projectId: string): Promise<DeviceSample<ProfileCounted | CountedDoc>> {
     const fromProfiles = await sampleBuckets(projectId, (bucket) => this.profiles.countedIn(bucket), this.options.countSample, PROFILE_BUCKET_LEVEL);
-    return fromProfiles ?? sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey), this.options.countSample);
+    return fromProfiles ?? this.sampleDeviceDocs(projectId);
+  }
+
+  /** A sample of the project's devices from their own page buckets, with the fields a count looks at. */
+  private sampleDeviceDocs(projectId: string): Promise<DeviceSample<CountedDoc>> {
+    return sampleDevices(projectId, (pageKey) => this.findCounted(projectId, pageKey), this.options.countSample);
   }
 
   /** The fields a count looks at, of the project's devices or of one page bucket, with `equality` matched by the store. */
