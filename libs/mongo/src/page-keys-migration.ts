@@ -22,7 +22,8 @@ export async function addPageKeysOnce<Doc extends Document & { _id: string }>(op
   field?: string;
   /** The fields keysOf reads. */
   fields: Record<string, 1>;
-  keysOf: (doc: Doc) => string[];
+  /** The keys, or the one key, written to the field. */
+  keysOf: (doc: Doc) => string[] | string;
 }): Promise<void> {
   const { done, name, collection } = options;
   if (await done.exists({ _id: name })) return;

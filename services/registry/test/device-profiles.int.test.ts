@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
-import { addDeviceProfiles } from '../src/adapters/mongo/data-migrations';
+import { addDeviceProfiles, addProfileCountKeys } from '../src/adapters/mongo/data-migrations';
+import { profileKeysOf } from '../src/adapters/mongo/device-profiles';
 import { storedDevice } from './stored-device';
 import { registerModels, type RegistryModels } from '../src/adapters/mongo/models';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
@@ -151,4 +152,18 @@ it('gives the devices stored before profiles theirs, once', async () => {
   await addDeviceProfiles(models);
   expect(await fleet(projectId)).toEqual(await fleetFromDocuments(projectId));
   expect(await models.DataMigration.exists({ _id: 'device_profiles' })).toBeTruthy();
+});
+
+it('gives the profiles stored before counts read their finer buckets the key of one, once', async () => {
+  const { projectId, ownerId } = await project();
+  const names = ['older-1', 'older-2', 'older-3'];
+  for (const name of names) await store.registerDevice(device(projectId, name, 'stable'), ownerId, 0);
+  const ids = (await store.listDevices(projectId, {})).map((one) => one.id);
+  await models.DeviceProfile.updateMany({ _id: { $in: ids } }, { $unset: { k3: '' } });
+  await models.DataMigration.deleteOne({ _id: 'device_profile_count_keys' });
+  const keys = async () => (await models.DeviceProfile.find({ _id: { $in: ids } }).lean()).map((doc) => [doc._id, doc.k3]).sort();
+
+  await addProfileCountKeys(models);
+  expect(await keys()).toEqual(ids.map((id) => [id, profileKeysOf(projectId, id).k3]).sort());
+  expect(await models.DataMigration.exists({ _id: 'device_profile_count_keys' })).toBeTruthy();
 });

@@ -6,6 +6,7 @@ import { storedDevice } from './stored-device';
 import { registerModels, type RegistryModels } from '../src/adapters/mongo/models';
 import { writeGroupCopies } from '../src/previous-release/group-copies';
 import { groupMembers, MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
+import { writeEveryProfile } from '../src/adapters/mongo/device-profiles';
 import { DEVICE_PAGE_LEVELS, deviceUuid } from '@ota/ids';
 import { Registry } from '../src/domain/registry';
 import { checkDevice, type DeviceCheckDeps } from '../src/domain/device-check';
@@ -454,6 +455,24 @@ describe('a device list read a page at a time', () => {
     const channels = await sampled.countDevicesPerChannel(fleet.projectId, [channelId, 'no-such-channel']);
     near(channels.counts.get(channelId), channels.estimated.has(channelId), FLEET);
     expect([channels.counts.get('no-such-channel'), channels.estimated.has('no-such-channel')]).toEqual([0, false]);
+  });
+
+  it('samples the counts from the finest profile buckets where a few of them make the sample', async () => {
+    // A sample of 32 takes at most 32 of this project's 4,096 finest buckets (about 1.5 devices
+    // each here). For this count the profiles' coarser keys are moved away: only a sample by the
+    // finer keys finds the devices, where one by the coarser would read 32 empty buckets.
+    const sampled = new MongoRegistryStore(registerModels(mongo), { devicePageReadBudget: 500, countSample: 32 });
+    await collectionOf(models.DeviceProfile).updateMany({ k: { $regex: `^${fleet.projectId}/` } }, { $set: { k: 'moved-away' } });
+    try {
+      const families = await sampled.countChipFamilies(fleet.projectId);
+      expect([[...families.counts.keys()].sort(), families.estimated]).toEqual([['esp32', 'esp32c3'], true]);
+      // Scaled up from a few dozen devices: the fleet's order of magnitude, no closer.
+      const total = [...families.counts.values()].reduce((sum, count) => sum + count, 0);
+      expect(total).toBeGreaterThan(FLEET / 4);
+      expect(total).toBeLessThan(FLEET * 4);
+    } finally {
+      await writeEveryProfile(models);
+    }
   });
 
   it('counts a small project exactly', async () => {

@@ -1,7 +1,7 @@
 import { devicePageKeys } from '@ota/ids';
 import { addPageKeysOnce, collectionOf } from '@ota/mongo';
 import { encodeDecisionRecordEntry } from './decision-record-entry';
-import { writeEveryProfile } from './device-profiles';
+import { profileKeysOf, writeEveryProfile } from './device-profiles';
 import type { DecisionRecordEntry, RegistryModels } from './models';
 
 /** A decision record as the `check_events` collection held it, one document per slot, before the history moved onto the device. */
@@ -81,6 +81,24 @@ export async function addDeviceProfiles(models: RegistryModels): Promise<void> {
   if (await models.DataMigration.exists({ _id: name })) return;
   await writeEveryProfile(models);
   await models.DataMigration.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
+}
+
+/**
+ * Gives every profile written before counts read the profiles' finer buckets its key of three hex
+ * digits (`k3`, device-profiles.ts): a count would not sample such a device. Once, as a
+ * page keys' migration: finding them reads every profile.
+ */
+export async function addProfileCountKeys(models: RegistryModels): Promise<void> {
+  await addPageKeysOnce<{ _id: string; k: string }>({
+    done: models.DataMigration,
+    name: 'device_profile_count_keys',
+    collection: models.DeviceProfile.collection as never,
+    missing: { k3: { $exists: false } },
+    field: 'k3',
+    fields: { k: 1 },
+    // `k` is the project's key of the coarser bucket: the project is what comes before its last '/'.
+    keysOf: (doc) => profileKeysOf(doc.k.slice(0, doc.k.lastIndexOf('/')), doc._id).k3,
+  });
 }
 
 interface KeyedDoc {

@@ -31,7 +31,7 @@ describe('changedProfile', () => {
     expect(JSON.parse(profileDocOf({ ...stored, chip_family: 'esp32s3' }).p)).toContain('esp32s3');
   });
 
-  it('keeps the profile in its bucket of two hex digits', () => {
-    expect(profileDocOf(stored).k).toBe('p1/3f');
+  it('keeps the profile in its buckets of two and of three hex digits', () => {
+    expect([profileDocOf(stored).k, profileDocOf(stored).k3]).toEqual(['p1/3f', 'p1/3fa']);
   });
 });

@@ -9,8 +9,17 @@ import { collectionOf, isDuplicateKey, updateEachById } from '@ota/mongo';
 import type { FleetDevice, FleetGroups } from '../../domain/model';
 import type { DeviceDoc, DeviceProfileDoc, RegistryModels } from './models';
 
-/** The page bucket level of a profile's key: 256 buckets, the parts a preview of a large fleet is read in. */
+/** The page bucket level of a profile's key `k`: 256 buckets, the parts a preview of a large fleet is read in. */
 export const PROFILE_BUCKET_LEVEL = 2;
+/**
+ * The page bucket level of a profile's key `k3`: 4,096 buckets, which a count samples. At a million
+ * devices one holds about 244, so a sample of about DEVICE_COUNT_SAMPLE reads a few of them rather
+ * than one bucket of `k` (about 3,900; docs/performance.md, "Counts from the finer profile buckets").
+ */
+export const PROFILE_COUNT_BUCKET_LEVEL = 3;
+
+/** The field of a profile that names its bucket: `k` at PROFILE_BUCKET_LEVEL, `k3` at PROFILE_COUNT_BUCKET_LEVEL. */
+export type ProfileBucketField = 'k' | 'k3';
 
 /** The device fields a profile is made of. */
 const PROFILED_FIELDS = {
@@ -72,7 +81,12 @@ export function profileDocOf(doc: ProfiledDoc): DeviceProfileDoc {
     hardware.nvsSchemaVersion,
     hardware.securityMode,
   ];
-  return { _id: doc._id, k: devicePageKey(doc.project_id, doc._id.slice(0, PROFILE_BUCKET_LEVEL)), p: JSON.stringify(profile) };
+  return { _id: doc._id, ...profileKeysOf(doc.project_id, doc._id), p: JSON.stringify(profile) };
+}
+
+/** A profile's bucket keys, from its project and device UUID alone: a write of the profile never changes them. */
+export function profileKeysOf(projectId: string, id: string): { k: string; k3: string } {
+  return { k: devicePageKey(projectId, id.slice(0, PROFILE_BUCKET_LEVEL)), k3: devicePageKey(projectId, id.slice(0, PROFILE_COUNT_BUCKET_LEVEL)) };
 }
 
 function fleetDeviceOf(doc: DeviceProfileDoc, groupIds: string[]): FleetDevice {
@@ -127,7 +141,7 @@ export class DeviceProfiles {
       }
       const profile = profileDocOf(doc);
       try {
-        await collectionOf(this.models.DeviceProfile).updateOne({ _id: id }, { $set: { k: profile.k, p: profile.p } }, { upsert: true });
+        await collectionOf(this.models.DeviceProfile).updateOne({ _id: id }, { $set: { k: profile.k, k3: profile.k3, p: profile.p } }, { upsert: true });
       } catch (error) {
         // Two first writes of one profile: the other upsert inserted it; read and write again.
         if (!isDuplicateKey(error)) throw error;
@@ -171,10 +185,11 @@ export class DeviceProfiles {
 
   /**
    * The channel and chip family of each device of the profile bucket `bucket` (a page key of
-   * PROFILE_BUCKET_LEVEL): what the project's counts by channel and chip family sample.
+   * PROFILE_BUCKET_LEVEL for `k`, of PROFILE_COUNT_BUCKET_LEVEL for `k3`): what the project's counts
+   * by channel and chip family sample.
    */
-  async countedIn(bucket: string): Promise<ProfileCounted[]> {
-    const docs = await collectionOf(this.models.DeviceProfile).find({ k: bucket }).toArray();
+  async countedIn(field: ProfileBucketField, bucket: string): Promise<ProfileCounted[]> {
+    const docs = await collectionOf(this.models.DeviceProfile).find({ [field]: bucket }).toArray();
     return docs.map((doc) => {
       const [, , channelId, , , chipFamily] = JSON.parse(doc.p) as ProfileArray;
       return { _id: doc._id, channel_id: channelId, chip_family: chipFamily };
@@ -225,7 +240,7 @@ export async function writeEveryProfile(models: RegistryModels): Promise<void> {
     if (batch.length === 0) return;
     await updateEachById(
       collectionOf(models.DeviceProfile),
-      batch.map((profile) => ({ _id: profile._id, update: { $set: { k: profile.k, p: profile.p } }, upsert: true })),
+      batch.map((profile) => ({ _id: profile._id, update: { $set: { k: profile.k, k3: profile.k3, p: profile.p } }, upsert: true })),
     );
     batch = [];
   };

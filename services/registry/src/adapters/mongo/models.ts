@@ -79,6 +79,11 @@ export interface DeviceProfileDoc {
   _id: string;
   /** The device's page bucket at PROFILE_BUCKET_LEVEL (devicePageKey in @ota/ids). */
   k: string;
+  /**
+   * The device's page bucket at PROFILE_COUNT_BUCKET_LEVEL. Absent only from a profile that a replica
+   * of the release before inserted during an upgrade (it writes `k` and `p`).
+   */
+  k3?: string;
   /** The profile as one JSON array (profileDocOf). */
   p: string;
 }
@@ -258,9 +263,10 @@ export function registerModels(connection: Connection) {
   // Every page of a device list reads one bucket at a time by this key (device-buckets.ts).
   deviceSchema.index({ page_keys: 1 });
 
-  const deviceProfileSchema = new Schema<DeviceProfileDoc>({ _id: String, k: { type: String, required: true }, p: { type: String, required: true } }, options);
-  // A preview reads the profiles one bucket at a time (device-profiles.ts).
+  const deviceProfileSchema = new Schema<DeviceProfileDoc>({ _id: String, k: { type: String, required: true }, k3: String, p: { type: String, required: true } }, options);
+  // A preview reads the profiles one bucket at a time, a count a few finer buckets (device-profiles.ts).
   deviceProfileSchema.index({ k: 1 });
+  deviceProfileSchema.index({ k3: 1 });
 
   const decisionRecordSchema = new Schema<DecisionRecordDoc>({ _id: String, device_id: { type: String, required: true }, seq: { type: Number, required: true }, entry: { type: String, required: true } }, options);
   // The device's records are at most 39: the listing and the trim read them all by device, so the

@@ -2,7 +2,7 @@ import type { Deferral } from '@ota/decision';
 import { PerKeyQueue, collectionOf, deleteEachById, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleBuckets, sampleDevices, type DeviceSample } from '@ota/ids';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
-import { DeviceProfiles, PROFILE_BUCKET_LEVEL, changedProfile, changesProfile, type ProfileCounted } from './device-profiles';
+import { DeviceProfiles, PROFILE_BUCKET_LEVEL, PROFILE_COUNT_BUCKET_LEVEL, changedProfile, changesProfile, type ProfileCounted } from './device-profiles';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeDecisionRecordEntry } from './decision-record-entry';
 import { changedFields, channelOf, decisionRecordDoc, deviceOf, docOf, equalityFilterOf, groupOf, healthDocOf, heartbeatFields, heartbeatFilter, matchesEquality, membershipOf, projectOf } from './registry-documents';
@@ -325,15 +325,22 @@ export class MongoRegistryStore implements RegistryStore {
 
   /**
    * A sample of the project's devices' channels and chip families. A large project's is read from
-   * the devices' profiles, whose buckets are coarser (PROFILE_BUCKET_LEVEL) but whose documents
-   * FerretDB decodes at a fraction of a device's: at a million devices one profile bucket holds
-   * about 3,900 devices and costs it less than the five finest device buckets of about 244 each
-   * (docs/performance.md, "Counts from the profiles"). Where a profile bucket holds too few for
-   * that (a project of fewer than about 8,000 devices), the devices' own buckets serve.
+   * the devices' profiles, whose documents FerretDB decodes at a fraction of a device's: from a few
+   * of their finest buckets (PROFILE_COUNT_BUCKET_LEVEL, about 244 devices each at a million), else
+   * from their coarser ones (PROFILE_BUCKET_LEVEL), whichever first makes the sample in a few reads
+   * (docs/performance.md, "Counts from the finer profile buckets"). Where neither does (a project
+   * of fewer than about 8,000 devices), the devices' own buckets serve.
    */
   private async sampleCounted(projectId: string): Promise<DeviceSample<ProfileCounted | CountedDoc>> {
-    const fromProfiles = await sampleBuckets(projectId, (bucket) => this.profiles.countedIn(bucket), this.options.countSample, PROFILE_BUCKET_LEVEL);
-    return fromProfiles ?? this.sampleDeviceDocs(projectId);
+    const levels = [
+      [PROFILE_COUNT_BUCKET_LEVEL, 'k3'],
+      [PROFILE_BUCKET_LEVEL, 'k'],
+    ] as const;
+    for (const [level, field] of levels) {
+      const sample = await sampleBuckets(projectId, (bucket) => this.profiles.countedIn(field, bucket), this.options.countSample, level);
+      if (sample) return sample;
+    }
+    return this.sampleDeviceDocs(projectId);
   }
 
   /** A sample of the project's devices from their own page buckets, with the fields a count looks at. */
