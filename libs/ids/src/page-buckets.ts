@@ -61,20 +61,32 @@ export interface DevicePageResult<Doc> {
 }
 
 export async function readDevicePage<Doc extends PagedDoc>(query: DevicePageQuery<Doc>): Promise<DevicePageResult<Doc>> {
-  const { afterId } = query;
-  const prefixAt = (level: number) => (afterId ? afterId.slice(0, level) : '0'.repeat(level));
   // A search's buckets stay well within its read budget, so that one page reads several.
   const enough = query.keep ? Math.max(PROBE_ENOUGH, Math.min(SEARCH_PROBE_ENOUGH, Math.floor(query.readBudget / 8))) : PROBE_ENOUGH;
   let read = 0;
   for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
-    const docs = await query.find(devicePageKey(query.scope, prefixAt(level)));
+    const first = firstBucketOf(query.afterId, level);
+    const docs = await query.find(devicePageKey(query.scope, hexOf(first, level)));
     read += docs.length;
     if (docs.length < enough) continue;
     // A few thousand matches are read whole, and counted exactly, for about the cost of two buckets.
     if (docs.length * 16 ** level <= READ_WHOLE_UP_TO) break;
-    return walkBuckets(query, level, Number.parseInt(prefixAt(level), 16), docs, read);
+    return walkBuckets(query, level, first, docs, read);
   }
   return readEveryMatch(query, read);
+}
+
+/**
+ * The bucket of `level` a page after `afterId` starts in: the one that holds `afterId`, or the next
+ * when `afterId` is the last id it can hold (the cursor of a page cut by its budget, which has
+ * looked at all of that bucket). So a page cut by its budget is followed by one that reads on from
+ * there, not the cut bucket again.
+ */
+function firstBucketOf(afterId: string | undefined, level: number): number {
+  if (!afterId) return 0;
+  const bucket = Number.parseInt(afterId.slice(0, level), 16);
+  const endsBucket = /^[f-]*$/.test(afterId.slice(level));
+  return endsBucket && bucket + 1 < 16 ** level ? bucket + 1 : bucket;
 }
 
 /** Few matches: all of them, sorted here; the count is exact. */
@@ -87,7 +99,9 @@ async function readEveryMatch<Doc extends PagedDoc>(query: DevicePageQuery<Doc>,
 /**
  * Buckets of `level` in order from the one the page starts in (already read: `first`), until the
  * page holds one match more than its limit (so that it knows a next page exists), the id space
- * ends, or the read budget is spent.
+ * ends, or one more bucket would pass the read budget. A level's buckets hold about as many
+ * devices each (UUIDs are hashes), so the first one read says what the next will cost: a page
+ * reads at most about its budget, and at least one bucket.
  */
 async function walkBuckets<Doc extends PagedDoc>(
   query: DevicePageQuery<Doc>,
@@ -114,14 +128,14 @@ async function walkBuckets<Doc extends PagedDoc>(
     if (page.length > query.limit) return { docs: page.slice(0, query.limit), total: estimate(), nextAfterId: page[query.limit - 1]!._id, read };
     bucket += 1;
     if (bucket === buckets) return { docs: page, total: estimate(), read };
-    if (read >= query.readBudget) {
+    if (read + first.length > query.readBudget) {
       // Everything up to the end of the last bucket read has been looked at.
       const lastPrefix = hexOf(bucket - 1, level);
       return { docs: page, total: estimate(), nextAfterId: `${lastPrefix.padEnd(8, 'f')}-ffff-ffff-ffff-ffffffffffff`, read };
     }
     // The buckets the page looks to need still, by what its buckets held so far: those its budget
     // allows, and, once it has found matches, those that would fill it.
-    const forBudget = Math.ceil((query.readBudget - read) / Math.max(1, first.length));
+    const forBudget = Math.floor((query.readBudget - read) / Math.max(1, first.length));
     const forPage = matchesSeen > 0 ? Math.ceil(((query.limit + 1 - page.length) * bucketsRead) / matchesSeen) : Number.POSITIVE_INFINITY;
     ahead.request(bucket, Math.min(forBudget, forPage, buckets - bucket, BUCKET_READS_IN_FLIGHT));
     docs = await ahead.take(bucket);

@@ -26,7 +26,7 @@ const BULK_CHUNK = 1000;
 
 
 /** Pages a text search reads at most for one page of the list before it shows what it found. */
-const SEARCH_PAGES_PER_VIEW = 8;
+const SEARCH_PAGES_PER_VIEW = 16;
 
 /**
  * A page of the list: a text search that finds little in a large project answers short pages,

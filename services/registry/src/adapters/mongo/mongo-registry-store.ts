@@ -26,7 +26,7 @@ export class MongoRegistryStore implements RegistryStore {
 
   constructor(
     private readonly models: RegistryModels,
-    private readonly options: StoreOptions = { devicePageReadBudget: 1_000, countSample: SAMPLE_DEVICES },
+    private readonly options: StoreOptions = { devicePageReadBudget: 500, countSample: SAMPLE_DEVICES },
   ) {
     this.profiles = new DeviceProfiles(models);
   }
