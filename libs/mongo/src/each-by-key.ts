@@ -21,12 +21,14 @@ function isPlainValue(condition: unknown): boolean {
   return condition === null || ['string', 'number', 'boolean'].includes(typeof condition);
 }
 
-/** Reads at once per list: enough to overlap round trips, few enough not to hold a store's pool. */
-const READS_AT_ONCE = 16;
+/** Reads in flight per list: enough to overlap round trips, few enough not to hold a store's pool. */
+export const READS_AT_ONCE = 16;
 
 /**
  * The documents whose `field` is one of `values` and that also match `alsoMatching`: one find per
- * value (byKeyAlone), READS_AT_ONCE at a time, in no particular order.
+ * value (byKeyAlone), READS_AT_ONCE in flight, each next one started as soon as one ends (not in
+ * waves, which each wait for their slowest read), in no particular order. After a read fails no
+ * other is started.
  */
 export async function findEach<Doc extends Document>(
   collection: Collection<Doc>,
@@ -35,12 +37,20 @@ export async function findEach<Doc extends Document>(
   options: { alsoMatching?: Record<string, unknown>; projection?: FindOptions['projection'] } = {},
 ): Promise<Doc[]> {
   const found: Doc[] = [];
-  for (let start = 0; start < values.length; start += READS_AT_ONCE) {
-    const reads = values.slice(start, start + READS_AT_ONCE).map((value) =>
-      collection.find(byKeyAlone(field, value, options.alsoMatching) as Filter<Doc>, { projection: options.projection }).toArray(),
-    );
-    for (const docs of await Promise.all(reads)) found.push(...(docs as Doc[]));
-  }
+  let next = 0;
+  let failed = false;
+  const reader = async () => {
+    while (next < values.length && !failed) {
+      const value = values[next++];
+      try {
+        found.push(...((await collection.find(byKeyAlone(field, value, options.alsoMatching) as Filter<Doc>, { projection: options.projection }).toArray()) as Doc[]));
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(READS_AT_ONCE, values.length) }, reader));
   return found;
 }
 
