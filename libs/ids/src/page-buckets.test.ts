@@ -76,6 +76,13 @@ test('a search that finds little stops at its budget with a cursor past what it 
   expect(store.read).toBeLessThan(20_000 + pages.length * 200);
 });
 
+test('a page that keeps every device it reads is full whatever its read budget', async () => {
+  const docs = projectOf(20_000);
+  const { pages, ids } = await walk(docs, 1_000, { readBudget: 500 });
+  expect(ids).toEqual(docs.map((doc) => doc._id).sort());
+  expect(pages.slice(0, -1).every((page) => page.docs.length === 1_000)).toBe(true);
+});
+
 test('a sample of a large project reads a share of it, and counts from it are estimates; a small project is read whole', async () => {
   const large = storeOf(projectOf(60_000));
   const sample = await sampleDevices('p', large.find, 4_096);

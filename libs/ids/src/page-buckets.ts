@@ -99,9 +99,10 @@ async function readEveryMatch<Doc extends PagedDoc>(query: DevicePageQuery<Doc>,
 /**
  * Buckets of `level` in order from the one the page starts in (already read: `first`), until the
  * page holds one match more than its limit (so that it knows a next page exists), the id space
- * ends, or one more bucket would pass the read budget. A level's buckets hold about as many
- * devices each (UUIDs are hashes), so the first one read says what the next will cost: a page
- * reads at most about its budget, and at least one bucket.
+ * ends, or, for a page that keeps only some of what it reads, one more bucket would pass the read
+ * budget. A level's buckets hold about as many devices each (UUIDs are hashes), so the first one
+ * read says what the next will cost: such a page reads at most about its budget, and at least one
+ * bucket.
  */
 async function walkBuckets<Doc extends PagedDoc>(
   query: DevicePageQuery<Doc>,
@@ -128,14 +129,17 @@ async function walkBuckets<Doc extends PagedDoc>(
     if (page.length > query.limit) return { docs: page.slice(0, query.limit), total: estimate(), nextAfterId: page[query.limit - 1]!._id, read };
     bucket += 1;
     if (bucket === buckets) return { docs: page, total: estimate(), read };
-    if (read + first.length > query.readBudget) {
+    // Only a page that keeps some of what it reads (a search, a filter the store cannot apply) can
+    // spend its budget: one that keeps every device it reads is bounded by its limit, and is full.
+    const budgetLeft = query.keep ? query.readBudget - read : Number.POSITIVE_INFINITY;
+    if (budgetLeft < first.length) {
       // Everything up to the end of the last bucket read has been looked at.
       const lastPrefix = hexOf(bucket - 1, level);
       return { docs: page, total: estimate(), nextAfterId: `${lastPrefix.padEnd(8, 'f')}-ffff-ffff-ffff-ffffffffffff`, read };
     }
     // The buckets the page looks to need still, by what its buckets held so far: those its budget
     // allows, and, once it has found matches, those that would fill it.
-    const forBudget = Math.floor((query.readBudget - read) / Math.max(1, first.length));
+    const forBudget = Math.floor(budgetLeft / Math.max(1, first.length));
     const forPage = matchesSeen > 0 ? Math.ceil(((query.limit + 1 - page.length) * bucketsRead) / matchesSeen) : Number.POSITIVE_INFINITY;
     ahead.request(bucket, Math.min(forBudget, forPage, buckets - bucket, BUCKET_READS_IN_FLIGHT));
     docs = await ahead.take(bucket);

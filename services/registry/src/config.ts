@@ -6,7 +6,7 @@ export const registrySettings = {
   ROLLOUT_ADDR: str("address of the rollout service (the check's views load active deployments from it, and it confirms each offer)", '127.0.0.1:50053'),
   ARTIFACTS_ADDR: str("address of the artifacts service (the check's views load the builds' summaries from it)", '127.0.0.1:50052'),
   DEVICE_PAGE_READ_BUDGET: int(
-    'devices a page of a device list may read from the store, at most, before it answers with what it found and where the next page starts (a text search that matches few devices of a large project); FerretDB reads about 3,000 to 4,000 devices a second, so a page of the default takes it about 150 ms',
+    'devices a page of a device list that keeps only some of what it reads (a text search, a filter judged on each device) may read from the store, at most, before it answers with what it found and where the next page starts; a page that keeps every device it reads is always full; FerretDB reads about 3,000 to 4,000 devices a second, so a page of the default takes it about 150 ms',
     500,
     100,
   ),
