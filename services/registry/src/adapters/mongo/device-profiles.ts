@@ -18,9 +18,6 @@ export const PROFILE_BUCKET_LEVEL = 2;
  */
 export const PROFILE_COUNT_BUCKET_LEVEL = 3;
 
-/** The field of a profile that names its bucket: `k` at PROFILE_BUCKET_LEVEL, `k3` at PROFILE_COUNT_BUCKET_LEVEL. */
-export type ProfileBucketField = 'k' | 'k3';
-
 /** The device fields a profile is made of. */
 const PROFILED_FIELDS = {
   project_id: 1,
@@ -184,11 +181,12 @@ export class DeviceProfiles {
   }
 
   /**
-   * The channel and chip family of each device of the profile bucket `bucket` (a page key of
-   * PROFILE_BUCKET_LEVEL for `k`, of PROFILE_COUNT_BUCKET_LEVEL for `k3`): what the project's counts
-   * by channel and chip family sample.
+   * The channel and chip family of each device of the profile bucket `bucket`, a page key of `level`
+   * (PROFILE_COUNT_BUCKET_LEVEL, kept in `k3`, or PROFILE_BUCKET_LEVEL, in `k`): what the project's
+   * counts by channel and chip family sample.
    */
-  async countedIn(field: ProfileBucketField, bucket: string): Promise<ProfileCounted[]> {
+  async countedIn(level: typeof PROFILE_COUNT_BUCKET_LEVEL | typeof PROFILE_BUCKET_LEVEL, bucket: string): Promise<ProfileCounted[]> {
+    const field = level === PROFILE_COUNT_BUCKET_LEVEL ? 'k3' : 'k';
     const docs = await collectionOf(this.models.DeviceProfile).find({ [field]: bucket }).toArray();
     return docs.map((doc) => {
       const [, , channelId, , , chipFamily] = JSON.parse(doc.p) as ProfileArray;

@@ -332,12 +332,8 @@ export class MongoRegistryStore implements RegistryStore {
    * of fewer than about 8,000 devices), the devices' own buckets serve.
    */
   private async sampleCounted(projectId: string): Promise<DeviceSample<ProfileCounted | CountedDoc>> {
-    const levels = [
-      [PROFILE_COUNT_BUCKET_LEVEL, 'k3'],
-      [PROFILE_BUCKET_LEVEL, 'k'],
-    ] as const;
-    for (const [level, field] of levels) {
-      const sample = await sampleBuckets(projectId, (bucket) => this.profiles.countedIn(field, bucket), this.options.countSample, level);
+    for (const level of [PROFILE_COUNT_BUCKET_LEVEL, PROFILE_BUCKET_LEVEL] as const) {
+      const sample = await sampleBuckets(projectId, (bucket) => this.profiles.countedIn(level, bucket), this.options.countSample, level);
       if (sample) return sample;
     }
     return this.sampleDeviceDocs(projectId);
