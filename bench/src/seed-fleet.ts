@@ -6,6 +6,7 @@ import { devicePageKeys, deviceUuid } from '@ota/ids';
 import { rankOf } from '@ota/vocabulary';
 import { profileDocOf } from '@ota/registry/dist/adapters/mongo/device-profiles';
 import type { DeviceProfileDoc } from '@ota/registry/dist/adapters/mongo/models';
+import { packDocsOf } from '@ota/registry/dist/adapters/mongo/profile-packs';
 
 // A project's fleet written straight into registry's store, in the form its store keeps
 // (services/registry/src/adapters/mongo/models.ts): devices spread over chip families, builds,
@@ -73,6 +74,8 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
     const deviceDocs = registry.collection<Record<string, unknown>>('devices');
     const memberships = registry.collection<Record<string, unknown>>('memberships');
     const profiles = registry.collection<DeviceProfileDoc>('device_profiles');
+    // Every profile, for the packs written after them.
+    const allProfiles: DeviceProfileDoc[] = [];
     const at = new Date(Date.now() - 3_600_000);
     const BATCH = 2_000;
     for (let from = 0; from < devices; from += BATCH) {
@@ -121,8 +124,10 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
         members.push({ _id: `${groupId}:${id}`, project_id: layout.projectId, group_id: groupId, device_id: id, group_keys: devicePageKeys(groupId, id), page_keys: devicePageKeys(layout.projectId, id) });
       }
       await Promise.all([deviceDocs.insertMany(batch, { ordered: false }), memberships.insertMany(members, { ordered: false }), profiles.insertMany(profileDocs, { ordered: false })]);
+      allProfiles.push(...profileDocs);
       if ((from / BATCH) % 50 === 49) log(`  seeded ${from + BATCH}/${devices} devices in ${Math.round((performance.now() - started) / 1000)} s`);
     }
+    await writeProfilePacks(registry, layout.projectId, allProfiles);
     return {
       devices,
       seconds: Math.round((performance.now() - started) / 100) / 10,
@@ -134,6 +139,20 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The profile packs that the project's previews would have made by now, and the record that the
+ * project has packs, as registry writes them (services/registry/src/adapters/mongo/profile-packs.ts):
+ * the fleet as a team previews it after its first previews. None for a fleet too small for packs.
+ * A commit from before packs has no such collections to read, and ignores them.
+ */
+async function writeProfilePacks(registry: ReturnType<MongoClient['db']>, projectId: string, profiles: readonly DeviceProfileDoc[]): Promise<void> {
+  const packs = packDocsOf(profiles);
+  if (packs.length === 0) return;
+  await registry.collection<{ _id: string }>('device_profile_packed_projects').insertOne({ _id: projectId });
+  const BATCH = 64;
+  for (let from = 0; from < packs.length; from += BATCH) await registry.collection('device_profile_packs').insertMany(packs.slice(from, from + BATCH) as never[], { ordered: false });
 }
 
 /** Of every hundred seeded devices in a deployment: how many reached each status (the rest were offered only). */

@@ -12,6 +12,7 @@ export interface DoneMigrations {
  * without keys), to what `keysOf` makes of it. Done once, then recorded as `name` in `done`: finding
  * the documents without keys reads every document (FerretDB cannot use an index for `$exists`),
  * which a service starting on a large store should not repeat. Writes in batches; safe to run again.
+ * Answers whether it ran (false when it was recorded as done).
  */
 export async function addPageKeysOnce<Doc extends Document & { _id: string }>(options: {
   done: DoneMigrations;
@@ -24,9 +25,9 @@ export async function addPageKeysOnce<Doc extends Document & { _id: string }>(op
   fields: Record<string, 1>;
   /** The keys, or the one key, written to the field. */
   keysOf: (doc: Doc) => string[] | string;
-}): Promise<void> {
+}): Promise<boolean> {
   const { done, name, collection } = options;
-  if (await done.exists({ _id: name })) return;
+  if (await done.exists({ _id: name })) return false;
   const BATCH = 1000;
   let batch: Doc[] = [];
   const write = async () => {
@@ -43,4 +44,5 @@ export async function addPageKeysOnce<Doc extends Document & { _id: string }>(op
   }
   await write();
   await done.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
+  return true;
 }

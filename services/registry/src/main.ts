@@ -5,7 +5,7 @@ import { createServiceClient, runService, serveGrpc } from '@ota/grpc';
 import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { artifacts as artifactsPb, registry as pb, rollout as rolloutPb } from '@ota/proto';
 import { GrpcDecisionSources } from './adapters/grpc/grpc-decision-sources';
-import { addDevicePageKeys, addDeviceProfiles, addMembershipGroupKeys, addMembershipPageKeys, addProfileCountKeys, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
+import { addDevicePageKeys, addMembershipGroupKeys, addMembershipPageKeys, migrateDeviceProfiles, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
 import { registerModels } from './adapters/mongo/models';
 import { MongoMembershipChangeStore } from './adapters/mongo/membership-change-store';
 import { MongoRegistryStore } from './adapters/mongo/mongo-registry-store';
@@ -29,8 +29,7 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   await addDevicePageKeys(models);
   await addMembershipPageKeys(models);
   await addMembershipGroupKeys(models);
-  await addDeviceProfiles(models);
-  await addProfileCountKeys(models);
+  await migrateDeviceProfiles(models);
   const devicePageReads = metrics.histogram('ota_registry_device_page_reads', 'Devices read from the store for one page of a device list.', [], [16, 64, 256, 1_024, 4_096, 16_384, 65_536, 262_144, 1_048_576]);
   const store = new MongoRegistryStore(models, { devicePageReadBudget: config.DEVICE_PAGE_READ_BUDGET, countSample: config.DEVICE_COUNT_SAMPLE, onDevicePageRead: (devices) => devicePageReads.observe(devices) });
   const registry = new Registry({ store, warn: (error, message) => logger.warn({ err: error }, message) });

@@ -1,7 +1,7 @@
 // `node dist/migrate.js`: creates this service's collections and indexes, moves stored data to
 // its current shape, then exits (Helm hook Job).
 import { runMigration } from '@ota/mongo';
-import { addDevicePageKeys, addDeviceProfiles, addMembershipGroupKeys, addMembershipPageKeys, addProfileCountKeys, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
+import { addDevicePageKeys, addMembershipGroupKeys, addMembershipPageKeys, migrateDeviceProfiles, moveCheckEventsOntoDevices } from './adapters/mongo/data-migrations';
 import { registerModels } from './adapters/mongo/models';
 import { loadRegistryConfig } from './config';
 
@@ -10,6 +10,5 @@ void runMigration('registry', loadRegistryConfig(), registerModels, async (model
   await addDevicePageKeys(models);
   await addMembershipPageKeys(models);
   await addMembershipGroupKeys(models);
-  await addDeviceProfiles(models);
-  await addProfileCountKeys(models);
+  await migrateDeviceProfiles(models);
 });

@@ -3,8 +3,9 @@ import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { testStack } from '@ota/testkit';
 import type { Connection } from 'mongoose';
 import { addDeviceProfiles, addProfileCountKeys } from '../src/adapters/mongo/data-migrations';
-import { profileKeysOf } from '../src/adapters/mongo/device-profiles';
+import { profileKeysOf } from '../src/adapters/mongo/profile-buckets';
 import { storedDevice } from './stored-device';
+import { fleetFromDocuments, streamedFleet } from './fleet-as-read';
 import { registerModels, type RegistryModels } from '../src/adapters/mongo/models';
 import { MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
 import type { Device, FleetDevice, FleetGroups } from '../src/domain/model';
@@ -29,32 +30,8 @@ async function project() {
   return { projectId, ownerId };
 }
 
-async function fleet(projectId: string, groups: FleetGroups = 'all', idPrefix = ''): Promise<FleetDevice[]> {
-  const devices: FleetDevice[] = [];
-  for await (const page of store.streamFleet(projectId, 7, idPrefix, groups)) devices.push(...page);
-  return devices.map((one) => ({ ...one, groupIds: [...one.groupIds].sort() })).sort((a, b) => a.id.localeCompare(b.id));
-}
-
-/** The fleet as the device documents say it is. */
-async function fleetFromDocuments(projectId: string): Promise<FleetDevice[]> {
-  const devices = await store.listDevices(projectId, {});
-  return devices
-    .map((one) => ({
-      id: one.id,
-      deviceId: one.deviceId,
-      active: one.active,
-      channelId: one.channelId,
-      groupIds: [...one.groupIds].sort(),
-      currentBuildNumber: one.currentBuildNumber,
-      framework: one.framework,
-      chipFamily: one.chipFamily,
-      boardId: one.boardId,
-      hardwareRevision: one.hardwareRevision,
-      partitionProfile: one.partitionProfile,
-      nvsSchemaVersion: one.nvsSchemaVersion,
-      securityMode: one.securityMode,
-    }))
-    .sort((a, b) => a.id.localeCompare(b.id));
+function fleet(projectId: string, groups: FleetGroups = 'all', idPrefix = ''): Promise<FleetDevice[]> {
+  return streamedFleet(store, projectId, { pageSize: 7, groups, idPrefix });
 }
 
 beforeAll(async () => {
@@ -73,7 +50,7 @@ it('follows every write a check decides on: registration, hardware, build, activ
   const { projectId, ownerId } = await project();
   const [kept, moved, gone] = ['kept', 'moved', 'gone'].map((name) => device(projectId, name, 'stable'));
   for (const one of [kept!, moved!, gone!]) expect(await store.registerDevice(one, ownerId, 0)).toMatchObject({ created: true });
-  expect(await fleet(projectId)).toEqual(await fleetFromDocuments(projectId));
+  expect(await fleet(projectId)).toEqual(await fleetFromDocuments(store, projectId));
 
   // A check that reports other hardware, a confirm, an API change, a membership and a deletion.
   await store.checkIn({ projectId, deviceId: 'kept', reported: { framework: 'esp_idf', chipFamily: 'esp32c3', boardId: 'devkit', nvsSchemaVersion: 2 }, viaProjectToken: true, at: at(5) });
@@ -85,7 +62,7 @@ it('follows every write a check decides on: registration, hardware, build, activ
   expect(await store.deleteDevice(projectId, gone!.id, ownerId)).toBe(true);
 
   const devices = await fleet(projectId);
-  expect(devices).toEqual(await fleetFromDocuments(projectId));
+  expect(devices).toEqual(await fleetFromDocuments(store, projectId));
   expect(devices.map((one) => one.deviceId)).toEqual(expect.arrayContaining(['kept', 'moved']));
   expect(devices).toHaveLength(2);
   expect(devices.find((one) => one.deviceId === 'kept')).toMatchObject({ chipFamily: 'esp32c3', boardId: 'devkit', nvsSchemaVersion: 2, currentBuildNumber: 7 });
@@ -105,7 +82,7 @@ it('gives each device only its memberships of the groups asked for, and reads on
   expect(asked.filter((one) => one.groupIds.length > 0).map((one) => one.id).sort()).toEqual(devices.slice(0, 10).map((one) => one.id).sort());
   expect(asked.every((one) => one.groupIds.every((id) => id === targeted))).toBe(true);
   expect(await fleet(projectId, [])).toEqual(asked.map((one) => ({ ...one, groupIds: [] })));
-  expect(await fleet(projectId, 'all')).toEqual(await fleetFromDocuments(projectId));
+  expect(await fleet(projectId, 'all')).toEqual(await fleetFromDocuments(store, projectId));
 
   // The parts of one hex digit add up to the whole, each holding only its own devices.
   const parts = await Promise.all([...'0123456789abcdef'].map((digit) => fleet(projectId, 'all', digit)));
@@ -138,7 +115,7 @@ it('ends as the device documents are when checks, confirms and API changes of th
   // A lost race shows in some rounds only: a few rounds make one likely to be caught.
   for (let round = 0; round < 8; round += 1) {
     await Promise.all(writesOf(round).map((write, index) => write(index % 2 === 0 ? store : replica)));
-    expect(await fleet(projectId)).toEqual(await fleetFromDocuments(projectId));
+    expect(await fleet(projectId)).toEqual(await fleetFromDocuments(store, projectId));
   }
 });
 
@@ -150,7 +127,7 @@ it('gives the devices stored before profiles theirs, once', async () => {
   expect(await fleet(projectId)).toEqual([]);
 
   await addDeviceProfiles(models);
-  expect(await fleet(projectId)).toEqual(await fleetFromDocuments(projectId));
+  expect(await fleet(projectId)).toEqual(await fleetFromDocuments(store, projectId));
   expect(await models.DataMigration.exists({ _id: 'device_profiles' })).toBeTruthy();
 });
 

@@ -1,7 +1,8 @@
 import { devicePageKeys } from '@ota/ids';
 import { addPageKeysOnce, collectionOf } from '@ota/mongo';
 import { encodeDecisionRecordEntry } from './decision-record-entry';
-import { profileKeysOf, writeEveryProfile } from './device-profiles';
+import { writeEveryProfile } from './device-profiles';
+import { profileKeysOf } from './profile-buckets';
 import type { DecisionRecordEntry, RegistryModels } from './models';
 
 /** A decision record as the `check_events` collection held it, one document per slot, before the history moved onto the device. */
@@ -74,22 +75,23 @@ export async function addMembershipGroupKeys(models: RegistryModels): Promise<vo
 /**
  * Gives every device stored before device profiles existed its profile (device-profiles.ts): a
  * preview reads the fleet from them, and would not see such a device. Once: a later run would
- * only write the profiles again.
+ * only write the profiles again. Answers whether it ran.
  */
-export async function addDeviceProfiles(models: RegistryModels): Promise<void> {
+export async function addDeviceProfiles(models: RegistryModels): Promise<boolean> {
   const name = 'device_profiles';
-  if (await models.DataMigration.exists({ _id: name })) return;
+  if (await models.DataMigration.exists({ _id: name })) return false;
   await writeEveryProfile(models);
   await models.DataMigration.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
+  return true;
 }
 
 /**
  * Gives every profile written before counts read the profiles' finer buckets its key of three hex
  * digits (`k3`, device-profiles.ts): a count would not sample such a device. Once, as a
- * page keys' migration: finding them reads every profile.
+ * page keys' migration: finding them reads every profile. Answers whether it ran.
  */
-export async function addProfileCountKeys(models: RegistryModels): Promise<void> {
-  await addPageKeysOnce<{ _id: string; k: string }>({
+export function addProfileCountKeys(models: RegistryModels): Promise<boolean> {
+  return addPageKeysOnce<{ _id: string; k: string }>({
     done: models.DataMigration,
     name: 'device_profile_count_keys',
     collection: models.DeviceProfile.collection as never,
@@ -101,6 +103,29 @@ export async function addProfileCountKeys(models: RegistryModels): Promise<void>
   });
 }
 
+/**
+ * Deletes every profile pack and change (profile-packs.ts), once, and whenever `profilesRewritten`
+ * (a profile migration above ran in this start): a profile written by a release before packs, or
+ * by a migration, has no change, so a pack made before would show it as packed. Nothing is lost:
+ * a bucket without a pack is read whole, and packed again by the previews after.
+ */
+export async function resetProfilePacks(models: RegistryModels, profilesRewritten: boolean): Promise<void> {
+  const name = 'device_profile_packs';
+  if (!profilesRewritten && (await models.DataMigration.exists({ _id: name }))) return;
+  // In the order drop() in profile-packs.ts keeps: the records, the packs, then their changes.
+  await models.PackedProject.deleteMany({});
+  await models.ProfilePack.deleteMany({});
+  await models.ProfileChange.deleteMany({});
+  await models.DataMigration.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
+}
+
+/** The profiles' migrations, in order: each profile as its device is, with both its keys, and no pack from before. */
+export async function migrateDeviceProfiles(models: RegistryModels): Promise<void> {
+  const written = await addDeviceProfiles(models);
+  const keyed = await addProfileCountKeys(models);
+  await resetProfilePacks(models, written || keyed);
+}
+
 interface KeyedDoc {
   _id: string;
   project_id: string;
@@ -108,7 +133,7 @@ interface KeyedDoc {
 }
 
 /** Page keys on every document of `collection` stored without them, from its project and the device UUID `deviceOf` names. */
-function addPageKeys(models: RegistryModels, name: string, collection: typeof models.Device.collection, deviceOf: (doc: KeyedDoc) => string | undefined): Promise<void> {
+function addPageKeys(models: RegistryModels, name: string, collection: typeof models.Device.collection, deviceOf: (doc: KeyedDoc) => string | undefined): Promise<boolean> {
   return addPageKeysOnce<KeyedDoc>({
     done: models.DataMigration,
     name,

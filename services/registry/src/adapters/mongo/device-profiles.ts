@@ -8,15 +8,8 @@ import { devicePageKey } from '@ota/ids';
 import { collectionOf, isDuplicateKey, updateEachById } from '@ota/mongo';
 import type { FleetDevice, FleetGroups } from '../../domain/model';
 import type { DeviceDoc, DeviceProfileDoc, RegistryModels } from './models';
-
-/** The page bucket level of a profile's key `k`: 256 buckets, the parts a preview of a large fleet is read in. */
-export const PROFILE_BUCKET_LEVEL = 2;
-/**
- * The page bucket level of a profile's key `k3`: 4,096 buckets, which a count samples. At a million
- * devices one holds about 244, so a sample of about DEVICE_COUNT_SAMPLE reads a few of them rather
- * than one bucket of `k` (about 3,900; docs/performance.md, "Counts from the finer profile buckets").
- */
-export const PROFILE_COUNT_BUCKET_LEVEL = 3;
+import { PROFILE_COUNT_BUCKET_LEVEL, bucketsOf, profileKeysOf, type PROFILE_BUCKET_LEVEL } from './profile-buckets';
+import { ProfilePacks } from './profile-packs';
 
 /** The device fields a profile is made of. */
 const PROFILED_FIELDS = {
@@ -81,15 +74,10 @@ export function profileDocOf(doc: ProfiledDoc): DeviceProfileDoc {
   return { _id: doc._id, ...profileKeysOf(doc.project_id, doc._id), p: JSON.stringify(profile) };
 }
 
-/** A profile's bucket keys, from its project and device UUID alone: a write of the profile never changes them. */
-export function profileKeysOf(projectId: string, id: string): { k: string; k3: string } {
-  return { k: devicePageKey(projectId, id.slice(0, PROFILE_BUCKET_LEVEL)), k3: devicePageKey(projectId, id.slice(0, PROFILE_COUNT_BUCKET_LEVEL)) };
-}
-
-function fleetDeviceOf(doc: DeviceProfileDoc, groupIds: string[]): FleetDevice {
-  const [deviceId, active, channelId, currentBuildNumber, framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode] = JSON.parse(doc.p) as ProfileArray;
+function fleetDeviceOf(id: string, profile: ProfileArray, groupIds: string[]): FleetDevice {
+  const [deviceId, active, channelId, currentBuildNumber, framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode] = profile;
   const hardware: HardwareProfile = { framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode };
-  return { id: doc._id, deviceId, active, channelId, groupIds, currentBuildNumber, ...hardware };
+  return { id, deviceId, active, channelId, groupIds, currentBuildNumber, ...hardware };
 }
 
 /** Whether a change of these device fields may change the device's profile. */
@@ -107,24 +95,26 @@ export function changedProfile(before: ProfiledDoc, set: Partial<ProfiledDoc>): 
   return differs && profileDocOf({ ...before, ...set }).p !== profileDocOf(before).p;
 }
 
-/** The profile buckets that hold the devices whose UUID begins with `idPrefix` (0 to 3 hex digits). */
-function bucketsOf(projectId: string, idPrefix: string): string[] {
-  if (idPrefix.length >= PROFILE_BUCKET_LEVEL) return [devicePageKey(projectId, idPrefix.slice(0, PROFILE_BUCKET_LEVEL))];
-  const rest = PROFILE_BUCKET_LEVEL - idPrefix.length;
-  return Array.from({ length: 16 ** rest }, (_, index) => devicePageKey(projectId, idPrefix + index.toString(16).padStart(rest, '0')));
-}
-
 /** Rewrites of one profile before its writer gives up on a device that keeps changing (each one is judged again by the next change's writer). */
 const REFRESH_ATTEMPTS = 5;
 
 export class DeviceProfiles {
-  constructor(private readonly models: RegistryModels) {}
+  private readonly packs: ProfilePacks;
+
+  /** `packAt`: how many profiles of a finer bucket make it worth a pack (PACK_AT; tests make it small). */
+  constructor(
+    private readonly models: RegistryModels,
+    packAt?: number,
+  ) {
+    this.packs = new ProfilePacks(models, packAt);
+  }
 
   /**
    * Writes the device's profile from its stored document, then reads the document again: a
    * concurrent change may have been written between the read and our profile write, and its own
    * profile write may have come before ours. Whoever writes a profile last checks it afterwards,
-   * so the profile ends as the document is. A deleted device's profile is deleted.
+   * so the profile ends as the document is. A deleted device's profile is deleted. Each write is
+   * followed by a change for the packs (profile-packs.ts).
    */
   async refresh(id: string, written?: ProfiledDoc): Promise<void> {
     // `written`: the document as the caller's own write left it, which saves the first read.
@@ -144,36 +134,47 @@ export class DeviceProfiles {
         if (!isDuplicateKey(error)) throw error;
         continue;
       }
+      await this.packs.changed(profile.k, id);
       const now = await this.readProfiled(id);
       if (now && profileDocOf(now).p === profile.p) return;
     }
   }
 
+  /** Deletes the device's profile, and tells the packs. */
   async remove(id: string): Promise<void> {
-    await this.models.DeviceProfile.deleteOne({ _id: id });
+    const removed = await collectionOf(this.models.DeviceProfile).findOneAndDelete({ _id: id });
+    if (removed) await this.packs.changed(removed.k, id);
+  }
+
+  /** Deletes the packs of a project's profiles, and their changes. */
+  dropPacks(projectId: string): Promise<void> {
+    return this.packs.drop(projectId, bucketsOf(projectId, ''));
   }
 
   /**
    * The project's devices whose UUID begins with `idPrefix`, `pageSize` at a time, one profile
-   * bucket after another. Each device's group ids are those of `groups` it is a member of, from the
+   * bucket after another, from its packs where it has them (profile-packs.ts). Each device's group ids are those of `groups` it is a member of, from the
    * memberships of the bucket. The next page is read while the caller takes this one, so the store
-   * and this process work at once, and no more than two pages are held whatever a bucket holds.
+   * and this process work at once.
    */
   stream(projectId: string, idPrefix: string, pageSize: number, groups: FleetGroups): AsyncIterable<FleetDevice[]> {
     return readOneAhead(this.pages(projectId, idPrefix, pageSize, groups));
   }
 
   private async *pages(projectId: string, idPrefix: string, pageSize: number, groups: FleetGroups): AsyncGenerator<FleetDevice[]> {
+    const packed = await this.packs.isPacked(projectId);
     for (const bucket of bucketsOf(projectId, idPrefix)) {
       const groupsOf = new Map<string, string[]>();
       for (const membership of await this.membershipsOf(bucket, groups)) groupsOf.set(membership.device_id, [...(groupsOf.get(membership.device_id) ?? []), membership.group_id]);
       let page: FleetDevice[] = [];
-      for await (const doc of collectionOf(this.models.DeviceProfile).find({ k: bucket }, { batchSize: pageSize })) {
-        if (!doc._id.startsWith(idPrefix)) continue;
-        page.push(fleetDeviceOf(doc, groupsOf.get(doc._id) ?? []));
-        if (page.length === pageSize) {
-          yield page;
-          page = [];
+      for await (const part of this.packs.read(bucket, pageSize, packed)) {
+        for (const [id, profile] of part) {
+          if (!id.startsWith(idPrefix)) continue;
+          page.push(fleetDeviceOf(id, profile as ProfileArray, groupsOf.get(id) ?? []));
+          if (page.length === pageSize) {
+            yield page;
+            page = [];
+          }
         }
       }
       if (page.length > 0) yield page;
@@ -230,7 +231,7 @@ async function* readOneAhead<T>(items: AsyncGenerator<T>): AsyncGenerator<T> {
   }
 }
 
-/** Every device's profile, for a store that has devices from before profiles (data-migrations.ts). */
+/** Every device's profile, for a store that has devices from before profiles (data-migrations.ts): the packs are dropped after it. */
 export async function writeEveryProfile(models: RegistryModels): Promise<void> {
   const BATCH = 1_000;
   let batch: DeviceProfileDoc[] = [];

@@ -88,6 +88,30 @@ export interface DeviceProfileDoc {
   p: string;
 }
 
+/** One version of the pack of a finer profile bucket (profile-packs.ts): a cache of its profiles. */
+export interface ProfilePackDoc {
+  /** `<k3>@<v>`: one writer alone can insert a version. */
+  _id: string;
+  /** The profiles' bucket, `k`: a preview reads a bucket's packs by it. */
+  k: string;
+  /** The profiles' finer bucket, `k3`. */
+  k3: string;
+  /** The version: a reader takes the highest of a finer bucket. 0 waits to be filled. */
+  v: number;
+  /** The profiles, as JSON of each device's UUID to its profile's array; null in version 0. */
+  ps: string | null;
+}
+
+/** A write or deletion of a device's profile (profile-packs.ts), inserted after it: a pack may not hold it yet. */
+export interface ProfileChangeDoc {
+  /** Its own, new for each change. */
+  _id: string;
+  /** The profile's bucket. */
+  k: string;
+  /** The device's UUID. */
+  i: string;
+}
+
 export interface HealthDoc {
   build: number;
   reset_reason: string;
@@ -268,6 +292,13 @@ export function registerModels(connection: Connection) {
   deviceProfileSchema.index({ k: 1 });
   deviceProfileSchema.index({ k3: 1 });
 
+  const profilePackSchema = new Schema<ProfilePackDoc>({ _id: String, k: { type: String, required: true }, k3: { type: String, required: true }, v: { type: Number, required: true }, ps: { type: String, default: null } }, options);
+  // A preview reads a bucket's packs together; a new version's maker reads its finer bucket's versions.
+  profilePackSchema.index({ k: 1 });
+  profilePackSchema.index({ k3: 1 });
+  const profileChangeSchema = new Schema<ProfileChangeDoc>({ _id: String, k: { type: String, required: true }, i: { type: String, required: true } }, options);
+  profileChangeSchema.index({ k: 1 });
+
   const decisionRecordSchema = new Schema<DecisionRecordDoc>({ _id: String, device_id: { type: String, required: true }, seq: { type: Number, required: true }, entry: { type: String, required: true } }, options);
   // The device's records are at most 39: the listing and the trim read them all by device, so the
   // index holds the device alone (on FerretDB every indexed field is one more index to update).
@@ -322,6 +353,10 @@ export function registerModels(connection: Connection) {
     Group: connection.model<GroupDoc>('Group', groupSchema, 'groups'),
     Device: connection.model<DeviceDoc>('Device', deviceSchema, 'devices'),
     DeviceProfile: connection.model<DeviceProfileDoc>('DeviceProfile', deviceProfileSchema, 'device_profiles'),
+    ProfilePack: connection.model<ProfilePackDoc>('ProfilePack', profilePackSchema, 'device_profile_packs'),
+    ProfileChange: connection.model<ProfileChangeDoc>('ProfileChange', profileChangeSchema, 'device_profile_changes'),
+    // The projects that have profile packs, by id (profile-packs.ts): the others' previews and profile writes do without them.
+    PackedProject: connection.model<{ _id: string }>('PackedProject', new Schema<{ _id: string }>({ _id: String }, options), 'device_profile_packed_projects'),
     Membership: connection.model<MembershipDoc>('Membership', membershipSchema, 'memberships'),
     DecisionRecord: connection.model<DecisionRecordDoc>('DecisionRecord', decisionRecordSchema, 'check_records'),
     DevicePlace: connection.model<PlaceDoc>('DevicePlace', devicePlaceSchema, 'device_places'),

@@ -2,7 +2,8 @@ import type { Deferral } from '@ota/decision';
 import { PerKeyQueue, collectionOf, deleteEachById, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleBuckets, sampleDevices, type DeviceSample } from '@ota/ids';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
-import { DeviceProfiles, PROFILE_BUCKET_LEVEL, PROFILE_COUNT_BUCKET_LEVEL, changedProfile, changesProfile, type ProfileCounted } from './device-profiles';
+import { DeviceProfiles, changedProfile, changesProfile, type ProfileCounted } from './device-profiles';
+import { PROFILE_BUCKET_LEVEL, PROFILE_COUNT_BUCKET_LEVEL } from './profile-buckets';
 import type { DeviceTargets, RegistryStore } from '../../domain/ports';
 import { decodeDecisionRecordEntry } from './decision-record-entry';
 import { changedFields, channelOf, decisionRecordDoc, deviceOf, docOf, equalityFilterOf, groupOf, healthDocOf, heartbeatFields, heartbeatFilter, matchesEquality, membershipOf, projectOf } from './registry-documents';
@@ -15,6 +16,8 @@ export interface StoreOptions {
   countSample: number;
   /** Told how many devices each page read from the store. */
   onDevicePageRead?: (devices: number) => void;
+  /** Profiles of a finer bucket that make it worth a pack (PACK_AT in profile-packs.ts unless given; tests make it small). */
+  profilePackAt?: number;
 }
 
 /** A count the store filters (one group, one channel) reads this share of DEVICE_COUNT_SAMPLE's devices. */
@@ -28,7 +31,7 @@ export class MongoRegistryStore implements RegistryStore {
     private readonly models: RegistryModels,
     private readonly options: StoreOptions = { devicePageReadBudget: 500, countSample: SAMPLE_DEVICES },
   ) {
-    this.profiles = new DeviceProfiles(models);
+    this.profiles = new DeviceProfiles(models, options.profilePackAt);
   }
 
   async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
@@ -62,6 +65,7 @@ export class MongoRegistryStore implements RegistryStore {
       await this.models.DecisionRecord.deleteMany({ device_id: device._id });
       await this.releaseDevicePlace(project.ownerId, device.place);
     }
+    await this.profiles.dropPacks(project.id);
     await this.models.Membership.deleteMany({ project_id: project.id });
     await this.models.Group.deleteMany({ project_id: project.id });
     await this.models.Channel.deleteMany({ project_id: project.id });

@@ -61,8 +61,8 @@ export class MongoDeviceStateStore implements DeviceStateStore {
    * Gives the status documents stored before states were paged their page keys; done once, then
    * recorded in `data_migrations` (finding them reads every status document). Writes in batches.
    */
-  addStatusPageKeys(): Promise<void> {
-    return addPageKeysOnce<{ _id: string; deployment_id: string; device_id: string }>({
+  async addStatusPageKeys(): Promise<void> {
+    await addPageKeysOnce<{ _id: string; deployment_id: string; device_id: string }>({
       done: this.models.DataMigration,
       name: 'status_page_keys',
       // The migration reads and writes only the fields it names.
