@@ -141,3 +141,31 @@ test('a search reads ahead a few buckets at once within its budget, and still fi
   // What a page counts as read stays within its budget.
   expect(Math.max(...pages.map((page) => page.read))).toBeLessThanOrEqual(6_000);
 });
+
+/** A store that records when each query starts and answers, each answering a turn of the event loop later. */
+function loggedStoreOf(docs: Doc[]) {
+  const store = storeOf(docs);
+  const events: string[] = [];
+  const find = async (pageKey: string | undefined) => {
+    events.push(`start ${pageKey}`);
+    await new Promise((resolve) => setImmediate(resolve));
+    events.push(`end ${pageKey}`);
+    return store.find(pageKey);
+  };
+  return { find, events };
+}
+
+test('a later page that starts in the second half of its bucket reads the next bucket at the same time; one in the first half does not', async () => {
+  // About 49 devices a bucket of three hex digits: a page of 50 reads from the next bucket too.
+  const docs = projectOf(200_000).sort((a, b) => a._id.localeCompare(b._id));
+  const late = docs.find((doc) => doc._id.slice(3, 7) >= 'c000' && doc._id.startsWith('5'))!;
+  const early = docs.find((doc) => doc._id.slice(3, 7) < '4000' && doc._id.startsWith('5'))!;
+  for (const [after, overlaps] of [[late, true], [early, false]] as const) {
+    const store = loggedStoreOf(docs);
+    const page = await readDevicePage({ scope: 'p', find: store.find, limit: 50, afterId: after._id, readBudget: 500 });
+    expect(page.docs.map((doc) => doc._id)).toEqual(docs.filter((doc) => doc._id > after._id).slice(0, 50).map((doc) => doc._id));
+    const own = `p/${after._id.slice(0, 3)}`;
+    const next = `p/${(Number.parseInt(after._id.slice(0, 3), 16) + 1).toString(16).padStart(3, '0')}`;
+    expect(store.events.indexOf(`start ${next}`) < store.events.indexOf(`end ${own}`)).toBe(overlaps);
+  }
+});

@@ -66,12 +66,19 @@ export async function readDevicePage<Doc extends PagedDoc>(query: DevicePageQuer
   let read = 0;
   for (let level = DEVICE_PAGE_LEVELS; level >= 1; level -= 1) {
     const first = firstBucketOf(query.afterId, level);
-    const docs = await query.find(devicePageKey(query.scope, hexOf(first, level)));
+    const ahead = readAhead((bucket) => query.find(devicePageKey(query.scope, hexOf(bucket, level))));
+    // A page after a device in the second half of its bucket finds fewer after it there than in a
+    // whole bucket, so it likely needs the next one too: asked for at once, the two reads overlap
+    // rather than follow each other. Not a page that keeps only some of what it reads, whose
+    // budget may end it with the first.
+    const startsLate = !query.keep && query.afterId !== undefined && Number.parseInt(query.afterId.slice(level, level + 4).padEnd(4, '0'), 16) >= 0x8000;
+    ahead.request(first, startsLate ? Math.min(2, 16 ** level - first) : 1);
+    const docs = await ahead.take(first);
     read += docs.length;
     if (docs.length < enough) continue;
     // A few thousand matches are read whole, and counted exactly, for about the cost of two buckets.
     if (docs.length * 16 ** level <= READ_WHOLE_UP_TO) break;
-    return walkBuckets(query, level, first, docs, read);
+    return walkBuckets(query, level, first, docs, read, ahead);
   }
   return readEveryMatch(query, read);
 }
@@ -110,9 +117,9 @@ async function walkBuckets<Doc extends PagedDoc>(
   firstBucket: number,
   first: Doc[],
   readSoFar: number,
+  ahead: ReadAhead<Doc>,
 ): Promise<DevicePageResult<Doc>> {
   const buckets = 16 ** level;
-  const ahead = readAhead((next) => query.find(devicePageKey(query.scope, hexOf(next, level))));
   let bucket = firstBucket;
   let docs = first;
   let read = readSoFar;
@@ -147,10 +154,12 @@ async function walkBuckets<Doc extends PagedDoc>(
   }
 }
 
+type ReadAhead<Doc> = ReturnType<typeof readAhead<Doc>>;
+
 /**
  * Reads of the buckets from a given one on, started before they are needed, at most
  * BUCKET_READS_IN_FLIGHT at once. A read the page ends without is left to finish; its failure
- * then is nobody's.
+ * then is nobody's, and its devices are not counted as the page's.
  */
 function readAhead<Doc>(find: (bucket: number) => Promise<Doc[]>) {
   const started = new Map<number, Promise<Doc[]>>();
