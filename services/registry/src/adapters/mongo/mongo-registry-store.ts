@@ -57,7 +57,9 @@ export class MongoRegistryStore implements RegistryStore {
 
   async deleteProject(project: Project): Promise<void> {
     // No transactions on FerretDB: each step is safe to repeat, and the project record goes last,
-    // so an interrupted delete can simply be run again.
+    // so an interrupted delete can simply be run again. The packs go first too, so that removing
+    // each profile writes no change for them (and again last, for any a preview made meanwhile).
+    await this.profiles.dropPacks(project.id);
     const devices = await this.models.Device.find({ project_id: project.id }, { place: 1 }).lean<Array<Pick<DeviceDoc, '_id' | 'place'>>>();
     for (const device of devices) {
       await this.models.Device.deleteOne({ _id: device._id });

@@ -110,23 +110,23 @@ export class ProfilePacks {
     const packs = packed ? await this.packsIn(k) : [];
     const newest = newestOf(packs);
     const keys = finerKeysOf(k);
-    const changedIn = (key: string) => devicesIn(changes, k, key).size;
+    const changesOf = changesByFinerKey(changes, k);
+    const changedIn = (key: string) => new Set(changesOf(key).map((change) => change.i)).size;
     const byId = keys.filter((key) => newest.get(key)?.ps != null && changedIn(key) < this.packAt);
     const whole = keys.filter((key) => !byId.includes(key));
 
-    const changedIds = [...new Set(changes.map((change) => change.i))].filter((id) => byId.includes(finerKeyOf(k, id)));
+    const changedIds = [...new Set(byId.flatMap((key) => changesOf(key).map((change) => change.i)))];
     const profiles = new Map((await findEach(collectionOf(this.models.DeviceProfile), '_id', changedIds)).map((doc) => [doc._id, doc]));
     for (const key of byId) {
       const pack = newest.get(key)!;
       const entries = entriesOf(pack.ps!);
-      for (const id of changedIds) {
-        if (finerKeyOf(k, id) !== key) continue;
+      for (const { i: id } of changesOf(key)) {
         const profile = profiles.get(id);
         if (profile) entries.set(id, JSON.parse(profile.p) as unknown[]);
         else entries.delete(id);
       }
       yield [...entries];
-      if (changedIn(key) >= foldAtFor(this.packAt)) await this.writeVersion(k, key, entries, changes, packs);
+      if (changedIn(key) >= foldAtFor(this.packAt)) await this.writeVersion(k, key, entries, changesOf(key), packs);
     }
 
     if (whole.length === 0) return;
@@ -148,14 +148,14 @@ export class ProfilePacks {
     for (const [key, entries] of read) {
       // A pack waiting for this read, or one with many changes: this read came after it.
       if (newest.has(key)) {
-        await this.writeVersion(k, key, entries, changes, packs);
+        await this.writeVersion(k, key, entries, changesOf(key), packs);
         continue;
       }
       // No pack when the packs were read: a pack made from now on reads the profiles after that,
       // so the changes read before it are of no use to anyone.
       await deleteEachById(
         collectionOf(this.models.ProfileChange),
-        changes.filter((change) => finerKeyOf(k, change.i) === key).map((change) => change._id),
+        changesOf(key).map((change) => change._id),
       );
       if (entries.size >= this.packAt) await this.insertWaiting(k, key);
     }
@@ -184,9 +184,9 @@ export class ProfilePacks {
 
   /**
    * Inserts the next version of the finer bucket's pack over the highest of `read`, made of
-   * `entries`. Its maker alone deletes the changes it read (`changes`), once it has made sure no
-   * higher version was there before it (one whose maker deleted the version below it, which this
-   * insert then took), and then the versions below it that were read.
+   * `entries`. Its maker alone deletes the finer bucket's changes it read (`changes`), once it has
+   * made sure no higher version was there before it (one whose maker deleted the version below it,
+   * which this insert then took), and then the versions below it that were read.
    */
   private async writeVersion(k: string, key: string, entries: Map<string, unknown[]>, changes: readonly ProfileChangeDoc[], read: readonly ProfilePackDoc[]): Promise<void> {
     const older = read.filter((pack) => pack.k3 === key);
@@ -199,8 +199,10 @@ export class ProfilePacks {
       await packs.deleteOne({ _id: id });
       return;
     }
-    const folded = changes.filter((change) => finerKeyOf(k, change.i) === key).map((change) => change._id);
-    await deleteEachById(collectionOf(this.models.ProfileChange), folded);
+    await deleteEachById(
+      collectionOf(this.models.ProfileChange),
+      changes.map((change) => change._id),
+    );
     await deleteEachById(
       packs,
       older.map((pack) => pack._id),
@@ -213,7 +215,14 @@ function projectOf(k: string): string {
   return k.slice(0, k.lastIndexOf('/'));
 }
 
-/** The devices with a change among `changes` in the finer bucket `key` of `k`. */
-function devicesIn(changes: readonly ProfileChangeDoc[], k: string, key: string): Set<string> {
-  return new Set(changes.filter((change) => finerKeyOf(k, change.i) === key).map((change) => change.i));
+/** The changes among `changes`, of the bucket `k`, by finer bucket: read once, asked for several times a bucket. */
+function changesByFinerKey(changes: readonly ProfileChangeDoc[], k: string): (key: string) => readonly ProfileChangeDoc[] {
+  const byKey = new Map<string, ProfileChangeDoc[]>();
+  for (const change of changes) {
+    const key = finerKeyOf(k, change.i);
+    const ofKey = byKey.get(key) ?? [];
+    ofKey.push(change);
+    byKey.set(key, ofKey);
+  }
+  return (key) => byKey.get(key) ?? [];
 }
