@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, serviceArgsOf, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
 import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-stack';
@@ -29,7 +29,7 @@ export const SCENARIOS = {
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command), per one-document update and find-and-modify, and per bucket read, in the process that makes them, with and without command monitoring',
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
-  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole) and as one request, and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events; then a change of 1,000 devices by their ids (its impact on rollouts, the add, the removal), each one request with its CPU; each process\'s peak memory over the run, sampled twice a second, against the empty project\'s',
+  s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole) and as one request, and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events; then a change of 1,000 devices by their ids (its impact on rollouts, the add, the removal), each one request with its CPU; each process\'s peak memory over the run, sampled twice a second, against the empty project\'s (once at rest, and its peak while the same operations and preview read a second project that stays empty)',
   s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
   s18: "check with offers, as s3, on deployments with everything that decides when a device is offered on: maintenance windows (open at every hour), offer caps (far above the rate) and the health guardrail, every check carrying the device's health; on a commit without caps or the health guardrail, the deployments have what it takes",
   s19: 'check of known devices, as s1, on a project with an active deployment to a group none of them is in: each check reads the device\'s memberships to decide it (docs/architecture.md, "Group membership"), so that, against a commit before that read, the two sides differ by it alone',
@@ -71,6 +71,30 @@ function spreadParts(count: 16 | 256): string[] {
 }
 
 /** Runs scenarios against one stack, setting up each fleet the first time a scenario needs it. */
+/** What a team does around a large fleet, each a read through the API (s16 measures each). */
+function fleetOperations(
+  read: (path: string) => Promise<unknown>,
+  of: { groupId: string; channelId: string; deviceId: string; id: string; deploymentId: string },
+): Record<string, () => Promise<unknown>> {
+  return {
+    'device page': () => read('/devices/?limit=50'),
+    'device page by chip family': () => read('/devices/?limit=50&chip_family=esp32c3'),
+    'device page by group': () => read(`/devices/?limit=50&group_id=${of.groupId}`),
+    'device page by channel': () => read(`/devices/?limit=50&channel_id=${of.channelId}`),
+    'device page by text': () => read(`/devices/?limit=50&q=${of.deviceId}`),
+    'a later device page': () => read(`/devices/?limit=50&after=${of.deviceId}`),
+    'a later device page by id': () => read(`/devices/?limit=50&after_id=${of.id}`),
+    'device by its device_id': () => read(`/devices/?limit=1&device_id=${of.deviceId}`),
+    'device detail': () => read(`/devices/${of.id}/`),
+    'reach of a group': () => read(`/reach/?group_ids=${of.groupId}`),
+    'chip families': () => read('/chip-families/'),
+    'groups with their counts': () => read('/groups/'),
+    'channels with their counts': () => read('/channels/'),
+    'deployment summary': () => read(`/deployments/${of.deploymentId}/summary/`),
+    'audit list': () => read('/audit/?limit=50'),
+  };
+}
+
 export class Scenarios {
   private readonly gateway: Gateway;
   private readonly pids: Record<string, number>;
@@ -391,8 +415,13 @@ export class Scenarios {
     const beta = (await call('POST', '/channels/', { name: 'beta' })) as { id: string };
     const groups: Array<{ id: string }> = [];
     for (let index = 0; index < 10; index++) groups.push(await call('POST', '/groups/', { name: `group-${index}` }));
-    // Each process's memory with the project still empty: the goal is at most 1.5 times it with the fleet.
+    // Each process's memory with the project still empty, sampled once before any of the work below.
     const emptyMemory = usageOf(this.pids);
+    // The goal is each process's memory with the fleet at most 1.5 times it with an empty project:
+    // with the idle sample alone, that also counted what the work itself takes whatever the fleet's
+    // size (a young generation grown to its size, compiled code), so the same work is also done on
+    // a second project of the same layout that stays empty, and each process's peak taken.
+    const emptyPeak = await this.peakMemoryOf(() => this.workOnEmptyProject());
     this.settings.log(`  seeding ${devices} devices`);
     const seeded = await seedFleet(this.stack, { projectId: fleet.projectId, channelIds: [fleet.defaultChannelId, beta.id], groupIds: groups.map((group) => group.id) }, devices, this.settings.log);
     const mib = (bytes: number | undefined) => (bytes === undefined ? null : Math.round((bytes / 2 ** 20) * 10) / 10);
@@ -415,23 +444,7 @@ export class Scenarios {
     const start = await timed(() => startDeployment(this.gateway, fleet, deploymentId));
     const middle = seededDeviceId(Math.floor(devices / 2));
     const one = { id: seeded.idOf(Math.floor(devices / 2)) };
-    const operations: Record<string, () => Promise<unknown>> = {
-      'device page': () => read('/devices/?limit=50'),
-      'device page by chip family': () => read('/devices/?limit=50&chip_family=esp32c3'),
-      'device page by group': () => read(`/devices/?limit=50&group_id=${groups[3]!.id}`),
-      'device page by channel': () => read(`/devices/?limit=50&channel_id=${beta.id}`),
-      'device page by text': () => read(`/devices/?limit=50&q=${middle}`),
-      'a later device page': () => read(`/devices/?limit=50&after=${middle}`),
-      'a later device page by id': () => read(`/devices/?limit=50&after_id=${one.id}`),
-      'device by its device_id': () => read(`/devices/?limit=1&device_id=${middle}`),
-      'device detail': () => read(`/devices/${one.id}/`),
-      'reach of a group': () => read(`/reach/?group_ids=${groups[3]!.id}`),
-      'chip families': () => read('/chip-families/'),
-      'groups with their counts': () => read('/groups/'),
-      'channels with their counts': () => read('/channels/'),
-      'deployment summary': () => read(`/deployments/${deploymentId}/summary/`),
-      'audit list': () => read('/audit/?limit=50'),
-    };
+    const operations = fleetOperations(read, { groupId: groups[3]!.id, channelId: beta.id, deviceId: middle, id: one.id, deploymentId });
     const results: Record<string, object> = {};
     // Each process's peak, sampled twice a second from here to the end, with what was running then.
     let peakMemory = usageOf(this.pids);
@@ -583,11 +596,50 @@ export class Scenarios {
       changesByIds,
       wedged: wedged || null,
       emptyProjectMemoryMiB: Object.fromEntries(Object.entries(emptyMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
+      emptyProjectPeakMemoryMiB: Object.fromEntries(Object.entries(emptyPeak).map(([process, bytes]) => [process, mib(bytes)])),
       peakMemoryMiB: Object.fromEntries(Object.entries(peakMemory).map(([process, usage]) => [process, mib(usage.rssBytes)])),
       peakMemoryDuring: peakDuring,
       peakMemoryMiBByPhase: Object.fromEntries(Object.entries(peakByPhase).map(([name, peaks]) => [name, Object.fromEntries(Object.entries(peaks).map(([process, bytes]) => [process, mib(bytes)]))])),
       heapAtPeakMiB: heapAtPeak,
     };
+  }
+
+  /** Each process's peak resident memory while `work` runs, sampled twice a second. */
+  private async peakMemoryOf(work: () => Promise<void>): Promise<Record<string, number>> {
+    const peak: Record<string, number> = {};
+    const sample = () => {
+      for (const [process, usage] of Object.entries(usageOf(this.pids))) peak[process] = Math.max(peak[process] ?? 0, usage.rssBytes);
+    };
+    sample();
+    const sampler = setInterval(sample, 500).unref();
+    try {
+      await work();
+    } finally {
+      clearInterval(sampler);
+      sample();
+    }
+    return peak;
+  }
+
+  /**
+   * What s16 does around its fleet, on a project of the same layout with no devices: the
+   * operations (five calls each), a deployment to the whole project and its preview in 256 parts
+   * and as one request. An answer that is an error (no such device) is as good as any here.
+   */
+  private async workOnEmptyProject(): Promise<void> {
+    const empty = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'empty fleet');
+    const project = (path: string) => `/api/v1/projects/${empty.projectId}${path}`;
+    const read = (path: string) => this.gateway.api('GET', project(path), empty.userToken);
+    const beta = (await this.gateway.api('POST', project('/channels/'), empty.userToken, { name: 'beta' })) as { id: string };
+    const groupIds: string[] = [];
+    for (let index = 0; index < 10; index++) groupIds.push(((await this.gateway.api('POST', project('/groups/'), empty.userToken, { name: `group-${index}` })) as { id: string }).id);
+    const { deploymentId } = await createDraftDeployment(this.gateway, empty, { version_label: 'fleet-wide' }, [], 100);
+    await startDeployment(this.gateway, empty, deploymentId).catch(() => undefined);
+    const absent = seededDeviceId(0);
+    const operations = fleetOperations(read, { groupId: groupIds[3]!, channelId: beta.id, deviceId: absent, id: randomUUID(), deploymentId });
+    for (const operation of Object.values(operations)) for (let call = 0; call < 5; call++) await operation().catch(() => undefined);
+    for (const prefix of spreadParts(256)) await read(`/deployments/${deploymentId}/preview/?id_prefix=${prefix}`);
+    await read(`/deployments/${deploymentId}/preview/`);
   }
 
   /**
