@@ -70,7 +70,6 @@ function spreadParts(count: 16 | 256): string[] {
   return Array.from({ length: count }, (_, index) => Number.parseInt(index.toString(2).padStart(bits, '0').split('').reverse().join(''), 2).toString(16).padStart(bits / 4, '0'));
 }
 
-/** Runs scenarios against one stack, setting up each fleet the first time a scenario needs it. */
 /** What a team does around a large fleet, each a read through the API (s16 measures each). */
 function fleetOperations(
   read: (path: string) => Promise<unknown>,
@@ -95,6 +94,7 @@ function fleetOperations(
   };
 }
 
+/** Runs scenarios against one stack, setting up each fleet the first time a scenario needs it. */
 export class Scenarios {
   private readonly gateway: Gateway;
   private readonly pids: Record<string, number>;
