@@ -50,9 +50,13 @@ export async function measureDriverCost(mongodbUri: string, options: { smoke: bo
       updateOne: (index) => devices.updateOne({ _id: id(index) }, { $set: { last_seen: new Date() }, $inc: { check_count: 1 } }),
       findOneAndUpdate: (index) => devices.findOneAndUpdate({ _id: id(index) }, { $set: { last_seen: new Date() } }, { returnDocument: 'before' }),
       bucketRead: (index) => memberships.find(bucketOf(index)).toArray(),
+      'bucketRead in one batch': (index) => memberships.find(bucketOf(index), { batchSize: 100_000 }).toArray(),
+      'bucketRead as a command': (index) => findAllByCommand(db, 'memberships', bucketOf(index)),
       'findOne, commands monitored': (index) => monitoredDevices.findOne({ _id: id(index) }),
       'findOneAndUpdate, commands monitored': (index) => monitoredDevices.findOneAndUpdate({ _id: id(index) }, { $set: { last_seen: new Date() } }, { returnDocument: 'before' }),
       'bucketRead, commands monitored': (index) => monitoredMemberships.find(bucketOf(index)).toArray(),
+      // A command's answer is decoded once, for the event and the caller; a cursor's twice.
+      'bucketRead as a command, commands monitored': (index) => findAllByCommand(monitored.db(db.databaseName), 'memberships', bucketOf(index)),
     };
     const perRound = options.smoke ? 50 : 1_000;
     const rounds = options.smoke ? 1 : 3;
@@ -131,4 +135,10 @@ function deviceDoc(index: number) {
     check_count: 0,
     check_history: slots,
   };
+}
+
+/** A bucket read as one `find` command whose first batch is every match (as many as fit an answer). */
+async function findAllByCommand(db: Db, collection: string, filter: Record<string, unknown>): Promise<unknown[]> {
+  const answer = await db.command({ find: collection, filter, batchSize: 100_000, singleBatch: true });
+  return (answer as { cursor: { firstBatch: unknown[] } }).cursor.firstBatch;
 }
