@@ -50,7 +50,7 @@ export async function measureDriverCost(mongodbUri: string, options: { smoke: bo
       updateOne: (index) => devices.updateOne({ _id: id(index) }, { $set: { last_seen: new Date() }, $inc: { check_count: 1 } }),
       findOneAndUpdate: (index) => devices.findOneAndUpdate({ _id: id(index) }, { $set: { last_seen: new Date() } }, { returnDocument: 'before' }),
       bucketRead: (index) => memberships.find(bucketOf(index)).toArray(),
-      'bucketRead in one batch': (index) => memberships.find(bucketOf(index), { batchSize: 100_000 }).toArray(),
+      'bucketRead in one batch': (index) => memberships.find(bucketOf(index), { batchSize: 10_000 }).toArray(),
       'bucketRead as a command': (index) => findAllByCommand(db, 'memberships', bucketOf(index)),
       'findOne, commands monitored': (index) => monitoredDevices.findOne({ _id: id(index) }),
       'findOneAndUpdate, commands monitored': (index) => monitoredDevices.findOneAndUpdate({ _id: id(index) }, { $set: { last_seen: new Date() } }, { returnDocument: 'before' }),
@@ -139,6 +139,6 @@ function deviceDoc(index: number) {
 
 /** A bucket read as one `find` command whose first batch is every match (as many as fit an answer). */
 async function findAllByCommand(db: Db, collection: string, filter: Record<string, unknown>): Promise<unknown[]> {
-  const answer = await db.command({ find: collection, filter, batchSize: 100_000, singleBatch: true });
+  const answer = await db.command({ find: collection, filter, batchSize: 10_000, singleBatch: true });
   return (answer as { cursor: { firstBatch: unknown[] } }).cursor.firstBatch;
 }

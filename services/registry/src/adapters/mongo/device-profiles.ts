@@ -5,7 +5,7 @@
 // memberships are their truth, and a preview reads only those of the groups deployments target.
 import { profileOf, type HardwareProfile } from '@ota/manifest';
 import { devicePageKey } from '@ota/ids';
-import { collectionOf, isDuplicateKey, updateEachById } from '@ota/mongo';
+import { collectionOf, findAll, isDuplicateKey, updateEachById } from '@ota/mongo';
 import type { FleetDevice, FleetGroups } from '../../domain/model';
 import type { DeviceDoc, DeviceProfileDoc, RegistryModels } from './models';
 import { PROFILE_COUNT_BUCKET_LEVEL, bucketsOf, profileKeysOf, type PROFILE_BUCKET_LEVEL } from './profile-buckets';
@@ -188,7 +188,7 @@ export class DeviceProfiles {
    */
   async countedIn(level: typeof PROFILE_COUNT_BUCKET_LEVEL | typeof PROFILE_BUCKET_LEVEL, bucket: string): Promise<ProfileCounted[]> {
     const field = level === PROFILE_COUNT_BUCKET_LEVEL ? 'k3' : 'k';
-    const docs = await collectionOf(this.models.DeviceProfile).find({ [field]: bucket }).toArray();
+    const docs = await findAll<DeviceProfileDoc>(this.models.DeviceProfile, { [field]: bucket });
     return docs.map((doc) => {
       const [, , channelId, , , chipFamily] = JSON.parse(doc.p) as ProfileArray;
       return { _id: doc._id, channel_id: channelId, chip_family: chipFamily };
@@ -198,11 +198,11 @@ export class DeviceProfiles {
   /** The memberships of the bucket's devices in `groups`: each group's by its key of group and bucket (models.ts, `group_keys`), or every one of the bucket. */
   private async membershipsOf(bucket: string, groups: FleetGroups): Promise<Array<{ device_id: string; group_id: string }>> {
     const fields = { projection: { device_id: 1, group_id: 1 } };
-    const memberships = collectionOf(this.models.Membership);
+    const inBucket = (filter: Record<string, string>) => findAll<{ device_id: string; group_id: string }>(this.models.Membership, filter, fields);
     // PREVIOUS RELEASE: only its rollout asks for every group, during an upgrade from it.
-    if (groups === 'all') return memberships.find({ page_keys: bucket }, fields).toArray();
+    if (groups === 'all') return inBucket({ page_keys: bucket });
     const prefix = bucket.slice(bucket.lastIndexOf('/') + 1);
-    const perGroup = await Promise.all(groups.map((groupId) => memberships.find({ group_keys: devicePageKey(groupId, prefix) }, fields).toArray()));
+    const perGroup = await Promise.all(groups.map((groupId) => inBucket({ group_keys: devicePageKey(groupId, prefix) })));
     return perGroup.flat();
   }
 

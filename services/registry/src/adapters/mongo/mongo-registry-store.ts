@@ -1,5 +1,5 @@
 import type { Deferral } from '@ota/decision';
-import { PerKeyQueue, collectionOf, deleteEachById, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
+import { PerKeyQueue, collectionOf, deleteEachById, findAll, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleBuckets, sampleDevices, type DeviceSample } from '@ota/ids';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
 import { DeviceProfiles, changedProfile, changesProfile, type ProfileCounted } from './device-profiles';
@@ -170,7 +170,7 @@ export class MongoRegistryStore implements RegistryStore {
     const fields = { group_id: 1 };
     const sample = sampleDevices(projectId, async (pageKey) =>
       pageKey
-        ? this.models.Membership.find({ page_keys: pageKey }, fields).lean<Array<Pick<MembershipDoc, '_id' | 'group_id'>>>().exec()
+        ? findAll<Pick<MembershipDoc, '_id' | 'group_id'>>(this.models.Membership, { page_keys: pageKey }, { projection: fields })
         : (await Promise.all(groupIds.map((groupId) => this.models.Membership.find({ group_id: groupId }, fields).lean<Array<Pick<MembershipDoc, '_id' | 'group_id'>>>().exec()))).flat(),
     this.options.countSample);
     return this.countPerValue(sample, groupIds, (doc) => doc.group_id, async (groupId, cap) => (await this.models.Membership.find({ group_id: groupId }, { _id: 1 }).limit(cap).lean()).length);
@@ -254,7 +254,7 @@ export class MongoRegistryStore implements RegistryStore {
   private async membershipsOf(projectId: string, ids: readonly string[]): Promise<Array<Pick<MembershipDoc, 'device_id' | 'group_id'>>> {
     const fields = { device_id: 1, group_id: 1 };
     const byKey = (keys: readonly string[]) => findEach(collectionOf(this.models.Membership), 'device_id', keys, { projection: fields });
-    const inBucket = (prefix: string) => this.models.Membership.find({ page_keys: devicePageKey(projectId, prefix) }, fields).lean<MembershipDoc[]>().exec();
+    const inBucket = (prefix: string) => findAll<MembershipDoc>(this.models.Membership, { page_keys: devicePageKey(projectId, prefix) }, { projection: fields });
     const buckets = bucketsSpanned(ids);
     if (!buckets || buckets.length === ids.length) return byKey(ids);
     const [fullest, ...others] = buckets;
@@ -268,7 +268,7 @@ export class MongoRegistryStore implements RegistryStore {
   async readDevicePage(projectId: string, filter: Omit<DeviceFilter, 'ids'>, page: DevicePage): Promise<DevicePageRead> {
     if (filter.groupId) return this.readGroupPage(projectId, filter.groupId, filter, page);
     const equality = equalityFilterOf(projectId, filter);
-    const find = <Doc>(fields: Record<string, 0 | 1>) => (pageKey: string | undefined) => this.models.Device.find(pageKey ? { ...equality, page_keys: pageKey } : equality, fields).lean<Doc[]>().exec();
+    const find = <Doc>(fields: Record<string, 0 | 1>) => (pageKey: string | undefined) => findAll<Doc>(this.models.Device, pageKey ? { ...equality, page_keys: pageKey } : equality, { projection: fields });
     const common = { scope: projectId, limit: page.limit, afterId: page.afterId, readBudget: this.options.devicePageReadBudget };
     const search = filter.search?.toLowerCase();
     if (!search) {
@@ -696,7 +696,7 @@ type SearchedDoc = Pick<DeviceDoc, '_id' | 'device_id'>;
  * of them: a filter on the group too would let PostgreSQL read every member of the group.
  */
 export async function groupMembers(models: RegistryModels, groupId: string, groupKey?: string): Promise<string[]> {
-  const members = await models.Membership.find(groupKey ? { group_keys: groupKey } : { group_id: groupId }, { device_id: 1 }).lean<Array<Pick<MembershipDoc, 'device_id'>>>();
+  const members = await findAll<Pick<MembershipDoc, 'device_id'>>(models.Membership, groupKey ? { group_keys: groupKey } : { group_id: groupId }, { projection: { device_id: 1 } });
   return members.map((member) => member.device_id);
 }
 

@@ -23,7 +23,7 @@
 //   pack's maker checks the record is there after its insert, so that removing it (with the packs,
 //   as the data migration does) cannot leave a pack that no change follows.
 import { randomUUID } from 'node:crypto';
-import { collectionOf, deleteEachById, findEach, insertUnique } from '@ota/mongo';
+import { collectionOf, deleteEachById, findAll, findEach, insertUnique } from '@ota/mongo';
 import type { DeviceProfileDoc, ProfileChangeDoc, ProfilePackDoc, RegistryModels } from './models';
 import { finerKeyOf, finerKeysOf } from './profile-buckets';
 
@@ -169,11 +169,11 @@ export class ProfilePacks {
   }
 
   private changesIn(k: string): Promise<ProfileChangeDoc[]> {
-    return collectionOf(this.models.ProfileChange).find({ k }).toArray();
+    return findAll<ProfileChangeDoc>(this.models.ProfileChange, { k });
   }
 
   private packsIn(k: string): Promise<ProfilePackDoc[]> {
-    return collectionOf(this.models.ProfilePack).find({ k }).toArray();
+    return findAll<ProfilePackDoc>(this.models.ProfilePack, { k });
   }
 
   /** A pack for the next read to fill, version 0: filling it from this read would miss a change written between the read and the insert. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { devicePageKeys, readDevicePage } from '@ota/ids';
-import { addPageKeysOnce, collectionOf, insertUnique } from '@ota/mongo';
+import { addPageKeysOnce, collectionOf, findAll, insertUnique } from '@ota/mongo';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import { ROLLOUT_STATUSES, bitOf, rankOf, statusOfBits } from '../../domain/device-status';
 import type { DeviceEvent, DeviceStateRecord, DeviceStateStore, StatesPageRead, StoredStatesPage } from '../../domain/ports';
@@ -46,7 +46,7 @@ export class MongoDeviceStateStore implements DeviceStateStore {
       scope: deploymentId,
       find: async (pageKey) => {
         const filter = { ...(pageKey ? { page_keys: pageKey } : { deployment_id: deploymentId }), kind: 'status', ...beyondOffered };
-        const docs = await this.models.DeviceEvent.find(filter, { device_id: 1, status: 1, rank: 1, reason: 1, at: 1 }).lean<DeviceEventDoc[]>();
+        const docs = await findAll<DeviceEventDoc>(this.models.DeviceEvent, filter, { projection: { device_id: 1, status: 1, rank: 1, reason: 1, at: 1 } });
         return latestPerDevice(docs).map((doc) => ({ _id: doc.device_id, state: now(stateOf(doc)) }));
       },
       keep: page.status ? (doc) => doc.state.status === page.status : undefined,
