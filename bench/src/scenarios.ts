@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort, serviceArgsOf, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
+import { DEVICE_PAGE_LEVELS } from '@ota/ids';
 import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-stack';
 import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
@@ -26,7 +27,7 @@ export const SCENARIOS = {
   s10: 'deployment preview over the known fleet (--devices): how long it takes, against its deadline (PREVIEW_TIMEOUT_MS)',
   s11: 'deployment summary of deployments of each --summary-devices size whose devices all reported (seeded in the store): latency and CPU per call, alone and under a check load',
   s12: 'downloads: --download-devices devices fetching a 1.5 MB build at once, from the gateway and from presigned object-storage URLs: aggregate rate and CPU per MiB',
-  s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command), per one-document update and find-and-modify, and per bucket read, in the process that makes them, with and without command monitoring',
+  s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command), per one-document update and find-and-modify, and per bucket read (through the cursor, in one batch, and as one find command), in the process that makes them, with and without command monitoring',
   s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
   s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole) and as one request, and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events; then a change of 1,000 devices by their ids (its impact on rollouts, the add, the removal), each one request with its CPU; each process\'s peak memory over the run, sampled twice a second, against the empty project\'s (once at rest, and its peak while the same operations and preview read a second project that stays empty)',
@@ -73,7 +74,7 @@ function spreadParts(count: 16 | 256): string[] {
 /** What a team does around a large fleet, each a read through the API (s16 measures each). */
 function fleetOperations(
   read: (path: string) => Promise<unknown>,
-  of: { groupId: string; channelId: string; deviceId: string; id: string; deploymentId: string },
+  of: { groupId: string; channelId: string; deviceId: string; id: string; lateId: string; deploymentId: string },
 ): Record<string, () => Promise<unknown>> {
   return {
     'device page': () => read('/devices/?limit=50'),
@@ -83,6 +84,7 @@ function fleetOperations(
     'device page by text': () => read(`/devices/?limit=50&q=${of.deviceId}`),
     'a later device page': () => read(`/devices/?limit=50&after=${of.deviceId}`),
     'a later device page by id': () => read(`/devices/?limit=50&after_id=${of.id}`),
+    'a later device page from late in a bucket': () => read(`/devices/?limit=50&after_id=${of.lateId}`),
     'device by its device_id': () => read(`/devices/?limit=1&device_id=${of.deviceId}`),
     'device detail': () => read(`/devices/${of.id}/`),
     'reach of a group': () => read(`/reach/?group_ids=${of.groupId}`),
@@ -92,6 +94,19 @@ function fleetOperations(
     'deployment summary': () => read(`/deployments/${of.deploymentId}/summary/`),
     'audit list': () => read('/audit/?limit=50'),
   };
+}
+
+/**
+ * The first seeded device from `from` on whose UUID falls in the last eighth of its finest page
+ * bucket: at a million devices fewer than about 30 follow it there, so a page after it reads the
+ * next bucket too (the later page whose cost the device's place no longer decides by chance).
+ */
+function lateInItsBucket(idOf: (index: number) => string, from: number, devices: number): string {
+  for (let step = 0; step < devices; step += 1) {
+    const id = idOf((from + step) % devices);
+    if (Number.parseInt(id.slice(DEVICE_PAGE_LEVELS, DEVICE_PAGE_LEVELS + 4), 16) >= 0xe000) return id;
+  }
+  return idOf(from);
 }
 
 /** Runs scenarios against one stack, setting up each fleet the first time a scenario needs it. */
@@ -444,7 +459,8 @@ export class Scenarios {
     const start = await timed(() => startDeployment(this.gateway, fleet, deploymentId));
     const middle = seededDeviceId(Math.floor(devices / 2));
     const one = { id: seeded.idOf(Math.floor(devices / 2)) };
-    const operations = fleetOperations(read, { groupId: groups[3]!.id, channelId: beta.id, deviceId: middle, id: one.id, deploymentId });
+    const late = lateInItsBucket(seeded.idOf, Math.floor(devices / 2), devices);
+    const operations = fleetOperations(read, { groupId: groups[3]!.id, channelId: beta.id, deviceId: middle, id: one.id, lateId: late, deploymentId });
     const results: Record<string, object> = {};
     // Each process's peak, sampled twice a second from here to the end, with what was running then.
     let peakMemory = usageOf(this.pids);
@@ -636,7 +652,7 @@ export class Scenarios {
     const { deploymentId } = await createDraftDeployment(this.gateway, empty, { version_label: 'fleet-wide' }, [], 100);
     await startDeployment(this.gateway, empty, deploymentId).catch(() => undefined);
     const absent = seededDeviceId(0);
-    const operations = fleetOperations(read, { groupId: groupIds[3]!, channelId: beta.id, deviceId: absent, id: randomUUID(), deploymentId });
+    const operations = fleetOperations(read, { groupId: groupIds[3]!, channelId: beta.id, deviceId: absent, id: randomUUID(), lateId: randomUUID(), deploymentId });
     for (const operation of Object.values(operations)) for (let call = 0; call < 5; call++) await operation().catch(() => undefined);
     for (const prefix of spreadParts(256)) await read(`/deployments/${deploymentId}/preview/?id_prefix=${prefix}`);
     await read(`/deployments/${deploymentId}/preview/`);
