@@ -18,9 +18,9 @@ const FIND_ALL_BATCH = 10_000;
  * answer on its own as it hands it over; with command monitoring on (MONGODB_COMMAND_METRICS) the
  * driver also decodes every answer whole for its event. A command's answer is decoded once, and
  * that object serves the event too. For a bucket read of 250 small documents the cursor cost this
- * process about three times the CPU of the command (docs/performance.md, "Bucket reads as one
- * command"). The filter goes to the store as given: mongoose casts nothing, so it must hold the
- * values as stored.
+ * process 1.8 to 3.4 times the CPU of the command (docs/performance.md, "Bucket reads as one
+ * command"); a read of one document by key costs the same either way. The filter goes to the store
+ * as given: mongoose casts nothing, so it must hold the values as stored.
  */
 export async function findAll<Doc>(model: Model<any>, filter: Document, options: { projection?: Document; batchSize?: number } = {}): Promise<Doc[]> {
   const db = model.db.db;
