@@ -74,7 +74,7 @@ it('runs every scenario and reports complete results', async () => {
       expect(cost.oneAtATime.cpuMsPerOperation).toBeGreaterThan(0);
       expect(cost.inFlight16.cpuMsPerOperation).toBeGreaterThan(0);
     }
-    expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne', 'findOneAndUpdate', 'bucketRead', 'findOne, commands monitored', 'findOneAndUpdate, commands monitored', 'bucketRead, commands monitored']);
+    expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne', 'findOneAndUpdate', 'bucketRead', 'bucketRead in one batch', 'bucketRead as a command', 'findOne, commands monitored', 'findOneAndUpdate, commands monitored', 'bucketRead, commands monitored', 'bucketRead as a command, commands monitored']);
     // Each layout of a check's writes cost the store's processes CPU, read from /proc.
     const shapes = result('s14').shapes as Record<string, { storeCpuMsPerCheck: number; clientCpuMsPerCheck: number }>;
     expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0']);
@@ -88,7 +88,7 @@ it('runs every scenario and reports complete results', async () => {
     // The seeded fleet was seeded, and every operation around it answered without an error.
     const large = result('s16');
     expect(large).toMatchObject({ devices: 2000, createDeployment: { error: '' }, startDeployment: { error: '' } });
-    expect(Object.keys(large.operations)).toHaveLength(18);
+    expect(Object.keys(large.operations)).toHaveLength(19);
     // The preview's 256 parts held every seeded device once.
     expect(large.preview).toMatchObject({ parts: 256, devicesPreviewed: 2000 });
     // Both bulk changes ran to their end over the seeded group's devices, each audited once.
