@@ -4,6 +4,18 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import type { Outcome } from './open-loop';
 
+/** A developer API call's answer other than a success. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    /** The answer's Retry-After, NaN without one. */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The gateway as the benchmark sees it: an HTTP pool and the API calls that set a fleet up. */
 export class Gateway {
   readonly pool: Pool;
@@ -24,8 +36,24 @@ export class Gateway {
       signal: giveUpMs ? AbortSignal.timeout(giveUpMs) : undefined,
     });
     const text = await response.text();
-    if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    if (response.status >= 300) throw new ApiError(`${method} ${path}: ${response.status} ${text}`, response.status, Number(response.headers.get('retry-after') ?? Number.NaN));
     return text ? JSON.parse(text) : undefined;
+  }
+
+  /**
+   * A developer API call that waits out the token's rate limit (429 with Retry-After) and tries
+   * again: for work whose answers come faster than RATE_LIMIT_DEVELOPER_PER_SECOND and whose
+   * timing is not measured.
+   */
+  async apiWithinRateLimit(method: string, path: string, token: string, body?: unknown): Promise<any> {
+    for (;;) {
+      try {
+        return await this.api(method, path, token, body);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status !== 429 || !(error.retryAfterSeconds >= 0)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, error.retryAfterSeconds * 1000));
+      }
+    }
   }
 
   /** One device API call over the pool; `parse` reads the JSON answer when the caller needs it. */
