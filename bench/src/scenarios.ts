@@ -1,12 +1,13 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { freePort, serviceArgsOf, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
 import { DEVICE_PAGE_LEVELS } from '@ota/ids';
 import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-stack';
 import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
-import { perRequest, usageOf } from './process-usage';
+import { perRequest, usageOf, usageOfInBackground } from './process-usage';
 import { heapOf, type HeapReading } from './service-heap';
 import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
 import { measureDriverCost } from './driver-cost';
@@ -470,18 +471,27 @@ export class Scenarios {
     const heapAtPeak: Record<string, HeapReading> = {};
     // Each phase's own peak too: which of them sets a process's peak, and by how much over the others.
     const peakByPhase: Record<string, Record<string, number>> = {};
-    const samplePeak = () => {
-      for (const [process, usage] of Object.entries(usageOf(this.pids))) {
-        const ofPhase = (peakByPhase[phase] ??= {});
-        ofPhase[process] = Math.max(ofPhase[process] ?? 0, usage.rssBytes);
-        if (usage.rssBytes <= (peakMemory[process]?.rssBytes ?? 0)) continue;
-        peakMemory[process] = usage;
-        peakDuring[process] = phase;
-        // Not while the checks run: a scrape resets the loop-delay figures their steps read.
-        const metricsUrl = this.stack.metricsUrls[process];
-        if (metricsUrl && phase !== 'checks') void heapOf(metricsUrl).then((heap) => heap && (heapAtPeak[process] = heap));
-      }
-    };
+    // Sampled off this process's event loop, which times every call measured (usageOfInBackground);
+    // one sample at a time.
+    let sampling: Promise<void> | undefined;
+    const samplePeak = () =>
+      (sampling ??= (async () => {
+        const sampledPhase = phase;
+        for (const [process, usage] of Object.entries(await usageOfInBackground(this.pids))) {
+          const ofPhase = (peakByPhase[sampledPhase] ??= {});
+          ofPhase[process] = Math.max(ofPhase[process] ?? 0, usage.rssBytes);
+          if (usage.rssBytes <= (peakMemory[process]?.rssBytes ?? 0)) continue;
+          peakMemory[process] = usage;
+          peakDuring[process] = sampledPhase;
+          // Not while the checks run: a scrape resets the loop-delay figures their steps read.
+          const metricsUrl = this.stack.metricsUrls[process];
+          if (metricsUrl && sampledPhase !== 'checks') void heapOf(metricsUrl).then((heap) => heap && (heapAtPeak[process] = heap));
+        }
+      })().finally(() => (sampling = undefined)));
+    // How long this process's own event loop was held while an operation's calls ran: what the
+    // benchmark itself may have added to their times.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const peakSampler = setInterval(samplePeak, 500).unref();
     let wedged = '';
     const measure = async (named: Record<string, () => Promise<unknown>>) => {
@@ -495,6 +505,7 @@ export class Scenarios {
         }
         phase = name;
         const before = usageOf(this.pids);
+        loopDelay.reset();
         const calls: Array<{ ms: number; error: string }> = [];
         const until = performance.now() + 60_000;
         while (!wedged && calls.length < 20 && (calls.length < 3 || performance.now() < until)) {
@@ -503,7 +514,8 @@ export class Scenarios {
           if (/aborted|timeout/i.test(outcome.error)) wedged = name;
         }
         const after = usageOf(this.pids);
-        samplePeak();
+        const loopHeldMs = Math.round(loopDelay.max / 1e6);
+        await samplePeak();
         const cpu = perRequest(before, after, calls.length);
         const sorted = calls.map((one) => one.ms).sort((a, b) => a - b);
         const errors = [...new Set(calls.filter((one) => one.error).map((one) => one.error))];
@@ -513,6 +525,7 @@ export class Scenarios {
           p95Ms: quantile(sorted, 0.95),
           errors,
           cpuMsPerCall: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
+          benchLoopHeldMs: loopHeldMs,
         };
         this.settings.log(`  ${name}: ${JSON.stringify(results[name])}`);
       }
@@ -592,8 +605,9 @@ export class Scenarios {
     const bulkChanges = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.bulkMembershipChanges(fleet, groups[3]!.id);
     phase = 'changes by ids';
     const changesByIds = wedged ? { skipped: `the stack stopped answering during ${wedged}` } : await this.membershipChangesByIds(fleet);
-    samplePeak();
+    await samplePeak();
     clearInterval(peakSampler);
+    loopDelay.disable();
     return {
       devices,
       seedingSeconds: seeded.seconds,
@@ -623,16 +637,20 @@ export class Scenarios {
   /** Each process's peak resident memory while `work` runs, sampled twice a second. */
   private async peakMemoryOf(work: () => Promise<void>): Promise<Record<string, number>> {
     const peak: Record<string, number> = {};
-    const sample = () => {
-      for (const [process, usage] of Object.entries(usageOf(this.pids))) peak[process] = Math.max(peak[process] ?? 0, usage.rssBytes);
-    };
-    sample();
+    let sampling: Promise<void> | undefined;
+    const sample = () =>
+      (sampling ??= usageOfInBackground(this.pids)
+        .then((usages) => {
+          for (const [process, usage] of Object.entries(usages)) peak[process] = Math.max(peak[process] ?? 0, usage.rssBytes);
+        })
+        .finally(() => (sampling = undefined)));
+    await sample();
     const sampler = setInterval(sample, 500).unref();
     try {
       await work();
     } finally {
       clearInterval(sampler);
-      sample();
+      await sample();
     }
     return peak;
   }
