@@ -526,6 +526,8 @@ export class Scenarios {
           errors,
           cpuMsPerCall: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
           benchLoopHeldMs: loopHeldMs,
+          // Each call's time in the order made: whether a tail is the first calls or spread.
+          callsMs: calls.map((one) => one.ms),
         };
         this.settings.log(`  ${name}: ${JSON.stringify(results[name])}`);
       }
