@@ -1,4 +1,4 @@
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, type Socket } from 'node:net';
 import type { Context, Next } from 'koa';
 
 /** The headers through which a proxy tells the gateway what the client asked for. */
@@ -34,9 +34,21 @@ function peerAddress(address: string): { address: string; type: 'ipv4' | 'ipv6' 
  * the Secure flag of a cookie by sending `X-Forwarded-*` itself.
  */
 export function forwardedHeadersOnlyFrom(trusted: BlockList) {
+  // A connection's peer does not change, so it is judged once per connection: BlockList.check
+  // makes a SocketAddress of the text each time, 0.9% of the gateway's CPU in a profiled s1 run
+  // (docs/performance.md, "The floor, warmed"), and a device keeps its connection.
+  const fromTrusted = new WeakMap<Socket, boolean>();
+  const isTrusted = (socket: Socket): boolean => {
+    let trustedPeer = fromTrusted.get(socket);
+    if (trustedPeer === undefined) {
+      const peer = peerAddress(socket.remoteAddress ?? '');
+      trustedPeer = peer.address !== '' && trusted.check(peer.address, peer.type);
+      fromTrusted.set(socket, trustedPeer);
+    }
+    return trustedPeer;
+  };
   return async (ctx: Context, next: Next): Promise<void> => {
-    const peer = peerAddress(ctx.req.socket.remoteAddress ?? '');
-    if (!peer.address || !trusted.check(peer.address, peer.type)) {
+    if (!isTrusted(ctx.req.socket)) {
       for (const header of FORWARDED_HEADERS) delete ctx.req.headers[header];
     }
     await next();
