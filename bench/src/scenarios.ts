@@ -14,7 +14,7 @@ import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
 import { OUR_SERVICES, STORE_PROCESSES, statementCounter } from './store-statements';
-import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seedStatuses, seededDeviceId, settleStore } from './seed-fleet';
+import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seedStatuses, seededDeviceId, settleStore, storeWrites, writesBetween } from './seed-fleet';
 
 export const SCENARIOS = {
   s0: 'baseline: a bare node:http process doing a check\'s minimum store work (token lookup, device upsert, decision insert)',
@@ -472,10 +472,16 @@ export class Scenarios {
     // Each phase's own peak too: which of them sets a process's peak, and by how much over the others.
     const peakByPhase: Record<string, Record<string, number>> = {};
     // Sampled off this process's event loop, which times every call measured (usageOfInBackground);
-    // one sample at a time.
+    // one sample at a time. While an operation's calls are timed, between two calls only: a sample
+    // reads every process's smaps_rollup, which walks its page tables in the kernel, and no timed
+    // call should share the machine with that (docs/performance.md, "The benchmark's own memory
+    // sampler": the slow calls' tails were not this).
     let sampling: Promise<void> | undefined;
+    let lastSampleAt = 0;
+    let timingCalls = false;
     const samplePeak = () =>
       (sampling ??= (async () => {
+        lastSampleAt = performance.now();
         const sampledPhase = phase;
         for (const [process, usage] of Object.entries(await usageOfInBackground(this.pids))) {
           const ofPhase = (peakByPhase[sampledPhase] ??= {});
@@ -492,7 +498,7 @@ export class Scenarios {
     // benchmark itself may have added to their times.
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
-    const peakSampler = setInterval(samplePeak, 500).unref();
+    const peakSampler = setInterval(() => timingCalls || void samplePeak(), 500).unref();
     let wedged = '';
     const measure = async (named: Record<string, () => Promise<unknown>>) => {
       for (const [name, operation] of Object.entries(named)) {
@@ -504,17 +510,24 @@ export class Scenarios {
           continue;
         }
         phase = name;
+        const startedAt = new Date().toISOString();
+        const writesBefore = await storeWrites(this.stack.postgresUrl);
         const before = usageOf(this.pids);
         loopDelay.reset();
         const calls: Array<{ ms: number; error: string }> = [];
         const until = performance.now() + 60_000;
+        timingCalls = true;
+        await sampling;
         while (!wedged && calls.length < 20 && (calls.length < 3 || performance.now() < until)) {
           const outcome = await timed(operation);
           calls.push(outcome);
           if (/aborted|timeout/i.test(outcome.error)) wedged = name;
+          if (performance.now() - lastSampleAt >= 500) await samplePeak();
         }
+        timingCalls = false;
         const after = usageOf(this.pids);
         const loopHeldMs = Math.round(loopDelay.max / 1e6);
+        const written = writesBetween(writesBefore, await storeWrites(this.stack.postgresUrl));
         await samplePeak();
         const cpu = perRequest(before, after, calls.length);
         const sorted = calls.map((one) => one.ms).sort((a, b) => a - b);
@@ -528,6 +541,9 @@ export class Scenarios {
           benchLoopHeldMs: loopHeldMs,
           // Each call's time in the order made: whether a tail is the first calls or spread.
           callsMs: calls.map((one) => one.ms),
+          startedAt,
+          // What the store wrote meanwhile: checkpoints and writes of its own under these reads.
+          storeWrites: written,
         };
         this.settings.log(`  ${name}: ${JSON.stringify(results[name])}`);
       }

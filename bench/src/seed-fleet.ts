@@ -49,8 +49,8 @@ export function storeBytes(postgresUrl: string): number | undefined {
 }
 
 /**
- * Vacuums and analyzes the stack's PostgreSQL database after a bulk load, as autovacuum would over
- * the following minutes: a store that grew to this size over months has long since settled, and
+ * Vacuums, analyzes and checkpoints the stack's PostgreSQL database after a bulk load, as
+ * autovacuum and the checkpointer would over the following minutes: a store that grew to this size over months has long since settled, and
  * its catch-up would otherwise run under the first measurements (it showed as 30 ms of
  * PostgreSQL CPU per primary-key read). Answers how long it took, in seconds; undefined where
  * the stack runs no PostgreSQL of its own.
@@ -60,7 +60,42 @@ export async function settleStore(postgresUrl: string): Promise<number | undefin
   const started = performance.now();
   // Not spawnSync: the bench's keep-alive connections to the gateway must be read meanwhile.
   await promisify(execFile)('psql', [postgresUrl, '-Atqc', 'VACUUM (ANALYZE)'], { maxBuffer: 1 << 20 });
+  // Then the load's dirty pages to disk, as the checkpointer would within checkpoint_timeout: a
+  // million devices written in five minutes left checkpoints following each other every 5 to 10 s
+  // (max_wal_size), which went on into the reads measured next.
+  await promisify(execFile)('psql', [postgresUrl, '-Atqc', 'CHECKPOINT'], { maxBuffer: 1 << 20 });
   return Math.round((performance.now() - started) / 100) / 10;
+}
+
+/** What PostgreSQL has written since it started: WAL, checkpoints, and pages written by each writer. */
+export interface StoreWrites {
+  walMiB: number;
+  checkpoints: number;
+  /** Pages written by the checkpointer, the background writer, and backends making room for a read. */
+  pagesByCheckpoints: number;
+  pagesByBackgroundWriter: number;
+  pagesByBackends: number;
+}
+
+/** StoreWrites now; undefined where the stack runs no PostgreSQL of its own. */
+export async function storeWrites(postgresUrl: string): Promise<StoreWrites | undefined> {
+  if (!postgresUrl) return undefined;
+  const query = 'SELECT (SELECT wal_bytes FROM pg_stat_wal), checkpoints_timed + checkpoints_req, buffers_checkpoint, buffers_clean, buffers_backend FROM pg_stat_bgwriter';
+  const { stdout } = await promisify(execFile)('psql', [postgresUrl, '-Atqc', query], { maxBuffer: 1 << 20 });
+  const [walBytes, checkpoints, byCheckpoints, byBackgroundWriter, byBackends] = stdout.trim().split('|').map(Number);
+  return { walMiB: Math.round(walBytes! / 2 ** 20), checkpoints: checkpoints!, pagesByCheckpoints: byCheckpoints!, pagesByBackgroundWriter: byBackgroundWriter!, pagesByBackends: byBackends! };
+}
+
+/** What was written between two StoreWrites. */
+export function writesBetween(before: StoreWrites | undefined, after: StoreWrites | undefined): StoreWrites | undefined {
+  if (!before || !after) return undefined;
+  return {
+    walMiB: after.walMiB - before.walMiB,
+    checkpoints: after.checkpoints - before.checkpoints,
+    pagesByCheckpoints: after.pagesByCheckpoints - before.pagesByCheckpoints,
+    pagesByBackgroundWriter: after.pagesByBackgroundWriter - before.pagesByBackgroundWriter,
+    pagesByBackends: after.pagesByBackends - before.pagesByBackends,
+  };
 }
 
 export async function seedFleet(stack: RunningStack, layout: FleetLayout, devices: number, log: (message: string) => void): Promise<SeededFleet> {
