@@ -89,8 +89,8 @@ export function usageOf(roots: Record<string, number>): Record<string, Usage> {
 
 /**
  * usageOf, with every /proc file read off the event loop (in libuv's threads). A smaps_rollup read
- * walks the process's page tables in the kernel: over a stack's processes, 25 to 80 ms held a
- * reader's loop (s16 at 100,000 devices), and every call the benchmark timed meanwhile waited.
+ * walks the process's page tables in the kernel: over a stack's processes, a sample held the
+ * reader's loop 25 to 80 ms (s16 at 100,000 devices), which a call timed meanwhile could wait.
  */
 export async function usageOfInBackground(roots: Record<string, number>): Promise<Record<string, Usage>> {
   const readText = (path: string) => readFile(path, 'utf8').catch(() => undefined);

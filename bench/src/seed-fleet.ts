@@ -50,9 +50,9 @@ export function storeBytes(postgresUrl: string): number | undefined {
 
 /**
  * Vacuums, analyzes and checkpoints the stack's PostgreSQL database after a bulk load, as
- * autovacuum and the checkpointer would over the following minutes: a store that grew to this size over months has long since settled, and
- * its catch-up would otherwise run under the first measurements (it showed as 30 ms of
- * PostgreSQL CPU per primary-key read). Answers how long it took, in seconds; undefined where
+ * autovacuum and the checkpointer would over the following minutes: a store that grew to this
+ * size over months has long since settled, and its catch-up would otherwise run under the first
+ * measurements (it showed as 30 ms of PostgreSQL CPU per primary-key read). Answers how long it took, in seconds; undefined where
  * the stack runs no PostgreSQL of its own.
  */
 export async function settleStore(postgresUrl: string): Promise<number | undefined> {
@@ -89,13 +89,7 @@ export async function storeWrites(postgresUrl: string): Promise<StoreWrites | un
 /** What was written between two StoreWrites. */
 export function writesBetween(before: StoreWrites | undefined, after: StoreWrites | undefined): StoreWrites | undefined {
   if (!before || !after) return undefined;
-  return {
-    walMiB: after.walMiB - before.walMiB,
-    checkpoints: after.checkpoints - before.checkpoints,
-    pagesByCheckpoints: after.pagesByCheckpoints - before.pagesByCheckpoints,
-    pagesByBackgroundWriter: after.pagesByBackgroundWriter - before.pagesByBackgroundWriter,
-    pagesByBackends: after.pagesByBackends - before.pagesByBackends,
-  };
+  return Object.fromEntries(Object.entries(after).map(([name, value]) => [name, value - before[name as keyof StoreWrites]])) as unknown as StoreWrites;
 }
 
 export async function seedFleet(stack: RunningStack, layout: FleetLayout, devices: number, log: (message: string) => void): Promise<SeededFleet> {
