@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { usageOf, usageOfInBackground } from './process-usage';
+import { idleCpuOf, usageOf, usageOfInBackground } from './process-usage';
 
 // The child burns 300 ms of its own CPU time (measured by itself, so a busy machine only makes it
 // take longer), says so, and waits to be killed.
@@ -25,6 +25,17 @@ describe('process usage', () => {
       }
     } finally {
       process.kill(-parent.pid!, 'SIGKILL');
+    }
+  });
+
+  it('counts what a process spends while it waits, not what it spent before', async () => {
+    const child = spawn(process.execPath, ['-e', CHILD], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('busy') && resolve()));
+      // Its 300 ms of work over a 500 ms wait would read 600 ms a second; a timer a second spends nearly nothing.
+      expect((await idleCpuOf({ child: child.pid! }, 500)).child).toBeLessThan(100);
+    } finally {
+      process.kill(-child.pid!, 'SIGKILL');
     }
   });
 

@@ -105,6 +105,14 @@ export async function usageOfInBackground(roots: Record<string, number>): Promis
   return summed(trees, (pid) => pss.get(pid) ?? 0);
 }
 
+/** CPU milliseconds a second each tree spent over `ms` (idle, when nothing is asked of it meanwhile). */
+export async function idleCpuOf(roots: Record<string, number>, ms: number): Promise<Record<string, number>> {
+  const before = await usageOfInBackground(roots);
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = await usageOfInBackground(roots);
+  return Object.fromEntries(Object.keys(after).map((name) => [name, Math.round(((after[name]!.cpuMs - (before[name]?.cpuMs ?? 0)) / (ms / 1000)) * 10) / 10]));
+}
+
 /** CPU milliseconds each tree spent between two readings, per request; resident memory at the end. */
 export function perRequest(before: Record<string, Usage>, after: Record<string, Usage>, requests: number) {
   const result: Record<string, { cpuMsPerRequest: number; rssMiB: number }> = {};

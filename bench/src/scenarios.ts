@@ -7,7 +7,7 @@ import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-s
 import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
-import { perRequest, usageOf, usageOfInBackground } from './process-usage';
+import { idleCpuOf, perRequest, usageOf, usageOfInBackground } from './process-usage';
 import { heapOf, type HeapReading } from './service-heap';
 import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
 import { measureDriverCost } from './driver-cost';
@@ -65,6 +65,8 @@ export interface BenchSettings {
 
 const LIFECYCLE = ['offered', 'download_started', 'downloaded', 'flashed', 'validated', 'reboot', 'confirmed'] as const;
 const BOARDS = ['board-a', 'board-b'] as const;
+/** How long s17 watches the processes with no request before its search (CPU ticks are 10 ms). */
+const IDLE_MEASURE_MS = 20_000;
 
 /** The hex prefixes of 16 or 256 parts of the id space in bit-reversed order, as the console reads them. */
 function spreadParts(count: 16 | 256): string[] {
@@ -870,6 +872,10 @@ export class Scenarios {
    */
   private async stackFloor() {
     const floor = await startFloor(this.rootDir, this.stack, this.serverNodeArgs);
+    // What each process spends with no request at all (timers, heartbeats): a share of every
+    // check's CPU that falls as the rate rises, so the floor's and ours are set side by side.
+    const idleCpuMsPerSecond = await idleCpuOf({ ...this.pids, ...floor.pids }, IDLE_MEASURE_MS);
+    this.settings.log(`  idle, CPU ms a second: ${Object.entries(idleCpuMsPerSecond).map(([name, ms]) => `${name} ${ms}`).join(', ')}`);
     const result = await this.searchOtherServer('s17: the floor of our stack (Koa, one grpc-js hop, the driver)', floor);
     // CPU per request falls as the rate rises (what a process does each second is shared by more
     // requests), so s1 and the floor are set side by side at the rates both searches stepped at.
@@ -886,7 +892,7 @@ export class Scenarios {
     // The headline: the highest rate both measured at which s1 held.
     const headline = atSameRates.filter((row) => s1?.steps.find((step) => step.rate === row.rate && step.rate <= s1.maxRate)).at(-1) ?? atSameRates.at(0);
     this.settings.log(`  the floor: ${floorCpuMsPerCheck} ms CPU per check at its highest rate ${result.maxRate}/s; at the same rates as s1: ${JSON.stringify(atSameRates)}`);
-    return { ...result, floorCpuMsPerCheck, atSameRates, servicesToFloor: headline?.servicesToFloor ?? null, servicesToFloorRate: headline?.rate ?? null, s1MaxRate: s1?.maxRate ?? null };
+    return { ...result, idleCpuMsPerSecond, floorCpuMsPerCheck, atSameRates, servicesToFloor: headline?.servicesToFloor ?? null, servicesToFloorRate: headline?.rate ?? null, s1MaxRate: s1?.maxRate ?? null };
   }
 
   /** One more gateway on this stack's services, with settings of its own. */

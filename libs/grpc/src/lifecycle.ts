@@ -57,7 +57,7 @@ export interface ServiceProcess<Config> {
  * A service's main: loads its configuration, sets its log level, makes its metrics, then runs
  * `start` until signalled (runUntilSignalled). A configuration that does not load is a failed start.
  */
-export function runService<Config extends { LOG_LEVEL: string }>(
+export function runService<Config extends { LOG_LEVEL: string; METRICS_EVENT_LOOP_RESOLUTION_MS: number }>(
   name: string,
   loadConfig: () => Config,
   start: (service: ServiceProcess<Config>) => Promise<Stopper[]>,
@@ -66,6 +66,6 @@ export function runService<Config extends { LOG_LEVEL: string }>(
   return runUntilSignalled(logger, async () => {
     const config = loadConfig();
     logger.level = config.LOG_LEVEL;
-    return start({ name, config, logger, metrics: new ServiceMetrics(name) });
+    return start({ name, config, logger, metrics: new ServiceMetrics(name, config.METRICS_EVENT_LOOP_RESOLUTION_MS) });
   });
 }
