@@ -9,6 +9,8 @@ import (
 	"flag"
 	"log"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // served only on -debug-addr
 	"os"
 	"os/signal"
 	"syscall"
@@ -26,6 +28,10 @@ func main() {
 	// loss can lose the last ones. FULL makes every commit wait for the disk (about 10 ms here).
 	synchronous := flag.String("sqlite-synchronous", "normal", "SQLite synchronous pragma: off, normal, full or extra")
 	ginMirror := flag.Duration("postgresql-gin-mirror-interval", time.Second, "with PostgreSQL: how often to add GIN indexes that FerretDB's queries can use (gin_mirror.go); 0 disables")
+	// Go's profiles of this process (CPU, goroutines blocked, execution trace), for finding where a
+	// slow command waits; off unless asked for (docs/performance.md, "The slow calls of the pages
+	// that read several buckets at once").
+	debugAddr := flag.String("debug-addr", os.Getenv("FERRETDB_DEBUG_ADDR"), "serve net/http/pprof on this address (default $FERRETDB_DEBUG_ADDR; empty: off)")
 	flag.Parse()
 
 	config := &ferretdb.Config{
@@ -52,6 +58,14 @@ func main() {
 
 	if *postgresURL != "" && *ginMirror > 0 {
 		go mirrorIndexes(ctx, *postgresURL, *ginMirror)
+	}
+
+	if *debugAddr != "" {
+		go func() {
+			if err := http.ListenAndServe(*debugAddr, nil); err != nil {
+				log.Printf("ferretdb: debug address: %v", err)
+			}
+		}()
 	}
 
 	log.Printf("ferretdb listening on %s", *listen)
