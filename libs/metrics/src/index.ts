@@ -32,7 +32,7 @@ export class ServiceMetrics {
 
   constructor(
     readonly component: string,
-    readonly eventLoopResolutionMs = EVENT_LOOP_RESOLUTION_MS,
+    eventLoopResolutionMs = EVENT_LOOP_RESOLUTION_MS,
   ) {
     this.registry.setDefaultLabels({ [COMPONENT_LABEL]: component });
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: eventLoopResolutionMs });

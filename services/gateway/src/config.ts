@@ -1,4 +1,5 @@
 import { bool, int, loadConfig, oneOf, port, refuseDevelopmentSecret, s3ConnectionSettings, str } from '@ota/config';
+import { metricsEventLoopResolutionSetting } from '@ota/grpc';
 
 /** The URL signing key of a local stack: in the source, so never a secret. */
 const DEVELOPMENT_SIGNING_KEY = 'local-development-only-signing-key';
@@ -8,7 +9,7 @@ export const gatewaySettings = {
   GATEWAY_HOST: str('address the HTTP API binds to', '0.0.0.0'),
   METRICS_PORT: port('port of the Prometheus /metrics endpoint', 9100),
   METRICS_HOST: str('address the /metrics endpoint binds to (all interfaces, so that a pod can be scraped)', '0.0.0.0'),
-  METRICS_EVENT_LOOP_RESOLUTION_MS: int('how often the event-loop lag of /metrics is sampled, ms; each sample wakes the process (at 10 ms an idle process spends about 6 ms of CPU a second on it), and a hold of the loop shorter than this is seen in proportion to its length', 50, 1),
+  METRICS_EVENT_LOOP_RESOLUTION_MS: metricsEventLoopResolutionSetting(),
   LOG_LEVEL: oneOf('pino log level', ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const, 'info'),
   MONGODB_URI: str('MongoDB connection string', 'mongodb://127.0.0.1:27017/'),
   MONGODB_DATABASE: str("name of the gateway's own database (users, plans, tokens)", 'ota_gateway'),
