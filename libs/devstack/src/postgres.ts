@@ -42,7 +42,16 @@ export function clusterHome(dataDir: string): string {
 
 export interface RunningPostgres {
   process: ManagedProcess;
+  /** Over TCP, for tools (psql) and tests. */
   url: string;
+  /**
+   * Over the cluster's Unix socket, for FerretDB. On loopback TCP (MTU 64 KiB), a large answer to
+   * a reader that falls behind closes the receive window, which with buffers of about two segments
+   * the kernel reopens only on the sender's probe, 200 ms or more later: the slow calls of the pages
+   * that read several buckets at a million devices (docs/performance.md). A Unix socket has no
+   * window to close.
+   */
+  socketUrl: string;
   /** Deletes the cluster's files (for throwaway stacks); call after the process stopped. */
   removeData(): void;
 }
@@ -100,6 +109,7 @@ export async function startPostgres(dataDir: string, host: string, port: number,
   return {
     process: postgres,
     url: `postgres://ferretdb@${host}:${port}/postgres`,
+    socketUrl: `postgres://ferretdb@/postgres?host=${encodeURIComponent(socketDir)}&port=${port}`,
     removeData: () => rmSync(home, { recursive: true, force: true }),
   };
 }

@@ -151,7 +151,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
         started.push(postgres.process);
         cleanups.push(postgres.removeData);
         ensureListenerIsOurs(postgres.process.child.pid!, postgresPort);
-        backendArgs = ['--postgresql-url', postgres.url];
+        backendArgs = ['--postgresql-url', postgres.socketUrl];
         postgresUrl = postgres.url;
       } else {
         backendArgs = ['--sqlite-dir', `${dataDirOf('ferretdb')}/`];

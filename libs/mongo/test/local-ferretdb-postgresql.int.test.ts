@@ -2,9 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { testStack } from '@ota/testkit';
 import { MongoClient } from 'mongodb';
 
-// The local FerretDB on PostgreSQL gets a GIN index for every indexed field (deploy/ferretdb/
-// gin_mirror.go), so that FerretDB's own pushdown of an equality filter, `_jsonb->'f' @> value`,
-// is served by an index instead of a scan of the whole table.
+// The local FerretDB on PostgreSQL, as the stack runs it: it gets a GIN index for every indexed
+// field (deploy/ferretdb/gin_mirror.go), so that FerretDB's own pushdown of an equality filter,
+// `_jsonb->'f' @> value`, is served by an index instead of a scan of the whole table; and it
+// reaches PostgreSQL over the cluster's Unix socket, not loopback TCP (libs/devstack/src/
+// postgres.ts, socketUrl), where a large answer could wait about 200 ms for the kernel to reopen a
+// closed receive window (docs/performance.md, "FerretDB on PostgreSQL's Unix socket").
 
 const { postgresUrl, mongodbUri } = testStack();
 const psql = (sql: string) => {
@@ -16,7 +19,7 @@ const psql = (sql: string) => {
 const describeLocalFerret = postgresUrl ? describe : describe.skip;
 if (!postgresUrl) {
   // Said aloud, never silent: with MONGODB_URI or the SQLite backend there is no PostgreSQL of ours.
-  process.stderr.write('ferretdb-gin-mirror: the stack runs no local FerretDB on PostgreSQL (MONGODB_URI or LOCAL_MONGODB_BACKEND=sqlite); not applicable\n');
+  process.stderr.write('local-ferretdb-postgresql: the stack runs no local FerretDB on PostgreSQL (MONGODB_URI or LOCAL_MONGODB_BACKEND=sqlite); not applicable\n');
 }
 
 describeLocalFerret('the GIN mirror of FerretDB indexes', () => {
@@ -48,6 +51,27 @@ describeLocalFerret('the GIN mirror of FerretDB indexes', () => {
       // And answers through the MongoDB protocol are unchanged.
       expect(await things.findOne({ _id: 't42' })).toEqual({ _id: 't42', owner: 'o0', name: 'n42' });
       expect(await things.countDocuments({ owner: 'o3' })).toBe(29);
+    } finally {
+      await client.db(database).dropDatabase();
+      await client.close();
+    }
+  });
+});
+
+describeLocalFerret("FerretDB's connections to PostgreSQL", () => {
+  it('come over the Unix socket', async () => {
+    const client = await MongoClient.connect(mongodbUri);
+    const database = `ota_socket_${process.pid}`;
+    try {
+      // A command that FerretDB must take to PostgreSQL, so that it holds a connection now.
+      await client.db(database).collection<{ _id: string }>('things').insertOne({ _id: 'one' });
+      // psql itself comes over TCP (postgresUrl): its own session is left out. A session over a
+      // Unix socket has no client address.
+      const origins = psql(
+        "select coalesce(host(client_addr), 'unix') from pg_stat_activity where backend_type = 'client backend' and usename = 'ferretdb' and pid <> pg_backend_pid()",
+      ).split('\n');
+      expect(origins.filter(Boolean).length).toBeGreaterThan(0);
+      expect(new Set(origins)).toEqual(new Set(['unix']));
     } finally {
       await client.db(database).dropDatabase();
       await client.close();
