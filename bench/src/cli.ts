@@ -36,6 +36,8 @@ Options:
                      the large fleet's (default 50000; smoke 200)
   --start-rate N     first rate of each search, per second (default 100; smoke 50)
   --max-steps N      rate steps per search at most (default 10; smoke 1)
+  --rounds N         rounds of s20, each one step of our services and one of the floor at
+                     --start-rate (default 6; smoke 2)
   --cpu-prof DIR     run every service, and s0's and s17's servers, with node --cpu-prof, writing
                      .cpuprofile files to DIR
   --service-node-args "ARGS"
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
       'compare-without': { type: 'string' },
       'compare-with-commit': { type: 'string' },
       'max-steps': { type: 'string' },
+      rounds: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'service-node-args': { type: 'string' },
       help: { type: 'boolean' },
@@ -103,6 +106,7 @@ async function main(): Promise<void> {
     stormMs: number(values['storm-seconds'], smoke ? 3 : 60, 'storm-seconds') * 1000,
     fleetDevices: number(values['fleet-devices'], smoke ? 2_000 : 1_000_000, 'fleet-devices'),
     referenceFleetDevices: number(values['reference-fleet-devices'], smoke ? 200 : 50_000, 'reference-fleet-devices'),
+    rounds: number(values.rounds, smoke ? 2 : 6, 'rounds'),
     log,
   };
   const out = resolve(values.out ?? (smoke ? join(rootDir, '.data', 'bench', 'smoke-results') : join(rootDir, 'bench', 'results')));

@@ -53,7 +53,10 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
     const held = result.maxRate !== undefined ? `${result.maxRate}/s` : result.stormRate ? `storm ${result.stormRate}/s` : result.rate !== undefined ? `${result.rate}/s` : '—';
     const notes = [
       result.ratioToS0 !== undefined ? `${result.ratioToS0}× s0` : '',
-      result.floorCpuMsPerCheck !== undefined
+      result.rounds !== undefined
+        ? `our services used ${result.servicesToFloor}× the floor's CPU per check at ${result.rate}/s, the median of ${result.rounds.length} rounds in turns (${result.servicesToFloorRange?.join(' to ')})`
+        : '',
+      result.floorCpuMsPerCheck !== undefined && result.rounds === undefined
         ? result.servicesToFloor
           ? `s1's services used ${result.servicesToFloor}× the floor's CPU per check at ${result.servicesToFloorRate}/s`
           : 's1 not measured in this run'

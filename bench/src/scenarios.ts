@@ -9,7 +9,7 @@ import { quantile, summarize } from './latency';
 import { runOpenLoop } from './open-loop';
 import { idleCpuOf, perRequest, usageOf, usageOfInBackground } from './process-usage';
 import { heapOf, type HeapReading } from './service-heap';
-import { highestRate, P99_TARGET_MS, type RateSearchResult } from './rate-search';
+import { highestRate, measureStep, P99_TARGET_MS, type RateSearchResult, type Step } from './rate-search';
 import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
@@ -35,6 +35,7 @@ export const SCENARIOS = {
   s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
   s18: "check with offers, as s3, on deployments with everything that decides when a device is offered on: maintenance windows (open at every hour), offer caps (far above the rate) and the health guardrail, every check carrying the device's health; on a commit without caps or the health guardrail, the deployments have what it takes",
   s19: 'check of known devices, as s1, on a project with an active deployment to a group none of them is in: each check reads the device\'s memberships to decide it (docs/architecture.md, "Group membership"), so that, against a commit before that read, the two sides differ by it alone',
+  s20: 'our services against the floor in turns: s1\'s checks through the stack and through s17\'s floor, one step each at --start-rate, for --rounds rounds (the order turned each round: ours, floor, floor, ours, ...), each step after half a step of the same checks unmeasured; each round\'s ratio of our services\' CPU per check to the floor\'s, and the median of the rounds',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -58,6 +59,8 @@ export interface BenchSettings {
   fleetDevices: number;
   /** Devices of the second stack's project whose checks s16 compares with the large fleet's. */
   referenceFleetDevices: number;
+  /** Rounds of s20: each is one step of our services and one of the floor. */
+  rounds: number;
   log: (message: string) => void;
   /** Awaited before each step of a rate search and each of s16's measured operations: a comparison passes the machine to its other side there (turns.ts). */
   beforeStep?: () => Promise<void>;
@@ -208,6 +211,8 @@ export class Scenarios {
         return this.largeFleet();
       case 's17':
         return this.stackFloor();
+      case 's20':
+        return this.floorInTurns();
       case 's18': {
         const { fleet, features } = await this.guardedOfferingFleet();
         return { ...(await this.search('s18', (index) => this.checkGuarded(fleet, index))), features };
@@ -893,6 +898,73 @@ export class Scenarios {
     const headline = atSameRates.filter((row) => s1?.steps.find((step) => step.rate === row.rate && step.rate <= s1.maxRate)).at(-1) ?? atSameRates.at(0);
     this.settings.log(`  the floor: ${floorCpuMsPerCheck} ms CPU per check at its highest rate ${result.maxRate}/s; at the same rates as s1: ${JSON.stringify(atSameRates)}`);
     return { ...result, idleCpuMsPerSecond, floorCpuMsPerCheck, atSameRates, servicesToFloor: headline?.servicesToFloor ?? null, servicesToFloorRate: headline?.rate ?? null, s1MaxRate: s1?.maxRate ?? null };
+  }
+
+  /**
+   * s20: our services' CPU per check against the floor's, one step of each at a time at one rate.
+   * s17 searches each side's rate in a stretch of its own, and this machine moved the floor's own
+   * CPU per check by 0.3 ms between two such stretches: here each round sets the two side by side
+   * within a minute or two, the order turned each round so that a drift weighs on both alike, and
+   * the median round is the figure.
+   */
+  private async floorInTurns() {
+    const fleet = await this.knownDevices();
+    const floor = await startFloor(this.rootDir, this.stack, this.serverNodeArgs);
+    const direct = new Gateway(floor.url);
+    try {
+      this.settings.log(`s20: our services and the floor in turns, ${this.settings.rounds} rounds at ${this.settings.startRate}/s`);
+      // As s17 does: the floor's first check of a device inserts it, and compiles its code.
+      await inParallel(this.settings.devices, 16, (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index}`)));
+      const sides = {
+        ours: { pids: this.pids, names: OUR_SERVICES as readonly string[], send: (index: number) => this.checkKnown(fleet, index), sent: 0 },
+        floor: {
+          pids: { ...floor.pids, ...this.storePids() },
+          names: Object.keys(floor.pids),
+          send: (index: number) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`)),
+          sent: 0,
+        },
+      };
+      const cpuOf = (step: Step, names: readonly string[]) => Math.round(names.reduce((total, name) => total + (step.usage[name]?.cpuMsPerRequest ?? 0), 0) * 1000) / 1000;
+      const rounds: Array<{ order: string[]; ours: Step; floor: Step; oursCpuMsPerCheck: number; floorCpuMsPerCheck: number; servicesToFloor: number | null }> = [];
+      for (let round = 0; round < this.settings.rounds; round += 1) {
+        const order = round % 2 === 0 ? (['ours', 'floor'] as const) : (['floor', 'ours'] as const);
+        const steps: Partial<Record<'ours' | 'floor', Step>> = {};
+        for (const name of order) {
+          const side = sides[name];
+          await this.settings.beforeStep?.();
+          // A process that resumes after a minute without requests spends more per request for
+          // its first several seconds: the step is measured after half a step of the same checks.
+          const warmUp = await runOpenLoop({ phases: [{ rate: this.settings.startRate, durationMs: this.settings.stepMs / 2 }], send: (index) => side.send(side.sent + index) });
+          side.sent += warmUp.length;
+          const { step, sent } = await measureStep(this.settings.startRate, this.settings.stepMs, side.pids, side.send, side.sent, this.countStatements);
+          side.sent += sent;
+          steps[name] = step;
+          // Let queues drain, as between the steps of a rate search.
+          await sleep(1_000);
+        }
+        const [ours, floorCpu] = [cpuOf(steps.ours!, sides.ours.names), cpuOf(steps.floor!, sides.floor.names)];
+        const servicesToFloor = floorCpu ? Math.round((ours / floorCpu) * 100) / 100 : null;
+        rounds.push({ order: [...order], ours: steps.ours!, floor: steps.floor!, oursCpuMsPerCheck: ours, floorCpuMsPerCheck: floorCpu, servicesToFloor });
+        this.settings.log(
+          `  round ${round + 1}: ours ${ours} ms (p99 ${steps.ours!.latency.p99} ms), the floor ${floorCpu} ms (p99 ${steps.floor!.latency.p99} ms): ${servicesToFloor}`,
+        );
+      }
+      const medianOf = (values: number[]) => Math.round(quantile([...values].sort((a, b) => a - b), 0.5) * 1000) / 1000;
+      const ratios = rounds.flatMap((round) => (round.servicesToFloor === null ? [] : [round.servicesToFloor]));
+      const result = {
+        rate: this.settings.startRate,
+        rounds,
+        oursCpuMsPerCheck: medianOf(rounds.map((round) => round.oursCpuMsPerCheck)),
+        floorCpuMsPerCheck: medianOf(rounds.map((round) => round.floorCpuMsPerCheck)),
+        servicesToFloor: ratios.length ? medianOf(ratios) : null,
+        servicesToFloorRange: ratios.length ? [Math.min(...ratios), Math.max(...ratios)] : null,
+      };
+      this.settings.log(`  s20: our services against the floor, median of ${ratios.length} rounds: ${result.servicesToFloor} (${result.servicesToFloorRange?.join(' to ')})`);
+      return result;
+    } finally {
+      await direct.close();
+      await floor.stop();
+    }
   }
 
   /** One more gateway on this stack's services, with settings of its own. */
