@@ -56,7 +56,7 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
       result.rounds !== undefined
         ? `our services used ${result.servicesToFloor}× the floor's CPU per check at ${result.rate}/s, the median of ${result.rounds.length} rounds in turns (${result.servicesToFloorRange?.join(' to ')})`
         : '',
-      result.floorCpuMsPerCheck !== undefined && result.rounds === undefined
+      result.atSameRates !== undefined
         ? result.servicesToFloor
           ? `s1's services used ${result.servicesToFloor}× the floor's CPU per check at ${result.servicesToFloorRate}/s`
           : 's1 not measured in this run'

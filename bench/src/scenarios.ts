@@ -115,6 +115,11 @@ function lateInItsBucket(idOf: (index: number) => string, from: number, devices:
   return idOf(from);
 }
 
+/** The CPU per request of the named processes together, in ms (3 decimals). */
+function cpuMsPerCheckOf(usage: Record<string, { cpuMsPerRequest: number }>, names: readonly string[]): number {
+  return Math.round(names.reduce((total, name) => total + (usage[name]?.cpuMsPerRequest ?? 0), 0) * 1000) / 1000;
+}
+
 /** Runs scenarios against one stack, setting up each fleet the first time a scenario needs it. */
 export class Scenarios {
   private readonly gateway: Gateway;
@@ -884,16 +889,15 @@ export class Scenarios {
     const result = await this.searchOtherServer('s17: the floor of our stack (Koa, one grpc-js hop, the driver)', floor);
     // CPU per request falls as the rate rises (what a process does each second is shared by more
     // requests), so s1 and the floor are set side by side at the rates both searches stepped at.
-    const servicesAt = (usage: Record<string, { cpuMsPerRequest: number }>, names: readonly string[]) => Math.round(names.reduce((total, name) => total + (usage[name]?.cpuMsPerRequest ?? 0), 0) * 1000) / 1000;
     const floorNames = Object.keys(floor.pids);
     const s1 = this.s1Result;
     const atSameRates = (s1?.steps ?? []).flatMap((s1Step) => {
       const floorStep = result.steps.find((step) => step.rate === s1Step.rate);
       if (!floorStep) return [];
-      const [services, floorCpu] = [servicesAt(s1Step.usage, OUR_SERVICES), servicesAt(floorStep.usage, floorNames)];
+      const [services, floorCpu] = [cpuMsPerCheckOf(s1Step.usage, OUR_SERVICES), cpuMsPerCheckOf(floorStep.usage, floorNames)];
       return [{ rate: s1Step.rate, s1ServicesCpuMsPerCheck: services, floorCpuMsPerCheck: floorCpu, servicesToFloor: floorCpu ? Math.round((services / floorCpu) * 100) / 100 : null }];
     });
-    const floorCpuMsPerCheck = result.atMax ? servicesAt(result.atMax.usage, floorNames) : null;
+    const floorCpuMsPerCheck = result.atMax ? cpuMsPerCheckOf(result.atMax.usage, floorNames) : null;
     // The headline: the highest rate both measured at which s1 held.
     const headline = atSameRates.filter((row) => s1?.steps.find((step) => step.rate === row.rate && step.rate <= s1.maxRate)).at(-1) ?? atSameRates.at(0);
     this.settings.log(`  the floor: ${floorCpuMsPerCheck} ms CPU per check at its highest rate ${result.maxRate}/s; at the same rates as s1: ${JSON.stringify(atSameRates)}`);
@@ -913,18 +917,16 @@ export class Scenarios {
     const direct = new Gateway(floor.url);
     try {
       this.settings.log(`s20: our services and the floor in turns, ${this.settings.rounds} rounds at ${this.settings.startRate}/s`);
-      // As s17 does: the floor's first check of a device inserts it, and compiles its code.
-      await inParallel(this.settings.devices, 16, (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index}`)));
+      await this.checkEachKnownDevice(direct, fleet);
       const sides = {
         ours: { pids: this.pids, names: OUR_SERVICES as readonly string[], send: (index: number) => this.checkKnown(fleet, index), sent: 0 },
         floor: {
           pids: { ...floor.pids, ...this.storePids() },
           names: Object.keys(floor.pids),
-          send: (index: number) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`)),
+          send: (index: number) => this.checkKnownAt(direct, fleet, index),
           sent: 0,
         },
       };
-      const cpuOf = (step: Step, names: readonly string[]) => Math.round(names.reduce((total, name) => total + (step.usage[name]?.cpuMsPerRequest ?? 0), 0) * 1000) / 1000;
       const rounds: Array<{ order: string[]; ours: Step; floor: Step; oursCpuMsPerCheck: number; floorCpuMsPerCheck: number; servicesToFloor: number | null }> = [];
       for (let round = 0; round < this.settings.rounds; round += 1) {
         const order = round % 2 === 0 ? (['ours', 'floor'] as const) : (['floor', 'ours'] as const);
@@ -942,7 +944,7 @@ export class Scenarios {
           // Let queues drain, as between the steps of a rate search.
           await sleep(1_000);
         }
-        const [ours, floorCpu] = [cpuOf(steps.ours!, sides.ours.names), cpuOf(steps.floor!, sides.floor.names)];
+        const [ours, floorCpu] = [cpuMsPerCheckOf(steps.ours!.usage, sides.ours.names), cpuMsPerCheckOf(steps.floor!.usage, sides.floor.names)];
         const servicesToFloor = floorCpu ? Math.round((ours / floorCpu) * 100) / 100 : null;
         rounds.push({ order: [...order], ours: steps.ours!, floor: steps.floor!, oursCpuMsPerCheck: ours, floorCpuMsPerCheck: floorCpu, servicesToFloor });
         this.settings.log(
@@ -1048,16 +1050,13 @@ export class Scenarios {
     const direct = new Gateway(server.url);
     try {
       this.settings.log(label);
-      // Each known device checks once before the search: s1's devices exist in registry before its
-      // search, and these servers' first check of a device is an insert, not the update measured;
-      // it also compiles the server's code, as s1's setup does the services'.
-      await inParallel(this.settings.devices, 16, (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index}`)));
+      await this.checkEachKnownDevice(direct, fleet);
       return await highestRate({
         startRate: this.settings.startRate,
         stepMs: this.settings.stepMs,
         maxSteps: this.settings.maxSteps,
         pids: { ...server.pids, ...this.storePids() },
-        send: (index) => direct.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`)),
+        send: (index) => this.checkKnownAt(direct, fleet, index),
         log: this.settings.log,
         countStatements: this.countStatements,
         beforeStep: this.settings.beforeStep,
@@ -1068,6 +1067,21 @@ export class Scenarios {
     }
   }
 
+
+  /**
+   * Each known device checks once at a server other than the stack's gateway (s0's, the floor's)
+   * before it is measured: s1's devices exist in registry before its search, and these servers'
+   * first check of a device is an insert, not the update measured; it also compiles the server's
+   * code, as s1's setup does the services'.
+   */
+  private checkEachKnownDevice(server: Gateway, fleet: Fleet) {
+    return inParallel(this.settings.devices, 16, (index) => server.post('/check', fleet.deviceToken, checkBody(`known-${index}`)));
+  }
+
+  /** A known device's check at such a server's `/check`, as checkKnown sends it to the gateway. */
+  private checkKnownAt(server: Gateway, fleet: Fleet, index: number) {
+    return server.post('/check', fleet.deviceToken, checkBody(`known-${index % this.settings.devices}`));
+  }
 
   private check(fleet: Fleet, deviceId: string, extra: Record<string, unknown> = {}) {
     return this.gateway.post('/api/v1/ota/check/', fleet.deviceToken, checkBody(deviceId, extra));
