@@ -18,10 +18,6 @@ export const CHANGES: Record<string, { description: string; off: Variant }> = {
     description: 'GIN indexes that serve FerretDB\'s own pushdown queries on PostgreSQL (deploy/ferretdb/gin_mirror.go)',
     off: { ferretdbArgs: ['--postgresql-gin-mirror-interval=0'] },
   },
-  'mongodb-command-metrics': {
-    description: 'per-command MongoDB metrics: the driver reports every command (libs/mongo/src/connection.ts, MONGODB_COMMAND_METRICS)',
-    off: { serviceEnv: { MONGODB_COMMAND_METRICS: 'false' } },
-  },
   'load-shedding': {
     description: 'the device API concurrency limit with 503 and Retry-After (services/gateway/src/http/load-shedding.ts)',
     off: { serviceEnv: { DEVICE_API_MAX_CONCURRENCY: '1000000', DEVICE_API_MAX_QUEUED: '0' } },

@@ -136,7 +136,9 @@ it('counts the services around the requests: gRPC codes as Go names them, the st
   expect(valueOf(scraped.registry, 'grpc_server_handled_total', { grpc_method: 'getProject', grpc_code: 'NotFound' })).toBeGreaterThanOrEqual(1);
   expect(scraped.gateway.body).not.toMatch(/grpc_code="(?!OK")[A-Z_]+"/);
   expect(valueOf(scraped.gateway, 'http_requests_total', { method: 'DELETE', route: '/api/v1/projects/', status: '405' })).toBeGreaterThanOrEqual(1);
-  expect(valueOf(scraped.rollout, 'ota_mongodb_command_duration_seconds_count', { command: 'find' })).toBeGreaterThan(0);
+  expect(valueOf(scraped.rollout, 'ota_mongodb_operation_duration_seconds_count')).toBeGreaterThan(0);
+  // The per-command events are opt-in (MONGODB_COMMAND_METRICS): the default stack serves none.
+  expect(scraped.rollout.families.has('ota_mongodb_command_duration_seconds')).toBe(false);
   expect(valueOf(scraped.artifacts, 'ota_s3_request_duration_seconds_count', { operation: 'PutObject' })).toBeGreaterThan(0);
   expect(valueOf(scraped.telemetry, 'ota_jetstream_consumer_pending_messages', { consumer: 'telemetry-audit' })).toBeGreaterThanOrEqual(0);
   expect(valueOf(scraped.telemetry, 'ota_webhook_delivery_attempts_total', { result: 'retrying' })).toBeGreaterThanOrEqual(2);

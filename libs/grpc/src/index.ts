@@ -4,5 +4,5 @@ export { RpcError, errorOfStatus, statusOfError } from './status';
 export { grpcClientMetrics, grpcCodeLabel, grpcServerMetrics } from './metrics';
 export type { MethodDefinition, RequestOf, ResponseOf } from './types';
 export { runService, runUntilSignalled, type ServiceProcess, type Stopper } from './lifecycle';
-export { commonServiceSettings, metricsEventLoopResolutionSetting } from './service-config';
+export { commonServiceSettings, metricsEventLoopResolutionSetting, mongodbCommandMetricsSetting } from './service-config';
 export { serveGrpc, type ServeSettings } from './serve';

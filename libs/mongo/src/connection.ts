@@ -1,4 +1,5 @@
 import type { ServiceMetrics } from '@ota/metrics';
+import type { MongoClient } from 'mongodb';
 import mongoose, { type Connection } from 'mongoose';
 
 export interface MongoSettings {
@@ -12,9 +13,9 @@ export interface MongoSettings {
   heartbeatFrequencyMS?: number;
   /** How long a connection, a monitoring check's included, may take to open (10 s); tests shorten it. */
   connectTimeoutMS?: number;
-  /** Where the server's reachability, and with `commandMetrics` each command's latency and failure, are counted. */
+  /** Where the server's reachability, each operation's latency, lost connections and, with `commandMetrics`, each command's latency and failure are counted. */
   metrics?: ServiceMetrics;
-  /** Whether each command is measured (MONGODB_COMMAND_METRICS): the driver then reports every command. */
+  /** Whether each command is also measured by name (MONGODB_COMMAND_METRICS, off unless true): the driver then reports every command. */
   commandMetrics?: boolean;
 }
 
@@ -47,10 +48,10 @@ export async function connectMongo(settings: MongoSettings): Promise<Connection>
     heartbeatFrequencyMS: settings.heartbeatFrequencyMS ?? HEARTBEAT_FREQUENCY_MS,
     connectTimeoutMS: settings.connectTimeoutMS ?? CONNECT_TIMEOUT_MS,
     // The driver reports each command only when asked.
-    monitorCommands: settings.metrics !== undefined && settings.commandMetrics !== false,
+    monitorCommands: settings.metrics !== undefined && settings.commandMetrics === true,
   });
   await connection.asPromise();
-  if (settings.metrics) measureMongo(connection, settings.metrics, settings.commandMetrics !== false);
+  if (settings.metrics) measureMongo(connection, settings.metrics, settings.commandMetrics === true);
   if (settings.logger) {
     reportReachability(connection, settings.logger);
     superviseDriver(connection, settings.logger, settings.heartbeatFrequencyMS ?? HEARTBEAT_FREQUENCY_MS, settings.connectTimeoutMS ?? CONNECT_TIMEOUT_MS);
@@ -60,8 +61,9 @@ export async function connectMongo(settings: MongoSettings): Promise<Connection>
 
 /**
  * The store's golden signals (docs/operations.md, "Metrics"): whether the driver's monitor reaches
- * the server, and unless MONGODB_COMMAND_METRICS is off, each command's latency and failures by
- * command name (find, insert, aggregate, ...: the driver's own, a bounded set).
+ * the server, each operation's latency and the connections lost (measureOperations), and when
+ * MONGODB_COMMAND_METRICS is on, each command's latency and failures by command name (find,
+ * insert, aggregate, ...: the driver's own, a bounded set).
  */
 function measureMongo(connection: Connection, metrics: ServiceMetrics, perCommand: boolean): void {
   const client = connection.getClient();
@@ -75,7 +77,43 @@ function measureMongo(connection: Connection, metrics: ServiceMetrics, perComman
   metrics.gauge('ota_mongodb_reachable', '1 while the driver reaches the MongoDB server, 0 from a failed heartbeat until one succeeds.', [], (gauge) => {
     gauge.set(reachable ? 1 : 0);
   });
-  if (!perCommand) return;
+  measureOperations(client, metrics);
+  if (perCommand) measureCommands(client, metrics);
+}
+
+/**
+ * Each operation's latency, from the driver's pool: a command checks a connection out, and checks
+ * it in once its answer is read, so the time between is the command's round trip with its
+ * answer's decoding. The pool reports both whatever the settings, and neither event carries the
+ * command or its answer: unlike the per-command events (measureCommands), nothing is copied or
+ * decoded for them, which is why this is always on (docs/performance.md, "Store latency from the
+ * pool"). The interval is timed here, as the events' own times have millisecond resolution.
+ */
+function measureOperations(client: MongoClient, metrics: ServiceMetrics): void {
+  const duration = metrics.histogram('ota_mongodb_operation_duration_seconds', 'Time a pooled connection is held for one MongoDB command: from check-out to check-in, after its answer is read.', []);
+  const lost = metrics.counter('ota_mongodb_connections_lost_total', 'Pooled MongoDB connections closed by an error (a network failure or timeout); the command on each, if any, failed.', []);
+  lost.inc(0);
+  // Connection ids are counted per pool, and a pool serves one server: the address tells them apart.
+  const checkedOutAt = new Map<string, Map<number | string, number>>();
+  client.on('connectionCheckedOut', (event) => {
+    let pool = checkedOutAt.get(event.address);
+    if (pool === undefined) checkedOutAt.set(event.address, (pool = new Map()));
+    pool.set(event.connectionId, performance.now());
+  });
+  client.on('connectionCheckedIn', (event) => {
+    const pool = checkedOutAt.get(event.address);
+    const since = pool?.get(event.connectionId);
+    if (since === undefined) return;
+    pool!.delete(event.connectionId);
+    duration.observe((performance.now() - since) / 1000);
+  });
+  client.on('connectionClosed', (event) => {
+    if (event.reason === 'error') lost.inc();
+  });
+}
+
+/** Each command's latency and failures by command name: the driver's command monitoring, opt-in. */
+function measureCommands(client: MongoClient, metrics: ServiceMetrics): void {
   const duration = metrics.histogram('ota_mongodb_command_duration_seconds', 'Time from sending a MongoDB command to its answer, by command.', ['command']);
   const failures = metrics.counter('ota_mongodb_command_failures_total', 'MongoDB commands that failed (an error answer or a lost connection), by command.', ['command']);
   // Each command's failures are served at zero from its first success, so that a rate of them is
