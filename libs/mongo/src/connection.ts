@@ -92,7 +92,6 @@ function measureMongo(connection: Connection, metrics: ServiceMetrics, perComman
 function measureOperations(client: MongoClient, metrics: ServiceMetrics): void {
   const duration = metrics.histogram('ota_mongodb_operation_duration_seconds', 'Time a pooled connection is held for one MongoDB command: from check-out to check-in, after its answer is read.', []);
   const lost = metrics.counter('ota_mongodb_connections_lost_total', 'Pooled MongoDB connections closed by an error (a network failure or timeout); the command on each, if any, failed.', []);
-  lost.inc(0);
   // Connection ids are counted per pool, and a pool serves one server: the address tells them apart.
   const checkedOutAt = new Map<string, Map<number | string, number>>();
   client.on('connectionCheckedOut', (event) => {
