@@ -88,6 +88,22 @@ describe('the store metrics of connectMongo', () => {
     expect(connection.getClient().options.monitorCommands).toBe(false);
   });
 
+  it('time each of many concurrent commands once: they hold different connections', async () => {
+    const metrics = new ServiceMetrics('registry');
+    const connection = await connect(metrics);
+    connections.push(connection);
+    const probes = connection.db!.collection('probe');
+    await probes.insertOne({ at: new Date() });
+    const before = (await valueOf(metrics, 'ota_mongodb_operation_duration_seconds_count'))!;
+    const connectionsUsed = new Set<number | string>();
+    connection.getClient().on('connectionCheckedOut', (event) => connectionsUsed.add(event.connectionId));
+    await Promise.all(Array.from({ length: 40 }, () => probes.findOne({})));
+    // Several connections were out at once: a timing kept per server rather than per connection
+    // would lose some of these.
+    expect(connectionsUsed.size).toBeGreaterThan(1);
+    expect((await valueOf(metrics, 'ota_mongodb_operation_duration_seconds_count'))! - before).toBe(40);
+  });
+
   it('measure each command by name with MONGODB_COMMAND_METRICS on', async () => {
     const metrics = new ServiceMetrics('registry');
     const connection = await connect(metrics, undefined, true);
