@@ -124,7 +124,8 @@ export function createApp(deps: GatewayDeps): Koa {
   // Mounted after the middleware below; matched at request time, so that the metrics name the
   // route pattern of a request refused before routing (413, the deadline's 503, shed load) or by
   // method (405). `unmatched` only where no route has the path.
-  const routers = [healthRoutes(deps), consoleRoutes(deps), api.router];
+  // The device API's few routes first: a fleet's requests are matched against them alone.
+  const routers = [api.deviceRouter, healthRoutes(deps), consoleRoutes(deps), api.router];
   const routePatternOf = (path: string) => routers.flatMap((router) => router.match(path, '').path).find((layer) => layer.methods.length > 0)?.path.toString() ?? 'unmatched';
 
   app.use(async (ctx, next) => {

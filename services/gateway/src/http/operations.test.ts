@@ -50,6 +50,15 @@ describe('OperationTable', () => {
     ]);
   });
 
+  it('keeps the device API on a router of its own, with the same prefix, and nothing else there', () => {
+    const table = new OperationTable(new Router({ prefix: '/api/v1' }), noStore, () => Promise.reject(new Error('unused')));
+    table.section({ tag: 'Device API', access: 'device' }).add({ route: 'POST /ota/check/', operationId: 'check', summary: 'Check', responses: { 200: null } }, async () => undefined);
+    table.section({ tag: 'Things', access: 'public' }).add({ route: 'GET /things/', operationId: 'listThings', summary: 'List things', responses: { 200: null } }, async () => undefined);
+    const routesOf = (router: Router) => router.stack.map((layer) => `${layer.methods.join(',')} ${String(layer.path)}`);
+    expect(routesOf(table.deviceRouter)).toEqual(['POST /api/v1/ota/check/']);
+    expect(routesOf(table.router)).toEqual(['HEAD,GET /api/v1/things/']);
+  });
+
   it('finds the project before it reads the body, so that a stranger learns nothing from a 422', async () => {
     const asked: string[] = [];
     const projectFor = (_ctx: unknown, needed: string, what: string): Promise<ProjectAccess> => {

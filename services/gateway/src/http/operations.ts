@@ -1,6 +1,6 @@
 import { resourceExhausted } from '@ota/errors';
 import type { registry } from '@ota/proto';
-import type Router from '@koa/router';
+import Router from '@koa/router';
 import type { Context } from 'koa';
 import { authenticate, type Principal, requireDeveloperToken, requireDeviceToken, requirePersonalToken, requireStaff } from '../auth/principal';
 import type { AccountStore } from '../auth/ports';
@@ -106,15 +106,24 @@ export type Handler<O extends Pick<Operation, 'access'>> = (ctx: Context, input:
  */
 export class OperationTable {
   readonly operations: Operation[] = [];
+  /**
+   * The operations a fleet calls (access `device`), apart from the rest, with the same prefix:
+   * mounted first, a check is matched against these few routes and not against every route of
+   * the API (the router tests each route's pattern in turn, on every request).
+   */
+  readonly deviceRouter: Router;
 
   constructor(
+    /** Every operation but the device API's. */
     readonly router: Router,
     private readonly store: AccountStore,
     private readonly projectFor: ProjectResolver,
     private readonly rateLimit?: OperationRateLimit,
     /** Confirms single sign-on sessions with the identity provider; absent without single sign-on. */
     private readonly signIns?: SignInSessions,
-  ) {}
+  ) {
+    this.deviceRouter = new Router({ prefix: router.opts.prefix });
+  }
 
   /** The operations added to the section get its tag and access. */
   section<const S extends Section>(section: S): OperationSection<S> {
@@ -130,7 +139,8 @@ export class OperationTable {
     // The device API answers a malformed body with one readable sentence (400), the developer API
     // with a list of issues (422): docs/api.md, "Errors".
     const parseJson = (schema: object, body: unknown): unknown => (operation.access === 'device' ? parseDeviceBody(schema, body) : parseBody(schema, body));
-    this.router[operation.method](operation.path, async (ctx: Context) => {
+    const router = operation.access === 'device' ? this.deviceRouter : this.router;
+    router[operation.method](operation.path, async (ctx: Context) => {
       let principal: Principal | undefined;
       if (check) {
         principal = await authenticate(this.store, ctx, { acceptSession: operation.access !== 'device', signIns: this.signIns });
