@@ -1,6 +1,6 @@
 // `npm run bench -- <scenario…|all> [--smoke] [--step-seconds N] [--devices N] [--out DIR]`
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RunningStack } from '@ota/devstack';
@@ -40,6 +40,9 @@ Options:
                      --start-rate (default 6; smoke 2)
   --cpu-prof DIR     run every service, and s0's and s17's servers, with node --cpu-prof, writing
                      .cpuprofile files to DIR
+  --alloc-prof DIR   sample what every service, and s0's and s17's servers, allocate (freed or
+                     not) from start to exit, writing .heapprofile files to DIR; read them with
+                     node bench/dist/allocation-shares.js DIR
   --service-node-args "ARGS"
                      more Node.js arguments for every service, after the heap the chart gives it
                      (libs/devstack/src/service-heaps.ts), e.g. "--max-semi-space-size=16"
@@ -77,6 +80,7 @@ async function main(): Promise<void> {
       'max-steps': { type: 'string' },
       rounds: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'alloc-prof': { type: 'string' },
       'service-node-args': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -114,7 +118,7 @@ async function main(): Promise<void> {
   const compare = values['compare-without'];
   if (compare !== undefined && !CHANGES[compare]) throw new Error(`--compare-without takes one of: ${Object.keys(CHANGES).join(', ')}`);
   // A comparison runs both sides as they are; their difference is the change's, not the arguments'.
-  if ((compare !== undefined || values['compare-with-commit']) && (values['service-node-args'] || values['cpu-prof'])) throw new Error('--service-node-args and --cpu-prof are for a run of this checkout alone, not a comparison');
+  if ((compare !== undefined || values['compare-with-commit']) && (values['service-node-args'] || values['cpu-prof'] || values['alloc-prof'])) throw new Error('--service-node-args, --cpu-prof and --alloc-prof are for a run of this checkout alone, not a comparison');
   const selected = ORDER.filter((scenario) => requested.includes(scenario));
   const record = (name: ScenarioName, result: object, extra: object = {}) => ({
     scenario: name,
@@ -160,9 +164,16 @@ async function main(): Promise<void> {
     return comparison(baseCommit, `this checkout (${machine().commit}) against commit ${baseCommit}`, { rootDir: tree }, `commit ${baseCommit}`);
   }
 
+  const allocationProfileDir = values['alloc-prof'] && resolve(values['alloc-prof']);
+  if (allocationProfileDir) {
+    mkdirSync(allocationProfileDir, { recursive: true });
+    // The services and the bench's servers inherit the bench's environment.
+    process.env.OTA_ALLOCATION_PROFILE_DIR = allocationProfileDir;
+  }
   const variant: Variant = {
     serviceNodeArgs: [
       ...(values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resolve(values['cpu-prof'])}`] : []),
+      ...(allocationProfileDir ? [`--require=${join(rootDir, 'bench', 'dist', 'allocation-sampler.js')}`] : []),
       ...(values['service-node-args']?.split(/\s+/).filter(Boolean) ?? []),
     ],
   };
