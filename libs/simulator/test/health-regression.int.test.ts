@@ -5,7 +5,7 @@ import { api, eventually, setupProject, testStack, uploadForm, MANIFEST } from '
 // The health guardrail (docs/api.md, "Device health") against the real services: 1,000 simulated
 // devices check once per simulated hour with their health, under a staged plan whose first stage
 // ramps itself to 100% after its wait. A build that confirms and then panics every two simulated
-// hours must pause the deployment within its first stage (3%), a few simulated hours after the
+// hours must pause the deployment within its first stage (5%), a few simulated hours after the
 // start; a build that resets as often as the rest of the fleet must not, and its plan goes on. The
 // stack sends registry's counts to rollout every 500 ms and supervises every 500 ms
 // (jest-global-setup.ts).
@@ -20,11 +20,13 @@ const HANG_GUARD_MS = 600_000;
  * The crash-looping build's first stage waits longer than the test may run. A simulated hour takes
  * several seconds of the machine's time, so with a shorter wait the plan's own ramp raced the
  * guardrail's judgement on the machine's speed: with a 45 s wait, a slow CI run saw the plan ramp
- * past 5% before the third simulated hour was judged. How soon the guardrail pauses is asserted in
- * simulated hours instead.
+ * on (88 installs) before the third simulated hour was judged. How soon the guardrail pauses is asserted in
+ * simulated hours instead. The stage holds 5%, as the healthy build's does: the guardrail judges
+ * only once `min_devices` (20) devices run the build, and at 3% fewer than 20 came up in one run
+ * in 50 (one CI run saw no pause in 12 simulated hours).
  */
 const CRASH_LOOP_STAGES = [
-  { percentage: 3, min_wait_seconds: 3600 },
+  { percentage: 5, min_wait_seconds: 3600 },
   { percentage: 100, min_wait_seconds: 0 },
 ];
 /** A build that crash-loops every two hours is paused within this many simulated hours of its start (three on a quiet run). */
@@ -96,8 +98,9 @@ test('a build that confirms and then crash-loops pauses its staged rollout with 
 
   expect(paused).toBeDefined();
   expect(pausedAfterHours).toBeLessThanOrEqual(HOURS_TO_PAUSE);
-  // Only the first stage's devices installed it.
-  expect(installed).toBeLessThan(FLEET * 0.05);
+  // Only the first stage's devices installed it: about 50 of the 1,000, and 100 or more in fewer
+  // than one run in a billion; had the plan gone on to 100%, nearly the whole fleet.
+  expect(installed).toBeLessThan(FLEET * 0.1);
   // Paused at the first stage: the plan had not gone on.
   expect(paused!.stage.index).toBe(0);
   expect(paused!.guardrail_pause.guardrail).toBe('health_regression');
