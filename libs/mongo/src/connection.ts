@@ -1,6 +1,7 @@
 import type { ServiceMetrics } from '@ota/metrics';
 import type { MongoClient } from 'mongodb';
 import mongoose, { type Connection } from 'mongoose';
+import { quietPoolMaintenance } from './pool-maintenance';
 
 export interface MongoSettings {
   uri: string;
@@ -51,6 +52,7 @@ export async function connectMongo(settings: MongoSettings): Promise<Connection>
     monitorCommands: settings.metrics !== undefined && settings.commandMetrics === true,
   });
   await connection.asPromise();
+  quietPoolMaintenance(connection.getClient());
   if (settings.metrics) measureMongo(connection, settings.metrics, settings.commandMetrics === true);
   if (settings.logger) {
     reportReachability(connection, settings.logger);
