@@ -21,6 +21,12 @@ interface Change {
   detail: string;
 }
 
+/**
+ * Registers `size` devices, 50 at once. The fleets' projects have no device cap: a capped
+ * registration reads every place its owner holds (takePlace, libs/mongo/src/unique-insert.ts), so
+ * under a cap of 2,000 a batch of 50 near 1,200 devices took 4 to 5 s on CI, and one went past the
+ * gateway's 5 s deadline (503).
+ */
 async function fleetOf(f: ProjectFixture, size: number, chipFamilyOf: (index: number) => string): Promise<void> {
   for (let start = 0; start < size; start += 50) {
     const answers = await Promise.all(
@@ -79,7 +85,7 @@ async function membersStoredAndServed(f: ProjectFixture, groupId: string): Promi
 }
 
 test('every device matching a selection is added, then removed, as one operation with progress, audited once each', async () => {
-  const f = await setupProject({ name: 'bulk-changes', maxDevices: 2000 });
+  const f = await setupProject({ name: 'bulk-changes', maxDevices: 0 });
   await fleetOf(f, 1200, (index) => (index % 3 === 0 ? 'esp32s3' : 'esp32'));
   const projectPath = `/api/v1/projects/${f.project.id}`;
   const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'the-s3s' } })).body;
@@ -131,7 +137,7 @@ test('every device matching a selection is added, then removed, as one operation
 }, 240_000);
 
 test('a selection by groups is their memberships: the members of one group added to another, then the members of both taken out', async () => {
-  const f = await setupProject({ name: 'bulk-by-groups', maxDevices: 2000 });
+  const f = await setupProject({ name: 'bulk-by-groups', maxDevices: 0 });
   await fleetOf(f, 300, (index) => (index % 3 === 0 ? 'esp32s3' : 'esp32'));
   const projectPath = `/api/v1/projects/${f.project.id}`;
   const groupOf = async (name: string) => (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name } })).body as { id: string };
@@ -196,7 +202,7 @@ test('bad bulk changes are refused with a detail, and nothing starts', async () 
 });
 
 test('memberships and what the API says of them agree when single changes and a second bulk change race a bulk change', async () => {
-  const f = await setupProject({ name: 'bulk-races', maxDevices: 2000 });
+  const f = await setupProject({ name: 'bulk-races', maxDevices: 0 });
   await fleetOf(f, 600, () => 'esp32');
   const projectPath = `/api/v1/projects/${f.project.id}`;
   const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'raced' } })).body;
@@ -288,7 +294,7 @@ test('every read of a group follows its memberships, whatever copy of its groups
 });
 
 test('a change whose replica stopped is taken over from where it was and finished', async () => {
-  const f = await setupProject({ name: 'bulk-takeover', maxDevices: 2000 });
+  const f = await setupProject({ name: 'bulk-takeover', maxDevices: 0 });
   await fleetOf(f, 300, () => 'esp32');
   const projectPath = `/api/v1/projects/${f.project.id}`;
   const group = (await api('POST', `${projectPath}/groups/`, { token: f.user.token, json: { name: 'left-behind' } })).body;
