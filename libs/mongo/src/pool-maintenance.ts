@@ -9,7 +9,8 @@ import type { MongoClient } from 'mongodb';
  * connection closed under the pool is dropped by the next check-out that meets it. The ten
  * wake-ups a second cost an idle process about 3 ms of CPU a second on a two-core machine
  * (docs/performance.md, "The driver's pools woken ten times a second"); every 10 s the pools
- * still drop what a cleared pool left behind.
+ * still drop what a cleared pool left behind. A pool given a minimum (`minPoolSize` in
+ * MONGODB_URI) keeps the driver's interval, at which it opens its connections one by one.
  */
 export const POOL_MAINTENANCE_INTERVAL_MS = 10_000;
 
@@ -18,11 +19,12 @@ interface DriverInsides {
   topology?: { s?: { servers?: Map<string, { pool?: { options?: PoolOptions } }> } };
 }
 interface PoolOptions {
+  readonly minPoolSize?: number;
   readonly minPoolSizeCheckFrequencyMS?: number;
 }
 
 /**
- * Makes every pool of `client` look every POOL_MAINTENANCE_INTERVAL_MS: the pools open now, and
+ * Makes every pool of `client` that keeps no minimum look every POOL_MAINTENANCE_INTERVAL_MS: the pools open now, and
  * each pool made ready later (a server found, a pool cleared and readied again, the client
  * reopened). A pool turns to its new interval from its next look. Driver versions that keep their
  * pools elsewhere are left as they are; libs/mongo/test/pool-maintenance.int.test.ts fails then.
@@ -30,7 +32,7 @@ interface PoolOptions {
 export function quietPoolMaintenance(client: MongoClient): void {
   const slow = (address: string) => {
     const pool = (client as unknown as DriverInsides).topology?.s?.servers?.get(address)?.pool;
-    if (pool?.options === undefined || pool.options.minPoolSizeCheckFrequencyMS === POOL_MAINTENANCE_INTERVAL_MS) return;
+    if (pool?.options === undefined || (pool.options.minPoolSize ?? 0) > 0 || pool.options.minPoolSizeCheckFrequencyMS === POOL_MAINTENANCE_INTERVAL_MS) return;
     // The driver freezes a pool's options; the pool reads them afresh at each look.
     pool.options = Object.freeze({ ...pool.options, minPoolSizeCheckFrequencyMS: POOL_MAINTENANCE_INTERVAL_MS });
   };

@@ -8,7 +8,8 @@ import { connectMongo } from '@ota/mongo';
 // connectMongo's pools look for connections to open or close every 10 s, not every 100 ms as the
 // driver would (libs/mongo/src/pool-maintenance.ts), against the run's real MongoDB-protocol server:
 // the pools open at connect, a pool cleared and made ready again, and the pools of a reopened
-// client. The looks are counted on the driver's pools, which only this test and that module reach.
+// client; a pool given a minimum keeps the driver's looks, which open it. The looks are counted on
+// the driver's pools, which only this test and that module reach.
 
 interface Pool {
   ensureMinPoolSize(): void;
@@ -61,6 +62,17 @@ describe('the pools of connectMongo', () => {
     await readyAgain;
     expect(await looksWithin(connection, 2_000)).toBeLessThanOrEqual(1);
     await connection.db!.collection('probe').insertOne({ _id: 'after-clear' } as never);
+  });
+
+  it('keep the driver\'s looks on a client whose pools keep a minimum, and open it', async () => {
+    const minimum = await connectMongo({ uri: `${testStack().mongodbUri}${testStack().mongodbUri.includes('?') ? '&' : '?'}minPoolSize=3`, database: `ota_test_${randomUUID().slice(0, 8)}` });
+    try {
+      expect(await looksWithin(minimum, 2_000)).toBeGreaterThanOrEqual(5);
+      const pools = poolsOf(minimum) as unknown as Array<{ totalConnectionCount: number }>;
+      expect(pools.reduce((sum, pool) => sum + pool.totalConnectionCount, 0)).toBeGreaterThanOrEqual(3);
+    } finally {
+      await minimum.close();
+    }
   });
 
   it('look once in 10 s on the pools of a reopened client, which still serve', async () => {
