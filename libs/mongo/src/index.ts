@@ -1,7 +1,6 @@
 export { connectMongo, ensureIndexes, pingMongo, type MongoSettings } from './connection';
 export { insertUnique, isDuplicateKey } from './errors';
 export { collectionOf } from './collection';
-export { POOL_MAINTENANCE_INTERVAL_MS, quietPoolMaintenance } from './pool-maintenance';
 export { PerKeyQueue } from './per-key-queue';
 export { deleteEachById, findEach, updateEachById, type UpdateById } from './each-by-key';
 export { findAll } from './find-all';

@@ -24,9 +24,9 @@ interface PoolOptions {
 }
 
 /**
- * Makes every pool of `client` that keeps no minimum look every POOL_MAINTENANCE_INTERVAL_MS: the pools open now, and
- * each pool made ready later (a server found, a pool cleared and readied again, the client
- * reopened). A pool turns to its new interval from its next look. Driver versions that keep their
+ * Makes every pool of `client` that keeps no minimum look every POOL_MAINTENANCE_INTERVAL_MS: the
+ * pools open now, and each pool made ready later (a server found, a pool cleared and readied
+ * again, the client reopened). A pool turns to its new interval from its next look. Driver versions that keep their
  * pools elsewhere are left as they are; libs/mongo/test/pool-maintenance.int.test.ts fails then.
  */
 export function quietPoolMaintenance(client: MongoClient): void {

@@ -20,10 +20,10 @@ const HANG_GUARD_MS = 600_000;
  * The crash-looping build's first stage waits longer than the test may run. A simulated hour takes
  * several seconds of the machine's time, so with a shorter wait the plan's own ramp raced the
  * guardrail's judgement on the machine's speed: with a 45 s wait, a slow CI run saw the plan ramp
- * on (88 installs) before the third simulated hour was judged. How soon the guardrail pauses is asserted in
- * simulated hours instead. The stage holds 5%, as the healthy build's does: the guardrail judges
- * only once `min_devices` (20) devices run the build, and at 3% fewer than 20 came up in one run
- * in 50 (one CI run saw no pause in 12 simulated hours).
+ * on (88 installs) before the third simulated hour was judged. How soon the guardrail pauses is
+ * asserted in simulated hours instead. The stage holds 5%, as the healthy build's does: the
+ * guardrail judges only once `min_devices` (20) devices run the build, and at 3% fewer than 20
+ * came up in one run in 50 (one CI run saw no pause in 12 simulated hours).
  */
 const CRASH_LOOP_STAGES = [
   { percentage: 5, min_wait_seconds: 3600 },
