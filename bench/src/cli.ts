@@ -31,6 +31,8 @@ Options:
                      devices downloading at once in s12 (default 200; smoke 20)
   --storm-seconds N  length of the s6 storm (default 60; smoke 3)
   --fleet-devices N  devices of the project s16 seeds (default 1000000; smoke 2000)
+  --held-places N    device places the owner of s21's project holds, of a cap ten times
+                     that (default 100000; smoke 500)
   --reference-fleet-devices N
                      devices of the project on a second stack whose checks s16 measures beside
                      the large fleet's (default 50000; smoke 200)
@@ -73,6 +75,7 @@ async function main(): Promise<void> {
       'storm-seconds': { type: 'string' },
       'fleet-devices': { type: 'string' },
       'reference-fleet-devices': { type: 'string' },
+      'held-places': { type: 'string' },
       'start-rate': { type: 'string' },
       out: { type: 'string' },
       'compare-without': { type: 'string' },
@@ -109,6 +112,7 @@ async function main(): Promise<void> {
     summaryDevices: (values['summary-devices'] ?? (smoke ? '200' : '10000,100000')).split(',').map((size) => number(size, 0, 'summary-devices')),
     stormMs: number(values['storm-seconds'], smoke ? 3 : 60, 'storm-seconds') * 1000,
     fleetDevices: number(values['fleet-devices'], smoke ? 2_000 : 1_000_000, 'fleet-devices'),
+    heldPlaces: number(values['held-places'], smoke ? 500 : 100_000, 'held-places'),
     referenceFleetDevices: number(values['reference-fleet-devices'], smoke ? 200 : 50_000, 'reference-fleet-devices'),
     rounds: number(values.rounds, smoke ? 2 : 6, 'rounds'),
     log,

@@ -82,11 +82,11 @@ export interface Fleet {
   defaultChannelId: string;
 }
 
-/** A user without caps (through the real admin command), a project and a device-scope token. */
-export async function createFleet(gateway: Gateway, rootDir: string, gatewayEnv: NodeJS.ProcessEnv, name: string): Promise<Fleet> {
+/** A user (through the real admin command) with a device cap (0: none) and no upload cap, a project and a device-scope token. */
+export async function createFleet(gateway: Gateway, rootDir: string, gatewayEnv: NodeJS.ProcessEnv, name: string, maxDevices = 0): Promise<Fleet> {
   const admin = spawnSync(
     process.execPath,
-    [join(rootDir, 'services', 'gateway', 'dist', 'admin', 'cli.js'), 'create-user', '--email', `bench-${randomUUID()}@example.com`, '--max-devices', '0', '--max-uploads-per-month', '0'],
+    [join(rootDir, 'services', 'gateway', 'dist', 'admin', 'cli.js'), 'create-user', '--email', `bench-${randomUUID()}@example.com`, '--max-devices', String(maxDevices), '--max-uploads-per-month', '0'],
     { env: { ...gatewayEnv, PATH: process.env.PATH }, encoding: 'utf8' },
   );
   if (admin.status !== 0) throw new Error(`admin create-user failed: ${admin.stderr}`);

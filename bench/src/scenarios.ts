@@ -14,7 +14,7 @@ import { measureDriverCost } from './driver-cost';
 import { measureHistoryCost } from './history-cost';
 import { seedDeploymentEvents } from './seed-deployment';
 import { OUR_SERVICES, STORE_PROCESSES, statementCounter } from './store-statements';
-import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedFleet, seedStatuses, seededDeviceId, settleStore, storeWrites, writesBetween } from './seed-fleet';
+import { SEEDED_BUILDS, SEEDED_CHIP_FAMILIES, seedDevicePlaces, seedFleet, seedStatuses, seededDeviceId, settleStore, storeWrites, writesBetween } from './seed-fleet';
 
 export const SCENARIOS = {
   s0: 'baseline: a bare node:http process doing a check\'s minimum store work (token lookup, device upsert, decision insert)',
@@ -36,6 +36,7 @@ export const SCENARIOS = {
   s18: "check with offers, as s3, on deployments with everything that decides when a device is offered on: maintenance windows (open at every hour), offer caps (far above the rate) and the health guardrail, every check carrying the device's health; on a commit without caps or the health guardrail, the deployments have what it takes",
   s19: 'check of known devices, as s1, on a project with an active deployment to a group none of them is in: each check reads the device\'s memberships to decide it (docs/architecture.md, "Group membership"), so that, against a commit before that read, the two sides differ by it alone',
   s20: 'our services against the floor in turns: s1\'s checks through the stack and through s17\'s floor, one step each at --start-rate, for --rounds rounds (the order turned each round: ours, floor, floor, ours, ...), each step after half a step of the same checks unmeasured; each round\'s ratio of our services\' CPU per check to the floor\'s, and the median of the rounds',
+  s21: 'registration under a device cap: new devices checking in to a project whose owner holds --held-places device places (seeded in the store) of a cap ten times that: the first registration, then up to 20 more one at a time (median, 95th percentile, each process\'s CPU per registration)',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -59,6 +60,8 @@ export interface BenchSettings {
   fleetDevices: number;
   /** Devices of the second stack's project whose checks s16 compares with the large fleet's. */
   referenceFleetDevices: number;
+  /** Device places the owner of s21's project holds when its registrations are measured. */
+  heldPlaces: number;
   /** Rounds of s20: each is one step of our services and one of the floor. */
   rounds: number;
   log: (message: string) => void;
@@ -218,6 +221,8 @@ export class Scenarios {
         return this.stackFloor();
       case 's20':
         return this.floorInTurns();
+      case 's21':
+        return this.cappedRegistration();
       case 's18': {
         const { fleet, features } = await this.guardedOfferingFleet();
         return { ...(await this.search('s18', (index) => this.checkGuarded(fleet, index))), features };
@@ -787,6 +792,55 @@ export class Scenarios {
    * it would do to the rollouts, then the 1,000 added, then removed; each one request, timed, with
    * each process's CPU.
    */
+  /**
+   * s21: new devices registering with an owner that holds --held-places of a device cap ten times
+   * that. The places are written straight into registry's store, as the registrations of releases
+   * before left them (no record of the cap they were taken under), so the first registration is
+   * reported on its own; the ones after it are measured one at a time, as s16 measures a call.
+   */
+  private async cappedRegistration() {
+    const held = this.settings.heldPlaces;
+    const cap = held * 10;
+    const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'capped registration', cap);
+    const { owner_id: ownerId } = (await this.gateway.api('GET', `/api/v1/projects/${fleet.projectId}/`, fleet.userToken)) as { owner_id: string };
+    const seedStarted = performance.now();
+    await seedDevicePlaces(this.stack, ownerId, held);
+    const seedSeconds = Math.round((performance.now() - seedStarted) / 100) / 10;
+    this.settings.log(`  seeded ${held} device places in ${seedSeconds} s`);
+    await settleStore(this.stack.postgresUrl);
+    const run = Date.now().toString(36);
+    let registered = 0;
+    const register = async () => {
+      const started = performance.now();
+      const answer = await this.gateway.post('/api/v1/ota/check/', fleet.deviceToken, checkBody(`capped-${run}-${registered++}`), true);
+      const ms = Math.round(performance.now() - started);
+      return { ms, error: answer.status === 200 && answer.body?.status !== 'over_limit' ? '' : `${answer.status} ${answer.body?.status ?? ''}`.trim() };
+    };
+    const first = await register();
+    this.settings.log(`  first registration: ${JSON.stringify(first)}`);
+    await this.settings.beforeStep?.();
+    const before = usageOf(this.pids);
+    const calls: Array<{ ms: number; error: string }> = [];
+    const until = performance.now() + 60_000;
+    while (calls.length < 20 && (calls.length < 3 || performance.now() < until)) calls.push(await register());
+    const cpu = perRequest(before, usageOf(this.pids), calls.length);
+    const sorted = calls.map((one) => one.ms).sort((a, b) => a - b);
+    const result = {
+      heldPlaces: held,
+      cap,
+      seedSeconds,
+      first,
+      calls: calls.length,
+      medianMs: quantile(sorted, 0.5),
+      p95Ms: quantile(sorted, 0.95),
+      errors: [...new Set(calls.filter((one) => one.error).map((one) => one.error))],
+      cpuMsPerCall: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
+      callsMs: calls.map((one) => one.ms),
+    };
+    this.settings.log(`  registrations: ${JSON.stringify(result)}`);
+    return result;
+  }
+
   private async membershipChangesByIds(fleet: Fleet) {
     const project = (path: string) => `/api/v1/projects/${fleet.projectId}${path}`;
     const GIVE_UP_MS = 120_000;

@@ -171,6 +171,25 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
 }
 
 /**
+ * Device places 1 to `count` of `ownerId`, written into registry's store as registrations of
+ * releases before this one left them (services/registry's device_places; no record of their cap).
+ */
+export async function seedDevicePlaces(stack: RunningStack, ownerId: string, count: number): Promise<void> {
+  const client = await MongoClient.connect(stack.mongodbUri);
+  try {
+    const registry = client.db(String(stack.gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'registry'));
+    const places = registry.collection<{ _id: string; scope: string; place: number }>('device_places');
+    const BATCH = 5_000;
+    for (let from = 1; from <= count; from += BATCH) {
+      const batch = Array.from({ length: Math.min(BATCH, count - from + 1) }, (_, offset) => ({ _id: `${ownerId}#${from + offset}`, scope: ownerId, place: from + offset }));
+      await places.insertMany(batch, { ordered: false });
+    }
+  } finally {
+    await client.close();
+  }
+}
+
+/**
  * The profile packs that the project's previews would have made by now, and the record that the
  * project has packs, as registry writes them (services/registry/src/adapters/mongo/profile-packs.ts):
  * the fleet as a team previews it after its first previews. None for a fleet too small for packs.

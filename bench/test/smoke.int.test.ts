@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16', 's17', 's18', 's19', 's20'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16', 's17', 's18', 's19', 's20', 's21'];
 
 /**
  * Only a guard against a hang, never a bound on speed: the whole smoke run takes about 220 s on a
@@ -115,6 +115,10 @@ it('runs every scenario and reports complete results', async () => {
     // The checks of seeded devices are answered, and the run says what a fleet of that size polling every 5 minutes costs.
     expect(large.checksOfKnownDevices).toMatchObject({ errorRate: 0, coresAtFiveMinutePolling: { gateway: expect.any(Number), registry: expect.any(Number) } });
     for (const [name, cost] of Object.entries(large.operations as Record<string, { calls: number; errors: string[] }>)) expect({ name, calls: cost.calls >= 3, errors: cost.errors }).toEqual({ name, calls: true, errors: [] });
+    // Every registration under the cap went through, the first (which reads the seeded places) too.
+    expect(result('s21')).toMatchObject({ heldPlaces: 500, cap: 5000, first: { error: '' }, errors: [] });
+    expect(result('s21').calls).toBeGreaterThanOrEqual(3);
+    expect(Object.keys(result('s21').cpuMsPerCall)).toEqual(expect.arrayContaining(['gateway', 'registry']));
   } finally {
     rmSync(out, { recursive: true, force: true });
   }

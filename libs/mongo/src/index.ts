@@ -4,7 +4,7 @@ export { collectionOf } from './collection';
 export { PerKeyQueue } from './per-key-queue';
 export { deleteEachById, findEach, updateEachById, type UpdateById } from './each-by-key';
 export { findAll } from './find-all';
-export { insertWithNextNumber, releasePlace, takePlace, type PlaceDoc } from './unique-insert';
+export { PLACE_PROBES, insertWithNextNumber, probePlaces, releasePlace, takePlace, type PlaceDoc } from './unique-insert';
 
 export { runMigration } from './migrate';
 export { addPageKeysOnce, type DoneMigrations } from './page-keys-migration';

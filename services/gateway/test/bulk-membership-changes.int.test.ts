@@ -22,10 +22,10 @@ interface Change {
 }
 
 /**
- * Registers `size` devices, 50 at once. The fleets' projects have no device cap: a capped
- * registration reads every place its owner holds (takePlace, libs/mongo/src/unique-insert.ts), so
- * under a cap of 2,000 a batch of 50 near 1,200 devices took 4 to 5 s on CI, and one went past the
- * gateway's 5 s deadline (503).
+ * Registers `size` devices, 50 at once. The fleets' projects have no device cap: this test is about
+ * bulk changes, and a capped registration near its cap reads every place its owner holds (takePlace,
+ * libs/mongo/src/unique-insert.ts); before capped takers tried places by insert, a batch of 50 near
+ * 1,200 devices under a cap of 2,000 went past the gateway's 5 s deadline on CI (503).
  */
 async function fleetOf(f: ProjectFixture, size: number, chipFamilyOf: (index: number) => string): Promise<void> {
   for (let start = 0; start < size; start += 50) {

@@ -1,9 +1,6 @@
-import { collectionOf, isDuplicateKey, takePlace } from '@ota/mongo';
+import { PLACE_PROBES, collectionOf, probePlaces, takePlace } from '@ota/mongo';
 import type { OfferSlotStore } from '../../domain/ports';
 import type { RolloutModels } from './models';
-
-/** Random places tried before the whole minute is read: cheap while the minute has room. */
-const PROBES = 4;
 
 /**
  * A deployment's new offers of one clock minute as numbered places 1 to N, each taken by one
@@ -24,15 +21,10 @@ export class MongoOfferSlots implements OfferSlotStore {
     this.sweepBefore(deploymentId, minuteMs);
     const scope = `${deploymentId}:${minuteMs}`;
     const places = collectionOf(this.models.OfferSlot);
-    for (let probe = 0; probe < PROBES; probe += 1) {
-      const place = 1 + Math.floor(Math.random() * perMinute);
-      try {
-        await places.insertOne({ _id: `${scope}#${place}`, scope, place });
-        return true;
-      } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
-      }
-    }
+    // Random places first, without takePlace's read of the caps recorded: a minute's places are
+    // taken under one rate unless the deployment is edited within it, and an offer more in that
+    // minute harms nobody.
+    if ((await probePlaces(places, scope, perMinute, PLACE_PROBES)) !== null) return true;
     if ((await takePlace(places, scope, perMinute)) !== null) return true;
     this.full.set(deploymentId, minuteMs);
     return false;
