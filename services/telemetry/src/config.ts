@@ -14,7 +14,7 @@ export const telemetrySettings = {
   WEBHOOK_RETRY_MAX_DELAY_MS: int('longest wait between two webhook attempts', 3_600_000, 10),
   WEBHOOK_RETRY_WINDOW_MS: int('how long after its event a webhook delivery is retried before it is given up', 86_400_000, 1_000),
   WEBHOOK_CONCURRENCY: int('webhook deliveries each telemetry replica attempts at once', 8, 1),
-  WEBHOOK_POLL_INTERVAL_MS: int('how often each telemetry replica looks for webhook retries that fell due', 1_000, 50),
+  WEBHOOK_POLL_INTERVAL_MS: int("the longest each telemetry replica goes without looking for webhook deliveries due (it also looks at the first pending one's due time)", 30_000, 50),
 };
 
 export type TelemetryConfig = ReturnType<typeof loadTelemetryConfig>;

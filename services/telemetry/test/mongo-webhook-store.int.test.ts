@@ -72,6 +72,23 @@ it('claims the delivery due first, only once until its claim lapses, and none th
   expect((await store.claimDueDelivery(at(101), at(200)))?.id).toBe(early.id);
 });
 
+it('tells when the pending delivery first in line falls due, claimed or not, and nothing once none is pending', async () => {
+  // The deliveries earlier tests left pending (some claimed far ahead), set aside as delivered.
+  await models.Delivery.updateMany({ state: 'pending' }, { $set: { state: 'delivered', next_attempt_at: null } });
+  expect(await store.firstPendingAt()).toBeNull();
+  const webhookId = randomUUID();
+  const sooner = delivery(webhookId, { nextAttemptAt: at(40) });
+  const after = delivery(webhookId, { nextAttemptAt: at(50) });
+  await store.insertDeliveries([after, sooner, delivery(webhookId, { state: 'delivered', nextAttemptAt: null })]);
+  expect(await store.firstPendingAt()).toEqual(at(40));
+  // A claim moves its delivery to the claim's end: the other is then first.
+  expect((await store.claimDueDelivery(at(45), at(60)))?.id).toBe(sooner.id);
+  expect(await store.firstPendingAt()).toEqual(at(50));
+  await store.finishAttempt(sooner.id, { at: at(46), statusCode: 200, error: '', durationMs: 1 }, { state: 'delivered', nextAttemptAt: null });
+  await store.finishAttempt(after.id, { at: at(46), statusCode: 200, error: '', durationMs: 1 }, { state: 'delivered', nextAttemptAt: null });
+  expect(await store.firstPendingAt()).toBeNull();
+});
+
 it('gives each due delivery to one claimer, however many replicas claim at once', async () => {
   // Replicas: stores over connections of their own, each claiming several at a time, as the
   // dispatchers of several telemetry replicas do.

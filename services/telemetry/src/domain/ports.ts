@@ -21,6 +21,8 @@ export interface WebhookStore {
    * takes it meanwhile, and a worker that dies leaves it due again once the claim lapses.
    */
   claimDueDelivery(now: Date, claimUntil: Date): Promise<WebhookDelivery | null>;
+  /** When the pending delivery first in line is due (a held claim's end for one under way); null with none pending. */
+  firstPendingAt(): Promise<Date | null>;
   /** Logs an attempt and what follows it; a failure does not undo a success logged meanwhile. */
   finishAttempt(deliveryId: string, attempt: DeliveryAttempt, next: { state: DeliveryState; nextAttemptAt: Date | null }): Promise<void>;
   /** Newest first. */

@@ -123,6 +123,11 @@ export class Webhooks {
     return true;
   }
 
+  /** When the next attempt of any replica's deliveries falls due, as far as the store knows now. */
+  firstPendingAt(): Promise<Date | null> {
+    return this.store.firstPendingAt();
+  }
+
   private async attempt(webhook: Webhook, delivery: WebhookDelivery): Promise<DeliveryAttempt> {
     const at = this.now();
     const timestamp = Math.floor(at.getTime() / 1000);

@@ -96,6 +96,14 @@ export class MongoWebhookStore implements WebhookStore {
     return null;
   }
 
+  async firstPendingAt(): Promise<Date | null> {
+    const [first] = await this.models.Delivery.find({ state: 'pending' }, { next_attempt_at: 1 })
+      .sort({ next_attempt_at: 1 })
+      .limit(1)
+      .lean<Pick<DeliveryDoc, 'next_attempt_at'>[]>();
+    return first?.next_attempt_at ?? null;
+  }
+
   private async claim(doc: DeliveryDoc, now: Date, claimUntil: Date): Promise<boolean> {
     const dueAt = doc.next_attempt_at!.getTime();
     for (let take = 0; take < MAX_CLAIM_TAKES; take++) {
