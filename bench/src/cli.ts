@@ -31,8 +31,8 @@ Options:
                      devices downloading at once in s12 (default 200; smoke 20)
   --storm-seconds N  length of the s6 storm (default 60; smoke 3)
   --fleet-devices N  devices of the project s16 seeds (default 1000000; smoke 2000)
-  --held-places N    device places the owner of s21's project holds, of a cap ten times
-                     that (default 100000; smoke 500)
+  --held-places N    device places each of s21's two owners holds (default 100000;
+                     smoke 500)
   --reference-fleet-devices N
                      devices of the project on a second stack whose checks s16 measures beside
                      the large fleet's (default 50000; smoke 200)

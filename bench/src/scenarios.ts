@@ -36,7 +36,7 @@ export const SCENARIOS = {
   s18: "check with offers, as s3, on deployments with everything that decides when a device is offered on: maintenance windows (open at every hour), offer caps (far above the rate) and the health guardrail, every check carrying the device's health; on a commit without caps or the health guardrail, the deployments have what it takes",
   s19: 'check of known devices, as s1, on a project with an active deployment to a group none of them is in: each check reads the device\'s memberships to decide it (docs/architecture.md, "Group membership"), so that, against a commit before that read, the two sides differ by it alone',
   s20: 'our services against the floor in turns: s1\'s checks through the stack and through s17\'s floor, one step each at --start-rate, for --rounds rounds (the order turned each round: ours, floor, floor, ours, ...), each step after half a step of the same checks unmeasured; each round\'s ratio of our services\' CPU per check to the floor\'s, and the median of the rounds',
-  s21: 'registration under a device cap: new devices checking in to a project whose owner holds --held-places device places (seeded in the store) of a cap ten times that: the first registration, then up to 20 more one at a time (median, 95th percentile, each process\'s CPU per registration)',
+  s21: 'new devices under a device cap: checks of new devices of two owners that each hold --held-places device places (seeded in the store), one with a cap ten times that (each device registered), one at its cap (each device refused, over_limit): for each, the first check, then up to 20 more one at a time (median, 95th percentile, each process\'s CPU per check)',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -60,7 +60,7 @@ export interface BenchSettings {
   fleetDevices: number;
   /** Devices of the second stack's project whose checks s16 compares with the large fleet's. */
   referenceFleetDevices: number;
-  /** Device places the owner of s21's project holds when its registrations are measured. */
+  /** Device places each of s21's two owners holds when its checks are measured. */
   heldPlaces: number;
   /** Rounds of s20: each is one step of our services and one of the floor. */
   rounds: number;
@@ -793,42 +793,57 @@ export class Scenarios {
    * each process's CPU.
    */
   /**
-   * s21: new devices registering with an owner that holds --held-places of a device cap ten times
-   * that. The places are written straight into registry's store, as the registrations of releases
-   * before left them (no record of the cap they were taken under), so the first registration is
-   * reported on its own; the ones after it are measured one at a time, as s16 measures a call.
+   * s21: new devices checking in to owners that hold --held-places device places, written straight
+   * into registry's store as the registrations of releases before left them (no record of the cap
+   * they were taken under): one owner's cap is ten times that, and each device is registered; the
+   * other's cap is what it holds, and each device is refused (`over_limit`) as a fleet larger than
+   * its plan is at every check. The first check of each is reported on its own; the ones after it
+   * are measured one at a time, as s16 measures a call.
    */
   private async cappedRegistration() {
     const held = this.settings.heldPlaces;
-    const cap = held * 10;
-    const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'capped registration', cap);
-    const { owner_id: ownerId } = (await this.gateway.api('GET', `/api/v1/projects/${fleet.projectId}/`, fleet.userToken)) as { owner_id: string };
+    const ownerHolding = async (cap: number, name: string) => {
+      const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, name, cap);
+      const { owner_id: ownerId } = (await this.gateway.api('GET', `/api/v1/projects/${fleet.projectId}/`, fleet.userToken)) as { owner_id: string };
+      await seedDevicePlaces(this.stack, ownerId, held);
+      return fleet;
+    };
     const seedStarted = performance.now();
-    await seedDevicePlaces(this.stack, ownerId, held);
+    const underCap = await ownerHolding(held * 10, 'capped registration');
+    const atCap = await ownerHolding(held, 'registration at the cap');
     const seedSeconds = Math.round((performance.now() - seedStarted) / 100) / 10;
-    this.settings.log(`  seeded ${held} device places in ${seedSeconds} s`);
+    this.settings.log(`  seeded ${held} device places for each of two owners in ${seedSeconds} s`);
     await settleStore(this.stack.postgresUrl);
     const run = Date.now().toString(36);
-    let registered = 0;
-    const register = async () => {
-      const started = performance.now();
-      const answer = await this.gateway.post('/api/v1/ota/check/', fleet.deviceToken, checkBody(`capped-${run}-${registered++}`), true);
-      const ms = Math.round(performance.now() - started);
-      return { ms, error: answer.status === 200 && answer.body?.status !== 'over_limit' ? '' : `${answer.status} ${answer.body?.status ?? ''}`.trim() };
+    return {
+      heldPlaces: held,
+      seedSeconds,
+      registrations: { cap: held * 10, ...(await this.newDeviceChecks(underCap, `capped-${run}`, 'registered')) },
+      refusals: { cap: held, ...(await this.newDeviceChecks(atCap, `refused-${run}`, 'over_limit')) },
     };
-    const first = await register();
-    this.settings.log(`  first registration: ${JSON.stringify(first)}`);
+  }
+
+  /** s21's checks of new devices of one fleet: the first, then up to 20 one at a time, each expected registered or refused. */
+  private async newDeviceChecks(fleet: Fleet, prefix: string, expected: 'registered' | 'over_limit') {
+    let made = 0;
+    const check = async () => {
+      const started = performance.now();
+      const answer = await this.gateway.post('/api/v1/ota/check/', fleet.deviceToken, checkBody(`${prefix}-${made++}`), true);
+      const ms = Math.round(performance.now() - started);
+      const refused = answer.body?.status === 'over_limit';
+      const asExpected = answer.status === 200 && refused === (expected === 'over_limit');
+      return { ms, error: asExpected ? '' : `${answer.status} ${answer.body?.status ?? ''}`.trim() };
+    };
+    const first = await check();
+    this.settings.log(`  ${prefix}: first check ${JSON.stringify(first)}`);
     await this.settings.beforeStep?.();
     const before = usageOf(this.pids);
     const calls: Array<{ ms: number; error: string }> = [];
     const until = performance.now() + 60_000;
-    while (calls.length < 20 && (calls.length < 3 || performance.now() < until)) calls.push(await register());
+    while (calls.length < 20 && (calls.length < 3 || performance.now() < until)) calls.push(await check());
     const cpu = perRequest(before, usageOf(this.pids), calls.length);
     const sorted = calls.map((one) => one.ms).sort((a, b) => a - b);
     const result = {
-      heldPlaces: held,
-      cap,
-      seedSeconds,
       first,
       calls: calls.length,
       medianMs: quantile(sorted, 0.5),
@@ -837,7 +852,7 @@ export class Scenarios {
       cpuMsPerCall: Object.fromEntries(Object.entries(cpu).map(([process, usage]) => [process, usage.cpuMsPerRequest])),
       callsMs: calls.map((one) => one.ms),
     };
-    this.settings.log(`  registrations: ${JSON.stringify(result)}`);
+    this.settings.log(`  ${prefix}: ${JSON.stringify(result)}`);
     return result;
   }
 

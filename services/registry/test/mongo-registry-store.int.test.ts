@@ -7,7 +7,7 @@ import { registerModels, type RegistryModels } from '../src/adapters/mongo/model
 import { writeGroupCopies } from '../src/previous-release/group-copies';
 import { groupMembers, MongoRegistryStore } from '../src/adapters/mongo/mongo-registry-store';
 import { writeEveryProfile } from '../src/adapters/mongo/device-profiles';
-import { DEVICE_PAGE_LEVELS, deviceUuid } from '@ota/ids';
+import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, deviceUuid } from '@ota/ids';
 import { Registry } from '../src/domain/registry';
 import { checkDevice, type DeviceCheckDeps } from '../src/domain/device-check';
 import { HealthTallies } from '../src/domain/device-health';
@@ -71,6 +71,36 @@ it('registers devices up to the owner’s cap across racing registrations, and f
   expect(await store.deleteDevice(projectId, known.id, ownerId)).toBe(true);
   expect(await store.registerDevice(device(projectId, 'after-delete', channelId), ownerId, 5)).toMatchObject({ created: true });
   expect(await store.registerDevice(device(projectId, 'one-too-many', channelId), ownerId, 5)).toBe('over_limit');
+});
+
+it('refuses devices’ own registrations at the cap from memory until a place is given back on this replica or the memory lapses', async () => {
+  let clock = Date.UTC(2026, 10, 24, 12);
+  const replica = new MongoRegistryStore(models, { devicePageReadBudget: 500, countSample: SAMPLE_DEVICES, now: () => clock });
+  const other = new MongoRegistryStore(models);
+  const { projectId, ownerId, channelId } = await project();
+  const register = (deviceId: string, cap = 3) => replica.registerDevice(device(projectId, deviceId, channelId), ownerId, cap, 'check');
+  const idOf = async (deviceId: string) => (await replica.findDevice(projectId, { deviceId }))!.id;
+  for (const deviceId of ['a', 'b', 'c']) expect(await register(deviceId)).toMatchObject({ created: true });
+  expect(await register('d')).toBe('over_limit');
+  // Another replica gives a place back: this one goes on refusing devices' checks, without
+  // reading the places again; a person's pre-provisioning reads them, and takes it.
+  expect(await other.deleteDevice(projectId, await idOf('a'), ownerId)).toBe(true);
+  expect(await register('d')).toBe('over_limit');
+  expect(await replica.registerDevice(device(projectId, 'provisioned', channelId), ownerId, 3, 'provisioning')).toMatchObject({ created: true });
+  // Once the memory lapses, a place given back elsewhere is taken by a check too.
+  expect(await other.deleteDevice(projectId, await idOf('b'), ownerId)).toBe(true);
+  expect(await register('d')).toBe('over_limit');
+  clock += 3_600_000;
+  expect(await register('d')).toMatchObject({ created: true });
+  // A place given back on this replica is taken at once.
+  expect(await register('e')).toBe('over_limit');
+  expect(await replica.deleteDevice(projectId, await idOf('c'), ownerId)).toBe(true);
+  expect(await register('e')).toMatchObject({ created: true });
+  // A device that registered meanwhile is found, not refused; a higher cap is tried at once.
+  expect(await register('f')).toBe('over_limit');
+  expect(await register('d')).toEqual({ device: expect.objectContaining({ deviceId: 'd' }), created: false });
+  expect(await register('f', 4)).toMatchObject({ created: true });
+  expect(await store.countDevices(projectId)).toEqual({ count: 4, estimated: false });
 });
 
 /** A decision record of check `seq` of the device. */

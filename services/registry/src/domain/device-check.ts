@@ -160,7 +160,7 @@ async function registerOnFirstCheck(
   const defaultChannel = await store.findDefaultChannel(input.projectId);
   if (!defaultChannel) throw notFound('project not found');
   const checkedIn: Device = { ...newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, checkIn.at), lastCheckAt: checkIn.at, checkCount: 1, health: checkIn.health ?? null };
-  const registered = await store.registerDevice({ ...checkedIn, lastCheckStatus: outcomeOf(checkedIn) ?? '' }, input.ownerId, input.maxDevices);
+  const registered = await store.registerDevice({ ...checkedIn, lastCheckStatus: outcomeOf(checkedIn) ?? '' }, input.ownerId, input.maxDevices, 'check');
   if (registered === 'over_limit') return 'over_limit';
   // As it was before its check, except the outcome stored with it: the record compares against that.
   if (registered.created) return { ...registered.device, checkCount: 0, lastCheckAt: null, health: null };

@@ -2,6 +2,9 @@ import type { Deferral } from '@ota/decision';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from './model';
 
 /** The registry's storage port; `adapters/mongo` implements it. */
+/** Who registers a device: its own first check, or a person pre-provisioning it. */
+export type Registration = 'check' | 'provisioning';
+
 export interface RegistryStore {
   insertProject(project: Project): Promise<'inserted' | 'slug_taken'>;
   findProject(projectId: string): Promise<Project | null>;
@@ -61,9 +64,11 @@ export interface RegistryStore {
   findDevice(projectId: string, key: { id: string } | { deviceId: string }): Promise<Device | null>;
   /**
    * Registers a device unless its owner already has `maxDevices` (0: no cap). Atomic: concurrent
-   * registrations never exceed the cap, and the same device_id is registered once.
+   * registrations never exceed the cap, and the same device_id is registered once. A device's own
+   * first check may be refused from the store's memory of an owner found at its cap a moment ago
+   * (the device checks again later); a person's pre-provisioning is decided on the places held.
    */
-  registerDevice(device: Device, ownerId: string, maxDevices: number): Promise<{ device: Device; created: boolean } | 'over_limit'>;
+  registerDevice(device: Device, ownerId: string, maxDevices: number, by?: Registration): Promise<{ device: Device; created: boolean } | 'over_limit'>;
   /**
    * A check's first write, in one find-and-modify of the device (CheckIn): the device as it was
    * before it, without its groups (`groupIds` empty: groupIdsOf reads them, for the checks that

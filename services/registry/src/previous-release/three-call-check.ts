@@ -19,7 +19,7 @@ export async function lookUpForCheck(store: ThreeCallStore, input: CheckInInput,
   if (!input.viaProjectToken) throw notFound('device not found');
   const defaultChannel = await store.findDefaultChannel(input.projectId);
   if (!defaultChannel) throw notFound('project not found');
-  const registered = await store.registerDevice(newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, now), input.ownerId, input.maxDevices);
+  const registered = await store.registerDevice(newDevice(input.projectId, input.deviceId, input.reported, defaultChannel.id, now), input.ownerId, input.maxDevices, 'check');
   if (registered === 'over_limit') return { outcome: 'over_limit' };
   return registered.created ? { outcome: 'registered', device: registered.device } : outcomeOf(registered.device, input.viaProjectToken);
 }

@@ -4,9 +4,10 @@ import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, device
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
 import { DeviceProfiles, changedProfile, changesProfile, type ProfileCounted } from './device-profiles';
 import { PROFILE_BUCKET_LEVEL, PROFILE_COUNT_BUCKET_LEVEL } from './profile-buckets';
-import type { DeviceTargets, RegistryStore } from '../../domain/ports';
+import type { DeviceTargets, Registration, RegistryStore } from '../../domain/ports';
 import { decodeDecisionRecordEntry } from './decision-record-entry';
 import { changedFields, channelOf, decisionRecordDoc, deviceOf, docOf, equalityFilterOf, groupOf, healthDocOf, heartbeatFields, heartbeatFilter, matchesEquality, membershipOf, projectOf } from './registry-documents';
+import { OwnersAtCap } from './owners-at-cap';
 import { DEVICE_FIELDS, type ChannelDoc, type DecisionRecordEntry, type DeviceDoc, type GroupDoc, type MembershipDoc, type ProjectDoc, type RegistryModels } from './models';
 
 export interface StoreOptions {
@@ -18,6 +19,8 @@ export interface StoreOptions {
   onDevicePageRead?: (devices: number) => void;
   /** Profiles of a finer bucket that make it worth a pack (PACK_AT in profile-packs.ts unless given; tests make it small). */
   profilePackAt?: number;
+  /** The clock of the owners remembered at their device cap (tests move it on). */
+  now?: () => number;
 }
 
 /** A count the store filters (one group, one channel) reads this share of DEVICE_COUNT_SAMPLE's devices. */
@@ -26,12 +29,14 @@ const MATCHED_SAMPLE_DIVISOR = 4;
 export class MongoRegistryStore implements RegistryStore {
   private readonly deviceWrites = new PerKeyQueue();
   private readonly profiles: DeviceProfiles;
+  private readonly ownersAtCap: OwnersAtCap;
 
   constructor(
     private readonly models: RegistryModels,
     private readonly options: StoreOptions = { devicePageReadBudget: 500, countSample: SAMPLE_DEVICES },
   ) {
     this.profiles = new DeviceProfiles(models, options.profilePackAt);
+    this.ownersAtCap = new OwnersAtCap(options.now);
   }
 
   async insertProject(project: Project): Promise<'inserted' | 'slug_taken'> {
@@ -470,7 +475,9 @@ export class MongoRegistryStore implements RegistryStore {
   }
 
   private async releaseDevicePlace(ownerId: string, place: number | undefined): Promise<void> {
-    if (place) await releasePlace(collectionOf(this.models.DevicePlace), ownerId, place);
+    if (!place) return;
+    await releasePlace(collectionOf(this.models.DevicePlace), ownerId, place);
+    this.ownersAtCap.forget(ownerId);
   }
 
   /**
@@ -485,11 +492,16 @@ export class MongoRegistryStore implements RegistryStore {
     device: Device,
     ownerId: string,
     maxDevices: number,
+    by: Registration = 'provisioning',
   ): Promise<{ device: Device; created: boolean } | 'over_limit'> {
     // Take one of the owner's numbered device places first: two registrations can never hold the
-    // same place, so together they can never exceed the cap.
-    const place = await takePlace(collectionOf(this.models.DevicePlace), ownerId, maxDevices);
+    // same place, so together they can never exceed the cap. A device's check is refused from
+    // memory while this replica remembers its owner at the cap (owners-at-cap.ts).
+    const atCap = by === 'check' && maxDevices > 0 && this.ownersAtCap.holds(ownerId, maxDevices);
+    const started = performance.now();
+    const place = atCap ? null : await takePlace(collectionOf(this.models.DevicePlace), ownerId, maxDevices);
     if (place === null) {
+      if (!atCap) this.ownersAtCap.found(ownerId, maxDevices, performance.now() - started);
       // A concurrent first check of this same device may have registered it meanwhile.
       const existing = await this.findDevice(device.projectId, { deviceId: device.deviceId });
       return existing ? { device: existing, created: false } : 'over_limit';
