@@ -1,10 +1,10 @@
 import type { Deferral } from '@ota/decision';
 import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from './model';
 
-/** The registry's storage port; `adapters/mongo` implements it. */
 /** Who registers a device: its own first check, or a person pre-provisioning it. */
 export type Registration = 'check' | 'provisioning';
 
+/** The registry's storage port; `adapters/mongo` implements it. */
 export interface RegistryStore {
   insertProject(project: Project): Promise<'inserted' | 'slug_taken'>;
   findProject(projectId: string): Promise<Project | null>;
