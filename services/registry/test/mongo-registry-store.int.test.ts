@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { collectionOf, connectMongo, ensureIndexes } from '@ota/mongo';
 import { seededRandom, testStack } from '@ota/testkit';
-import type { Connection } from 'mongoose';
+import mongoose, { type Connection } from 'mongoose';
 import { storedDevice } from './stored-device';
 import { registerModels, type RegistryModels } from '../src/adapters/mongo/models';
 import { writeGroupCopies } from '../src/previous-release/group-copies';
@@ -101,6 +101,37 @@ it('refuses devices’ own registrations at the cap from memory until a place is
   expect(await register('d')).toEqual({ device: expect.objectContaining({ deviceId: 'd' }), created: false });
   expect(await register('f', 4)).toMatchObject({ created: true });
   expect(await store.countDevices(projectId)).toEqual({ count: 4, estimated: false });
+});
+
+it('reads an owner’s places once for devices’ checks that arrive together at its cap, and registers up to the cap among them', async () => {
+  const { projectId, ownerId, channelId } = await project();
+  // A replica of its own, whose driver reports each command: which finds read the owner's places.
+  const monitored = mongoose.createConnection(testStack().mongodbUri, { dbName: mongo.name, monitorCommands: true });
+  await monitored.asPromise();
+  try {
+    const monitoredModels = registerModels(monitored);
+    const replica = new MongoRegistryStore(monitoredModels);
+    let placeReads = 0;
+    monitored.getClient().on('commandStarted', (event) => {
+      const { find, filter } = event.command as { find?: string; filter?: { scope?: unknown } };
+      if (find === 'device_places' && filter?.scope === ownerId) placeReads += 1;
+    });
+    const checks = (on: MongoRegistryStore, prefix: string, count: number) =>
+      Promise.all(Array.from({ length: count }, (_, index) => on.registerDevice(device(projectId, `${prefix}-${index}`, channelId), ownerId, 5, 'check')));
+    // Under the cap, checks arriving together still take every free place and no more.
+    const first = await checks(replica, 'early', 8);
+    expect(first.filter((result) => result !== 'over_limit')).toHaveLength(5);
+    // At the cap, on a replica that has not yet found it there, twelve devices' first checks at
+    // once: the places are read once, not by each.
+    const fresh = new MongoRegistryStore(monitoredModels);
+    placeReads = 0;
+    const atCap = await checks(fresh, 'late', 12);
+    expect(atCap.every((result) => result === 'over_limit')).toBe(true);
+    expect(placeReads).toBe(1);
+    expect(await store.countDevices(projectId)).toEqual({ count: 5, estimated: false });
+  } finally {
+    await monitored.close();
+  }
 });
 
 /** A decision record of check `seq` of the device. */

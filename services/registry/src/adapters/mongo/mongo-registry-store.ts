@@ -497,11 +497,9 @@ export class MongoRegistryStore implements RegistryStore {
     // Take one of the owner's numbered device places first: two registrations can never hold the
     // same place, so together they can never exceed the cap. A device's check is refused from
     // memory while this replica remembers its owner at the cap (owners-at-cap.ts).
-    const atCap = by === 'check' && maxDevices > 0 && this.ownersAtCap.holds(ownerId, maxDevices);
-    const started = performance.now();
-    const place = atCap ? null : await takePlace(collectionOf(this.models.DevicePlace), ownerId, maxDevices);
+    const take = () => takePlace(collectionOf(this.models.DevicePlace), ownerId, maxDevices);
+    const place = by === 'check' && maxDevices > 0 ? await this.ownersAtCap.takeForCheck(ownerId, maxDevices, take) : await this.takeForProvisioning(ownerId, maxDevices, take);
     if (place === null) {
-      if (!atCap) this.ownersAtCap.found(ownerId, maxDevices, performance.now() - started);
       // A concurrent first check of this same device may have registered it meanwhile.
       const existing = await this.findDevice(device.projectId, { deviceId: device.deviceId });
       return existing ? { device: existing, created: false } : 'over_limit';
@@ -518,6 +516,14 @@ export class MongoRegistryStore implements RegistryStore {
       if (!existing) throw error;
       return { device: existing, created: false };
     }
+  }
+
+  /** A person's pre-provisioning always reads; what it finds at the cap refuses devices' checks too. */
+  private async takeForProvisioning(ownerId: string, maxDevices: number, take: () => Promise<number | null>): Promise<number | null> {
+    const started = performance.now();
+    const place = await take();
+    if (place === null && maxDevices > 0) this.ownersAtCap.found(ownerId, maxDevices, performance.now() - started);
+    return place;
   }
 
   async checkIn(checkIn: CheckIn): Promise<Device | null> {

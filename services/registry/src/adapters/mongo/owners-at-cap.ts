@@ -14,8 +14,38 @@ const MOST_OWNERS = 10_000;
  */
 export class OwnersAtCap {
   private readonly owners = new Map<string, { cap: number; until: number }>();
+  /** Per owner, one devices' take in flight that later devices' checks wait for. */
+  private readonly takesInFlight = new Map<string, Promise<unknown>>();
 
   constructor(private readonly now: () => number = Date.now) {}
+
+  /**
+   * A device's own registration's place: null when the owner is at `cap`, found from memory or by
+   * `take`. Checks that arrive while one is taking for the same owner wait for it first, so that
+   * when it finds the cap reached (a read of every place, seconds for a huge owner) the rest are
+   * refused from memory instead of each making that read. They wait for one take, not a queue:
+   * under the cap they then take at once, together.
+   */
+  async takeForCheck(ownerId: string, cap: number, take: () => Promise<number | null>): Promise<number | null> {
+    const ahead = this.takesInFlight.get(ownerId);
+    if (ahead) await ahead;
+    if (this.holds(ownerId, cap)) return null;
+    const started = performance.now();
+    const taking = take();
+    if (!this.takesInFlight.has(ownerId)) {
+      const settled = taking.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.takesInFlight.set(ownerId, settled);
+      void settled.then(() => {
+        if (this.takesInFlight.get(ownerId) === settled) this.takesInFlight.delete(ownerId);
+      });
+    }
+    const place = await taking;
+    if (place === null) this.found(ownerId, cap, performance.now() - started);
+    return place;
+  }
 
   /** True when the owner was found holding at least `cap` places, and that is recent enough to go by. */
   holds(ownerId: string, cap: number): boolean {
