@@ -115,10 +115,15 @@ export class GrpcServer {
   private contextOf(call: IncomingCall, method: string): CallContext {
     const requestId = requestIdFrom(call.metadata.get(REQUEST_ID_HEADER)[0]?.toString());
     const traceparent = traceparentFrom(call.metadata.get(TRACEPARENT_HEADER)[0]?.toString());
+    const base = this.deps.logger;
+    let logger: Logger | undefined;
     return {
       requestId,
       traceparent,
-      logger: this.deps.logger.child({ ...logFieldsOf({ requestId, traceparent }), rpc: method }),
+      // Made when first used: most calls log nothing, and a child logger is built per call.
+      get logger() {
+        return (logger ??= base.child({ ...logFieldsOf({ requestId, traceparent }), rpc: method }));
+      },
       deadline: call.getDeadline(),
       cancelled: () => call.cancelled,
     };
@@ -130,10 +135,14 @@ export class GrpcServer {
     const labels = { grpc_type: type, grpc_service: serviceName, grpc_method: method };
     const fullName = `${serviceName}/${method}`;
 
-    const finish = (ctx: CallContext, startedAt: bigint, error: unknown) => {
+    const finish = (ctx: CallContext, startedAt: bigint, error: unknown, answered = true) => {
       const code = error === undefined ? status.OK : statusOfError(error).code;
+      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
       metrics.handled.inc({ ...labels, grpc_code: grpcCodeLabel(code) });
-      metrics.handling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
+      metrics.handling.observe(labels, seconds);
+      // The caller's deadline passed (or it went) before this answer: say which call held it up,
+      // for the caller logs only its own timeout.
+      if (answered && ctx.cancelled()) ctx.logger.warn({ code: grpcCodeLabel(code), ms: Math.round(seconds * 1000) }, 'rpc finished after its caller gave up');
       if (code === status.INTERNAL) ctx.logger.error({ err: error }, 'rpc failed');
       else if (code === status.UNAVAILABLE) ctx.logger.warn({ err: error }, 'rpc failed: a backing store is unavailable');
       else if (error !== undefined) ctx.logger.debug({ code: grpcCodeLabel(code), detail: (error as Error).message }, 'rpc refused');
@@ -186,11 +195,12 @@ export class GrpcServer {
           }
         };
         pump().then(
+          // A reader that stops reading (a device's download cut short) is no late answer.
           () => {
-            finish(ctx, startedAt, undefined);
+            finish(ctx, startedAt, undefined, false);
             call.end();
           },
-          (error: unknown) => call.emit('error', finish(ctx, startedAt, error)),
+          (error: unknown) => call.emit('error', finish(ctx, startedAt, error, false)),
         );
       };
     }

@@ -1,5 +1,5 @@
 import { isDomainError, notFound, unavailable, type DomainError } from '@ota/errors';
-import { createLogger } from '@ota/logging';
+import { createLogger, type Logger } from '@ota/logging';
 import { ServiceMetrics } from '@ota/metrics';
 import { artifacts as pb } from '@ota/proto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,6 +26,11 @@ const handlers: Handlers<typeof pb.ArtifactsServiceService> = {
     if (request.artifactId === 'missing') throw notFound('artifact not found');
     if (request.artifactId === 'busy') throw unavailable('try later', 3);
     if (request.artifactId === 'bug') throw new Error('a secret detail that must not leave the server');
+    if (request.artifactId === 'late') {
+      // Answers, but only after the caller's deadline.
+      await sleep(300);
+      return { artifact: artifact('late') };
+    }
     if (request.artifactId === 'slow') {
       // Runs past the caller's deadline; the handler learns the caller has gone.
       while (!ctx.cancelled()) await sleep(10);
@@ -59,8 +64,20 @@ const clientMetrics = new ServiceMetrics('gateway');
 let server: GrpcServer;
 let client: ServiceClient<typeof pb.ArtifactsServiceService>;
 
+/** The server's warnings, with the bindings of the call's logger. */
+const warned: Array<{ bindings: Record<string, unknown>; fields: Record<string, unknown>; message: string }> = [];
+function warningsKept(logger: Logger): Logger {
+  const makeChild = logger.child.bind(logger);
+  logger.child = ((bindings: Record<string, unknown>) => {
+    const child = makeChild(bindings);
+    child.warn = ((fields: Record<string, unknown>, message: string) => void warned.push({ bindings, fields, message })) as Logger['warn'];
+    return child;
+  }) as Logger['child'];
+  return logger;
+}
+
 beforeAll(async () => {
-  server = new GrpcServer({ logger: createLogger('artifacts', 'silent'), metrics: serverMetrics });
+  server = new GrpcServer({ logger: warningsKept(createLogger('artifacts', 'silent')), metrics: serverMetrics });
   server.addService(SERVICE, pb.ArtifactsServiceService, handlers);
   const port = await server.listen('127.0.0.1:0');
   client = createServiceClient(SERVICE, pb.ArtifactsServiceService, `127.0.0.1:${port}`, { defaultTimeoutMs: 2_000, streamTimeoutMs: 10_000, metrics: clientMetrics });
@@ -142,4 +159,21 @@ it('counts each call on both sides, by method and code as Go spells it', async (
   expect(client).toMatch(/grpc_client_handled_total\{[^}]*grpc_method="getArtifact",grpc_code="Internal"[^}]*\} 1/);
   expect(client).toMatch(/grpc_client_handled_total\{[^}]*grpc_method="getArtifact",grpc_code="DeadlineExceeded"[^}]*\} 1/);
   expect(client).toMatch(/grpc_client_handling_seconds_count\{[^}]*grpc_method="readArtifactBinary"[^}]*\} 1/);
+});
+
+// Last: it adds a deadline passed to the counts the test above reads.
+it('says which call answered after its caller gave up, and how long it took', async () => {
+  const late = await client.getArtifact({ projectId: 'p1', artifactId: 'late' }, { requestId: 'request-late', timeoutMs: 100 }).catch((error: unknown) => error);
+  expect(isDomainError(late, 'Unavailable')).toBe(true);
+  const lateAnswer = () => warned.find((entry) => entry.message === 'rpc finished after its caller gave up' && entry.bindings.requestId === 'request-late');
+  for (let waited = 0; !lateAnswer() && waited < 5_000; waited += 10) await sleep(10);
+  expect(lateAnswer()).toEqual({
+    bindings: expect.objectContaining({ requestId: 'request-late', rpc: `${SERVICE}/getArtifact` }),
+    fields: { code: 'OK', ms: expect.any(Number) },
+    message: 'rpc finished after its caller gave up',
+  });
+  expect(lateAnswer()!.fields.ms).toBeGreaterThanOrEqual(290);
+  // A call answered in time says nothing of the kind.
+  await client.getArtifact({ projectId: 'p1', artifactId: 'in-time' }, { requestId: 'request-in-time' });
+  expect(warned.filter((entry) => entry.bindings.requestId === 'request-in-time')).toEqual([]);
 });

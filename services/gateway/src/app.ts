@@ -1,7 +1,7 @@
 import { invalidArgument } from '@ota/errors';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { REQUEST_ID_HEADER, TRACEPARENT_HEADER, logFieldsOf, requestIdFrom, traceparentFrom } from '@ota/logging';
+import { type Logger, REQUEST_ID_HEADER, TRACEPARENT_HEADER, logFieldsOf, requestIdFrom, traceparentFrom } from '@ota/logging';
 import type { GatewayDeps } from './deps';
 import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS, ValidationFailed, errorMiddleware } from './http/errors';
 import { firstDuplicateKey } from './http/duplicate-keys';
@@ -133,7 +133,9 @@ export function createApp(deps: GatewayDeps): Koa {
     const traceparent = traceparentFrom(ctx.get(TRACEPARENT_HEADER) || undefined);
     ctx.state.requestId = requestId;
     ctx.state.traceparent = traceparent;
-    ctx.state.logger = deps.logger.child(logFieldsOf({ requestId, traceparent }));
+    // Made when first used (a failure, or the request line at debug): most requests log nothing.
+    let logger: Logger | undefined;
+    Object.defineProperty(ctx.state, 'logger', { get: () => (logger ??= deps.logger.child(logFieldsOf({ requestId, traceparent }))) });
     ctx.set(REQUEST_ID_HEADER, requestId);
     const startedAt = process.hrtime.bigint();
     try {
@@ -145,7 +147,7 @@ export function createApp(deps: GatewayDeps): Koa {
       metrics.requests.inc({ method, route, status: String(ctx.status) });
       metrics.duration.observe({ method, route }, seconds);
       // One line per request at debug: at fleet rates an info-level access log would dominate.
-      ctx.state.logger.debug({ method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
+      if (deps.logger.isLevelEnabled('debug')) ctx.state.logger.debug({ method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000) }, 'request');
     }
   });
   app.use(errorMiddleware(deps.logger));

@@ -30,6 +30,9 @@ export function requestDeadline(timeoutMs: number, retryAfterSeconds: number, lo
       const outcome = await Promise.race([work, expired]);
       if (outcome === 'expired') {
         onTimeout();
+        // The services log each call that answers after this (libs/grpc, "rpc finished after its
+        // caller gave up"), under the same request id: together they say what held the request up.
+        ((ctx.state.logger as Logger | undefined) ?? logger).warn({ requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, ms: timeoutMs }, 'request passed its deadline; answered 503');
         work.catch((error: unknown) => logger.warn({ err: error, requestId: ctx.state.requestId }, 'request failed after its deadline'));
         throw unavailable(`the request did not complete within ${timeoutMs} ms; retry later`, retryAfterSeconds);
       }
