@@ -498,7 +498,7 @@ export class MongoRegistryStore implements RegistryStore {
     // same place, so together they can never exceed the cap. A device's check is refused from
     // memory while this replica remembers its owner at the cap (owners-at-cap.ts).
     const take = () => takePlace(collectionOf(this.models.DevicePlace), ownerId, maxDevices);
-    const place = by === 'check' && maxDevices > 0 ? await this.ownersAtCap.takeForCheck(ownerId, maxDevices, take) : await this.takeForProvisioning(ownerId, maxDevices, take);
+    const place = by === 'check' && maxDevices > 0 ? await this.ownersAtCap.takeForCheck(ownerId, maxDevices, take) : await this.takeWithoutWaiting(ownerId, maxDevices, take);
     if (place === null) {
       // A concurrent first check of this same device may have registered it meanwhile.
       const existing = await this.findDevice(device.projectId, { deviceId: device.deviceId });
@@ -518,8 +518,11 @@ export class MongoRegistryStore implements RegistryStore {
     }
   }
 
-  /** A person's pre-provisioning always reads; what it finds at the cap refuses devices' checks too. */
-  private async takeForProvisioning(ownerId: string, maxDevices: number, take: () => Promise<number | null>): Promise<number | null> {
+  /**
+   * A person's pre-provisioning, and any uncapped take: no wait for other takes and no memory
+   * consulted (provisioning always reads); a cap found reached refuses devices' checks too.
+   */
+  private async takeWithoutWaiting(ownerId: string, maxDevices: number, take: () => Promise<number | null>): Promise<number | null> {
     const started = performance.now();
     const place = await take();
     if (place === null && maxDevices > 0) this.ownersAtCap.found(ownerId, maxDevices, performance.now() - started);
