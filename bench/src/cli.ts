@@ -255,7 +255,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 main().catch(async (error: Error) => {
-  process.stderr.write(`${error.message}\n`);
+  // The stack says where a failure came from; a bare message (a refused connection, a timeout) does not.
+  process.stderr.write(`${error.stack ?? error.message}\n`);
   // One side of a comparison failed: the other side's stack stops with it.
   await Promise.allSettled([...runningStacks].map((stack) => stack.stop()));
   process.exit(1);
