@@ -39,7 +39,8 @@ Options:
   --start-rate N     first rate of each search, per second (default 100; smoke 50)
   --max-steps N      rate steps per search at most (default 10; smoke 1)
   --rounds N         rounds of s20, each one step of our services and one of the floor at
-                     --start-rate (default 6; smoke 2)
+                     --start-rate, and of s22, each a step of both at once at --start-rate
+                     each (default 6; smoke 2)
   --cpu-prof DIR     run every service, and s0's and s17's servers, with node --cpu-prof, writing
                      .cpuprofile files to DIR
   --alloc-prof DIR   sample what every service, and s0's and s17's servers, allocate (freed or

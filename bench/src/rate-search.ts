@@ -2,7 +2,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { summarize, type LatencySummary } from './latency';
 import { runOpenLoop, type Outcome, type Sample } from './open-loop';
-import { perRequest, usageOf } from './process-usage';
+import { perRequest, usageOf, usageOfInBackground, type Usage } from './process-usage';
 import { startPauseReading, type Pauses } from './service-pauses';
 import { BUSY_FLEET_CHECKS_PER_SECOND, FLEET_CHECKS_PER_SECOND, costOf, statementsPerRequest } from './store-statements';
 
@@ -20,6 +20,11 @@ export interface Step {
   pauses?: Record<string, Pauses>;
   /** The slowest measured requests: when each was due (ms into the step) and how long it took. */
   slowest?: Array<{ atMs: number; latencyMs: number }>;
+  /**
+   * CPU ms per request of each process in consecutive slices of the step, where asked for: whether
+   * a cost is paid in the step's first seconds (a warm-up) or throughout (a state the process is in).
+   */
+  slices?: Array<{ fromMs: number; cpuMsPerRequest: Record<string, number> }>;
 }
 
 export interface RateSearchOptions {
@@ -60,9 +65,11 @@ export async function measureStep(
   offset: number,
   countStatements?: () => number | undefined,
   metricsUrls?: Record<string, string>,
+  sliceMs?: number,
 ) {
   const statementsBefore = countStatements?.();
   const before = usageOf(pids);
+  const slicing = sliceMs ? readSlices(pids, before, sliceMs, rate) : undefined;
   // Read just before the step, so that the readings cover it whole (warm-up included): a scrape at
   // the end of the warm-up showed as a spike of its own in the measured requests.
   const pausesRead = metricsUrls ? await startPauseReading(metricsUrls) : undefined;
@@ -71,6 +78,7 @@ export async function measureStep(
   benchLoop.enable();
   const samples: Sample[] = await runOpenLoop({ phases: [{ rate, durationMs: stepMs }], send: (index) => send(offset + index) });
   benchLoop.disable();
+  const slices = await slicing?.stop();
   const after = usageOf(pids);
   const pauses = { ...(await pausesRead?.()), bench: { loopDelayMaxMs: Math.round(benchLoop.max / 1e5) / 10, loopDelayP99Ms: Math.round(benchLoop.percentile(99) / 1e5) / 10 } };
   const statements = statementsPerRequest(statementsBefore, countStatements?.(), samples.length);
@@ -87,8 +95,36 @@ export async function measureStep(
     ...(statements === undefined ? {} : { storeStatementsPerRequest: statements }),
     pauses,
     slowest,
+    ...(slices ? { slices } : {}),
   };
   return { step, sent: samples.length };
+}
+
+/**
+ * Reads each process's CPU every `sliceMs` while a step runs at `rate` (read off the event loop),
+ * as CPU ms per request of the slice: an open loop sends rate × slice requests in each.
+ */
+function readSlices(pids: Record<string, number>, start: Record<string, Usage>, sliceMs: number, rate: number) {
+  const startedAt = Date.now();
+  const readings: Array<{ atMs: number; usage: Record<string, Usage> }> = [{ atMs: 0, usage: start }];
+  let reading: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    reading = usageOfInBackground(pids).then((usage) => void readings.push({ atMs: Date.now() - startedAt, usage }));
+  }, sliceMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await reading;
+      return readings.slice(1).map((reading, index) => {
+        const previous = readings[index]!;
+        const requests = (rate * (reading.atMs - previous.atMs)) / 1000;
+        const cpuMsPerRequest = Object.fromEntries(
+          Object.keys(reading.usage).map((name) => [name, Math.round(((reading.usage[name]!.cpuMs - (previous.usage[name]?.cpuMs ?? 0)) / Math.max(1, requests)) * 1000) / 1000]),
+        );
+        return { fromMs: previous.atMs, cpuMsPerRequest };
+      });
+    },
+  };
 }
 
 /**

@@ -37,6 +37,7 @@ export const SCENARIOS = {
   s19: 'check of known devices, as s1, on a project with an active deployment to a group none of them is in: each check reads the device\'s memberships to decide it (docs/architecture.md, "Group membership"), so that, against a commit before that read, the two sides differ by it alone',
   s20: 'our services against the floor in turns: s1\'s checks through the stack and through s17\'s floor, one step each at --start-rate, for --rounds rounds (the order turned each round: ours, floor, floor, ours, ...), each step after half a step of the same checks unmeasured; each round\'s ratio of our services\' CPU per check to the floor\'s, and the median of the rounds',
   s21: 'new devices under a device cap: checks of new devices of two owners that each hold --held-places device places (seeded in the store), one with a cap ten times that (each device registered), one at its cap (each device refused, over_limit): for each, the first check, then up to 20 more one at a time (median, 95th percentile, each process\'s CPU per check)',
+  s22: 'our services against the floor at once: s1\'s checks through the stack and through s17\'s floor in the same seconds, one after the other, each side at --start-rate, for --rounds rounds, each after half a round of the same checks unmeasured; each round\'s ratio of our services\' CPU per check to the floor\'s, each side\'s processes read over the same seconds, and the median of the rounds',
 } as const;
 export type ScenarioName = keyof typeof SCENARIOS;
 
@@ -73,6 +74,8 @@ const LIFECYCLE = ['offered', 'download_started', 'downloaded', 'flashed', 'vali
 const BOARDS = ['board-a', 'board-b'] as const;
 /** How long s17 watches the processes with no request before its search (CPU ticks are 10 ms). */
 const IDLE_MEASURE_MS = 20_000;
+/** s20 reads each process's CPU in slices of its steps this long: whether a round's extra cost is a warm-up or a state. */
+const S20_SLICE_MS = 5_000;
 
 /** The hex prefixes of 16 or 256 parts of the id space in bit-reversed order, as the console reads them. */
 function spreadParts(count: 16 | 256): string[] {
@@ -121,6 +124,18 @@ function lateInItsBucket(idOf: (index: number) => string, from: number, devices:
 /** The CPU per request of the named processes together, in ms (3 decimals). */
 function cpuMsPerCheckOf(usage: Record<string, { cpuMsPerRequest: number }>, names: readonly string[]): number {
   return Math.round(names.reduce((total, name) => total + (usage[name]?.cpuMsPerRequest ?? 0), 0) * 1000) / 1000;
+}
+
+/** The median round of s20's or s22's rounds: each side's CPU per check, and the ratio with its range. */
+function mediansOfRounds(rounds: ReadonlyArray<{ oursCpuMsPerCheck: number; floorCpuMsPerCheck: number; servicesToFloor: number | null }>) {
+  const medianOf = (values: number[]) => Math.round(quantile([...values].sort((a, b) => a - b), 0.5) * 1000) / 1000;
+  const ratios = rounds.flatMap((round) => (round.servicesToFloor === null ? [] : [round.servicesToFloor]));
+  return {
+    oursCpuMsPerCheck: medianOf(rounds.map((round) => round.oursCpuMsPerCheck)),
+    floorCpuMsPerCheck: medianOf(rounds.map((round) => round.floorCpuMsPerCheck)),
+    servicesToFloor: ratios.length ? medianOf(ratios) : null,
+    servicesToFloorRange: ratios.length ? [Math.min(...ratios), Math.max(...ratios)] : null,
+  };
 }
 
 /** Runs scenarios against one stack, setting up each fleet the first time a scenario needs it. */
@@ -223,6 +238,8 @@ export class Scenarios {
         return this.floorInTurns();
       case 's21':
         return this.cappedRegistration();
+      case 's22':
+        return this.floorAtOnce();
       case 's18': {
         const { fleet, features } = await this.guardedOfferingFleet();
         return { ...(await this.search('s18', (index) => this.checkGuarded(fleet, index))), features };
@@ -1007,7 +1024,7 @@ export class Scenarios {
           // its first several seconds: the step is measured after half a step of the same checks.
           const warmUp = await runOpenLoop({ phases: [{ rate: this.settings.startRate, durationMs: this.settings.stepMs / 2 }], send: (index) => side.send(side.sent + index) });
           side.sent += warmUp.length;
-          const { step, sent } = await measureStep(this.settings.startRate, this.settings.stepMs, side.pids, side.send, side.sent, this.countStatements);
+          const { step, sent } = await measureStep(this.settings.startRate, this.settings.stepMs, side.pids, side.send, side.sent, this.countStatements, name === 'ours' ? this.stack.metricsUrls : undefined, S20_SLICE_MS);
           side.sent += sent;
           steps[name] = step;
           // Let queues drain, as between the steps of a rate search.
@@ -1020,17 +1037,64 @@ export class Scenarios {
           `  round ${round + 1}: ours ${ours} ms (p99 ${steps.ours!.latency.p99} ms), the floor ${floorCpu} ms (p99 ${steps.floor!.latency.p99} ms): ${servicesToFloor}`,
         );
       }
-      const medianOf = (values: number[]) => Math.round(quantile([...values].sort((a, b) => a - b), 0.5) * 1000) / 1000;
-      const ratios = rounds.flatMap((round) => (round.servicesToFloor === null ? [] : [round.servicesToFloor]));
-      const result = {
-        rate: this.settings.startRate,
-        rounds,
-        oursCpuMsPerCheck: medianOf(rounds.map((round) => round.oursCpuMsPerCheck)),
-        floorCpuMsPerCheck: medianOf(rounds.map((round) => round.floorCpuMsPerCheck)),
-        servicesToFloor: ratios.length ? medianOf(ratios) : null,
-        servicesToFloorRange: ratios.length ? [Math.min(...ratios), Math.max(...ratios)] : null,
+      const result = { rate: this.settings.startRate, rounds, ...mediansOfRounds(rounds) };
+      this.settings.log(`  s20: our services against the floor, median of ${rounds.length} rounds: ${result.servicesToFloor} (${result.servicesToFloorRange?.join(' to ')})`);
+      return result;
+    } finally {
+      await direct.close();
+      await floor.stop();
+    }
+  }
+
+  /**
+   * s22: our services' CPU per check against the floor's, both served at the same time. In s20's
+   * turns the machine itself moved a side's CPU per check by 20% from one step to the next (a
+   * step's processes, ours and the floor's and the store's alike, spent more at some moments than
+   * at others), so a round's ratio carried the machine's drift between its two steps. Here every
+   * second of a round holds checks of both sides, one after the other, and each side's processes
+   * are read over the same seconds: what the machine does to one it does to the other.
+   */
+  private async floorAtOnce() {
+    const fleet = await this.knownDevices();
+    const floor = await startFloor(this.rootDir, this.stack, this.serverNodeArgs);
+    const direct = new Gateway(floor.url);
+    try {
+      const rate = this.settings.startRate;
+      this.settings.log(`s22: our services and the floor at once, ${this.settings.rounds} rounds at ${rate}/s each`);
+      await this.checkEachKnownDevice(direct, fleet);
+      const floorNames = Object.keys(floor.pids);
+      const pids = { ...this.pids, ...floor.pids };
+      // Even requests are ours, odd ones the floor's: each side at `rate`, its devices in s20's order.
+      let sent = 0;
+      const send = (index: number) => {
+        const [side, number] = [index % 2 === 0 ? 'ours' : 'floor', sent + Math.floor(index / 2)];
+        const answer = side === 'ours' ? this.checkKnown(fleet, number) : this.checkKnownAt(direct, fleet, number);
+        return answer.then((outcome) => ({ ...outcome, tag: side }));
       };
-      this.settings.log(`  s20: our services against the floor, median of ${ratios.length} rounds: ${result.servicesToFloor} (${result.servicesToFloorRange?.join(' to ')})`);
+      const rounds: Array<{ ours: object; floor: object; oursCpuMsPerCheck: number; floorCpuMsPerCheck: number; servicesToFloor: number | null }> = [];
+      for (let round = 0; round < this.settings.rounds; round += 1) {
+        await this.settings.beforeStep?.();
+        // Half a step unmeasured, as s20 warms each of its steps.
+        const warmUp = await runOpenLoop({ phases: [{ rate: rate * 2, durationMs: this.settings.stepMs / 2 }], send });
+        sent += Math.ceil(warmUp.length / 2);
+        const before = usageOf(pids);
+        const samples = await runOpenLoop({ phases: [{ rate: rate * 2, durationMs: this.settings.stepMs }], send });
+        const after = usageOf(pids);
+        sent += Math.ceil(samples.length / 2);
+        const sideOf = (tag: string, names: readonly string[]) => {
+          const answered = samples.filter((sample) => sample.tag === tag);
+          const usage = perRequest(before, after, answered.length);
+          const measured = answered.filter((sample) => sample.intendedAt >= this.settings.stepMs / 5);
+          return { requests: answered.length, latency: summarize(measured), cpuMsPerCheck: cpuMsPerCheckOf(usage, names), usage: Object.fromEntries(names.map((name) => [name, usage[name]])) };
+        };
+        const [ours, floorSide] = [sideOf('ours', OUR_SERVICES), sideOf('floor', floorNames)];
+        const servicesToFloor = floorSide.cpuMsPerCheck ? Math.round((ours.cpuMsPerCheck / floorSide.cpuMsPerCheck) * 100) / 100 : null;
+        rounds.push({ ours, floor: floorSide, oursCpuMsPerCheck: ours.cpuMsPerCheck, floorCpuMsPerCheck: floorSide.cpuMsPerCheck, servicesToFloor });
+        this.settings.log(`  round ${round + 1}: ours ${ours.cpuMsPerCheck} ms (p99 ${ours.latency.p99} ms), the floor ${floorSide.cpuMsPerCheck} ms (p99 ${floorSide.latency.p99} ms): ${servicesToFloor}`);
+        await sleep(1_000);
+      }
+      const result = { rate, rounds, ...mediansOfRounds(rounds) };
+      this.settings.log(`  s22: our services against the floor at once, median of ${rounds.length} rounds: ${result.servicesToFloor} (${result.servicesToFloorRange?.join(' to ')})`);
       return result;
     } finally {
       await direct.close();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 // the scenarios measure correctly, never how fast: these machines are shared and noisy.
 
 const root = join(__dirname, '..', '..');
-const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16', 's17', 's18', 's19', 's20', 's21'];
+const SCENARIOS = ['s0', 's1', 's2', 's3', 's4', 's5', 's6', 's9', 's10', 's11', 's12', 's13', 's14', 's15', 's16', 's17', 's18', 's19', 's20', 's21', 's22'];
 
 /**
  * Only a guard against a hang, never a bound on speed: the whole smoke run takes about 220 s on a
@@ -113,6 +113,17 @@ it('runs every scenario and reports complete results', async () => {
     }
     expect(inTurns.rounds.map((round: { order: string[] }) => round.order)).toEqual([['ours', 'floor'], ['floor', 'ours']]);
     expect(inTurns.servicesToFloor).toEqual(expect.any(Number));
+    // s22 served both sides in the same seconds and read each side's processes over them.
+    const atOnce = result('s22');
+    expect(atOnce.rounds).toHaveLength(2);
+    for (const round of atOnce.rounds) {
+      expect(Object.keys(round.ours.usage)).toEqual(expect.arrayContaining(['gateway', 'registry']));
+      expect(Object.keys(round.floor.usage).sort()).toEqual(['floor-back', 'floor-front']);
+      expect(round.ours.latency.requests).toBeGreaterThan(0);
+      expect(round.floor.latency.requests).toBeGreaterThan(0);
+      expect(Math.abs(round.ours.requests - round.floor.requests)).toBeLessThanOrEqual(1);
+      expect(round).toMatchObject({ oursCpuMsPerCheck: expect.any(Number), floorCpuMsPerCheck: expect.any(Number), servicesToFloor: expect.any(Number) });
+    }
     // The checks of seeded devices are answered, and the run says what a fleet of that size polling every 5 minutes costs.
     expect(large.checksOfKnownDevices).toMatchObject({ errorRate: 0, coresAtFiveMinutePolling: { gateway: expect.any(Number), registry: expect.any(Number) } });
     for (const [name, cost] of Object.entries(large.operations as Record<string, { calls: number; errors: string[] }>)) expect({ name, calls: cost.calls >= 3, errors: cost.errors }).toEqual({ name, calls: true, errors: [] });
