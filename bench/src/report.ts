@@ -54,7 +54,7 @@ export function updatePerformanceDoc(docPath: string, dir: string): void {
     const notes = [
       result.ratioToS0 !== undefined ? `${result.ratioToS0}× s0` : '',
       result.rounds !== undefined
-        ? `our services used ${result.servicesToFloor}× the floor's CPU per check at ${result.rate}/s, the median of ${result.rounds.length} rounds in turns (${result.servicesToFloorRange?.join(' to ')})`
+        ? `our services used ${result.servicesToFloor}× the floor's CPU per check at ${result.rate}/s, the median of ${result.rounds.length} rounds ${result.scenario === 's22' ? 'with both served at once, each at that rate' : 'in turns'} (${result.servicesToFloorRange?.join(' to ')})`
         : '',
       result.atSameRates !== undefined
         ? result.servicesToFloor
