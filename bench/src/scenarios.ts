@@ -6,7 +6,7 @@ import { DEVICE_PAGE_LEVELS } from '@ota/ids';
 import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-stack';
 import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
-import { runOpenLoop } from './open-loop';
+import { runOpenLoop, type Outcome } from './open-loop';
 import { idleCpuOf, perRequest, usageOf, usageOfInBackground } from './process-usage';
 import { heapOf, type HeapReading } from './service-heap';
 import { highestRate, measureStep, P99_TARGET_MS, type RateSearchResult, type Step } from './rate-search';
@@ -1069,7 +1069,8 @@ export class Scenarios {
       const send = (index: number) => {
         const [side, number] = [index % 2 === 0 ? 'ours' : 'floor', sent + Math.floor(index / 2)];
         const answer = side === 'ours' ? this.checkKnown(fleet, number) : this.checkKnownAt(direct, fleet, number);
-        return answer.then((outcome) => ({ ...outcome, tag: side }));
+        // A request that failed outright still counts for its side, as status 0.
+        return answer.catch((): Outcome => ({ status: 0, retryAfter: false })).then((outcome) => ({ ...outcome, tag: side }));
       };
       const rounds: Array<{ ours: object; floor: object; oursCpuMsPerCheck: number; floorCpuMsPerCheck: number; servicesToFloor: number | null }> = [];
       for (let round = 0; round < this.settings.rounds; round += 1) {
