@@ -115,11 +115,11 @@ function readSlices(pids: Record<string, number>, start: Record<string, Usage>, 
     async stop() {
       clearInterval(timer);
       await reading;
-      return readings.slice(1).map((reading, index) => {
+      return readings.slice(1).map((end, index) => {
         const previous = readings[index]!;
-        const requests = (rate * (reading.atMs - previous.atMs)) / 1000;
+        const requests = (rate * (end.atMs - previous.atMs)) / 1000;
         const cpuMsPerRequest = Object.fromEntries(
-          Object.keys(reading.usage).map((name) => [name, Math.round(((reading.usage[name]!.cpuMs - (previous.usage[name]?.cpuMs ?? 0)) / Math.max(1, requests)) * 1000) / 1000]),
+          Object.keys(end.usage).map((name) => [name, Math.round(((end.usage[name]!.cpuMs - (previous.usage[name]?.cpuMs ?? 0)) / Math.max(1, requests)) * 1000) / 1000]),
         );
         return { fromMs: previous.atMs, cpuMsPerRequest };
       });
