@@ -12,7 +12,7 @@ import {
 import { REQUEST_ID_HEADER, TRACEPARENT_HEADER } from '@ota/logging';
 import type { ServiceMetrics } from '@ota/metrics';
 import { once } from 'node:events';
-import { grpcClientMetrics, grpcCodeLabel } from './metrics';
+import { grpcClientMetrics } from './metrics';
 import { errorOfStatus } from './status';
 import { callKindOf, type CallKindOf, type MethodDefinition, type RequestOf, type ResponseOf } from './types';
 
@@ -84,10 +84,11 @@ export function createServiceClient<S extends Record<string, MethodDefinition>>(
   for (const [method, def] of Object.entries(definition)) {
     const fullName = `${serviceName}/${method}`;
     const type = callKindOf(def);
-    const labels = { grpc_type: type, grpc_service: serviceName, grpc_method: method };
+    const series = metrics?.of({ grpc_type: type, grpc_service: serviceName, grpc_method: method });
     const observe = (startedAt: bigint, code: status) => {
-      metrics?.handled.inc({ ...labels, grpc_code: grpcCodeLabel(code) });
-      metrics?.handling.observe(labels, Number(process.hrtime.bigint() - startedAt) / 1e9);
+      if (!series) return;
+      series.handled(code).inc();
+      series.handling.observe(Number(process.hrtime.bigint() - startedAt) / 1e9);
     };
     const callArgs = (options: CallOptions | undefined, streaming: boolean) => {
       const metadata = new Metadata();

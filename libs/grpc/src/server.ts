@@ -113,33 +113,19 @@ export class GrpcServer {
   }
 
   private contextOf(call: IncomingCall, method: string): CallContext {
-    const requestId = requestIdFrom(call.metadata.get(REQUEST_ID_HEADER)[0]?.toString());
-    const traceparent = traceparentFrom(call.metadata.get(TRACEPARENT_HEADER)[0]?.toString());
-    const base = this.deps.logger;
-    let logger: Logger | undefined;
-    return {
-      requestId,
-      traceparent,
-      // Made when first used: most calls log nothing, and a child logger is built per call.
-      get logger() {
-        return (logger ??= base.child({ ...logFieldsOf({ requestId, traceparent }), rpc: method }));
-      },
-      deadline: call.getDeadline(),
-      cancelled: () => call.cancelled,
-    };
+    return new IncomingCallContext(call, method, this.deps.logger);
   }
 
   private wrap(serviceName: string, method: string, def: MethodDefinition, handler: (...args: never[]) => unknown) {
-    const metrics = grpcServerMetrics(this.deps.metrics);
     const type = callKindOf(def);
-    const labels = { grpc_type: type, grpc_service: serviceName, grpc_method: method };
+    const metrics = grpcServerMetrics(this.deps.metrics).of({ grpc_type: type, grpc_service: serviceName, grpc_method: method });
     const fullName = `${serviceName}/${method}`;
 
     const finish = (ctx: CallContext, startedAt: bigint, error: unknown, answered = true) => {
       const code = error === undefined ? status.OK : statusOfError(error).code;
       const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      metrics.handled.inc({ ...labels, grpc_code: grpcCodeLabel(code) });
-      metrics.handling.observe(labels, seconds);
+      metrics.handled(code).inc();
+      metrics.handling.observe(seconds);
       // The caller's deadline passed (or it went) before this answer: say which call held it up,
       // for the caller logs only its own timeout.
       if (answered && ctx.cancelled()) ctx.logger.warn({ code: grpcCodeLabel(code), ms: Math.round(seconds * 1000) }, 'rpc finished after its caller gave up');
@@ -149,7 +135,7 @@ export class GrpcServer {
       return error === undefined ? undefined : statusOfError(error);
     };
     const start = (call: IncomingCall) => {
-      metrics.started.inc(labels);
+      metrics.started.inc();
       return { startedAt: process.hrtime.bigint(), ctx: this.contextOf(call, fullName) };
     };
     /** Sends a unary answer once the handler settles; `onRefused` runs before a refusal is sent. */
@@ -205,5 +191,35 @@ export class GrpcServer {
       };
     }
     throw new Error(`${fullName}: bidirectional streaming is not supported`);
+  }
+}
+
+/**
+ * A call's context, as a class rather than an object literal with a getter: it is made for every
+ * call, and V8 builds a literal with an accessor through its runtime, not inline.
+ */
+class IncomingCallContext implements CallContext {
+  readonly requestId: string;
+  readonly traceparent?: string;
+  readonly deadline: Date | number;
+  private childLogger?: Logger;
+
+  constructor(
+    private readonly call: IncomingCall,
+    private readonly method: string,
+    private readonly baseLogger: Logger,
+  ) {
+    this.requestId = requestIdFrom(call.metadata.get(REQUEST_ID_HEADER)[0]?.toString());
+    this.traceparent = traceparentFrom(call.metadata.get(TRACEPARENT_HEADER)[0]?.toString());
+    this.deadline = call.getDeadline();
+  }
+
+  // Made when first used: most calls log nothing, and a child logger is built per call.
+  get logger(): Logger {
+    return (this.childLogger ??= this.baseLogger.child({ ...logFieldsOf({ requestId: this.requestId, traceparent: this.traceparent }), rpc: this.method }));
+  }
+
+  cancelled(): boolean {
+    return this.call.cancelled;
   }
 }

@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram } from './series';
 
-export type { Counter, Gauge, Histogram } from 'prom-client';
+export type { Gauge } from 'prom-client';
+export { Counter, CounterSeries, Histogram, HistogramSeries, type LabelValues } from './series';
 
 // Buckets sized for a service whose hot path should answer in single-digit milliseconds.
 export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -42,11 +44,11 @@ export class ServiceMetrics {
   }
 
   counter<Label extends string>(name: string, help: string, labelNames: readonly Label[] = []): Counter<Label> {
-    return this.existing<Counter<Label>>(name, Counter) ?? new Counter({ name, help, labelNames, registers: [this.registry] });
+    return this.existing<Counter<Label>>(name, Counter) ?? this.registered(new Counter(name, help, labelNames));
   }
 
   histogram<Label extends string>(name: string, help: string, labelNames: readonly Label[] = [], buckets = LATENCY_BUCKETS): Histogram<Label> {
-    return this.existing<Histogram<Label>>(name, Histogram) ?? new Histogram({ name, help, labelNames, buckets, registers: [this.registry] });
+    return this.existing<Histogram<Label>>(name, Histogram) ?? this.registered(new Histogram(name, help, labelNames, buckets));
   }
 
   /**
@@ -63,6 +65,12 @@ export class ServiceMetrics {
       registers: [this.registry],
       ...(collect ? { async collect(this: Gauge<Label>) { await collect(this); } } : {}),
     });
+  }
+
+  /** Our counters and histograms (series.ts) give the registry what prom-client's own do. */
+  private registered<M extends Counter<string> | Histogram<string>>(metric: M): M {
+    this.registry.registerMetric(metric as never);
+    return metric;
   }
 
   private existing<M>(name: string, kind: abstract new (...args: never[]) => unknown): M | undefined {

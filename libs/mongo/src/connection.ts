@@ -92,20 +92,29 @@ function measureMongo(connection: Connection, metrics: ServiceMetrics, perComman
  * pool"). The interval is timed here, as the events' own times have millisecond resolution.
  */
 function measureOperations(client: MongoClient, metrics: ServiceMetrics): void {
-  const duration = metrics.histogram('ota_mongodb_operation_duration_seconds', 'Time a pooled connection is held for one MongoDB command: from check-out to check-in, after its answer is read.', []);
+  const duration = metrics.histogram('ota_mongodb_operation_duration_seconds', 'Time a pooled connection is held for one MongoDB command: from check-out to check-in, after its answer is read.', []).seriesOf({});
   const lost = metrics.counter('ota_mongodb_connections_lost_total', 'Pooled MongoDB connections closed by an error (a network failure or timeout); the command on each, if any, failed.', []);
   // Connection ids are counted per pool, and a pool serves one server: the address tells them apart.
   const checkedOutAt = new Map<string, Map<number | string, number>>();
+  // The driver spells the address anew for every event, so a Map lookup would hash it each time;
+  // comparing it with the last one's is cheaper, and a process mostly talks to one server.
+  let lastAddress: string | undefined;
+  let lastPool = new Map<number | string, number>();
+  const poolOf = (address: string) => {
+    if (address === lastAddress) return lastPool;
+    let pool = checkedOutAt.get(address);
+    if (pool === undefined) checkedOutAt.set(address, (pool = new Map()));
+    lastAddress = address;
+    return (lastPool = pool);
+  };
   client.on('connectionCheckedOut', (event) => {
-    let pool = checkedOutAt.get(event.address);
-    if (pool === undefined) checkedOutAt.set(event.address, (pool = new Map()));
-    pool.set(event.connectionId, performance.now());
+    poolOf(event.address).set(event.connectionId, performance.now());
   });
   client.on('connectionCheckedIn', (event) => {
-    const pool = checkedOutAt.get(event.address);
-    const since = pool?.get(event.connectionId);
+    const pool = poolOf(event.address);
+    const since = pool.get(event.connectionId);
     if (since === undefined) return;
-    pool!.delete(event.connectionId);
+    pool.delete(event.connectionId);
     duration.observe((performance.now() - since) / 1000);
   });
   client.on('connectionClosed', (event) => {
