@@ -103,6 +103,25 @@ function refuseUnstorableText() {
   };
 }
 
+/**
+ * What every request's `ctx.state` starts with: its request id and trace context, and a logger
+ * that carries them. A class, not a property defined on Koa's object per request: the logger's
+ * getter is then its prototype's, and most requests never call it (they log nothing).
+ */
+class RequestState {
+  private childLogger?: Logger;
+
+  constructor(
+    readonly requestId: string,
+    readonly traceparent: string | undefined,
+    private readonly baseLogger: Logger,
+  ) {}
+
+  get logger(): Logger {
+    return (this.childLogger ??= this.baseLogger.child(logFieldsOf({ requestId: this.requestId, traceparent: this.traceparent })));
+  }
+}
+
 /** Builds the gateway's Koa app without listening, so that tests can drive it directly. */
 export function createApp(deps: GatewayDeps): Koa {
   const { config } = deps;
@@ -131,11 +150,7 @@ export function createApp(deps: GatewayDeps): Koa {
   app.use(async (ctx, next) => {
     const requestId = requestIdFrom(ctx.get(REQUEST_ID_HEADER) || undefined);
     const traceparent = traceparentFrom(ctx.get(TRACEPARENT_HEADER) || undefined);
-    ctx.state.requestId = requestId;
-    ctx.state.traceparent = traceparent;
-    // Made when first used (a failure, or the request line at debug): most requests log nothing.
-    let logger: Logger | undefined;
-    Object.defineProperty(ctx.state, 'logger', { get: () => (logger ??= deps.logger.child(logFieldsOf({ requestId, traceparent }))) });
+    ctx.state = new RequestState(requestId, traceparent, deps.logger);
     ctx.set(REQUEST_ID_HEADER, requestId);
     const startedAt = process.hrtime.bigint();
     try {

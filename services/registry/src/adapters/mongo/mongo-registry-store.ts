@@ -535,13 +535,17 @@ export class MongoRegistryStore implements RegistryStore {
     // The filter is the heartbeat rule (heartbeat-rule.ts): a device that may not have one fails
     // it, and is counted by the second write without the heartbeat. Only _id is pushed down on
     // FerretDB. No projection: FerretDB v1 refuses `fields` on findAndModify, and deviceOf reads
-    // no history.
-    const mayHeartbeat = { ...device, ...heartbeatFilter(checkIn.viaProjectToken) };
+    // no history. Every check builds these: a spread comes last or not at all, as V8 builds an
+    // object with properties after a spread through its runtime (docs/performance.md, "Objects
+    // built without a spread before their properties").
+    const mayHeartbeat = { _id: id, project_id: checkIn.projectId, device_id: checkIn.deviceId, ...heartbeatFilter(checkIn.viaProjectToken) };
     const counted = (filter: object, set: Partial<DeviceDoc>) =>
       this.deviceWrites.run(id, () =>
         collectionOf(this.models.Device).findOneAndUpdate(filter, { $set: set, $inc: { check_count: 1 } }, { returnDocument: 'before' }),
       ) as Promise<DeviceDoc | null>;
-    const heartbeat = { ...heartbeatFields(checkIn.reported, checkIn.at), last_check_at: checkIn.at, ...(checkIn.health ? { health: healthDocOf(checkIn.health) } : {}) };
+    const heartbeat = heartbeatFields(checkIn.reported, checkIn.at);
+    heartbeat.last_check_at = checkIn.at;
+    if (checkIn.health) heartbeat.health = healthDocOf(checkIn.health);
     const before = await counted(mayHeartbeat, heartbeat);
     if (before) {
       // A check rarely changes what a preview decides on: only then is the profile written.
