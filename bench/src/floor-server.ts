@@ -6,7 +6,7 @@
 // compared with the two together, measured in the same run (docs/performance.md). Each driver's
 // pools look for connections to open or close as our services' do (every 10 s, not the driver's
 // 100 ms): the floor is the least the libraries do, so it is spared what our services are spared.
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { Server, ServerCredentials, credentials, makeGenericClientConstructor, type ServiceDefinition, type ServiceError } from '@grpc/grpc-js';
 import Router from '@koa/router';
 import { registry as pb } from '@ota/proto';
@@ -65,7 +65,7 @@ async function front(mongo: MongoClient, tokenDatabase: string, port: number, ba
   const router = new Router();
   router.post('/check', async (ctx) => {
     const raw = (ctx.get('authorization') ?? '').replace(/^Bearer /, '');
-    const token = await tokens.findOne({ _id: createHash('sha256').update(raw).digest('hex') });
+    const token = await tokens.findOne({ _id: hash('sha256', raw, 'hex') });
     if (!token) {
       ctx.status = 401;
       ctx.body = { detail: 'unauthenticated' };

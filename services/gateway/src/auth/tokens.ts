@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export type TokenKind = 'personal' | 'project' | 'device';
 
@@ -15,7 +15,7 @@ export function newRawToken(kind: TokenKind): string {
 
 /** Tokens are stored and looked up only by this hash. */
 export function hashToken(raw: string): string {
-  return createHash('sha256').update(raw).digest('hex');
+  return hash('sha256', raw, 'hex');
 }
 
 export function prefixOf(raw: string): string {
