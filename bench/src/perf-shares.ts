@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
  * Our packages are named one by one; a library by its package; Node's own modules by group.
  */
 const PLACES: ReadonlyArray<[RegExp, (match: RegExpExecArray) => string]> = [
-  [/\/services\/([a-z]+)\/dist\//, () => 'our code: services'],
+  [/\/services\/[a-z]+\/dist\//, () => 'our code: services'],
   [/\/libs\/([a-z-]+)\/dist\//, (match) => `our code: libs/${match[1]}`],
   [/\/bench\/dist\//, () => 'the bench (the floor\'s own code)'],
   [/node_modules\/\.pnpm\/(@[^+/]+)\+([^@/]+)@/, (match) => `${match[1]}/${match[2]}`],

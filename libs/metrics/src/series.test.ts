@@ -10,6 +10,15 @@ function registries() {
 
 const BUCKETS = [0.001, 0.01, 0.1, 1];
 
+/** Our counter with a `code` label in one registry, prom-client's of the same name in the other. */
+function counterBesideTheirs() {
+  const { ours, theirs } = registries();
+  const mine = new Counter('ota_example_total', 'An example.', ['code']);
+  ours.registerMetric(mine as never);
+  new prom.Counter({ name: 'ota_example_total', help: 'An example.', labelNames: ['code'], registers: [theirs] });
+  return { ours, theirs, mine };
+}
+
 it('prints a histogram as prom-client prints its own, series by series', async () => {
   const { ours, theirs } = registries();
   const mine = new Histogram('ota_example_seconds', 'An example.', ['method', 'route'], BUCKETS);
@@ -83,11 +92,30 @@ it('keeps a label left out apart from a label set to the empty string', () => {
 });
 
 it('starts again from nothing after a reset', async () => {
-  const { ours, theirs } = registries();
-  const mine = new Counter('ota_example_total', 'An example.', ['code']);
-  ours.registerMetric(mine as never);
-  new prom.Counter({ name: 'ota_example_total', help: 'An example.', labelNames: ['code'], registers: [theirs] });
+  const { ours, theirs, mine } = counterBesideTheirs();
   mine.inc({ code: 'OK' });
   ours.resetMetrics();
+  expect(await ours.metrics()).toBe(await theirs.metrics());
+});
+
+it("keeps a held series the family's own across a reset", async () => {
+  const { ours, theirs } = registries();
+  const mine = new Histogram('ota_example_seconds', 'An example.', ['method'], BUCKETS);
+  ours.registerMetric(mine as never);
+  const reference = new prom.Histogram({ name: 'ota_example_seconds', help: 'An example.', labelNames: ['method'], buckets: BUCKETS, registers: [theirs] });
+  const held = mine.seriesOf({ method: 'POST' });
+  held.observe(0.5);
+  reference.observe({ method: 'POST' }, 0.5);
+  ours.resetMetrics();
+  theirs.resetMetrics();
+  expect(await ours.metrics()).toBe(await theirs.metrics());
+  held.observe(0.002);
+  reference.observe({ method: 'POST' }, 0.002);
+  expect(await ours.metrics()).toBe(await theirs.metrics());
+});
+
+it('prints a series only once it is used, as prom-client prints only what it was given', async () => {
+  const { ours, theirs, mine } = counterBesideTheirs();
+  mine.seriesOf({ code: 'OK' });
   expect(await ours.metrics()).toBe(await theirs.metrics());
 });

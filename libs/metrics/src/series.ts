@@ -29,9 +29,19 @@ interface ExportedMetric {
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-/** The series of one family, by their label values, in the order they were first used. */
-abstract class Family<Label extends string, Series> {
-  private series = new Map<string, Series>();
+/** What a family keeps of each series: whether it is printed, and how it starts again. */
+interface Series {
+  /** Printed once counted or observed (a family without labels prints its one series from the start), as with prom-client. */
+  shown: boolean;
+  zero(): void;
+}
+
+/**
+ * The series of one family, by their label values, in the order they were first made. A series is
+ * never dropped, so one that a caller holds stays the family's own, a reset included.
+ */
+abstract class Family<Label extends string, S extends Series> {
+  private readonly series = new Map<string, S>();
 
   constructor(
     readonly name: string,
@@ -44,7 +54,7 @@ abstract class Family<Label extends string, Series> {
   }
 
   /** The series of these label values, made on first use; hold it to count or observe without a lookup. */
-  seriesOf(labels: LabelValues<Label>): Series {
+  seriesOf(labels: LabelValues<Label>): S {
     const key = this.keyOf(labels);
     let series = this.series.get(key);
     if (series === undefined) {
@@ -52,22 +62,30 @@ abstract class Family<Label extends string, Series> {
         if (!this.labelNames.includes(name as Label)) throw new Error(`Added label "${name}" is not included in initial labelset: ${JSON.stringify(this.labelNames)}`);
       }
       series = this.newSeries({ ...labels } as Record<string, string | number>);
+      series.shown = this.labelNames.length === 0;
       this.series.set(key, series);
     }
     return series;
   }
 
-  /** Forgets every series; a family without labels starts again from its one series at zero (each subclass's constructor calls it last). */
+  /**
+   * Starts every series again from zero, printed only once used again (a family without labels
+   * prints its one series at zero). Each subclass's constructor calls it last.
+   */
   reset(): void {
-    this.series = new Map();
+    for (const series of this.series.values()) {
+      series.zero();
+      series.shown = this.labelNames.length === 0;
+    }
     if (this.labelNames.length === 0) this.seriesOf({});
   }
 
-  protected allSeries(): IterableIterator<Series> {
-    return this.series.values();
+  /** The series to print, in the order they were first made. */
+  protected shownSeries(): S[] {
+    return [...this.series.values()].filter((series) => series.shown);
   }
 
-  protected abstract newSeries(labels: Record<string, string | number>): Series;
+  protected abstract newSeries(labels: Record<string, string | number>): S;
 
   // A label left out and a label set to '' are different series, as with prom-client.
   private keyOf(labels: LabelValues<Label>): string {
@@ -80,8 +98,9 @@ abstract class Family<Label extends string, Series> {
   }
 }
 
-export class CounterSeries {
+export class CounterSeries implements Series {
   value = 0;
+  shown = false;
 
   constructor(readonly labels: Record<string, string | number>) {}
 
@@ -89,6 +108,11 @@ export class CounterSeries {
     if (!Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${value}`);
     if (value < 0) throw new Error('It is not possible to decrease a counter');
     this.value += value;
+    this.shown = true;
+  }
+
+  zero(): void {
+    this.value = 0;
   }
 }
 
@@ -110,7 +134,7 @@ export class Counter<Label extends string = string> extends Family<Label, Counte
   }
 
   async get(): Promise<ExportedMetric> {
-    const values = [...this.allSeries()].map((series) => ({ value: series.value, labels: series.labels }));
+    const values = this.shownSeries().map((series) => ({ value: series.value, labels: series.labels }));
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
@@ -119,11 +143,12 @@ export class Counter<Label extends string = string> extends Family<Label, Counte
   }
 }
 
-export class HistogramSeries {
+export class HistogramSeries implements Series {
   /** Observations in each bucket alone (not cumulative); one past the last bound is above them all. */
   readonly counts: Float64Array;
   sum = 0;
   count = 0;
+  shown = false;
 
   constructor(
     readonly labels: Record<string, string | number>,
@@ -140,6 +165,13 @@ export class HistogramSeries {
     if (bucket < bounds.length) this.counts[bucket]! += 1;
     this.sum += value;
     this.count += 1;
+    this.shown = true;
+  }
+
+  zero(): void {
+    this.counts.fill(0);
+    this.sum = 0;
+    this.count = 0;
   }
 }
 
@@ -167,7 +199,7 @@ export class Histogram<Label extends string = string> extends Family<Label, Hist
   async getForPromString(): Promise<ExportedMetric> {
     const bucketName = `${this.name}_bucket`;
     const values: ExportedValue[] = [];
-    for (const series of this.allSeries()) {
+    for (const series of this.shownSeries()) {
       let cumulative = 0;
       this.buckets.forEach((bound, index) => {
         cumulative += series.counts[index]!;
