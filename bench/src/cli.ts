@@ -38,6 +38,9 @@ Options:
                      the large fleet's (default 50000; smoke 200)
   --start-rate N     first rate of each search, per second (default 100; smoke 50)
   --max-steps N      rate steps per search at most (default 10; smoke 1)
+  --confirm-misses   run a rate step that missed once more at the same rate, and count the rate
+                     as missed only when that one misses too (default off; the repeat counts
+                     against --max-steps)
   --rounds N         rounds of s20, each one step of our services and one of the floor at
                      --start-rate, and of s22, each a step of both at once at --start-rate
                      each (default 6; smoke 2)
@@ -82,6 +85,7 @@ async function main(): Promise<void> {
       'compare-without': { type: 'string' },
       'compare-with-commit': { type: 'string' },
       'max-steps': { type: 'string' },
+      'confirm-misses': { type: 'boolean', default: false },
       rounds: { type: 'string' },
       'cpu-prof': { type: 'string' },
       'alloc-prof': { type: 'string' },
@@ -105,6 +109,7 @@ async function main(): Promise<void> {
     smoke,
     stepMs: number(values['step-seconds'], smoke ? 2 : 10, 'step-seconds') * 1000,
     maxSteps: number(values['max-steps'], smoke ? 1 : 10, 'max-steps'),
+    confirmMisses: values['confirm-misses']!,
     startRate: number(values['start-rate'], smoke ? 50 : 100, 'start-rate'),
     devices: number(values.devices, smoke ? 200 : 50_000, 'devices'),
     settledChecks: values['settled-checks'] === '0' ? 0 : number(values['settled-checks'], 0, 'settled-checks'),

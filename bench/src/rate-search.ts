@@ -32,6 +32,12 @@ export interface RateSearchOptions {
   stepMs: number;
   /** Steps at most; 1 runs the start rate only (smoke runs). */
   maxSteps: number;
+  /**
+   * Run a step that missed once more at the same rate, and count the rate as missed only when
+   * that one misses too (the repeat counts against `maxSteps`): a stall of the machine or the
+   * store in one 10-second step otherwise ends a search's climb by itself.
+   */
+  confirmMisses?: boolean;
   pids: Record<string, number>;
   /** Sends request number `index`; indexes keep counting across steps. */
   send: (index: number) => Promise<Outcome>;
@@ -47,6 +53,11 @@ export interface RateSearchOptions {
 export interface RateSearchResult extends Partial<NonNullable<ReturnType<typeof costOf>>> {
   /** The highest rate with p99 under the target and no errors (0: none held). */
   maxRate: number;
+  /**
+   * The lowest rate above `maxRate` that missed: the path's highest rate lies between the two.
+   * Null when no step above `maxRate` missed (the search ran out of steps still rising).
+   */
+  lowestMissedRate: number | null;
   atMax: Step | undefined;
   steps: Step[];
 }
@@ -127,9 +138,26 @@ function readSlices(pids: Record<string, number>, start: Record<string, Usage>, 
   };
 }
 
+/** A step's line in the log, with its pauses and slowest requests under it. */
+function logStep(step: Step, log: (message: string) => void) {
+  log(
+    `  ${String(step.rate).padStart(5)}/s  p50 ${step.latency.p50} ms  p99 ${step.latency.p99} ms  p99.9 ${step.latency.p999} ms  errors ${JSON.stringify(step.latency.errors)}${step.storeStatementsPerRequest === undefined ? '' : `  store statements/request ${step.storeStatementsPerRequest}`}  ${held(step) ? 'held' : 'missed'}`,
+  );
+  if (step.pauses) {
+    const each = (figure: (pauses: Pauses) => number | undefined) =>
+      Object.entries(step.pauses!)
+        .filter(([, pauses]) => figure(pauses) !== undefined)
+        .map(([name, pauses]) => `${name} ${figure(pauses)}`)
+        .join(', ');
+    log(`         longest loop delay ms: ${each((pauses) => pauses.loopDelayMaxMs)}; GC ms: ${each((pauses) => pauses.gcMs)}`);
+  }
+  if (step.slowest?.length) log(`         slowest: ${step.slowest.map((one) => `${(one.atMs / 1000).toFixed(2)} s ${Math.round(one.latencyMs)} ms`).join(', ')}`);
+}
+
 /**
  * Finds the highest rate the path holds: raises the rate by half until a step misses the target,
- * then halves the gap between the best held and the first missed rate while it is above 15%.
+ * then halves the gap between the best held and the first missed rate while it is above 15%
+ * (with `confirmMisses`, a rate is missed only when two steps at it in a row miss).
  */
 export async function highestRate(options: RateSearchOptions): Promise<RateSearchResult> {
   const steps: Step[] = [];
@@ -137,24 +165,24 @@ export async function highestRate(options: RateSearchOptions): Promise<RateSearc
   let best: Step | undefined;
   let missed = Number.POSITIVE_INFINITY;
   let offset = 0;
-  for (let round = 0; round < options.maxSteps; round += 1) {
+  const stepAt = async (at: number) => {
     await options.beforeStep?.();
-    const { step, sent } = await measureStep(rate, options.stepMs, options.pids, options.send, offset, options.countStatements, options.metricsUrls);
+    const { step, sent } = await measureStep(at, options.stepMs, options.pids, options.send, offset, options.countStatements, options.metricsUrls);
     offset += sent;
     steps.push(step);
-    const ok = held(step);
-    options.log(
-      `  ${String(rate).padStart(5)}/s  p50 ${step.latency.p50} ms  p99 ${step.latency.p99} ms  p99.9 ${step.latency.p999} ms  errors ${JSON.stringify(step.latency.errors)}${step.storeStatementsPerRequest === undefined ? '' : `  store statements/request ${step.storeStatementsPerRequest}`}  ${ok ? 'held' : 'missed'}`,
-    );
-    if (step.pauses) {
-      const each = (figure: (pauses: Pauses) => number | undefined) =>
-        Object.entries(step.pauses!)
-          .filter(([, pauses]) => figure(pauses) !== undefined)
-          .map(([name, pauses]) => `${name} ${figure(pauses)}`)
-          .join(', ');
-      options.log(`         longest loop delay ms: ${each((pauses) => pauses.loopDelayMaxMs)}; GC ms: ${each((pauses) => pauses.gcMs)}`);
+    logStep(step, options.log);
+    return step;
+  };
+  for (let stepsLeft = options.maxSteps; stepsLeft > 0; ) {
+    let step = await stepAt(rate);
+    stepsLeft -= 1;
+    if (!held(step) && options.confirmMisses && stepsLeft > 0) {
+      options.log(`         missed: the same rate once more, to tell a lasting miss from a passing stall`);
+      await sleep(1_000);
+      step = await stepAt(rate);
+      stepsLeft -= 1;
     }
-    if (step.slowest?.length) options.log(`         slowest: ${step.slowest.map((one) => `${(one.atMs / 1000).toFixed(2)} s ${Math.round(one.latencyMs)} ms`).join(', ')}`);
+    const ok = held(step);
     if (ok && (!best || rate > best.rate)) best = step;
     else if (!ok) missed = Math.min(missed, rate);
     const low = best?.rate ?? 0;
@@ -170,5 +198,27 @@ export async function highestRate(options: RateSearchOptions): Promise<RateSearc
       `  at ${best!.rate}/s: our services ${cost.servicesCpuMsPerRequest} ms CPU per request (${cost.servicesCoresFor556PerSecond} cores for ${FLEET_CHECKS_PER_SECOND} requests/s, ${cost.servicesCoresFor3333PerSecond} for ${BUSY_FLEET_CHECKS_PER_SECOND}), the store ${cost.storeCpuMsPerRequest} ms`,
     );
   }
-  return { maxRate: best?.rate ?? 0, atMax: best, steps, ...(cost ?? {}) };
+  const maxRate = best?.rate ?? 0;
+  return { maxRate, lowestMissedRate: lowestMissedAbove(steps, maxRate), atMax: best, steps, ...(cost ?? {}) };
+}
+
+/** The lowest rate above `maxRate` among the steps that missed, or null when none did. */
+export function lowestMissedAbove(steps: readonly Step[], maxRate: number): number | null {
+  const missed = steps.filter((step) => !held(step) && step.rate > maxRate).map((step) => step.rate);
+  return missed.length > 0 ? Math.min(...missed) : null;
+}
+
+/**
+ * What two searches can say of the ratio of their highest rates. Each search brackets its path's
+ * true highest rate between the rate it held and the lowest it missed above that (the search
+ * stops once the two are within 15%), so the ratio of the true rates lies between the held rate
+ * over the other's missed one and the missed rate over the other's held one. A bound is null
+ * where a search has no bracket on that side (nothing missed above what it held, or nothing held).
+ */
+export function ratioBounds(path: Pick<RateSearchResult, 'maxRate' | 'lowestMissedRate'>, reference: Pick<RateSearchResult, 'maxRate' | 'lowestMissedRate'>) {
+  const round = (ratio: number) => Math.round(ratio * 100) / 100;
+  return {
+    low: reference.lowestMissedRate ? round(path.maxRate / reference.lowestMissedRate) : null,
+    high: path.lowestMissedRate !== null && reference.maxRate > 0 ? round(path.lowestMissedRate / reference.maxRate) : null,
+  };
 }
