@@ -16,6 +16,8 @@ import { usageOf } from './process-usage';
  *   collection of its own, which every 20th check trims;
  * - `records-ring`: the alternative to the insert, each device's 20 records as slots
  *   `<device>:<n mod 20>` replaced in place;
+ * - `records-ring-unindexed`: `records-ring` with a record collection of no index but `_id`: a
+ *   ring needs no trim, and a listing can read its 20 slots by `_id`, so it needs no index by device;
  * - `records-bare-device`: `records` on a device collection with no index but `_id`, which
  *   separates what registry's device indexes cost the store on each device write;
  * - `records-small-device`: `records` on device documents of only the fields a check reads and
@@ -33,8 +35,10 @@ import { usageOf } from './process-usage';
  * device that checked 20 times has them all, and these devices start so.
  */
 
-const SHAPES = ['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0'] as const;
-const RECORD_SHAPES = ['records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed'] as const;
+const SHAPES = ['objects', 'strings', 'none', 'records', 'records-ring', 'records-ring-unindexed', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0'] as const;
+const RECORD_SHAPES = ['records', 'records-ring', 'records-ring-unindexed', 'records-bare-device', 'records-small-device', 'records-unindexed'] as const;
+const RING_SHAPES: readonly HistoryShape[] = ['records-ring', 'records-ring-unindexed'];
+const UNINDEXED_RECORDS: readonly HistoryShape[] = ['records-unindexed', 'records-ring-unindexed'];
 /** The layouts whose collections carry no index but `_id` on the device side. */
 const BARE_DEVICES: readonly HistoryShape[] = ['records-bare-device', 's0'];
 export type HistoryShape = (typeof SHAPES)[number];
@@ -88,14 +92,14 @@ export async function measureHistoryCost(mongodbUri: string, storePids: Record<s
     // twentieth of the devices trim in every round, as in a fleet.
     for (const shape of RECORD_SHAPES) {
       const records = db.collection<StoredDoc>(`records_${shape}`);
-      if (shape !== 'records-unindexed') await records.createIndex({ device_id: 1 });
+      if (!UNINDEXED_RECORDS.includes(shape)) await records.createIndex({ device_id: 1 });
       for (let index = 0; index < devices; index += 1) {
         const id = `${shape}-${index}`;
         const last = SLOTS + (index % SLOTS);
         await records.insertMany(
           Array.from({ length: SLOTS }, (_, back) => {
             const seq = last - back;
-            return { _id: shape === 'records-ring' ? `${id}:${seq % SLOTS}` : randomUUID(), device_id: id, seq, entry: decisionSlot(seq, 'strings') };
+            return { _id: RING_SHAPES.includes(shape) ? `${id}:${seq % SLOTS}` : randomUUID(), device_id: id, seq, entry: decisionSlot(seq, 'strings') };
           }),
         );
       }
@@ -163,7 +167,7 @@ async function check(db: Db, id: string, shape: HistoryShape, checkCount: number
     const seq = (before!.check_count as number) + 1;
     const records = db.collection<StoredDoc>(`records_${shape}`);
     const record = { device_id: id, seq, entry: decisionSlot(seq, 'strings') };
-    if (shape === 'records-ring') {
+    if (RING_SHAPES.includes(shape)) {
       await records.replaceOne({ _id: `${id}:${seq % SLOTS}` }, record, { upsert: true });
     } else {
       await records.insertOne({ _id: randomUUID(), ...record });

@@ -29,7 +29,7 @@ export const SCENARIOS = {
   s11: 'deployment summary of deployments of each --summary-devices size whose devices all reported (seeded in the store): latency and CPU per call, alone and under a check load',
   s12: 'downloads: --download-devices devices fetching a 1.5 MB build at once, from the gateway and from presigned object-storage URLs: aggregate rate and CPU per MiB',
   s13: 'store operations: the MongoDB driver\'s CPU per primary-key read (findOne, and a find command), per one-document update and find-and-modify, and per bucket read (through the cursor, in one batch, and as one find command), in the process that makes them, with and without command monitoring',
-  s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
+  s14: 'the store\'s CPU for a check\'s device and decision-record writes in each layout registry has used (history slots as objects, as strings, none; records of their own, inserted or in a ring with and without an index by device, and split: without registry\'s device indexes, on a device of only the check\'s fields, without the records\' index) and s0\'s',
   s15: 'delta patches: a patch between two 1.5 MB images (the second with a stretch inserted a third of the way in, moving what follows, and a byte changed every 4 KiB) asked for through the API and made by the artifacts service\'s worker with detools: seconds until ready, the patch\'s size, and the CPU seconds and peak memory of the artifacts service with detools under it',
   s16: 'a large fleet: --fleet-devices devices (a million by default) seeded into one project over chip families, builds, channels and groups, with the seeding time and the store\'s size on disk; then, through the API, creating and starting a deployment to the whole fleet, and each of what a team does around it up to 20 times (device pages: unfiltered, by chip family, group and channel, a text search, a later page by device_id and by id, and one after a device in the last eighth of its bucket, which reads the next bucket too; a device by its device_id; a device\'s detail; a group\'s reach; the chip families; the groups and channels with their counts; the summary; the audit list): median, 95th percentile and each process\'s CPU per call; then a deployment\'s worth of per-device statuses seeded and its states pages read (unfiltered, at one status, a later page), checks of seeded devices, the fleet-wide deployment\'s preview in 256 parts (first part, whole) and as one request, and a bulk change adding a seeded group\'s tenth of the fleet to a new group and one removing them, each from request to end with its progress, CPU and audit events; then a change of 1,000 devices by their ids (its impact on rollouts, the add, the removal), each one request with its CPU; each process\'s peak memory over the run, sampled twice a second, against the empty project\'s (once at rest, and its peak while the same operations and preview read a second project that stays empty)',
   s17: 'the floor of our stack under a check: a Koa app reading the token and making one grpc-js unary call (the check\'s ts-proto messages) to a process that finds-and-modifies the device and inserts the decision record through the MongoDB driver; with s1 in the same run, our services\' CPU per check against it',
@@ -192,11 +192,7 @@ export class Scenarios {
         const result = await this.search('s1', (index) => this.checkKnown(known, index));
         this.knownMaxRate = result.maxRate;
         this.s1Result = result;
-        const ratioToS0 = baseline.maxRate ? Math.round((result.maxRate / baseline.maxRate) * 100) / 100 : null;
-        // The ratio of two held rates alone can be off by both searches' steps (up to 15% each).
-        const ratioToS0Bounds = ratioBounds(result, baseline);
-        this.settings.log(`  s1 ${result.maxRate}/s against s0 ${baseline.maxRate}/s: ${ratioToS0} of s0, between ${ratioToS0Bounds.low ?? 'unknown'} and ${ratioToS0Bounds.high ?? 'unknown'} by the rates each held and missed`);
-        return { ...result, s0: baseline, ratioToS0, ratioToS0Bounds };
+        return { ...result, s0: baseline, ...this.againstS0('s1', result, baseline) };
       }
       case 's2': {
         const fleet = await this.knownDevices();
@@ -993,7 +989,18 @@ export class Scenarios {
     // The headline: the highest rate both measured at which s1 held.
     const headline = atSameRates.filter((row) => s1?.steps.find((step) => step.rate === row.rate && step.rate <= s1.maxRate)).at(-1) ?? atSameRates.at(0);
     this.settings.log(`  the floor: ${floorCpuMsPerCheck} ms CPU per check at its highest rate ${result.maxRate}/s; at the same rates as s1: ${JSON.stringify(atSameRates)}`);
-    return { ...result, idleCpuMsPerSecond, floorCpuMsPerCheck, atSameRates, servicesToFloor: headline?.servicesToFloor ?? null, servicesToFloorRate: headline?.rate ?? null, s1MaxRate: s1?.maxRate ?? null };
+    // With s0 in the run, the floor's own ratio to it: what the libraries the design fixes allow s1.
+    const againstS0 = this.baselineResult ? this.againstS0('s17', result, await this.baselineResult) : {};
+    return { ...result, idleCpuMsPerSecond, floorCpuMsPerCheck, atSameRates, servicesToFloor: headline?.servicesToFloor ?? null, servicesToFloorRate: headline?.rate ?? null, s1MaxRate: s1?.maxRate ?? null, ...againstS0 };
+  }
+
+  /** A path's highest rate as a share of s0's in the same run, with the bounds both searches' brackets give; logged. */
+  private againstS0(name: string, result: RateSearchResult, baseline: RateSearchResult) {
+    const ratioToS0 = baseline.maxRate ? Math.round((result.maxRate / baseline.maxRate) * 100) / 100 : null;
+    // The ratio of two held rates alone can be off by both searches' steps (up to 15% each).
+    const ratioToS0Bounds = ratioBounds(result, baseline);
+    this.settings.log(`  ${name} ${result.maxRate}/s against s0 ${baseline.maxRate}/s: ${ratioToS0} of s0, between ${ratioToS0Bounds.low ?? 'unknown'} and ${ratioToS0Bounds.high ?? 'unknown'} by the rates each held and missed`);
+    return { ratioToS0, ratioToS0Bounds };
   }
 
   /**

@@ -78,7 +78,7 @@ it('runs every scenario and reports complete results', async () => {
     expect(Object.keys(result('s13').operations)).toEqual(['findOne', 'findCommand', 'updateOne', 'findOneAndUpdate', 'bucketRead', 'bucketRead in one batch', 'bucketRead as a command', 'findOne, commands monitored', 'findOneAndUpdate, commands monitored', 'bucketRead, commands monitored', 'bucketRead as a command, commands monitored']);
     // Each layout of a check's writes cost the store's processes CPU, read from /proc.
     const shapes = result('s14').shapes as Record<string, { storeCpuMsPerCheck: number; clientCpuMsPerCheck: number }>;
-    expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none', 'records', 'records-ring', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0']);
+    expect(Object.keys(shapes)).toEqual(['objects', 'strings', 'none', 'records', 'records-ring', 'records-ring-unindexed', 'records-bare-device', 'records-small-device', 'records-unindexed', 's0']);
     for (const cost of Object.values(shapes)) expect(cost.storeCpuMsPerCheck).toBeGreaterThan(0);
     // The patch was made, verified and stored, smaller than the image, and its cost read from /proc.
     const patch = result('s15');
@@ -103,6 +103,9 @@ it('runs every scenario and reports complete results', async () => {
     expect(Object.keys(floor.steps[0].usage)).toEqual(expect.arrayContaining(['floor-front', 'floor-back', 'ferretdb']));
     // The start rate is the only step of a smoke run: s1 and the floor share it.
     expect(floor.atSameRates).toEqual([expect.objectContaining({ rate: result('s1').steps[0].rate, s1ServicesCpuMsPerCheck: expect.any(Number), floorCpuMsPerCheck: expect.any(Number) })]);
+    // s0 ran before it, so the floor's highest rate is set against s0's too.
+    expect(floor.ratioToS0).toEqual(s1.s0.maxRate ? Math.round((floor.maxRate / s1.s0.maxRate) * 100) / 100 : null);
+    expect(Object.keys(floor.ratioToS0Bounds).sort()).toEqual(['high', 'low']);
     // s20 set our services and the floor side by side in each of its rounds, at the start rate.
     const inTurns = result('s20');
     expect(inTurns.rounds).toHaveLength(2);
