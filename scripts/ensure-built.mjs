@@ -16,7 +16,9 @@
 //      manifests, and make and apply the delta patches the SDK's applier is checked against).
 //  11. with --delta-tools (npm start): detools alone, pinned, in its venv under .tools/, which the
 //      local stack's patch workers run.
-//  12. with --identity-provider (the test command): Keycloak, pinned, from Maven Central into
+//  12. with --image-tools (the test command): esptool, pinned, in a venv under .tools/, and Debian's
+//      RISC-V compiler: the tests make ESP32-C3 application images with Espressif's own tool.
+//  13. with --identity-provider (the test command): Keycloak, pinned, from Maven Central into
 //      .tools/keycloak, and Debian's Java 17 to run it: the OpenID provider the sign-in tests use.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
 import { createHash } from 'node:crypto';
@@ -42,6 +44,10 @@ export const libraryPackerVenv = join(toolsDir, 'pio-venv');
 /** detools makes and applies the delta patches the device SDK's applier is tested against (device-sdk/test/delta.test.ts). */
 const DETOOLS_REQUIREMENT = 'detools==0.53.0';
 export const detoolsVenv = join(toolsDir, 'detools-venv');
+/** esptool makes the application images the tests upload, and reads them back (libs/testkit/src/esp-images.ts). */
+const ESPTOOL_REQUIREMENT = 'esptool==5.6.0';
+export const esptoolVenv = join(toolsDir, 'esptool-venv');
+const RISCV_PACKAGES = ['gcc-riscv64-unknown-elf', 'picolibc-riscv64-unknown-elf'];
 /** oapi-codegen, for the Go client test (services/gateway/test/go-client.int.test.ts), from the Go module proxy. */
 const GO_CLIENT_GENERATOR = 'github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2';
 
@@ -305,7 +311,7 @@ function ensureBrowser() {
 // picolibc. CMake and Ninja rebuild only what changed.
 const DEVICE_SDK_PACKAGES = [
   'libcurl4-openssl-dev', 'libsodium-dev', 'pkg-config', 'clang', 'gcc-multilib', 'libsodium-dev:i386',
-  'gcc-riscv64-unknown-elf', 'picolibc-riscv64-unknown-elf',
+  ...RISCV_PACKAGES,
 ];
 export const deviceSdkBuildDir = join(root, '.build', 'device-sdk');
 const DEVICE_SDK_BUILDS = [
@@ -380,6 +386,15 @@ function ensureDeltaTools() {
   });
 }
 
+function ensureImageTools() {
+  aptInstall(RISCV_PACKAGES, 'the test images (ESP32-C3)');
+  unlessStamped(join(esptoolVenv, '.stamp'), ESPTOOL_REQUIREMENT, () => {
+    say(`installing ${ESPTOOL_REQUIREMENT} into .tools/esptool-venv`);
+    run('python3', ['-m', 'venv', esptoolVenv]);
+    run(join(esptoolVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ESPTOOL_REQUIREMENT]);
+  });
+}
+
 // otactl's API types are generated from docs/openapi.json (openapi-typescript) before tsc -b
 // compiles it; the one-file bundle a CI image carries is made by esbuild after (libs/otactl).
 function ensureOtactlTypes() {
@@ -421,6 +436,7 @@ function main() {
   if (process.argv.includes('--delta-tools')) ensureDeltaTools();
   if (process.argv.includes('--client-tools')) ensureClientTools();
   if (process.argv.includes('--fuzz-tools')) ensureFuzzTools();
+  if (process.argv.includes('--image-tools')) ensureImageTools();
   if (process.argv.includes('--identity-provider')) ensureIdentityProvider();
   say('ready');
 }

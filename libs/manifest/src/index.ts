@@ -225,3 +225,6 @@ function describeErrors(errors: ErrorObject[]): string {
     })
     .join('; ');
 }
+
+export * from './esp-chips';
+export * from './esp-image';

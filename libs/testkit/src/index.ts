@@ -6,3 +6,4 @@ export { startExtraGateway, type ExtraGateway } from './extra-gateway';
 export { findTokensInLogs, recordIssuedTokens, type TokenSighting } from './issued-tokens';
 export { WebhookReceiver, type ReceivedDelivery } from './webhook-receiver';
 export { CLIENT as KEYCLOAK_CLIENT, signInThroughKeycloak, startKeycloak, type Keycloak, type KeycloakPerson } from './keycloak';
+export { esptoolImageInfo, makeEspImage, type EspImageOptions, type EsptoolImageInfo } from './esp-images';

@@ -1,0 +1,86 @@
+/**
+ * What an ESP-IDF application image says of itself (docs/api.md, "The image"): read from its
+ * header and its app descriptor (`esp_app_desc_t`) when it is uploaded, and kept with the build.
+ * Chip revisions count as ESP-IDF's `efuse_hal_chip_revision()` does: major × 100 + minor.
+ */
+export interface EspImage {
+  /** The chip family the header's chip id names (`esp32c3`). */
+  chip: string;
+  chipId: number;
+  /** The anti-rollback version: a device whose eFuse holds more does not boot it. */
+  secureVersion: number;
+  version: string;
+  projectName: string;
+  idfVersion: string;
+  /** The SHA-256 of the ELF the image was made from, in hex, as ESP-IDF's build wrote it. */
+  elfSha256: string;
+  minChipRevision: number;
+  /** 0 and 65535 set no upper bound (ESP-IDF's bootloader reads them so). */
+  maxChipRevision: number;
+  minEfuseBlockRevision: number;
+  maxEfuseBlockRevision: number;
+  /** A SHA-256 of the image follows its checksum, and matched. */
+  hashAppended: boolean;
+}
+
+/** The snake_case fields of an image, as the HTTP API, the store and the bus spell them. */
+export interface EspImageFields {
+  chip: string;
+  chip_id: number;
+  secure_version: number;
+  version: string;
+  project_name: string;
+  idf_version: string;
+  elf_sha256: string;
+  min_chip_revision: number;
+  max_chip_revision: number;
+  min_efuse_block_revision: number;
+  max_efuse_block_revision: number;
+  hash_appended: boolean;
+}
+
+export function imageFields(image: EspImage): EspImageFields {
+  return {
+    chip: image.chip,
+    chip_id: image.chipId,
+    secure_version: image.secureVersion,
+    version: image.version,
+    project_name: image.projectName,
+    idf_version: image.idfVersion,
+    elf_sha256: image.elfSha256,
+    min_chip_revision: image.minChipRevision,
+    max_chip_revision: image.maxChipRevision,
+    min_efuse_block_revision: image.minEfuseBlockRevision,
+    max_efuse_block_revision: image.maxEfuseBlockRevision,
+    hash_appended: image.hashAppended,
+  };
+}
+
+export function imageOf(fields: EspImageFields): EspImage {
+  return {
+    chip: fields.chip,
+    chipId: fields.chip_id,
+    secureVersion: fields.secure_version,
+    version: fields.version,
+    projectName: fields.project_name,
+    idfVersion: fields.idf_version,
+    elfSha256: fields.elf_sha256,
+    minChipRevision: fields.min_chip_revision,
+    maxChipRevision: fields.max_chip_revision,
+    minEfuseBlockRevision: fields.min_efuse_block_revision,
+    maxEfuseBlockRevision: fields.max_efuse_block_revision,
+    hashAppended: fields.hash_appended,
+  };
+}
+
+/** Whether the image's chip-revision range admits a chip of `revision` (ESP-IDF's bootloader check). */
+export function admitsChipRevision(image: Pick<EspImage, 'minChipRevision' | 'maxChipRevision'>, revision: number): boolean {
+  if (revision < image.minChipRevision) return false;
+  const bounded = image.maxChipRevision !== 0 && image.maxChipRevision !== 0xffff;
+  return !bounded || revision <= image.maxChipRevision;
+}
+
+/** "v0.3", as ESP-IDF and esptool print a chip revision. */
+export function chipRevisionText(revision: number): string {
+  return `v${Math.floor(revision / 100)}.${revision % 100}`;
+}
