@@ -126,6 +126,8 @@ export async function seedFleet(stack: RunningStack, layout: FleetLayout, device
           partition_profile: '',
           nvs_schema_version: null,
           security_mode: '',
+          chip_revision: null,
+          secure_version: null,
           current_build_number: build,
           current_version_label: `1.${build}.0`,
           current_hash: '',

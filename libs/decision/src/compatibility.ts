@@ -1,4 +1,5 @@
 import { invalidArgument } from '@ota/errors';
+import { admitsChipRevision } from '@ota/manifest';
 import type { ArtifactSummary, DecisionDevice } from './model';
 
 /**
@@ -25,4 +26,17 @@ export function isCompatible(artifact: ArtifactSummary, device: DecisionDevice):
   }
   if (artifact.securityMode && device.securityMode && artifact.securityMode !== device.securityMode) return false;
   return true;
+}
+
+/**
+ * Why the device's bootloader would refuse the build's image, when the device reported what it
+ * checks (docs/api.md, "Compatibility"): a chip revision outside the image's range, or an eFuse
+ * secure version above the image's. Undefined when it would boot it, or cannot tell.
+ */
+export function bootRefusal(artifact: ArtifactSummary, device: DecisionDevice): 'chip_revision_unsupported' | 'secure_version_too_low' | undefined {
+  const image = artifact.image;
+  if (!image) return undefined;
+  if (device.chipRevision !== undefined && !admitsChipRevision(image, device.chipRevision)) return 'chip_revision_unsupported';
+  if (device.secureVersion !== undefined && image.secureVersion < device.secureVersion) return 'secure_version_too_low';
+  return undefined;
 }

@@ -35,6 +35,7 @@ const artifact = (overrides: Partial<ArtifactSummary> = {}): ArtifactSummary => 
   signature: '',
   signingKeyId: '',
   storageKey: '',
+  image: null,
   ...overrides,
 });
 
@@ -84,6 +85,49 @@ describe('decideOffer', () => {
     ['another board', { boardId: 'devkit' }, { boardId: 'custom' }],
   ])('answers no_compatible_build for %s', (_name, deviceFields, artifactFields) => {
     expect(decide({ device: device(deviceFields), artifacts: [artifact(artifactFields)] }).status).toBe('no_compatible_build');
+  });
+
+  describe("the device's bootloader", () => {
+    // An ESP32-C3 image for chip revisions v0.3 to v1.99, anti-rollback version 2.
+    const imaged = (overrides: Partial<NonNullable<ArtifactSummary['image']>> = {}) =>
+      artifact({ image: { minChipRevision: 3, maxChipRevision: 199, secureVersion: 2, ...overrides } });
+
+    it.each([
+      ['a revision below the range', { chipRevision: 2 }, 'chip_revision_unsupported'],
+      ['a revision above the range', { chipRevision: 200 }, 'chip_revision_unsupported'],
+      ['an eFuse secure version above the image\'s', { secureVersion: 3 }, 'secure_version_too_low'],
+      ['a revision in the range and an equal secure version', { chipRevision: 3, secureVersion: 2 }, 'offered'],
+      ['the top of the range and a lower secure version', { chipRevision: 199, secureVersion: 0 }, 'offered'],
+      ['neither reported', {}, 'offered'],
+    ] as const)('answers a device that reports %s', (_name, deviceFields, status) => {
+      const decision = decide({ device: device(deviceFields), artifacts: [imaged()] });
+      expect(decision.status).toBe(status);
+      if (status !== 'offered') expect(decision.message).toContain('bootloader would refuse');
+    });
+
+    it('reads a maximum of 0 or 65535 as no upper bound, as ESP-IDF does', () => {
+      for (const maxChipRevision of [0, 65535]) {
+        expect(decide({ device: device({ chipRevision: 305 }), artifacts: [imaged({ maxChipRevision })] }).status).toBe('offered');
+      }
+    });
+
+    it('offers a lower build the bootloader accepts when a higher one is refused', () => {
+      const refused = deployment({ id: 'd-new', artifactId: 'a-7' });
+      const accepted = deployment({ id: 'd-old', artifactId: 'a-5' });
+      const artifacts = [
+        artifact({ id: 'a-7', buildNumber: 7, image: { minChipRevision: 100, maxChipRevision: 199, secureVersion: 2 } }),
+        artifact({ id: 'a-5', buildNumber: 5, image: { minChipRevision: 3, maxChipRevision: 199, secureVersion: 2 } }),
+      ];
+      expect(decide({ deployments: [refused, accepted], artifacts, device: device({ chipRevision: 4 }) })).toMatchObject({ status: 'offered', deployment: { id: 'd-old' } });
+    });
+
+    it('judges a build without an image as before, whatever the device reports', () => {
+      expect(decide({ device: device({ chipRevision: 1, secureVersion: 9 }) }).status).toBe('offered');
+    });
+
+    it('answers no_compatible_build before it looks at the image, for other hardware', () => {
+      expect(decide({ device: device({ chipFamily: 'esp32c3', chipRevision: 1 }), artifacts: [imaged()] }).status).toBe('no_compatible_build');
+    });
   });
 
   it('lets blank or omitted device values match declared dimensions', () => {

@@ -1,12 +1,15 @@
 import type { CheckStatus as VocabularyCheckStatus } from '@ota/vocabulary';
 import { admittedByRollout } from './cohort';
-import { isCompatible, requireDeclaredDimensions } from './compatibility';
+import { bootRefusal, isCompatible, requireDeclaredDimensions } from './compatibility';
 import { windowStateAt } from './maintenance-windows';
 import type { ArtifactSummary, DecisionDeployment, DecisionDevice } from './model';
 import { targetsDevice } from './targeting';
 
 /** The check statuses the decision answers; registry answers the others before it decides. */
-export type CheckStatus = Extract<VocabularyCheckStatus, 'offered' | 'up_to_date' | 'no_active_deployment' | 'not_in_rollout' | 'no_compatible_build'>;
+export type CheckStatus = Extract<
+  VocabularyCheckStatus,
+  'offered' | 'up_to_date' | 'no_active_deployment' | 'not_in_rollout' | 'no_compatible_build' | 'chip_revision_unsupported' | 'secure_version_too_low'
+>;
 
 export type Decision<D extends DecisionDeployment = DecisionDeployment> =
   | { status: 'offered'; message: string; deployment: D; artifact: ArtifactSummary }
@@ -29,12 +32,18 @@ export function decideOffer<D extends DecisionDeployment>({ device, activeDeploy
   if (targeting.length === 0) return { status: 'no_active_deployment', message: 'no active deployment targets this device' };
 
   const compatible: Array<{ deployment: D; artifact: ArtifactSummary }> = [];
+  // Builds that fit the hardware but that the device's bootloader would refuse: never offered.
+  let refusal: ReturnType<typeof bootRefusal>;
   for (const deployment of targeting) {
     const artifact = artifactOf(deployment.artifactId);
     if (!artifact) continue;
     requireDeclaredDimensions(artifact, device);
-    if (isCompatible(artifact, device)) compatible.push({ deployment, artifact });
+    if (!isCompatible(artifact, device)) continue;
+    const refused = bootRefusal(artifact, device);
+    if (refused) refusal ??= refused;
+    else compatible.push({ deployment, artifact });
   }
+  if (compatible.length === 0 && refusal) return { status: refusal, message: BOOT_REFUSAL_MESSAGES[refusal] };
   if (compatible.length === 0) {
     return { status: 'no_compatible_build', message: 'active deployments target this device, but none of their builds fits its hardware' };
   }
@@ -72,6 +81,11 @@ export function decideOffer<D extends DecisionDeployment>({ device, activeDeploy
   }
   return { status: 'offered', message: `build ${best.artifact.buildNumber} is offered`, ...best };
 }
+
+const BOOT_REFUSAL_MESSAGES = {
+  chip_revision_unsupported: "the builds that fit this device's hardware are built for other chip revisions: its bootloader would refuse them",
+  secure_version_too_low: "the builds that fit this device's hardware have a secure_version below its eFuse anti-rollback version: its bootloader would refuse them",
+} as const;
 
 function startedAt(deployment: DecisionDeployment): number {
   return (deployment.startedAt ?? deployment.createdAt).getTime();

@@ -1,4 +1,4 @@
-import { requirementsIn, type BuildRequirements, type ReportedHardware } from '@ota/manifest';
+import { requirementsIn, type BuildRequirements, type EspImage, type ReportedHardware } from '@ota/manifest';
 import type { MaintenanceSchedule } from './maintenance-windows';
 
 /** What the decision needs of a deployment: rollout's deployment holds more, and is one of these. */
@@ -31,7 +31,11 @@ export interface ArtifactSummary extends BuildRequirements {
   signingKeyId: string;
   /** The binary's key in the bucket, for presigned download URLs; empty from an artifacts release before it. */
   storageKey: string;
+  /** What of its ESP-IDF image a device's bootloader checks; null for a binary that is not one. */
+  image: BootImage | null;
 }
+
+export type BootImage = Pick<EspImage, 'minChipRevision' | 'maxChipRevision' | 'secureVersion'>;
 
 /**
  * The checking device: where registry files it (channel, groups) and what this request reported
@@ -54,7 +58,7 @@ export interface Deferral {
 }
 
 /** An artifact record as the artifacts service answers it (its gRPC message), for `summaryOfArtifact`. */
-export type ArtifactRecord = Omit<ArtifactSummary, 'minNvsSchemaVersion'> & { minNvsSchemaVersion?: number | null | undefined };
+export type ArtifactRecord = Omit<ArtifactSummary, 'minNvsSchemaVersion' | 'image'> & { minNvsSchemaVersion?: number | null | undefined; image?: BootImage | null | undefined };
 
 /** The summary of an artifact record, keeping only what the decision and the offer use. */
 export function summaryOfArtifact(artifact: ArtifactRecord): ArtifactSummary {
@@ -70,6 +74,7 @@ export function summaryOfArtifact(artifact: ArtifactRecord): ArtifactSummary {
     signature: artifact.signature,
     signingKeyId: artifact.signingKeyId,
     storageKey: artifact.storageKey,
+    image: artifact.image ? { minChipRevision: artifact.image.minChipRevision, maxChipRevision: artifact.image.maxChipRevision, secureVersion: artifact.image.secureVersion } : null,
   };
 }
 

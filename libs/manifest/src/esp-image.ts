@@ -1,3 +1,5 @@
+import { espChipByName } from './esp-chips';
+
 /**
  * What an ESP-IDF application image says of itself (docs/api.md, "The image"): read from its
  * header and its app descriptor (`esp_app_desc_t`) when it is uploaded, and kept with the build.
@@ -83,4 +85,35 @@ export function admitsChipRevision(image: Pick<EspImage, 'minChipRevision' | 'ma
 /** "v0.3", as ESP-IDF and esptool print a chip revision. */
 export function chipRevisionText(revision: number): string {
   return `v${Math.floor(revision / 100)}.${revision % 100}`;
+}
+
+/** A build that raises its chip's anti-rollback version: confirming it burns eFuse bits for good. */
+export interface SecureVersionRaise {
+  /** The highest secure_version of the project's earlier builds for the chip; 0 when none had one. */
+  from: number;
+  to: number;
+  /** The chip's secure-version eFuse bits left unburnt once a device confirms the build. */
+  efuseBitsLeft: number;
+}
+
+interface BuildWithImage {
+  buildNumber: number;
+  image?: Pick<EspImage, 'chip' | 'secureVersion'> | null | undefined;
+}
+
+/**
+ * Whether the build raises secure_version: its image's is above that of every earlier build of
+ * the project for the same chip (a project's first image with one above 0 counts). Earlier builds
+ * never change, so the answer for a build never does.
+ */
+export function secureVersionRaise(build: BuildWithImage, projectBuilds: readonly BuildWithImage[]): SecureVersionRaise | null {
+  const image = build.image;
+  if (!image) return null;
+  let from = 0;
+  for (const other of projectBuilds) {
+    if (other.buildNumber < build.buildNumber && other.image?.chip === image.chip) from = Math.max(from, other.image.secureVersion);
+  }
+  if (image.secureVersion <= from) return null;
+  const bits = espChipByName(image.chip)?.secureVersionBits ?? 0;
+  return { from, to: image.secureVersion, efuseBitsLeft: Math.max(0, bits - image.secureVersion) };
 }

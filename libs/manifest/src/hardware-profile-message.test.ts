@@ -12,6 +12,9 @@ const FULL: HardwareProfile = {
   partitionProfile: 'ota_2mb',
   nvsSchemaVersion: 0,
   securityMode: 'secure_boot_v2',
+  // The flat fields of the release before have no place for these: they travel in `hardware` only.
+  chipRevision: null,
+  secureVersion: null,
 };
 const SPARSE: HardwareProfile = { ...FULL, boardId: '', hardwareRevision: '', partitionProfile: '', nvsSchemaVersion: null, securityMode: '' };
 const PROFILES = { 'every dimension set (NVS version 0)': FULL, 'framework and chip only': SPARSE };
@@ -41,6 +44,11 @@ describe.each(MESSAGES)('the hardware in %s', (_, codec) => {
   it('is read whole by the previous release, which reads the flat fields only', () => {
     const thisRelease = written['this release (hardware and flat fields)'];
     for (const profile of [FULL, SPARSE]) expect(profileIn(overTheWire(thisRelease(profile)))).toEqual(profile);
+  });
+
+  it('carries the chip revision and secure version in the hardware field', () => {
+    const profile = { ...FULL, chipRevision: 4, secureVersion: 0 };
+    expect(profileOfMessage(overTheWire({ hardware: profileMessage(profile) }))).toEqual(profile);
   });
 
   it('comes from the hardware field when both are written', () => {

@@ -91,6 +91,10 @@ export interface HardwareProfile {
   partitionProfile: string;
   nvsSchemaVersion: number | null;
   securityMode: string;
+  /** major × 100 + minor, as ESP-IDF's efuse_hal_chip_revision() counts; null when not reported. */
+  chipRevision: number | null;
+  /** The eFuse anti-rollback version; null when not reported. */
+  secureVersion: number | null;
 }
 
 /**
@@ -106,6 +110,8 @@ export interface ReportedHardware {
   partitionProfile?: string | undefined;
   nvsSchemaVersion?: number | undefined;
   securityMode?: string | undefined;
+  chipRevision?: number | undefined;
+  secureVersion?: number | undefined;
 }
 
 /** A device's hardware as the device API, the HTTP answers and the registry's documents spell it. */
@@ -117,6 +123,8 @@ export interface HardwareProfileFields {
   partition_profile: string;
   nvs_schema_version: number | null;
   security_mode: string;
+  chip_revision: number | null;
+  secure_version: number | null;
 }
 
 /** The snake_case fields of a device's hardware. */
@@ -129,6 +137,8 @@ export function profileFields(profile: HardwareProfile): HardwareProfileFields {
     partition_profile: profile.partitionProfile,
     nvs_schema_version: profile.nvsSchemaVersion,
     security_mode: profile.securityMode,
+    chip_revision: profile.chipRevision,
+    secure_version: profile.secureVersion,
   };
 }
 
@@ -142,6 +152,8 @@ export function profileOf(fields: Partial<HardwareProfileFields>): HardwareProfi
     partitionProfile: fields.partition_profile ?? '',
     nvsSchemaVersion: fields.nvs_schema_version ?? null,
     securityMode: fields.security_mode ?? '',
+    chipRevision: fields.chip_revision ?? null,
+    secureVersion: fields.secure_version ?? null,
   };
 }
 
@@ -158,11 +170,17 @@ export function profileIn(record: HardwareProfileRecord): HardwareProfile {
     partitionProfile: record.partitionProfile ?? '',
     nvsSchemaVersion: record.nvsSchemaVersion ?? null,
     securityMode: record.securityMode ?? '',
+    chipRevision: record.chipRevision ?? null,
+    secureVersion: record.secureVersion ?? null,
   };
 }
 
 /** A device's hardware as proto's ota.hardware.v1.HardwareProfile holds it (an absent NVS version is unset). */
-export type HardwareProfileMessage = Omit<HardwareProfile, 'nvsSchemaVersion'> & { nvsSchemaVersion?: number | undefined };
+export type HardwareProfileMessage = Omit<HardwareProfile, 'nvsSchemaVersion' | 'chipRevision' | 'secureVersion'> & {
+  nvsSchemaVersion?: number | undefined;
+  chipRevision?: number | undefined;
+  secureVersion?: number | undefined;
+};
 
 /**
  * A device's hardware for a proto message: its `hardware` field and (PREVIOUS RELEASE) the same
@@ -170,7 +188,7 @@ export type HardwareProfileMessage = Omit<HardwareProfile, 'nvsSchemaVersion'> &
  */
 export function profileMessage(record: HardwareProfileRecord): HardwareProfileMessage {
   const profile = profileIn(record);
-  return { ...profile, nvsSchemaVersion: profile.nvsSchemaVersion ?? undefined };
+  return { ...profile, nvsSchemaVersion: profile.nvsSchemaVersion ?? undefined, chipRevision: profile.chipRevision ?? undefined, secureVersion: profile.secureVersion ?? undefined };
 }
 
 /**

@@ -76,7 +76,21 @@ export const DEFERRED_EVENT = 'deferred';
 export const MAX_DEFERRAL_SECONDS = 30 * 24 * 3600;
 
 /** What a check answers (docs/api.md, "The check decision"), and an OTA decision record's `status`. */
-export const CHECK_STATUSES = ['offered', 'up_to_date', 'no_compatible_build', 'device_inactive', 'over_limit', 'not_in_rollout', 'no_active_deployment', 'token_required'] as const;
+export const CHECK_STATUSES = [
+  'offered',
+  'up_to_date',
+  'no_compatible_build',
+  // A build fits the device's hardware, but its bootloader would refuse every such build: the
+  // image's chip-revision range leaves the device's revision out, or its secure_version is below
+  // the device's eFuse (docs/api.md, "Compatibility").
+  'chip_revision_unsupported',
+  'secure_version_too_low',
+  'device_inactive',
+  'over_limit',
+  'not_in_rollout',
+  'no_active_deployment',
+  'token_required',
+] as const;
 export type CheckStatus = (typeof CHECK_STATUSES)[number];
 
 /** The messages of the check statuses answered before any deployment is looked at. */
@@ -87,7 +101,17 @@ export const CHECK_MESSAGES = {
 } as const satisfies Partial<Record<CheckStatus, string>>;
 
 /** What a preview says a check of one device would answer: check statuses, and two of its own. */
-export const PREVIEW_OUTCOMES = ['offered', 'up_to_date', 'not_in_rollout', 'no_compatible_build', 'device_inactive', 'not_targeted', 'unknown_hardware'] as const satisfies ReadonlyArray<CheckStatus | 'not_targeted' | 'unknown_hardware'>;
+export const PREVIEW_OUTCOMES = [
+  'offered',
+  'up_to_date',
+  'not_in_rollout',
+  'no_compatible_build',
+  'chip_revision_unsupported',
+  'secure_version_too_low',
+  'device_inactive',
+  'not_targeted',
+  'unknown_hardware',
+] as const satisfies ReadonlyArray<CheckStatus | 'not_targeted' | 'unknown_hardware'>;
 export type PreviewOutcome = (typeof PREVIEW_OUTCOMES)[number];
 
 /**

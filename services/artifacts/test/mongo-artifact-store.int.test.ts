@@ -33,6 +33,7 @@ function build(projectId: string): Omit<Artifact, 'buildNumber'> {
     signature: '',
     signingKeyId: '',
     storageKey: `artifacts/${randomUUID()}`,
+    image: null,
     createdAt: new Date(),
   };
 }

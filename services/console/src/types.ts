@@ -57,6 +57,8 @@ const PREVIEW_ORDER: Record<PreviewOutcome, null> = {
   up_to_date: null,
   not_in_rollout: null,
   no_compatible_build: null,
+  chip_revision_unsupported: null,
+  secure_version_too_low: null,
   device_inactive: null,
   not_targeted: null,
   unknown_hardware: null,

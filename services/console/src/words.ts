@@ -23,6 +23,8 @@ export const PREVIEW_OUTCOME_WORDS: Record<PreviewOutcome, string> = {
   // rolled this build back (it is not offered it again).
   not_in_rollout: 'outside the percentage, or rolled this build back',
   no_compatible_build: 'hardware the build does not fit',
+  chip_revision_unsupported: 'a chip revision the image leaves out',
+  secure_version_too_low: 'anti-rollback above the image’s secure version',
   device_inactive: 'deactivated',
   not_targeted: 'outside the targets',
   unknown_hardware: 'hardware never reported',
@@ -49,6 +51,8 @@ const CHECK_STATUS_WORDS: Record<string, string> = {
   offered: 'offered an update',
   up_to_date: 'up to date',
   no_compatible_build: 'no build fits its hardware',
+  chip_revision_unsupported: 'its bootloader would refuse the build: chip revision',
+  secure_version_too_low: 'its bootloader would refuse the build: secure version',
   device_inactive: 'deactivated',
   over_limit: 'over the plan’s device limit',
   not_in_rollout: 'outside the rollout percentage',

@@ -14,6 +14,8 @@ export function storedDevice(projectId: string, deviceId: string, channelId: str
     partitionProfile: '',
     nvsSchemaVersion: null,
     securityMode: '',
+    chipRevision: null,
+    secureVersion: null,
     currentBuildNumber: 0,
     currentVersionLabel: '',
     currentHash: '',

@@ -53,6 +53,7 @@ export function testArtifact(overrides: Partial<ArtifactSummary> = {}): Artifact
   signature: '',
   signingKeyId: '',
   storageKey: '',
+  image: null,
   ...overrides,
   };
 }

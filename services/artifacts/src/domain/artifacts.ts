@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
-import { parseManifest, requirementsOf, type Manifest } from '@ota/manifest';
+import { chipFamilyKey, parseManifest, requirementsOf, type EspImage, type Manifest } from '@ota/manifest';
+import { EspImageReader } from './esp-image-reader';
 import { findSigningKey, parseEd25519PublicKey, type SigningKey } from './signing-keys';
 import type { Artifact } from './model';
 import { readRange } from './ranged-read';
@@ -55,6 +56,8 @@ export class Artifacts {
     const id = randomUUID();
     const storageKey = `artifacts/${header.projectId}/${id}.bin`;
     const hash = createHash('sha256');
+    // An ESP-IDF image is read as it streams past; bytes that are not one are stored as they are.
+    const reader = new EspImageReader();
     let size = 0;
     // Ed25519 verifies the whole message, so a signed binary is also kept, up to its cap.
     const kept: Buffer[] | undefined = manifest.signature !== undefined ? [] : undefined;
@@ -62,6 +65,7 @@ export class Artifacts {
     const hashed = async function* () {
       for await (const chunk of chunks) {
         hash.update(chunk);
+        reader.update(chunk);
         size += chunk.length;
         if (kept) {
           if (size > signedBinaryMaxBytes) throw invalidArgument(`a signed binary may be at most ${signedBinaryMaxBytes} bytes`);
@@ -71,9 +75,12 @@ export class Artifacts {
       }
     };
     let signingKey: SigningKey | undefined;
+    let image: EspImage | null;
     try {
       await this.deps.storage.put(storageKey, Readable.from(hashed()));
       if (size === 0) throw invalidArgument('binary is empty');
+      image = reader.finish();
+      checkImageFitsManifest(image, manifest);
       if (kept) {
         signingKey = findSigningKey(Buffer.concat(kept), manifest.signature!, signingKeys);
         if (!signingKey) throw invalidArgument("the manifest signature does not verify against any of the project's signing keys");
@@ -90,6 +97,7 @@ export class Artifacts {
       checksumSha256: hash.digest('hex'),
       fileSize: size,
       storageKey,
+      image,
       createdAt: this.now(),
     });
     if (signingKey) {
@@ -144,9 +152,16 @@ export class Artifacts {
   }
 }
 
+/** An image built for another chip than the manifest names would fail on every device that took it. */
+function checkImageFitsManifest(image: EspImage | null, manifest: Manifest): void {
+  if (image && chipFamilyKey(manifest.chip_family) !== image.chip) {
+    throw invalidArgument(`the image is built for ${image.chip} (chip id ${image.chipId} in its header), but the manifest's chip_family is "${manifest.chip_family}"`);
+  }
+}
+
 function artifactOf(
   manifest: Manifest,
-  fields: Pick<Artifact, 'id' | 'projectId' | 'checksumSha256' | 'fileSize' | 'storageKey' | 'createdAt'>,
+  fields: Pick<Artifact, 'id' | 'projectId' | 'checksumSha256' | 'fileSize' | 'storageKey' | 'image' | 'createdAt'>,
 ): Omit<Artifact, 'buildNumber'> {
   return {
     ...fields,

@@ -86,13 +86,13 @@ describe('EspImageReader refusals', () => {
 
   it('refuses a checksum that does not match the segments', () => {
     const bytes = unhashed();
-    bytes[FIRST_SEGMENT_DATA + 300] ^= 0x5a;
+    bytes[FIRST_SEGMENT_DATA + 300]! ^= 0x5a;
     expect(refusal(bytes)).toMatch(/checksum does not match/);
   });
 
   it('refuses an appended SHA-256 that does not match', () => {
     const bytes = image();
-    bytes[bytes.length - 1] ^= 0x01;
+    bytes[bytes.length - 1]! ^= 0x01;
     expect(refusal(bytes)).toMatch(/appended SHA-256 does not match/);
     expect(refusal(image().subarray(0, image().length - 5))).toMatch(/5 bytes short/);
   });

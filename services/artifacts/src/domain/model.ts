@@ -1,4 +1,4 @@
-import type { BuildRequirements } from '@ota/manifest';
+import type { BuildRequirements, EspImage } from '@ota/manifest';
 
 export interface Artifact extends BuildRequirements {
   id: string;
@@ -13,6 +13,8 @@ export interface Artifact extends BuildRequirements {
   signingKeyId: string;
   /** Where the binary lives in object storage. */
   storageKey: string;
+  /** What the binary says of itself when it is an ESP-IDF application image; null for other bytes. */
+  image: EspImage | null;
   createdAt: Date;
 }
 

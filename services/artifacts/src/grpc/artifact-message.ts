@@ -22,5 +22,6 @@ export function artifactMessage(artifact: Artifact): pb.Artifact {
     signingKeyId: artifact.signingKeyId,
     createdAt: artifact.createdAt,
     storageKey: artifact.storageKey,
+    image: artifact.image ?? undefined,
   };
 }

@@ -22,6 +22,8 @@ export const OUTCOME_COLOURS: Record<PreviewOutcome, string> = {
   up_to_date: '#2e9d5b',
   not_in_rollout: '#9db4d8',
   no_compatible_build: '#d64545',
+  chip_revision_unsupported: '#b83280',
+  secure_version_too_low: '#7b3fb0',
   device_inactive: '#8a8f98',
   not_targeted: '#c9ced6',
   unknown_hardware: '#e08a2c',

@@ -1,4 +1,4 @@
-import { profileFields, profileOfMessage, requirementFields, requirementsIn } from '@ota/manifest';
+import { imageFields, profileFields, profileOfMessage, requirementFields, requirementsIn, secureVersionRaise } from '@ota/manifest';
 import type { artifacts, registry, rollout, telemetry } from '@ota/proto';
 import type { Session, Token, User } from '../auth/model';
 import type { Role } from '../auth/roles';
@@ -195,7 +195,12 @@ function reportedHealthJson(health: registry.DeviceHealth, report: registry.Repo
   };
 }
 
-export function artifactJson(artifact: artifacts.Artifact) {
+/**
+ * An artifact as the API answers it. `projectBuilds` are the project's artifacts, from which a
+ * raise of secure_version is derived (docs/api.md, "Raising secure_version").
+ */
+export function artifactJson(artifact: artifacts.Artifact, projectBuilds: readonly artifacts.Artifact[]) {
+  const raise = secureVersionRaise(artifact, projectBuilds);
   return {
     id: artifact.id,
     build_number: artifact.buildNumber,
@@ -207,6 +212,8 @@ export function artifactJson(artifact: artifacts.Artifact) {
     signature: artifact.signature,
     signing_key_id: artifact.signingKeyId || null,
     archived: artifact.archived,
+    image: artifact.image ? imageFields(artifact.image) : null,
+    secure_version_raise: raise && { from: raise.from, to: raise.to, efuse_bits_left: raise.efuseBitsLeft },
     created_at: iso(artifact.createdAt),
   } satisfies Promised<typeof R.Artifact>;
 }

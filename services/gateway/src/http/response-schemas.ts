@@ -175,6 +175,8 @@ const deviceFields = {
   partition_profile: { type: 'string' },
   nvs_schema_version: { type: ['integer', 'null'] },
   security_mode: { type: 'string' },
+  chip_revision: { type: ['integer', 'null'], description: 'major × 100 + minor, as the device last reported it; null when it never did.' },
+  secure_version: { type: ['integer', 'null'], description: 'The eFuse anti-rollback version the device last reported; null when it never did.' },
   current_build_number: { type: 'integer' },
   current_version_label: { type: 'string' },
   current_hash: { type: 'string' },
@@ -208,6 +210,27 @@ const deviceFields = {
 export const Device = object(deviceFields);
 export const DeviceCreated = object({ ...deviceFields, token: { type: 'string' } });
 
+export const EspImage = object({
+  chip: { type: 'string', description: "The chip family the image header's chip id names (`esp32c3`); it equals the manifest's `chip_family`." },
+  chip_id: { type: 'integer' },
+  secure_version: { type: 'integer', description: 'The anti-rollback version (`esp_app_desc_t.secure_version`).' },
+  version: { type: 'string' },
+  project_name: { type: 'string' },
+  idf_version: { type: 'string' },
+  elf_sha256: { type: 'string', description: 'The SHA-256 of the ELF the image was made from, in hex.' },
+  min_chip_revision: { type: 'integer', description: 'major × 100 + minor.' },
+  max_chip_revision: { type: 'integer', description: 'major × 100 + minor; 0 and 65535 set no upper bound.' },
+  min_efuse_block_revision: { type: 'integer' },
+  max_efuse_block_revision: { type: 'integer' },
+  hash_appended: { type: 'boolean', description: 'A SHA-256 of the image follows its checksum (and matched).' },
+});
+
+export const SecureVersionRaise = object({
+  from: { type: 'integer', description: "The highest secure_version of the project's earlier builds for the chip (0 when none had one)." },
+  to: { type: 'integer' },
+  efuse_bits_left: { type: 'integer', description: "The chip's secure-version eFuse bits still unburnt once a device confirms this build." },
+});
+
 export const Artifact = object({
   id: UUID,
   build_number: { type: 'integer' },
@@ -225,6 +248,11 @@ export const Artifact = object({
   signature: { type: 'string' },
   signing_key_id: { type: ['string', 'null'] },
   archived: { type: 'boolean' },
+  image: { oneOf: [{ type: 'null' }, EspImage], description: 'What the binary says of itself when it is an ESP-IDF application image; null for other bytes.' },
+  secure_version_raise: {
+    oneOf: [{ type: 'null' }, SecureVersionRaise],
+    description: "Set when the image's secure_version is above every earlier build of the project for its chip: a device that confirms it burns eFuse bits and never runs a lower version again.",
+  },
   created_at: TIME,
 });
 

@@ -88,6 +88,18 @@ export const checkBody = {
     partition_profile: SHORT_TEXT,
     nvs_schema_version: COUNT,
     security_mode: SHORT_TEXT,
+    chip_revision: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 65_535,
+      description: "The chip revision as ESP-IDF's `efuse_hal_chip_revision()` counts it: major × 100 + minor (v0.4 is 4). A build whose image leaves it out of its chip-revision range is not offered.",
+    },
+    secure_version: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 4_294_967_295,
+      description: "The device's eFuse anti-rollback version (`esp_efuse_read_secure_version()`), when anti-rollback is on. A build whose image's `secure_version` is below it is not offered.",
+    },
     delta_formats: {
       type: 'array',
       maxItems: 4,

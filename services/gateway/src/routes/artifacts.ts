@@ -52,6 +52,8 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     return { artifact: response.artifact! as artifacts.Artifact, rest: rest as T, fingerprint };
   }
 
+  const projectBuilds = async (ctx: Context, projectId: string) => (await clients.artifacts.listArtifacts({ projectId }, rpc(ctx))).artifacts;
+
   /** Once per Idempotency-Key (docs/api.md, "Retrying an upload"): a repeat is read for its fingerprint and stores nothing. */
   const onceByKey = (ctx: Context, project: registry.Project, operation: string, run: () => Promise<StoredAnswer>) =>
     answerOncePerKey(ctx, `${project.id}:${operation}`, idempotencyOptions(deps), run, () => fingerprintOfUpload(ctx, deps.config.MANIFEST_LIMIT_BYTES));
@@ -66,7 +68,8 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       responses: { 200: R.arrayOf(R.Artifact) },
     },
     async (ctx, { project }) => {
-      ctx.body = (await clients.artifacts.listArtifacts({ projectId: project.id }, rpc(ctx))).artifacts.map(artifactJson);
+      const { artifacts: builds } = await clients.artifacts.listArtifacts({ projectId: project.id }, rpc(ctx));
+      ctx.body = builds.map((artifact) => artifactJson(artifact, builds));
     },
   );
 
@@ -86,14 +89,15 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx, { project, principal }) => {
       await onceByKey(ctx, project, 'uploadArtifact', async () => {
         const { artifact, fingerprint } = await upload(ctx, project, async () => undefined);
+        const body = artifactJson(artifact, await projectBuilds(ctx, project.id));
         await audit.record(principal, {
           projectId: project.id,
           action: 'artifact.uploaded',
           targetType: 'artifact',
           targetId: artifact.id,
-          details: { build_number: artifact.buildNumber, version_label: artifact.versionLabel },
+          details: { build_number: artifact.buildNumber, version_label: artifact.versionLabel, image: body.image, secure_version_raise: body.secure_version_raise },
         });
-        return { fingerprint, status: 201, body: artifactJson(artifact) };
+        return { fingerprint, status: 201, body };
       });
     },
   );
@@ -111,7 +115,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx, { project, body }) => {
       const artifactId = pathId(ctx, 'aid', 'artifact');
       const artifact = await setArtifactArchived(ports, callerOf(ctx), { projectId: project.id, artifactId, archived: body.archived });
-      ctx.body = artifactJson(artifact);
+      ctx.body = artifactJson(artifact, await projectBuilds(ctx, project.id));
     },
   );
 

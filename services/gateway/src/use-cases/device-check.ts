@@ -16,6 +16,8 @@ export interface CheckRequest {
   partition_profile?: string;
   nvs_schema_version?: number;
   security_mode?: string;
+  chip_revision?: number;
+  secure_version?: number;
   version_label?: string;
   current_hash?: string;
   delta_formats?: string[];
@@ -93,5 +95,7 @@ function reportedProfileOf(body: CheckRequest): registry.ReportedProfile {
     securityMode: body.security_mode,
     versionLabel: body.version_label,
     currentHash: body.current_hash,
+    chipRevision: body.chip_revision,
+    secureVersion: body.secure_version,
   };
 }

@@ -36,6 +36,7 @@ const artifact = (id: string, buildNumber: number): ArtifactSummary => ({
   signature: '',
   signingKeyId: '',
   storageKey: '',
+  image: null,
 });
 
 /** How the check finds the device: stored (as given), or unknown and then registered, or unknown over the owner's cap. */

@@ -14,6 +14,8 @@ const DEVICE: Device = {
   partitionProfile: 'ota_4mb',
   nvsSchemaVersion: null,
   securityMode: '',
+  chipRevision: null,
+  secureVersion: null,
   currentBuildNumber: 3,
   currentVersionLabel: '1.0.3',
   currentHash: '',

@@ -1,4 +1,4 @@
-import { profileMessage, profileOfMessage } from '@ota/manifest';
+import { profileMessage, profileOfMessage, type HardwareProfileMessage } from '@ota/manifest';
 import { offerOf, type DecisionDeployment, type DecisionViews, type ViewSources } from '@ota/decision';
 import type { Handlers } from '@ota/grpc';
 import { registry as pb } from '@ota/proto';
@@ -261,7 +261,7 @@ export function deviceMessage(device: Device): pb.Device {
     deviceId: device.deviceId,
     hardware,
     // PREVIOUS RELEASE: the same fields flat, for readers of the release before.
-    ...hardware,
+    ...flatHardware(hardware),
     currentBuildNumber: device.currentBuildNumber,
     currentVersionLabel: device.currentVersionLabel,
     currentHash: device.currentHash,
@@ -281,11 +281,17 @@ export function deviceMessage(device: Device): pb.Device {
   };
 }
 
+/** PREVIOUS RELEASE: the hardware fields the release before reads flat on a device (it has no chip revision or secure version). */
+function flatHardware(hardware: HardwareProfileMessage): Omit<HardwareProfileMessage, 'chipRevision' | 'secureVersion'> {
+  const { chipRevision: _chipRevision, secureVersion: _secureVersion, ...flat } = hardware;
+  return flat;
+}
+
 /** A device as a check decides on it: the fields of its profile, the rest empty. */
 function fleetDeviceMessage(device: FleetDevice): pb.Device {
   const hardware = profileMessage(device);
   // PREVIOUS RELEASE: the hardware flat too, for readers of the release before.
-  return pb.Device.fromPartial({ id: device.id, deviceId: device.deviceId, hardware, ...hardware, active: device.active, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: device.currentBuildNumber });
+  return pb.Device.fromPartial({ id: device.id, deviceId: device.deviceId, hardware, ...flatHardware(hardware), active: device.active, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: device.currentBuildNumber });
 }
 
 function reportedHealthMessage(snapshot: HealthSnapshot): pb.ReportedHealth {
@@ -305,6 +311,8 @@ export function reportedProfileOf(reported: pb.ReportedProfile | undefined): Rep
     securityMode: profile.securityMode,
     versionLabel: profile.versionLabel,
     currentHash: profile.currentHash,
+    chipRevision: profile.chipRevision,
+    secureVersion: profile.secureVersion,
   };
 }
 

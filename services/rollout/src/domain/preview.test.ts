@@ -16,6 +16,8 @@ const fleetDevice = (overrides: Partial<FleetDevice> = {}): FleetDevice => ({
   partitionProfile: '',
   nvsSchemaVersion: null,
   securityMode: '',
+  chipRevision: null,
+  secureVersion: null,
   currentBuildNumber: 1,
   ...overrides,
 });

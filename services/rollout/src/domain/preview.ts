@@ -92,6 +92,8 @@ function decisionDeviceOf(device: FleetDevice): DecisionDevice {
     partitionProfile: device.partitionProfile || undefined,
     nvsSchemaVersion: device.nvsSchemaVersion ?? undefined,
     securityMode: device.securityMode || undefined,
+    chipRevision: device.chipRevision ?? undefined,
+    secureVersion: device.secureVersion ?? undefined,
     currentBuildNumber: device.currentBuildNumber,
   };
 }

@@ -1,4 +1,4 @@
-import type { BuildRequirementFields } from '@ota/manifest';
+import type { BuildRequirementFields, EspImageFields } from '@ota/manifest';
 import type { PlaceDoc } from '@ota/mongo';
 import { Schema, type Connection } from 'mongoose';
 
@@ -16,6 +16,8 @@ export interface ArtifactDoc extends BuildRequirementFields {
   signature: string;
   signing_key_id: string;
   storage_key: string;
+  /** Absent on a build stored before images were read, null for bytes that are not an image. */
+  image?: EspImageFields | null;
   created_at: Date;
 }
 
@@ -70,6 +72,7 @@ export function registerArtifactModels(connection: Connection) {
       signature: String,
       signing_key_id: String,
       storage_key: String,
+      image: { type: Schema.Types.Mixed, default: null },
       created_at: Date,
     },
     options,

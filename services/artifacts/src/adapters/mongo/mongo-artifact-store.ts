@@ -1,5 +1,5 @@
 import { collectionOf, insertUnique, insertWithNextNumber, releasePlace, takePlace } from '@ota/mongo';
-import { requirementFields, requirementsOf } from '@ota/manifest';
+import { imageFields, imageOf, requirementFields, requirementsOf } from '@ota/manifest';
 import type { Artifact } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
 import type { SigningKey } from '../../domain/signing-keys';
@@ -94,6 +94,7 @@ function docOf(artifact: Artifact): ArtifactDoc {
     signature: artifact.signature,
     signing_key_id: artifact.signingKeyId,
     storage_key: artifact.storageKey,
+    image: artifact.image && imageFields(artifact.image),
     created_at: artifact.createdAt,
   };
 }
@@ -112,6 +113,7 @@ function artifactOf(doc: ArtifactDoc): Artifact {
     signature: doc.signature ?? '',
     signingKeyId: doc.signing_key_id ?? '',
     storageKey: doc.storage_key,
+    image: doc.image ? imageOf(doc.image) : null,
     createdAt: doc.created_at,
   };
 }

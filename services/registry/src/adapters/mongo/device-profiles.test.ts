@@ -16,6 +16,8 @@ const stored: ProfiledDoc = {
   partition_profile: '',
   nvs_schema_version: null,
   security_mode: '',
+  chip_revision: null,
+  secure_version: null,
 };
 
 describe('changedProfile', () => {

@@ -25,6 +25,8 @@ const PROFILED_FIELDS = {
   partition_profile: 1,
   nvs_schema_version: 1,
   security_mode: 1,
+  chip_revision: 1,
+  secure_version: 1,
 } as const;
 
 export type ProfiledDoc = Pick<DeviceDoc, '_id' | keyof typeof PROFILED_FIELDS>;
@@ -49,6 +51,9 @@ type ProfileArray = [
   partitionProfile: string,
   nvsSchemaVersion: number | null,
   securityMode: string,
+  // Absent from a profile written before devices reported them.
+  chipRevision?: number | null,
+  secureVersion?: number | null,
 ];
 
 /**
@@ -70,13 +75,25 @@ export function profileDocOf(doc: ProfiledDoc): DeviceProfileDoc {
     hardware.partitionProfile,
     hardware.nvsSchemaVersion,
     hardware.securityMode,
+    hardware.chipRevision,
+    hardware.secureVersion,
   ];
   return { _id: doc._id, ...profileKeysOf(doc.project_id, doc._id), p: JSON.stringify(profile) };
 }
 
 function fleetDeviceOf(id: string, profile: ProfileArray, groupIds: string[]): FleetDevice {
-  const [deviceId, active, channelId, currentBuildNumber, framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode] = profile;
-  const hardware: HardwareProfile = { framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode };
+  const [deviceId, active, channelId, currentBuildNumber, framework, chipFamily, boardId, hardwareRevision, partitionProfile, nvsSchemaVersion, securityMode, chipRevision, secureVersion] = profile;
+  const hardware: HardwareProfile = {
+    framework,
+    chipFamily,
+    boardId,
+    hardwareRevision,
+    partitionProfile,
+    nvsSchemaVersion,
+    securityMode,
+    chipRevision: chipRevision ?? null,
+    secureVersion: secureVersion ?? null,
+  };
   return { id, deviceId, active, channelId, groupIds, currentBuildNumber, ...hardware };
 }
 

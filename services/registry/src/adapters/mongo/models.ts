@@ -258,6 +258,8 @@ export function registerModels(connection: Connection) {
       partition_profile: String,
       nvs_schema_version: { type: Number, default: null },
       security_mode: String,
+      chip_revision: { type: Number, default: null },
+      secure_version: { type: Number, default: null },
       current_build_number: Number,
       current_version_label: String,
       current_hash: String,

@@ -47,6 +47,8 @@ export function heartbeatFields(reported: ReportedProfile, at: Date): Partial<De
   if (reported.partitionProfile !== undefined) fields.partition_profile = reported.partitionProfile;
   if (reported.nvsSchemaVersion !== undefined) fields.nvs_schema_version = reported.nvsSchemaVersion;
   if (reported.securityMode !== undefined) fields.security_mode = reported.securityMode;
+  if (reported.chipRevision !== undefined) fields.chip_revision = reported.chipRevision;
+  if (reported.secureVersion !== undefined) fields.secure_version = reported.secureVersion;
   if (reported.versionLabel !== undefined) fields.current_version_label = reported.versionLabel;
   if (reported.currentHash !== undefined) fields.current_hash = reported.currentHash;
   return fields;

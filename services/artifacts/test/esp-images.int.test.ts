@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { api, checkBody, esptoolImageInfo, makeEspImage, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
+
+// ESP-IDF application images read at upload and respected at the check (docs/api.md, "The image"),
+// with images made by esptool from an ELF Debian's RISC-V compiler linked for the ESP32-C3.
+
+const C3 = { version_label: '1.0.0', framework: 'esp_idf', chip_family: 'esp32c3' } as const;
+
+let f: ProjectFixture;
+const projectPath = () => `/api/v1/projects/${f.project.id}`;
+const upload = (manifest: unknown, binary: Buffer) => api('POST', `${projectPath()}/artifacts/`, { token: f.user.token, body: uploadForm(manifest, binary) });
+const buildNumbers = async () => ((await api('GET', `${projectPath()}/artifacts/`, { token: f.user.token })).body as Array<{ build_number: number }>).map((a) => a.build_number).sort((a, b) => a - b);
+
+beforeAll(async () => {
+  f = await setupProject({ name: 'esp images', maxUploadsPerMonth: 0 });
+});
+
+describe('an image at upload', () => {
+  it('keeps what the image says of itself, as esptool image-info reads it', async () => {
+    const binary = makeEspImage({ secureVersion: 0, version: '2.4.1', minChipRevision: 3, maxChipRevision: 199 });
+    const created = await upload(C3, binary);
+    expect(created.status).toBe(201);
+    expect(created.body.image).toEqual(esptoolImageInfo(binary));
+    expect(created.body.image).toMatchObject({ chip: 'esp32c3', chip_id: 5, version: '2.4.1', min_chip_revision: 3, max_chip_revision: 199, hash_appended: true });
+    expect(created.body.secure_version_raise).toBeNull();
+    const listed = (await api('GET', `${projectPath()}/artifacts/`, { token: f.user.token })).body as Array<{ id: string; image: unknown }>;
+    expect(listed.find((a) => a.id === created.body.id)!.image).toEqual(created.body.image);
+  });
+
+  it('stores bytes that are not an image as they are, with image null', async () => {
+    const binary = randomBytes(4096);
+    binary[0] = 0x00;
+    const created = await upload(C3, binary);
+    expect(created.status).toBe(201);
+    expect(created.body.image).toBeNull();
+  });
+
+  it('matches the chip names a manifest may spell', async () => {
+    expect((await upload({ ...C3, chip_family: 'ESP32-C3' }, makeEspImage())).status).toBe(201);
+  });
+
+  describe('refuses with 400, storing nothing and taking no build number', () => {
+    const image = () => Buffer.from(makeEspImage());
+    const refusals: Array<[string, () => { manifest: unknown; binary: Buffer }, RegExp]> = [
+      ['an image for another chip than the manifest names', () => ({ manifest: { ...C3, chip_family: 'esp32s3' }, binary: image() }), /built for esp32c3 .*chip_family is "esp32s3"/],
+      [
+        'a checksum that does not match',
+        () => {
+          const binary = Buffer.from(makeEspImage({ appendHash: false }));
+          binary[400]! ^= 0xff;
+          return { manifest: C3, binary };
+        },
+        /checksum does not match/,
+      ],
+      [
+        'an appended SHA-256 that does not match',
+        () => {
+          const binary = image();
+          binary[binary.length - 3]! ^= 0x10;
+          return { manifest: C3, binary };
+        },
+        /appended SHA-256 does not match/,
+      ],
+      [
+        '255 segments',
+        () => {
+          const binary = image();
+          binary[1] = 255;
+          return { manifest: C3, binary };
+        },
+        /declares 255 segments/,
+      ],
+      ['a truncated header', () => ({ manifest: C3, binary: image().subarray(0, 20) }), /header is cut short/],
+      ['a first segment without an app descriptor', () => ({ manifest: C3, binary: makeEspImage({ descriptorMagic: 0x1 }) }), /no app descriptor/],
+    ];
+
+    it.each(refusals)('%s', async (_name, make, detail) => {
+      const before = await buildNumbers();
+      const { manifest, binary } = make();
+      const refused = await upload(manifest, binary);
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toMatch(detail);
+      expect(await buildNumbers()).toEqual(before);
+      // The next upload takes the next number: none was burnt.
+      const next = await upload(C3, randomBytes(64));
+      expect(next.body.build_number).toBe(Math.max(0, ...before) + 1);
+    });
+  });
+
+  it('refuses the bad among parallel uploads and numbers the good without a gap', async () => {
+    const before = await buildNumbers();
+    const bad = Buffer.from(makeEspImage());
+    bad[1] = 200;
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => upload(C3, i % 2 === 0 ? makeEspImage({ version: `p-${i}` }) : bad)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([...Array(5).fill(201), ...Array(5).fill(400)]);
+    const numbers = await buildNumbers();
+    expect(numbers.slice(before.length)).toEqual([1, 2, 3, 4, 5].map((n) => n + Math.max(0, ...before)));
+  });
+});
+
+describe('a raise of secure_version', () => {
+  it('is said of the first build above every earlier one for its chip', async () => {
+    const p = await setupProject({ name: 'raises', maxUploadsPerMonth: 0 });
+    const send = async (secureVersion: number) =>
+      (await api('POST', `/api/v1/projects/${p.project.id}/artifacts/`, { token: p.user.token, body: uploadForm(C3, makeEspImage({ secureVersion })) })).body;
+    expect((await send(0)).secure_version_raise).toBeNull();
+    expect((await send(2)).secure_version_raise).toEqual({ from: 0, to: 2, efuse_bits_left: 14 });
+    expect((await send(2)).secure_version_raise).toBeNull();
+    expect((await send(1)).secure_version_raise).toBeNull();
+    expect((await send(3)).secure_version_raise).toEqual({ from: 2, to: 3, efuse_bits_left: 13 });
+  });
+});
+
+describe('the check', () => {
+  // A release for chip revisions v0.3 to v1.99 with anti-rollback version 2, to every device.
+  let release: { artifact_id: string; deployment_id: string };
+  let p: ProjectFixture;
+  const check = (deviceId: string, extra: Record<string, unknown>) =>
+    api('POST', '/api/v1/ota/check/', { token: p.deviceScopeToken, json: checkBody(deviceId, { chip_family: 'esp32c3', ...extra }) });
+
+  beforeAll(async () => {
+    p = await setupProject({ name: 'image checks', maxUploadsPerMonth: 0 });
+    const released = await api('POST', `/api/v1/projects/${p.project.id}/release/`, {
+      token: p.user.token,
+      body: uploadForm(C3, makeEspImage({ secureVersion: 2, minChipRevision: 3, maxChipRevision: 199 })),
+    });
+    expect(released.status).toBe(201);
+    release = released.body;
+  });
+
+  it.each([
+    ['a chip revision below the range', { chip_revision: 2 }, 'chip_revision_unsupported'],
+    ['a chip revision above the range', { chip_revision: 200, secure_version: 0 }, 'chip_revision_unsupported'],
+    ['an eFuse secure version above the image', { chip_revision: 4, secure_version: 3 }, 'secure_version_too_low'],
+    ['a revision and a secure version the image admits', { chip_revision: 101, secure_version: 2 }, 'offered'],
+    ['neither', {}, 'offered'],
+  ])('answers a device that reports %s', async (_name, reported, status) => {
+    const deviceId = `ic-${status}-${Object.values(reported).join('-') || 'none'}`;
+    const answer = await check(deviceId, reported);
+    expect(answer.status).toBe(200);
+    expect(answer.body.status).toBe(status);
+    expect(answer.body.update_available).toBe(status === 'offered');
+    if (status !== 'offered') expect(answer.body.message).toMatch(/bootloader would refuse/);
+  });
+
+  it('records the reason in the decision record and counts such devices apart in the preview', async () => {
+    await check('ic-record', { chip_revision: 1 });
+    const devices = (await api('GET', `/api/v1/projects/${p.project.id}/devices/`, { token: p.user.token })).body as Array<{ id: string; device_id: string; chip_revision: number | null }>;
+    const device = devices.find((d) => d.device_id === 'ic-record')!;
+    expect(device.chip_revision).toBe(1);
+    const records = (await api('GET', `/api/v1/projects/${p.project.id}/devices/${device.id}/check-events/`, { token: p.user.token })).body as Array<{ status: string; message: string }>;
+    expect(records[0]).toMatchObject({ status: 'chip_revision_unsupported' });
+
+    const preview = (await api('GET', `/api/v1/projects/${p.project.id}/deployments/${release.deployment_id}/preview/`, { token: p.user.token })).body;
+    expect(preview.outcomes.chip_revision_unsupported.count).toBe(3);
+    expect(preview.outcomes.secure_version_too_low).toMatchObject({ count: 1, device_ids: ['ic-secure_version_too_low-4-3'] });
+  });
+
+  it('refuses a chip revision or secure version out of range with 400', async () => {
+    expect((await check('ic-bad-1', { chip_revision: 70_000 })).status).toBe(400);
+    expect((await check('ic-bad-2', { secure_version: -1 })).status).toBe(400);
+  });
+});
