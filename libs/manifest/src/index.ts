@@ -246,3 +246,4 @@ function describeErrors(errors: ErrorObject[]): string {
 
 export * from './esp-chips';
 export * from './esp-image';
+export * from './esp-image-reader';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { api, checkBody, esptoolImageInfo, makeEspImage, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
+import { api, checkBody, createUser, esptoolImageInfo, makeEspImage, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // ESP-IDF application images read at upload and respected at the check (docs/api.md, "The image"),
 // with images made by esptool from an ELF Debian's RISC-V compiler linked for the ESP32-C3.
@@ -111,6 +111,63 @@ describe('a raise of secure_version', () => {
   });
 });
 
+describe('deploying a raise of secure_version', () => {
+  let p: ProjectFixture;
+  let operatorToken: string;
+  const path = () => `/api/v1/projects/${p.project.id}`;
+  const deploy = (token: string, artifactId: string, extra: object = {}) =>
+    api('POST', `${path()}/deployments/`, { token, json: { artifact_id: artifactId, target_channel_ids: [p.defaultChannelId], ...extra } });
+  const release = (token: string, secureVersion: number, fields: Record<string, string> = {}) =>
+    api('POST', `${path()}/release/`, { token, body: uploadForm(C3, makeEspImage({ secureVersion, version: `r-${secureVersion}` }), fields) });
+  const builds = async () => ((await api('GET', `${path()}/artifacts/`, { token: p.user.token })).body as unknown[]).length;
+
+  beforeAll(async () => {
+    p = await setupProject({ name: 'raise deploys', maxUploadsPerMonth: 0 });
+    const person = createUser();
+    expect((await api('POST', `${path()}/members/`, { token: p.user.token, json: { email: person.email, role: 'operator' } })).status).toBe(200);
+    operatorToken = person.token;
+  });
+
+  it('needs acknowledge_secure_version_raise, and an approver', async () => {
+    const first = (await api('POST', `${path()}/artifacts/`, { token: p.user.token, body: uploadForm(C3, makeEspImage({ secureVersion: 0 })) })).body;
+    const raising = (await api('POST', `${path()}/artifacts/`, { token: p.user.token, body: uploadForm(C3, makeEspImage({ secureVersion: 1 })) })).body;
+    expect(raising.secure_version_raise).toEqual({ from: 0, to: 1, efuse_bits_left: 15 });
+
+    // A build that raises nothing needs no acknowledgment, from an operator either.
+    expect((await deploy(operatorToken, first.id)).status).toBe(201);
+    const unacknowledged = await deploy(p.user.token, raising.id);
+    expect(unacknowledged.status).toBe(400);
+    expect(unacknowledged.body.detail).toMatch(/raises secure_version from 0 to 1: every device that confirms it burns eFuse bits .*cannot be undone/);
+    const byOperator = await deploy(operatorToken, raising.id, { acknowledge_secure_version_raise: true });
+    expect(byOperator.status).toBe(403);
+    expect(byOperator.body.detail).toMatch(/needs the approver role/);
+
+    const acknowledged = await deploy(p.user.token, raising.id, { acknowledge_secure_version_raise: true });
+    expect(acknowledged.status).toBe(201);
+    const audit = (await api('GET', `${path()}/audit/?action=deployment.created`, { token: p.user.token })).body as Array<{ target_id: string; details: Record<string, unknown> }>;
+    expect(audit.find((event) => event.target_id === acknowledged.body.id)!.details).toMatchObject({ secure_version_raise: { from: 0, to: 1, efuse_bits_left: 15 } });
+  });
+
+  it('refuses a release that raises it unacknowledged, storing nothing', async () => {
+    const before = await builds();
+    const refused = await release(p.user.token, 5);
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/raises secure_version from 1 to 5/);
+    expect(await builds()).toBe(before);
+    const byOperator = await release(operatorToken, 5, { acknowledge_secure_version_raise: 'true' });
+    expect(byOperator.status).toBe(403);
+    expect(byOperator.body.detail).toMatch(/needs the approver role/);
+    expect(await builds()).toBe(before);
+
+    const released = await release(p.user.token, 5, { acknowledge_secure_version_raise: 'true' });
+    expect(released.status).toBe(201);
+    const audit = (await api('GET', `${path()}/audit/?action=release.created`, { token: p.user.token })).body as Array<{ target_id: string; details: Record<string, unknown> }>;
+    expect(audit.find((event) => event.target_id === released.body.deployment_id)!.details).toMatchObject({ secure_version_raise: { from: 1, to: 5, efuse_bits_left: 11 } });
+    // The same secure version again raises nothing.
+    expect((await release(operatorToken, 5)).status).toBe(201);
+  });
+});
+
 describe('the check', () => {
   // A release for chip revisions v0.3 to v1.99 with anti-rollback version 2, to every device.
   let release: { artifact_id: string; deployment_id: string };
@@ -122,7 +179,7 @@ describe('the check', () => {
     p = await setupProject({ name: 'image checks', maxUploadsPerMonth: 0 });
     const released = await api('POST', `/api/v1/projects/${p.project.id}/release/`, {
       token: p.user.token,
-      body: uploadForm(C3, makeEspImage({ secureVersion: 2, minChipRevision: 3, maxChipRevision: 199 })),
+      body: uploadForm(C3, makeEspImage({ secureVersion: 2, minChipRevision: 3, maxChipRevision: 199 }), { acknowledge_secure_version_raise: 'true' }),
     });
     expect(released.status).toBe(201);
     release = released.body;

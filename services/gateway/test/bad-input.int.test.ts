@@ -103,11 +103,16 @@ describe('bad input on the first path', () => {
   });
 
   it('answers 400 for a release to a channel that does not exist, and stores no artifact', async () => {
-    const response = await api('POST', `/api/v1/projects/${projectId}/release/`, {
-      token: userToken,
-      body: uploadForm(manifest, randomBytes(100), { channel_name: 'nightly' }),
-    });
-    expectDetail(response, 400);
+    const stored = async () => ((await api('GET', `/api/v1/projects/${projectId}/artifacts/`, { token: userToken })).body as unknown[]).length;
+    const storedBefore = await stored();
+    for (const size of [100, 300_000]) {
+      const response = await api('POST', `/api/v1/projects/${projectId}/release/`, {
+        token: userToken,
+        body: uploadForm(manifest, randomBytes(size), { channel_name: 'nightly' }),
+      });
+      expectDetail(response, 400);
+    }
+    expect(await stored()).toBe(storedBefore);
     // The next successful release still gets the next build number: the refused one took none.
     const before = await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: uploadForm(manifest, randomBytes(100)) });
     const after = await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: uploadForm(manifest, randomBytes(100)) });

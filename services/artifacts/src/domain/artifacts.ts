@@ -1,8 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { alreadyExists, invalidArgument, notFound } from '@ota/errors';
-import { chipFamilyKey, parseManifest, requirementsOf, type EspImage, type Manifest } from '@ota/manifest';
-import { EspImageReader } from './esp-image-reader';
+import { chipFamilyKey, EspImageReader, parseManifest, requirementsOf, type EspImage, type Manifest } from '@ota/manifest';
 import { findSigningKey, parseEd25519PublicKey, type SigningKey } from './signing-keys';
 import type { Artifact } from './model';
 import { readRange } from './ranged-read';

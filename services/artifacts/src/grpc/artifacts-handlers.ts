@@ -1,4 +1,4 @@
-import { invalidArgument } from '@ota/errors';
+import { conflict, invalidArgument } from '@ota/errors';
 import type { Handlers } from '@ota/grpc';
 import { type artifacts as pb } from '@ota/proto';
 import type { Artifacts, UploadHeader } from '../domain/artifacts';
@@ -7,12 +7,14 @@ import type { Patches } from '../domain/patches';
 import type { SigningKey } from '../domain/signing-keys';
 import { artifactMessage } from './artifact-message';
 
+const cancelledUpload = () => conflict('the upload was cancelled before it completed; nothing was stored');
+
 // Messages of a streamed download: small enough to interleave with other calls on the connection.
 const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
 
 export function artifactsHandlers(artifacts: Artifacts, patches: Patches): Handlers<typeof pb.ArtifactsServiceService> {
   return {
-    async uploadArtifact(requests) {
+    async uploadArtifact(requests, ctx) {
       const iterator = requests[Symbol.asyncIterator]();
       const first = await iterator.next();
       if (first.done || first.value.part?.$case !== 'header') throw invalidArgument('an upload starts with its header');
@@ -22,11 +24,16 @@ export function artifactsHandlers(artifacts: Artifacts, patches: Patches): Handl
         manifestJson: first.value.part.header.manifestJson,
         maxUploadsPerMonth: first.value.part.header.maxUploadsPerMonth,
       };
+      const endsWithEmptyChunk = first.value.part.header.endsWithEmptyChunk;
       const chunks = async function* () {
+        let ended = false;
         for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
           if (next.value.part?.$case !== 'chunk') throw invalidArgument('only binary chunks may follow the header');
-          yield next.value.part.chunk;
+          ended = next.value.part.chunk.length === 0;
+          if (!ended) yield next.value.part.chunk;
         }
+        // Without its closing empty chunk the sender gave the upload up: store nothing.
+        if ((endsWithEmptyChunk && !ended) || ctx.cancelled()) throw cancelledUpload();
       };
       return { artifact: artifactMessage(await artifacts.upload(header, chunks())) };
     },

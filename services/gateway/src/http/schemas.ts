@@ -362,6 +362,11 @@ export const createDeploymentBody = {
     rollout_percentage: PERCENTAGE,
     rollout_strategy: { type: 'string', enum: ['immediate'] },
     notes: { type: 'string', maxLength: 2000 },
+    acknowledge_secure_version_raise: {
+      type: 'boolean',
+      description:
+        "Required `true` when the build's image raises secure_version (its artifact's `secure_version_raise`): every device that confirms it burns eFuse bits and never runs a lower version again. Needs the approver role.",
+    },
     guardrails: {
       type: 'object',
       additionalProperties: false,

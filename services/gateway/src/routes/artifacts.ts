@@ -1,4 +1,4 @@
-import { MANIFEST_SCHEMA } from '@ota/manifest';
+import { EspImageReader, MANIFEST_SCHEMA } from '@ota/manifest';
 import type { artifacts, registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { GatewayDeps } from '../deps';
@@ -10,6 +10,7 @@ import * as R from '../http/response-schemas';
 import { createSigningKeyBody, requestPatchBody, updateArtifactBody } from '../http/schemas';
 import { setArtifactArchived } from '../use-cases/artifact-archiving';
 import { resolveReleaseTarget, startRelease } from '../use-cases/release';
+import type { ReleasedImage } from '../use-cases/secure-version-raise';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
 
 const UPLOAD_FORM = {
@@ -33,19 +34,29 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
    * so nothing is stored and no build number is taken. The answer carries the request's
    * fingerprint (for an Idempotency-Key), from the binary's SHA-256 taken on the way through.
    */
-  async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>) => Promise<T>) {
+  async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>, image: ReleasedImage) => Promise<T>) {
     const owner = await store.findUser(project.ownerId);
     const maxUploadsPerMonth = owner?.plan.maxUploadsPerMonth ?? 0;
     let rest: T | undefined;
     let fingerprint = '';
     const response = await receiveUpload(ctx, deps.config.MANIFEST_LIMIT_BYTES, ({ manifest, binary, complete }) => {
       const hashed = hashingStream(binary);
+      // What the rest of the form is checked against (a release's raise of secure_version). The
+      // artifacts service reads the image again and refuses a bad one: here a bad one is none.
+      const image = new ImageOnTheWay();
       const messages = async function* () {
-        yield { part: { $case: 'header' as const, header: { projectId: project.id, ownerId: project.ownerId, manifestJson: manifest, maxUploadsPerMonth } } };
-        for await (const chunk of hashed.stream) yield { part: { $case: 'chunk' as const, chunk } };
+        const header = { projectId: project.id, ownerId: project.ownerId, manifestJson: manifest, maxUploadsPerMonth, endsWithEmptyChunk: true };
+        yield { part: { $case: 'header' as const, header } };
+        for await (const chunk of hashed.stream) {
+          if (chunk.length === 0) continue;
+          image.update(chunk);
+          yield { part: { $case: 'chunk' as const, chunk } };
+        }
         const fields = await complete;
         fingerprint = uploadFingerprint(manifest, hashed.digest(), fields);
-        rest = await checkRest(fields);
+        rest = await checkRest(fields, image.finish());
+        // The rest of the form is accepted: the upload may be stored.
+        yield { part: { $case: 'chunk' as const, chunk: Buffer.alloc(0) } };
       };
       return clients.artifacts.uploadArtifact(messages(), rpc(ctx));
     });
@@ -163,22 +174,29 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       description:
         'One call for the common case: the build goes to the channel named `channel_name` (default `stable`, must exist) at `rollout_percentage` (default 100). A refused channel or percentage stores nothing. Canaries by group, or an approval step, need the three calls: upload, create deployment, transition.',
       project: 'operator',
+      roleNote: 'A build that raises secure_version (`acknowledge_secure_version_raise`) needs the approver role.',
       multipart: {
         required: UPLOAD_FORM.required,
         properties: {
           ...UPLOAD_FORM.properties,
           channel_name: { type: 'string', default: 'stable' },
           rollout_percentage: { type: 'string', pattern: '^\\d{1,3}$', default: '100', description: 'An integer from 0 to 100.' },
+          acknowledge_secure_version_raise: {
+            type: 'string',
+            enum: ['true', 'false'],
+            default: 'false',
+            description: 'Required `true` (and the approver role) when the build raises secure_version: devices that confirm it burn eFuse bits for good.',
+          },
         },
       },
       headers: [IDEMPOTENCY_PARAMETER],
       responses: { 201: R.Release },
       errors: [409, 422],
     },
-    async (ctx, { project }) => {
+    async (ctx, { project, role }) => {
       await onceByKey(ctx, project, 'release', async () => {
-        const caller = callerOf(ctx);
-        const { artifact, rest: target, fingerprint } = await upload(ctx, project, (fields) => resolveReleaseTarget(ports, caller, project.id, fields));
+        const caller = { ...callerOf(ctx), role };
+        const { artifact, rest: target, fingerprint } = await upload(ctx, project, (fields, image) => resolveReleaseTarget(ports, caller, project.id, fields, image));
         const deployment = await startRelease(ports, caller, artifact, target);
         const body = { artifact_id: artifact.id, build_number: artifact.buildNumber, deployment_id: deployment.id, state: deployment.state, channel: target.channel.name };
         return { fingerprint, status: 201, body };
@@ -221,4 +239,31 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       ctx.status = 204;
     },
   );
+}
+
+/**
+ * Reads an ESP-IDF image as the gateway streams it on, for what a form decides before the upload
+ * commits. The artifacts service is the judge of a bad image: this one answers null for it.
+ */
+class ImageOnTheWay {
+  private readonly reader = new EspImageReader();
+  private broken = false;
+
+  update(chunk: Buffer): void {
+    if (this.broken) return;
+    try {
+      this.reader.update(chunk);
+    } catch {
+      this.broken = true;
+    }
+  }
+
+  finish(): ReleasedImage {
+    if (this.broken) return null;
+    try {
+      return this.reader.finish();
+    } catch {
+      return null;
+    }
+  }
 }

@@ -7,6 +7,8 @@ import * as R from '../http/response-schemas';
 import { ValidationFailed } from '../http/errors';
 import { createDeploymentBody, listStatesQuery, previewQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
 import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
+import { raiseDetails } from '../use-cases/release';
+import { checkSecureVersionRaise } from '../use-cases/secure-version-raise';
 import { answerOncePerKey, IDEMPOTENCY_PARAMETER, jsonFingerprint } from '../http/idempotency';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
 
@@ -54,15 +56,18 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       description:
         'Targets are fixed at creation. Within each list any id matches; with both lists set a device must match a group and a channel; empty lists target every device (starting then needs `confirm_all`). Ids that are not groups or channels of the project are 400, and so is an archived artifact.',
       project: 'operator',
+      roleNote: 'A build that raises secure_version (`acknowledge_secure_version_raise`) needs the approver role.',
       body: createDeploymentBody,
       headers: [IDEMPOTENCY_PARAMETER],
       responses: { 201: R.Deployment },
       errors: [409],
     },
-    async (ctx, { project, principal, body }) => {
+    async (ctx, { project, principal, role, body }) => {
       const fingerprint = jsonFingerprint(body);
       await answerOncePerKey(ctx, `${project.id}:createDeployment`, idempotencyOptions(deps), async () => {
-        const deployment = await createDeployment(ports, callerOf(ctx), project.id, {
+        const caller = { ...callerOf(ctx), role };
+        const raise = await checkSecureVersionRaise(ports, caller, project.id, body.artifact_id, body.acknowledge_secure_version_raise ?? false);
+        const deployment = await createDeployment(ports, caller, project.id, {
           artifactId: body.artifact_id,
           targetGroupIds: body.target_group_ids ?? [],
           targetChannelIds: body.target_channel_ids ?? [],
@@ -83,7 +88,15 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
           action: 'deployment.created',
           targetType: 'deployment',
           targetId: deployment.id,
-          details: { artifact_id: body.artifact_id, rollout_percentage: deployment.rolloutPercentage, guardrails: body.guardrails, stages: body.stages, maintenance_windows: body.maintenance_windows, caps: body.caps },
+          details: {
+            artifact_id: body.artifact_id,
+            rollout_percentage: deployment.rolloutPercentage,
+            guardrails: body.guardrails,
+            stages: body.stages,
+            maintenance_windows: body.maintenance_windows,
+            caps: body.caps,
+            ...raiseDetails(raise),
+          },
         });
         return { fingerprint, status: 201, body: deploymentJson(deployment) };
       }, async () => fingerprint);

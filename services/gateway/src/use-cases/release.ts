@@ -1,9 +1,13 @@
 import { invalidArgument } from '@ota/errors';
+import type { SecureVersionRaise } from '@ota/manifest';
 import type { artifacts, registry, rollout } from '@ota/proto';
+import type { Role } from '../auth/roles';
 import { preparePatches, type PatchPreparationPorts } from './patch-preparation';
-import type { AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
+import type { ArtifactsPort, AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
+import { checkSecureVersionRaise, type ReleasedImage } from './secure-version-raise';
 
 export interface ReleasePorts extends PatchPreparationPorts {
+  artifacts: ArtifactsPort<'patchForOffer' | 'listArtifacts'>;
   registry: RegistryPort<'listChannels' | 'countCurrentImages'>;
   rollout: RolloutPort<'createDeployment'>;
   audit: AuditLog;
@@ -13,14 +17,23 @@ export interface ReleasePorts extends PatchPreparationPorts {
 export interface ReleaseTarget {
   channel: registry.Channel;
   rolloutPercentage: number;
+  /** The build raises secure_version, and the release acknowledged it. */
+  secureVersionRaise: SecureVersionRaise | null;
 }
 
 /**
  * The target of a release from its form fields (`channel_name`, default `stable`, must exist;
- * `rollout_percentage`, default 100). It is resolved while the upload is still open, so that a
- * refusal cancels the upload: nothing is stored and no build number is taken.
+ * `rollout_percentage`, default 100), and a raise of secure_version acknowledged
+ * (`acknowledge_secure_version_raise=true`, by an approver). It is resolved while the upload is
+ * still open, so that a refusal cancels the upload: nothing is stored and no build number is taken.
  */
-export async function resolveReleaseTarget(ports: ReleasePorts, caller: Caller, projectId: string, fields: ReadonlyMap<string, string>): Promise<ReleaseTarget> {
+export async function resolveReleaseTarget(
+  ports: ReleasePorts,
+  caller: Caller & { role: Role },
+  projectId: string,
+  fields: ReadonlyMap<string, string>,
+  image: ReleasedImage,
+): Promise<ReleaseTarget> {
   const channelName = fields.get('channel_name') ?? 'stable';
   const percentageText = fields.get('rollout_percentage') ?? '100';
   if (!/^\d{1,3}$/.test(percentageText) || Number(percentageText) > 100) {
@@ -29,7 +42,10 @@ export async function resolveReleaseTarget(ports: ReleasePorts, caller: Caller, 
   const { channels } = await ports.registry.listChannels({ projectId }, caller.call);
   const channel = channels.find((candidate) => candidate.name === channelName);
   if (!channel) throw invalidArgument(`channel "${channelName}" does not exist in this project`);
-  return { channel, rolloutPercentage: Number(percentageText) };
+  const acknowledged = fields.get('acknowledge_secure_version_raise') ?? 'false';
+  if (acknowledged !== 'true' && acknowledged !== 'false') throw invalidArgument('acknowledge_secure_version_raise must be true or false');
+  const secureVersionRaise = await checkSecureVersionRaise(ports, caller, projectId, { releasedImage: image }, acknowledged === 'true');
+  return { channel, rolloutPercentage: Number(percentageText), secureVersionRaise };
 }
 
 /** Creates and starts the deployment of an uploaded build to its release target. */
@@ -54,9 +70,20 @@ export async function startRelease(ports: ReleasePorts, caller: Caller, artifact
     action: 'release.created',
     targetType: 'deployment',
     targetId: deployment!.id,
-    details: { artifact_id: artifact.id, build_number: artifact.buildNumber, channel: target.channel.name, rollout_percentage: target.rolloutPercentage },
+    details: {
+      artifact_id: artifact.id,
+      build_number: artifact.buildNumber,
+      channel: target.channel.name,
+      rollout_percentage: target.rolloutPercentage,
+      ...raiseDetails(target.secureVersionRaise),
+    },
   });
   // Behind the answer, as for a started deployment (use-cases/deployments.ts).
   void preparePatches(ports, { projectId: artifact.projectId, artifactId: artifact.id }, caller.call).catch(() => undefined);
   return deployment!;
+}
+
+/** How the audit (and so the webhook) says that a deployment raises secure_version. */
+export function raiseDetails(raise: SecureVersionRaise | null) {
+  return raise ? { secure_version_raise: { from: raise.from, to: raise.to, efuse_bits_left: raise.efuseBitsLeft } } : {};
 }

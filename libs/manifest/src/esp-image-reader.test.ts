@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { isDomainError } from '@ota/errors';
-import { imageFields } from '@ota/manifest';
+import { imageFields } from './esp-image';
 import { esptoolImageInfo, makeEspImage, seededRandom, type EspImageOptions } from '@ota/testkit';
 import { EspImageReader } from './esp-image-reader';
 

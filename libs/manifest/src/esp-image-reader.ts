@@ -1,6 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { invalidArgument } from '@ota/errors';
-import { espChipById, type EspImage } from '@ota/manifest';
+import { espChipById } from './esp-chips';
+import type { EspImage } from './esp-image';
 
 /**
  * Reads an ESP-IDF application image as its bytes stream past, with no buffer beyond the 256
