@@ -46,6 +46,10 @@ Commands:
       --run-id ID                    a new deployment per run (e.g. $GITHUB_RUN_ID); retries of one run share it
       --despite-guardrail-pause      deploy the build even though a guardrail paused a deployment of it
                                      (without it such a release exits 2 and makes nothing)
+      --acknowledge-secure-version-raise
+                                     deploy a build whose image raises secure_version: devices that
+                                     confirm it burn eFuse bits and never run a lower one again
+                                     (without it the API refuses such a release, exit 4)
 
   wait DEPLOYMENT [--until COND] [--timeout DURATION] [--interval DURATION]
       Follows a deployment, drawing its progress (devices per status, failures by reason) on

@@ -103,6 +103,7 @@ export const DEPLOYMENT_FLAGS = {
   notes: { type: 'string' },
   'run-id': { type: 'string' },
   'despite-guardrail-pause': { type: 'boolean', default: false },
+  'acknowledge-secure-version-raise': { type: 'boolean', default: false },
 } as const;
 
 type DeploymentValues = {
@@ -129,6 +130,7 @@ type DeploymentValues = {
   notes?: string;
   'run-id'?: string;
   'despite-guardrail-pause'?: boolean;
+  'acknowledge-secure-version-raise'?: boolean;
 };
 
 /** Where a release goes: group and channel ids, and whether that is every device of the project. */
@@ -204,6 +206,7 @@ export function deploymentPlan(values: DeploymentValues) {
     ...(Object.keys(caps).length > 0 ? { caps } : {}),
     ...(windows.length > 0 ? { maintenance_windows: { time_zone: values['window-zone'] ?? 'UTC', in_device_local_time: Boolean(values['window-device-local-time']), windows } } : {}),
     ...(values.notes ? { notes: values.notes } : {}),
+    ...(values['acknowledge-secure-version-raise'] ? { acknowledge_secure_version_raise: true } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
+import { api, makeEspImage, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
 import { fleetInGroup, fleetUpdates } from './fleet';
 import { runProcess, type Run } from './run-process';
 
@@ -278,3 +278,17 @@ test('the other commands: deployments, artifacts with prune, devices, projects, 
   expect(projects).toEqual([expect.objectContaining({ id: f.project.id })]);
   expect((await otactl(f, ['--help'])).stdout).toContain('Exit codes:');
 }, 120_000);
+
+test('a release whose image raises secure_version is refused (exit 4) unless acknowledged', async () => {
+  const f = await setupProject();
+  const path = join(work, 'raising.bin');
+  writeFileSync(path, makeEspImage({ secureVersion: 1 }));
+  const flags = ['release', '--binary', path, '--version', '3.0.0', '--chip-family', 'esp32c3', '--channel', 'stable'];
+  const refused = await otactl(f, flags);
+  expect(refused.code).toBe(4);
+  expect(refused.stdout + refused.stderr).toContain('raises secure_version from 0 to 1');
+  const released = await otactl(f, [...flags, '--acknowledge-secure-version-raise']);
+  expect(released.code).toBe(0);
+  const deployments = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body as unknown[];
+  expect(deployments).toHaveLength(1);
+});

@@ -72,7 +72,10 @@ export function makeEspImage(options: EspImageOptions = {}): Buffer {
   }
 }
 
-/** What `esptool image-info` prints of an image, in the API's field names (docs/api.md, "The image"). */
+/**
+ * What `esptool image-info` prints of an image, in the API's field names (docs/api.md, "The image").
+ * Written out here, not imported from the code under test: it is what the tests hold that code to.
+ */
 export interface EsptoolImageInfo {
   chip: string;
   chip_id: number;
