@@ -114,7 +114,7 @@ export async function createDraftDeployment(
   manifest: Record<string, unknown>,
   channelIds: string[],
   percentage: number,
-  binary: Buffer = randomBytes(4096),
+  binary: Buffer = randomBuild(4096),
   options: Record<string, unknown> = {},
 ): Promise<{ deploymentId: string; buildNumber: number }> {
   const form = new FormData();
@@ -141,4 +141,14 @@ export async function inParallel(count: number, concurrency: number, task: (inde
     while (next < count) await task(next++);
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
+/**
+ * Random bytes that are not an ESP-IDF image: the service reads a binary whose first byte is 0xE9
+ * as one and refuses it when it does not parse (docs/api.md, "The image").
+ */
+export function randomBuild(size: number): Buffer {
+  const bytes = randomBytes(size);
+  if (bytes[0] === 0xe9) bytes[0] = 0;
+  return bytes;
 }

@@ -4,7 +4,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { freePort, serviceArgsOf, startProcess, waitForPort, type RunningStack } from '@ota/devstack';
 import { DEVICE_PAGE_LEVELS } from '@ota/ids';
 import { startBaseline, startBenchStack, startFloor, stackPids } from './bench-stack';
-import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, startDeployment, type Fleet } from './fleet';
+import { CHIP, createDeployment, createDraftDeployment, createFleet, FRAMEWORK, Gateway, inParallel, randomBuild, startDeployment, type Fleet } from './fleet';
 import { quantile, summarize } from './latency';
 import { runOpenLoop, type Outcome } from './open-loop';
 import { idleCpuOf, perRequest, usageOf, usageOfInBackground } from './process-usage';
@@ -350,7 +350,7 @@ export class Scenarios {
    */
   private async downloads() {
     const count = this.settings.downloadDevices;
-    const binary = randomBytes(this.settings.smoke ? 256 * 1024 : 1_536 * 1024);
+    const binary = randomBuild(this.settings.smoke ? 256 * 1024 : 1_536 * 1024);
     const sha256 = createHash('sha256').update(binary).digest('hex');
     const fleet = await createFleet(this.gateway, this.rootDir, this.stack.gatewayEnv, 'download fleet');
     await createDeployment(this.gateway, fleet, { version_label: 'download' }, [fleet.defaultChannelId], 100, binary);
@@ -403,7 +403,7 @@ export class Scenarios {
    */
   private async patchBuild() {
     const size = this.settings.smoke ? 256 * 1024 : 1_536 * 1024;
-    const base = randomBytes(size);
+    const base = randomBuild(size);
     const inserted = randomBytes(Math.floor(size / 64));
     const cut = Math.floor(size / 3);
     const target = Buffer.concat([base.subarray(0, cut), inserted, base.subarray(cut, size - inserted.length)]);

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { api, checkBody, eventually, setupProject, testStack, uploadForm, MANIFEST, WebhookReceiver } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, testStack, uploadForm, WebhookReceiver } from '@ota/testkit';
 import { chartDashboards, familyOf, metricNamesOf } from '@ota/dashboards';
 import { parse } from 'yaml';
 
@@ -62,7 +62,7 @@ beforeAll(async () => {
   const fleet = Array.from({ length: 6 }, (_, i) => `metrics-${i + 1}`);
   const check = (deviceId: string) => api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId) });
   for (const deviceId of fleet) expect((await check(deviceId)).status).toBe(200);
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, {
     token: f.user.token,
     json: { artifact_id: artifact.id, guardrails: { reason_limits: [{ reason: 'signature_invalid', count: 2, window_seconds: 600 }] } },

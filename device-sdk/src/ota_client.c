@@ -258,6 +258,8 @@ static bool build_check_body(ota_client_t *c) {
     if (ok && cfg->utc_offset_minutes && *cfg->utc_offset_minutes >= -720 && *cfg->utc_offset_minutes <= 840) {
         ok = append(c, &len, ",\"utc_offset_minutes\":%d", (int)*cfg->utc_offset_minutes);
     }
+    if (ok && cfg->chip_revision) ok = append(c, &len, ",\"chip_revision\":%u", (unsigned)*cfg->chip_revision);
+    if (ok && cfg->secure_version) ok = append(c, &len, ",\"secure_version\":%lu", (unsigned long)*cfg->secure_version);
     if (ok) ok = append_health(c, &len, cfg->health);
     if (ok && applies_deltas(c) && c->record.has_running_sha256) {
         /* What a patch would start from, and that this client applies patches. */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { api, eventually, seededRandom, setupProject, testStack, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, eventually, randomBinary, seededRandom, setupProject, testStack, uploadForm, type ProjectFixture } from '@ota/testkit';
 import { DeviceProcess } from './harness/device-process';
 import { FaultProxy } from './harness/fault-proxy';
 import { deviceWorkspace, reportsOf } from './harness/fleet-fixture';
@@ -60,7 +60,7 @@ interface Fixture {
  * 4 KiB, so that the patch is a real fraction of the image.
  */
 function releases(): { base: Buffer; target: Buffer } {
-  const base = randomBytes(IMAGE_BYTES);
+  const base = randomBinary(IMAGE_BYTES);
   const inserted = randomBytes(INSERTED_BYTES);
   const cut = Math.floor(IMAGE_BYTES / 3);
   const target = Buffer.concat([base.subarray(0, cut), inserted, base.subarray(cut, IMAGE_BYTES - inserted.length)]);

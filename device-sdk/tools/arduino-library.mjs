@@ -35,6 +35,7 @@ const SOURCES = [
   ['src/ota_health.c', 'src/ota_health.c'],
   ['src/json_scan.h', 'src/json_scan.h'],
   ['port/esp_idf/ota_esp_idf.c', 'src/ota_esp_idf.c'],
+  ['port/esp_idf/ota_esp_idf_chip.c', 'src/ota_esp_idf_chip.c'],
   ['port/esp_idf/include/ota_esp_idf.h', 'src/ota_esp_idf.h'],
   ['port/sodium/ota_sodium_ed25519.c', 'src/ota_sodium_ed25519.c'],
   ['port/sodium/ota_sodium_ed25519.h', 'src/ota_sodium_ed25519.h'],

@@ -31,6 +31,8 @@ static void usage(FILE *out) {
         "  --board ID, --hardware-revision R, --partition-profile P, --security-mode M,\n"
         "  --version-label L, --nvs-schema-version N   reported in every check when given\n"
         "  --utc-offset MINUTES     the local time's offset from UTC reported in every check (-720..840)\n"
+        "  --chip-revision N        the chip revision reported in every check, major * 100 + minor (0..65535)\n"
+        "  --secure-version N       the eFuse anti-rollback version reported in every check (0..4294967295)\n"
         "  --health                 report how the device has run since its install (boots, abnormal\n"
         "                           resets, uptime) in every check, counted in DIR/health\n"
         "  --reset-reason R         why this start is a reset, as ESP-IDF names it (default power_on;\n"
@@ -104,11 +106,14 @@ int main(int argc, char **argv) {
     const char *factory = NULL;
     int once = 0;
     static int16_t utc_offset;
+    static uint16_t chip_revision;
+    static uint32_t secure_version;
     static ota_linux_health_t health;
     int report_health = 0;
     const char *reset_reason = NULL;
     enum { DIR_ = 256, SERVER, TOKEN, DEVICE, FRAMEWORK, CHIP, BOARD, HWREV, PARTITION, SECURITY, LABEL, NVS, KEY, REQSIG, FACTORY,
-           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, DELTAS, ONCE, UTC_OFFSET, HEALTH, RESET_REASON, HELP };
+           FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, DELTAS, ONCE, UTC_OFFSET, HEALTH, RESET_REASON,
+           CHIP_REVISION, SECURE_VERSION, HELP };
     static const struct option flags[] = {
         {"dir", required_argument, 0, DIR_}, {"server", required_argument, 0, SERVER}, {"token", required_argument, 0, TOKEN},
         {"device-id", required_argument, 0, DEVICE}, {"framework", required_argument, 0, FRAMEWORK}, {"chip", required_argument, 0, CHIP},
@@ -122,6 +127,7 @@ int main(int argc, char **argv) {
         {"trial-timeout", required_argument, 0, TRIAL_TIMEOUT},
         {"max-trial-boots", required_argument, 0, TRIAL_BOOTS}, {"stall-timeout", required_argument, 0, STALL}, {"deltas", no_argument, 0, DELTAS}, {"once", no_argument, 0, ONCE},
         {"utc-offset", required_argument, 0, UTC_OFFSET}, {"health", no_argument, 0, HEALTH}, {"reset-reason", required_argument, 0, RESET_REASON},
+        {"chip-revision", required_argument, 0, CHIP_REVISION}, {"secure-version", required_argument, 0, SECURE_VERSION},
         {"help", no_argument, 0, HELP}, {0, 0, 0, 0}};
     int flag;
     while ((flag = getopt_long(argc, argv, "", flags, NULL)) != -1) {
@@ -142,6 +148,24 @@ int main(int argc, char **argv) {
             utc_offset = (int16_t)atoi(optarg);
             config.utc_offset_minutes = &utc_offset;
             break;
+        case CHIP_REVISION:
+        case SECURE_VERSION: {
+            char *end = NULL;
+            unsigned long value = strtoul(optarg, &end, 10);
+            unsigned long most = flag == CHIP_REVISION ? 65535ul : 4294967295ul;
+            if (!end || *end != '\0' || *optarg == '-' || value > most) {
+                fprintf(stderr, "ota-device: --%s takes a whole number from 0 to %lu\n", flag == CHIP_REVISION ? "chip-revision" : "secure-version", most);
+                return 2;
+            }
+            if (flag == CHIP_REVISION) {
+                chip_revision = (uint16_t)value;
+                config.chip_revision = &chip_revision;
+            } else {
+                secure_version = (uint32_t)value;
+                config.secure_version = &secure_version;
+            }
+            break;
+        }
         case HEALTH:
             /* Read at each check; nothing is sent before ota_linux_health_start counts this boot. */
             report_health = 1;

@@ -80,6 +80,14 @@ typedef struct {
      * its clock and time zone are set, and across summer time); NULL: not reported. A value
      * outside -720..840 is not reported either. */
     const int16_t *utc_offset_minutes;
+    /* What the device's bootloader checks of an image, read at every check (docs/api.md, "The
+     * image"): a build whose image leaves the chip revision out of its range, or whose
+     * secure_version is below the eFuse one, is not offered. The chip revision counts as ESP-IDF's
+     * efuse_hal_chip_revision() does, major * 100 + minor (v0.4 is 4); the secure version is the
+     * eFuse anti-rollback version (esp_efuse_read_secure_version()), for firmware with
+     * anti-rollback on. The ESP-IDF port reads both (ota_esp_idf_chip_read). NULL: not reported. */
+    const uint16_t *chip_revision;
+    const uint32_t *secure_version;
     /* How the device has run since it installed the build it runs, read at every check
      * (ota/ota_health.h): point it at an ota_health_keeper_t's `health`. NULL, or no boot counted
      * yet: not reported. */

@@ -8,6 +8,7 @@ idf_component_register(
     "${CMAKE_CURRENT_LIST_DIR}/../../src/json_scan.c"
     "${CMAKE_CURRENT_LIST_DIR}/../../src/ota_health.c"
     "${CMAKE_CURRENT_LIST_DIR}/ota_esp_idf.c"
+    "${CMAKE_CURRENT_LIST_DIR}/ota_esp_idf_chip.c"
     "${CMAKE_CURRENT_LIST_DIR}/../sodium/ota_sodium_ed25519.c"
   INCLUDE_DIRS
     "${CMAKE_CURRENT_LIST_DIR}/../../include"
@@ -16,4 +17,4 @@ idf_component_register(
     "${CMAKE_CURRENT_LIST_DIR}/../../src"
     "${CMAKE_CURRENT_LIST_DIR}/../sodium"
   REQUIRES esp_http_client app_update nvs_flash mbedtls esp_timer
-  PRIV_REQUIRES esp_system)
+  PRIV_REQUIRES esp_system efuse hal)

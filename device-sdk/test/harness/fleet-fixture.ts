@@ -1,8 +1,8 @@
-import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, sign } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 export interface Release {
   fixture: ProjectFixture;
@@ -41,7 +41,7 @@ export async function releaseBuild(image: Buffer, options: { signed: boolean }):
 
 /** A firmware image of random bytes, with a marker the demo application's health check reads. */
 export function firmwareImage(bytes: number, marker = ''): Buffer {
-  const image = randomBytes(bytes);
+  const image = randomBinary(bytes);
   if (marker) Buffer.from(marker).copy(image, Math.floor(bytes / 2));
   return image;
 }
@@ -50,7 +50,7 @@ export function firmwareImage(bytes: number, marker = ''): Buffer {
 export function deviceWorkspace(): { root: string; factoryImage: string; factory: Buffer } {
   const root = mkdtempSync(join(tmpdir(), 'ota-devices-'));
   mkdirSync(root, { recursive: true });
-  const factory = randomBytes(4096);
+  const factory = randomBinary(4096);
   const factoryImage = join(root, 'factory.bin');
   writeFileSync(factoryImage, factory);
   return { root, factoryImage, factory };

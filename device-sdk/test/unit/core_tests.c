@@ -1027,6 +1027,31 @@ static void test_utc_offset(void) {
     EXPECT("offset: none is left out", world.last_utc_offset == LLONG_MIN);
 }
 
+/* The check reports what the bootloader checks: the chip revision and the eFuse secure version, as they are at each check. */
+static void test_boot_facts(void) {
+    make_device(1, 1);
+    world.build = 0;
+    uint16_t chip_revision = 4;
+    uint32_t secure_version = 4000000000u;
+    device.config.chip_revision = &chip_revision;
+    device.config.secure_version = &secure_version;
+    uint32_t wait;
+    EXPECT("boot facts: init", ota_client_init(&device.client, &device.config) == OTA_OK);
+    ota_client_step(&device.client, &wait);
+    EXPECT("boot facts: the check reports the chip revision", world.last_chip_revision == 4);
+    EXPECT("boot facts: and the secure version, all 32 bits of it", world.last_secure_version == 4000000000LL);
+    secure_version = 3;
+    world.now += wait + 1;
+    ota_client_step(&device.client, &wait);
+    EXPECT("boot facts: the next check reports the eFuse as it is then", world.last_secure_version == 3);
+    device.config.chip_revision = NULL;
+    device.config.secure_version = NULL;
+    EXPECT("boot facts: init without", ota_client_init(&device.client, &device.config) == OTA_OK);
+    world.now += wait + 1;
+    ota_client_step(&device.client, &wait);
+    EXPECT("boot facts: none is left out", world.last_chip_revision == LLONG_MIN && world.last_secure_version == LLONG_MIN);
+}
+
 /* How the device runs since its install: counted across boots, restarted by an install, sent with each check. */
 static void test_health(void) {
     ota_health_keeper_t keeper;
@@ -1112,6 +1137,7 @@ int main(void) {
     test_delta_cuts();
     test_delta_falls_back();
     test_utc_offset();
+    test_boot_facts();
     test_health();
     return test_summary();
 }

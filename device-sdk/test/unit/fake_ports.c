@@ -54,6 +54,9 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
         if (!json_get_string(body, "current_hash", w->last_current_hash, sizeof w->last_current_hash)) w->last_current_hash[0] = '\0';
         int64_t offset;
         w->last_utc_offset = json_get_int(body, "utc_offset_minutes", &offset) ? (long long)offset : LLONG_MIN;
+        int64_t chip_revision, secure_version;
+        w->last_chip_revision = json_get_int(body, "chip_revision", &chip_revision) ? (long long)chip_revision : LLONG_MIN;
+        w->last_secure_version = json_get_int(body, "secure_version", &secure_version) ? (long long)secure_version : LLONG_MIN;
         json_value_t health;
         w->last_health[0] = '\0';
         if (json_find(body, "health", &health) && health.kind == JSON_NESTED && health.len < sizeof w->last_health) {

@@ -39,6 +39,8 @@ typedef struct {
     char last_current_hash[65];   /* the last check's current_hash; empty when it sent none */
     int last_check_delta_formats; /* the last check said it applies detools-sequential-heatshrink-8-7 */
     long long last_utc_offset;    /* the last check's utc_offset_minutes; LLONG_MIN when it sent none */
+    long long last_chip_revision; /* the last check's chip_revision; LLONG_MIN when it sent none */
+    long long last_secure_version; /* the last check's secure_version; LLONG_MIN when it sent none */
     char last_health[256];        /* the last check's health object as sent; empty when it sent none */
     long long build;              /* 0: nothing offered */
     char signature_b64[100];      /* empty: unsigned */

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBinary } from '@ota/testkit';
 import { call, type Answer } from './http';
 import type { Ledger } from './ledger';
 
@@ -49,7 +50,7 @@ export class MixedLoad {
     const { ledger, gateways, projectId, developerToken, transferDeadlineMs } = this.settings;
     const form = new FormData();
     form.append('manifest', JSON.stringify({ version_label: `fault-${Date.now()}`, framework: 'esp_idf', chip_family: 'esp32' }));
-    form.append('binary', new Blob([randomBytes(64 * 1024)]), 'firmware.bin');
+    form.append('binary', new Blob([randomBinary(64 * 1024)]), 'firmware.bin');
     const answer = await call(ledger, gateways, gateway, 'POST', `/api/v1/projects/${projectId}/release/`, { token: developerToken, form, deadlineMs: transferDeadlineMs });
     if (answer?.status !== 201) return undefined;
     ledger.mutations.push({ projectId, action: 'release.created', targetId: answer.body.deployment_id });

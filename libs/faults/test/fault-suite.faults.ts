@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { randomBytes } from 'node:crypto';
-import { MANIFEST, STACK_ENV_KEY, WebhookReceiver, api, createUser, eventually, findTokensInLogs, uploadForm, type TestStack } from '@ota/testkit';
+import { MANIFEST, STACK_ENV_KEY, api, createUser, eventually, findTokensInLogs, randomBinary, uploadForm, WebhookReceiver, type TestStack } from '@ota/testkit';
 import { Ledger, MixedLoad, brokenAnswers, call, checkStoredStatuses, startFaultStack, summarize, wrongBuilds, type FaultStack, type Outage } from '../src';
 
 // Fault injection under a mixed fleet and developer load (docs/security.md, "Faults"): each
@@ -150,7 +149,7 @@ describe('under a mixed fleet and developer load', () => {
       // Killed mid-delivery: an upload's webhook delivery is held by the receiver when telemetry dies.
       holding = true;
       const attemptsBefore = receiver.attempts.length;
-      const upload = await api('POST', `/api/v1/projects/${projectId}/artifacts/`, { token: ownerToken, body: uploadForm({ ...MANIFEST, version_label: 'webhook-in-flight' }, randomBytes(256)) });
+      const upload = await api('POST', `/api/v1/projects/${projectId}/artifacts/`, { token: ownerToken, body: uploadForm({ ...MANIFEST, version_label: 'webhook-in-flight' }, randomBinary(256)) });
       expect(upload.status).toBe(201);
       ledger.mutations.push({ projectId, action: 'artifact.uploaded', targetId: upload.body.id });
       const held = await eventually(

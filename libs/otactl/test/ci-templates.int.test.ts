@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateAction, validateWorkflow } from '@action-validator/core';
 import { parse } from 'yaml';
-import { setupProject, testStack, type ProjectFixture } from '@ota/testkit';
+import { randomBinary, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
 import { fleetInGroup, fleetUpdates } from './fleet';
 import { runProcess, type Run } from './run-process';
 
@@ -86,7 +86,7 @@ test('the action releases to the canary and passes when it confirms, and fails t
   const canary = ['a-1', 'a-2'];
   const f = await canaryProject(canary);
   const binary = join(work, 'good.bin');
-  writeFileSync(binary, randomBytes(2048));
+  writeFileSync(binary, randomBinary(2048));
   const inputs = { url: testStack().gatewayUrl, token: f.apiToken, binary, version: '3.0.0', 'chip-family': 'esp32', groups: 'canary', until: 'confirmed:100%', timeout: '60s' };
   const passing = runAction(inputs);
   await fleetUpdates(f, 1, canary, [{ event: 'downloaded' }, { event: 'confirmed' }]);
@@ -97,7 +97,7 @@ test('the action releases to the canary and passes when it confirms, and fails t
   expect(passed.log).not.toContain(f.apiToken);
 
   const badBinary = join(work, 'bad.bin');
-  writeFileSync(badBinary, randomBytes(2048));
+  writeFileSync(badBinary, randomBinary(2048));
   const failing = runAction({ ...inputs, binary: badBinary, version: '3.0.1', 'reason-limits': 'health_check_failed:2:10m', until: 'completed' });
   await fleetUpdates(f, 2, canary, [{ event: 'flashed' }, { event: 'rolled_back', reason: 'health_check_failed' }]);
   const failed = await failing;
@@ -109,7 +109,7 @@ test('the action releases to the canary and passes when it confirms, and fails t
 test("the GitLab template's script runs the same release with its variables", async () => {
   const f = await canaryProject(['g-1']);
   const binary = join(work, 'gitlab.bin');
-  writeFileSync(binary, randomBytes(1024));
+  writeFileSync(binary, randomBinary(1024));
   const template = parse(readFileSync(join(ROOT, 'deploy', 'ci', 'ota-release.gitlab-ci.yml'), 'utf8')) as Record<string, { variables: Record<string, string>; script: string[] }>;
   const job = template['.ota-release']!;
   // The clone of this repository is where the runner would fetch it; here it is this checkout.

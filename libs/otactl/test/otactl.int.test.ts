@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, makeEspImage, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
+import { api, makeEspImage, randomBinary, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
 import { fleetInGroup, fleetUpdates } from './fleet';
 import { runProcess, type Run } from './run-process';
 
@@ -23,7 +22,7 @@ async function otactl(f: ProjectFixture, args: string[], env: Record<string, str
 
 function build(name: string, bytes = 4096): string {
   const path = join(work, `${name}.bin`);
-  writeFileSync(path, randomBytes(bytes));
+  writeFileSync(path, randomBinary(bytes));
   return path;
 }
 

@@ -20,6 +20,9 @@ const USAGE = `usage: npm run simulate -- --token TOKEN [options]
   --seed TEXT              which devices get which behaviour (default ota)
   --framework NAME         arduino or esp_idf (default esp_idf)
   --chip-family NAME       (default esp32)
+  --chip-revisions LIST    chip revisions the devices report, major*100+minor, in equal shares
+                           (e.g. 3,101; default: none reported)
+  --secure-version N       the eFuse anti-rollback version every device reports (default: none)
   --hours N                run N simulated hours (default 0: one check per device, no health):
                            each hour every device checks once with its health (docs/api.md,
                            "Device health") and installs what it is offered, then runs the hour
@@ -58,6 +61,8 @@ async function main(): Promise<void> {
       seed: { type: 'string', default: 'ota' },
       framework: { type: 'string', default: 'esp_idf' },
       'chip-family': { type: 'string', default: 'esp32' },
+      'chip-revisions': { type: 'string' },
+      'secure-version': { type: 'string' },
       hours: { type: 'string' },
       'abnormal-per-hour': { type: 'string' },
       'crash-loop': { type: 'string', multiple: true },
@@ -76,6 +81,8 @@ async function main(): Promise<void> {
     seed: values.seed!,
     framework: values.framework!,
     chipFamily: values['chip-family']!,
+    chipRevisions: values['chip-revisions'] === undefined ? undefined : values['chip-revisions'].split(',').map((part) => bounded(part.trim(), 'chip-revisions', 65_535)),
+    secureVersion: values['secure-version'] === undefined ? undefined : bounded(values['secure-version'], 'secure-version', 4_294_967_295),
   };
   const progress = (done: number, running: SimulationSummary) =>
     process.stderr.write(
@@ -115,3 +122,8 @@ main().catch((error: Error) => {
   process.stderr.write(`${error.message}\n`);
   process.exit(1);
 });
+
+function bounded(value: string, name: string, most: number): number {
+  if (!/^\d+$/.test(value) || Number(value) > most) throw new Error(`--${name} takes whole numbers from 0 to ${most}`);
+  return Number(value);
+}

@@ -1,4 +1,4 @@
-import { assignBehaviours } from './fleet';
+import { assignBehaviours, assignChipRevisions } from './fleet';
 
 const ids = Array.from({ length: 1000 }, (_, i) => `d-${i}`);
 
@@ -18,5 +18,19 @@ describe('assignBehaviours', () => {
 
   it('refuses shares that add up to more than the fleet', () => {
     expect(() => assignBehaviours(ids, { fail: 0.6, rollBack: 0.5, signatureInvalid: 0, silent: 0 }, 's')).toThrow(/more than the fleet/);
+  });
+});
+
+describe('assignChipRevisions', () => {
+  it('spreads the revisions in equal shares, by the seed', () => {
+    const revisions = assignChipRevisions(ids.slice(0, 10), [3, 101, 4], 'seed');
+    const count = (revision: number) => [...revisions.values()].filter((value) => value === revision).length;
+    expect([count(3), count(101), count(4)]).toEqual([4, 3, 3]);
+    expect(assignChipRevisions(ids, [3, 101], 'a')).toEqual(assignChipRevisions(ids, [3, 101], 'a'));
+    expect(assignChipRevisions(ids, [3, 101], 'a')).not.toEqual(assignChipRevisions(ids, [3, 101], 'b'));
+  });
+
+  it('reports none without revisions', () => {
+    expect(assignChipRevisions(ids, [], 'seed').size).toBe(0);
   });
 });

@@ -40,3 +40,15 @@ export function assignBehaviours(deviceIds: readonly string[], shares: InjectedS
 function rank(seed: string, deviceId: string): string {
   return createHash('sha256').update(seed).update('\0').update(deviceId).digest('hex');
 }
+
+/**
+ * Gives each device one of the chip revisions (major × 100 + minor), in equal shares (the first
+ * revisions take the remainder), chosen by the seed and the ids as behaviours are.
+ */
+export function assignChipRevisions(deviceIds: readonly string[], revisions: readonly number[], seed: string): Map<string, number> {
+  const assigned = new Map<string, number>();
+  if (revisions.length === 0) return assigned;
+  const order = [...deviceIds].sort((a, b) => rank(`${seed}:chip`, a).localeCompare(rank(`${seed}:chip`, b)));
+  order.forEach((id, index) => assigned.set(id, revisions[index % revisions.length]!));
+  return assigned;
+}

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { assignBehaviours, type Behaviour, type InjectedShares } from './fleet';
+import { assignBehaviours, assignChipRevisions, type Behaviour, type InjectedShares } from './fleet';
 import type { FleetHealth } from './health';
 
 export interface SimulationOptions {
@@ -26,6 +26,10 @@ export interface SimulationOptions {
   burst?: boolean;
   /** How the devices run: with it, each check reports `health`, and a confirmed install starts the device's counts afresh. */
   health?: FleetHealth;
+  /** The chip revisions the fleet's devices report (`chip_revision`), in equal shares; none: not reported. */
+  chipRevisions?: readonly number[];
+  /** The eFuse secure version every device reports (`secure_version`); none: not reported. */
+  secureVersion?: number;
 }
 
 export interface SimulationSummary {
@@ -68,6 +72,7 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
   const width = String(options.devices - 1).length;
   const deviceIds = Array.from({ length: options.devices }, (_, i) => `${options.prefix}${String(i).padStart(width, '0')}`);
   const behaviours = assignBehaviours(deviceIds, options.shares, options.seed);
+  const chipRevisions = assignChipRevisions(deviceIds, options.chipRevisions ?? [], options.seed);
   const summary: SimulationSummary = {
     devices: options.devices,
     checks: 0,
@@ -117,6 +122,8 @@ export async function simulate(options: SimulationOptions, onProgress?: Progress
       chip_family: options.chipFamily,
       current_build_number: current,
       version_label: `sim-${current}`,
+      ...(chipRevisions.has(deviceId) ? { chip_revision: chipRevisions.get(deviceId) } : {}),
+      ...(options.secureVersion !== undefined ? { secure_version: options.secureVersion } : {}),
       ...(options.health ? { health: options.health.reportOf(deviceId, current) } : {}),
     });
     if (!offer) return;

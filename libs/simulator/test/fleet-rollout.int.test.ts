@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { simulate, type SimulationOptions } from '@ota/simulator';
-import { api, eventually, setupProject, testStack, uploadForm, MANIFEST } from '@ota/testkit';
+import { MANIFEST, api, eventually, makeEspImage, randomBinary, setupProject, testStack, uploadForm } from '@ota/testkit';
 
 // A 1,000-device rollout driven by the fleet simulator: 10%, then a ramp to 100%, with 5% of the
 // devices injected to fail. Afterwards the states, the failure counter and every device's build
@@ -10,7 +9,7 @@ it('rolls out to 1,000 devices at 10% then 100%, with 5% failing', async () => {
   const f = await setupProject({ name: 'fleet', maxDevices: 0 });
   const release = await api('POST', `/api/v1/projects/${f.project.id}/release/`, {
     token: f.user.token,
-    body: uploadForm(MANIFEST, randomBytes(512), { rollout_percentage: '10' }),
+    body: uploadForm(MANIFEST, randomBinary(512), { rollout_percentage: '10' }),
   });
   const options: SimulationOptions = {
     url: testStack().gatewayUrl,
@@ -78,7 +77,7 @@ it('rolls out to 1,000 devices at 10% then 100%, with 5% failing', async () => {
 /** A project without a device cap, and a started deployment on its default channel with `options`. */
 async function guardedDeployment(options: Record<string, unknown>) {
   const f = await setupProject({ maxDevices: 0 });
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(256)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(256)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, {
     token: f.user.token,
     json: { artifact_id: artifact.id, target_channel_ids: [f.defaultChannelId], ...options },
@@ -127,3 +126,28 @@ it('a simulated silent share counts as no_confirmation once its timeout passes',
   // 20 of 100 finished is below the 50% threshold: still active.
   expect((await api('GET', path, { token: f.user.token })).body.state).toBe('active');
 }, 120_000);
+
+it('counts apart the devices whose bootloader would refuse the image, by their chip revision and secure version', async () => {
+  const f = await setupProject({ name: 'fleet revisions', maxDevices: 0 });
+  const image = makeEspImage({ minChipRevision: 3, maxChipRevision: 199 });
+  const released = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm({ ...MANIFEST, chip_family: 'esp32c3' }, image) });
+  expect(released.status).toBe(201);
+  const options: SimulationOptions = {
+    url: testStack().gatewayUrl,
+    token: f.deviceScopeToken,
+    devices: 90,
+    prefix: 'rev-',
+    concurrency: 10,
+    shares: { fail: 0, rollBack: 0, signatureInvalid: 0, silent: 0 },
+    seed: 'revisions',
+    framework: MANIFEST.framework,
+    chipFamily: 'esp32c3',
+    chipRevisions: [2, 3, 200],
+  };
+  const run = await simulate(options);
+  expect(run.errors).toBe(0);
+  expect(run.statuses).toEqual({ offered: 30, chip_revision_unsupported: 60 });
+  expect(run.confirmed).toBe(30);
+  const burnt = await simulate({ ...options, prefix: 'sv-', chipRevisions: [3], secureVersion: 1 });
+  expect(burnt.statuses).toEqual({ secure_version_too_low: 90 });
+});

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { FleetHealth, simulate, simulateHours, type SimulationOptions } from '@ota/simulator';
-import { api, eventually, setupProject, testStack, uploadForm, MANIFEST } from '@ota/testkit';
+import { MANIFEST, api, eventually, randomBinary, setupProject, testStack, uploadForm } from '@ota/testkit';
 
 // The health guardrail (docs/api.md, "Device health") against the real services: 1,000 simulated
 // devices check once per simulated hour with their health, under a staged plan whose first stage
@@ -55,7 +54,7 @@ async function stagedDeployment(name: string, stages: Array<{ percentage: number
     framework: MANIFEST.framework,
     chipFamily: MANIFEST.chip_family,
   };
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(256)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(256)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, {
     token: f.user.token,
     json: { artifact_id: artifact.id, stages, guardrails: { health_regression: {} } },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { api, createUser, type CreatedUser } from './api';
 
 export interface ProjectFixture {
@@ -50,3 +51,16 @@ export async function eventually<T>(read: () => Promise<T>, done: (value: T) => 
   }
   return value;
 }
+
+/**
+ * Random bytes that are not an ESP-IDF application image: what most tests upload as a build. The
+ * service reads a binary whose first byte is 0xE9 as an image and refuses one that does not parse
+ * (docs/api.md, "The image"), so random bytes would be refused once in 256.
+ */
+export function randomBinary(size: number): Buffer {
+  const bytes = randomBytes(size);
+  if (bytes[0] === ESP_IMAGE_MAGIC) bytes[0] = 0;
+  return bytes;
+}
+
+const ESP_IMAGE_MAGIC = 0xe9;

@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { api, checkBody, setupProject, startExtraGateway, uploadForm, MANIFEST, type ExtraGateway, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, randomBinary, setupProject, startExtraGateway, uploadForm, type ExtraGateway, type ProjectFixture } from '@ota/testkit';
 
 let f: ProjectFixture;
 const path = (suffix = '') => `/api/v1/projects/${f.project.id}${suffix}`;
@@ -12,7 +12,7 @@ beforeAll(async () => {
 
 describe('artifact upload', () => {
   it('stores the binary, computes its SHA-256 and answers the artifact', async () => {
-    const binary = randomBytes(100_000);
+    const binary = randomBinary(100_000);
     const created = await upload({ ...MANIFEST, board_id: 'devkit-c', min_nvs_schema_version: 2, release_notes: 'first' }, binary);
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
@@ -31,16 +31,16 @@ describe('artifact upload', () => {
 
   it('assigns build numbers without gaps or repeats under concurrent uploads', async () => {
     const g = await setupProject({ maxUploadsPerMonth: 0 });
-    const answers = await Promise.all(Array.from({ length: 10 }, () => upload(MANIFEST, randomBytes(2_000), g)));
+    const answers = await Promise.all(Array.from({ length: 10 }, () => upload(MANIFEST, randomBinary(2_000), g)));
     expect(answers.every((answer) => answer.status === 201)).toBe(true);
     expect(answers.map((answer) => answer.body.build_number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
   it('never lets concurrent uploads overshoot the monthly cap, counting releases too', async () => {
     const g = await setupProject({ maxUploadsPerMonth: 4 });
-    const release = await api('POST', `/api/v1/projects/${g.project.id}/release/`, { token: g.user.token, body: uploadForm(MANIFEST, randomBytes(100)) });
+    const release = await api('POST', `/api/v1/projects/${g.project.id}/release/`, { token: g.user.token, body: uploadForm(MANIFEST, randomBinary(100)) });
     expect(release.status).toBe(201);
-    const answers = await Promise.all(Array.from({ length: 8 }, () => upload(MANIFEST, randomBytes(1_000), g)));
+    const answers = await Promise.all(Array.from({ length: 8 }, () => upload(MANIFEST, randomBinary(1_000), g)));
     expect(answers.filter((answer) => answer.status === 201)).toHaveLength(3);
     const refused = answers.filter((answer) => answer.status === 400);
     expect(refused).toHaveLength(5);
@@ -53,7 +53,7 @@ describe('artifact upload', () => {
     ['a negative NVS version', { ...MANIFEST, min_nvs_schema_version: -1 }, 'min_nvs_schema_version'],
     ['an unknown key', { ...MANIFEST, colour: 'red' }, 'colour'],
   ])('refuses a manifest with %s, naming it', async (_name, manifest, named) => {
-    const refused = await upload(manifest, randomBytes(10));
+    const refused = await upload(manifest, randomBinary(10));
     expect(refused.status).toBe(400);
     expect(refused.body.detail).toContain(named);
   });
@@ -65,7 +65,7 @@ describe('artifact upload', () => {
 
 describe('archiving', () => {
   it('is refused while a draft, active or paused deployment uses the build, with the count', async () => {
-    const artifact = (await upload(MANIFEST, randomBytes(100))).body;
+    const artifact = (await upload(MANIFEST, randomBinary(100))).body;
     const deploy = () => api('POST', path('/deployments/'), { token: f.user.token, json: { artifact_id: artifact.id, target_channel_ids: [f.defaultChannelId] } });
     const first = await deploy();
     const second = await deploy();
@@ -84,7 +84,7 @@ describe('archiving', () => {
 
   it('stops an archived build from being offered', async () => {
     const g = await setupProject();
-    const release = await api('POST', `/api/v1/projects/${g.project.id}/release/`, { token: g.user.token, body: uploadForm(MANIFEST, randomBytes(50)) });
+    const release = await api('POST', `/api/v1/projects/${g.project.id}/release/`, { token: g.user.token, body: uploadForm(MANIFEST, randomBinary(50)) });
     await api('POST', `/api/v1/projects/${g.project.id}/deployments/${release.body.deployment_id}/transition/`, { token: g.user.token, json: { action: 'complete' } });
     // A completed deployment offers nothing; reactivate the build through a new deployment, then archive is refused.
     expect((await api('PATCH', `/api/v1/projects/${g.project.id}/artifacts/${release.body.artifact_id}/`, { token: g.user.token, json: { archived: true } })).status).toBe(200);
@@ -101,7 +101,7 @@ describe('signed builds', () => {
   it('verify against the project keys, and offers carry the signature and key id', async () => {
     const g = await setupProject();
     const keys = `/api/v1/projects/${g.project.id}/signing-keys/`;
-    const binary = randomBytes(5_000);
+    const binary = randomBinary(5_000);
     const signature = sign(null, binary, privateKey).toString('base64');
 
     const noKeys = await upload({ ...MANIFEST, signature }, binary, g);
@@ -145,10 +145,10 @@ describe('memory while uploading', () => {
     };
     // One small upload first, so that what a fresh process loads on its first upload
     // (code, connections, buffers) is in the baseline rather than in the growth.
-    const warmUp = await api('POST', `${gateway.url}${path('/artifacts/')}`, { token: f.user.token, body: uploadForm({ ...MANIFEST, version_label: '0.0.1' }, randomBytes(1024 * 1024)) });
+    const warmUp = await api('POST', `${gateway.url}${path('/artifacts/')}`, { token: f.user.token, body: uploadForm({ ...MANIFEST, version_label: '0.0.1' }, randomBinary(1024 * 1024)) });
     expect(warmUp.status).toBe(201);
     const total = 500 * 1024 * 1024;
-    const piece = randomBytes(1024 * 1024);
+    const piece = randomBinary(1024 * 1024);
     const before = await residentMemory();
     let peak = before;
     const sampler = setInterval(() => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { api, checkBody, createUser, esptoolImageInfo, makeEspImage, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
+import { api, checkBody, createUser, esptoolImageInfo, makeEspImage, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // ESP-IDF application images read at upload and respected at the check (docs/api.md, "The image"),
 // with images made by esptool from an ELF Debian's RISC-V compiler linked for the ESP32-C3.
@@ -82,7 +82,7 @@ describe('an image at upload', () => {
       expect(refused.body.detail).toMatch(detail);
       expect(await buildNumbers()).toEqual(before);
       // The next upload takes the next number: none was burnt.
-      const next = await upload(C3, randomBytes(64));
+      const next = await upload(C3, randomBinary(64));
       expect(next.body.build_number).toBe(Math.max(0, ...before) + 1);
     });
   });

@@ -1,6 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signedInPage } from './browser';
 
 // What a stranger found wrong in the console's details (docs/console.md): a dialog that cannot tell
@@ -26,7 +26,7 @@ const checkIn = (f: ProjectFixture, deviceId: string, token = f.deviceScopeToken
 const overflow = (page: Page) => page.evaluate(() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth));
 
 async function deploymentOf(f: ProjectFixture, body: Record<string, unknown> = {}, start = true) {
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, ...body } });
   expect(created.status).toBe(201);
   if (!start) return created.body as { id: string; build_number: number };
@@ -257,7 +257,7 @@ test('a build shows its delta patches: from which build, and how large against t
   const upload = async (bytes: Buffer, version: string) =>
     (await api('POST', `${base}/artifacts/`, { token: f.user.token, body: uploadForm({ ...MANIFEST, version_label: version }, bytes) })).body as { id: string };
   // Two builds that share most of their bytes, as two releases of one firmware do.
-  const first = randomBytes(64 * 1024);
+  const first = randomBinary(64 * 1024);
   const second = Buffer.concat([first.subarray(0, 40_000), Buffer.from('a one-line change'), first.subarray(40_000)]);
   const [v1, v2] = [await upload(first, '1.0.0'), await upload(second, '1.0.1')];
   expect((await api('POST', `${base}/artifacts/${v2.id}/patches/`, { token: f.user.token, json: { base_artifact_id: v1.id } })).status).toBe(202);

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
-import { api, checkBody, createUser, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 import { consoleUrl, expectText, LAPTOP, launchChromium, screenshot, signedInPage } from './browser';
 
 // docs/api.md, "Roles", in the console: a person sees their role, and what it cannot do is shown
@@ -71,7 +70,7 @@ test('an operator may steer a deployment but not pause it: Pause is shown disabl
   const operator = createUser();
   expect((await api('POST', `/api/v1/projects/${f.project.id}/members/`, { token: f.user.token, json: { email: operator.email, role: 'operator' } })).status).toBe(200);
   expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody('unit-1') })).status).toBe(200);
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body as { id: string };
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body as { id: string };
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id } });
   const started = await api('POST', `/api/v1/projects/${f.project.id}/deployments/${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
   expect([started.status, started.body.detail]).toEqual([200, undefined]);

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
-import { api, checkBody, createUser, setupProject, uploadForm, MANIFEST, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
 import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signedInPage, signIn } from './browser';
 
 // A console an operator can trust with a live fleet (docs/console.md): what cannot be undone asks
@@ -25,7 +24,7 @@ const signedIn = (f: ProjectFixture, viewport = LAPTOP): Promise<Page> => signed
 const checkIn = (f: ProjectFixture, deviceId: string) => api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId) });
 
 async function startedDeployment(f: ProjectFixture, body: Record<string, unknown> = {}) {
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const created = (await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, ...body } })).body;
   const started = await api('POST', `/api/v1/projects/${f.project.id}/deployments/${created.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
   expect(started.status).toBe(200);
@@ -275,7 +274,7 @@ test('the webhooks page creates a webhook with its secret shown once, shows its 
   await page.getByRole('button', { name: 'Done' }).click();
   expect(await page.getByText(secret).count()).toBe(0);
 
-  await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) });
+  await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) });
   await page.getByRole('button', { name: 'Deliveries' }).click();
   await expectText(page.getByTestId('delivery'), 'delivered');
   await expectText(page.getByTestId('delivery'), 'HTTP 204');
@@ -297,7 +296,7 @@ test('the webhooks page creates a webhook with its secret shown once, shows its 
 test('forms say what a deployment will reach and refuse silent mistakes: stages replace the percentage, an unknown chip family is flagged', async () => {
   const f = await setupProject();
   for (const deviceId of ['s3-1', 's3-2']) await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(deviceId, { chip_family: 'esp32s3' }) });
-  await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm({ ...MANIFEST, chip_family: 'esp32s3' }, randomBytes(64)) });
+  await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm({ ...MANIFEST, chip_family: 'esp32s3' }, randomBinary(64)) });
   const page = await signedIn(f);
   await page.goto(consoleUrl(`/projects/${f.project.id}/artifacts`));
   await page.getByLabel('Chip family').fill('ESP32-S3');

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, eventually, seededRandom, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
+import { MANIFEST, api, eventually, randomBinary, seededRandom, setupProject, uploadForm } from '@ota/testkit';
 
 // The audit's order is the order in which transitions took effect (docs/api.md, "Audit event"):
 // many clients steer one deployment at once, and the log read by time must replay as a valid walk
@@ -17,7 +16,7 @@ test(`${CLIENTS} clients sending ${CLIENTS * ROUNDS} transitions at once: the au
   const next = seededRandom(SEED);
   const f = await setupProject({ name: 'racing transitions' });
   const projectPath = `/api/v1/projects/${f.project.id}`;
-  const release = await api('POST', `${projectPath}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) });
+  const release = await api('POST', `${projectPath}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) });
   expect(release.status).toBe(201);
   const deploymentId = release.body.deployment_id as string;
 

@@ -1,5 +1,5 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { api, eventually, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
+import { generateKeyPairSync } from 'node:crypto';
+import { MANIFEST, api, eventually, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 
 // docs/api.md, "Audit event": every customer mutation writes one audit event, with its actor and the
 // token prefix, never the token.
@@ -27,7 +27,7 @@ it('writes an audit event for every kind of mutation', async () => {
     })
   ).body;
   await api('DELETE', `${p}/signing-keys/${key.id}/`, { token: as });
-  const artifact = (await api('POST', `${p}/artifacts/`, { token: as, body: uploadForm(MANIFEST, randomBytes(8)) })).body;
+  const artifact = (await api('POST', `${p}/artifacts/`, { token: as, body: uploadForm(MANIFEST, randomBinary(8)) })).body;
   await api('PATCH', `${p}/artifacts/${artifact.id}/`, { token: as, json: { archived: true } });
   await api('PATCH', `${p}/artifacts/${artifact.id}/`, { token: as, json: { archived: false } });
   const deployment = (await api('POST', `${p}/deployments/`, { token: as, json: { artifact_id: artifact.id, target_channel_ids: [f.defaultChannelId] } })).body;
@@ -36,7 +36,7 @@ it('writes an audit event for every kind of mutation', async () => {
   }
   const other = (await api('POST', `${p}/deployments/`, { token: as, json: { artifact_id: artifact.id, target_channel_ids: [f.defaultChannelId] } })).body;
   await api('POST', `${p}/deployments/${other.id}/transition/`, { token: as, json: { action: 'cancel' } });
-  await api('POST', `${p}/release/`, { token: as, body: uploadForm(MANIFEST, randomBytes(8)) });
+  await api('POST', `${p}/release/`, { token: as, body: uploadForm(MANIFEST, randomBinary(8)) });
 
   const expected = [
     'project.created',

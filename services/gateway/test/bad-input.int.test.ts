@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { api, createUser, testStack, uploadForm } from '@ota/testkit';
+import { api, createUser, randomBinary, testStack, uploadForm } from '@ota/testkit';
 
 const testStackUrl = () => testStack().gatewayUrl;
 
@@ -44,7 +44,7 @@ describe('bad input on the first path', () => {
   });
 
   it('answers 400 for a body that repeats a key, and changes nothing: the last one does not win', async () => {
-    const artifact = (await api('POST', `/api/v1/projects/${projectId}/artifacts/`, { token: userToken, body: uploadForm(manifest, randomBytes(64)) })).body;
+    const artifact = (await api('POST', `/api/v1/projects/${projectId}/artifacts/`, { token: userToken, body: uploadForm(manifest, randomBinary(64)) })).body;
     const created = await api('POST', `/api/v1/projects/${projectId}/deployments/`, { token: userToken, json: { artifact_id: artifact.id, rollout_percentage: 10 } });
     expect(created.status).toBe(201);
     const transition = `/api/v1/projects/${projectId}/deployments/${created.body.id}/transition/`;
@@ -81,7 +81,7 @@ describe('bad input on the first path', () => {
 
   it('answers 400 for a release without a manifest', async () => {
     const form = new FormData();
-    form.append('binary', new Blob([randomBytes(10)]), 'fw.bin');
+    form.append('binary', new Blob([randomBinary(10)]), 'fw.bin');
     expectDetail(await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: form }), 400);
   });
 
@@ -92,11 +92,11 @@ describe('bad input on the first path', () => {
   });
 
   it('answers 400 for a manifest that is not JSON, or has unknown keys', async () => {
-    const notJson = await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: uploadForm('{nope', randomBytes(10)) });
+    const notJson = await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: uploadForm('{nope', randomBinary(10)) });
     expectDetail(notJson, 400);
     const unknownKey = await api('POST', `/api/v1/projects/${projectId}/release/`, {
       token: userToken,
-      body: uploadForm({ ...manifest, flavour: 'x' }, randomBytes(10)),
+      body: uploadForm({ ...manifest, flavour: 'x' }, randomBinary(10)),
     });
     expectDetail(unknownKey, 400);
     expect(unknownKey.body.detail).toContain('flavour');
@@ -108,14 +108,14 @@ describe('bad input on the first path', () => {
     for (const size of [100, 300_000]) {
       const response = await api('POST', `/api/v1/projects/${projectId}/release/`, {
         token: userToken,
-        body: uploadForm(manifest, randomBytes(size), { channel_name: 'nightly' }),
+        body: uploadForm(manifest, randomBinary(size), { channel_name: 'nightly' }),
       });
       expectDetail(response, 400);
     }
     expect(await stored()).toBe(storedBefore);
     // The next successful release still gets the next build number: the refused one took none.
-    const before = await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: uploadForm(manifest, randomBytes(100)) });
-    const after = await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: uploadForm(manifest, randomBytes(100)) });
+    const before = await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: uploadForm(manifest, randomBinary(100)) });
+    const after = await api('POST', `/api/v1/projects/${projectId}/release/`, { token: userToken, body: uploadForm(manifest, randomBinary(100)) });
     expect(after.body.build_number).toBe(before.body.build_number + 1);
   });
 

@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
-import { api, checkBody, eventually, MANIFEST, setupProject, testStack, uploadForm, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, testStack, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // Bulk group changes (docs/api.md, "Bulk group changes"): every device that matches a selection
 // added to a group or taken out of it, as one operation registry runs and reports on, audited once;
@@ -278,7 +277,7 @@ test('every read of a group follows its memberships, whatever copy of its groups
   expect(await read(`/reach/?group_ids=${group.id}`)).toEqual({ devices: 1, estimated: false });
 
   // A check is offered a deployment to the group on the memberships.
-  const artifact = (await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const draft = (await api('POST', `${projectPath}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, target_group_ids: [group.id] } })).body;
   expect((await api('POST', `${projectPath}/deployments/${draft.id}/transition/`, { token: f.user.token, json: { action: 'start' } })).status).toBe(200);
   const check = (index: number) => api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(`bulk-${String(index).padStart(4, '0')}`, { chip_family: 'esp32' }) });

@@ -1,9 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, setupProject, testStack, MANIFEST } from '@ota/testkit';
+import { MANIFEST, api, randomBinary, setupProject, testStack } from '@ota/testkit';
 
 // The script in docs/ci.md, run as written, with bash and curl, against the real gateway.
 
@@ -17,7 +16,7 @@ it('uploads, deploys a 10% canary to a group, starts, ramps to 100 and completes
   const dir = mkdtempSync(join(tmpdir(), 'ota-ci-'));
   try {
     writeFileSync(join(dir, 'ci.sh'), script);
-    writeFileSync(join(dir, 'firmware.bin'), randomBytes(4096));
+    writeFileSync(join(dir, 'firmware.bin'), randomBinary(4096));
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...MANIFEST, version_label: '2.1.0' }));
     const run = spawnSync('bash', [join(dir, 'ci.sh')], {
       cwd: dir,
@@ -49,7 +48,7 @@ it('stops at the first refused call with the detail on stderr', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ota-ci-'));
   try {
     writeFileSync(join(dir, 'ci.sh'), script);
-    writeFileSync(join(dir, 'firmware.bin'), randomBytes(16));
+    writeFileSync(join(dir, 'firmware.bin'), randomBinary(16));
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ ...MANIFEST, colour: 'red' }));
     const run = spawnSync('bash', [join(dir, 'ci.sh')], {
       cwd: dir,

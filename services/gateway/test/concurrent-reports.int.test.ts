@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, seededRandom, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, randomBinary, seededRandom, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // A deployment's counts under reports that race: each device sends a burst of reports at once (a
 // retry racing the event it repeats, steps arriving out of order), many devices at the same time.
@@ -27,7 +26,7 @@ let buildNumber: number;
 
 beforeAll(async () => {
   fixture = await setupProject({ maxDevices: ROUNDS * DEVICES_PER_ROUND + 10, name: 'racing reports' });
-  const release = await api('POST', `/api/v1/projects/${fixture.project.id}/release/`, { token: fixture.user.token, body: uploadForm(MANIFEST, randomBytes(256)) });
+  const release = await api('POST', `/api/v1/projects/${fixture.project.id}/release/`, { token: fixture.user.token, body: uploadForm(MANIFEST, randomBinary(256)) });
   expect(release.status).toBe(201);
   const offer = await check('first-device');
   expect(offer.body.update_available).toBe(true);

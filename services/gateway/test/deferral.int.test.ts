@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // A device (or the application on it) puts an offer off (docs/api.md, "Deferral"): the deployment
 // offers it nothing before the time it gave and everything after, and a deferral is never a
@@ -12,7 +11,7 @@ const inSeconds = (seconds: number) => new Date(Date.now() + seconds * 1000).toI
 /** A started deployment to the whole project, its `fleet` checked in first. */
 async function guardedDeployment(f: ProjectFixture, fleet: string[]) {
   for (const deviceId of fleet) expect((await check(f, deviceId)).status).toBe(200);
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   // A guardrail that the first failure of one finished device would trip.
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, {
     token: f.user.token,

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // Changing a deployment safely (docs/api.md): a transition sent with the If-Match of what the
 // caller saw applies only to that version; one that changed since is a 409 saying what it is now.
@@ -9,7 +8,7 @@ let path: string;
 
 beforeAll(async () => {
   f = await setupProject({ name: 'versions' });
-  const release = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) });
+  const release = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) });
   expect(release.status).toBe(201);
   path = `/api/v1/projects/${f.project.id}/deployments/${release.body.deployment_id}/`;
 });

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // The device API, every outcome of docs/api.md's "The check decision", and the races a fleet makes.
 
@@ -7,7 +6,7 @@ const check = (token: string, deviceId: string, extra: Record<string, unknown> =
 const report = (token: string, json: Record<string, unknown>) => api('POST', '/api/v1/ota/status/', { token, json });
 
 async function release(f: ProjectFixture, manifest: Record<string, unknown> = MANIFEST, fields: Record<string, string> = {}) {
-  const response = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(manifest, randomBytes(256), fields) });
+  const response = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(manifest, randomBinary(256), fields) });
   expect(response.status).toBe(201);
   return response.body as { deployment_id: string; build_number: number; artifact_id: string };
 }

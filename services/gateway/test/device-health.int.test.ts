@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // The device health a check may carry, and the health guardrail's settings, as the API takes and
 // refuses them (docs/api.md, "Device health"). The guardrail pausing a crash-looping build is in
@@ -36,7 +35,7 @@ test('a check takes health, and refuses a malformed one with a 400 that names th
 
 test('the health guardrail takes its defaults from {}, refuses settings out of range, and reads back in the deployment and its health', async () => {
   const f = await setupProject();
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const create = (guardrails: unknown) => api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, guardrails } });
 
   for (const wrong of [{ significance: 0.5 }, { significance: 0 }, { min_devices: 0 }, { margin_percent: -1 }, { min_device_hours: 0 }, { p: 1 }]) {

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
+import { MANIFEST, api, checkBody, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 
 // A deployment's per-device states a page at a time (docs/api.md, "Rollout state"): pages in the
 // order of the device UUIDs, read one slice of the deployment at a time, that together hold every
@@ -7,7 +6,7 @@ import { api, checkBody, setupProject, uploadForm, MANIFEST } from '@ota/testkit
 
 test('the states of 1,100 devices come in pages that hold each device once, in UUID order, and by status', async () => {
   const f = await setupProject({ name: 'states-pages', maxDevices: 2000 });
-  const release = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(512), { rollout_percentage: '100' }) });
+  const release = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(512), { rollout_percentage: '100' }) });
   expect(release.status).toBe(201);
   const deploymentId = release.body.deployment_id as string;
   const deviceIds = Array.from({ length: 1100 }, (_, index) => `state-${String(index).padStart(4, '0')}`);

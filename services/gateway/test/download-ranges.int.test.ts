@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { api, checkBody, setupProject, testStack, uploadForm, MANIFEST } from '@ota/testkit';
+import { createHash } from 'node:crypto';
+import { MANIFEST, api, checkBody, randomBinary, setupProject, testStack, uploadForm } from '@ota/testkit';
 import { DownloadUrlSigner } from '../src/http/download-url';
 
 // The download's resume contract (docs/api.md, "Resuming a download"), on the real stack: ranges
@@ -7,7 +7,7 @@ import { DownloadUrlSigner } from '../src/http/download-url';
 // after the first one expired.
 
 const SIZE = 300_000;
-const binary = randomBytes(SIZE);
+const binary = randomBinary(SIZE);
 const sha256 = createHash('sha256').update(binary).digest('hex');
 
 let offer: { url: string; checksum: string; size: number; build_number: number };

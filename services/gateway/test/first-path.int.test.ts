@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { api, createUser, uploadForm } from '@ota/testkit';
+import { createHash } from 'node:crypto';
+import { api, createUser, randomBinary, uploadForm } from '@ota/testkit';
 
 // The foundation's first path, through the real gateway, real gRPC between the services, and real
 // FerretDB, s3rver and NATS.
@@ -31,7 +31,7 @@ describe('the first path, end to end', () => {
     expect(deviceToken.body.prefix).toBe(deviceToken.body.token.slice(0, 12));
 
     // Larger than one S3 part would be in a small config, and not a multiple of any chunk size.
-    const binary = randomBytes(3 * 1024 * 1024 + 17);
+    const binary = randomBinary(3 * 1024 * 1024 + 17);
     const release = await api('POST', `/api/v1/projects/${project.id}/release/`, {
       token: user.token,
       body: uploadForm(manifest, binary),
@@ -87,7 +87,7 @@ describe('the first path, end to end', () => {
   it('refuses a tampered or expired download URL', async () => {
     const { user, project } = await newProject();
     const deviceToken = await api('POST', `/api/v1/projects/${project.id}/tokens/`, { token: user.token, json: { name: 'fleet', scope: 'device' } });
-    await api('POST', `/api/v1/projects/${project.id}/release/`, { token: user.token, body: uploadForm(manifest, randomBytes(1000)) });
+    await api('POST', `/api/v1/projects/${project.id}/release/`, { token: user.token, body: uploadForm(manifest, randomBinary(1000)) });
     const check = await api('POST', '/api/v1/ota/check/', {
       token: deviceToken.body.token,
       json: { device_id: 'sensor-0002', framework: 'esp_idf', chip_family: 'esp32s3', current_build_number: 0 },

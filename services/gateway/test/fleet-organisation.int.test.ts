@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // Organising a large fleet through the API (docs/api.md, "Groups and channels" and "Before a deployment"): devices listed a page at
 // a time with a total, searched, counted per chip family; groups and channels renamed and deleted
@@ -88,7 +87,7 @@ test('bulk membership, member and device counts, and the reach of targets before
   const channels = (await api('GET', `/api/v1/projects/${f.project.id}/channels/`, { token: f.user.token })).body;
   expect(channels).toEqual([expect.objectContaining({ name: 'stable', device_count: 12 })]);
   // What a change would do to a rollout that targets the group, before anything changes.
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const draft = (await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, target_group_ids: [group.id] } })).body;
   expect((await api('POST', `/api/v1/projects/${f.project.id}/deployments/${draft.id}/transition/`, { token: f.user.token, json: { action: 'start' } })).status).toBe(200);
   const impact = await api('POST', `${changes}impact/`, { token: f.user.token, json: { add: devices.slice(0, 10).map((device) => device.id), remove: devices.slice(3, 4).map((device) => device.id) } });
@@ -123,7 +122,7 @@ test('groups and channels are renamed and deleted under their rules, each change
   expect((await api('PATCH', `${projectPath}/channels/${beta.id}/`, { token: f.user.token, json: { name: 'bad name' } })).status).toBe(422);
 
   // A group targeted by a draft is kept; once the draft is cancelled it can go, and its device stays.
-  const artifact = (await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const draft = (await api('POST', `${projectPath}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, target_group_ids: [group.id], target_channel_ids: [beta.id] } })).body;
   const refused = await api('DELETE', `${projectPath}/groups/${group.id}/`, { token: f.user.token });
   expect(refused.status).toBe(409);

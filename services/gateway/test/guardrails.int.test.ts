@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
 
 // Deployments that protect the fleet by themselves (docs/api.md, "Guardrails and staged plans"),
 // driven through the public API against the real services. The stack supervises every 500 ms
@@ -45,7 +44,7 @@ async function startedDeployment(fleet: string[], options: Record<string, unknow
     return receiver.accepted().map((delivery) => JSON.parse(delivery.body) as { event: string; kinds: string[]; audit_event: Record<string, unknown> });
   };
   for (const deviceId of fleet) expect((await check(f, deviceId)).status).toBe(200);
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, ...options } });
   expect(created.status).toBe(201);
   const path = `/api/v1/projects/${f.project.id}/deployments/${created.body.id}/`;
@@ -209,7 +208,7 @@ test('a reason limit on no_confirmation trips on devices going silent, like any 
 
 test('guardrails and stages that make no sense are refused with the field named', async () => {
   const f = await setupProject();
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const create = (json: Record<string, unknown>) => api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, ...json } });
   const falling = await create({ stages: [{ percentage: 50 }, { percentage: 20 }] });
   expect(falling.status).toBe(400);

@@ -1,5 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { api, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
+import { randomUUID } from 'node:crypto';
+import { MANIFEST, api, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 
 // Idempotency-Key on uploads, releases and deployments (docs/api.md, "Retrying an upload"): a
 // retried or parallel pipeline job creates one build and one deployment, and a key reused for
@@ -8,7 +8,7 @@ import { api, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
 test('a repeated upload with the same key answers the first answer and stores nothing more; parallel ones wait for it', async () => {
   const f = await setupProject();
   const path = `/api/v1/projects/${f.project.id}/artifacts/`;
-  const binary = randomBytes(200_000);
+  const binary = randomBinary(200_000);
   const key = `build-${randomUUID()}`;
   const upload = (manifest: object = MANIFEST, body: Buffer = binary, headerKey = key) =>
     api('POST', path, { token: f.apiToken, headers: { 'Idempotency-Key': headerKey }, body: uploadForm(manifest, body) });
@@ -23,7 +23,7 @@ test('a repeated upload with the same key answers the first answer and stores no
   expect(listed).toHaveLength(1);
 
   // The same key with another binary, or another manifest, is refused, and stores nothing.
-  const otherBinary = await upload(MANIFEST, randomBytes(1000));
+  const otherBinary = await upload(MANIFEST, randomBinary(1000));
   expect(otherBinary.status).toBe(422);
   expect(otherBinary.body.detail[0]).toMatchObject({ loc: ['header', 'Idempotency-Key'], msg: expect.stringContaining('different request') });
   expect((await upload({ ...MANIFEST, version_label: '9.9.9' })).status).toBe(422);
@@ -40,7 +40,7 @@ test('a repeated upload with the same key answers the first answer and stores no
 test('a repeated release or deployment with the same key creates one deployment', async () => {
   const f = await setupProject();
   const key = `release-${randomUUID()}`;
-  const binary = randomBytes(10_000);
+  const binary = randomBinary(10_000);
   const releases = await Promise.all(
     Array.from({ length: 4 }, () =>
       api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.apiToken, headers: { 'Idempotency-Key': key }, body: uploadForm(MANIFEST, binary, { rollout_percentage: '10' }) }),

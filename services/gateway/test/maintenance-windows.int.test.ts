@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // Maintenance windows through the public API against the real services (docs/api.md,
 // "Maintenance windows"): a started deployment offers its build only inside its windows, and a
@@ -15,7 +14,7 @@ const check = (f: ProjectFixture, deviceId: string, extra: Record<string, unknow
   api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: { ...checkBody(deviceId), ...extra } });
 
 async function startedWith(f: ProjectFixture, maintenanceWindows: unknown) {
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, maintenance_windows: maintenanceWindows } });
   expect(created.status).toBe(201);
   const started = await api('POST', `/api/v1/projects/${f.project.id}/deployments/${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
@@ -69,7 +68,7 @@ test('windows in device local time follow the offset each device reports, and th
 
 test('windows that make no sense are refused with the field named, and nothing is created', async () => {
   const f = await setupProject();
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const create = (maintenanceWindows: unknown) =>
     api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, maintenance_windows: maintenanceWindows } });
   const window = { days: ['mon'], start: '02:00', duration_minutes: 60 };

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // A deployment's offer caps against a wake storm (docs/api.md, "Offer caps"): every device of the
 // fleet checks again and again, ignoring poll_after_seconds, and the deployment starts no more
@@ -14,7 +13,7 @@ async function cappedDeployment(prefix: string, caps: Record<string, number>) {
   const f = await setupProject({ maxDevices: 0 });
   const fleet = fleetOf(prefix);
   for (let i = 0; i < fleet.length; i += 50) await Promise.all(fleet.slice(i, i + 50).map((deviceId) => check(f, deviceId)));
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, caps } });
   expect(created.status).toBe(201);
   expect(created.body.caps).toEqual({ offers_per_minute: null, max_in_progress: null, ...caps });

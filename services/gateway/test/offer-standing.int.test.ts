@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // Whether an offer still stands (docs/api.md, "Stopping devices mid-update"): what a device asks
 // between chunks and before it switches its boot slot, and the `stopped` report it sends after.
@@ -12,7 +11,7 @@ beforeAll(async () => {
 });
 
 async function release(fields: Record<string, string> = {}) {
-  const response = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(256), fields) });
+  const response = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(256), fields) });
   expect(response.status).toBe(201);
   return response.body as { deployment_id: string; build_number: number; artifact_id: string };
 }

@@ -1,12 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { api, checkBody, setupProject, startExtraGateway, testStack, uploadForm, MANIFEST, type ExtraGateway, type ProjectFixture } from '@ota/testkit';
+import { createHash } from 'node:crypto';
+import { MANIFEST, api, checkBody, randomBinary, setupProject, startExtraGateway, testStack, uploadForm, type ExtraGateway, type ProjectFixture } from '@ota/testkit';
 
 // DOWNLOAD_URLS=presigned (docs/architecture.md, "The download"): the offer's URL is a presigned GET
 // of the build in object storage, so the bytes never pass through our processes. The stack's s3rver
 // stands in for S3; the test gateways share the stack's services and stores.
 
 const SIZE = 200_000;
-const binary = randomBytes(SIZE);
+const binary = randomBinary(SIZE);
 const sha256 = createHash('sha256').update(binary).digest('hex');
 
 let presigning: ExtraGateway;

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
+import { MANIFEST, api, checkBody, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 
 // A deployment preview (docs/api.md, "Guardrails and staged plans") against the real services:
 // its counts must be what the checks that follow answer, device by device.
@@ -12,7 +11,7 @@ const OUTCOME_OF_CHECK: Record<string, string> = { no_active_deployment: 'not_ta
 test('a preview counts, outcome by outcome, what the next check of every device answers', async () => {
   const f = await setupProject();
   const projectPath = `/api/v1/projects/${f.project.id}`;
-  const artifact = (await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const beta = (await api('POST', `${projectPath}/channels/`, { token: f.user.token, json: { name: 'beta' } })).body;
 
   // Each device checks in with the profile it will check with again.
@@ -114,7 +113,7 @@ test('a preview counts, outcome by outcome, what the next check of every device 
 
 test('a preview of a deployment of another project is 404', async () => {
   const [f, other] = await Promise.all([setupProject(), setupProject()]);
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
   const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id } });
   const response = await api('GET', `/api/v1/projects/${other.project.id}/deployments/${created.body.id}/preview/`, { token: other.user.token });
   expect(response.status).toBe(404);

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, createUser, eventually, setupProject, uploadForm, MANIFEST } from '@ota/testkit';
+import { MANIFEST, api, createUser, eventually, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 
 describe('projects', () => {
   it('lists, reads and gives unique slugs per owner', async () => {
@@ -21,7 +20,7 @@ describe('projects', () => {
 
   it('refuses deletion with 409 while a deployment is active or paused, then deletes', async () => {
     const f = await setupProject();
-    const release = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(16)) });
+    const release = await api('POST', `/api/v1/projects/${f.project.id}/release/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(16)) });
     const refused = await api('DELETE', `/api/v1/projects/${f.project.id}/`, { token: f.user.token });
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toContain('1 active or paused');

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // The invariants that span two services (docs/architecture.md, "Invariants across services"): no
 // draft, active or paused deployment of an archived build, and none whose group or channel was
@@ -34,7 +33,7 @@ beforeAll(async () => {
       return created.body.token as string;
     }),
   );
-  const uploaded = await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(128)) });
+  const uploaded = await api('POST', `${projectPath}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(128)) });
   expect(uploaded.status).toBe(201);
   artifactId = uploaded.body.id;
 });

@@ -1,5 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { api, checkBody, createUser, setupProject, uploadForm, MANIFEST, type CreatedUser, type ProjectFixture } from '@ota/testkit';
+import { randomUUID } from 'node:crypto';
+import { MANIFEST, api, checkBody, createUser, randomBinary, setupProject, uploadForm, type CreatedUser, type ProjectFixture } from '@ota/testkit';
 
 // docs/api.md, "Roles": every operation the OpenAPI document places in a project, called by a
 // person holding each role there, is refused (403 naming the role) exactly when the role is short
@@ -134,7 +134,7 @@ it('keeps pausing, resuming and an approval gate for approvers: an operator may 
   await grant(project, operator.email, 'operator');
   await grant(project, approver.email, 'approver');
   expect((await api('POST', '/api/v1/ota/check/', { token: project.deviceScopeToken, json: checkBody('unit-1') })).status).toBe(200);
-  const artifact = await api('POST', `/api/v1/projects/${project.project.id}/artifacts/`, { token: operator.token, body: uploadForm(MANIFEST, randomBytes(64)) });
+  const artifact = await api('POST', `/api/v1/projects/${project.project.id}/artifacts/`, { token: operator.token, body: uploadForm(MANIFEST, randomBinary(64)) });
   const created = await api('POST', `/api/v1/projects/${project.project.id}/deployments/`, {
     token: operator.token,
     json: { artifact_id: artifact.body.id, stages: [{ percentage: 10, min_wait_seconds: 3600 }, { percentage: 50, approval_required: true }] },

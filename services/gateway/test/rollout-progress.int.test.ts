@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // What the console draws from: a deployment's summary, a device's lifecycle events, and the
 // channel move. Each read straight after the writes it reflects, with no waiting.
@@ -9,7 +8,7 @@ const report = (f: ProjectFixture, json: Record<string, unknown>) => api('POST',
 
 async function canary(f: ProjectFixture, devices: string[]) {
   const group = (await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name: 'canary' } })).body;
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(128)) })).body;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(128)) })).body;
   for (const deviceId of devices) {
     await check(f, deviceId);
     const uuid = (await api('GET', `/api/v1/projects/${f.project.id}/devices/`, { token: f.user.token })).body.find((d: { device_id: string }) => d.device_id === deviceId).id;

@@ -1,8 +1,8 @@
-import { createHash, generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import mongoose from 'mongoose';
-import { MANIFEST, api, checkBody, createUser, eventually, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, eventually, randomBinary, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
 import { DownloadUrlSigner } from '../src/http/download-url';
 
 // The OWASP API Security Top 10 (2023) as it applies here, over every operation the gateway's
@@ -58,9 +58,9 @@ async function buildWorld(): Promise<World> {
   const group = await api('POST', `${base}/groups/`, { token, json: { name: 'canary' } });
   await api('POST', `${base}/groups/${group.body.id}/members/`, { token, json: { device_id: device.body.id } });
   const channel = await api('POST', `${base}/channels/`, { token, json: { name: 'beta' } });
-  const artifact = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBytes(2048)) });
+  const artifact = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBinary(2048)) });
   // An earlier build: what a delta patch to `artifact` starts from.
-  const earlier = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBytes(2048)) });
+  const earlier = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBinary(2048)) });
   const deployment = await api('POST', `${base}/deployments/`, { token, json: { artifact_id: artifact.body.id, target_group_ids: [group.body.id] } });
   const key = await api('POST', `${base}/signing-keys/`, { token, json: { name: 'release key', public_key: ed25519PublicKey() } });
   const webhook = await api('POST', `${base}/webhooks/`, { token, json: { url: 'https://hooks.example.com/ota', events: ['artifact.uploaded'] } });
@@ -131,7 +131,7 @@ function pathOf(operation: Operation, ids: World): string {
 function validBody(operation: Operation, world: World): Pick<Parameters<typeof api>[2] & object, 'json' | 'body'> {
   if (operation.multipart) {
     const fields: Record<string, string> = operation.operationId === 'release' ? { channel_name: 'beta' } : {};
-    return { body: uploadForm(MANIFEST, randomBytes(1024), fields) };
+    return { body: uploadForm(MANIFEST, randomBinary(1024), fields) };
   }
   if (!operation.jsonBody) return {};
   const bodies: Record<string, unknown> = {
@@ -395,8 +395,8 @@ describe('API3 mass assignment', () => {
     const token = world.user.token;
     const base = `/api/v1/projects/${world.project.id}`;
     // An active build on the beta channel for everyone, and one on stable for nobody (0%).
-    const beta = await api('POST', `${base}/release/`, { token, body: uploadForm(MANIFEST, randomBytes(1024), { channel_name: 'beta' }) });
-    const stable = await api('POST', `${base}/release/`, { token, body: uploadForm(MANIFEST, randomBytes(1024), { rollout_percentage: '0' }) });
+    const beta = await api('POST', `${base}/release/`, { token, body: uploadForm(MANIFEST, randomBinary(1024), { channel_name: 'beta' }) });
+    const stable = await api('POST', `${base}/release/`, { token, body: uploadForm(MANIFEST, randomBinary(1024), { rollout_percentage: '0' }) });
     expect([beta.status, stable.status]).toEqual([201, 201]);
     const pushy = {
       ...checkBody('pushy-device'),
@@ -553,7 +553,7 @@ describe('download URLs', () => {
   test('a signed URL works as issued; altered in any part, or expired, it is refused with 403', async () => {
     const world = await buildWorld();
     const base = `/api/v1/projects/${world.project.id}`;
-    const release = await api('POST', `${base}/release/`, { token: world.user.token, body: uploadForm(MANIFEST, randomBytes(4096)) });
+    const release = await api('POST', `${base}/release/`, { token: world.user.token, body: uploadForm(MANIFEST, randomBinary(4096)) });
     const offer = await api('POST', '/api/v1/ota/check/', { token: world.deviceScopeToken, json: checkBody('download-device') });
     expect(offer.body.update_available).toBe(true);
     const issued = new URL(offer.body.url);
@@ -681,7 +681,7 @@ describe('the console session on the device API', () => {
 describe('forwarded headers and the download host', () => {
   test('a client that is not a trusted proxy cannot choose the download host or the cookie\'s Secure flag; a trusted proxy can', async () => {
     const world = await buildWorld();
-    await api('POST', `/api/v1/projects/${world.project.id}/release/`, { token: world.user.token, body: uploadForm(MANIFEST, randomBytes(512)) });
+    await api('POST', `/api/v1/projects/${world.project.id}/release/`, { token: world.user.token, body: uploadForm(MANIFEST, randomBinary(512)) });
     const spoofed = { 'x-forwarded-host': 'attacker.example', 'x-forwarded-proto': 'https' };
     const offerFrom = async (url: string) => {
       const response = await fetch(`${url}/api/v1/ota/check/`, {
@@ -710,7 +710,7 @@ describe('forwarded headers and the download host', () => {
 
   test('a check over HTTP/1.0 without Host gets 400 rather than a URL with no host', async () => {
     const world = await buildWorld();
-    await api('POST', `/api/v1/projects/${world.project.id}/release/`, { token: world.user.token, body: uploadForm(MANIFEST, randomBytes(512)) });
+    await api('POST', `/api/v1/projects/${world.project.id}/release/`, { token: world.user.token, body: uploadForm(MANIFEST, randomBinary(512)) });
     const body = JSON.stringify(checkBody(`nohost-${randomUUID()}`));
     const { port } = new URL(testStack().gatewayUrl);
     const socket = connect(Number(port), '127.0.0.1');

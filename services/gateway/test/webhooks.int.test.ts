@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import mongoose from 'mongoose';
-import { api, eventually, setupProject, testStack, uploadForm, MANIFEST, WebhookReceiver } from '@ota/testkit';
+import { MANIFEST, api, eventually, randomBinary, setupProject, testStack, uploadForm, WebhookReceiver } from '@ota/testkit';
 
 // Project webhooks through the public API against the real services (docs/api.md, "Webhooks").
 // Delivery under guardrail pauses and staged ramps is in guardrails.int.test.ts; a telemetry
@@ -29,7 +28,7 @@ test('a webhook shows its secret once, gets each subscribed event signed, and lo
   // Two uploads are two events of the subscribed kind; the deployment created after is not.
   const artifacts = [];
   for (let i = 0; i < 2; i++) {
-    artifacts.push((await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) })).body);
+    artifacts.push((await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body);
   }
   await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifacts[0].id } });
   const accepted = await eventually(async () => target.accepted(), (deliveries) => deliveries.length === 2, 20_000);
@@ -70,7 +69,7 @@ test('a receiver that is down gets the delivery once it is back, under the same 
   let down = true;
   const target = await receiver(() => (down ? 503 : 200));
   const created = await api('POST', `/api/v1/projects/${f.project.id}/webhooks/`, { token: f.user.token, json: { url: target.url, events: ['artifact.uploaded'] } });
-  await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(64)) });
+  await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) });
   // Back-off: in the test stack the waits are 0.2 s, 0.4 s, 0.8 s, … so a few attempts come quickly.
   await eventually(async () => target.attempts.length, (count) => count >= 3, 20_000);
   down = false;

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, eventually, setupProject, uploadForm } from '@ota/testkit';
+import { api, eventually, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 
 // A device's OTA decision records: registry writes each check's record into the device's history
 // slots in the check's one device write, before the answer (docs/architecture.md, "A device
@@ -31,7 +30,7 @@ describe('OTA decision records', () => {
     const uuid = await deviceUuidOf('d-history');
     await api('POST', `/api/v1/projects/${projectId}/release/`, {
       token: userToken,
-      body: uploadForm({ version_label: '2.0.0', framework: 'arduino', chip_family: 'esp32' }, randomBytes(64)),
+      body: uploadForm({ version_label: '2.0.0', framework: 'arduino', chip_family: 'esp32' }, randomBinary(64)),
     });
     // The release's deployment reaches the rollout view synchronously on the replica that wrote it.
     const offered = await check(deviceToken, 'd-history');
@@ -84,7 +83,7 @@ describe('OTA decision records', () => {
     const [user, project, fleet] = [fresh.user.token, fresh.project.id, fresh.deviceScopeToken];
     const release = await api('POST', `/api/v1/projects/${project}/release/`, {
       token: user,
-      body: uploadForm({ version_label: '1.0.0', framework: 'arduino', chip_family: 'esp32' }, randomBytes(64)),
+      body: uploadForm({ version_label: '1.0.0', framework: 'arduino', chip_family: 'esp32' }, randomBinary(64)),
     });
     expect(release.status).toBe(201);
     // Five offers (build 0 is older than build 1), then twenty checks already up to date.

@@ -1,5 +1,4 @@
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
-import { randomBytes } from 'node:crypto';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 let f: ProjectFixture;
 const path = (suffix = '') => `/api/v1/projects/${f.project.id}${suffix}`;
@@ -147,7 +146,7 @@ describe('updating and deleting devices', () => {
     const canary = (await api('POST', path('/channels/'), { token: f.user.token, json: { name: 'canary' } })).body.id;
     await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody('mover') });
     const id = (await api('GET', path('/devices/'), { token: f.user.token })).body.find((d: { device_id: string }) => d.device_id === 'mover').id;
-    await api('POST', path('/release/'), { token: f.user.token, body: uploadForm(MANIFEST, randomBytes(32), { channel_name: 'canary' }) });
+    await api('POST', path('/release/'), { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(32), { channel_name: 'canary' }) });
     expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody('mover') })).body.status).toBe('no_active_deployment');
     expect((await api('PATCH', path(`/devices/${id}/`), { token: f.user.token, json: { channel_id: canary } })).body.channel_id).toBe(canary);
     expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody('mover') })).body.update_available).toBe(true);
@@ -180,7 +179,7 @@ describe('check_state', () => {
     await api('POST', '/api/v1/ota/check/', { token: created.body.token, json: { framework: 'esp_idf', chip_family: 'esp32', current_build_number: 0 } });
     const detail = () => api('GET', `/api/v1/projects/${g.project.id}/devices/${created.body.id}/`, { token: g.user.token });
     expect((await eventually(detail, (r) => r.body.last_check_at !== null)).body.check_state).toBe('no_pending_check');
-    await api('POST', `/api/v1/projects/${g.project.id}/release/`, { token: g.user.token, body: uploadForm(MANIFEST, randomBytes(32)) });
+    await api('POST', `/api/v1/projects/${g.project.id}/release/`, { token: g.user.token, body: uploadForm(MANIFEST, randomBinary(32)) });
     expect((await detail()).body.check_state).toBe('waiting_for_next_check');
     await api('POST', '/api/v1/ota/check/', { token: created.body.token, json: { framework: 'esp_idf', chip_family: 'esp32', current_build_number: 0 } });
     expect((await eventually(detail, (r) => r.body.last_check_status === 'offered')).body.check_state).toBe('no_pending_check');

@@ -29,6 +29,8 @@ export async function fleetFromDocuments(store: MongoRegistryStore, projectId: s
       partitionProfile: one.partitionProfile,
       nvsSchemaVersion: one.nvsSchemaVersion,
       securityMode: one.securityMode,
+      chipRevision: one.chipRevision,
+      secureVersion: one.secureVersion,
     }))
     .sort((a, b) => a.id.localeCompare(b.id));
 }

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, checkBody, eventually, setupProject, uploadForm, MANIFEST, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 let f: ProjectFixture;
 const path = (suffix = '') => `/api/v1/projects/${f.project.id}${suffix}`;
@@ -7,7 +6,7 @@ let artifactId: string;
 
 beforeAll(async () => {
   f = await setupProject({ name: 'deployments' });
-  artifactId = (await api('POST', path('/artifacts/'), { token: f.apiToken, body: uploadForm(MANIFEST, randomBytes(64)) })).body.id;
+  artifactId = (await api('POST', path('/artifacts/'), { token: f.apiToken, body: uploadForm(MANIFEST, randomBinary(64)) })).body.id;
 });
 
 const create = (json: Record<string, unknown>) => api('POST', path('/deployments/'), { token: f.apiToken, json: { artifact_id: artifactId, ...json } });
@@ -60,7 +59,7 @@ describe('transitions', () => {
 
   it('need confirm_all to start or resume a deployment without targets once the project has two devices', async () => {
     const g = await setupProject();
-    const artifact = (await api('POST', `/api/v1/projects/${g.project.id}/artifacts/`, { token: g.apiToken, body: uploadForm(MANIFEST, randomBytes(8)) })).body.id;
+    const artifact = (await api('POST', `/api/v1/projects/${g.project.id}/artifacts/`, { token: g.apiToken, body: uploadForm(MANIFEST, randomBinary(8)) })).body.id;
     const draft = async () => (await api('POST', `/api/v1/projects/${g.project.id}/deployments/`, { token: g.apiToken, json: { artifact_id: artifact } })).body.id;
     const move = (id: string, json: Record<string, unknown>) => api('POST', `/api/v1/projects/${g.project.id}/deployments/${id}/transition/`, { token: g.apiToken, json });
 
@@ -94,7 +93,7 @@ describe('transitions', () => {
 describe('rollout states and the audit trail', () => {
   it('lists per-device states by device UUID, and audits every transition', async () => {
     const g = await setupProject();
-    const release = await api('POST', `/api/v1/projects/${g.project.id}/release/`, { token: g.user.token, body: uploadForm(MANIFEST, randomBytes(16)) });
+    const release = await api('POST', `/api/v1/projects/${g.project.id}/release/`, { token: g.user.token, body: uploadForm(MANIFEST, randomBinary(16)) });
     await api('POST', '/api/v1/ota/check/', { token: g.deviceScopeToken, json: checkBody('s-1') });
     await api('POST', '/api/v1/ota/status/', { token: g.deviceScopeToken, json: { device_id: 's-1', deployment_id: release.body.deployment_id, event: 'downloaded' } });
     const devices = await api('GET', `/api/v1/projects/${g.project.id}/devices/`, { token: g.user.token });

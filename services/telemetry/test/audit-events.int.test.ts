@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { api, eventually, setupProject, uploadForm } from '@ota/testkit';
+import { api, eventually, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 
 // Audit events travel over NATS JetStream to telemetry, so the test waits for them to arrive rather
 // than expect them at once.
@@ -13,7 +12,7 @@ beforeAll(async () => {
   [userToken, projectId, deviceToken] = [fixture.user.token, fixture.project.id, fixture.deviceScopeToken];
   const release = await api('POST', `/api/v1/projects/${projectId}/release/`, {
     token: userToken,
-    body: uploadForm({ version_label: '2.0.0', framework: 'arduino', chip_family: 'esp32' }, randomBytes(64)),
+    body: uploadForm({ version_label: '2.0.0', framework: 'arduino', chip_family: 'esp32' }, randomBinary(64)),
   });
   expect(release.status).toBe(201);
 });

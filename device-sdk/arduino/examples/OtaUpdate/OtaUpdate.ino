@@ -25,6 +25,7 @@ static const char RELEASE_PUBLIC_KEY_BASE64[] = "REPLACE-with-your-project's-sig
 
 static ota_esp_idf_t port;
 static ota_client_t client;
+static ota_esp_idf_chip_t chip; /* read before each step: a confirm may raise the eFuse secure version */
 static uint8_t release_key[1][32];
 static bool updates_on = false;
 /* The client keeps the pointers of its configuration: what they point at lives as long as it. */
@@ -65,6 +66,13 @@ void setup() {
   config.signing_key_count = 1;
   config.require_signature = true;
   config.apply_deltas = true;             /* delta patches, from the first update it installed on */
+  /* What the bootloader checks, so that no build it would refuse is offered: the chip revision,
+   * and the eFuse anti-rollback version when anti-rollback is on. */
+  ota_esp_idf_chip_read(&chip);
+  config.chip_revision = &chip.revision;
+#if CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK
+  config.secure_version = &chip.secure_version;
+#endif
   config.ports = &port.ports;
   updates_on = ota_client_init(&client, &config) == OTA_OK;
 }
@@ -77,6 +85,7 @@ void loop() {
   uint32_t wait_ms = 0;
   /* One step is bounded in work and in blocking time (ota/ota_client.h), so loop() keeps the
    * task watchdog fed. */
+  ota_esp_idf_chip_read(&chip);
   ota_client_step(&client, &wait_ms);
   if (ota_client_in_trial(&client) && health_check_passed()) ota_client_confirm(&client);
   delay(wait_ms < 1000 ? (wait_ms ? wait_ms : 1) : 1000);

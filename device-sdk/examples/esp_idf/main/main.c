@@ -49,7 +49,9 @@ void app_main(void) {
     static ota_esp_idf_t port;
     static ota_client_t client;
     static ota_esp_idf_health_t health;
+    static ota_esp_idf_chip_t chip;
     ESP_ERROR_CHECK(ota_esp_idf_init(&port, NULL));
+    ota_esp_idf_chip_read(&chip);
     static uint8_t release_key[1][32];
     if (!decode_release_key(release_key[0])) {
         /* Never update without the pinned key: a placeholder left in place stops here. */
@@ -76,6 +78,12 @@ void app_main(void) {
         /* How this device runs since its install (resets, uptime, heap), for deployments that
          * pause a build whose devices crash more than the rest of the fleet. */
         .health = &health.keeper.health,
+        /* What the bootloader checks, so that no build it would refuse is offered: the chip
+         * revision, and the eFuse anti-rollback version when anti-rollback is on. */
+        .chip_revision = &chip.revision,
+#if CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK
+        .secure_version = &chip.secure_version,
+#endif
         .ports = &port.ports,
     };
     ESP_ERROR_CHECK(ota_client_init(&client, &config) == OTA_OK ? ESP_OK : ESP_FAIL);
@@ -83,6 +91,7 @@ void app_main(void) {
     for (;;) {
         uint32_t wait_ms = 0;
         ota_esp_idf_health_update(&health, &client);
+        ota_esp_idf_chip_read(&chip);
         ota_client_step(&client, &wait_ms);
         if (ota_client_in_trial(&client) && health_check_passed()) ota_client_confirm(&client);
         vTaskDelay(pdMS_TO_TICKS(wait_ms < 1000 ? (wait_ms ? wait_ms : 1) : 1000));

@@ -82,6 +82,21 @@ esp_err_t ota_esp_idf_health_start(ota_esp_idf_health_t *health, const ota_clien
  * and every 10 minutes, so that a crash loses at most that much uptime. */
 void ota_esp_idf_health_update(ota_esp_idf_health_t *health, const ota_client_t *client);
 
+/*
+ * What the bootloader checks of an image (docs/api.md, "The image"), for the check: point
+ * ota_config_t.chip_revision at `revision` and, when CONFIG_BOOTLOADER_APP_ANTI_ROLLBACK is on,
+ * ota_config_t.secure_version at `secure_version`. The service then never offers a build the
+ * bootloader would refuse for either.
+ */
+typedef struct {
+    uint16_t revision;          /* efuse_hal_chip_revision(): major * 100 + minor */
+    uint32_t secure_version;    /* esp_efuse_read_secure_version(); 0 with anti-rollback off */
+} ota_esp_idf_chip_t;
+
+/* Reads both from the eFuses; call before each ota_client_step, as confirming an image with
+ * anti-rollback on raises the eFuse secure version (it lives in ota_esp_idf_chip.c). */
+void ota_esp_idf_chip_read(ota_esp_idf_chip_t *chip);
+
 #ifdef __cplusplus
 }
 #endif
