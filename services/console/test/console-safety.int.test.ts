@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { MANIFEST, api, checkBody, createUser, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, makeEspImage, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
 import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signedInPage, signIn } from './browser';
 
 // A console an operator can trust with a live fleet (docs/console.md): what cannot be undone asks
@@ -454,3 +454,35 @@ test('the rollout page says how many devices put the update off and until when, 
   await expectText(page.getByTestId('failure-count'), '0');
   await page.context().close();
 }, 60_000);
+
+test('a build that raises secure_version shows it, and its deployment asks with the devices it burns and the raises left', async () => {
+  const f = await setupProject({ name: 'eFuse raise' });
+  const c3 = { version_label: '3.0.0', framework: 'esp_idf', chip_family: 'esp32c3' };
+  for (let i = 0; i < 3; i++) await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(`raise-${i}`, { chip_family: 'esp32c3' }) });
+  await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) });
+  const raising = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(c3, makeEspImage({ secureVersion: 3 })) })).body;
+  expect(raising.secure_version_raise).toEqual({ from: 0, to: 3, efuse_bits_left: 13 });
+  const page = await signedIn(f);
+
+  await page.goto(consoleUrl(`/projects/${f.project.id}/artifacts`));
+  for (const fact of ['esp32c3 v0.3–v1.99', 'secure version 3', 'raises it from 0: 13 eFuse raises left']) await expectText(page.getByTestId('image-2'), fact);
+  await expectText(page.getByRole('row').filter({ hasText: 'not an ESP-IDF image' }), '1');
+  await screenshot(page, 'artifacts-images');
+
+  await page.getByRole('link', { name: 'Deployments' }).click();
+  await page.getByRole('heading', { name: 'New deployment' }).waitFor();
+  await page.getByLabel('Build').selectOption(raising.id);
+  const warning = page.getByTestId('secure-version-raise');
+  await expectText(warning, 'from 0 to 3');
+  await expectText(warning, 'up to 3 devices these targets reach now, and the chip keeps 13 more such raises');
+  await screenshot(page, 'deployment-secure-version-raise');
+  // Not acknowledged, the form does not send: the box is required.
+  await page.getByRole('button', { name: 'Create draft' }).click();
+  expect(((await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body as unknown[]).length).toBe(0);
+  await page.getByRole('checkbox', { name: 'I understand that this cannot be undone' }).check();
+  // A double-click makes one deployment.
+  await page.getByRole('button', { name: 'Create draft' }).dblclick();
+  await page.getByRole('button', { name: 'Start' }).waitFor();
+  expect(((await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body as unknown[]).length).toBe(1);
+  await page.close();
+});

@@ -31,6 +31,7 @@ export function ArtifactsPage() {
     column.accessor('build_number', { header: 'Build' }),
     column.accessor('version_label', { header: 'Version' }),
     column.accessor((artifact) => [artifact.framework, artifact.chip_family, artifact.board_id, artifact.hardware_revision].filter(Boolean).join(' · '), { id: 'hardware', header: 'Hardware' }),
+    column.display({ id: 'image', header: 'Image', cell: (info) => <ImageCell artifact={info.row.original} /> }),
     column.accessor('file_size', { header: 'Size', cell: (info) => formatBytes(info.getValue()) }),
     column.accessor('checksum_sha256', { header: 'SHA-256', cell: (info) => <span className="hash" title={info.getValue()}>{info.getValue().slice(0, 16)}…</span> }),
     column.accessor('security_mode', { header: 'Security', cell: (info) => info.getValue() || <span className="muted">any</span> }),
@@ -60,6 +61,36 @@ export function ArtifactsPage() {
       {writable ? <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) })} /> : <ReadOnlyNote projectId={projectId} />}
     </>
   );
+}
+
+/**
+ * What the build's ESP-IDF image says of itself (docs/api.md, "The image"): its chip, the chip
+ * revisions it boots on, its anti-rollback version, and whether it raises that for good.
+ */
+function ImageCell({ artifact }: { artifact: Artifact }) {
+  const image = artifact.image;
+  if (!image) return <span className="muted">not an ESP-IDF image</span>;
+  const unbounded = image.max_chip_revision === 0 || image.max_chip_revision === 65535;
+  const revisions = `${revisionText(image.min_chip_revision)}${unbounded ? ' and up' : `–${revisionText(image.max_chip_revision)}`}`;
+  const raise = artifact.secure_version_raise;
+  return (
+    <span className="image-facts" data-testid={`image-${artifact.build_number}`} title={`${image.project_name} ${image.version}, ESP-IDF ${image.idf_version}, ELF SHA-256 ${image.elf_sha256}`}>
+      <span>
+        {image.chip} {revisions}
+      </span>
+      <span className="muted">secure version {image.secure_version}</span>
+      {raise && (
+        <strong className="danger-text">
+          raises it from {raise.from}: {raise.efuse_bits_left} eFuse raise{raise.efuse_bits_left === 1 ? '' : 's'} left
+        </strong>
+      )}
+    </span>
+  );
+}
+
+/** A chip revision as ESP-IDF prints it: v0.3. */
+function revisionText(revision: number): string {
+  return `v${Math.floor(revision / 100)}.${revision % 100}`;
 }
 
 /**
@@ -214,6 +245,8 @@ function UploadForm({ projectId, onUploaded }: { projectId: string; onUploaded: 
       {done && (
         <p role="status" className="ok">
           Uploaded build {done.build_number} ({done.version_label}), SHA-256 <span className="hash">{done.checksum_sha256}</span>.
+          {done.image ? ` Its image is for ${done.image.chip}, secure version ${done.image.secure_version}.` : ' It is not an ESP-IDF image.'}
+          {done.secure_version_raise && <strong className="danger-text"> It raises secure_version to {done.secure_version_raise.to}: deploying it needs an acknowledgment.</strong>}
         </p>
       )}
     </section>

@@ -98,6 +98,8 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   const [notes, setNotes] = useState('');
   const [protection, setProtection] = useState<ProtectionFields>(NO_PROTECTION);
   const [windowFields, setWindowFields] = useState<WindowFields>(NO_WINDOW);
+  // The build whose raise of secure_version the person acknowledged: choosing another asks again.
+  const [raiseAcknowledgedFor, setRaiseAcknowledgedFor] = useState('');
   const create = useMutation({
     mutationFn: () => {
       const { guardrails, stages, caps } = protectionOf(protection);
@@ -112,6 +114,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
         ...(caps ? { caps } : {}),
         ...(maintenanceWindows ? { maintenance_windows: maintenanceWindows } : {}),
         ...(notes ? { notes } : {}),
+        ...(raiseAcknowledgedFor === artifactId ? { acknowledge_secure_version_raise: true } : {}),
       };
       return answer(api.POST('/api/v1/projects/{id}/deployments/', { params: { path: { id: projectId } }, body }));
     },
@@ -130,6 +133,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   });
   const planned = stagesOf(protection.stages);
   const usable = (artifacts.data ?? []).filter((artifact) => !artifact.archived).sort((a, b) => b.build_number - a.build_number);
+  const raise = usable.find((artifact) => artifact.id === artifactId)?.secure_version_raise ?? null;
   return (
     <section aria-labelledby="new-deployment">
       <h2 id="new-deployment">New deployment</h2>
@@ -149,6 +153,7 @@ function CreateDeployment({ projectId }: { projectId: string }) {
               <option key={artifact.id} value={artifact.id}>
                 {artifact.build_number}: {artifact.version_label} ({artifact.framework}, {artifact.chip_family}
                 {artifact.board_id ? `, ${artifact.board_id}` : ''})
+                {artifact.secure_version_raise ? ` · raises secure_version to ${artifact.secure_version_raise.to}` : ''}
               </option>
             ))}
           </select>
@@ -176,6 +181,21 @@ function CreateDeployment({ projectId }: { projectId: string }) {
             ? `These targets reach ${totalWords({ count: reach.data.devices, estimated: reach.data.estimated })} device${reach.data.devices === 1 ? '' : 's'} now${groupIds.length + channelIds.length === 0 ? ': every device of the project' : ''}.`
             : 'Counting the devices these targets reach…'}
         </p>
+        {raise && (
+          <fieldset className="wide danger-zone" data-testid="secure-version-raise">
+            <legend>This build raises secure_version, for good</legend>
+            <p>
+              Its image raises the anti-rollback version from {raise.from} to <strong>{raise.to}</strong>. Each device that confirms it burns eFuse
+              bits and can never again run a build below {raise.to}: up to{' '}
+              <strong>{reach.data ? totalWords({ count: reach.data.devices, estimated: reach.data.estimated }) : 'every'} device{reach.data?.devices === 1 ? '' : 's'}</strong> these targets
+              reach now, and the chip keeps <strong>{raise.efuse_bits_left}</strong> more such raise{raise.efuse_bits_left === 1 ? '' : 's'}. It needs the approver role.
+            </p>
+            <label className="check">
+              <input type="checkbox" required checked={raiseAcknowledgedFor === artifactId} onChange={(event) => setRaiseAcknowledgedFor(event.target.checked ? artifactId : '')} /> I
+              understand that this cannot be undone
+            </label>
+          </fieldset>
+        )}
         {planned.length > 0 ? (
           // A staged plan starts at its first stage: a separate percentage would be ignored, so it is not asked.
           <p data-testid="starts-at">
