@@ -3,6 +3,7 @@ import { parse, UsageError } from './args';
 import { ApiRefusal, apiClient, ok } from './client';
 import { artifactsCommand, deploymentsCommand, devicesCommand, groupsCommand, projectsCommand, type CommandContext } from './commands';
 import { EXIT } from './exit-codes';
+import { imageSummary } from './image';
 import { HELP } from './help';
 import { createOutput } from './output';
 import { DEPLOYMENT_FLAGS, deployAndStart, guardrailHoldOf, MANIFEST_FLAGS, manifestText, readBinary, targetsOf, uploadOnce } from './release';
@@ -109,7 +110,7 @@ async function release(ctx: CommandContext, argv: string[]): Promise<number> {
   const projectId = await ctx.projectId();
   const targets = await targetsOf(ctx.api, projectId, values);
   const artifact = await uploadOnce(ctx.api, projectId, binary, manifest);
-  ctx.out.note(`uploaded build ${artifact.build_number} (${artifact.version_label}), SHA-256 ${artifact.checksum_sha256}`);
+  ctx.out.note(`uploaded build ${artifact.build_number} (${artifact.version_label}), SHA-256 ${artifact.checksum_sha256}; image: ${imageSummary(artifact)}`);
   const held = values['despite-guardrail-pause'] ? undefined : await guardrailHoldOf(ctx.api, projectId, artifact.id);
   if (held) {
     const heldLink = `${ctx.consoleUrl}/console/projects/${projectId}/deployments/${held.id}`;

@@ -1,6 +1,7 @@
 import { integer, parse, UsageError } from './args';
 import { ApiRefusal, ok, type Api, type BodyOf, type Schemas } from './client';
 import { EXIT } from './exit-codes';
+import { imageSummary } from './image';
 import { table, type Output } from './output';
 import { progressLine } from './progress';
 import { MANIFEST_FLAGS, manifestText, readBinary, uploadOnce } from './release';
@@ -80,8 +81,8 @@ export async function artifactsCommand(ctx: CommandContext, argv: string[]): Pro
   const [action = 'list', ...rest] = argv;
   const projectId = await ctx.projectId();
   const list = () => ok(ctx.api.GET('/api/v1/projects/{id}/artifacts/', { params: { path: { id: projectId } } }));
-  const row = (a: Schemas['Artifact']) => [a.id, a.build_number, a.version_label, `${a.framework}/${a.chip_family}`, a.file_size, a.archived ? 'yes' : 'no', a.created_at];
-  const headers = ['ID', 'BUILD', 'VERSION', 'HARDWARE', 'BYTES', 'ARCHIVED', 'UPLOADED'];
+  const row = (a: Schemas['Artifact']) => [a.id, a.build_number, a.version_label, `${a.framework}/${a.chip_family}`, imageSummary(a), a.file_size, a.archived ? 'yes' : 'no', a.created_at];
+  const headers = ['ID', 'BUILD', 'VERSION', 'HARDWARE', 'IMAGE', 'BYTES', 'ARCHIVED', 'UPLOADED'];
   if (action === 'list') {
     const artifacts = await list();
     ctx.out.result(artifacts, table(headers, artifacts.map(row)));
@@ -90,7 +91,7 @@ export async function artifactsCommand(ctx: CommandContext, argv: string[]): Pro
   if (action === 'upload') {
     const { values } = parse(rest, MANIFEST_FLAGS);
     const artifact = await uploadOnce(ctx.api, projectId, readBinary(values.binary), manifestText(values));
-    ctx.out.result(artifact, `uploaded build ${artifact.build_number} (${artifact.version_label}), SHA-256 ${artifact.checksum_sha256}, id ${artifact.id}`);
+    ctx.out.result(artifact, `uploaded build ${artifact.build_number} (${artifact.version_label}), SHA-256 ${artifact.checksum_sha256}, id ${artifact.id}; image: ${imageSummary(artifact)}`);
     return EXIT.ok;
   }
   if (action === 'archive' || action === 'unarchive') {

@@ -286,8 +286,12 @@ test('a release whose image raises secure_version is refused (exit 4) unless ack
   const refused = await otactl(f, flags);
   expect(refused.code).toBe(4);
   expect(refused.stdout + refused.stderr).toContain('raises secure_version from 0 to 1');
+  expect(refused.stderr).toContain('image: esp32c3 v0.3-v1.99, secure version 1 (raises it from 0, 15 eFuse raises left)');
   const released = await otactl(f, [...flags, '--acknowledge-secure-version-raise']);
   expect(released.code).toBe(0);
   const deployments = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body as unknown[];
   expect(deployments).toHaveLength(1);
+  const listed = await otactl(f, ['artifacts', 'list']);
+  expect(listed.stdout).toMatch(/IMAGE/);
+  expect(listed.stdout).toContain('esp32c3 v0.3-v1.99, secure version 1 (raises it from 0, 15 eFuse raises left)');
 });

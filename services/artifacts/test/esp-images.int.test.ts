@@ -98,6 +98,32 @@ describe('an image at upload', () => {
   });
 });
 
+describe("a project's require_esp_image setting", () => {
+  it('refuses other bytes while it is on, set by an admin alone and audited', async () => {
+    const p = await setupProject({ name: 'images only', maxUploadsPerMonth: 0 });
+    const path = `/api/v1/projects/${p.project.id}`;
+    const send = (binary: Buffer) => api('POST', `${path}/artifacts/`, { token: p.user.token, body: uploadForm(C3, binary) });
+    expect((await api('GET', `${path}/`, { token: p.user.token })).body.require_esp_image).toBe(false);
+    const person = createUser();
+    await api('POST', `${path}/members/`, { token: p.user.token, json: { email: person.email, role: 'approver' } });
+    expect((await api('PATCH', `${path}/`, { token: person.token, json: { require_esp_image: true } })).status).toBe(403);
+    expect((await api('PATCH', `${path}/`, { token: p.user.token, json: {} })).status).toBe(422);
+
+    const on = await api('PATCH', `${path}/`, { token: p.user.token, json: { require_esp_image: true } });
+    expect(on.status).toBe(200);
+    expect(on.body.require_esp_image).toBe(true);
+    const refused = await send(randomBinary(2048));
+    expect(refused.status).toBe(400);
+    expect(refused.body.detail).toMatch(/takes ESP-IDF application images only .*does not start with 0xE9/);
+    expect((await send(makeEspImage())).status).toBe(201);
+
+    expect((await api('PATCH', `${path}/`, { token: p.user.token, json: { require_esp_image: false } })).body.require_esp_image).toBe(false);
+    expect((await send(randomBinary(2048))).status).toBe(201);
+    const audit = (await api('GET', `${path}/audit/?action=project.settings_changed`, { token: p.user.token })).body as Array<{ details: unknown }>;
+    expect(audit.map((event) => event.details)).toEqual([{ require_esp_image: false }, { require_esp_image: true }]);
+  });
+});
+
 describe('a raise of secure_version', () => {
   it('is said of the first build above every earlier one for its chip', async () => {
     const p = await setupProject({ name: 'raises', maxUploadsPerMonth: 0 });

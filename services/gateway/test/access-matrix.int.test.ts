@@ -71,6 +71,11 @@ const ROWS: Row[] = [
     expect: { ...developer(204), api: 403 },
   },
   { name: 'GET /projects/{id}/', call: (f, token) => api('GET', `/api/v1/projects/${f.project.id}/`, { token }), expect: developer(200) },
+  {
+    name: 'PATCH /projects/{id}/',
+    call: (f, token) => api('PATCH', `/api/v1/projects/${f.project.id}/`, { token, json: { require_esp_image: false } }),
+    expect: developer(200),
+  },
   { name: 'GET /projects/{id}/devices/', call: (f, token) => api('GET', `/api/v1/projects/${f.project.id}/devices/`, { token }), expect: developer(200) },
   {
     name: 'GET /projects/{id}/devices/{did}/',

@@ -12,6 +12,8 @@ export interface UploadHeader {
   ownerId: string;
   manifestJson: string;
   maxUploadsPerMonth: number;
+  /** The project takes ESP-IDF application images only. */
+  requireEspImage: boolean;
 }
 
 export interface ArtifactsDeps {
@@ -79,6 +81,9 @@ export class Artifacts {
       await this.deps.storage.put(storageKey, Readable.from(hashed()));
       if (size === 0) throw invalidArgument('binary is empty');
       image = reader.finish();
+      if (!image && header.requireEspImage) {
+        throw invalidArgument('this project takes ESP-IDF application images only (its require_esp_image setting), and the binary is not one: it does not start with 0xE9');
+      }
       checkImageFitsManifest(image, manifest);
       if (kept) {
         signingKey = findSigningKey(Buffer.concat(kept), manifest.signature!, signingKeys);

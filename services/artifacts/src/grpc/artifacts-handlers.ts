@@ -23,6 +23,7 @@ export function artifactsHandlers(artifacts: Artifacts, patches: Patches): Handl
         ownerId: first.value.part.header.ownerId,
         manifestJson: first.value.part.header.manifestJson,
         maxUploadsPerMonth: first.value.part.header.maxUploadsPerMonth,
+        requireEspImage: first.value.part.header.requireEspImage,
       };
       const endsWithEmptyChunk = first.value.part.header.endsWithEmptyChunk;
       const chunks = async function* () {

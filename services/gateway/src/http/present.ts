@@ -15,7 +15,15 @@ const iso = (date: Date | undefined | null) => (date ? date.toISOString() : null
 
 /** A project; with `role`, the caller's role in it (a list or read of the caller's projects). */
 export function projectJson(project: registry.Project, role?: Role) {
-  return { id: project.id, name: project.name, slug: project.slug, owner_id: project.ownerId, created_at: iso(project.createdAt), ...(role ? { role } : {}) } satisfies Promised<typeof R.Project>;
+  return {
+    id: project.id,
+    name: project.name,
+    slug: project.slug,
+    owner_id: project.ownerId,
+    require_esp_image: project.requireEspImage,
+    created_at: iso(project.createdAt),
+    ...(role ? { role } : {}),
+  } satisfies Promised<typeof R.Project>;
 }
 
 export function channelJson(channel: registry.Channel) {

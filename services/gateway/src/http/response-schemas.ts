@@ -54,6 +54,7 @@ export const Project = object(
     name: { type: 'string' },
     slug: { type: 'string' },
     owner_id: UUID,
+    require_esp_image: { type: 'boolean', description: 'Uploads must be ESP-IDF application images (docs/api.md, "The image").' },
     created_at: TIME,
     role: { ...ROLE, description: 'The caller\'s role in the project (docs/api.md, "Roles"), where the answer is the caller\'s list or read of projects.' },
   },

@@ -18,6 +18,18 @@ export const createProjectBody = {
   properties: { name: { type: 'string', minLength: 1, maxLength: 200 } },
 } as const;
 
+export const updateProjectBody = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    require_esp_image: {
+      type: 'boolean',
+      description: 'Uploads must be ESP-IDF application images: any other binary is refused with 400 (docs/api.md, "The image"). Default false.',
+    },
+  },
+} as const;
+
 export const createSessionBody = {
   type: 'object',
   additionalProperties: false,

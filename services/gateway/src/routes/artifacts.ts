@@ -45,7 +45,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       // artifacts service reads the image again and refuses a bad one: here a bad one is none.
       const image = new ImageOnTheWay();
       const messages = async function* () {
-        const header = { projectId: project.id, ownerId: project.ownerId, manifestJson: manifest, maxUploadsPerMonth, endsWithEmptyChunk: true };
+        const header = { projectId: project.id, ownerId: project.ownerId, manifestJson: manifest, maxUploadsPerMonth, endsWithEmptyChunk: true, requireEspImage: project.requireEspImage };
         yield { part: { $case: 'header' as const, header } };
         for await (const chunk of hashed.stream) {
           if (chunk.length === 0) continue;

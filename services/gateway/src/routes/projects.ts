@@ -7,7 +7,7 @@ import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { auditJson, projectJson, userJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { AUDIT_LIMIT, auditQuery, cappedLimit, createProjectBody, listProjectsQuery, usersQuery } from '../http/schemas';
+import { AUDIT_LIMIT, auditQuery, cappedLimit, createProjectBody, listProjectsQuery, updateProjectBody, usersQuery } from '../http/schemas';
 import { deleteProject } from '../use-cases/project-deletion';
 import { callerOf, rpc, useCasePorts } from './context';
 
@@ -105,6 +105,23 @@ export function projectRoutes(table: OperationTable, deps: GatewayDeps): void {
     { route: 'GET /projects/:id/', operationId: 'getProject', summary: 'Read a project', project: 'viewer', responses: { 200: R.Project } },
     async (ctx, { project, role }) => {
       ctx.body = projectJson(project, role);
+    },
+  );
+
+  projects.add(
+    {
+      route: 'PATCH /projects/:id/',
+      operationId: 'updateProject',
+      summary: "Change a project's settings",
+      description: '`require_esp_image`: uploads must be ESP-IDF application images (default false). Audited as `project.settings_changed`.',
+      project: 'admin',
+      body: updateProjectBody,
+      responses: { 200: R.Project },
+    },
+    async (ctx, { project, principal, role, body }) => {
+      const { project: updated } = await clients.registry.updateProjectSettings({ projectId: project.id, requireEspImage: body.require_esp_image }, rpc(ctx));
+      await audit.record(principal, { projectId: project.id, action: 'project.settings_changed', targetType: 'project', targetId: project.id, details: { ...body } });
+      ctx.body = projectJson(updated!, role);
     },
   );
 

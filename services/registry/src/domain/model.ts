@@ -10,6 +10,13 @@ export interface Project {
   slug: string;
   ownerId: string;
   createdAt: Date;
+  /** Uploads must be ESP-IDF application images (docs/api.md, "The image"). */
+  requireEspImage: boolean;
+}
+
+/** What a project's settings change sets; an absent one stays as it is. */
+export interface ProjectSettings {
+  requireEspImage?: boolean;
 }
 
 export interface Channel {

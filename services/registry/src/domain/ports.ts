@@ -1,5 +1,5 @@
 import type { Deferral } from '@ota/decision';
-import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from './model';
+import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, ProjectSettings, StatusReportWrite, WholeCheckWrite } from './model';
 
 /** Who registers a device: its own first check, or a person pre-provisioning it. */
 export type Registration = 'check' | 'provisioning';
@@ -9,6 +9,8 @@ export interface RegistryStore {
   insertProject(project: Project): Promise<'inserted' | 'slug_taken'>;
   findProject(projectId: string): Promise<Project | null>;
   listProjects(ownerId: string): Promise<Project[]>;
+  /** Sets the settings given; answers the project as it is after, or null when it does not exist. */
+  updateProjectSettings(projectId: string, settings: ProjectSettings): Promise<Project | null>;
   /** Removes the project, its channels, groups and devices; gives the owner back their places. */
   deleteProject(project: Project): Promise<void>;
 

@@ -21,6 +21,7 @@ import {
   type Group,
   type NewDeviceFields,
   type Project,
+  type ProjectSettings,
   type StatusReportWrite,
 } from './model';
 import type { DeviceTargets, RegistryStore } from './ports';
@@ -69,7 +70,7 @@ export class Registry {
     await this.store.insertChannel(defaultChannel);
     const base = slugify(trimmed);
     for (let attempt = 1; attempt <= MAX_SLUG_ATTEMPTS; attempt += 1) {
-      const project: Project = { id: projectId, name: trimmed, slug: slugCandidate(base, attempt), ownerId, createdAt };
+      const project: Project = { id: projectId, name: trimmed, slug: slugCandidate(base, attempt), ownerId, createdAt, requireEspImage: false };
       if ((await this.store.insertProject(project)) === 'inserted') return { project, defaultChannel };
     }
     throw alreadyExists(`too many projects are named like "${trimmed}"`);
@@ -83,6 +84,12 @@ export class Registry {
 
   listProjects(ownerId: string): Promise<Project[]> {
     return this.store.listProjects(ownerId);
+  }
+
+  async updateProjectSettings(projectId: string, settings: ProjectSettings): Promise<Project> {
+    const project = await this.store.updateProjectSettings(projectId, settings);
+    if (!project) throw notFound('project not found');
+    return project;
   }
 
   async deleteProject(projectId: string): Promise<void> {

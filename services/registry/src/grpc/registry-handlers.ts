@@ -56,6 +56,9 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
       const { project, defaultChannel } = await registry.createProject(request.ownerId, request.name);
       return { project: projectMessage(project), defaultChannel: channelMessage(defaultChannel) };
     },
+    async updateProjectSettings(request) {
+      return { project: projectMessage(await registry.updateProjectSettings(request.projectId, { requireEspImage: request.requireEspImage })) };
+    },
     async getProject(request) {
       return { project: projectMessage(await registry.getProject(request.projectId)) };
     },
@@ -234,7 +237,7 @@ export function registryHandlers(registry: Registry, check: CheckDeps, membershi
 }
 
 function projectMessage(project: Project): pb.Project {
-  return { id: project.id, name: project.name, slug: project.slug, ownerId: project.ownerId, createdAt: project.createdAt };
+  return { id: project.id, name: project.name, slug: project.slug, ownerId: project.ownerId, createdAt: project.createdAt, requireEspImage: project.requireEspImage };
 }
 
 function groupMessage(group: Group & { memberCount?: number; memberCountEstimated?: boolean }): pb.Group {

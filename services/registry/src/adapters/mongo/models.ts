@@ -11,6 +11,8 @@ export interface ProjectDoc {
   slug: string;
   owner_id: string;
   created_at: Date;
+  /** Absent on a project made before the setting: false. */
+  require_esp_image?: boolean;
 }
 
 export interface ChannelDoc {
@@ -218,6 +220,7 @@ export function registerModels(connection: Connection) {
       slug: { type: String, required: true },
       owner_id: { type: String, required: true },
       created_at: { type: Date, required: true },
+      require_esp_image: Boolean,
     },
     options,
   );

@@ -1,7 +1,7 @@
 import type { Deferral } from '@ota/decision';
 import { PerKeyQueue, collectionOf, deleteEachById, findAll, findEach, insertUnique, isDuplicateKey, releasePlace, takePlace } from '@ota/mongo';
 import { DEVICE_PAGE_LEVELS, SAMPLE_DEVICES, countFromSample, deviceUuid, devicePageKey, readDevicePage, sampleBuckets, sampleDevices, type DeviceSample } from '@ota/ids';
-import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
+import type { Channel, DecisionRecord, CheckIn, DecisionRecordWrite, CountsById, CountsPerId, Device, DeviceCount, DeviceFilter, DevicePage, DevicePageRead, FleetDevice, FleetGroups, Group, Project, ProjectSettings, StatusReportWrite, WholeCheckWrite } from '../../domain/model';
 import { DeviceProfiles, changedProfile, changesProfile, type ProfileCounted } from './device-profiles';
 import { PROFILE_BUCKET_LEVEL, PROFILE_COUNT_BUCKET_LEVEL } from './profile-buckets';
 import type { DeviceTargets, Registration, RegistryStore } from '../../domain/ports';
@@ -46,6 +46,7 @@ export class MongoRegistryStore implements RegistryStore {
       slug: project.slug,
       owner_id: project.ownerId,
       created_at: project.createdAt,
+      require_esp_image: project.requireEspImage,
     } satisfies ProjectDoc);
     return inserted ? 'inserted' : 'slug_taken';
   }
@@ -53,6 +54,13 @@ export class MongoRegistryStore implements RegistryStore {
   async findProject(projectId: string): Promise<Project | null> {
     const doc = await this.models.Project.findById(projectId).lean<ProjectDoc>();
     return doc ? projectOf(doc) : null;
+  }
+
+  async updateProjectSettings(projectId: string, settings: ProjectSettings): Promise<Project | null> {
+    const set: Partial<ProjectDoc> = {};
+    if (settings.requireEspImage !== undefined) set.require_esp_image = settings.requireEspImage;
+    if (Object.keys(set).length > 0) await collectionOf(this.models.Project).updateOne({ _id: projectId }, { $set: set });
+    return this.findProject(projectId);
   }
 
   async listProjects(ownerId: string): Promise<Project[]> {

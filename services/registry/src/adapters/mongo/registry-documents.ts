@@ -71,7 +71,7 @@ export function decisionRecordDoc(id: string, seq: number, event: DecisionRecord
 }
 
 export function projectOf(doc: ProjectDoc): Project {
-  return { id: doc._id, name: doc.name, slug: doc.slug, ownerId: doc.owner_id, createdAt: doc.created_at };
+  return { id: doc._id, name: doc.name, slug: doc.slug, ownerId: doc.owner_id, createdAt: doc.created_at, requireEspImage: doc.require_esp_image ?? false };
 }
 
 export function groupOf(doc: GroupDoc): Group {
