@@ -1,5 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
-import { MANIFEST, api, checkBody, createUser, makeEspImage, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, eventually, makeEspImage, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
 import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signedInPage, signIn } from './browser';
 
 // A console an operator can trust with a live fleet (docs/console.md): what cannot be undone asks
@@ -468,6 +468,13 @@ test('a build that raises secure_version shows it, and its deployment asks with 
   for (const fact of ['esp32c3 v0.3–v1.99', 'secure version 3', 'raises it from 0: 13 eFuse raises left']) await expectText(page.getByTestId('image-2'), fact);
   await expectText(page.getByRole('row').filter({ hasText: 'not an ESP-IDF image' }), '1');
   await screenshot(page, 'artifacts-images');
+  // The project's setting: on, an upload of other bytes is refused.
+  await page.getByRole('checkbox', { name: 'Take ESP-IDF application images only' }).check();
+  await expectText(page.getByTestId('images-only'), 'Any other binary is refused at upload.');
+  // The box shows what was asked at once; the change lands when the answer comes.
+  const setting = await eventually(() => api('GET', `/api/v1/projects/${f.project.id}/`, { token: f.user.token }), (read) => read.body.require_esp_image === true);
+  expect(setting.body.require_esp_image).toBe(true);
+  expect((await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).status).toBe(400);
 
   await page.getByRole('link', { name: 'Deployments' }).click();
   await page.getByRole('heading', { name: 'New deployment' }).waitFor();

@@ -7,7 +7,7 @@ import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp, formatBytes } from '../components/time';
 import type { Artifact, ChipFamilyCount } from '../types';
-import { ReadOnlyNote, useProjectWrite } from '../project-access';
+import { ReadOnlyNote, useProject, useProjectWrite } from '../project-access';
 import { useArtifacts } from '../queries';
 import { queryKeys } from '../query-keys';
 import { totalWords } from '../words';
@@ -58,8 +58,33 @@ export function ArtifactsPage() {
       <LoadState loading={artifacts.isLoading} error={artifacts.error} empty={artifacts.data?.length === 0 && 'No builds yet: upload the first one below.'}>
         <DataTable rows={artifacts.data ?? []} columns={columns} caption="Artifacts" initialSort={[{ id: 'build_number', desc: true }]} />
       </LoadState>
+      <ImagesOnlySetting projectId={projectId} />
       {writable ? <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) })} /> : <ReadOnlyNote projectId={projectId} />}
     </>
+  );
+}
+
+/** The project's require_esp_image setting: an admin turns it on or off; everyone else reads it. */
+function ImagesOnlySetting({ projectId }: { projectId: string }) {
+  const queryClient = useQueryClient();
+  const project = useProject(projectId);
+  const admin = useProjectWrite(projectId, 'admin');
+  const change = useMutation({
+    mutationFn: (on: boolean) => answer(api.PATCH('/api/v1/projects/{id}/', { params: { path: { id: projectId } }, body: { require_esp_image: on } })),
+    onSuccess: (updated) => queryClient.setQueryData(queryKeys.project(projectId), updated),
+  });
+  if (!project.data) return null;
+  // While the change is on its way the box shows what was asked; a refusal puts it back.
+  const on = change.isPending ? change.variables : project.data.require_esp_image;
+  return (
+    <p data-testid="images-only">
+      <label className="check">
+        <input type="checkbox" checked={on} disabled={!admin || change.isPending} title={admin ? undefined : 'needs the admin role'} onChange={(event) => change.mutate(event.target.checked)} />{' '}
+        Take ESP-IDF application images only
+      </label>{' '}
+      <span className="muted">{on ? 'Any other binary is refused at upload.' : 'Other binaries are stored as they are.'}</span>
+      <ErrorNote error={change.error} />
+    </p>
   );
 }
 
