@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { api, checkBody, createUser, esptoolImageInfo, makeEspImage, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
+import { api, checkBody, createUser, esptoolImageInfo, eventually, makeEspImage, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
 
 // ESP-IDF application images read at upload and respected at the check (docs/api.md, "The image"),
 // with images made by esptool from an ELF Debian's RISC-V compiler linked for the ESP32-C3.
@@ -138,6 +138,8 @@ describe('a raise of secure_version', () => {
 });
 
 describe('deploying a raise of secure_version', () => {
+  const receivers: WebhookReceiver[] = [];
+  afterAll(() => Promise.all(receivers.map((receiver) => receiver.close())));
   let p: ProjectFixture;
   let operatorToken: string;
   const path = () => `/api/v1/projects/${p.project.id}`;
@@ -154,7 +156,11 @@ describe('deploying a raise of secure_version', () => {
     operatorToken = person.token;
   });
 
-  it('needs acknowledge_secure_version_raise, and an approver', async () => {
+  it('needs acknowledge_secure_version_raise, and an approver; a webhook hears of it', async () => {
+    const receiver = await WebhookReceiver.start();
+    receivers.push(receiver);
+    const hook = await api('POST', `${path()}/webhooks/`, { token: p.user.token, json: { url: receiver.url, events: ['deployment.secure_version_raised'] } });
+    expect(hook.status).toBe(201);
     const first = (await api('POST', `${path()}/artifacts/`, { token: p.user.token, body: uploadForm(C3, makeEspImage({ secureVersion: 0 })) })).body;
     const raising = (await api('POST', `${path()}/artifacts/`, { token: p.user.token, body: uploadForm(C3, makeEspImage({ secureVersion: 1 })) })).body;
     expect(raising.secure_version_raise).toEqual({ from: 0, to: 1, efuse_bits_left: 15 });
@@ -172,6 +178,11 @@ describe('deploying a raise of secure_version', () => {
     expect(acknowledged.status).toBe(201);
     const audit = (await api('GET', `${path()}/audit/?action=deployment.created`, { token: p.user.token })).body as Array<{ target_id: string; details: Record<string, unknown> }>;
     expect(audit.find((event) => event.target_id === acknowledged.body.id)!.details).toMatchObject({ secure_version_raise: { from: 0, to: 1, efuse_bits_left: 15 } });
+    // The deployment of the build that raises nothing was not sent.
+    const delivered = await eventually(async () => receiver.accepted(), (deliveries) => deliveries.length >= 1, 20_000);
+    expect(delivered.map((delivery) => JSON.parse(delivery.body))).toMatchObject([
+      { event: 'deployment.secure_version_raised', kinds: ['deployment.created', 'deployment.secure_version_raised'], audit_event: { target_id: acknowledged.body.id, details: { secure_version_raise: { to: 1 } } } },
+    ]);
   });
 
   it('refuses a release that raises it unacknowledged, storing nothing', async () => {

@@ -23,6 +23,7 @@ const EVENT_WORDS: Record<EventKind, string> = {
   'deployment.cancelled': 'a deployment is cancelled',
   'deployment.guardrail_tripped': 'a guardrail pauses a deployment',
   'deployment.stage_advanced': 'a staged plan moves to its next stage',
+  'deployment.secure_version_raised': 'a deployment or release of a build that raises secure_version (burns eFuse bits) is made',
   'artifact.uploaded': 'a build is uploaded',
   'artifact.archived': 'a build is archived',
   'release.created': 'a release is made (upload, deployment and start in one)',

@@ -588,9 +588,10 @@ export const auditQuery = {
 } as const;
 
 /**
- * The event kinds a webhook may subscribe to: audit actions, and two a deployment makes by itself
+ * The event kinds a webhook may subscribe to: audit actions, two a deployment makes by itself
  * (an automatic pause is also `deployment.guardrail_tripped`, an automatic ramp also
- * `deployment.stage_advanced`).
+ * `deployment.stage_advanced`), and `deployment.secure_version_raised` (a deployment or release
+ * of a build that raises secure_version).
  */
 export const WEBHOOK_EVENT_KINDS = [
   'deployment.created',
@@ -602,6 +603,7 @@ export const WEBHOOK_EVENT_KINDS = [
   'deployment.cancelled',
   'deployment.guardrail_tripped',
   'deployment.stage_advanced',
+  'deployment.secure_version_raised',
   'artifact.uploaded',
   'artifact.archived',
   'release.created',
