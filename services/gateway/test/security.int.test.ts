@@ -149,6 +149,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     startMembershipChange: { action: 'add', matching: {} },
     addGroupMember: { device_id: world.deviceUuid },
     updateArtifact: { archived: true },
+    updateProject: { require_esp_image: true },
     requestPatch: { base_artifact_id: world.earlierArtifactId },
     createSigningKey: { name: 'another key', public_key: ed25519PublicKey() },
     createDeployment: { artifact_id: world.artifactId, target_group_ids: [world.groupId] },
