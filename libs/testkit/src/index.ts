@@ -7,3 +7,4 @@ export { findTokensInLogs, recordIssuedTokens, type TokenSighting } from './issu
 export { WebhookReceiver, type ReceivedDelivery } from './webhook-receiver';
 export { CLIENT as KEYCLOAK_CLIENT, signInThroughKeycloak, startKeycloak, type Keycloak, type KeycloakPerson } from './keycloak';
 export { esptoolImageInfo, makeEspImage, type EspImageOptions, type EsptoolImageInfo } from './esp-images';
+export { isLoopback, testRunListeners, type Listener } from './listeners';

@@ -83,10 +83,12 @@ export async function startKeycloak(): Promise<Keycloak> {
     carol: { username: 'carol', password: 'carol-password', email: `carol-${port}@sso.example.com`, groups: [], emailVerified: false as const },
   };
   // Its own database in the test's log directory; the installation is only read (built --optimized).
+  // A local cache: the default clustered one (JGroups) listens on the machine's address, and test
+  // traffic stays on loopback (libs/testkit/test/loopback-listeners.int.test.ts).
   const keycloak = startProcess(
     'keycloak',
     join(home, 'bin', 'kc.sh'),
-    ['start', '--optimized', '--http-enabled=true', '--hostname-strict=false', '--http-host=127.0.0.1', `--http-port=${port}`, `--db-url=jdbc:h2:file:${join(work, 'db', 'keycloak')};NON_KEYWORDS=VALUE`],
+    ['start', '--optimized', '--cache=local', '--http-enabled=true', '--hostname-strict=false', '--http-host=127.0.0.1', `--http-port=${port}`, `--db-url=jdbc:h2:file:${join(work, 'db', 'keycloak')};NON_KEYWORDS=VALUE`],
     { ...process.env, KC_BOOTSTRAP_ADMIN_USERNAME: ADMIN.username, KC_BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password },
     { kind: 'file', path: join(work, 'keycloak.log') },
   );
