@@ -69,17 +69,24 @@ function ImagesOnlySetting({ projectId }: { projectId: string }) {
   const queryClient = useQueryClient();
   const project = useProject(projectId);
   const admin = useProjectWrite(projectId, 'admin');
+  // What the person asked, shown at once (a controlled box would otherwise snap back until the
+  // answer comes); the project as answered takes over once the change lands or is refused.
+  const [asked, setAsked] = useState<boolean | null>(null);
   const change = useMutation({
     mutationFn: (on: boolean) => answer(api.PATCH('/api/v1/projects/{id}/', { params: { path: { id: projectId } }, body: { require_esp_image: on } })),
     onSuccess: (updated) => queryClient.setQueryData(queryKeys.project(projectId), updated),
+    onSettled: () => setAsked(null),
   });
   if (!project.data) return null;
-  // While the change is on its way the box shows what was asked; a refusal puts it back.
-  const on = change.isPending ? change.variables : project.data.require_esp_image;
+  const on = asked ?? project.data.require_esp_image;
   return (
     <p data-testid="images-only">
       <label className="check">
-        <input type="checkbox" checked={on} disabled={!admin || change.isPending} title={admin ? undefined : 'needs the admin role'} onChange={(event) => change.mutate(event.target.checked)} />{' '}
+        <input type="checkbox" checked={on} disabled={!admin || change.isPending} title={admin ? undefined : 'needs the admin role'} onChange={(event) => {
+            setAsked(event.target.checked);
+            change.mutate(event.target.checked);
+          }}
+        />{' '}
         Take ESP-IDF application images only
       </label>{' '}
       <span className="muted">{on ? 'Any other binary is refused at upload.' : 'Other binaries are stored as they are.'}</span>
