@@ -32,8 +32,15 @@ describe('what a rate search brackets', () => {
 describe('a rate search that confirms its misses', () => {
   // A path that answers at once, except that it fails through a passing stall (the requests of
   // the first step at 150/s) and from the 120th request on (every step after the stall's repeat
-  // misses). Failures, not slow answers, so that the search's outcome does not hang on timers.
+  // misses). Each step is made from the requests it would send in 300 ms, not timed: the search's
+  // outcome must not hang on the machine's load.
   const failing = (index: number) => (index >= 30 && index < 75) || index >= 120;
+  const measure = async (rate: number, offset: number) => {
+    const sent = Math.round((rate * 300) / 1000);
+    const indexes = Array.from({ length: sent }, (_, i) => offset + i);
+    const samples = indexes.map((index) => ({ intendedAt: 0, latencyMs: 1, status: failing(index) ? 503 : 200, retryAfter: false }));
+    return { step: { rate, latency: summarize(samples), usage: {} }, sent };
+  };
   const search = (confirmMisses: boolean) =>
     highestRate({
       startRate: 100,
@@ -41,8 +48,9 @@ describe('a rate search that confirms its misses', () => {
       maxSteps: 6,
       confirmMisses,
       pids: {},
-      send: async (index) => ({ status: failing(index) ? 503 : 200, retryAfter: false }),
+      send: async () => ({ status: 200, retryAfter: false }),
       log: () => undefined,
+      measure,
     });
 
   it('runs a missed step again and counts the rate as held when the repeat holds', async () => {
