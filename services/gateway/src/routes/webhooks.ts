@@ -2,7 +2,8 @@ import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import { webhookDeliveryJson, webhookJson } from '../http/present';
 import * as R from '../http/response-schemas';
-import { cappedLimit, createWebhookBody, WEBHOOK_DELIVERIES_LIMIT, webhookDeliveriesQuery } from '../http/schemas';
+import { cappedLimit } from '../http/schemas';
+import { createWebhookBody, WEBHOOK_DELIVERIES_LIMIT, webhookDeliveriesQuery } from '../http/webhook-schemas';
 import { pathId, rpc } from './context';
 
 /** Project webhooks (docs/api.md, "Webhooks"): kept and delivered by the telemetry service. */
