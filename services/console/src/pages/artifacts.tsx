@@ -89,7 +89,10 @@ function ImagesOnlySetting({ projectId }: { projectId: string }) {
         />{' '}
         Take ESP-IDF application images only
       </label>{' '}
-      <span className="muted">{on ? 'Any other binary is refused at upload.' : 'Other binaries are stored as they are.'}</span>
+      <span className="muted">
+        {on ? 'Any other binary is refused at upload.' : 'Other binaries are stored as they are.'}
+        {admin ? '' : ' Changing it needs the admin role.'}
+      </span>
       <ErrorNote error={change.error} />
     </p>
   );
