@@ -11,7 +11,7 @@ export interface EspChip {
   secureVersionBits: number;
 }
 
-export const ESP_CHIPS: readonly EspChip[] = [
+const ESP_CHIPS: readonly EspChip[] = [
   { id: 0, name: 'esp32', secureVersionBits: 32 },
   { id: 2, name: 'esp32s2', secureVersionBits: 16 },
   { id: 5, name: 'esp32c3', secureVersionBits: 16 },

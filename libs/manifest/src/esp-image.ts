@@ -82,11 +82,6 @@ export function admitsChipRevision(image: Pick<EspImage, 'minChipRevision' | 'ma
   return !bounded || revision <= image.maxChipRevision;
 }
 
-/** "v0.3", as ESP-IDF and esptool print a chip revision. */
-export function chipRevisionText(revision: number): string {
-  return `v${Math.floor(revision / 100)}.${revision % 100}`;
-}
-
 /** A build that raises its chip's anti-rollback version: confirming it burns eFuse bits for good. */
 export interface SecureVersionRaise {
   /** The highest secure_version of the project's earlier builds for the chip; 0 when none had one. */

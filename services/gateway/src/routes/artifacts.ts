@@ -34,27 +34,27 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
    * so nothing is stored and no build number is taken. The answer carries the request's
    * fingerprint (for an Idempotency-Key), from the binary's SHA-256 taken on the way through.
    */
-  async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>, image: ReleasedImage) => Promise<T>) {
+  async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>, image: ReleasedImage) => Promise<T>, readsImage = false) {
     const owner = await store.findUser(project.ownerId);
     const maxUploadsPerMonth = owner?.plan.maxUploadsPerMonth ?? 0;
     let rest: T | undefined;
     let fingerprint = '';
     const response = await receiveUpload(ctx, deps.config.MANIFEST_LIMIT_BYTES, ({ manifest, binary, complete }) => {
       const hashed = hashingStream(binary);
-      // What the rest of the form is checked against (a release's raise of secure_version). The
-      // artifacts service reads the image again and refuses a bad one: here a bad one is none.
-      const image = new ImageOnTheWay();
+      // What a release's form is checked against (its raise of secure_version). The artifacts
+      // service reads the image again and refuses a bad one: here a bad one is none.
+      const image = readsImage ? new ImageOnTheWay() : undefined;
       const messages = async function* () {
         const header = { projectId: project.id, ownerId: project.ownerId, manifestJson: manifest, maxUploadsPerMonth, endsWithEmptyChunk: true, requireEspImage: project.requireEspImage };
         yield { part: { $case: 'header' as const, header } };
         for await (const chunk of hashed.stream) {
           if (chunk.length === 0) continue;
-          image.update(chunk);
+          image?.update(chunk);
           yield { part: { $case: 'chunk' as const, chunk } };
         }
         const fields = await complete;
         fingerprint = uploadFingerprint(manifest, hashed.digest(), fields);
-        rest = await checkRest(fields, image.finish());
+        rest = await checkRest(fields, image?.finish() ?? null);
         // The rest of the form is accepted: the upload may be stored.
         yield { part: { $case: 'chunk' as const, chunk: Buffer.alloc(0) } };
       };
@@ -196,7 +196,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx, { project, role }) => {
       await onceByKey(ctx, project, 'release', async () => {
         const caller = { ...callerOf(ctx), role };
-        const { artifact, rest: target, fingerprint } = await upload(ctx, project, (fields, image) => resolveReleaseTarget(ports, caller, project.id, fields, image));
+        const { artifact, rest: target, fingerprint } = await upload(ctx, project, (fields, image) => resolveReleaseTarget(ports, caller, project.id, fields, image), true);
         const deployment = await startRelease(ports, caller, artifact, target);
         const body = { artifact_id: artifact.id, build_number: artifact.buildNumber, deployment_id: deployment.id, state: deployment.state, channel: target.channel.name };
         return { fingerprint, status: 201, body };
