@@ -6,7 +6,7 @@ import { EXIT } from './exit-codes';
 import { imageSummary } from './image';
 import { HELP } from './help';
 import { createOutput } from './output';
-import { DEPLOYMENT_FLAGS, deployAndStart, guardrailHoldOf, MANIFEST_FLAGS, manifestText, readBinary, targetsOf, uploadOnce } from './release';
+import { DEPLOYMENT_FLAGS, deployAndStart, despiteHolds, holdsOf, MANIFEST_FLAGS, manifestText, readBinary, targetsOf, uploadOnce } from './release';
 import { follow, WAIT_FLAGS, waitSettings } from './wait';
 
 const VERSION = '0.1.0';
@@ -111,11 +111,11 @@ async function release(ctx: CommandContext, argv: string[]): Promise<number> {
   const targets = await targetsOf(ctx.api, projectId, values);
   const artifact = await uploadOnce(ctx.api, projectId, binary, manifest);
   ctx.out.note(`uploaded build ${artifact.build_number} (${artifact.version_label}), SHA-256 ${artifact.checksum_sha256}; image: ${imageSummary(artifact)}`);
-  const held = values['despite-guardrail-pause'] ? undefined : await guardrailHoldOf(ctx.api, projectId, artifact.id);
-  if (held) {
-    const heldLink = `${ctx.consoleUrl}/console/projects/${projectId}/deployments/${held.id}`;
-    const why = `build ${artifact.build_number} is held: a guardrail paused its deployment ${held.id} (${held.guardrail_pause!.detail}); no new deployment of it was made. Resume or cancel that one, or pass --despite-guardrail-pause.`;
-    ctx.out.result({ result: 'paused', reason: why, artifact, deployment: held, console_url: heldLink }, `${why}\nconsole: ${heldLink}`);
+  const holds = despiteHolds(values) ? [] : await holdsOf(ctx.api, projectId, artifact.id);
+  if (holds.length > 0) {
+    const heldLink = `${ctx.consoleUrl}/console/projects/${projectId}/deployments/${holds[0]!.deployment_id}`;
+    const why = `build ${artifact.build_number} is held: ${holds.map((hold) => hold.detail).join('; ')}; no new deployment of it was made. Resume, pass or cancel that, or pass --despite-holds (an approver's).`;
+    ctx.out.result({ result: 'paused', reason: why, artifact, holds, console_url: heldLink }, `${why}\nconsole: ${heldLink}`);
     return EXIT.paused;
   }
   const deployment = await deployAndStart(ctx.api, projectId, artifact.id, values, targets);

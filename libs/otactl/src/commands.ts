@@ -16,7 +16,7 @@ export interface CommandContext {
 
 const TRANSITIONS = ['pause', 'resume', 'complete', 'cancel'] as const;
 
-const TRANSITION_FLAGS = { 'if-version': { type: 'string' } } as const;
+const TRANSITION_FLAGS = { 'if-version': { type: 'string' }, 'override-holds': { type: 'boolean', default: false } } as const;
 
 export async function deploymentsCommand(ctx: CommandContext, argv: string[]): Promise<number> {
   const { values: flags, positionals } = parse(argv, TRANSITION_FLAGS);
@@ -57,6 +57,9 @@ export async function deploymentsCommand(ctx: CommandContext, argv: string[]): P
       action === 'ramp'
         ? { action: 'ramp' as const, rollout_percentage: integer(value ?? '', 'the ramp percentage', 0, 100) }
         : { action: action as (typeof TRANSITIONS)[number] };
+    // A resume may state the percentage it resumes at; one a guardrail paused must (docs/api.md, "Deployment states").
+    if (action === 'resume' && value !== undefined) body.rollout_percentage = integer(value, 'the percentage it resumes at', 0, 100);
+    if (flags['override-holds']) body.override_holds = true;
     // --if-version: apply only to the version the caller saw (`show` prints it); a deployment that
     // changed since is refused with what it is now (docs/api.md, "Changing a deployment safely").
     const ifMatch = flags['if-version'] === undefined ? {} : { header: { 'If-Match': `"${integer(flags['if-version'], '--if-version', 1, Number.MAX_SAFE_INTEGER)}"` } };

@@ -44,8 +44,10 @@ Commands:
                                      --window-device-local-time in each device's reported offset
       --notes TEXT                   the deployment's notes
       --run-id ID                    a new deployment per run (e.g. $GITHUB_RUN_ID); retries of one run share it
-      --despite-guardrail-pause      deploy the build even though a guardrail paused a deployment of it
-                                     (without it such a release exits 2 and makes nothing)
+      --despite-holds                deploy the build even though a guardrail paused a deployment of it
+                                     or an approval gate of one is ahead (approvers only; without it
+                                     such a release exits 2 and makes nothing); --despite-guardrail-pause
+                                     is its earlier name
       --acknowledge-secure-version-raise
                                      deploy a build whose image raises secure_version: devices that
                                      confirm it burn eFuse bits and never run a lower one again
@@ -61,8 +63,10 @@ Commands:
       A read answered 429, 502, 503 or 504, or not at all (a connection refused or reset), is
       tried again after the interval or its Retry-After; --timeout is a hard limit all the same.
 
-  deployments list | show ID | pause ID | resume ID | ramp ID PERCENT | complete ID | cancel ID | preview ID
+  deployments list | show ID | pause ID | resume ID [PERCENT] | ramp ID PERCENT | complete ID | cancel ID | preview ID
               [--if-version N]: change only version N of it (what show printed); 409 if it moved on
+              resume PERCENT: the percentage it resumes at (needed after a guardrail pause)
+              [--override-holds]: resume or ramp up a build another deployment holds (approvers)
   artifacts list | upload --binary FILE (manifest flags) | archive ID | unarchive ID
             | prune --keep N [--dry-run]   archive all but the newest N builds, keeping any that a
                                            draft, active or paused deployment uses

@@ -102,6 +102,8 @@ export const DEPLOYMENT_FLAGS = {
   'window-device-local-time': { type: 'boolean', default: false },
   notes: { type: 'string' },
   'run-id': { type: 'string' },
+  'despite-holds': { type: 'boolean', default: false },
+  // The flag's earlier name, from when only a guardrail pause held a build.
   'despite-guardrail-pause': { type: 'boolean', default: false },
   'acknowledge-secure-version-raise': { type: 'boolean', default: false },
 } as const;
@@ -129,6 +131,7 @@ type DeploymentValues = {
   'window-device-local-time'?: boolean;
   notes?: string;
   'run-id'?: string;
+  'despite-holds'?: boolean;
   'despite-guardrail-pause'?: boolean;
   'acknowledge-secure-version-raise'?: boolean;
 };
@@ -234,12 +237,17 @@ function windowOf(text: string) {
 }
 
 /**
- * A deployment of this build that a guardrail paused and nobody has resumed or cancelled since: a
- * new run of the pipeline must not quietly roll the same build out again beside it.
+ * What holds this build back (docs/api.md, "Holds on a build"): a deployment of it a guardrail
+ * paused, or one whose approval gate is still ahead. A new run of the pipeline must not quietly
+ * roll the same build out again beside it.
  */
-export async function guardrailHoldOf(api: Api, projectId: string, artifactId: string): Promise<Schemas['Deployment'] | undefined> {
-  const deployments = await ok(api.GET('/api/v1/projects/{id}/deployments/', { params: { path: { id: projectId } } }));
-  return deployments.find((deployment) => deployment.artifact_id === artifactId && deployment.state === 'paused' && deployment.guardrail_pause);
+export async function holdsOf(api: Api, projectId: string, artifactId: string): Promise<Array<Schemas['BuildHold']>> {
+  return ok(api.GET('/api/v1/projects/{id}/artifacts/{aid}/holds/', { params: { path: { id: projectId, aid: artifactId } } }));
+}
+
+/** Whether the run goes around the holds on its build: --despite-holds, or its earlier name. */
+export function despiteHolds(values: DeploymentValues): boolean {
+  return Boolean(values['despite-holds'] || values['despite-guardrail-pause']);
 }
 
 /**
@@ -253,7 +261,7 @@ export async function deployAndStart(api: Api, projectId: string, artifactId: st
   const path = { id: projectId };
   const created = await ok(api.POST('/api/v1/projects/{id}/deployments/', { params: { path, header: { 'Idempotency-Key': key } }, body }));
   if (created.state !== 'draft') return created;
-  const start: BodyOf<'transitionDeployment'> = { action: 'start', ...(untargeted ? { confirm_all: true } : {}) };
+  const start: BodyOf<'transitionDeployment'> = { action: 'start', ...(untargeted ? { confirm_all: true } : {}), ...(despiteHolds(values) ? { override_holds: true } : {}) };
   try {
     return await ok(api.POST('/api/v1/projects/{id}/deployments/{did}/transition/', { params: { path: { ...path, did: created.id } }, body: start }));
   } catch (error) {

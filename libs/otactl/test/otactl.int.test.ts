@@ -55,11 +55,11 @@ test('a release the canary confirms exits 0; one whose guardrail trips exits 2 w
     ((await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body as Array<{ build_number: number; state: string }>).filter((deployment) => deployment.build_number === 2);
   const again = await otactl(f, ['release', ...badFlags, '--run-id', 'run-2']);
   expect(again.code).toBe(2);
-  expect(again.stdout).toContain('build 2 is held: a guardrail paused its deployment');
-  expect(again.stdout).toContain('--despite-guardrail-pause');
+  expect(again.stdout).toMatch(/build 2 is held: deployment [0-9a-f-]{36} was paused by its reason_limit guardrail/);
+  expect(again.stdout).toContain('--despite-holds');
   expect((await deploymentsOfBad()).map((deployment) => deployment.state)).toEqual(['paused']);
   // Asked for explicitly, it is.
-  const despite = await otactl(f, ['release', ...badFlags, '--run-id', 'run-2', '--despite-guardrail-pause']);
+  const despite = await otactl(f, ['release', ...badFlags, '--run-id', 'run-2', '--despite-holds']);
   expect(despite.code).toBe(0);
   expect((await deploymentsOfBad()).map((deployment) => deployment.state).sort()).toEqual(['active', 'paused']);
 }, 180_000);

@@ -14,6 +14,16 @@ export function useArtifacts(projectId: string) {
   return useQuery({ queryKey: queryKeys.artifacts(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/artifacts/', { params: { path: { id: projectId } } })) });
 }
 
+/** What holds a build back (docs/api.md, "Holds on a build"), read again as deployments move. */
+export function useBuildHolds(projectId: string, artifactId: string) {
+  return useQuery({
+    queryKey: queryKeys.holds(artifactId),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/artifacts/{aid}/holds/', { params: { path: { id: projectId, aid: artifactId } } })),
+    enabled: artifactId !== '',
+    refetchInterval: 5_000,
+  });
+}
+
 /** Reads a single device; used where only its name is needed (an audit line). */
 export function useDevice(projectId: string, id: string, enabled = true) {
   return useQuery({ queryKey: queryKeys.device(id), queryFn: () => answer(api.GET('/api/v1/projects/{id}/devices/{did}/', { params: { path: { id: projectId, did: id } } })), enabled, retry: false, staleTime: 60_000 });

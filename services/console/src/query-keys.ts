@@ -35,6 +35,7 @@ export const queryKeys = {
   summary: (deploymentId: string) => ['summary', deploymentId] as const,
   health: (deploymentId: string) => ['health', deploymentId] as const,
   patches: (artifactId: string) => ['patches', artifactId] as const,
+  holds: (artifactId: string) => ['holds', artifactId] as const,
   /** Every page of a deployment's device states. */
   states: (deploymentId: string) => ['states', deploymentId] as const,
   statesPage: (deploymentId: string, status: string, afterId: string) => ['states', deploymentId, status, afterId] as const,

@@ -13,6 +13,7 @@ export type Channel = Schemas['Channel'];
 export type Group = Schemas['Group'];
 export type Artifact = Schemas['Artifact'];
 export type Deployment = Schemas['Deployment'];
+export type BuildHold = Schemas['BuildHold'];
 export type DeploymentState = Deployment['state'];
 export type Guardrails = Schemas['Guardrails'];
 export type DeploymentSummary = Schemas['DeploymentSummary'];

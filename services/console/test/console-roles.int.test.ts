@@ -65,26 +65,62 @@ test('a viewer sees the project, its role and every action it may not take, disa
   await expectText(page.getByTestId('read-only'), 'needs the operator role');
 });
 
-test('an operator may steer a deployment but not pause it: Pause is shown disabled, with why', async () => {
+test('an operator may pause, but not go around a hold: a held build\'s Start and a guardrail pause\'s Resume are disabled with why, and an approver is asked by name', async () => {
   const f = await setupProject({ name: 'operated' });
-  const operator = createUser();
-  expect((await api('POST', `/api/v1/projects/${f.project.id}/members/`, { token: f.user.token, json: { email: operator.email, role: 'operator' } })).status).toBe(200);
+  const [operator, approver] = [createUser(), createUser()];
+  for (const [person, role] of [[operator, 'operator'], [approver, 'approver']] as const) {
+    expect((await api('POST', `/api/v1/projects/${f.project.id}/members/`, { token: f.user.token, json: { email: person.email, role } })).status).toBe(200);
+  }
   expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody('unit-1') })).status).toBe(200);
-  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body as { id: string };
-  const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id } });
-  const started = await api('POST', `/api/v1/projects/${f.project.id}/deployments/${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
-  expect([started.status, started.body.detail]).toEqual([200, undefined]);
+  const deployments = `/api/v1/projects/${f.project.id}/deployments/`;
+  const deploy = async (artifactId: string, json: object = {}) => {
+    const created = await api('POST', deployments, { token: f.user.token, json: { artifact_id: artifactId, ...json } });
+    const started = await api('POST', `${deployments}${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
+    expect([started.status, started.body.detail]).toEqual([200, undefined]);
+    return created.body.id as string;
+  };
+  const upload = async () => (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body.id as string;
 
-  const page = await signedInPage(browser, operator, LAPTOP);
-  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${created.body.id}`));
-  const pause = page.getByRole('button', { name: 'Pause' });
-  await expectText(page.getByTestId('approver-note'), 'need the approver role; yours is operator');
-  expect(await pause.isDisabled()).toBe(true);
-  expect(await pause.getAttribute('title')).toBe('needs the approver role; yours is operator');
-  expect(await page.getByRole('button', { name: 'Complete…' }).isEnabled()).toBe(true);
-  await screenshot(page, 'deployment-operator-1366');
+  // An operator pauses.
+  const steady = await deploy(await upload());
+  const operatorPage = await signedInPage(browser, operator, LAPTOP);
+  await operatorPage.goto(consoleUrl(`/projects/${f.project.id}/deployments/${steady}`));
+  await operatorPage.getByRole('button', { name: 'Pause' }).click();
+  await expectText(operatorPage.locator('h1 .state'), 'paused');
 
-  // The API holds the same line: an operator's pause is 403, naming the role.
-  const refused = await api('POST', `/api/v1/projects/${f.project.id}/deployments/${created.body.id}/transition/`, { token: operator.token, json: { action: 'pause' } });
-  expect([refused.status, refused.body.detail]).toEqual([403, "Pausing a deployment needs the approver role in this project; the caller's role is operator"]);
+  // A guardrail pauses a deployment of a second build: its resume, and a start of the build beside it, are an approver's.
+  const crashing = await upload();
+  const guarded = await deploy(crashing, { guardrails: { failure_threshold: { percent: 50, min_finished: 1 } } });
+  expect((await api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: 'unit-1', deployment_id: guarded, event: 'failed', reason: 'flash_write_error' } })).status).toBe(200);
+  await operatorPage.goto(consoleUrl(`/projects/${f.project.id}/deployments/${guarded}`));
+  await expectText(operatorPage.getByTestId('approver-note'), 'Resuming after a guardrail pause: this needs the approver role; yours is operator');
+  expect(await operatorPage.getByRole('button', { name: 'Resume' }).getAttribute('title')).toBe('needs the approver role; yours is operator');
+  expect(await operatorPage.getByRole('button', { name: 'Resume' }).isDisabled()).toBe(true);
+
+  const beside = (await api('POST', deployments, { token: f.user.token, json: { artifact_id: crashing } })).body.id as string;
+  await operatorPage.goto(consoleUrl(`/projects/${f.project.id}/deployments/${beside}`));
+  await expectText(operatorPage.getByTestId('build-holds'), `deployment ${guarded} was paused by its failure_threshold guardrail`);
+  expect(await operatorPage.getByRole('button', { name: 'Start' }).isDisabled()).toBe(true);
+  await screenshot(operatorPage, 'deployment-held-operator-1366');
+  const refused = await api('POST', `${deployments}${beside}/transition/`, { token: operator.token, json: { action: 'start', confirm_all: true } });
+  expect([refused.status, refused.body.detail]).toEqual([403, expect.stringContaining('needs the approver role')]);
+
+  // The approver is asked, with the holds named, and the start says what it went around.
+  const approverPage = await signedInPage(browser, approver, LAPTOP);
+  await approverPage.goto(consoleUrl(`/projects/${f.project.id}/deployments/${beside}`));
+  await approverPage.getByRole('button', { name: 'Start' }).click();
+  const dialog = approverPage.getByRole('dialog');
+  await expectText(dialog, 'although it is held');
+  await expectText(dialog, 'was paused by its failure_threshold guardrail');
+  await dialog.getByRole('button', { name: 'Start, going around the holds' }).click();
+  await expectText(approverPage.locator('h1 .state'), 'active');
+  const audit = (await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=deployment.started`, { token: f.user.token })).body as Array<{ target_id: string; details: Record<string, unknown> }>;
+  expect(audit.find((event) => event.target_id === beside)?.details.overridden_holds).toEqual([expect.objectContaining({ deployment_id: guarded, kind: 'guardrail_pause' })]);
+
+  // Resuming the guardrail's pause states the percentage it resumes at.
+  await approverPage.goto(consoleUrl(`/projects/${f.project.id}/deployments/${guarded}`));
+  await approverPage.getByRole('button', { name: 'Resume' }).click();
+  await expectText(approverPage.getByRole('dialog'), 'Resume at 100%?');
+  await approverPage.getByRole('dialog').getByRole('button', { name: 'Resume at 100%' }).click();
+  await expectText(approverPage.locator('h1 .state'), 'active');
 });

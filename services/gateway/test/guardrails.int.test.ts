@@ -121,8 +121,8 @@ test('a deployment pauses itself once, at the report that takes its failed share
   expect(pauses).toHaveLength(1);
   expect(pauses[0]).toMatchObject({ actor_type: 'system', actor_id: 'rollout', details: { automatic: true, guardrail: 'failure_threshold' } });
 
-  // Only a person lifts it; the resume clears why it paused.
-  const resumed = await api('POST', `${path}transition/`, { token: f.user.token, json: { action: 'resume', confirm_all: true } });
+  // Only a person lifts it, confirming the percentage it resumes at; the resume clears why it paused.
+  const resumed = await api('POST', `${path}transition/`, { token: f.user.token, json: { action: 'resume', confirm_all: true, rollout_percentage: paused.rollout_percentage } });
   expect(resumed.body).toMatchObject({ state: 'active', guardrail_pause: null });
   // The figures the person looked at do not pause it again: the guardrails now judge what happens
   // after the resume (three supervision rounds pass here), and a new failure alone is below min_finished.

@@ -128,7 +128,7 @@ it('records the role each actor acted with, and how it signed in', async () => {
   expect(events.find((event) => event.action === 'member.granted')).toMatchObject({ actor_role: 'admin', actor_via: 'personal_token' });
 });
 
-it('keeps pausing, resuming and an approval gate for approvers: an operator may ramp, but not upwards past a stage that needs approval', async () => {
+it('keeps an approval gate for approvers: an operator may pause, resume and ramp, but not upwards past a stage that needs approval', async () => {
   const project = await setupProject({ name: 'gated' });
   const [operator, approver] = [createUser(), createUser()];
   await grant(project, operator.email, 'operator');
@@ -146,11 +146,9 @@ it('keeps pausing, resuming and an approval gate for approvers: an operator may 
   const upwards = await transition(operator, { action: 'ramp', rollout_percentage: 50 });
   expect([upwards.status, upwards.body.detail]).toEqual([403, "Ramping past a stage that needs approval needs the approver role in this project; the caller's role is operator"]);
   expect((await transition(operator, { action: 'ramp', rollout_percentage: 5 })).status).toBe(200);
-  const pause = await transition(operator, { action: 'pause' });
-  expect([pause.status, pause.body.detail]).toEqual([403, "Pausing a deployment needs the approver role in this project; the caller's role is operator"]);
+  expect((await transition(operator, { action: 'pause' })).body.state).toBe('paused');
+  expect((await transition(operator, { action: 'resume' })).body.state).toBe('active');
   expect((await transition(approver, { action: 'ramp', rollout_percentage: 50 })).body.rollout_percentage).toBe(50);
   expect((await transition(approver, { action: 'pause' })).body.state).toBe('paused');
-  const resume = await transition(operator, { action: 'resume' });
-  expect(resume.status).toBe(403);
   expect((await transition(operator, { action: 'complete' })).body.state).toBe('completed');
 });

@@ -6,7 +6,8 @@ import { answer, api } from '../api';
 import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp } from '../components/time';
-import { namesById, useArtifacts, useChannels, useGroups } from '../queries';
+import { BuildHolds } from '../components/build-holds';
+import { namesById, useArtifacts, useBuildHolds, useChannels, useGroups } from '../queries';
 import { rolloutFigures } from '../rollout-figures';
 import type { Deployment } from '../types';
 import { ReadOnlyNote, useProjectWrite } from '../project-access';
@@ -133,7 +134,10 @@ function CreateDeployment({ projectId }: { projectId: string }) {
   });
   const planned = stagesOf(protection.stages);
   const usable = (artifacts.data ?? []).filter((artifact) => !artifact.archived).sort((a, b) => b.build_number - a.build_number);
-  const raise = usable.find((artifact) => artifact.id === artifactId)?.secure_version_raise ?? null;
+  const chosen = usable.find((artifact) => artifact.id === artifactId);
+  const raise = chosen?.secure_version_raise ?? null;
+  // A build another deployment holds back: the draft may be made, but its start needs an approver.
+  const holds = useBuildHolds(projectId, artifactId).data ?? [];
   return (
     <section aria-labelledby="new-deployment">
       <h2 id="new-deployment">New deployment</h2>
@@ -195,6 +199,11 @@ function CreateDeployment({ projectId }: { projectId: string }) {
               understand that this cannot be undone
             </label>
           </fieldset>
+        )}
+        {holds.length > 0 && (
+          <div className="wide danger-zone">
+            <BuildHolds projectId={projectId} buildNumber={chosen?.build_number} holds={holds} testId="build-holds" />
+          </div>
         )}
         {planned.length > 0 ? (
           // A staged plan starts at its first stage: a separate percentage would be ignored, so it is not asked.

@@ -14,7 +14,7 @@ import type { ProjectMember } from '../types';
 const ROLE_WORDS: Record<Role, string> = {
   viewer: 'reads the project',
   operator: 'also changes devices, groups, channels, builds, deployments and webhooks',
-  approver: 'also pauses and resumes deployments and passes approval gates',
+  approver: 'also resumes guardrail pauses, passes approval gates and goes around holds on a build',
   admin: 'also manages tokens, signing keys, members and the project',
 };
 

@@ -3,8 +3,8 @@ import { permissionDenied } from '@ota/errors';
 /**
  * What a person or a token may do in a project (docs/api.md, "Roles"), each role all that the one
  * before it may and more: a viewer reads; an operator changes devices, groups, channels, builds,
- * deployments and webhooks; an approver also pauses and resumes deployments and passes a staged
- * plan's approval gates; an admin also manages tokens, signing keys, members and the project
+ * deployments and webhooks (pausing included); an approver also resumes what a guardrail paused,
+ * passes a staged plan's approval gates and goes around the holds on a build; an admin also manages tokens, signing keys, members and the project
  * itself. The project's owner is an admin.
  */
 export const ROLES = ['viewer', 'operator', 'approver', 'admin'] as const;
@@ -14,7 +14,7 @@ export type Role = (typeof ROLES)[number];
 export const ROLE_POWERS: Record<Role, string> = {
   viewer: 'reads the project',
   operator: 'changes devices, groups, channels, builds, deployments and webhooks',
-  approver: 'also pauses and resumes deployments and passes approval gates',
+  approver: 'also resumes guardrail pauses, passes approval gates and goes around holds on a build',
   admin: 'also manages tokens, signing keys, members and the project',
 };
 

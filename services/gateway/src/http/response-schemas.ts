@@ -315,7 +315,7 @@ export const DeploymentHealth = object({
 
 const DEPLOYMENT_STATE = { type: 'string', enum: ['draft', 'active', 'paused', 'completed', 'cancelled'] } as const;
 
-export const Deployment = object({
+const DEPLOYMENT_PROPERTIES = {
   id: UUID,
   project_id: UUID,
   artifact_id: UUID,
@@ -367,6 +367,23 @@ export const Deployment = object({
         windows: { type: 'array', items: object({ days: { type: 'array', items: { type: 'string' } }, start: { type: 'string' }, duration_minutes: { type: 'integer' } }) },
       }),
     ],
+  },
+} as const;
+
+export const Deployment = object(DEPLOYMENT_PROPERTIES);
+
+export const BuildHold = object({
+  deployment_id: UUID,
+  kind: { type: 'string', enum: ['guardrail_pause', 'approval_gate'] },
+  detail: { type: 'string' },
+});
+
+export const TransitionedDeployment = object({
+  ...DEPLOYMENT_PROPERTIES,
+  overridden_holds: {
+    type: 'array',
+    items: BuildHold,
+    description: 'The holds on the build this transition went around with `override_holds` (docs/api.md, "Holds on a build"); empty for most.',
   },
 });
 

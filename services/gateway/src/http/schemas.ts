@@ -495,6 +495,10 @@ export const transitionBody = {
     action: { type: 'string', enum: ['start', 'pause', 'resume', 'cancel', 'complete', 'ramp'] },
     rollout_percentage: PERCENTAGE,
     confirm_all: { type: 'boolean' },
+    override_holds: {
+      type: 'boolean',
+      description: 'Go around the holds on the build (docs/api.md, "Holds on a build"): approvers only; the answer and the audit name them.',
+    },
   },
 } as const;
 

@@ -9,6 +9,7 @@ import { artifactJson, patchJson, signingKeyJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createSigningKeyBody, requestPatchBody, updateArtifactBody } from '../http/schemas';
 import { setArtifactArchived } from '../use-cases/artifact-archiving';
+import { holdsJson } from '../use-cases/deployments';
 import { resolveReleaseTarget, startRelease } from '../use-cases/release';
 import type { ReleasedImage } from '../use-cases/secure-version-raise';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
@@ -127,6 +128,23 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       const artifactId = pathId(ctx, 'aid', 'artifact');
       const artifact = await setArtifactArchived(ports, callerOf(ctx), { projectId: project.id, artifactId, archived: body.archived });
       ctx.body = artifactJson(artifact, await projectBuilds(ctx, project.id));
+    },
+  );
+
+  artifacts.add(
+    {
+      route: 'GET /projects/:id/artifacts/:aid/holds/',
+      operationId: 'listBuildHolds',
+      summary: 'What holds a build back',
+      description:
+        'The deployments of this build that a guardrail paused or whose approval gate is still ahead (docs/api.md, "Holds on a build"): while any is listed, starting, resuming or ramping up another deployment of it needs an approver and `override_holds`. An id that names no build of the project answers an empty list.',
+      project: 'viewer',
+      responses: { 200: R.arrayOf(R.BuildHold) },
+    },
+    async (ctx, { project }) => {
+      const artifactId = pathId(ctx, 'aid', 'artifact');
+      const { holds } = await clients.rollout.listBuildHolds({ projectId: project.id, artifactId, exceptDeploymentId: '' }, rpc(ctx));
+      ctx.body = holdsJson(holds);
     },
   );
 

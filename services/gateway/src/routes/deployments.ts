@@ -6,7 +6,7 @@ import { deploymentHealthJson, deploymentJson, deploymentPreviewJson, deployment
 import * as R from '../http/response-schemas';
 import { ValidationFailed } from '../http/errors';
 import { createDeploymentBody, listStatesQuery, previewQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
-import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
+import { createDeployment, deploymentProgress, holdsJson, transitionDeployment } from '../use-cases/deployments';
 import { raiseDetails } from '../use-cases/release';
 import { checkSecureVersionRaise } from '../use-cases/secure-version-raise';
 import { answerOncePerKey, IDEMPOTENCY_PARAMETER, jsonFingerprint } from '../http/idempotency';
@@ -126,25 +126,29 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       summary: 'Start, pause, resume, ramp, complete or cancel',
       description:
         'start: draft→active. pause: active→paused. resume: paused→active. ramp (needs `rollout_percentage`, up or down): active or paused, state unchanged. complete: active or paused→completed. cancel: draft, active or paused→cancelled. Anything else is 400. `start` and `resume` of a deployment without targets need `confirm_all: true` when the project has two or more devices. ' +
+        "A `resume` states what it resumes to with `rollout_percentage`, which must be the deployment's own (409 otherwise); one a guardrail paused needs it (400). " +
+        'A `start`, `resume` or upward `ramp` of a build that another deployment of it holds back (a guardrail pause, an approval gate ahead: docs/api.md, "Holds on a build") is 403 below the approver role, and 400 for an approver without `override_holds: true`. ' +
         'With `If-Match: "<version>"` (the `ETag` of the deployment as the caller saw it) the transition applies only to that version: one that changed since is 409, whose `detail` says what it is now.',
       project: 'operator',
-      roleNote: '`pause` and `resume` need the approver role, and so does a `ramp` upwards while the next stage of a staged plan needs approval.',
+      roleNote:
+        '`resume` of a deployment a guardrail paused needs the approver role, and so does a `ramp` upwards while the next stage of a staged plan needs approval, and going around the holds on the build (`override_holds`).',
       body: transitionBody,
       headers: [IF_MATCH_PARAMETER],
-      responses: { 200: R.Deployment },
+      responses: { 200: R.TransitionedDeployment },
       responseHeaders: { 200: { ETag: DEPLOYMENT_ETAG } },
       errors: [409],
     },
     async (ctx, { project, role, body }) => {
-      const deployment = await transitionDeployment(ports, { ...callerOf(ctx), role }, project.id, {
+      const { deployment, overriddenHolds } = await transitionDeployment(ports, { ...callerOf(ctx), role }, project.id, {
         deploymentId: pathId(ctx, 'did', 'deployment'),
         action: body.action,
         rolloutPercentage: body.rollout_percentage,
         confirmAll: body.confirm_all ?? false,
         expectedVersion: versionOfIfMatch(ctx.get('if-match') || undefined),
+        overrideHolds: body.override_holds ?? false,
       });
       ctx.set('ETag', etagOfVersion(deployment.version));
-      ctx.body = deploymentJson(deployment);
+      ctx.body = { ...deploymentJson(deployment), overridden_holds: holdsJson(overriddenHolds) };
     },
   );
 

@@ -7,7 +7,7 @@ import { preparePatches, type PatchPreparationPorts } from './patch-preparation'
 
 export interface DeploymentPorts extends PatchPreparationPorts {
   registry: RegistryPort<'listGroups' | 'listChannels' | 'countDevices' | 'countCurrentImages'>;
-  rollout: RolloutPort<'createDeployment' | 'transitionDeployment' | 'getDeployment' | 'getDeploymentSummary'>;
+  rollout: RolloutPort<'createDeployment' | 'transitionDeployment' | 'getDeployment' | 'getDeploymentSummary' | 'listBuildHolds'>;
   audit: AuditLog;
 }
 
@@ -43,16 +43,26 @@ const AUDIT_ACTION: Record<string, string> = {
   cancel: 'deployment.cancelled',
 };
 
-export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId' | 'action' | 'rolloutPercentage' | 'confirmAll' | 'expectedVersion'>;
+export type Transition = Pick<rollout.TransitionDeploymentRequest, 'deploymentId' | 'action' | 'rolloutPercentage' | 'confirmAll' | 'expectedVersion'> & {
+  /** The caller goes around the holds on the build, knowing them (docs/api.md, "Holds on a build"). */
+  overrideHolds?: boolean;
+};
+
+export interface TransitionResult {
+  deployment: rollout.Deployment;
+  /** The holds on the build this transition went around; empty for most. */
+  overriddenHolds: rollout.BuildHold[];
+}
 
 /**
  * Moves a deployment through its states. Rollout decides; a start or resume of a deployment
  * without targets needs `confirm_all` when the project has two or more devices, so registry's
  * count goes with it, stopped at two whatever the size of the fleet.
  */
-export async function transitionDeployment(ports: DeploymentPorts, caller: Caller & { role: Role }, projectId: string, transition: Transition): Promise<rollout.Deployment> {
+export async function transitionDeployment(ports: DeploymentPorts, caller: Caller & { role: Role }, projectId: string, requested: Transition): Promise<TransitionResult> {
   const { call } = caller;
-  transition = await withApproverRule(ports, caller, projectId, transition);
+  const { overrideHolds, ...judged } = requested;
+  const { transition, overriddenHolds } = await withRoleRules(ports, caller, projectId, judged, overrideHolds ?? false);
   const needsCount = transition.action === 'start' || transition.action === 'resume';
   const projectDeviceCount = needsCount ? (await ports.registry.countDevices({ projectId, groupIds: [], channelIds: [], atMost: 2, maxAgeMs: 0 }, call)).count : 0;
   const { deployment } = await ports.rollout.transitionDeployment({ ...transition, projectId, projectDeviceCount }, call);
@@ -61,7 +71,7 @@ export async function transitionDeployment(ports: DeploymentPorts, caller: Calle
     action: AUDIT_ACTION[transition.action]!,
     targetType: 'deployment',
     targetId: transition.deploymentId,
-    details: { state: deployment!.state, rollout_percentage: deployment!.rolloutPercentage },
+    details: { state: deployment!.state, rollout_percentage: deployment!.rolloutPercentage, ...(overriddenHolds.length > 0 ? { overridden_holds: holdsJson(overriddenHolds) } : {}) },
     // Stamped when the transition took effect, not when its answer came back: racing transitions
     // are audited in the order they were applied.
     at: deployment!.updatedAt,
@@ -72,23 +82,55 @@ export async function transitionDeployment(ports: DeploymentPorts, caller: Calle
   // The build's delta patches from the images devices run, asked for behind the answer: a start
   // never waits for them, nor fails for them.
   if (transition.action === 'start') void preparePatches(ports, { projectId, artifactId: deployment!.artifactId }, call).catch(() => undefined);
-  return deployment!;
+  return { deployment: deployment!, overriddenHolds };
 }
 
 /**
- * Pausing and resuming a deployment need an approver (docs/api.md, "Roles"), and so does a ramp
- * through a staged plan's approval gate: upwards while the next stage needs approval. Such a ramp
- * by an operator is judged on the deployment as read here, and applies only to that version of it,
- * so that a stage reached in between is a 409 rather than a gate passed unseen.
+ * The roles a transition needs beyond the operator's (docs/api.md, "Roles"). Anyone who may change
+ * a deployment may pause it. Resuming one a guardrail paused needs an approver, and so does a ramp
+ * upwards while the next stage of its plan needs approval: such a ramp by an operator is judged on
+ * the deployment as read here, and applies only to that version of it, so that a stage reached in
+ * between is a 409 rather than a gate passed unseen. A start, resume or upward ramp of a build
+ * that another deployment of it holds back goes around that hold only by an approver who names
+ * it (`override_holds`); the holds gone around are answered and audited.
  */
-async function withApproverRule(ports: DeploymentPorts, caller: Caller & { role: Role }, projectId: string, transition: Transition): Promise<Transition> {
-  if (transition.action === 'pause' || transition.action === 'resume') requireRole(caller.role, 'approver', `${transition.action === 'pause' ? 'Pausing' : 'Resuming'} a deployment`);
-  if (transition.action !== 'ramp' || roleAllows(caller.role, 'approver')) return transition;
+async function withRoleRules(
+  ports: DeploymentPorts,
+  caller: Caller & { role: Role },
+  projectId: string,
+  transition: Transition,
+  overrideHolds: boolean,
+): Promise<{ transition: Transition; overriddenHolds: rollout.BuildHold[] }> {
+  const widens = transition.action === 'start' || transition.action === 'resume' || transition.action === 'ramp';
+  if (!widens) return { transition, overriddenHolds: [] };
   const { deployment } = await ports.rollout.getDeployment({ projectId, deploymentId: transition.deploymentId }, caller.call);
-  if (deployment!.nextStageNeedsApproval && (transition.rolloutPercentage ?? 0) > deployment!.rolloutPercentage) {
-    requireRole(caller.role, 'approver', 'Ramping past a stage that needs approval');
+  const current = deployment!;
+  const upwards = transition.action !== 'ramp' || (transition.rolloutPercentage ?? 0) > current.rolloutPercentage;
+  if (transition.action === 'resume' && current.guardrailPause) {
+    requireRole(caller.role, 'approver', `Resuming a deployment the ${current.guardrailPause.guardrail} guardrail paused`);
   }
-  return { ...transition, expectedVersion: transition.expectedVersion ?? deployment!.version };
+  const gated = transition.action === 'ramp' && upwards && current.nextStageNeedsApproval;
+  if (gated) requireRole(caller.role, 'approver', 'Ramping past a stage that needs approval');
+  const overriddenHolds = upwards ? await heldBack(ports, caller, projectId, current, transition.action, overrideHolds) : [];
+  const pinned = transition.action === 'ramp' && !roleAllows(caller.role, 'approver');
+  return { transition: pinned ? { ...transition, expectedVersion: transition.expectedVersion ?? current.version } : transition, overriddenHolds };
+}
+
+const VERB: Record<string, string> = { start: 'Starting', resume: 'Resuming', ramp: 'Ramping up' };
+
+/** The holds on the deployment's build, when the caller may and does go around them; throws otherwise. */
+async function heldBack(ports: DeploymentPorts, caller: Caller & { role: Role }, projectId: string, deployment: rollout.Deployment, action: string, overrideHolds: boolean): Promise<rollout.BuildHold[]> {
+  const { holds } = await ports.rollout.listBuildHolds({ projectId, artifactId: deployment.artifactId, exceptDeploymentId: deployment.id }, caller.call);
+  if (holds.length === 0) return [];
+  const why = holds.map((hold) => hold.detail).join('; ');
+  requireRole(caller.role, 'approver', `${VERB[action]} a deployment of build ${deployment.buildNumber} while it is held (${why})`);
+  if (!overrideHolds) throw invalidArgument(`build ${deployment.buildNumber} is held: ${why}. To go around it, send override_holds: true`);
+  return holds;
+}
+
+/** How the answer and the audit name the holds gone around. */
+export function holdsJson(holds: readonly rollout.BuildHold[]) {
+  return holds.map((hold) => ({ deployment_id: hold.deploymentId, kind: hold.kind, detail: hold.detail }));
 }
 
 function targetedDevices(ports: DeploymentPorts, projectId: string, deployment: rollout.Deployment, call: OutboundCall) {

@@ -2,6 +2,7 @@ import type { OutboundCall } from '@ota/logging';
 import { randomUUID } from 'node:crypto';
 import { validMaintenanceSchedule, windowStateAt, type MaintenanceSchedule } from '@ota/decision';
 import { conflict, failedPrecondition, invalidArgument, isDomainError, notFound } from '@ota/errors';
+import { holdsOnBuild, type BuildHold } from './build-holds';
 import { CoalescedRuns } from './coalesced-runs';
 import type { DeploymentCounts } from './deployment-counts';
 import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
@@ -439,6 +440,11 @@ export class Deployments {
    */
   private effectTime(from: Deployment): Date {
     return new Date(Math.max(this.now().getTime(), from.updatedAt.getTime() + 1));
+  }
+
+  /** What holds the build back from more devices, read from the store now (build-holds.ts). */
+  async buildHolds(projectId: string, artifactId: string, exceptId: string): Promise<BuildHold[]> {
+    return holdsOnBuild(await this.deps.deployments.listDeployments(projectId), artifactId, exceptId);
   }
 
   countDeployments(projectId: string, states: string[], artifactId?: string): Promise<number> {

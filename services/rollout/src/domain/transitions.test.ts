@@ -91,7 +91,11 @@ describe('staged plans and guardrail pauses', () => {
     const paused = guardrailPauseOf(base('active'), trip, now);
     expect(paused).toMatchObject({ state: 'paused', guardrailPause: { ...trip, at: now } });
     expect(guardrailPauseOf(base('paused'), trip, now)).toBeNull();
-    const resumed = applyTransition({ ...base('paused'), stages, stage: { index: 1, enteredAt: new Date(0) }, guardrailPause: { ...trip, at: now } }, request('resume'), now);
+    const guardrailPaused = { ...base('paused'), stages, stage: { index: 1, enteredAt: new Date(0) }, guardrailPause: { ...trip, at: now } };
+    // Its resume states the percentage it resumes at: left out is 400, another one 409 (Aborted).
+    expect(refusal(() => applyTransition(guardrailPaused, request('resume'), now))).toBe('InvalidArgument');
+    expect(refusal(() => applyTransition(guardrailPaused, request('resume', { rolloutPercentage: 50 }), now))).toBe('Aborted');
+    const resumed = applyTransition(guardrailPaused, request('resume', { rolloutPercentage: 10 }), now);
     // From the resume on, the guardrails judge what happens after it, not the figures that tripped.
     expect(resumed).toMatchObject({ state: 'active', guardrailPause: null, guardrailsJudgedSince: now, stage: { index: 1, enteredAt: now } });
     expect(applyTransition(base('paused'), request('resume'), now).guardrailsJudgedSince).toBeNull();

@@ -1,4 +1,4 @@
-import { failedPrecondition, invalidArgument } from '@ota/errors';
+import { conflict, failedPrecondition, invalidArgument } from '@ota/errors';
 import type { GuardrailTrip } from './guardrails';
 import type { Deployment, DeploymentState, GuardrailPause } from './model';
 import { stageOfPercentage, type StageProgress } from './stages';
@@ -45,6 +45,7 @@ export function applyTransition(deployment: Deployment, request: TransitionReque
     // A person's ramp moves a staged plan to the stage that percentage reaches; its wait starts again.
     if (deployment.stages.length > 0) change.stage = { index: stageOfPercentage(deployment.stages, change.rolloutPercentage), enteredAt: now };
   }
+  if (request.action === 'resume') requireResumeConfirmed(deployment, request);
   if (request.action === 'start' || request.action === 'resume') {
     requireConfirmAll(deployment, request);
     // The current stage's wait starts on the start and again on a resume: time spent paused proves nothing.
@@ -87,6 +88,23 @@ function unchanged(deployment: Deployment): TransitionChange {
 export function validPercentage(value: number): number {
   if (!Number.isInteger(value) || value < 0 || value > 100) throw invalidArgument('rollout_percentage must be an integer from 0 to 100');
   return value;
+}
+
+/**
+ * A resume states what it resumes to: a `rollout_percentage` sent with it must be the deployment's
+ * own (409 otherwise), and one a guardrail paused needs it, because a ramp while paused moves
+ * nothing and is easily missed by the person who resumes.
+ */
+function requireResumeConfirmed(deployment: Deployment, request: TransitionRequest): void {
+  const at = deployment.rolloutPercentage;
+  if (request.rolloutPercentage !== undefined && request.rolloutPercentage !== at) {
+    throw conflict(`it would resume at ${at}%, not ${request.rolloutPercentage}%: ramp it to ${request.rolloutPercentage}% first, or confirm ${at}%`);
+  }
+  if (request.rolloutPercentage === undefined && deployment.guardrailPause) {
+    throw invalidArgument(
+      `the ${deployment.guardrailPause.guardrail} guardrail paused this deployment; it resumes at ${at}% of its targets: send rollout_percentage: ${at} to confirm what it resumes to`,
+    );
+  }
 }
 
 /** A deployment that names no groups and no channels reaches the whole fleet: make that explicit. */

@@ -71,6 +71,9 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
     async countDeployments(request) {
       return { count: await rollout.deployments.countDeployments(request.projectId, request.states, request.artifactId || undefined) };
     },
+    async listBuildHolds(request) {
+      return { holds: await rollout.deployments.buildHolds(request.projectId, request.artifactId, request.exceptDeploymentId) };
+    },
     async retireTarget(request) {
       const inTheWay = await rollout.deployments.retireTarget(request.projectId, request.kind, request.id, request.retire);
       return { inTheWay: inTheWay.map(deploymentMessage) };
