@@ -68,7 +68,7 @@ async function seed(stack) {
   const project = await call(url, 'POST', '/projects/', pat, { name: 'fuzzing' });
   const p = `/projects/${project.id}`;
   const fleet = await call(url, 'POST', `${p}/tokens/`, pat, { name: 'fleet', scope: 'device' });
-  const spareToken = await call(url, 'POST', `${p}/tokens/`, pat, { name: 'spare', scope: 'api' });
+  const spareToken = await call(url, 'POST', `${p}/tokens/`, pat, { name: 'spare', scope: 'api', role: 'admin' });
   const sparePat = await call(url, 'POST', '/me/tokens/', pat, { name: 'spare' });
   const device = await call(url, 'POST', `${p}/devices/`, pat, { device_id: 'fuzz-device' });
   const group = await call(url, 'POST', `${p}/groups/`, pat, { name: 'fuzz-group' });

@@ -18,7 +18,7 @@ export async function setupProject(options: { maxDevices?: number; maxUploadsPer
   if (created.status !== 201) throw new Error(`project not created: ${created.status} ${JSON.stringify(created.body)}`);
   const project = created.body;
   const token = async (scope: 'api' | 'device') => {
-    const response = await api('POST', `/api/v1/projects/${project.id}/tokens/`, { token: user.token, json: { name: scope, scope } });
+    const response = await api('POST', `/api/v1/projects/${project.id}/tokens/`, { token: user.token, json: { name: scope, scope, ...(scope === 'api' ? { role: 'admin' } : {}) } });
     return response.body.token as string;
   };
   const channels = await api('GET', `/api/v1/projects/${project.id}/channels/`, { token: user.token });
@@ -29,6 +29,18 @@ export async function setupProject(options: { maxDevices?: number; maxUploadsPer
     deviceScopeToken: await token('device'),
     defaultChannelId: channels.body.find((channel: { is_default: boolean }) => channel.is_default).id,
   };
+}
+
+/**
+ * Gives `person` the role in the project as a person would get it (docs/api.md, "Invitations"):
+ * the owner invites their e-mail, and they accept; a member already has it changed at once.
+ */
+export async function grantRole(fixture: ProjectFixture, person: CreatedUser, role: 'viewer' | 'operator' | 'approver' | 'admin'): Promise<void> {
+  const invited = await api('POST', `/api/v1/projects/${fixture.project.id}/members/`, { token: fixture.user.token, json: { email: person.email, role } });
+  if (invited.status === 200) return;
+  if (invited.status !== 202) throw new Error(`invitation refused: ${invited.status} ${JSON.stringify(invited.body)}`);
+  const accepted = await api('POST', `/api/v1/me/invitations/${fixture.project.id}/accept/`, { token: person.token });
+  if (accepted.status !== 200 || accepted.body.role !== role) throw new Error(`invitation not accepted: ${accepted.status} ${JSON.stringify(accepted.body)}`);
 }
 
 export const checkBody = (deviceId: string, extra: Record<string, unknown> = {}) => ({

@@ -24,7 +24,7 @@ export interface Keycloak {
   issuer: string;
   url: string;
   /** People of this server's realm: e-mails and the group are its own, as the test stack's users are shared by every test. */
-  people: { alice: KeycloakPerson; bob: KeycloakPerson; carol: KeycloakPerson & { emailVerified: false } };
+  people: { alice: KeycloakPerson; bob: KeycloakPerson; carol: KeycloakPerson & { emailVerified: false }; dave: KeycloakPerson; erin: KeycloakPerson };
   /** The group alice is in. */
   group: string;
   /** An admin API call, with a fresh admin token. */
@@ -57,7 +57,7 @@ function realm(people: Keycloak['people'], group: string): object {
         standardFlowEnabled: true,
         // The tests also take ID tokens straight from the token endpoint, to tamper with them.
         directAccessGrantsEnabled: true,
-        attributes: { 'pkce.code.challenge.method': 'S256' },
+        attributes: { 'pkce.code.challenge.method': 'S256', 'post.logout.redirect.uris': '+' },
         protocolMappers: [
           {
             name: 'groups',
@@ -81,6 +81,8 @@ export async function startKeycloak(): Promise<Keycloak> {
     bob: { username: 'bob', password: 'bob-password', email: `bob-${port}@sso.example.com`, groups: [] },
     // Her e-mail is not verified at the provider.
     carol: { username: 'carol', password: 'carol-password', email: `carol-${port}@sso.example.com`, groups: [], emailVerified: false as const },
+    dave: { username: 'dave', password: 'dave-password', email: `dave-${port}@sso.example.com`, groups: [] },
+    erin: { username: 'erin', password: 'erin-password', email: `erin-${port}@sso.example.com`, groups: [] },
   };
   // Its own database in the test's log directory; the installation is only read (built --optimized).
   // A local cache: the default clustered one (JGroups) listens on the machine's address, and test

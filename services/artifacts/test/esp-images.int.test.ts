@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { api, checkBody, createUser, esptoolImageInfo, eventually, makeEspImage, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
+import { api, checkBody, createUser, esptoolImageInfo, eventually, grantRole, makeEspImage, randomBinary, setupProject, uploadForm, WebhookReceiver, type ProjectFixture } from '@ota/testkit';
 
 // ESP-IDF application images read at upload and respected at the check (docs/api.md, "The image"),
 // with images made by esptool from an ELF Debian's RISC-V compiler linked for the ESP32-C3.
@@ -105,7 +105,7 @@ describe("a project's require_esp_image setting", () => {
     const send = (binary: Buffer) => api('POST', `${path}/artifacts/`, { token: p.user.token, body: uploadForm(C3, binary) });
     expect((await api('GET', `${path}/`, { token: p.user.token })).body.require_esp_image).toBe(false);
     const person = createUser();
-    await api('POST', `${path}/members/`, { token: p.user.token, json: { email: person.email, role: 'approver' } });
+    await grantRole(p, person, 'approver');
     expect((await api('PATCH', `${path}/`, { token: person.token, json: { require_esp_image: true } })).status).toBe(403);
     expect((await api('PATCH', `${path}/`, { token: p.user.token, json: {} })).status).toBe(422);
 
@@ -152,7 +152,7 @@ describe('deploying a raise of secure_version', () => {
   beforeAll(async () => {
     p = await setupProject({ name: 'raise deploys', maxUploadsPerMonth: 0 });
     const person = createUser();
-    expect((await api('POST', `${path()}/members/`, { token: p.user.token, json: { email: person.email, role: 'operator' } })).status).toBe(200);
+    await grantRole(p, person, 'operator');
     operatorToken = person.token;
   });
 

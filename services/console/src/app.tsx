@@ -73,7 +73,12 @@ function Shell({ email }: { email: string }) {
           <button
             type="button"
             onClick={async () => {
-              await signOut();
+              const providerLogout = await signOut();
+              // Signed in through the identity provider: end that session too, which comes back to the console.
+              if (providerLogout) {
+                window.location.assign(providerLogout);
+                return;
+              }
               void navigate('/');
               // The session first, so that the sign-in page replaces every page at once; then
               // whatever the signed-in pages had read.

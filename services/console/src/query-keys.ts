@@ -15,6 +15,7 @@ export const queryKeys = {
   personalTokens: () => ['personal-tokens'] as const,
   projectTokens: (projectId: string) => ['project-tokens', projectId] as const,
   members: (projectId: string) => ['members', projectId] as const,
+  invitations: () => ['invitations'] as const,
   groups: (projectId: string) => ['groups', projectId] as const,
   channels: (projectId: string) => ['channels', projectId] as const,
   /** Every device query of a project: its pages, searches and group members. */

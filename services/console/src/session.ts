@@ -30,9 +30,14 @@ export async function signIn(token: string): Promise<Session> {
   return session;
 }
 
-export async function signOut(): Promise<void> {
-  await answer(api.DELETE('/api/v1/session/')).catch(() => undefined);
+/**
+ * Ends the console session; a single sign-on session answers where the identity provider ends
+ * the person's session there too, which the caller sends the browser to.
+ */
+export async function signOut(): Promise<string | null> {
+  const answered = await answer(api.DELETE('/api/v1/session/')).catch(() => undefined);
   setCsrfToken('');
+  return (answered as { provider_logout_url?: string } | undefined)?.provider_logout_url ?? null;
 }
 
 const SIGNED_OUT_NOTE = 'ota-console-signed-out-because';

@@ -55,6 +55,25 @@ test('the revoke dialog says which of two tokens of one name it revokes: prefix,
   expect(identities[unused.prefix]).toContain('never used');
 });
 
+test('a project token is made with a chosen role and lifetime, and the list shows its maker, role and expiry', async () => {
+  const f = await setupProject();
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/tokens`));
+  await page.getByLabel('New token').fill('dashboards');
+  await page.getByLabel('Role').selectOption('viewer');
+  await page.getByLabel('Expires').selectOption({ label: '90 days' });
+  await page.getByRole('button', { name: 'Create token' }).click();
+  await page.getByRole('button', { name: 'Done' }).click();
+  const row = page.getByTestId('token-dashboards');
+  await expectText(row, 'api, viewer');
+  await expectText(row, f.user.email);
+  const made = ((await api('GET', `/api/v1/projects/${f.project.id}/tokens/`, { token: f.user.token })).body as Array<{ name: string; role: string; expires_at: string; created_by: { email: string } }>).find(
+    (token) => token.name === 'dashboards',
+  )!;
+  expect([made.role, made.created_by.email, Math.round((Date.parse(made.expires_at) - Date.now()) / 86_400_000)]).toEqual(['viewer', f.user.email, 90]);
+  await screenshot(page, 'project-tokens-1366');
+});
+
 test('offline, a click fails at once with the reason and is never sent when the network returns', async () => {
   const f = await setupProject();
   const page = await signedIn(f);

@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { MANIFEST, api, checkBody, createUser, randomBinary, setupProject, uploadForm } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, grantRole, randomBinary, setupProject, uploadForm } from '@ota/testkit';
 import { consoleUrl, expectText, LAPTOP, launchChromium, screenshot, signedInPage } from './browser';
 
 // docs/api.md, "Roles", in the console: a person sees their role, and what it cannot do is shown
@@ -15,7 +15,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-test('an admin grants a role from the Members page, once however often the button is clicked, and revokes it after asking', async () => {
+test('an admin invites a person from the Members page, once however often the button is clicked; the person accepts on their Projects page, sees the trail, and leaves', async () => {
   const f = await setupProject({ name: 'members' });
   const person = createUser();
   const page = await signedInPage(browser, f.user, LAPTOP);
@@ -27,38 +27,60 @@ test('an admin grants a role from the Members page, once however often the butto
   await expectText(page.getByRole('table'), f.user.email);
   await page.getByLabel('E-mail').fill(person.email);
   await page.getByLabel('as').selectOption('operator');
-  await page.getByRole('button', { name: 'Grant' }).dblclick();
-  await expectText(page.getByTestId('members-done'), `${person.email} is now operator.`);
-  await expectText(page.getByRole('table'), person.email);
+  await page.getByRole('button', { name: 'Invite' }).dblclick();
+  await expectText(page.getByTestId('members-done'), `Invited ${person.email} as operator`);
+  await expectText(page.getByTestId(`member-invitation:${person.email}`), 'invited, not accepted yet');
   expect(grantsSent).toBe(1);
+  // An address no one has is answered the same way: the page learns nothing of who is registered.
+  await page.getByLabel('E-mail').fill('nobody@example.invalid');
+  await page.getByRole('button', { name: 'Invite' }).click();
+  await expectText(page.getByTestId('members-done'), 'Invited nobody@example.invalid as operator');
+
+  // A group no one has signed in with is asked about first.
+  await page.getByLabel('To').selectOption('group');
+  await page.getByLabel('Group').fill('platfrom-ops');
+  await page.getByRole('button', { name: 'Grant' }).click();
+  await expectText(page.getByRole('dialog'), 'no one has signed in with the group "platfrom-ops" yet');
+  await page.getByRole('dialog').getByRole('button', { name: 'Go back' }).click();
   const grants = () => api('GET', `/api/v1/projects/${f.project.id}/members/`, { token: f.user.token });
-  expect((await grants()).body).toHaveLength(2);
+  expect(((await grants()).body as Array<{ kind: string }>).filter((member) => member.kind === 'group')).toEqual([]);
   await screenshot(page, 'members-admin-1366');
 
-  // A grant refused by the API shows its detail.
-  await page.getByLabel('E-mail').fill('nobody@example.invalid');
-  await page.getByRole('button', { name: 'Grant' }).click();
-  await expectText(page.getByRole('alert'), 'no user with e-mail nobody@example.invalid');
-  await screenshot(page, 'members-refused-1366');
+  // The person accepts on their Projects page.
+  const personPage = await signedInPage(browser, person, LAPTOP);
+  await personPage.goto(consoleUrl('/'));
+  await expectText(personPage.getByTestId('invitations'), 'members');
+  await screenshot(personPage, 'projects-invitation-1366');
+  await personPage.getByTestId('invitations').getByRole('button', { name: 'Accept' }).dblclick();
+  await expectText(personPage.getByTestId('own-projects'), 'your role: operator');
+  expect(((await grants()).body as Array<{ kind: string; email?: string }>).find((member) => member.email === person.email)?.kind).toBe('user');
 
-  await page.getByRole('button', { name: 'Revoke…' }).click();
-  await page.getByRole('dialog').getByRole('button', { name: 'Revoke role' }).click();
-  await expectText(page.getByTestId('members-done'), `${person.email} holds no role here any more.`);
-  expect((await grants()).body).toHaveLength(1);
+  // The owner's trail names who joined, with the role and how each actor signed in; filtered to role changes.
+  await page.goto(consoleUrl(`/projects/${f.project.id}/audit?action=member`));
+  await expectText(page.getByRole('table'), 'Member joined');
+  await expectText(page.getByRole('table'), `${f.user.email} as admin · console, with a personal token`);
+  await screenshot(page, 'audit-members-1366');
+
+  // Anyone may leave.
+  await personPage.goto(consoleUrl(`/projects/${f.project.id}/members`));
+  await personPage.getByRole('button', { name: 'Leave this project…' }).click();
+  await personPage.getByRole('dialog').getByRole('button', { name: 'Leave project' }).click();
+  await expectText(personPage.locator('main'), 'ask an admin of a project to invite');
+  expect(((await grants()).body as Array<{ email?: string }>).some((member) => member.email === person.email)).toBe(false);
 });
 
 test('a viewer sees the project, its role and every action it may not take, disabled with the reason', async () => {
   const f = await setupProject({ name: 'watched' });
   const viewer = createUser();
-  expect((await api('POST', `/api/v1/projects/${f.project.id}/members/`, { token: f.user.token, json: { email: viewer.email, role: 'viewer' } })).status).toBe(200);
+  await grantRole(f, viewer, 'viewer');
   const page = await signedInPage(browser, viewer, LAPTOP);
   await page.goto(consoleUrl('/'));
   await expectText(page.locator('main'), 'watched');
 
   await page.goto(consoleUrl(`/projects/${f.project.id}/members`));
   await expectText(page.getByTestId('read-only'), 'Your role in this project is viewer');
-  expect(await page.getByRole('button', { name: 'Grant' }).isDisabled()).toBe(true);
-  expect(await page.getByRole('button', { name: 'Grant' }).getAttribute('title')).toBe('needs the admin role; yours is viewer');
+  expect(await page.getByRole('button', { name: 'Invite' }).isDisabled()).toBe(true);
+  expect(await page.getByRole('button', { name: 'Invite' }).getAttribute('title')).toBe('needs the admin role; yours is viewer');
   await screenshot(page, 'members-viewer-1366');
 
   await page.goto(consoleUrl(`/projects/${f.project.id}/groups`));
@@ -68,9 +90,7 @@ test('a viewer sees the project, its role and every action it may not take, disa
 test('an operator may pause, but not go around a hold: a held build\'s Start and a guardrail pause\'s Resume are disabled with why, and an approver is asked by name', async () => {
   const f = await setupProject({ name: 'operated' });
   const [operator, approver] = [createUser(), createUser()];
-  for (const [person, role] of [[operator, 'operator'], [approver, 'approver']] as const) {
-    expect((await api('POST', `/api/v1/projects/${f.project.id}/members/`, { token: f.user.token, json: { email: person.email, role } })).status).toBe(200);
-  }
+  for (const [person, role] of [[operator, 'operator'], [approver, 'approver']] as const) await grantRole(f, person, role);
   expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody('unit-1') })).status).toBe(200);
   const deployments = `/api/v1/projects/${f.project.id}/deployments/`;
   const deploy = async (artifactId: string, json: object = {}) => {

@@ -25,7 +25,7 @@ afterAll(async () => {
 
 test('a person signs in with the organisation’s account and sees the projects their group may work on', async () => {
   const owner = await setupProject({ name: 'Greenhouse sensors' });
-  expect((await api('POST', `/api/v1/projects/${owner.project.id}/members/`, { token: owner.user.token, json: { group: keycloak.group, role: 'approver' } })).status).toBe(200);
+  expect((await api('POST', `/api/v1/projects/${owner.project.id}/members/`, { token: owner.user.token, json: { group: keycloak.group, role: 'approver', confirm_unseen_group: true } })).status).toBe(200);
   const context = await browser.newContext({ viewport: LAPTOP });
   const page = await context.newPage();
   await page.goto(`${gateway.url}/console/`);

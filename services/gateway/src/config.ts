@@ -44,6 +44,7 @@ export const gatewaySettings = {
   DEFAULT_MAX_DEVICES: int("a new user's device cap across all projects (0: no cap)", 1_000, 0),
   DEFAULT_MAX_UPLOADS_PER_MONTH: int("a new user's artifact uploads per UTC month (0: no cap)", 100, 0),
   PLAN_CACHE_TTL_MS: int("how long the device check reuses an owner plan it read; set-plan clears it on every replica at once over NATS, so this bounds only a change that could not be announced", 10_000, 0),
+  PERSONAL_TOKEN_TTL_DAYS: int('how long a new personal token lasts unless its maker names another expiry (expires_at); 0: new personal tokens do not expire unless asked to', 90, 0),
   SESSION_TTL_SECONDS: int('lifetime of a console session from sign-in; revoking its token or signing out ends it sooner', 43_200, 60),
   OIDC_ISSUER: str('single sign-on: the OpenID provider\'s issuer URL (its discovery document is read from <issuer>/.well-known/openid-configuration); empty: no single sign-on, personal tokens only', ''),
   OIDC_CLIENT_ID: str("single sign-on: this gateway's client id at the provider", ''),

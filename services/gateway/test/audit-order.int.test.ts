@@ -24,7 +24,7 @@ test(`${CLIENTS} clients sending ${CLIENTS * ROUNDS} transitions at once: the au
   // after another, all clients at once.
   const tokens = await Promise.all(
     Array.from({ length: CLIENTS }, async (_, index) => {
-      const created = await api('POST', `${projectPath}/tokens/`, { token: f.user.token, json: { name: `client-${index}`, scope: 'api' } });
+      const created = await api('POST', `${projectPath}/tokens/`, { token: f.user.token, json: { name: `client-${index}`, scope: 'api', role: 'admin' } });
       expect(created.status).toBe(201);
       return created.body.token as string;
     }),

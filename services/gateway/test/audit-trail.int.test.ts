@@ -18,7 +18,7 @@ it('writes an audit event for every kind of mutation', async () => {
   await api('POST', `${p}/devices/${device.id}/token/`, { token: as });
   await api('DELETE', `${p}/devices/${device.id}/token/`, { token: as });
   await api('DELETE', `${p}/devices/${device.id}/`, { token: as });
-  const token = (await api('POST', `${p}/tokens/`, { token: as, json: { name: 'extra', scope: 'api' } })).body;
+  const token = (await api('POST', `${p}/tokens/`, { token: as, json: { name: 'extra', scope: 'api', role: 'admin' } })).body;
   await api('DELETE', `${p}/tokens/${token.id}/`, { token: as });
   const key = (
     await api('POST', `${p}/signing-keys/`, {

@@ -131,7 +131,7 @@ describe('bad input on the first path', () => {
 
   it('answers 401 when a device token calls the developer API, and 403 when a project token creates a project', async () => {
     expectDetail(await api('GET', `/api/v1/projects/${projectId}/`, { token: deviceToken }), 401);
-    const apiToken = (await api('POST', `/api/v1/projects/${projectId}/tokens/`, { token: userToken, json: { name: 'ci', scope: 'api' } })).body.token;
+    const apiToken = (await api('POST', `/api/v1/projects/${projectId}/tokens/`, { token: userToken, json: { name: 'ci', scope: 'api', role: 'admin' } })).body.token;
     expectDetail(await api('POST', '/api/v1/projects/', { token: apiToken, json: { name: 'x' } }), 403);
   });
 });

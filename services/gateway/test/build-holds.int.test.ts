@@ -1,18 +1,14 @@
-import { MANIFEST, api, checkBody, createUser, eventually, randomBinary, setupProject, uploadForm, type CreatedUser, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, eventually, grantRole, randomBinary, setupProject, uploadForm, type CreatedUser } from '@ota/testkit';
 
 // docs/api.md, "Holds on a build": an approval gate or a guardrail pause holds its build whatever
 // the path; only an approver goes around one, saying so, and the answer and the audit name it.
-
-async function grant(project: ProjectFixture, person: CreatedUser, role: string): Promise<void> {
-  expect((await api('POST', `/api/v1/projects/${project.project.id}/members/`, { token: project.user.token, json: { email: person.email, role } })).status).toBeLessThan(300);
-}
 
 /** A project of `size` checked-in devices, an operator, an approver, and one build. */
 async function projectWithBuild(size: number) {
   const project = await setupProject({ name: 'holds' });
   const [operator, approver] = [createUser(), createUser()];
-  await grant(project, operator, 'operator');
-  await grant(project, approver, 'approver');
+  await grantRole(project, operator, 'operator');
+  await grantRole(project, approver, 'approver');
   const devices = Array.from({ length: size }, (_, i) => `held-${i + 1}`);
   for (const deviceId of devices) expect((await api('POST', '/api/v1/ota/check/', { token: project.deviceScopeToken, json: checkBody(deviceId) })).status).toBe(200);
   const artifact = await api('POST', `/api/v1/projects/${project.project.id}/artifacts/`, { token: operator.token, body: uploadForm(MANIFEST, randomBinary(64)) });

@@ -29,7 +29,7 @@ afterAll(async () => {
 describe('users', () => {
   it('are found by id and by e-mail in any case, with their plan; a second user with the e-mail is refused', async () => {
     const user = await store.createUser('Store.User@Example.com', false, plan);
-    expect(user).toEqual({ id: expect.any(String), email: 'store.user@example.com', isStaff: false, plan, createdAt: expect.any(Date) });
+    expect(user).toEqual({ id: expect.any(String), email: 'store.user@example.com', isStaff: false, plan, createdAt: expect.any(Date), signInGroups: [] });
     expect(await store.findUser(user.id)).toEqual(user);
     expect(await store.findUserByEmail('STORE.USER@example.com')).toEqual(user);
     expect(await store.findUser(randomUUID())).toBeNull();
@@ -49,7 +49,7 @@ describe('users', () => {
 
 describe('tokens', () => {
   const newToken = (overrides: Partial<Parameters<MongoAccountStore['createToken']>[0]> = {}) =>
-    store.createToken({ kind: 'device', scope: '', name: 'device unit-1', userId: 'owner-1', projectId: 'p1', deviceUuid: randomUUID(), deviceId: 'unit-1', ...overrides });
+    store.createToken({ kind: 'device', scope: '', role: null, name: 'device unit-1', userId: 'owner-1', projectId: 'p1', deviceUuid: randomUUID(), deviceId: 'unit-1', createdBy: '', expiresAt: null, signIn: null, ...overrides });
 
   it('authenticate by the raw token, which is stored only as its hash, until revoked', async () => {
     const { token, raw } = await newToken();
@@ -85,11 +85,24 @@ describe('tokens', () => {
     expect(await store.authenticate(personal.raw)).not.toBeNull();
     expect((await store.listTokens({ projectId: 'p-gone', kind: 'project' })).map((token) => token.id)).toEqual([project.token.id]);
   });
+
+  it('stop at their expiry, and those a person made in a project are revoked together', async () => {
+    const expiring = await newToken({ kind: 'personal', projectId: '', deviceUuid: '', deviceId: '', expiresAt: new Date(Date.now() + 60_000) });
+    const expired = await newToken({ kind: 'personal', projectId: '', deviceUuid: '', deviceId: '', expiresAt: new Date(Date.now() - 1) });
+    expect(await store.authenticate(expiring.raw)).toMatchObject({ expiresAt: expiring.token.expiresAt });
+    expect(await store.authenticate(expired.raw)).toBeNull();
+
+    const made = await newToken({ kind: 'project', scope: 'api', role: 'operator', projectId: 'p-made', deviceUuid: '', deviceId: '', createdBy: 'maker-1' });
+    const others = await newToken({ kind: 'project', scope: 'api', role: 'operator', projectId: 'p-made', deviceUuid: '', deviceId: '', createdBy: 'maker-2' });
+    expect(await store.revokeTokensMadeBy('p-made', 'maker-1')).toBe(1);
+    expect(await store.authenticate(made.raw)).toBeNull();
+    expect(await store.authenticate(others.raw)).toMatchObject({ createdBy: 'maker-2', role: 'operator' });
+  });
 });
 
 describe('sessions', () => {
   it('are found by the raw id the cookie holds and act for their token; an expired one is deleted when presented', async () => {
-    const { token } = await store.createToken({ kind: 'personal', scope: '', name: 'pat', userId: 'user-9', projectId: '', deviceUuid: '', deviceId: '' });
+    const { token } = await store.createToken({ kind: 'personal', scope: '', role: null, name: 'pat', userId: 'user-9', projectId: '', deviceUuid: '', deviceId: '', createdBy: 'user-9', expiresAt: null, signIn: null });
     const { session, raw } = await store.createSession(token, 60);
     expect(session).toMatchObject({ tokenHash: token.hash, userId: 'user-9', csrfToken: expect.any(String) });
     expect(await store.findSession(raw)).toEqual(session);

@@ -28,7 +28,7 @@ beforeAll(async () => {
   projectPath = `/api/v1/projects/${f.project.id}`;
   tokens = await Promise.all(
     Array.from({ length: TOKENS }, async (_, index) => {
-      const created = await api('POST', `${projectPath}/tokens/`, { token: f.user.token, json: { name: `racer-${index}`, scope: 'api' } });
+      const created = await api('POST', `${projectPath}/tokens/`, { token: f.user.token, json: { name: `racer-${index}`, scope: 'api', role: 'admin' } });
       expect(created.status).toBe(201);
       return created.body.token as string;
     }),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MANIFEST, api, checkBody, createUser, randomBinary, setupProject, uploadForm, type CreatedUser, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, grantRole, randomBinary, setupProject, uploadForm, type CreatedUser, type ProjectFixture } from '@ota/testkit';
 
 // docs/api.md, "Roles": every operation the OpenAPI document places in a project, called by a
 // person holding each role there, is refused (403 naming the role) exactly when the role is short
@@ -29,9 +29,8 @@ function pathIn(operation: DocumentedOperation, projectId: string): string {
   return operation.path.replace('{id}', projectId).replace(/\{group\}/g, 'nobody').replace(/\{[a-z_]+\}/g, () => randomUUID());
 }
 
-async function grant(owner: ProjectFixture, email: string, role: Role): Promise<void> {
-  const answer = await api('POST', `/api/v1/projects/${owner.project.id}/members/`, { token: owner.user.token, json: { email, role } });
-  expect([answer.status, answer.body.role]).toEqual([200, role]);
+async function grant(owner: ProjectFixture, person: CreatedUser, role: Role): Promise<void> {
+  await grantRole(owner, person, role);
 }
 
 let owner: ProjectFixture;
@@ -41,15 +40,16 @@ beforeAll(async () => {
   owner = await setupProject({ name: 'roles matrix' });
   for (const role of ROLES) {
     members[role] = createUser();
-    await grant(owner, members[role].email, role);
+    await grant(owner, members[role], role);
   }
 });
 
 it('answers each operation in a project to each role as the document says: 403 naming the role below it, never 403 from it up', async () => {
   const operations = await documentedOperations();
   expect(operations.length).toBeGreaterThan(40);
-  // Deleting the project goes last: the admin's call deletes it.
-  operations.sort((a, b) => Number(a.operationId === 'deleteProject') - Number(b.operationId === 'deleteProject'));
+  // Deleting the project goes last but one (the admin's call deletes it), and leaving it last (every role may).
+  const lastOf = (operation: DocumentedOperation) => ['deleteProject', 'leaveProject'].indexOf(operation.operationId);
+  operations.sort((a, b) => lastOf(a) - lastOf(b));
   const wrong: string[] = [];
   for (const operation of operations) {
     for (const role of ROLES) {
@@ -66,7 +66,7 @@ it('lists the projects a person holds a role in, with the role; a person with no
   const project = await setupProject({ name: 'shared' });
   const person = createUser();
   expect((await api('GET', `/api/v1/projects/${project.project.id}/`, { token: person.token })).status).toBe(404);
-  await grant(project, person.email, 'operator');
+  await grant(project, person, 'operator');
   const listed = await api('GET', '/api/v1/projects/', { token: person.token });
   expect(listed.body).toEqual([expect.objectContaining({ id: project.project.id, role: 'operator' })]);
   expect((await api('GET', `/api/v1/projects/${project.project.id}/`, { token: person.token })).body.role).toBe('operator');
@@ -77,7 +77,7 @@ it('lists the projects a person holds a role in, with the role; a person with no
     expect.objectContaining({ kind: 'user', user_id: person.user_id, email: person.email, role: 'operator' }),
   ]);
   // Granting again replaces the role.
-  await grant(project, person.email, 'viewer');
+  await grant(project, person, 'viewer');
   expect((await api('GET', `/api/v1/projects/${project.project.id}/`, { token: person.token })).body.role).toBe('viewer');
 
   const revoked = await api('DELETE', `/api/v1/projects/${project.project.id}/members/users/${person.user_id}/`, { token: project.user.token });
@@ -87,21 +87,22 @@ it('lists the projects a person holds a role in, with the role; a person with no
   expect((await api('DELETE', `/api/v1/projects/${project.project.id}/members/users/${person.user_id}/`, { token: project.user.token })).status).toBe(404);
 });
 
-it('refuses a grant that names no one, the owner, or both a person and a group, with a detail', async () => {
+it('refuses a grant that names no one, the owner, both a person and a group, or a group never seen unconfirmed, with a detail', async () => {
   const project = await setupProject({ name: 'grants' });
   const grantBody = async (json: object) => api('POST', `/api/v1/projects/${project.project.id}/members/`, { token: project.user.token, json });
-  expect((await grantBody({ email: `${randomUUID()}@example.com`, role: 'viewer' })).status).toBe(404);
   const toOwner = await grantBody({ email: project.user.email, role: 'viewer' });
   expect([toOwner.status, toOwner.body.detail]).toEqual([400, 'the owner is an admin of the project, always']);
   expect((await grantBody({ email: project.user.email, group: 'ops', role: 'viewer' })).status).toBe(400);
   expect((await grantBody({ role: 'viewer' })).status).toBe(400);
   expect((await grantBody({ group: 'ops', role: 'owner' })).status).toBe(422);
-  const group = await grantBody({ group: 'platform ops', role: 'approver' });
+  const unseen = await grantBody({ group: 'platform ops', role: 'approver' });
+  expect([unseen.status, unseen.body.detail]).toEqual([409, expect.stringContaining('no one has signed in with the group "platform ops" yet')]);
+  const group = await grantBody({ group: 'platform ops', role: 'approver', confirm_unseen_group: true });
   expect([group.status, group.body]).toEqual([200, expect.objectContaining({ kind: 'group', group: 'platform ops', role: 'approver' })]);
   expect((await api('DELETE', `/api/v1/projects/${project.project.id}/members/groups/${encodeURIComponent('platform ops')}/`, { token: project.user.token })).status).toBe(204);
 });
 
-it('gives an api token the role it was made with (admin when none is named); a device token takes none', async () => {
+it('gives an api token the role it was made with; a device token takes none', async () => {
   const project = await setupProject({ name: 'token roles' });
   const make = (json: object) => api('POST', `/api/v1/projects/${project.project.id}/tokens/`, { token: project.user.token, json });
   const viewer = await make({ name: 'dashboards', scope: 'api', role: 'viewer' });
@@ -109,7 +110,6 @@ it('gives an api token the role it was made with (admin when none is named); a d
   const refused = await api('POST', `/api/v1/projects/${project.project.id}/groups/`, { token: viewer.body.token, json: { name: 'canary' } });
   expect([refused.status, refused.body.detail]).toEqual([403, "Create a group needs the operator role in this project; the caller's role is viewer"]);
   expect((await api('GET', `/api/v1/projects/${project.project.id}/groups/`, { token: viewer.body.token })).status).toBe(200);
-  expect((await make({ name: 'ci', scope: 'api' })).body.role).toBe('admin');
   expect((await make({ name: 'fleet', scope: 'device', role: 'viewer' })).status).toBe(400);
   expect((await make({ name: 'fleet', scope: 'device' })).body.role).toBeNull();
 });
@@ -117,7 +117,7 @@ it('gives an api token the role it was made with (admin when none is named); a d
 it('records the role each actor acted with, and how it signed in', async () => {
   const project = await setupProject({ name: 'audited roles' });
   const person = createUser();
-  await grant(project, person.email, 'operator');
+  await grant(project, person, 'operator');
   expect((await api('POST', `/api/v1/projects/${project.project.id}/groups/`, { token: person.token, json: { name: 'canary' } })).status).toBe(201);
   let events: Array<{ action: string; actor_role: string | null; actor_via: string | null; actor_email: string | null }> = [];
   for (let attempt = 0; attempt < 50 && !events.some((event) => event.action === 'group.created'); attempt++) {
@@ -125,14 +125,16 @@ it('records the role each actor acted with, and how it signed in', async () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   expect(events.find((event) => event.action === 'group.created')).toMatchObject({ actor_role: 'operator', actor_via: 'personal_token', actor_email: person.email });
-  expect(events.find((event) => event.action === 'member.granted')).toMatchObject({ actor_role: 'admin', actor_via: 'personal_token' });
+  expect(events.find((event) => event.action === 'member.invited')).toMatchObject({ actor_role: 'admin', actor_via: 'personal_token' });
+  // The person's own accept is theirs: no role yet, a personal token.
+  expect(events.find((event) => event.action === 'member.joined')).toMatchObject({ actor_email: person.email, actor_via: 'personal_token' });
 });
 
 it('keeps an approval gate for approvers: an operator may pause, resume and ramp, but not upwards past a stage that needs approval', async () => {
   const project = await setupProject({ name: 'gated' });
   const [operator, approver] = [createUser(), createUser()];
-  await grant(project, operator.email, 'operator');
-  await grant(project, approver.email, 'approver');
+  await grant(project, operator, 'operator');
+  await grant(project, approver, 'approver');
   expect((await api('POST', '/api/v1/ota/check/', { token: project.deviceScopeToken, json: checkBody('unit-1') })).status).toBe(200);
   const artifact = await api('POST', `/api/v1/projects/${project.project.id}/artifacts/`, { token: operator.token, body: uploadForm(MANIFEST, randomBinary(64)) });
   const created = await api('POST', `/api/v1/projects/${project.project.id}/deployments/`, {
@@ -151,4 +153,52 @@ it('keeps an approval gate for approvers: an operator may pause, resume and ramp
   expect((await transition(approver, { action: 'ramp', rollout_percentage: 50 })).body.rollout_percentage).toBe(50);
   expect((await transition(approver, { action: 'pause' })).body.state).toBe('paused');
   expect((await transition(operator, { action: 'complete' })).body.state).toBe('completed');
+});
+
+it('answers a grant by e-mail the same for a registered and an unknown address, with no user id, and lists no project before its person accepts', async () => {
+  const project = await setupProject({ name: 'invitations' });
+  const person = createUser();
+  const invite = (email: string) => api('POST', `/api/v1/projects/${project.project.id}/members/`, { token: project.user.token, json: { email, role: 'operator' } });
+  const known = await invite(person.email);
+  const unknownEmail = `nobody-${randomUUID()}@example.com`;
+  const unknown = await invite(unknownEmail);
+  expect([known.status, Object.keys(known.body).sort()]).toEqual([unknown.status, Object.keys(unknown.body).sort()]);
+  expect([known.status, known.body]).toEqual([202, { kind: 'invitation', email: person.email, role: 'operator', granted_at: expect.any(String) }]);
+  expect(JSON.stringify(known.body)).not.toContain(person.user_id);
+
+  // Nothing changes for the person until they accept.
+  expect((await api('GET', '/api/v1/projects/', { token: person.token })).body).toEqual([]);
+  expect((await api('GET', `/api/v1/projects/${project.project.id}/`, { token: person.token })).status).toBe(404);
+  const mine = await api('GET', '/api/v1/me/invitations/', { token: person.token });
+  expect(mine.body).toEqual([{ project_id: project.project.id, project_name: 'invitations', role: 'operator', invited_at: expect.any(String) }]);
+  const members = (await api('GET', `/api/v1/projects/${project.project.id}/members/`, { token: project.user.token })).body as Array<{ kind: string; email?: string }>;
+  expect(members.filter((member) => member.kind === 'invitation').map((member) => member.email).sort()).toEqual([person.email, unknownEmail].sort());
+
+  // Two accepts at once make one grant; the invitation is gone after.
+  const accepts = await Promise.all([0, 1].map(() => api('POST', `/api/v1/me/invitations/${project.project.id}/accept/`, { token: person.token })));
+  expect(accepts.map((answer) => answer.status).sort()).toEqual([200, 404]);
+  expect((await api('GET', '/api/v1/projects/', { token: person.token })).body).toEqual([expect.objectContaining({ id: project.project.id, role: 'operator' })]);
+  // A member's role is changed at once.
+  const changed = await invite(person.email);
+  expect([changed.status, changed.body.role]).toEqual([200, 'operator']);
+
+  // An invitation may be declined, or withdrawn.
+  const other = await setupProject({ name: 'declined' });
+  await api('POST', `/api/v1/projects/${other.project.id}/members/`, { token: other.user.token, json: { email: person.email, role: 'viewer' } });
+  expect((await api('DELETE', `/api/v1/me/invitations/${other.project.id}/`, { token: person.token })).status).toBe(204);
+  expect((await api('GET', '/api/v1/me/invitations/', { token: person.token })).body).toEqual([]);
+  expect((await api('DELETE', `/api/v1/projects/${project.project.id}/members/invitations/${encodeURIComponent(unknownEmail)}/`, { token: project.user.token })).status).toBe(204);
+});
+
+it('lets anyone leave a project, a viewer too; the owner cannot, and a role held through a group says whom to ask', async () => {
+  const project = await setupProject({ name: 'leaving' });
+  const viewer = createUser();
+  await grant(project, viewer, 'viewer');
+  const leave = (token: string) => api('DELETE', `/api/v1/projects/${project.project.id}/members/me/`, { token });
+  expect((await leave(viewer.token)).status).toBe(204);
+  expect((await api('GET', '/api/v1/projects/', { token: viewer.token })).body).toEqual([]);
+  expect((await leave(viewer.token)).status).toBe(404);
+  const owner = await leave(project.user.token);
+  expect([owner.status, owner.body.detail]).toEqual([400, 'the owner cannot leave the project; delete it instead']);
+  expect((await leave(project.apiToken)).status).toBe(403);
 });

@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import mongoose from 'mongoose';
-import { MANIFEST, api, checkBody, createUser, eventually, randomBinary, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, eventually, grantRole, randomBinary, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
 import { DownloadUrlSigner } from '../src/http/download-url';
 
 // The OWASP API Security Top 10 (2023) as it applies here, over every operation the gateway's
@@ -42,6 +42,7 @@ interface World extends ProjectFixture {
   /** A person granted a role in the project, and a group granted one (docs/api.md, "Roles"). */
   memberUserId: string;
   memberEmail: string;
+  invitedEmail: string;
   memberGroup: string;
 }
 
@@ -68,7 +69,11 @@ async function buildWorld(): Promise<World> {
   expect(membershipChange.status).toBe(202);
   const member = createUser();
   const memberGroup = `ops-${randomUUID()}`;
-  for (const grant of [{ email: member.email, role: 'viewer' }, { group: memberGroup, role: 'viewer' }]) expect((await api('POST', `${base}/members/`, { token, json: grant })).status).toBe(200);
+  await grantRole(fixture, member, 'viewer');
+  expect((await api('POST', `${base}/members/`, { token, json: { group: memberGroup, role: 'viewer', confirm_unseen_group: true } })).status).toBe(200);
+  // An invitation no one accepted yet.
+  const invitedEmail = `invited-${randomUUID()}@example.com`;
+  expect((await api('POST', `${base}/members/`, { token, json: { email: invitedEmail, role: 'viewer' } })).status).toBe(202);
   const tokens = await api('GET', `${base}/tokens/`, { token });
   const pats = await api('GET', '/api/v1/me/tokens/', { token });
   for (const created of [device, group, channel, artifact, earlier, deployment, key, webhook]) expect(created.status).toBe(201);
@@ -90,6 +95,7 @@ async function buildWorld(): Promise<World> {
     membershipChangeId: membershipChange.body.id,
     memberUserId: member.user_id,
     memberEmail: member.email,
+    invitedEmail,
     memberGroup,
   };
 }
@@ -122,6 +128,8 @@ function pathOf(operation: Operation, ids: World): string {
     .replace('{key_id}', ids.signingKeyId)
     .replace('{wid}', ids.webhookId)
     .replace('{uid}', ids.memberUserId)
+    .replace('{pid}', ids.project.id)
+    .replace('{email}', encodeURIComponent(ids.invitedEmail))
     .replace('{group}', encodeURIComponent(ids.memberGroup))
     .replace('{tid}', path.startsWith('/api/v1/me/') ? ids.patId : ids.apiTokenId)
     .replace('{did}', path.includes('/deployments/') ? ids.deploymentId : ids.deviceUuid);
@@ -137,7 +145,7 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
   const bodies: Record<string, unknown> = {
     createProject: { name: 'another' },
     createPersonalToken: { name: 'ci' },
-    createProjectToken: { name: 'ci', scope: 'api' },
+    createProjectToken: { name: 'ci', scope: 'api', role: 'admin' },
     createDevice: { device_id: `unit-${randomUUID()}` },
     updateDevice: { active: false, metadata: { note: 'changed' } },
     createGroup: { name: `group-${randomUUID()}` },

@@ -39,7 +39,7 @@ async function asSession(cookie: string, method: string, path: string, json?: un
 
 it('signs a person in through the provider, creating them the first time, with the role their group holds', async () => {
   const owner = await setupProject({ name: 'sso shared' });
-  const granted = await api('POST', `/api/v1/projects/${owner.project.id}/members/`, { token: owner.user.token, json: { group: keycloak.group, role: 'operator' } });
+  const granted = await api('POST', `/api/v1/projects/${owner.project.id}/members/`, { token: owner.user.token, json: { group: keycloak.group, role: 'operator', confirm_unseen_group: true } });
   expect(granted.status).toBe(200);
 
   const { cookie, location } = await signInThroughKeycloak(gateway.url, keycloak.people.alice);
@@ -51,8 +51,14 @@ it('signs a person in through the provider, creating them the first time, with t
   expect(projects.body).toEqual([expect.objectContaining({ id: owner.project.id, role: 'operator' })]);
   const created = await asSession(cookie, 'POST', `/api/v1/projects/${owner.project.id}/groups/`, { name: 'sso-canary' }, session.body.csrf_token);
   expect(created.status).toBe(201);
-  const refused = await asSession(cookie, 'POST', `/api/v1/projects/${owner.project.id}/tokens/`, { name: 'ci', scope: 'api' }, session.body.csrf_token);
+  const refused = await asSession(cookie, 'POST', `/api/v1/projects/${owner.project.id}/tokens/`, { name: 'ci', scope: 'api', role: 'admin' }, session.body.csrf_token);
   expect([refused.status, refused.body.detail]).toEqual([403, "Create a project token needs the admin role in this project; the caller's role is operator"]);
+  // A role held through a group is not the person's to give up: leaving says whom to ask.
+  const leave = await asSession(cookie, 'DELETE', `/api/v1/projects/${owner.project.id}/members/me/`, undefined, session.body.csrf_token);
+  expect([leave.status, leave.body.detail]).toEqual([409, expect.stringContaining(`through the group "${keycloak.group}" of your sign-in`)]);
+  // The Members list shows who holds the group's role, as last seen at sign-in.
+  const members = (await api('GET', `/api/v1/projects/${owner.project.id}/members/`, { token: owner.user.token })).body as Array<{ kind: string; holders?: string[] }>;
+  expect(members.find((member) => member.kind === 'group')?.holders).toEqual([keycloak.people.alice.email]);
 
   let audit: Array<{ action: string; actor_via: string; actor_role: string; actor_email: string }> = [];
   for (let attempt = 0; attempt < 50 && !audit.some((event) => event.action === 'group.created'); attempt++) {
@@ -77,6 +83,51 @@ it('ends the session of a person removed at the provider within OIDC_CONFIRM_SEC
   expect([ended.status, ended.body.detail]).toEqual([401, 'the identity provider no longer signs this person in; sign in again']);
   await expect(signInThroughKeycloak(gateway.url, keycloak.people.bob)).rejects.toThrow('Keycloak did not sign bob in');
 }, 120_000);
+
+it('stops a personal token made in a single sign-on session once the provider no longer vouches for the person, and it opens no console session then', async () => {
+  const { cookie } = await signInThroughKeycloak(gateway.url, keycloak.people.dave);
+  const session = await asSession(cookie, 'GET', '/api/v1/session/');
+  const made = await asSession(cookie, 'POST', '/api/v1/me/tokens/', { name: 'laptop' }, session.body.csrf_token);
+  expect([made.status, made.body.single_sign_on]).toEqual([201, true]);
+  // A new personal token expires in PERSONAL_TOKEN_TTL_DAYS (90 days) unless asked otherwise.
+  expect(Math.round((Date.parse(made.body.expires_at) - Date.now()) / 86_400_000)).toBe(90);
+  const asToken = async (method: string, path: string, json?: unknown) => {
+    const response = await fetch(`${gateway.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${made.body.token}`, ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: json === undefined ? undefined : JSON.stringify(json),
+    });
+    return { status: response.status, body: (await response.json()) as { detail?: string } };
+  };
+  expect((await asToken('GET', '/api/v1/projects/')).status).toBe(200);
+
+  const [dave] = (await (await keycloak.admin('GET', `/users?username=${keycloak.people.dave.username}&exact=true`)).json()) as Array<{ id: string }>;
+  expect((await keycloak.admin('PUT', `/users/${dave!.id}`, { enabled: false })).status).toBe(204);
+  await new Promise((resolve) => setTimeout(resolve, (CONFIRM_SECONDS + 1) * 1000));
+  const refused = await asToken('GET', '/api/v1/projects/');
+  expect([refused.status, refused.body.detail]).toEqual([401, 'the identity provider no longer vouches for the person this token was made by; it is revoked']);
+  // Revoked for good: the console will not open a session with it either.
+  expect((await asToken('POST', '/api/v1/session/', { token: made.body.token })).status).toBe(401);
+}, 120_000);
+
+it("signs out of the provider too: the console is sent to its end-session address, which ends the person's session there", async () => {
+  const { cookie } = await signInThroughKeycloak(gateway.url, keycloak.people.erin);
+  const session = await asSession(cookie, 'GET', '/api/v1/session/');
+  const [erin] = (await (await keycloak.admin('GET', `/users?username=${keycloak.people.erin.username}&exact=true`)).json()) as Array<{ id: string }>;
+  const sessionsAtProvider = async () => ((await (await keycloak.admin('GET', `/users/${erin!.id}/sessions`)).json()) as unknown[]).length;
+  expect(await sessionsAtProvider()).toBe(1);
+
+  const signedOut = await asSession(cookie, 'DELETE', '/api/v1/session/', undefined, session.body.csrf_token);
+  expect(signedOut.status).toBe(200);
+  const logout = new URL(signedOut.body.provider_logout_url);
+  expect(`${logout.origin}${logout.pathname}`).toBe(`${keycloak.issuer}/protocol/openid-connect/logout`);
+  expect(logout.searchParams.get('post_logout_redirect_uri')).toBe(`${gateway.url}/console/`);
+  expect((await asSession(cookie, 'GET', '/api/v1/session/')).status).toBe(401);
+
+  const back = await fetch(logout, { redirect: 'manual' });
+  expect([back.status, back.headers.get('location')]).toEqual([302, `${gateway.url}/console/`]);
+  expect(await sessionsAtProvider()).toBe(0);
+}, 60_000);
 
 it('refuses an ID token that is tampered with, expired, or of another sign-in', async () => {
   const provider = new OpenIdProvider({ issuer: keycloak.issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, scopes: 'openid email profile', groupsClaim: 'groups' });

@@ -22,6 +22,7 @@ const RESOURCES: Array<[string, string]> = [
   ['channel', 'Channels'],
   ['token', 'Project tokens'],
   ['signing_key', 'Signing keys'],
+  ['member', 'Members and roles'],
   ['webhook', 'Webhooks'],
   ['project', 'The project'],
 ];
@@ -85,7 +86,8 @@ export function AuditPage() {
                 <Target projectId={projectId} event={event} />
               </td>
               <td>
-                <Details details={event.details} />
+                {/* What the target already names is not said again. */}
+                <Details details={event.details} omit={event.target_type === 'member' ? ['email', 'group'] : event.target_type === 'token' ? ['name', 'prefix'] : []} />
               </td>
             </tr>
           ))}
@@ -104,10 +106,42 @@ export function AuditPage() {
   );
 }
 
+/** How an actor signed in, in words (the audit's `actor_via`). */
+const VIA_WORDS: Record<string, string> = {
+  personal_token: 'personal token',
+  console_session: 'console, with a personal token',
+  sso_session: 'console, single sign-on',
+  project_token: 'project token',
+};
+
 function Actor({ event }: { event: AuditEvent }) {
-  if (event.actor_type === 'user') return <span title={`token ${event.token_prefix}…`}>{event.actor_email ?? 'a deleted user'}</span>;
-  if (event.actor_type === 'project_token') return <span>project token <code>{event.token_prefix}…</code></span>;
+  const how = (
+    <span className="muted" data-testid="actor-how">
+      {event.actor_role ? ` as ${event.actor_role}` : ''}
+      {event.actor_via ? ` · ${VIA_WORDS[event.actor_via] ?? event.actor_via}` : ''}
+    </span>
+  );
+  if (event.actor_type === 'user')
+    return (
+      <span title={`token ${event.token_prefix}…`}>
+        {event.actor_email ?? 'a deleted user'}
+        {how}
+      </span>
+    );
+  if (event.actor_type === 'project_token')
+    return (
+      <span>
+        project token <code>{event.token_prefix}…</code>
+        {how}
+      </span>
+    );
   return <span className="muted">the service itself</span>;
+}
+
+/** A detail that is text, or undefined. */
+function textDetail(event: AuditEvent, key: string): string | undefined {
+  const value = event.details[key];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The target as a link people can follow, named as they know it (a device by its device_id). */
@@ -131,14 +165,28 @@ function Target({ projectId, event }: { projectId: string; event: AuditEvent }) 
       return <span>channel {namesById(channels.data).get(event.target_id) ?? <span className="muted">(deleted)</span>}</span>;
     case 'artifact':
       return <Link to={`${base}/artifacts`}>a build</Link>;
+    case 'member': {
+      // A person by their e-mail, a group by its name: what the Members page shows.
+      const who = textDetail(event, 'email') ?? (textDetail(event, 'group') ? `group “${textDetail(event, 'group')}”` : undefined);
+      return <Link to={`${base}/members`}>{who ?? 'a member'}</Link>;
+    }
+    case 'token': {
+      const name = textDetail(event, 'name');
+      const prefix = textDetail(event, 'prefix');
+      return (
+        <Link to={`${base}/tokens`}>
+          token {name ?? ''} {prefix && <code>{prefix}…</code>}
+        </Link>
+      );
+    }
     default:
       return <span>{event.target_type.replaceAll('_', ' ')}</span>;
   }
 }
 
 /** The event's details as "key: value" lines; nested values stay JSON. */
-function Details({ details }: { details: Record<string, unknown> }) {
-  const entries = Object.entries(details).filter(([, value]) => value !== undefined && value !== null);
+function Details({ details, omit }: { details: Record<string, unknown>; omit: readonly string[] }) {
+  const entries = Object.entries(details).filter(([key, value]) => value !== undefined && value !== null && !omit.includes(key));
   if (entries.length === 0) return null;
   return (
     <dl className="details">

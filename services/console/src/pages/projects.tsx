@@ -17,7 +17,8 @@ export function ProjectsPage() {
   return (
     <>
       <h1>Projects</h1>
-      <ProjectList owner={session.user.is_staff ? { owner_id: session.user.id } : {}} own />
+      <Invitations />
+      <ProjectList owner={session.user.is_staff ? { owner_id: session.user.id } : {}} own email={session.user.email} />
       <CreateProject />
       {session.user.is_staff && (
         <section aria-labelledby="customers">
@@ -45,7 +46,51 @@ function CustomerLookup({ email, onLookup }: { email: string; onLookup: (email: 
   );
 }
 
-function ProjectList({ owner, own }: { owner: ProjectOwner; own: boolean }) {
+/**
+ * The invitations to the person's e-mail (docs/api.md, "Invitations"): a project appears in their
+ * list only once they accept one.
+ */
+function Invitations() {
+  const queryClient = useQueryClient();
+  const invitations = useQuery({ queryKey: queryKeys.invitations(), queryFn: () => answer(api.GET('/api/v1/me/invitations/')) });
+  const respond = useMutation({
+    mutationFn: ({ projectId, accept }: { projectId: string; accept: boolean }) =>
+      accept
+        ? answer(api.POST('/api/v1/me/invitations/{pid}/accept/', { params: { path: { pid: projectId } } }))
+        : answer(api.DELETE('/api/v1/me/invitations/{pid}/', { params: { path: { pid: projectId } } })),
+    onSettled: () => Promise.all([queryClient.invalidateQueries({ queryKey: queryKeys.invitations() }), queryClient.invalidateQueries({ queryKey: queryKeys.projects() })]),
+  });
+  if (!invitations.data?.length) return null;
+  return (
+    <section aria-labelledby="invitations" data-testid="invitations">
+      <h2 id="invitations">Invitations</h2>
+      <ul className="cards">
+        {invitations.data.map((invitation) => {
+          const busy = respond.isPending && respond.variables?.projectId === invitation.project_id;
+          return (
+            <li key={invitation.project_id} className="card">
+              <strong>{invitation.project_name}</strong>
+              <span className="muted">
+                as {invitation.role} · invited <Timestamp at={invitation.invited_at} />
+              </span>
+              <div className="row">
+                <BusyButton type="button" className="primary small" busy={busy && respond.variables?.accept === true} disabled={busy} onClick={() => respond.mutate({ projectId: invitation.project_id, accept: true })}>
+                  Accept
+                </BusyButton>
+                <BusyButton type="button" className="small" busy={busy && respond.variables?.accept === false} disabled={busy} onClick={() => respond.mutate({ projectId: invitation.project_id, accept: false })}>
+                  Decline
+                </BusyButton>
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+      <ErrorNote error={respond.error} />
+    </section>
+  );
+}
+
+function ProjectList({ owner, own, email }: { owner: ProjectOwner; own: boolean; email?: string }) {
   const queryClient = useQueryClient();
   const projects = useQuery({ queryKey: queryKeys.projects(owner), queryFn: () => answer(api.GET('/api/v1/projects/', { params: { query: owner } })) });
   const [deleting, setDeleting] = useState<Project | null>(null);
@@ -54,7 +99,12 @@ function ProjectList({ owner, own }: { owner: ProjectOwner; own: boolean }) {
       <LoadState
         loading={projects.isLoading}
         error={projects.error}
-        empty={projects.data?.length === 0 && (own ? 'No projects yet: create the first one below.' : 'This customer has no projects, or no user has that e-mail.')}
+        empty={
+          projects.data?.length === 0 &&
+          (own
+            ? `No projects yet: create the first one below, or ask an admin of a project to invite ${email ?? 'your e-mail address'}; an invitation appears here.`
+            : 'This customer has no projects, or no user has that e-mail.')
+        }
       >
         <ul className="cards" data-testid={own ? 'own-projects' : 'customer-projects'}>
           {projects.data?.map((project) => (

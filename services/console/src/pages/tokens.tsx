@@ -8,7 +8,7 @@ import { noteSignedOutBecause, useSession } from '../session';
 import type { SigningKey, Token, TokenCreated } from '../types';
 import { InlineForm } from '../components/inline-form';
 import { PlainTable } from '../components/plain-table';
-import { ReadOnlyNote, useProjectWrite } from '../project-access';
+import { ReadOnlyNote, ROLES, useProjectRole, useProjectWrite, type Role } from '../project-access';
 import { queryKeys } from '../query-keys';
 
 /** What revoking a token destroys, in words, by its kind. */
@@ -45,37 +45,79 @@ function TokenIdentity({ token }: { token: Token }) {
 
 /** A list of tokens with create (raw token shown once) and revoke; `scopes` offers a scope choice. */
 /** Where a token list lives: the signed-in person's own tokens, or a project's. */
+interface NewToken {
+  name: string;
+  scope: 'api' | 'device';
+  role: Role;
+  /** Undefined: the API's default (90 days for a personal token, never for a project token); null: never. */
+  expiresAt: string | null | undefined;
+}
+
 interface TokenCalls {
   list: () => Promise<Token[]>;
-  create: (name: string, scope: 'api' | 'device') => Promise<TokenCreated>;
+  create: (token: NewToken) => Promise<TokenCreated>;
   revoke: (tokenId: string) => Promise<unknown>;
 }
 
 const personalTokenCalls: TokenCalls = {
   list: () => answer(api.GET('/api/v1/me/tokens/')),
-  create: (name) => answer(api.POST('/api/v1/me/tokens/', { body: { name } })),
+  create: ({ name, expiresAt }) => answer(api.POST('/api/v1/me/tokens/', { body: { name, ...(expiresAt === undefined ? {} : { expires_at: expiresAt }) } })),
   revoke: (tid) => answer(api.DELETE('/api/v1/me/tokens/{tid}/', { params: { path: { tid } } })),
 };
 
 function projectTokenCalls(id: string): TokenCalls {
   return {
     list: () => answer(api.GET('/api/v1/projects/{id}/tokens/', { params: { path: { id } } })),
-    create: (name, scope) => answer(api.POST('/api/v1/projects/{id}/tokens/', { params: { path: { id } }, body: { name, scope } })),
+    create: ({ name, scope, role, expiresAt }) =>
+      answer(api.POST('/api/v1/projects/{id}/tokens/', { params: { path: { id } }, body: { name, scope, ...(scope === 'api' ? { role } : {}), ...(expiresAt ? { expires_at: expiresAt } : {}) } })),
     revoke: (tid) => answer(api.DELETE('/api/v1/projects/{id}/tokens/{tid}/', { params: { path: { id, tid } } })),
   };
 }
 
-function TokenList({ calls, queryKey, scopes, writable = true }: { calls: TokenCalls; queryKey: readonly string[]; scopes?: Array<'api' | 'device'>; writable?: boolean }) {
+/** The lifetimes a new token may be given, by kind; the first is the default. */
+const PERSONAL_LIFETIMES = [
+  { label: '90 days', days: undefined },
+  { label: '30 days', days: 30 },
+  { label: '1 year', days: 365 },
+  { label: 'never expires', days: null },
+] as const;
+const PROJECT_LIFETIMES = [
+  { label: 'never expires', days: null },
+  { label: '90 days', days: 90 },
+  { label: '1 year', days: 365 },
+] as const;
+
+function expiryOf(days: number | null | undefined): string | null | undefined {
+  return typeof days === 'number' ? new Date(Date.now() + days * 86_400_000).toISOString() : days;
+}
+
+function TokenList({
+  calls,
+  queryKey,
+  scopes,
+  writable = true,
+  makerRole,
+}: {
+  calls: TokenCalls;
+  queryKey: readonly string[];
+  scopes?: Array<'api' | 'device'>;
+  writable?: boolean;
+  /** A project token's role is at most its maker's. */
+  makerRole?: Role;
+}) {
   const queryClient = useQueryClient();
   const session = useSession().data;
   const tokens = useQuery({ queryKey, queryFn: calls.list });
   const [name, setName] = useState('');
   const [scope, setScope] = useState<'api' | 'device'>(scopes?.[0] ?? 'api');
+  const [role, setRole] = useState<Role>('operator');
+  const lifetimes = scopes ? PROJECT_LIFETIMES : PERSONAL_LIFETIMES;
+  const [lifetime, setLifetime] = useState(0);
   const [raw, setRaw] = useState('');
   const [revoking, setRevoking] = useState<Token | null>(null);
   const refresh = () => queryClient.invalidateQueries({ queryKey });
   const create = useMutation({
-    mutationFn: () => calls.create(name, scope),
+    mutationFn: () => calls.create({ name, scope, role, expiresAt: expiryOf(lifetimes[lifetime]!.days) }),
     onSuccess: (token) => {
       setRaw(token.token);
       setName('');
@@ -87,7 +129,7 @@ function TokenList({ calls, queryKey, scopes, writable = true }: { calls: TokenC
   return (
     <>
       <LoadState loading={tokens.isLoading} error={tokens.error} empty={tokens.data?.length === 0 && 'No tokens.'}>
-        <PlainTable caption="Tokens" headers={['Name', 'Prefix', 'Scope', 'Created', 'Last used', 'State']}>
+        <PlainTable caption="Tokens" headers={['Name', 'Prefix', scopes ? 'Scope and role' : 'Scope', ...(scopes ? ['Made by'] : []), 'Created', 'Expires', 'Last used', 'State']}>
           {tokens.data?.map((token) => (
             <tr key={token.id} data-testid={`token-${token.name}`}>
               <td>
@@ -96,10 +138,16 @@ function TokenList({ calls, queryKey, scopes, writable = true }: { calls: TokenC
               <td>
                 <code>{token.prefix}</code>
               </td>
-              <td>{token.scope}</td>
+              <td>
+                {token.scope}
+                {token.role ? `, ${token.role}` : ''}
+                {token.single_sign_on && <span className="tag" title="It works while the identity provider vouches for you">single sign-on</span>}
+              </td>
+              {scopes && <td>{token.created_by ? token.created_by.email : <span className="muted">{token.scope === 'device' ? 'the fleet' : 'the owner (before makers were recorded)'}</span>}</td>}
               <td>
                 <Timestamp at={token.created_at} />
               </td>
+              <td>{token.expires_at ? <Timestamp at={token.expires_at} /> : <span className="muted">never</span>}</td>
               <td>
                 <Timestamp at={token.last_used_at} />
               </td>
@@ -131,6 +179,23 @@ function TokenList({ calls, queryKey, scopes, writable = true }: { calls: TokenC
               <option value="device">device: the device API only (a fleet)</option>
             </select>
           )}
+          {scopes && scope === 'api' && (
+            // A token acts with at most its maker's role: higher ones are not offered.
+            <select aria-label="Role" value={role} onChange={(event) => setRole(event.target.value as Role)}>
+              {ROLES.filter((candidate) => makerRole === undefined || ROLES.indexOf(candidate) <= ROLES.indexOf(makerRole)).map((candidate) => (
+                <option key={candidate} value={candidate}>
+                  as {candidate}
+                </option>
+              ))}
+            </select>
+          )}
+          <select aria-label="Expires" value={lifetime} onChange={(event) => setLifetime(Number(event.target.value))}>
+            {lifetimes.map((choice, index) => (
+              <option key={choice.label} value={index}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
           <BusyButton type="submit" busy={create.isPending}>
             Create token
           </BusyButton>
@@ -165,7 +230,10 @@ export function PersonalTokensPage() {
   return (
     <>
       <h1>Personal tokens</h1>
-      <p className="muted">A personal token acts for you on every project of yours. The one this console signed in with is marked; revoking it ends this session.</p>
+      <p className="muted">
+        A personal token acts for you on every project of yours. The one this console signed in with is marked; revoking it ends this session. One made while signed in through
+        single sign-on works only while the identity provider vouches for you.
+      </p>
       <TokenList calls={personalTokenCalls} queryKey={queryKeys.personalTokens()} />
     </>
   );
@@ -175,15 +243,16 @@ export function ProjectTokensPage() {
   const { projectId = '' } = useParams();
   // Tokens and signing keys are an admin's (docs/api.md, "Roles").
   const writable = useProjectWrite(projectId, 'admin');
+  const role = useProjectRole(projectId);
   return (
     <>
       <h1>Project tokens</h1>
       <p className="muted">
-        <strong>api</strong> tokens call the developer API of this project (CI); <strong>device</strong> tokens only call the device API, and are the ones to flash
-        onto a fleet.
+        <strong>api</strong> tokens call the developer API of this project (CI), with their role but never more than their maker holds here: removing the maker revokes
+        them. <strong>device</strong> tokens only call the device API, and are the ones to flash onto a fleet.
       </p>
       <ReadOnlyNote projectId={projectId} needed="admin" what="Making and revoking tokens and signing keys" />
-      <TokenList calls={projectTokenCalls(projectId)} queryKey={queryKeys.projectTokens(projectId)} scopes={['api', 'device']} writable={writable} />
+      <TokenList calls={projectTokenCalls(projectId)} queryKey={queryKeys.projectTokens(projectId)} scopes={['api', 'device']} writable={writable} makerRole={role} />
       <SigningKeys projectId={projectId} writable={writable} />
     </>
   );

@@ -6,6 +6,7 @@ import { connectMongo, ensureIndexes } from '@ota/mongo';
 import { loadGatewayConfig } from '../config';
 import { MongoAccountStore } from '../adapters/mongo/mongo-account-store';
 import { registerGatewayModels } from '../adapters/mongo/models';
+import { personalTokenExpiry } from '../auth/tokens';
 
 const USAGE = `usage:
   admin create-user --email E [--staff] [--max-devices N] [--max-uploads-per-month N]
@@ -62,6 +63,10 @@ async function main(): Promise<void> {
         projectId: '',
         deviceUuid: '',
         deviceId: '',
+        createdBy: user.id,
+        // The first token of a new user, to hand over: it expires as any new personal token does.
+        expiresAt: personalTokenExpiry(config.PERSONAL_TOKEN_TTL_DAYS),
+        signIn: null,
       });
       process.stdout.write(`${JSON.stringify({ user_id: user.id, email: user.email, is_staff: user.isStaff, token: raw })}\n`);
     } else {

@@ -14,6 +14,8 @@ export interface User {
   isStaff: boolean;
   plan: Plan;
   createdAt: Date;
+  /** The groups the person's last single sign-on carried (sign-in or confirmation); empty without one. */
+  signInGroups: string[];
 }
 
 export interface Token {
@@ -30,6 +32,19 @@ export interface Token {
   name: string;
   /** The user the token acts for: the personal token's user, or the owner of the token's project. */
   userId: string;
+  /**
+   * Who made it: a project token acts with at most its maker's role in the project now, and the
+   * maker's removal revokes it. Empty for tokens made before makers were recorded (counted as the
+   * owner's) and for device tokens.
+   */
+  createdBy: string;
+  /** After this it is refused as if revoked; null: it does not expire. */
+  expiresAt: Date | null;
+  /**
+   * A personal token made in a single sign-on session: the identity provider is asked again, as for
+   * the session, and the token stops for good when it no longer vouches for the person.
+   */
+  signIn: TokenSignIn | null;
   projectId: string;
   /** Device tokens: the device's UUID and its own device_id string. */
   deviceUuid: string;
@@ -37,6 +52,12 @@ export interface Token {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+}
+
+export interface TokenSignIn {
+  refreshToken: string;
+  /** When the provider is asked next. */
+  confirmAt: Date;
 }
 
 /**
@@ -49,12 +70,27 @@ export interface Session {
   /** The hash of the personal token the session was opened with; empty for a single sign-on. */
   tokenHash: string;
   /** A single sign-on's: what asks the provider again, the groups it gave, and when to ask next. */
-  signIn?: { refreshToken: string; groups: string[]; confirmAt: Date };
+  signIn?: { refreshToken: string; groups: string[]; confirmAt: Date; idToken: string };
   userId: string;
   /** Sent back by the console in `x-csrf-token` on every mutating call. */
   csrfToken: string;
   createdAt: Date;
   expiresAt: Date;
+}
+
+/**
+ * A role offered to an e-mail address (docs/api.md, "Invitations"): it becomes a grant when the
+ * person with that address accepts it, so that no project appears in anyone's list unasked, and a
+ * grant reveals nothing of who is registered.
+ */
+export interface Invitation {
+  projectId: string;
+  /** Lowercased. */
+  email: string;
+  role: Role;
+  invitedAt: Date;
+  /** Who invited: a user id, or a project token's id. */
+  invitedBy: string;
 }
 
 /**

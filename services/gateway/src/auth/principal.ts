@@ -39,7 +39,7 @@ export async function authenticate(store: AccountStore, ctx: Context, options: {
     const match = /^Bearer\s+(\S+)$/i.exec(header);
     if (!match) throw unauthenticated('missing bearer token');
     token = await store.authenticate(match[1]!);
-    if (!token) throw unauthenticated('invalid or revoked token');
+    if (!token) throw unauthenticated('invalid, revoked or expired token');
   } else {
     const rawSession = ctx.cookies.get(SESSION_COOKIE);
     if (!rawSession) throw unauthenticated('missing bearer token');
@@ -54,14 +54,27 @@ export async function authenticate(store: AccountStore, ctx: Context, options: {
     requireCsrfToken(ctx, session);
   }
   let isStaff = false;
+  let groups: readonly string[] | undefined;
   if (token.kind === 'personal') {
     const user = await store.findUser(token.userId);
     if (!user) throw unauthenticated('invalid or revoked token');
     isStaff = user.isStaff;
+    if (token.signIn) {
+      await confirmTokenSignIn(token, options.signIns);
+      // A token tied to the single sign-on acts with the groups the provider last gave the person.
+      groups = user.signInGroups;
+    }
   }
-  const principal: Principal = { token, userId: token.userId, isStaff, session };
+  const principal: Principal = { token, userId: token.userId, isStaff, session, ...(groups ? { groups } : {}) };
   ctx.state.principal = principal;
   return principal;
+}
+
+/** A personal token made in a single sign-on session holds while the provider vouches for its person (auth/sign-in.ts). */
+export async function confirmTokenSignIn(token: Token, signIns: SignInSessions | undefined): Promise<void> {
+  if (!token.signIn) return;
+  if (!signIns) throw unauthenticated('this token was made through single sign-on, which is not configured any more; make a new one');
+  await signIns.confirmedToken(token as Token & { signIn: NonNullable<Token['signIn']> });
 }
 
 /**
@@ -90,6 +103,9 @@ async function signedInPrincipal(store: AccountStore, ctx: Context, session: Ses
     projectId: '',
     deviceUuid: '',
     deviceId: '',
+    createdBy: user.id,
+    expiresAt: confirmed.expiresAt,
+    signIn: null,
     createdAt: confirmed.createdAt,
     lastUsedAt: null,
     revokedAt: null,

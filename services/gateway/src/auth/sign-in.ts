@@ -1,6 +1,6 @@
 import { unauthenticated } from '@ota/errors';
 import type { AccountStore } from './ports';
-import type { Session } from './model';
+import type { Session, Token, TokenSignIn } from './model';
 
 /** A person as the identity provider vouches for them (docs/operations.md, "Single sign-on"). */
 export interface SignedInIdentity {
@@ -15,6 +15,8 @@ export interface SignInTokens {
   identity: SignedInIdentity;
   /** Kept with the session, to ask the provider again whether the person may still sign in. */
   refreshToken: string;
+  /** The ID token of the sign-in, kept to end the provider's session with it (RP-initiated logout). */
+  idToken: string;
 }
 
 /** The OpenID provider, as the gateway's single sign-on needs it (adapters/oidc implements it). */
@@ -28,6 +30,11 @@ export interface IdentityProvider {
   signIn(request: { code: string; codeVerifier: string; redirectUri: string; nonce: string }): Promise<SignInTokens>;
   /** Whether the person may still sign in: their identity now, or null when the provider refuses (removed, disabled, signed out). */
   confirm(refreshToken: string): Promise<SignInTokens | null>;
+  /**
+   * Where to send the browser to end the person's session at the provider too (OpenID Connect
+   * RP-initiated logout), coming back to `returnTo`; null when the provider offers none.
+   */
+  logoutUrl(request: { idToken: string; returnTo: string }): Promise<string | null>;
 }
 
 /**
@@ -37,7 +44,7 @@ export interface IdentityProvider {
  */
 export class SignInSessions {
   constructor(
-    private readonly store: Pick<AccountStore, 'updateSessionSignIn' | 'deleteSession'>,
+    private readonly store: Pick<AccountStore, 'updateSessionSignIn' | 'deleteSession' | 'setSignInGroups' | 'updateTokenSignIn' | 'revokeToken'>,
     private readonly provider: IdentityProvider,
     private readonly confirmSeconds: number,
     private readonly now: () => Date = () => new Date(),
@@ -51,8 +58,43 @@ export class SignInSessions {
       await this.store.deleteSession(session.hash);
       throw unauthenticated('the identity provider no longer signs this person in; sign in again');
     }
-    const renewed = { refreshToken: confirmed.refreshToken, groups: confirmed.identity.groups, confirmAt: new Date(this.now().getTime() + this.confirmSeconds * 1000) };
-    await this.store.updateSessionSignIn(session.hash, renewed);
+    const renewed = { refreshToken: confirmed.refreshToken, groups: confirmed.identity.groups, confirmAt: this.nextConfirmation(), idToken: confirmed.idToken || signIn.idToken };
+    await Promise.all([this.store.updateSessionSignIn(session.hash, renewed), this.store.setSignInGroups(session.userId, confirmed.identity.groups)]);
     return { ...session, signIn: renewed };
+  }
+
+  /**
+   * The tie of a personal token made in this single sign-on session: a refresh token of its own,
+   * asked of the provider now, so that the token is confirmed as the session is and stops when
+   * the provider stops vouching for the person (docs/security.md, "Tokens outlive no one").
+   */
+  async tieToken(session: Session): Promise<TokenSignIn> {
+    const confirmed = await this.provider.confirm(session.signIn!.refreshToken);
+    if (!confirmed) {
+      await this.store.deleteSession(session.hash);
+      throw unauthenticated('the identity provider no longer signs this person in; sign in again');
+    }
+    return { refreshToken: confirmed.refreshToken, confirmAt: this.nextConfirmation() };
+  }
+
+  /**
+   * Confirms a token tied to a single sign-on, once its time is due: a refusal revokes it for good
+   * (401); a confirmation keeps the person's groups up to date, which the token acts with.
+   */
+  async confirmedToken(token: Token & { signIn: TokenSignIn }): Promise<void> {
+    if (token.signIn.confirmAt > this.now()) return;
+    const confirmed = await this.provider.confirm(token.signIn.refreshToken);
+    if (!confirmed) {
+      await this.store.revokeToken(token);
+      throw unauthenticated('the identity provider no longer vouches for the person this token was made by; it is revoked');
+    }
+    await Promise.all([
+      this.store.updateTokenSignIn(token.hash, { refreshToken: confirmed.refreshToken, confirmAt: this.nextConfirmation() }),
+      this.store.setSignInGroups(token.userId, confirmed.identity.groups),
+    ]);
+  }
+
+  private nextConfirmation(): Date {
+    return new Date(this.now().getTime() + this.confirmSeconds * 1000);
   }
 }

@@ -22,6 +22,11 @@ export function prefixOf(raw: string): string {
   return raw.slice(0, PREFIX_LENGTH);
 }
 
+/** When a new personal token expires by default: `days` from now; null for 0 (no default expiry). */
+export function personalTokenExpiry(days: number, now = new Date()): Date | null {
+  return days > 0 ? new Date(now.getTime() + days * 86_400_000) : null;
+}
+
 /** A console session id or CSRF token: 32 random bytes, carrying no marker (it is no API token). */
 export function newSessionSecret(): string {
   return randomBytes(32).toString('base64url');

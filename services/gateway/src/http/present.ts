@@ -30,7 +30,8 @@ export function channelJson(channel: registry.Channel) {
   return { id: channel.id, name: channel.name, is_default: channel.isDefault, created_at: iso(channel.createdAt), device_count: Number(channel.deviceCount), device_count_estimated: channel.deviceCountEstimated } satisfies Promised<typeof R.Channel>;
 }
 
-export function tokenJson(token: Token, raw?: string) {
+/** A token as the API shows it; `maker` is the person who made it, when known. */
+export function tokenJson(token: Token, maker: User | null, raw?: string) {
   return {
     id: token.id,
     name: token.name,
@@ -38,6 +39,9 @@ export function tokenJson(token: Token, raw?: string) {
     scope: token.scope || (token.kind === 'personal' ? 'personal' : token.kind),
     role: token.role,
     created_at: iso(token.createdAt),
+    created_by: maker && { user_id: maker.id, email: maker.email },
+    expires_at: iso(token.expiresAt),
+    single_sign_on: token.signIn !== null,
     last_used_at: iso(token.lastUsedAt),
     revoked_at: iso(token.revokedAt),
     ...(raw ? { token: raw } : {}),

@@ -61,18 +61,26 @@ export const Project = object(
   ['role'],
 );
 
-/** Who holds a role in a project: its owner, a person granted one, or a group of the sign-in granted one. */
+/** Who holds a role in a project: its owner, a person granted one, a group of the sign-in granted one, or an e-mail invited to one. */
 export const ProjectMember = object(
   {
-    kind: { type: 'string', enum: ['owner', 'user', 'group'] },
+    kind: { type: 'string', enum: ['owner', 'user', 'group', 'invitation'] },
     user_id: { ...UUID, description: 'The person (owner and user).' },
-    email: { type: 'string', description: 'The person\'s e-mail (owner and user).' },
+    email: { type: 'string', description: "The person's e-mail (owner and user), or the address invited (invitation)." },
     group: { type: 'string', description: 'The group a sign-in carries (group).' },
+    holders: { type: 'array', items: { type: 'string' }, description: 'Group: the e-mails of the people whose latest single sign-on carried it (as last seen; at most 1,000).' },
     role: ROLE,
-    granted_at: { type: ['string', 'null'], format: 'date-time', description: 'Null for the owner.' },
+    granted_at: { type: ['string', 'null'], format: 'date-time', description: 'When it was granted, or the invitation made; null for the owner.' },
   },
-  ['user_id', 'email', 'group'],
+  ['user_id', 'email', 'group', 'holders'],
 );
+
+export const MyInvitation = object({
+  project_id: UUID,
+  project_name: { type: 'string' },
+  role: ROLE,
+  invited_at: TIME,
+});
 
 export const User = object({
   id: UUID,
@@ -158,10 +166,19 @@ const tokenFields = {
   scope: { type: 'string', enum: ['personal', 'api', 'device'] },
   role: { type: ['string', 'null'], enum: ['viewer', 'operator', 'approver', 'admin', null], description: 'An `api` project token\'s role in its project (docs/api.md, "Roles"); null for the other kinds.' },
   created_at: TIME,
+  created_by: {
+    description: 'The person who made it, whose role in the project it never exceeds and whose removal revokes it (docs/security.md, "Tokens outlive no one"); null for tokens made before makers were recorded (counted as the owner\'s), and for personal tokens made by the admin command.',
+    oneOf: [{ type: 'null' }, object({ user_id: UUID, email: { type: 'string' } })],
+  },
+  expires_at: { ...NULLABLE_TIME, description: 'When it stops working; null: never.' },
+  single_sign_on: { type: 'boolean', description: 'Made in a single sign-on session: it works while the identity provider vouches for its person.' },
   last_used_at: NULLABLE_TIME,
   revoked_at: NULLABLE_TIME,
 };
 export const Token = object(tokenFields);
+export const SignedOut = object({
+  provider_logout_url: { type: 'string', description: "The identity provider's end-session address: send the browser there to end the person's session at the provider too." },
+});
 export const TokenCreated = object({ ...tokenFields, token: { type: 'string' } });
 
 export const DeviceToken = object({ token: { type: 'string' }, prefix: { type: 'string' }, created_at: TIME });

@@ -55,8 +55,18 @@ export const createPersonalTokenBody = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { name: { type: 'string', minLength: 1, maxLength: 100 } },
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 100 },
+    expires_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When it stops working: ahead, at most 10 years; null: never. Left out: in `PERSONAL_TOKEN_TTL_DAYS` (90 days).',
+    },
+  },
 } as const;
+
+/** How far ahead a token's expiry may be. */
+export const TOKEN_MAX_DAYS = 3650;
 
 /** A role granted to a person (by e-mail) or to a group of the sign-in (docs/api.md, "Roles"). */
 export const grantRoleBody = {
@@ -64,8 +74,9 @@ export const grantRoleBody = {
   additionalProperties: false,
   required: ['role'],
   properties: {
-    email: { type: 'string', minLength: 3, maxLength: 254, description: 'The person, who must have signed in or been created once. Exactly one of `email` and `group`.' },
+    email: { type: 'string', minLength: 3, maxLength: 254, description: 'The person to invite, whether or not they have signed in yet. Exactly one of `email` and `group`.' },
     group: { type: 'string', minLength: 1, maxLength: 200, description: 'A group the identity provider puts in the sign-in (the configured groups claim).' },
+    confirm_unseen_group: { type: 'boolean', description: 'Grant to a group that no single sign-on has carried yet (409 without it).' },
     role: { type: 'string', enum: ['viewer', 'operator', 'approver', 'admin'] },
   },
 } as const;
@@ -80,8 +91,9 @@ export const createProjectTokenBody = {
     role: {
       type: 'string',
       enum: ['viewer', 'operator', 'approver', 'admin'],
-      description: 'What an `api` token may do in the project (docs/api.md, "Roles"); default `admin`. A `device` token takes none.',
+      description: 'What an `api` token may do in the project (docs/api.md, "Roles"), needed, and acted with only while its maker holds as much. A `device` token takes none.',
     },
+    expires_at: { type: ['string', 'null'], format: 'date-time', description: 'When it stops working: ahead, at most 10 years. Left out or null: never.' },
   },
 } as const;
 

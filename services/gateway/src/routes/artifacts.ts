@@ -137,12 +137,14 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'listBuildHolds',
       summary: 'What holds a build back',
       description:
-        'The deployments of this build that a guardrail paused or whose approval gate is still ahead (docs/api.md, "Holds on a build"): while any is listed, starting, resuming or ramping up another deployment of it needs an approver and `override_holds`. An id that names no build of the project answers an empty list.',
+        'The deployments of this build that a guardrail paused or whose approval gate is still ahead (docs/api.md, "Holds on a build"): while any is listed, starting, resuming or ramping up another deployment of it needs an approver and `override_holds`. An id that names no build of the project is 404.',
       project: 'viewer',
       responses: { 200: R.arrayOf(R.BuildHold) },
     },
     async (ctx, { project }) => {
       const artifactId = pathId(ctx, 'aid', 'artifact');
+      // Another project's build is no build here (404), whatever rollout would answer of it.
+      await clients.artifacts.getArtifact({ projectId: project.id, artifactId }, rpc(ctx));
       const { holds } = await clients.rollout.listBuildHolds({ projectId: project.id, artifactId, exceptDeploymentId: '' }, rpc(ctx));
       ctx.body = holdsJson(holds);
     },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { invalidArgument, isDomainError, notFound, unauthenticated } from '@ota/errors';
 import type { Context } from 'koa';
-import { principalOf, type Principal } from '../auth/principal';
+import { confirmTokenSignIn, principalOf, type Principal } from '../auth/principal';
 import { clearSessionCookie, setSessionCookie } from '../auth/session-cookie';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
@@ -38,6 +38,7 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       const token = await store.authenticate(body.token);
       if (!token) throw unauthenticated('invalid or revoked token');
       if (token.kind !== 'personal') throw unauthenticated('sign in to the console with a personal token');
+      await confirmTokenSignIn(token, deps.signIn?.sessions);
       const user = await store.findUser(token.userId);
       if (!user) throw unauthenticated('invalid or revoked token');
       const { session, raw } = await store.createSession(token, config.SESSION_TTL_SECONDS);
@@ -104,10 +105,11 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       if (!query.code || !query.state) throw invalidArgument('the identity provider sent no code and state; start the sign-in again');
       const attempt = await store.takeSignInAttempt(query.state, SIGN_IN_ATTEMPT_SECONDS);
       if (!attempt) throw invalidArgument('this sign-in is unknown, was used already, or took longer than 10 minutes; start it again');
-      const { identity, refreshToken } = await sso.provider.signIn({ code: query.code, codeVerifier: attempt.codeVerifier, redirectUri: redirectUriOf(ctx), nonce: attempt.nonce });
+      const { identity, refreshToken, idToken } = await sso.provider.signIn({ code: query.code, codeVerifier: attempt.codeVerifier, redirectUri: redirectUriOf(ctx), nonce: attempt.nonce });
       const user = await personOf(identity.email);
+      await store.setSignInGroups(user.id, identity.groups);
       const confirmAt = new Date(Date.now() + config.OIDC_CONFIRM_SECONDS * 1000);
-      const { session, raw } = await store.createSignInSession(user.id, { refreshToken, groups: identity.groups, confirmAt }, config.SESSION_TTL_SECONDS);
+      const { session, raw } = await store.createSignInSession(user.id, { refreshToken, groups: identity.groups, confirmAt, idToken }, config.SESSION_TTL_SECONDS);
       setSessionCookie(ctx, raw, session.expiresAt);
       ctx.redirect('/console/');
     },
@@ -124,6 +126,11 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       if (!isDomainError(error, 'AlreadyExists')) throw error;
       return (await store.findUserByEmail(email))!;
     }
+  }
+
+  /** Where the provider sends the browser after signing out: the console, beside the way back of a sign-in. */
+  function consoleUrlOf(ctx: Context): string {
+    return new URL('/console/', redirectUriOf(ctx)).toString();
   }
 
   /** Registered at the provider: OIDC_REDIRECT_URL, or this request's own origin (its Host, or a trusted proxy's). */
@@ -154,15 +161,22 @@ export function sessionRoutes(table: OperationTable, deps: GatewayDeps): void {
       route: 'DELETE /session/',
       operationId: 'deleteSession',
       summary: 'Sign out of the console',
-      description: 'Ends the session at once and clears its cookie. Needs the CSRF token, as every mutating call with the cookie.',
-      responses: { 204: null },
-      responseHeaders: { 204: { 'Set-Cookie': { description: 'Clears the `ota_session` cookie.', schema: { type: 'string' } } } },
+      description:
+        "Ends the session at once and clears its cookie. Needs the CSRF token, as every mutating call with the cookie. A single sign-on session answers 200 with `provider_logout_url` when the provider offers RP-initiated logout: send the browser there to end the person's session at the provider too; it comes back to the console.",
+      responses: { 200: R.SignedOut, 204: null },
+      responseHeaders: {
+        200: { 'Set-Cookie': { description: 'Clears the `ota_session` cookie.', schema: { type: 'string' } } },
+        204: { 'Set-Cookie': { description: 'Clears the `ota_session` cookie.', schema: { type: 'string' } } },
+      },
     },
     async (ctx) => {
       const principal = consoleSession(ctx);
       await store.deleteSession(principal.session.hash);
       clearSessionCookie(ctx);
-      ctx.status = 204;
+      const signIn = principal.session.signIn;
+      const logoutUrl = signIn && deps.signIn ? await deps.signIn.provider.logoutUrl({ idToken: signIn.idToken, returnTo: consoleUrlOf(ctx) }).catch(() => null) : null;
+      if (logoutUrl) ctx.body = { provider_logout_url: logoutUrl };
+      else ctx.status = 204;
     },
   );
 }

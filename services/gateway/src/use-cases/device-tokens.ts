@@ -29,6 +29,10 @@ export async function issueDeviceToken(ports: DeviceTokenPorts, caller: Caller, 
     projectId: project.id,
     deviceUuid: device.id,
     deviceId: device.deviceId,
+    // The device's, not a person's: it stays while the device does, whoever issued it.
+    createdBy: '',
+    expiresAt: null,
+    signIn: null,
   });
   await ports.audit.record(caller.principal, {
     projectId: project.id,

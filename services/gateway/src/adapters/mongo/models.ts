@@ -12,6 +12,8 @@ export interface UserDoc {
   is_staff: boolean;
   plan: PlanDoc;
   created_at: Date;
+  /** The groups of the person's latest single sign-on; absent before one. */
+  sign_in_groups?: string[];
 }
 
 export interface TokenDoc {
@@ -36,12 +38,28 @@ export interface TokenDoc {
   /** Device tokens: the device's UUID and its own device_id string. */
   device_uuid: string;
   device_id: string;
+  /** Who made it; absent from tokens made before makers were recorded. */
+  created_by?: string;
+  /** Absent or null: it does not expire. */
+  expires_at?: Date | null;
+  /** A token made in a single sign-on session: its refresh token and next confirmation. */
+  sign_in?: { refresh_token: string; confirm_at: Date } | null;
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
 }
 
 /** A role granted in a project, to a person or to a group of the sign-in (RoleGrant). */
+export interface InvitationDoc {
+  /** `<project>:<e-mail>`: one invitation per address and project. */
+  _id: string;
+  project_id: string;
+  email: string;
+  role: string;
+  invited_at: Date;
+  invited_by: string;
+}
+
 export interface RoleGrantDoc {
   /** `<project>:user:<user id>` or `<project>:group:<group>`: one grant per subject and project. */
   _id: string;
@@ -95,7 +113,7 @@ export interface SessionDoc {
   token_hash: string;
   user_id: string;
   /** A single sign-on's refresh token, groups and next confirmation. */
-  sign_in?: { refresh_token: string; groups: string[]; confirm_at: Date } | null;
+  sign_in?: { refresh_token: string; groups: string[]; confirm_at: Date; id_token?: string } | null;
   /** Sent back by the console in `x-csrf-token` on every mutating call. */
   csrf_token: string;
   created_at: Date;
@@ -127,6 +145,7 @@ export function registerGatewayModels(connection: Connection) {
       is_staff: Boolean,
       plan: { max_devices: Number, max_uploads_per_month: Number },
       created_at: Date,
+      sign_in_groups: { type: [String], default: undefined },
     },
     options,
   );
@@ -145,6 +164,9 @@ export function registerGatewayModels(connection: Connection) {
       project_id: String,
       device_uuid: String,
       device_id: String,
+      created_by: String,
+      expires_at: { type: Date, default: null },
+      sign_in: { type: Schema.Types.Mixed, default: null },
       created_at: Date,
       last_used_at: { type: Date, default: null },
       revoked_at: { type: Date, default: null },
@@ -163,6 +185,10 @@ export function registerGatewayModels(connection: Connection) {
     options,
   );
   roleGrantSchema.index({ project_id: 1 });
+  const invitationSchema = new Schema<InvitationDoc>({ _id: String, project_id: { type: String, required: true }, email: String, role: String, invited_at: Date, invited_by: String }, options);
+  invitationSchema.index({ project_id: 1 });
+  invitationSchema.index({ email: 1 });
+  userSchema.index({ sign_in_groups: 1 });
   roleGrantSchema.index({ subject_kind: 1, subject: 1 });
 
   const auditOutboxSchema = new Schema<AuditOutboxDoc>({ _id: String, event: Schema.Types.Mixed, created_at: Date }, options);
@@ -187,6 +213,7 @@ export function registerGatewayModels(connection: Connection) {
     TokenUsage: connection.model<TokenUsageDoc>('TokenUsage', new Schema<TokenUsageDoc>({ _id: String, last_used_at: Date }, options), 'token_usage'),
     Session: connection.model<SessionDoc>('Session', sessionSchema, 'sessions'),
     RoleGrant: connection.model<RoleGrantDoc>('RoleGrant', roleGrantSchema, 'role_grants'),
+    Invitation: connection.model<InvitationDoc>('Invitation', invitationSchema, 'invitations'),
     SignInAttempt: connection.model<SignInAttemptDoc>('SignInAttempt', signInAttemptSchema, 'sign_in_attempts'),
   };
 }

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { alreadyExists, notFound } from '@ota/errors';
 import { collectionOf, insertUnique } from '@ota/mongo';
 import { hashToken, newRawToken, newSessionSecret, prefixOf } from '../../auth/tokens';
-import type { Plan, RoleGrant, Session, Token, User } from '../../auth/model';
+import type { Invitation, Plan, RoleGrant, Session, Token, User } from '../../auth/model';
 import { isRole } from '../../auth/roles';
 import type { AccountStore, NewToken, SignInAttempt } from '../../auth/ports';
-import type { GatewayModels, PlanDoc, RoleGrantDoc, SessionDoc, SignInAttemptDoc, TokenDoc, UserDoc } from './models';
+import type { GatewayModels, InvitationDoc, PlanDoc, RoleGrantDoc, SessionDoc, SignInAttemptDoc, TokenDoc, UserDoc } from './models';
 
 // last_used_at is written at most this often per token, so that a polling fleet does not turn
 // every check into a write.
@@ -55,6 +55,10 @@ export class MongoAccountStore implements AccountStore {
     return doc && userOf(doc);
   }
 
+  async setSignInGroups(userId: string, groups: readonly string[]): Promise<void> {
+    await collectionOf(this.models.User).updateOne({ _id: userId }, { $set: { sign_in_groups: [...groups] } });
+  }
+
   async createToken(input: NewToken): Promise<{ token: Token; raw: string }> {
     const raw = newRawToken(input.kind);
     const token: TokenDoc = {
@@ -69,6 +73,9 @@ export class MongoAccountStore implements AccountStore {
       project_id: input.projectId,
       device_uuid: input.deviceUuid,
       device_id: input.deviceId,
+      created_by: input.createdBy,
+      expires_at: input.expiresAt,
+      sign_in: input.signIn && { refresh_token: input.signIn.refreshToken, confirm_at: input.signIn.confirmAt },
       created_at: new Date(),
       last_used_at: null,
       revoked_at: null,
@@ -88,7 +95,7 @@ export class MongoAccountStore implements AccountStore {
   async authenticateHash(tokenHash: string): Promise<Token | null> {
     // Every request makes this read: the driver's collection, without building a mongoose query.
     const token = (await collectionOf(this.models.Token).findOne({ _id: tokenHash })) as TokenDoc | null;
-    if (!token || token.revoked_at) return null;
+    if (!token || token.revoked_at || (token.expires_at && token.expires_at.getTime() <= Date.now())) return null;
     const now = Date.now();
     const written = this.usageWritten.get(token._id);
     if (written === undefined || now - written > LAST_USED_RESOLUTION_MS) {
@@ -187,6 +194,15 @@ export class MongoAccountStore implements AccountStore {
     await collectionOf(this.models.Token).updateOne({ _id: token.hash }, { $set: { revoked_at: new Date() } });
   }
 
+  async revokeTokensMadeBy(projectId: string, userId: string): Promise<number> {
+    const result = await collectionOf(this.models.Token).updateMany({ project_id: projectId, kind: 'project', scope: 'api', created_by: userId, revoked_at: null }, { $set: { revoked_at: new Date() } });
+    return result.modifiedCount;
+  }
+
+  async updateTokenSignIn(hash: string, signIn: NonNullable<Token['signIn']>): Promise<void> {
+    await collectionOf(this.models.Token).updateOne({ _id: hash }, { $set: { sign_in: { refresh_token: signIn.refreshToken, confirm_at: signIn.confirmAt } } });
+  }
+
   /** Every project and device token of the project: used when the project is deleted. */
   async revokeProjectTokens(projectId: string): Promise<void> {
     await collectionOf(this.models.Token).updateMany(
@@ -228,7 +244,42 @@ export class MongoAccountStore implements AccountStore {
   }
 
   async deleteGrants(projectId: string): Promise<void> {
-    await this.models.RoleGrant.deleteMany({ project_id: projectId });
+    await Promise.all([this.models.RoleGrant.deleteMany({ project_id: projectId }), this.models.Invitation.deleteMany({ project_id: projectId })]);
+  }
+
+  async saveInvitation(invitation: Invitation): Promise<void> {
+    const doc: InvitationDoc = {
+      _id: `${invitation.projectId}:${invitation.email}`,
+      project_id: invitation.projectId,
+      email: invitation.email,
+      role: invitation.role,
+      invited_at: invitation.invitedAt,
+      invited_by: invitation.invitedBy,
+    };
+    await collectionOf(this.models.Invitation).replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  async listInvitations(projectId: string): Promise<Invitation[]> {
+    return (await this.models.Invitation.find({ project_id: projectId }).sort({ invited_at: 1, _id: 1 }).lean<InvitationDoc[]>().exec()).map(invitationOf);
+  }
+
+  async invitationsTo(email: string): Promise<Invitation[]> {
+    return (await this.models.Invitation.find({ email: email.toLowerCase() }).sort({ invited_at: 1, _id: 1 }).lean<InvitationDoc[]>().exec()).map(invitationOf);
+  }
+
+  async takeInvitation(projectId: string, email: string): Promise<Invitation | null> {
+    // Read and deleted in one command: two accepts at once make one grant.
+    const doc = (await collectionOf(this.models.Invitation).findOneAndDelete({ _id: `${projectId}:${email.toLowerCase()}` })) as InvitationDoc | null;
+    return doc && invitationOf(doc);
+  }
+
+  async deleteInvitation(projectId: string, email: string): Promise<boolean> {
+    const { deletedCount } = await collectionOf(this.models.Invitation).deleteOne({ _id: `${projectId}:${email.toLowerCase()}` });
+    return deletedCount > 0;
+  }
+
+  async usersInGroup(group: string): Promise<User[]> {
+    return (await this.models.User.find({ sign_in_groups: group }).sort({ email: 1 }).limit(1000).lean<UserDoc[]>().exec()).map(userOf);
   }
 }
 
@@ -238,7 +289,7 @@ function planDocOf(plan: Plan): PlanDoc {
 
 function userOf(doc: UserDoc): User {
   const plan = { maxDevices: doc.plan.max_devices, maxUploadsPerMonth: doc.plan.max_uploads_per_month };
-  return { id: doc._id, email: doc.email, isStaff: doc.is_staff, plan, createdAt: doc.created_at };
+  return { id: doc._id, email: doc.email, isStaff: doc.is_staff, plan, createdAt: doc.created_at, signInGroups: doc.sign_in_groups ?? [] };
 }
 
 function tokenOf(doc: TokenDoc): Token {
@@ -255,6 +306,9 @@ function tokenOf(doc: TokenDoc): Token {
     projectId: doc.project_id,
     deviceUuid: doc.device_uuid,
     deviceId: doc.device_id,
+    createdBy: doc.created_by ?? '',
+    expiresAt: doc.expires_at ?? null,
+    signIn: doc.sign_in ? { refreshToken: doc.sign_in.refresh_token, confirmAt: new Date(doc.sign_in.confirm_at) } : null,
     createdAt: doc.created_at,
     lastUsedAt: doc.last_used_at,
     revokedAt: doc.revoked_at,
@@ -262,12 +316,14 @@ function tokenOf(doc: TokenDoc): Token {
 }
 
 function sessionOf(doc: SessionDoc): Session {
-  const signIn = doc.sign_in ? { refreshToken: doc.sign_in.refresh_token, groups: doc.sign_in.groups, confirmAt: new Date(doc.sign_in.confirm_at) } : undefined;
+  const signIn = doc.sign_in
+    ? { refreshToken: doc.sign_in.refresh_token, groups: doc.sign_in.groups, confirmAt: new Date(doc.sign_in.confirm_at), idToken: doc.sign_in.id_token ?? '' }
+    : undefined;
   return { hash: doc._id, tokenHash: doc.token_hash, userId: doc.user_id, csrfToken: doc.csrf_token, createdAt: doc.created_at, expiresAt: doc.expires_at, ...(signIn ? { signIn } : {}) };
 }
 
 function signInDocOf(signIn: NonNullable<Session['signIn']>): NonNullable<SessionDoc['sign_in']> {
-  return { refresh_token: signIn.refreshToken, groups: signIn.groups, confirm_at: signIn.confirmAt };
+  return { refresh_token: signIn.refreshToken, groups: signIn.groups, confirm_at: signIn.confirmAt, id_token: signIn.idToken };
 }
 
 function grantIdOf(projectId: string, subject: RoleGrant['subject']): string {
@@ -284,6 +340,10 @@ function grantDocOf(grant: RoleGrant): RoleGrantDoc {
     granted_at: grant.grantedAt,
     granted_by: grant.grantedBy,
   };
+}
+
+function invitationOf(doc: InvitationDoc): Invitation {
+  return { projectId: doc.project_id, email: doc.email, role: isRole(doc.role) ? doc.role : 'viewer', invitedAt: doc.invited_at, invitedBy: doc.invited_by };
 }
 
 function grantOf(doc: RoleGrantDoc): RoleGrant {

@@ -18,6 +18,7 @@ interface Discovery {
   authorization_endpoint: string;
   token_endpoint: string;
   jwks_uri: string;
+  end_session_endpoint?: string;
 }
 
 /**
@@ -60,6 +61,18 @@ export class OpenIdProvider implements IdentityProvider {
     return this.tokensOf({ refresh_token: refreshToken, ...answer.body }, undefined);
   }
 
+  async logoutUrl(request: { idToken: string; returnTo: string }): Promise<string | null> {
+    const { end_session_endpoint } = await this.discover();
+    if (!end_session_endpoint) return null;
+    const url = new URL(end_session_endpoint);
+    url.search = new URLSearchParams({
+      client_id: this.settings.clientId,
+      post_logout_redirect_uri: request.returnTo,
+      ...(request.idToken ? { id_token_hint: request.idToken } : {}),
+    }).toString();
+    return url.toString();
+  }
+
   /** Checks an ID token as a sign-in must (exported for the tests of a tampered or expired token). */
   async verifyIdToken(idToken: string, nonce: string | undefined): Promise<SignInTokens['identity']> {
     const discovery = await this.discover();
@@ -84,7 +97,7 @@ export class OpenIdProvider implements IdentityProvider {
 
   private async tokensOf(body: Record<string, unknown>, nonce: string | undefined): Promise<SignInTokens> {
     if (typeof body.id_token !== 'string') throw unauthenticated('the identity provider answered without an ID token; the scopes must include openid');
-    return { identity: await this.verifyIdToken(body.id_token, nonce), refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : '' };
+    return { identity: await this.verifyIdToken(body.id_token, nonce), refreshToken: typeof body.refresh_token === 'string' ? body.refresh_token : '', idToken: body.id_token };
   }
 
   private async tokenRequest(form: Record<string, string>): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; error: string }> {
