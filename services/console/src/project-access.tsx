@@ -1,6 +1,7 @@
 // What every page of a project asks first: the project, the signed-in person's role in it, and
 // the note shown where that role may not act. Shared by the pages, so that no page imports another.
 import { useQuery } from '@tanstack/react-query';
+import type { ReactNode } from 'react';
 import { Link } from 'react-router-dom';
 import { answer, api } from './api';
 import { queryKeys } from './query-keys';
@@ -41,5 +42,31 @@ export function ReadOnlyNote({ projectId, needed = 'operator', what = 'Changing 
       Your role in this project is <strong>{role}</strong>: {what.toLowerCase()} {roleReason(role, needed).replace(/; yours is .*/, '')}. An admin of the
       project grants roles on its <Link to={`/projects/${projectId}/members`}>Members</Link> page.
     </p>
+  );
+}
+
+/**
+ * Controls the person's role may not use: shown, never hidden, with every one of them disabled (a
+ * disabled fieldset) and the reason in its title and in the note above it (docs/console.md).
+ */
+export function RoleControls({ projectId, needed = 'operator', what, children }: { projectId: string; needed?: Role; what?: string; children: ReactNode }) {
+  return (
+    <>
+      <ReadOnlyNote projectId={projectId} needed={needed} what={what} />
+      <RoleFieldset projectId={projectId} needed={needed}>
+        {children}
+      </RoleFieldset>
+    </>
+  );
+}
+
+/** The controls alone, disabled together with the reason in their title, where a note is already on the page. */
+export function RoleFieldset({ projectId, needed = 'operator', inline, children }: { projectId: string; needed?: Role; inline?: boolean; children: ReactNode }) {
+  const role = useProjectRole(projectId);
+  const allowed = roleAllows(role, needed);
+  return (
+    <fieldset className={inline ? 'bare inline' : 'bare'} disabled={!allowed} title={allowed ? undefined : roleReason(role, needed)} data-testid={allowed ? undefined : 'disabled-controls'}>
+      {children}
+    </fieldset>
   );
 }

@@ -85,6 +85,14 @@ test('a viewer sees the project, its role and every action it may not take, disa
 
   await page.goto(consoleUrl(`/projects/${f.project.id}/groups`));
   await expectText(page.getByTestId('read-only'), 'needs the operator role');
+  // Whole forms are shown with every control disabled, never hidden.
+  expect(await page.getByRole('button', { name: 'Create group' }).isDisabled()).toBe(true);
+  expect(await page.getByTestId('disabled-controls').first().getAttribute('title')).toBe('needs the operator role; yours is viewer');
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments`));
+  await expectText(page.getByTestId('read-only'), 'creating a deployment needs the operator role');
+  expect(await page.getByRole('button', { name: 'Create draft' }).isDisabled()).toBe(true);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/tokens`));
+  expect(await page.getByRole('button', { name: 'Create token' }).isDisabled()).toBe(true);
 });
 
 test('an operator may pause, but not go around a hold: a held build\'s Start and a guardrail pause\'s Resume are disabled with why, and an approver is asked by name', async () => {

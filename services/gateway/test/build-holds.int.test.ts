@@ -11,7 +11,8 @@ async function projectWithBuild(size: number) {
   await grantRole(project, approver, 'approver');
   const devices = Array.from({ length: size }, (_, i) => `held-${i + 1}`);
   for (const deviceId of devices) expect((await api('POST', '/api/v1/ota/check/', { token: project.deviceScopeToken, json: checkBody(deviceId) })).status).toBe(200);
-  const artifact = await api('POST', `/api/v1/projects/${project.project.id}/artifacts/`, { token: operator.token, body: uploadForm(MANIFEST, randomBinary(64)) });
+  const binary = randomBinary(64);
+  const artifact = await api('POST', `/api/v1/projects/${project.project.id}/artifacts/`, { token: operator.token, body: uploadForm(MANIFEST, binary) });
   expect(artifact.status).toBe(201);
   const deployments = `/api/v1/projects/${project.project.id}/deployments/`;
   const create = async (person: CreatedUser, json: object) => {
@@ -30,7 +31,7 @@ async function projectWithBuild(size: number) {
       (event) => event.action === action && event.target_id === id,
     );
   const holds = async () => (await api('GET', `/api/v1/projects/${project.project.id}/artifacts/${artifact.body.id}/holds/`, { token: operator.token })).body;
-  return { project, operator, approver, devices, create, transition, offered, audit, holds };
+  return { project, operator, approver, devices, binary, create, transition, offered, audit, holds };
 }
 
 it('holds a build at its approval gate: a second deployment of it cannot be started or ramped by an operator, and an approver goes around it only saying so', async () => {
@@ -62,7 +63,7 @@ it('holds a build at its approval gate: a second deployment of it cannot be star
 });
 
 it('holds a build a guardrail paused: an operator can neither start nor resume another deployment of it', async () => {
-  const { project, operator, approver, devices, create, transition, offered } = await projectWithBuild(4);
+  const { project, operator, approver, devices, binary, create, transition, offered } = await projectWithBuild(4);
   const guarded = await create(operator, { guardrails: { failure_threshold: { percent: 50, min_finished: 1 } } });
   expect((await transition(operator, guarded.id, { action: 'start', confirm_all: true })).status).toBe(200);
   const failed = await api('POST', '/api/v1/ota/status/', { token: project.deviceScopeToken, json: { device_id: devices[0], deployment_id: guarded.id, event: 'failed', reason: 'flash_write_error' } });
@@ -75,6 +76,18 @@ it('holds a build a guardrail paused: an operator can neither start nor resume a
   expect(refused.status).toBe(403);
   expect(refused.body.detail).toContain(`deployment ${guarded.id} was paused by its failure_threshold guardrail`);
   expect(await offered()).toBe(0);
+
+  // The same bytes released again are the same build: held, and nothing is stored.
+  const builds = async () => ((await api('GET', `/api/v1/projects/${project.project.id}/artifacts/`, { token: operator.token })).body as unknown[]).length;
+  const release = (token: string, fields: Record<string, string> = {}) =>
+    api('POST', `/api/v1/projects/${project.project.id}/release/`, { token, body: uploadForm(MANIFEST, binary, { channel_name: 'stable', ...fields }) });
+  const released = await release(operator.token);
+  expect([released.status, released.body.detail]).toEqual([403, expect.stringContaining(`deployment ${guarded.id} was paused by its failure_threshold guardrail`)]);
+  expect((await release(approver.token)).status).toBe(400);
+  expect(await builds()).toBe(1);
+  expect((await release(approver.token, { override_holds: 'true' })).status).toBe(201);
+  expect(await builds()).toBe(2);
+
   expect((await transition(approver, again.id, { action: 'start', confirm_all: true, override_holds: true })).status).toBe(200);
 });
 

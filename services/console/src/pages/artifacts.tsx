@@ -7,7 +7,7 @@ import { DataTable } from '../components/data-table';
 import { BusyButton, ErrorNote, LoadState } from '../components/feedback';
 import { Timestamp, formatBytes } from '../components/time';
 import type { Artifact, ChipFamilyCount } from '../types';
-import { ReadOnlyNote, useProject, useProjectWrite } from '../project-access';
+import { roleReason, RoleControls, useProject, useProjectRole, useProjectWrite } from '../project-access';
 import { useArtifacts } from '../queries';
 import { queryKeys } from '../query-keys';
 import { totalWords } from '../words';
@@ -20,6 +20,7 @@ const OPTIONAL_TEXT_FIELDS = ['board_id', 'hardware_revision', 'partition_profil
 export function ArtifactsPage() {
   const { projectId = '' } = useParams();
   const writable = useProjectWrite(projectId);
+  const role = useProjectRole(projectId);
   const queryClient = useQueryClient();
   const artifacts = useArtifacts(projectId);
   const archive = useMutation({
@@ -41,13 +42,16 @@ export function ArtifactsPage() {
       id: 'archived',
       header: 'Archived',
       cell: (info) => (
-        writable ? (
-          <BusyButton type="button" className="small" busy={archive.isPending} onClick={() => archive.mutate(info.row.original)}>
-            {info.row.original.archived ? 'Archived: unarchive' : 'Archive'}
-          </BusyButton>
-        ) : (
-          <span>{info.row.original.archived ? 'yes' : 'no'}</span>
-        )
+        <BusyButton
+          type="button"
+          className="small"
+          busy={archive.isPending}
+          disabled={!writable}
+          title={writable ? undefined : roleReason(role, 'operator')}
+          onClick={() => archive.mutate(info.row.original)}
+        >
+          {info.row.original.archived ? 'Archived: unarchive' : 'Archive'}
+        </BusyButton>
       ),
     }),
   ];
@@ -59,7 +63,9 @@ export function ArtifactsPage() {
         <DataTable rows={artifacts.data ?? []} columns={columns} caption="Artifacts" initialSort={[{ id: 'build_number', desc: true }]} />
       </LoadState>
       <ImagesOnlySetting projectId={projectId} />
-      {writable ? <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) })} /> : <ReadOnlyNote projectId={projectId} />}
+      <RoleControls projectId={projectId} what="Uploading a build">
+        <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) })} />
+      </RoleControls>
     </>
   );
 }

@@ -10,7 +10,7 @@ import { BuildHolds } from '../components/build-holds';
 import { namesById, useArtifacts, useBuildHolds, useChannels, useGroups } from '../queries';
 import { rolloutFigures } from '../rollout-figures';
 import type { Deployment } from '../types';
-import { ReadOnlyNote, useProjectWrite } from '../project-access';
+import { RoleControls } from '../project-access';
 import { queryKeys } from '../query-keys';
 import { totalWords } from '../words';
 
@@ -18,7 +18,6 @@ const column = createColumnHelper<Deployment>();
 
 export function DeploymentsPage() {
   const { projectId = '' } = useParams();
-  const writable = useProjectWrite(projectId);
   const deployments = useQuery({
     queryKey: queryKeys.deployments(projectId),
     queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/', { params: { path: { id: projectId } } })),
@@ -49,7 +48,9 @@ export function DeploymentsPage() {
       <LoadState loading={deployments.isLoading} error={deployments.error} empty={deployments.data?.length === 0 && 'No deployments yet: create one from a build below.'}>
         <DataTable rows={deployments.data ?? []} columns={columns} caption="Deployments" initialSort={[{ id: 'created_at', desc: true }]} />
       </LoadState>
-      {writable ? <CreateDeployment projectId={projectId} /> : <ReadOnlyNote projectId={projectId} />}
+      <RoleControls projectId={projectId} what="Creating a deployment">
+        <CreateDeployment projectId={projectId} />
+      </RoleControls>
     </>
   );
 }

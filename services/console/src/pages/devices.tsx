@@ -10,7 +10,7 @@ import { Timestamp } from '../components/time';
 import { namesById, useChannels, useGroups } from '../queries';
 import type { DeviceTotal, MembershipChange, MembershipImpact } from '../types';
 import { CHECK_STATE_WORDS, checkStatusWords, totalWords } from '../words';
-import { ReadOnlyNote, useProjectWrite } from '../project-access';
+import { RoleControls, useProjectWrite } from '../project-access';
 import { DEVICE_PAGE_SIZE, devicePage, FILTERS, type DevicePage } from '../device-pages';
 import { OtaStatus } from '../components/ota-status';
 import { queryKeys } from '../query-keys';
@@ -131,11 +131,9 @@ export function DevicesPage() {
           <input value={params.get('chip_family') ?? ''} onChange={(event) => setFilter('chip_family', event.target.value.trim())} placeholder="esp32s3" />
         </label>
       </form>
-      {writable ? (
+      <RoleControls projectId={projectId} what="Adding devices to groups and removing them">
         <BulkMembership projectId={projectId} selected={selected} total={total} filters={params} filtered={filtered} onDone={() => setSelected(new Set())} />
-      ) : (
-        <ReadOnlyNote projectId={projectId} what="Adding devices to groups and removing them" />
-      )}
+      </RoleControls>
       <LoadState
         loading={page.isLoading}
         error={page.error}

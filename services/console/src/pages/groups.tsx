@@ -8,7 +8,7 @@ import { Timestamp } from '../components/time';
 import { useChannels, useGroups } from '../queries';
 import type { Channel, Group } from '../types';
 import { devicePage } from '../device-pages';
-import { ReadOnlyNote, useProjectWrite } from '../project-access';
+import { ReadOnlyNote, RoleFieldset } from '../project-access';
 import { queryKeys } from '../query-keys';
 import { totalWords } from '../words';
 
@@ -35,7 +35,7 @@ function NameForm({ id, label, button, initial = '', onSave, pending, error }: {
 type Named = (Group & { kind: 'group' }) | (Channel & { kind: 'channel' });
 
 /** One group or channel in the list: its count, its devices, and rename and delete for its owner. */
-function NamedRow({ projectId, item, writable }: { projectId: string; item: Named; writable: boolean }) {
+function NamedRow({ projectId, item }: { projectId: string; item: Named }) {
   const queryClient = useQueryClient();
   const [renaming, setRenaming] = useState(false);
   const [deleting, setDeleting] = useState(false);
@@ -58,7 +58,7 @@ function NamedRow({ projectId, item, writable }: { projectId: string; item: Name
       <span className="muted">
         · created <Timestamp at={item.created_at} />
       </span>
-      {writable && (
+      <RoleFieldset projectId={projectId} inline>
         <span className="row-actions">
           <button type="button" className="small" aria-label={`Rename ${item.kind} ${item.name}`} onClick={() => setRenaming(!renaming)}>
             Rename
@@ -69,7 +69,7 @@ function NamedRow({ projectId, item, writable }: { projectId: string; item: Name
             </button>
           )}
         </span>
-      )}
+      </RoleFieldset>
       {renaming && <NameForm id={`rename-${item.id}`} label={`New name for ${item.name}`} button="Save name" initial={item.name} onSave={(name) => rename.mutateAsync(name)} pending={rename.isPending} error={rename.error} />}
       <ConfirmDialog
         open={deleting}
@@ -100,7 +100,6 @@ function NamedRow({ projectId, item, writable }: { projectId: string; item: Name
 export function GroupsAndChannelsPage() {
   const { projectId = '' } = useParams();
   const queryClient = useQueryClient();
-  const writable = useProjectWrite(projectId);
   const groups = useGroups(projectId);
   const channels = useChannels(projectId);
   const createGroup = useMutation({
@@ -122,11 +121,13 @@ export function GroupsAndChannelsPage() {
           <LoadState loading={groups.isLoading} error={groups.error} empty={groups.data?.length === 0 && 'No groups yet.'}>
             <ul className="plain">
               {groups.data?.map((group) => (
-                <NamedRow key={group.id} projectId={projectId} item={{ ...group, kind: 'group' }} writable={writable} />
+                <NamedRow key={group.id} projectId={projectId} item={{ ...group, kind: 'group' }} />
               ))}
             </ul>
           </LoadState>
-          {writable && <NameForm id="new-group" label="New group" button="Create group" onSave={(name) => createGroup.mutateAsync(name)} pending={createGroup.isPending} error={createGroup.error} />}
+          <RoleFieldset projectId={projectId}>
+            <NameForm id="new-group" label="New group" button="Create group" onSave={(name) => createGroup.mutateAsync(name)} pending={createGroup.isPending} error={createGroup.error} />
+          </RoleFieldset>
         </section>
         <section aria-labelledby="channels">
           <h2 id="channels">Channels</h2>
@@ -134,13 +135,13 @@ export function GroupsAndChannelsPage() {
           <LoadState loading={channels.isLoading} error={channels.error}>
             <ul className="plain">
               {channels.data?.map((channel) => (
-                <NamedRow key={channel.id} projectId={projectId} item={{ ...channel, kind: 'channel' }} writable={writable} />
+                <NamedRow key={channel.id} projectId={projectId} item={{ ...channel, kind: 'channel' }} />
               ))}
             </ul>
           </LoadState>
-          {writable && (
+          <RoleFieldset projectId={projectId}>
             <NameForm id="new-channel" label="New channel" button="Create channel" onSave={(name) => createChannel.mutateAsync(name)} pending={createChannel.isPending} error={createChannel.error} />
-          )}
+          </RoleFieldset>
         </section>
       </div>
     </>
@@ -153,7 +154,6 @@ export function GroupPage() {
   const { projectId = '', groupId = '' } = useParams();
   const queryClient = useQueryClient();
   const navigate = useNavigate();
-  const writable = useProjectWrite(projectId);
   const groups = useGroups(projectId);
   const group = groups.data?.find((candidate) => candidate.id === groupId);
   const [after, setAfter] = useState<string[]>(['']);
@@ -187,11 +187,11 @@ export function GroupPage() {
           {members.data?.devices.map((device) => (
             <li key={device.id}>
               <Link to={`/projects/${projectId}/devices/${device.id}`}>{device.device_id}</Link>{' '}
-              {writable && (
+              <RoleFieldset projectId={projectId} inline>
                 <button type="button" className="small" aria-label={`Remove ${device.device_id}`} onClick={() => change.mutate({ remove: [device.id] })}>
                   Remove
                 </button>
-              )}
+              </RoleFieldset>
             </li>
           ))}
         </ul>
@@ -206,7 +206,7 @@ export function GroupPage() {
           </nav>
         )}
       </LoadState>
-      {writable && (
+      <RoleFieldset projectId={projectId}>
         <section aria-labelledby="add-members">
           <h2 id="add-members">Add devices</h2>
           <p className="muted">
@@ -236,7 +236,7 @@ export function GroupPage() {
           )}
           <ErrorNote error={change.error ?? candidates.error} />
         </section>
-      )}
+      </RoleFieldset>
     </>
   );
 }

@@ -8,7 +8,7 @@ import { noteSignedOutBecause, useSession } from '../session';
 import type { SigningKey, Token, TokenCreated } from '../types';
 import { InlineForm } from '../components/inline-form';
 import { PlainTable } from '../components/plain-table';
-import { ReadOnlyNote, ROLES, useProjectRole, useProjectWrite, type Role } from '../project-access';
+import { ReadOnlyNote, roleReason, ROLES, useProjectRole, useProjectWrite, type Role } from '../project-access';
 import { queryKeys } from '../query-keys';
 
 /** What revoking a token destroys, in words, by its kind. */
@@ -125,6 +125,8 @@ function TokenList({
     },
   });
   const isSessionToken = (token: Token) => !scopes && session?.token_prefix === token.prefix;
+  // Project tokens are an admin's (docs/api.md, "Roles").
+  const readOnlyReason = roleReason(makerRole, 'admin');
   const livePersonal = (tokens.data ?? []).filter((token) => !token.revoked_at).length;
   return (
     <>
@@ -157,11 +159,16 @@ function TokenList({
                     revoked <Timestamp at={token.revoked_at} />
                   </span>
                 ) : (
-                  writable && (
-                    <button type="button" className="small danger" aria-label={`Revoke ${token.name} (${token.prefix}…)`} onClick={() => setRevoking(token)}>
-                      Revoke…
-                    </button>
-                  )
+                  <button
+                    type="button"
+                    className="small danger"
+                    aria-label={`Revoke ${token.name} (${token.prefix}…)`}
+                    disabled={!writable}
+                    title={writable ? undefined : readOnlyReason}
+                    onClick={() => setRevoking(token)}
+                  >
+                    Revoke…
+                  </button>
                 )}
               </td>
             </tr>
@@ -169,7 +176,7 @@ function TokenList({
         </PlainTable>
       </LoadState>
       {raw && <ShownOnce label="The new token." secret={raw} onDismiss={() => setRaw('')} />}
-      {writable && (
+      <fieldset className="bare" disabled={!writable} title={writable ? undefined : readOnlyReason}>
         <InlineForm onSubmit={() => create.mutate()}>
           <label htmlFor={`${queryKey.join('-')}-name`}>New token</label>
           <input id={`${queryKey.join('-')}-name`} required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} placeholder="ci, fleet, …" />
@@ -200,7 +207,7 @@ function TokenList({
             Create token
           </BusyButton>
         </InlineForm>
-      )}
+      </fieldset>
       <ErrorNote error={create.error} />
       <ConfirmDialog
         open={revoking !== null}
@@ -253,12 +260,12 @@ export function ProjectTokensPage() {
       </p>
       <ReadOnlyNote projectId={projectId} needed="admin" what="Making and revoking tokens and signing keys" />
       <TokenList calls={projectTokenCalls(projectId)} queryKey={queryKeys.projectTokens(projectId)} scopes={['api', 'device']} writable={writable} makerRole={role} />
-      <SigningKeys projectId={projectId} writable={writable} />
+      <SigningKeys projectId={projectId} writable={writable} role={role} />
     </>
   );
 }
 
-function SigningKeys({ projectId, writable }: { projectId: string; writable: boolean }) {
+function SigningKeys({ projectId, writable, role }: { projectId: string; writable: boolean; role: Role | undefined }) {
   const queryClient = useQueryClient();
   const keys = useQuery({ queryKey: queryKeys.signingKeys(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/signing-keys/', { params: { path: { id: projectId } } })) });
   const [name, setName] = useState('');
@@ -282,16 +289,21 @@ function SigningKeys({ projectId, writable }: { projectId: string; writable: boo
           {keys.data?.map((key) => (
             <li key={key.id}>
               <strong>{key.name}</strong> <span className="hash">{key.fingerprint.slice(0, 24)}…</span> <Timestamp at={key.created_at} />{' '}
-              {writable && (
-                <button type="button" className="small danger" aria-label={`Delete key ${key.name}`} onClick={() => setRemoving(key)}>
-                  Delete…
-                </button>
-              )}
+              <button
+                type="button"
+                className="small danger"
+                aria-label={`Delete key ${key.name}`}
+                disabled={!writable}
+                title={writable ? undefined : roleReason(role, 'admin')}
+                onClick={() => setRemoving(key)}
+              >
+                Delete…
+              </button>
             </li>
           ))}
         </ul>
       </LoadState>
-      {writable && (
+      <fieldset className="bare" disabled={!writable} title={writable ? undefined : roleReason(role, 'admin')}>
         <form
           className="grid"
           onSubmit={(event) => {
@@ -312,7 +324,7 @@ function SigningKeys({ projectId, writable }: { projectId: string; writable: boo
             </BusyButton>
           </div>
         </form>
-      )}
+      </fieldset>
       <ErrorNote error={add.error} />
       <ConfirmDialog
         open={removing !== null}

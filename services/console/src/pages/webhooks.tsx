@@ -7,7 +7,7 @@ import { BusyButton, ConfirmDialog, ErrorNote, LoadState, ShownOnce } from '../c
 import { PlainTable } from '../components/plain-table';
 import { Timestamp } from '../components/time';
 import type { Webhook, WebhookDelivery } from '../types';
-import { ReadOnlyNote, useProjectWrite } from '../project-access';
+import { ReadOnlyNote, RoleFieldset } from '../project-access';
 import { queryKeys } from '../query-keys';
 
 type EventKind = operations['createWebhook']['requestBody']['content']['application/json']['events'][number];
@@ -33,7 +33,6 @@ const EVENT_KINDS = Object.keys(EVENT_WORDS) as EventKind[];
 export function WebhooksPage() {
   const { projectId = '' } = useParams();
   const queryClient = useQueryClient();
-  const writable = useProjectWrite(projectId);
   const webhooks = useQuery({ queryKey: queryKeys.webhooks(projectId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/webhooks/', { params: { path: { id: projectId } } })) });
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<EventKind[]>(['deployment.paused', 'deployment.guardrail_tripped']);
@@ -69,11 +68,11 @@ export function WebhooksPage() {
                 <button type="button" className="small" aria-expanded={open === webhook.id} onClick={() => setOpen(open === webhook.id ? '' : webhook.id)}>
                   {open === webhook.id ? 'Hide deliveries' : 'Deliveries'}
                 </button>
-                {writable && (
+                <RoleFieldset projectId={projectId} inline>
                   <button type="button" className="small danger" aria-label={`Delete webhook ${webhook.url}`} onClick={() => setDeleting(webhook)}>
                     Delete…
                   </button>
-                )}
+                </RoleFieldset>
               </div>
               {open === webhook.id && <Deliveries projectId={projectId} webhookId={webhook.id} />}
             </li>
@@ -81,7 +80,7 @@ export function WebhooksPage() {
         </ul>
       </LoadState>
       {secret && <ShownOnce label="The webhook's signing secret." secret={secret} onDismiss={() => setSecret('')} />}
-      {writable && (
+      <RoleFieldset projectId={projectId}>
         <section aria-labelledby="new-webhook">
           <h2 id="new-webhook">New webhook</h2>
           <form
@@ -113,7 +112,7 @@ export function WebhooksPage() {
           </form>
           <ErrorNote error={create.error} />
         </section>
-      )}
+      </RoleFieldset>
       <ConfirmDialog
         open={deleting !== null}
         title="Delete this webhook?"

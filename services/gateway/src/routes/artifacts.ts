@@ -9,7 +9,7 @@ import { artifactJson, patchJson, signingKeyJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createSigningKeyBody, requestPatchBody, updateArtifactBody } from '../http/schemas';
 import { setArtifactArchived } from '../use-cases/artifact-archiving';
-import { holdsJson } from '../use-cases/deployments';
+import { holdsJson } from '../use-cases/build-holds';
 import { resolveReleaseTarget, startRelease } from '../use-cases/release';
 import type { ReleasedImage } from '../use-cases/secure-version-raise';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
@@ -35,7 +35,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
    * so nothing is stored and no build number is taken. The answer carries the request's
    * fingerprint (for an Idempotency-Key), from the binary's SHA-256 taken on the way through.
    */
-  async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>, image: ReleasedImage) => Promise<T>, readsImage = false) {
+  async function upload<T>(ctx: Context, project: registry.Project, checkRest: (fields: Map<string, string>, image: ReleasedImage, checksumSha256: string) => Promise<T>, readsImage = false) {
     const owner = await store.findUser(project.ownerId);
     const maxUploadsPerMonth = owner?.plan.maxUploadsPerMonth ?? 0;
     let rest: T | undefined;
@@ -55,7 +55,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
         }
         const fields = await complete;
         fingerprint = uploadFingerprint(manifest, hashed.digest(), fields);
-        rest = await checkRest(fields, image?.finish() ?? null);
+        rest = await checkRest(fields, image?.finish() ?? null, hashed.digest());
         // The rest of the form is accepted: the upload may be stored.
         yield { part: { $case: 'chunk' as const, chunk: Buffer.alloc(0) } };
       };
@@ -192,7 +192,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       operationId: 'release',
       summary: 'Upload, create a deployment and start it',
       description:
-        'One call for the common case: the build goes to the channel named `channel_name` (default `stable`, must exist) at `rollout_percentage` (default 100). A refused channel or percentage stores nothing. Canaries by group, or an approval step, need the three calls: upload, create deployment, transition.',
+        'One call for the common case: the build goes to the channel named `channel_name` (default `stable`, must exist) at `rollout_percentage` (default 100). A refused channel or percentage stores nothing, and neither does a release of the bytes of a build that is held (403 below the approver role, 400 without `override_holds=true`). Canaries by group, or an approval step, need the three calls: upload, create deployment, transition.',
       project: 'operator',
       roleNote: 'A build that raises secure_version (`acknowledge_secure_version_raise`) needs the approver role.',
       multipart: {
@@ -207,6 +207,12 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
             default: 'false',
             description: 'Required `true` (and the approver role) when the build raises secure_version: devices that confirm it burn eFuse bits for good.',
           },
+          override_holds: {
+            type: 'string',
+            enum: ['true', 'false'],
+            default: 'false',
+            description: 'Required `true` (and the approver role) when a build of the same bytes is held (docs/api.md, "Holds on a build").',
+          },
         },
       },
       headers: [IDEMPOTENCY_PARAMETER],
@@ -216,7 +222,7 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
     async (ctx, { project, role }) => {
       await onceByKey(ctx, project, 'release', async () => {
         const caller = { ...callerOf(ctx), role };
-        const { artifact, rest: target, fingerprint } = await upload(ctx, project, (fields, image) => resolveReleaseTarget(ports, caller, project.id, fields, image), true);
+        const { artifact, rest: target, fingerprint } = await upload(ctx, project, (fields, image, checksum) => resolveReleaseTarget(ports, caller, project.id, fields, { image, checksumSha256: checksum }), true);
         const deployment = await startRelease(ports, caller, artifact, target);
         const body = { artifact_id: artifact.id, build_number: artifact.buildNumber, deployment_id: deployment.id, state: deployment.state, channel: target.channel.name };
         return { fingerprint, status: 201, body };

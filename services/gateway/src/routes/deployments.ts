@@ -6,7 +6,8 @@ import { deploymentHealthJson, deploymentJson, deploymentPreviewJson, deployment
 import * as R from '../http/response-schemas';
 import { ValidationFailed } from '../http/errors';
 import { createDeploymentBody, listStatesQuery, previewQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
-import { createDeployment, deploymentProgress, holdsJson, transitionDeployment } from '../use-cases/deployments';
+import { holdsJson } from '../use-cases/build-holds';
+import { createDeployment, deploymentProgress, transitionDeployment } from '../use-cases/deployments';
 import { raiseDetails } from '../use-cases/release';
 import { checkSecureVersionRaise } from '../use-cases/secure-version-raise';
 import { answerOncePerKey, IDEMPOTENCY_PARAMETER, jsonFingerprint } from '../http/idempotency';

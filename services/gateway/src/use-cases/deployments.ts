@@ -3,6 +3,7 @@ import type { rollout } from '@ota/proto';
 import type { OutboundCall } from '@ota/logging';
 import { requireRole, roleAllows, type Role } from '../auth/roles';
 import type { AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
+import { holdsJson, requireHoldsOverridden } from './build-holds';
 import { preparePatches, type PatchPreparationPorts } from './patch-preparation';
 
 export interface DeploymentPorts extends PatchPreparationPorts {
@@ -121,16 +122,7 @@ const VERB: Record<string, string> = { start: 'Starting', resume: 'Resuming', ra
 /** The holds on the deployment's build, when the caller may and does go around them; throws otherwise. */
 async function heldBack(ports: DeploymentPorts, caller: Caller & { role: Role }, projectId: string, deployment: rollout.Deployment, action: string, overrideHolds: boolean): Promise<rollout.BuildHold[]> {
   const { holds } = await ports.rollout.listBuildHolds({ projectId, artifactId: deployment.artifactId, exceptDeploymentId: deployment.id }, caller.call);
-  if (holds.length === 0) return [];
-  const why = holds.map((hold) => hold.detail).join('; ');
-  requireRole(caller.role, 'approver', `${VERB[action]} a deployment of build ${deployment.buildNumber} while it is held (${why})`);
-  if (!overrideHolds) throw invalidArgument(`build ${deployment.buildNumber} is held: ${why}. To go around it, send override_holds: true`);
-  return holds;
-}
-
-/** How the answer and the audit name the holds gone around. */
-export function holdsJson(holds: readonly rollout.BuildHold[]) {
-  return holds.map((hold) => ({ deployment_id: hold.deploymentId, kind: hold.kind, detail: hold.detail }));
+  return requireHoldsOverridden(caller, `${VERB[action]} a deployment`, deployment.buildNumber, holds, overrideHolds);
 }
 
 function targetedDevices(ports: DeploymentPorts, projectId: string, deployment: rollout.Deployment, call: OutboundCall) {

@@ -2,6 +2,7 @@ import { invalidArgument } from '@ota/errors';
 import type { SecureVersionRaise } from '@ota/manifest';
 import type { artifacts, registry, rollout } from '@ota/proto';
 import type { Role } from '../auth/roles';
+import { holdsJson, holdsOnBytes, requireHoldsOverridden } from './build-holds';
 import { preparePatches, type PatchPreparationPorts } from './patch-preparation';
 import type { ArtifactsPort, AuditLog, Caller, RegistryPort, RolloutPort } from './ports';
 import { checkSecureVersionRaise, type ReleasedImage } from './secure-version-raise';
@@ -9,7 +10,7 @@ import { checkSecureVersionRaise, type ReleasedImage } from './secure-version-ra
 export interface ReleasePorts extends PatchPreparationPorts {
   artifacts: ArtifactsPort<'patchForOffer' | 'listArtifacts'>;
   registry: RegistryPort<'listChannels' | 'countCurrentImages'>;
-  rollout: RolloutPort<'createDeployment'>;
+  rollout: RolloutPort<'createDeployment' | 'listBuildHolds'>;
   audit: AuditLog;
 }
 
@@ -19,6 +20,14 @@ export interface ReleaseTarget {
   rolloutPercentage: number;
   /** The build raises secure_version, and the release acknowledged it. */
   secureVersionRaise: SecureVersionRaise | null;
+  /** The holds on a build of the same bytes that the release went around (`override_holds=true`). */
+  overriddenHolds: rollout.BuildHold[];
+}
+
+/** What a release's upload says of its binary once read: its image, and its SHA-256 (hex). */
+export interface ReleasedBinary {
+  image: ReleasedImage;
+  checksumSha256: string;
 }
 
 /**
@@ -32,7 +41,7 @@ export async function resolveReleaseTarget(
   caller: Caller & { role: Role },
   projectId: string,
   fields: ReadonlyMap<string, string>,
-  image: ReleasedImage,
+  binary: ReleasedBinary,
 ): Promise<ReleaseTarget> {
   const channelName = fields.get('channel_name') ?? 'stable';
   const percentageText = fields.get('rollout_percentage') ?? '100';
@@ -44,8 +53,12 @@ export async function resolveReleaseTarget(
   if (!channel) throw invalidArgument(`channel "${channelName}" does not exist in this project`);
   const acknowledged = fields.get('acknowledge_secure_version_raise') ?? 'false';
   if (acknowledged !== 'true' && acknowledged !== 'false') throw invalidArgument('acknowledge_secure_version_raise must be true or false');
-  const secureVersionRaise = await checkSecureVersionRaise(ports, caller, projectId, { releasedImage: image }, acknowledged === 'true');
-  return { channel, rolloutPercentage: Number(percentageText), secureVersionRaise };
+  const secureVersionRaise = await checkSecureVersionRaise(ports, caller, projectId, { releasedImage: binary.image }, acknowledged === 'true');
+  const override = fields.get('override_holds') ?? 'false';
+  if (override !== 'true' && override !== 'false') throw invalidArgument('override_holds must be true or false');
+  const held = await holdsOnBytes(ports, caller, projectId, binary.checksumSha256);
+  const overriddenHolds = requireHoldsOverridden(caller, 'Releasing the bytes', held.buildNumber, held.holds, override === 'true');
+  return { channel, rolloutPercentage: Number(percentageText), secureVersionRaise, overriddenHolds };
 }
 
 /** Creates and starts the deployment of an uploaded build to its release target. */
@@ -76,6 +89,7 @@ export async function startRelease(ports: ReleasePorts, caller: Caller, artifact
       channel: target.channel.name,
       rollout_percentage: target.rolloutPercentage,
       ...raiseDetails(target.secureVersionRaise),
+      ...(target.overriddenHolds.length > 0 ? { overridden_holds: holdsJson(target.overriddenHolds) } : {}),
     },
   });
   // Behind the answer, as for a started deployment (use-cases/deployments.ts).

@@ -5,7 +5,7 @@ import { LoadState, StaleNote } from '../../components/feedback';
 import { RelativeTime, Timestamp } from '../../components/time';
 import { namesById, useChannels, useGroups } from '../../queries';
 import type { Deployment, Guardrails } from '../../types';
-import { ReadOnlyNote, useProjectRole, useProjectWrite } from '../../project-access';
+import { RoleControls, useProjectRole } from '../../project-access';
 import { DeviceStates } from './device-states';
 import { HealthSection } from './health';
 import { Preview } from './preview';
@@ -19,7 +19,6 @@ const REFRESH_MS = 2_000;
 export function DeploymentPage() {
   const { projectId = '', deploymentId = '' } = useParams();
   const queryClient = useQueryClient();
-  const writable = useProjectWrite(projectId);
   const role = useProjectRole(projectId);
   const params = { path: { id: projectId, did: deploymentId } };
   const deployment = useQuery({ queryKey: queryKeys.deployment(deploymentId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/{did}/', { params })), refetchInterval: (query) => (ended(query.state.data) ? false : REFRESH_MS) });
@@ -44,7 +43,9 @@ export function DeploymentPage() {
       <StaleNote error={deployment.error} updatedAt={deployment.dataUpdatedAt} />
       <Facts deployment={d} reach={reach} reachEstimated={summary.data?.targeted_devices_estimated ?? false} groupNames={namesById(groups.data)} channelNames={namesById(channels.data)} />
       <GuardrailBanner deployment={d} />
-      {writable ? <Steer deployment={d} reach={reach} role={role} onChanged={refresh} /> : <ReadOnlyNote projectId={projectId} what="Steering this deployment" />}
+      <RoleControls projectId={projectId} what="Steering this deployment">
+        <Steer deployment={d} reach={reach} role={role} onChanged={refresh} />
+      </RoleControls>
 
       <section aria-labelledby="progress">
         <h2 id="progress">

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router-dom';
 import { answer, api } from '../../api';
 import { LoadState } from '../../components/feedback';
-import { ReadOnlyNote, useProjectWrite } from '../../project-access';
+import { RoleControls } from '../../project-access';
 import { queryKeys } from '../../query-keys';
 import { DeviceFacts } from './facts';
 import { DeviceManagement } from './manage';
@@ -13,7 +13,6 @@ export function DevicePage() {
   const { projectId = '', deviceId = '' } = useParams();
   const params = { path: { id: projectId, did: deviceId } };
   const device = useQuery({ queryKey: queryKeys.device(deviceId), queryFn: () => answer(api.GET('/api/v1/projects/{id}/devices/{did}/', { params })), refetchInterval: 5_000 });
-  const writable = useProjectWrite(projectId);
 
   if (device.error || !device.data) return <LoadState loading={device.isLoading} error={device.error}>{null}</LoadState>;
   return (
@@ -23,7 +22,9 @@ export function DevicePage() {
       </p>
       <h1>{device.data.device_id}</h1>
       <DeviceFacts device={device.data} />
-      {writable ? <DeviceManagement projectId={projectId} device={device.data} /> : <ReadOnlyNote projectId={projectId} />}
+      <RoleControls projectId={projectId} what="Managing this device">
+        <DeviceManagement projectId={projectId} device={device.data} />
+      </RoleControls>
       <DeviceTimeline projectId={projectId} deviceId={deviceId} />
     </>
   );
