@@ -472,11 +472,23 @@ static ota_err_t stop_update(ota_client_t *c, offer_standing_t standing) {
     c->url_valid = false;
     c->next_check_at = later;
     c->next_ask_at = later;
+    c->held = hold;
     if (hold) return OTA_OK;
     r->phase = OTA_PHASE_IDLE;
     c->slot_open = false;
     c->verified = false;
     return save(c);
+}
+
+/*
+ * A download held by a pause downloads nothing, so nothing asks whether its offer stands: each
+ * check that offers nothing asks instead, and a deployment cancelled (or its build archived)
+ * meanwhile abandons it, reporting the stop, rather than holding it for ever.
+ */
+static ota_err_t ask_while_held(ota_client_t *c) {
+    uint32_t retry_after_s;
+    offer_standing_t standing = ask_offer_standing(c, &retry_after_s);
+    return standing == OFFER_WITHDRAWN ? stop_update(c, standing) : OTA_OK;
 }
 
 /* The size of what is downloaded: the patch, or the image. */
@@ -905,6 +917,12 @@ static ota_err_t take_offer(ota_client_t *c) {
     bool use_patch = !(same_build && r->delta_failure) && read_offered_patch(c, size, &patch);
     bool same_patch = use_patch && r->delta && r->patch_size == patch.size && memcmp(r->patch_sha256, patch.sha256, sizeof patch.sha256) == 0;
     if (same_build && r->phase == OTA_PHASE_DOWNLOADING) {
+        if (c->held) {
+            /* Offered again after a pause: the time it held is no download time. */
+            c->held = false;
+            c->download_failures = 0;
+            c->last_byte_at = now_ms(c);
+        }
         if (r->delta && !(same_patch && json_get_string(patch.object.start, "url", c->url, sizeof c->url))) {
             /* The offer no longer carries the patch being applied: the image, from byte 0. */
             if (!json_get_string(c->response, "url", c->url, sizeof c->url)) return OTA_ERR_PROTOCOL;
@@ -949,6 +967,7 @@ static ota_err_t take_offer(ota_client_t *c) {
     memcpy(r->deployment_id, deployment, sizeof r->deployment_id);
     c->slot_open = false;
     c->verified = false;
+    c->held = false;
     c->download_failures = 0;
     c->last_byte_at = now_ms(c);
     c->next_download_at = now_ms(c);
@@ -996,7 +1015,7 @@ static ota_err_t check_step(ota_client_t *c) {
         if (!json_get_string(c->response, "status", c->last_check_status, sizeof c->last_check_status)) c->last_check_status[0] = '\0';
         /* A download under way keeps its bytes: a paused deployment may offer the same build again. */
         close_download(c);
-        return OTA_OK;
+        return c->held ? ask_while_held(c) : OTA_OK;
     }
     snprintf(c->last_check_status, sizeof c->last_check_status, "offered");
     if (c->record.phase == OTA_PHASE_IDLE && c->record.pending_event != OTA_EVENT_NONE) {
@@ -1036,6 +1055,7 @@ static ota_err_t activate_step(ota_client_t *c) {
     }
     c->ask_failures = 0;
     if (standing != OFFER_STANDS) return stop_update(c, standing);
+    c->held = false;
     if (slot->activate(slot->ctx) != OTA_OK) return fail_update(c, OTA_REASON_FLASH_WRITE_FAILED);
     report_once(c, OTA_EVENT_VALIDATED);
     r->phase = OTA_PHASE_REBOOTING;
@@ -1270,6 +1290,12 @@ ota_err_t ota_client_step(ota_client_t *c, uint32_t *wait_ms) {
     }
     if (wait_ms) *wait_ms = err == OTA_OK ? wait_for(c) : c->config.retry_base_ms;
     return err;
+}
+
+uint32_t ota_client_wait_ticks(uint32_t wait_ms, uint32_t tick_rate_hz) {
+    uint64_t ticks = (uint64_t)wait_ms * tick_rate_hz / 1000u;
+    if (ticks == 0) return 1;
+    return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
 }
 
 bool ota_client_in_trial(const ota_client_t *c) {

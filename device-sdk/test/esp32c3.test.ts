@@ -31,6 +31,12 @@ describe('the ESP32-C3 build', () => {
     if (!process.env.IDF_PATH || process.env.ESP_IDF_HEADERS) {
       expect(report.configurations).toEqual(['generated', 'no certificate bundle']);
       expect(report.client_struct_bytes).toBeGreaterThan(0);
+      // The example runs the client in a task of its own (the TLS handshake outgrows the main
+      // task's stack), watches that task's stack, and waits at least a tick between steps.
+      // (xTaskCreate is xTaskCreatePinnedToCore inlined, on a single-core chip's configuration.)
+      const calls = report.example_calls as string[];
+      expect(calls).toEqual(expect.arrayContaining(['uxTaskGetStackHighWaterMark', 'ota_client_wait_ticks', 'vTaskDelay']));
+      expect(calls.some((name) => /^xTaskCreate(PinnedToCore)?$/.test(name))).toBe(true);
     }
   });
 

@@ -62,6 +62,8 @@ export function assembleLibrary(out) {
   mkdirSync(join(out, 'src', 'ota'), { recursive: true });
   for (const [from, to] of SOURCES) cpSync(join(sdk, from), join(out, to));
   for (const name of ['library.properties', 'library.json', 'examples']) cpSync(join(sdk, 'arduino', name), join(out, name), { recursive: true });
+  // The Library Manager and PlatformIO's registry want the licence beside the manifests.
+  cpSync(join(root, 'LICENSE'), join(out, 'LICENSE'));
   return out;
 }
 

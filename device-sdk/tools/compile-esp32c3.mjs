@@ -213,10 +213,20 @@ function compileWithHeaders(tree, asVersion) {
       delta_state_bytes: sizeOnTarget(flags, 'ota_delta_t', 'ota/ota_delta.h'),
       delta_code: codeSize(objects.delta),
       port_code: codeSize(objects.port),
+      // What the example asks the linker for, among the RTOS and client calls it must make.
+      example_calls: undefinedNames(objects.example).filter((name) => EXAMPLE_CALLS.includes(name)).sort(),
     };
   }
   const version = run(CC, ['--version']).stdout.split('\n')[0];
   return { target: 'esp32c3', compiler: version, headers: tree, configurations: compiled, not_compiled: notCompiled, warnings: 0, ...sizes };
+}
+
+/** The calls the example is checked for (test/esp32c3.test.ts). */
+const EXAMPLE_CALLS = ['ota_client_step', 'ota_client_wait_ticks', 'uxTaskGetStackHighWaterMark', 'vTaskDelay', 'xTaskCreate', 'xTaskCreatePinnedToCore'];
+
+/** The names the objects ask the linker for. */
+function undefinedNames(objects) {
+  return [...new Set(objects.flatMap((object) => run('riscv64-unknown-elf-nm', ['-u', object]).stdout.split('\n').map((line) => line.trim().split(/\s+/).at(-1)).filter(Boolean)))];
 }
 
 /** The sources whose `needs` the header tree lacks, each with the headers it lacks. */
@@ -241,7 +251,9 @@ function compileArduinoLibrary(tree, library) {
   const generated = readFileSync(join(tree, 'config', 'sdkconfig.h'), 'utf8');
   writeFileSync(join(configDir, 'sdkconfig.h'), generated.split('\n').filter((line) => !/^#define CONFIG_OTA_CLIENT_/.test(line)).join('\n'));
   const systemIncludes = [...IDF_INCLUDES.map((dir) => join(idf, dir)), ...LIBSODIUM_INCLUDES.map((dir) => join(sodium, dir))].flatMap((dir) => ['-isystem', dir]);
-  const common = [...TARGET_FLAGS, ...IDF_DEFINES, '-isystem', configDir, `-I${source}`, ...systemIncludes, '-Os', '-ffunction-sections', '-fdata-sections'];
+  // Arduino-ESP32 names itself to every source it compiles.
+  const arduinoDefines = ['-DARDUINO=10607', '-DARDUINO_ARCH_ESP32', '-DESP32'];
+  const common = [...TARGET_FLAGS, ...IDF_DEFINES, ...arduinoDefines, '-isystem', configDir, `-I${source}`, ...systemIncludes, '-Os', '-ffunction-sections', '-fdata-sections'];
   const objectDir = join(outDir, 'arduino-library');
   rmSync(objectDir, { recursive: true, force: true });
   mkdirSync(objectDir, { recursive: true });
@@ -278,7 +290,32 @@ function compileArduinoLibrary(tree, library) {
   const mangled = undefinedNames.filter((name) => /^_Z.*ota_/.test(name));
   if (mangled.length) fail(`a C++ sketch asks the linker for C++ names the library does not define: ${mangled.join(', ')} (ota_esp_idf.h needs extern "C")`);
   for (const name of ['ota_esp_idf_init', 'ota_client_init']) if (!undefinedNames.includes(name)) fail(`a C++ sketch does not call ${name} by its C name: ${undefinedNames.join(', ')}`);
-  return { target: 'esp32c3', arduino_library: library, sources: objects.length, not_compiled: notCompiled, sketch_calls: ['ota_esp_idf_init', 'ota_client_init'], warnings: 0, code: codeSize(objects) };
+  return {
+    target: 'esp32c3',
+    arduino_library: library,
+    sources: objects.length,
+    not_compiled: notCompiled,
+    sketch_calls: ['ota_esp_idf_init', 'ota_client_init'],
+    keeps_trial: trialKeeper(objects),
+    warnings: 0,
+    code: codeSize(objects),
+  };
+}
+
+/**
+ * Which object defines Arduino-ESP32's verifyRollbackLater() (a weak default in its core answers
+ * false, and initArduino() then confirms every new image before setup()), and whether the
+ * definition answers true, read from its machine code: `li a0,1` then a return.
+ */
+function trialKeeper(objects) {
+  for (const object of objects) {
+    const defined = run('riscv64-unknown-elf-nm', ['--defined-only', object]).stdout.split('\n').some((line) => / T verifyRollbackLater$/.test(line));
+    if (!defined) continue;
+    const code = run('riscv64-unknown-elf-objdump', ['-d', '--disassemble=verifyRollbackLater', object]).stdout;
+    const instructions = code.split('\n').filter((line) => /^\s+[0-9a-f]+:\t/.test(line)).map((line) => line.split('\t').slice(2).join(' ').replace(/\s+/g, ' ').trim());
+    return { symbol: 'verifyRollbackLater', object: basenameOf(object), answers: /^li a0,1$/.test(instructions[0] ?? '') && /^ret\b/.test(instructions[1] ?? '') };
+  }
+  return null;
 }
 
 /** With a real ESP-IDF: its own build of the example, in a build directory of ours. */

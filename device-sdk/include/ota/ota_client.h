@@ -251,6 +251,7 @@ typedef struct {
     uint8_t running_slot;       /* from the boot */
     bool confirm_requested;
     bool reject_requested;
+    bool held;                  /* a pause holds the download: the budget does not run until the offer stands again */
     /* The last terminal outcome and the last check's answer, for the application. */
     ota_event_t last_event;
     ota_reason_t last_reason;
@@ -287,6 +288,13 @@ ota_err_t ota_client_init(ota_client_t *client, const ota_config_t *config);
  *   ESP-IDF's task watchdog) run meanwhile; only the hashing keeps the CPU, for a chunk at a time.
  */
 ota_err_t ota_client_step(ota_client_t *client, uint32_t *wait_ms);
+
+/*
+ * How many RTOS ticks to wait for `wait_ms` (what ota_client_step answered) at `tick_rate_hz`
+ * (FreeRTOS's configTICK_RATE_HZ): at least one, so that the idle task, which feeds ESP-IDF's task
+ * watchdog, runs between steps that do not wait. `pdMS_TO_TICKS(1)` is 0 at 100 Hz.
+ */
+uint32_t ota_client_wait_ticks(uint32_t wait_ms, uint32_t tick_rate_hz);
 
 /* True while a new image runs as a trial: the application runs its health check, then confirms. */
 bool ota_client_in_trial(const ota_client_t *client);

@@ -338,6 +338,21 @@ static void log_line(void *ctx, ota_log_level_t level, const char *message) {
     }
 }
 
+#ifdef ARDUINO
+/*
+ * Arduino-ESP32 3.x's initArduino() marks a new image valid before setup() unless the application
+ * answers true here (the core's weak default answers false): the bootloader would then never roll
+ * back an image that crashes before the client confirms it. The client confirms an image itself,
+ * once the application's health check passes, so the library keeps the trial. It lives in this
+ * file because every sketch links it (ota_esp_idf_init): a definition alone in an archive member
+ * would not be pulled in over the core's weak one. An application must not define its own.
+ */
+bool verifyRollbackLater(void);
+bool verifyRollbackLater(void) {
+    return true;
+}
+#endif
+
 esp_err_t ota_esp_idf_init(ota_esp_idf_t *port, const ota_esp_idf_options_t *options) {
     memset(port, 0, sizeof *port);
     if (options) port->options = *options;

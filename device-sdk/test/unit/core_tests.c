@@ -135,6 +135,17 @@ static void check_invariants(const char *name, const char *expected_event) {
     if (count_reports("confirmed") > 0) EXPECT(name, memcmp(world.slot_durable[world.active], image, sizeof image) == 0);
 }
 
+/* The wait between steps in RTOS ticks: never 0, or the idle task (and its watchdog) would never
+ * run between steps that do not wait; at 100 Hz one millisecond is 0 ticks by plain division. */
+static void test_wait_ticks(void) {
+    EXPECT("wait ticks: 1 ms at 100 Hz is one tick, not none", ota_client_wait_ticks(1, 100) == 1);
+    EXPECT("wait ticks: no wait is still one tick", ota_client_wait_ticks(0, 100) == 1 && ota_client_wait_ticks(0, 1000) == 1);
+    EXPECT("wait ticks: 15 ms at 100 Hz", ota_client_wait_ticks(15, 100) == 1);
+    EXPECT("wait ticks: a second at 100 Hz", ota_client_wait_ticks(1000, 100) == 100);
+    EXPECT("wait ticks: 25 ms at 1000 Hz", ota_client_wait_ticks(25, 1000) == 25);
+    EXPECT("wait ticks: the longest wait does not overflow", ota_client_wait_ticks(UINT32_MAX, 1000) == (uint32_t)UINT32_MAX);
+}
+
 static void test_whole_lifecycle(void) {
     make_device(1, 1);
     EXPECT("settles", run_device(10000) >= 0);
@@ -741,6 +752,49 @@ static void test_pause_holds_and_resumes(void) {
     EXPECT("pause: resumed from its offset (no byte fetched twice)", world.delivered == IMAGE_BYTES && world.last_range_start == held);
 }
 
+/* Time spent held by a pause is no download time: resumed after two hours onto a dead link, the
+ * download fails only once the budget has passed from the resume, not at once. */
+/* A device paused 5000 bytes into its download, holding them. */
+static void pause_a_download(const char *name, uint32_t download_budget_s) {
+    make_device(1, 1);
+    device.config.stop_check_bytes = CHUNK;
+    device.config.download_budget_s = download_budget_s;
+    world.stop_after = 5000;
+    world.stop_status = "deployment_paused";
+    world.stop_hold = 1;
+    ota_client_init(&device.client, &device.config);
+    step_until(stop_reported, 20000);
+    EXPECT(name, ota_client_phase(&device.client) == OTA_PHASE_DOWNLOADING);
+}
+
+static void test_pause_does_not_spend_the_budget(void) {
+    pause_a_download("paused budget: held", 3600);
+    world.now += 2u * 3600u * 1000u; /* two hours paused */
+    world.stop_after = -1;          /* resumed, onto a link that carries nothing */
+    world.get_failures_left = 1000000;
+    uint64_t resumed_at = world.now;
+    step_until(failure_reported, 100000);
+    const fake_report_t *terminal = last_terminal();
+    EXPECT("paused budget: the dead link fails the update", terminal && !strcmp(terminal->reason, "download_failed"));
+    EXPECT("paused budget: only once the budget passed from the resume", world.now - resumed_at >= 3600u * 1000u);
+}
+
+/* A download held by a pause whose deployment is then cancelled is abandoned: the device hears of
+ * it from its next check, reports the stop and goes idle, instead of holding for ever. */
+static void test_cancel_while_paused_abandons(void) {
+    pause_a_download("cancel while paused: held", 0);
+    world.stop_status = "deployment_cancelled";
+    world.stop_hold = 0;
+    for (int i = 0; i < 200 && ota_client_phase(&device.client) != OTA_PHASE_IDLE; i++) {
+        uint32_t wait = 0;
+        ota_client_step(&device.client, &wait);
+        world.now += wait + 1;
+    }
+    EXPECT("cancel while paused: abandoned", ota_client_phase(&device.client) == OTA_PHASE_IDLE);
+    EXPECT("cancel while paused: the cancel reported", count_reports("stopped") == 2 && !strcmp(world.reports[world.report_count - 1].reason, "deployment_cancelled"));
+    EXPECT("cancel while paused: no failure", count_reports("failed") == 0);
+}
+
 /* A cancel abandons the download: no switch, no failure, the stop reported once. */
 static void test_cancel_abandons(void) {
     make_device(1, 1);
@@ -1100,6 +1154,7 @@ int main(void) {
     crypto_sign_keypair(public_key, secret_key);
     json_scan_tests();
     crypto_tests();
+    test_wait_ticks();
     test_whole_lifecycle();
     test_failures();
     test_crash_loop();
@@ -1127,6 +1182,8 @@ int main(void) {
     test_chunk_ends();
     test_config();
     test_pause_holds_and_resumes();
+    test_pause_does_not_spend_the_budget();
+    test_cancel_while_paused_abandons();
     test_cancel_abandons();
     test_stop_after_the_last_byte();
     test_switch_waits_for_an_answer();

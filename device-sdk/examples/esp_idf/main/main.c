@@ -43,9 +43,27 @@ static bool health_check_passed(void) {
     return true;
 }
 
+/*
+ * The client runs in a task of its own: its TLS handshake (mbedTLS, with the certificate bundle)
+ * needs more stack than ESP-IDF's main task has (CONFIG_ESP_MAIN_TASK_STACK_SIZE, 3,584 bytes by
+ * default). ESP-IDF's own OTA examples give theirs 8 KB; so does this one, and it logs the least
+ * stack the task has had left each time that falls, for the application to size it by.
+ */
+#define OTA_TASK_STACK_BYTES 8192
+#define OTA_TASK_PRIORITY 5
+
+static void ota_task(void *arg);
+
 void app_main(void) {
     ESP_ERROR_CHECK(nvs_flash_init());
     /* ... connect Wi-Fi here ... */
+    if (xTaskCreate(ota_task, "ota_client", OTA_TASK_STACK_BYTES, NULL, OTA_TASK_PRIORITY, NULL) != pdPASS) {
+        ESP_LOGE("ota_example", "the OTA task could not be created: updates are off");
+    }
+}
+
+static void ota_task(void *arg) {
+    (void)arg;
     static ota_esp_idf_t port;
     static ota_client_t client;
     static ota_esp_idf_health_t health;
@@ -56,6 +74,7 @@ void app_main(void) {
     if (!decode_release_key(release_key[0])) {
         /* Never update without the pinned key: a placeholder left in place stops here. */
         ESP_LOGE("ota_example", "RELEASE_PUBLIC_KEY_BASE64 is not a 32-byte base64 key: updates are off");
+        vTaskDelete(NULL);
         return;
     }
     const ota_config_t config = {
@@ -88,12 +107,20 @@ void app_main(void) {
     };
     ESP_ERROR_CHECK(ota_client_init(&client, &config) == OTA_OK ? ESP_OK : ESP_FAIL);
     ESP_ERROR_CHECK(ota_esp_idf_health_start(&health, &client, NULL));
+    UBaseType_t least_left = (UBaseType_t)-1;
     for (;;) {
         uint32_t wait_ms = 0;
         ota_esp_idf_health_update(&health, &client);
         ota_esp_idf_chip_read(&chip);
         ota_client_step(&client, &wait_ms);
         if (ota_client_in_trial(&client) && health_check_passed()) ota_client_confirm(&client);
-        vTaskDelay(pdMS_TO_TICKS(wait_ms < 1000 ? (wait_ms ? wait_ms : 1) : 1000));
+        /* ESP-IDF counts a task's stack in bytes: this is the least it has had free. */
+        UBaseType_t left = uxTaskGetStackHighWaterMark(NULL);
+        if (left < least_left) {
+            least_left = left;
+            ESP_LOGI("ota_example", "OTA task stack: at least %u of %u bytes left so far", (unsigned)left, (unsigned)OTA_TASK_STACK_BYTES);
+        }
+        /* At least one tick, whatever CONFIG_FREERTOS_HZ: pdMS_TO_TICKS(1) is 0 at 100 Hz. */
+        vTaskDelay(ota_client_wait_ticks(wait_ms < 1000 ? wait_ms : 1000, configTICK_RATE_HZ));
     }
 }
