@@ -1193,6 +1193,7 @@ ota_err_t ota_client_init(ota_client_t *c, const ota_config_t *config) {
         } else {
             /* The bootloader went back to the previous image: the new one never confirmed. */
             set_pending(c, OTA_EVENT_ROLLED_BACK, OTA_REASON_BOOT_FAILED);
+            c->booted_after_rollback = true;
             r->phase = OTA_PHASE_IDLE;
         }
         err = save(c);
@@ -1296,6 +1297,10 @@ uint32_t ota_client_wait_ticks(uint32_t wait_ms, uint32_t tick_rate_hz) {
     uint64_t ticks = (uint64_t)wait_ms * tick_rate_hz / 1000u;
     if (ticks == 0) return 1;
     return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
+}
+
+bool ota_client_booted_after_rollback(const ota_client_t *c) {
+    return c->booted_after_rollback;
 }
 
 bool ota_client_in_trial(const ota_client_t *c) {

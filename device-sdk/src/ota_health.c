@@ -21,12 +21,12 @@ static void report(ota_health_keeper_t *keeper) {
     keeper->health.uptime_seconds = keeper->counts.uptime_seconds;
 }
 
-void ota_health_boot(ota_health_keeper_t *keeper, const ota_health_counts_t *saved, int64_t running_build, const char *reset_reason) {
+void ota_health_boot(ota_health_keeper_t *keeper, const ota_health_counts_t *saved, int64_t running_build, const char *reset_reason, bool reset_ended_a_trial) {
     memset(keeper, 0, sizeof *keeper);
     if (saved && saved->build == running_build && saved->abnormal_boots <= saved->boots) keeper->counts = *saved;
     keeper->counts.build = running_build;
     keeper->counts.boots++;
-    if (ota_reset_reason_abnormal(reset_reason)) keeper->counts.abnormal_boots++;
+    if (ota_reset_reason_abnormal(reset_reason) && !reset_ended_a_trial) keeper->counts.abnormal_boots++;
     keeper->uptime_before = keeper->counts.uptime_seconds;
     keeper->health.reset_reason = reset_reason ? reset_reason : "unknown";
     keeper->health.min_free_heap = -1;

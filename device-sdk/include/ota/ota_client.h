@@ -252,6 +252,7 @@ typedef struct {
     bool confirm_requested;
     bool reject_requested;
     bool held;                  /* a pause holds the download: the budget does not run until the offer stands again */
+    bool booted_after_rollback; /* this boot found the trial abandoned by the bootloader */
     /* The last terminal outcome and the last check's answer, for the application. */
     ota_event_t last_event;
     ota_reason_t last_reason;
@@ -298,6 +299,13 @@ uint32_t ota_client_wait_ticks(uint32_t wait_ms, uint32_t tick_rate_hz);
 
 /* True while a new image runs as a trial: the application runs its health check, then confirms. */
 bool ota_client_in_trial(const ota_client_t *client);
+
+/*
+ * True when this boot found that the bootloader abandoned the trial of a new image (it crashed or
+ * would not boot) and went back: the reset that ended the trial is that build's, reported with
+ * `rolled_back`, `boot_failed` (ota_health_boot's reset_ended_a_trial).
+ */
+bool ota_client_booted_after_rollback(const ota_client_t *client);
 
 /* The application's health check passed: keep the new image and report `confirmed`. Once is
  * enough: a failed write of the choice is tried again at each step until it holds. */

@@ -50,10 +50,13 @@ bool ota_reset_reason_abnormal(const char *reset_reason);
 /*
  * Counts this boot, once per boot after ota_client_init: `saved` as the port loaded it (NULL when
  * none was ever saved), the build that runs (ota_client_running_build) and why the device reset.
- * Counts of another build start afresh: the device installed this one since. `reset_reason` must
- * outlive the keeper (a string literal).
+ * Counts of another build start afresh: the device installed this one since. With
+ * `reset_ended_a_trial` (ota_client_booted_after_rollback), the reset ended a trial the bootloader
+ * then abandoned: it is the trial build's, which the service counts from the rolled_back report,
+ * so it is no abnormal boot of the build the device went back to. `reset_reason` must outlive the
+ * keeper (a string literal).
  */
-void ota_health_boot(ota_health_keeper_t *keeper, const ota_health_counts_t *saved, int64_t running_build, const char *reset_reason);
+void ota_health_boot(ota_health_keeper_t *keeper, const ota_health_counts_t *saved, int64_t running_build, const char *reset_reason, bool reset_ended_a_trial);
 
 /*
  * Brings the report to `seconds_into_boot` (a monotonic clock since boot) with the lowest free heap

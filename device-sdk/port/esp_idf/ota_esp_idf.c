@@ -425,7 +425,7 @@ esp_err_t ota_esp_idf_health_start(ota_esp_idf_health_t *health, const ota_clien
         loaded = nvs_get_blob(nvs, "health", &saved, &size) == ESP_OK && size == sizeof saved;
         nvs_close(nvs);
     }
-    ota_health_boot(&health->keeper, loaded ? &saved : NULL, ota_client_running_build(client), reset_reason_name(esp_reset_reason()));
+    ota_health_boot(&health->keeper, loaded ? &saved : NULL, ota_client_running_build(client), reset_reason_name(esp_reset_reason()), ota_client_booted_after_rollback(client));
     health_save(health);
     return ESP_OK;
 }

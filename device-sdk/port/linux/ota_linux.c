@@ -109,7 +109,7 @@ void ota_linux_health_start(ota_linux_health_t *health, const ota_linux_t *port,
     /* Kept in static storage: the keeper holds the pointer. */
     static char reason[32];
     snprintf(reason, sizeof reason, "%s", reset_reason && *reset_reason ? reset_reason : "power_on");
-    ota_health_boot(&health->keeper, loaded ? &saved : NULL, ota_client_running_build(client), reason);
+    ota_health_boot(&health->keeper, loaded ? &saved : NULL, ota_client_running_build(client), reason, ota_client_booted_after_rollback(client));
     health_save(health);
 }
 

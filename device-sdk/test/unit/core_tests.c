@@ -217,6 +217,7 @@ static void test_crash_loop(void) {
     const fake_report_t *terminal = last_terminal();
     EXPECT("a crash loop ends in the bootloader's rollback", terminal && !strcmp(terminal->event, "rolled_back") && !strcmp(terminal->reason, "boot_failed"));
     EXPECT("the trial booted as often as the bootloader allows", crashes == 1);
+    EXPECT("the boot after the bootloader's rollback knows it, for the health count", ota_client_booted_after_rollback(&device.client));
     check_invariants("crash loop", "rolled_back");
 }
 
@@ -1109,11 +1110,11 @@ static void test_boot_facts(void) {
 /* How the device runs since its install: counted across boots, restarted by an install, sent with each check. */
 static void test_health(void) {
     ota_health_keeper_t keeper;
-    ota_health_boot(&keeper, NULL, 7, "power_on");
+    ota_health_boot(&keeper, NULL, 7, "power_on", false);
     EXPECT("health: a first boot counts one", keeper.counts.build == 7 && keeper.counts.boots == 1 && keeper.counts.abnormal_boots == 0);
     EXPECT("health: an update reports its time", !ota_health_update(&keeper, 7, 3600, 120000) && keeper.health.uptime_seconds == 3600);
     ota_health_counts_t saved = keeper.counts;
-    ota_health_boot(&keeper, &saved, 7, "task_watchdog");
+    ota_health_boot(&keeper, &saved, 7, "task_watchdog", false);
     EXPECT("health: a watchdog reset counts as abnormal", keeper.counts.boots == 2 && keeper.counts.abnormal_boots == 1);
     ota_health_update(&keeper, 7, 600, -1);
     EXPECT("health: uptime sums the boots", keeper.health.uptime_seconds == 4200 && keeper.health.min_free_heap == -1);
@@ -1121,15 +1122,24 @@ static void test_health(void) {
     ota_health_update(&keeper, 8, 1000, 100000);
     EXPECT("health: from the install", keeper.counts.build == 8 && keeper.health.boots == 1 && keeper.health.abnormal_boots == 0 && keeper.health.uptime_seconds == 100);
     saved = keeper.counts;
-    ota_health_boot(&keeper, &saved, 8, "panic");
+    ota_health_boot(&keeper, &saved, 8, "panic", false);
     EXPECT("health: a panic on the new build counts against it", keeper.health.boots == 2 && keeper.health.abnormal_boots == 1 && keeper.health.uptime_seconds == 100);
-    ota_health_boot(&keeper, &saved, 9, "software");
+    ota_health_boot(&keeper, &saved, 9, "software", false);
     EXPECT("health: counts of another build start afresh", keeper.counts.build == 9 && keeper.counts.boots == 1 && keeper.counts.abnormal_boots == 0);
+    /* The panic that ended a trial the bootloader then abandoned is the trial build's (its
+     * rolled_back report says so), not the build the device went back to. */
+    saved = keeper.counts;
+    ota_health_boot(&keeper, &saved, 9, "panic", true);
+    EXPECT("health: an abandoned trial's reset is a boot, not an abnormal one, of the build gone back to", keeper.counts.boots == 2 && keeper.counts.abnormal_boots == 0);
+    EXPECT("health: and the check still says why it reset", !strcmp(keeper.health.reset_reason, "panic"));
+    saved.build = 10; /* counts the trial build saved before it crashed */
+    ota_health_boot(&keeper, &saved, 9, "task_watchdog", true);
+    EXPECT("health: whichever build's counts were saved", keeper.counts.build == 9 && keeper.counts.boots == 1 && keeper.counts.abnormal_boots == 0);
     EXPECT("health: brownout, not a power-on", ota_reset_reason_abnormal("brownout") && !ota_reset_reason_abnormal("power_on") && !ota_reset_reason_abnormal(NULL));
 
     make_device(1, 1);
     world.build = 0;
-    ota_health_boot(&keeper, NULL, 0, "panic");
+    ota_health_boot(&keeper, NULL, 0, "panic", false);
     ota_health_update(&keeper, 0, 7200, 150000);
     device.config.health = &keeper.health;
     uint32_t wait;

@@ -8,3 +8,4 @@ export * from './compatibility';
 export * from './cohort';
 export * from './views';
 export * from './maintenance-windows';
+export { HEALTH_PERIOD_MS, healthPeriodStart } from './health-periods';

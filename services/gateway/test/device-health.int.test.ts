@@ -61,3 +61,21 @@ test('the health guardrail takes its defaults from {}, refuses settings out of r
   const other = await setupProject();
   expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/${chosen.body.id}/health/`, { token: other.user.token })).status).toBe(404);
 });
+
+test("a trial the bootloader abandoned is an abnormal reset of the deployment's build, counted once on its updated side", async () => {
+  const f = await setupProject();
+  expect((await check(f, 'trial-1', HEALTH)).status).toBe(200);
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
+  const deployments = `/api/v1/projects/${f.project.id}/deployments/`;
+  const created = await api('POST', deployments, { token: f.user.token, json: { artifact_id: artifact.id, guardrails: { health_regression: {} } } });
+  expect((await api('POST', `${deployments}${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } })).status).toBe(200);
+  expect((await check(f, 'trial-1', HEALTH)).body.update_available).toBe(true);
+  const report = () =>
+    api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: 'trial-1', deployment_id: created.body.id, event: 'rolled_back', reason: 'boot_failed' } });
+  // Sent until accepted, as devices do: the repeat counts nothing more.
+  expect((await report()).status).toBe(200);
+  expect((await report()).status).toBe(200);
+  const health = await api('GET', `${deployments}${created.body.id}/health/`, { token: f.user.token });
+  expect(health.body.updated).toMatchObject({ devices: 1, abnormal_resets: 1 });
+  expect(health.body.previous.abnormal_resets).toBe(0);
+});

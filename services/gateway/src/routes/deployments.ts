@@ -13,7 +13,7 @@ import { checkSecureVersionRaise } from '../use-cases/secure-version-raise';
 import { answerOncePerKey, IDEMPOTENCY_PARAMETER, jsonFingerprint } from '../http/idempotency';
 import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './context';
 
-/** Registry counts device health in periods of this length (HEALTH_PERIOD_MS in registry's device-health.ts). */
+/** Device health is counted in periods of this length (HEALTH_PERIOD_MS in @ota/decision). */
 const HEALTH_PERIOD_MINUTES = 15;
 
 const DEPLOYMENT_ETAG = { description: 'The deployment\'s `version` in quotes: send it back as `If-Match` to change only what you saw.', schema: { type: 'string' } };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isCompatible, targetsDevice, type ArtifactSummary, type DecisionDeployment, type DecisionDevice } from '@ota/decision';
+import { healthPeriodStart, isCompatible, targetsDevice, type ArtifactSummary, type DecisionDeployment, type DecisionDevice } from '@ota/decision';
 
 /**
  * How a device has run since it installed the build it runs, as its check reports it (docs/api.md,
@@ -62,12 +62,6 @@ export function healthSides(
   return sides;
 }
 
-/** Health is summed per period of this length: the chart's resolution, and what a resume skips. */
-export const HEALTH_PERIOD_MS = 15 * 60_000;
-
-export function healthPeriodStart(at: Date): Date {
-  return new Date(Math.floor(at.getTime() / HEALTH_PERIOD_MS) * HEALTH_PERIOD_MS);
-}
 
 export interface HealthTally {
   projectId: string;

@@ -3,7 +3,7 @@ import { invalidArgument } from '@ota/errors';
 import { DEFERRED_EVENT, STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
 import { devicesInProgress, InProgressCounts, minuteOf } from './offer-caps';
 import { checkStateOf, type CheckState, type DeviceForCheckState } from './check-state';
-import { decideOffer, targetsDevice, type Decision, type DecisionDevice, type OfferOutcome } from '@ota/decision';
+import { decideOffer, healthPeriodStart, targetsDevice, type Decision, type DecisionDevice, type OfferOutcome } from '@ota/decision';
 import { DEVICE_EVENTS, isInProgress, rankOf, statusOfEvent } from './device-status';
 import { NO_STATUS, type DeviceStatusEntry } from './device-status-cache';
 import type { DeploymentCounts } from './deployment-counts';
@@ -32,6 +32,9 @@ interface TimelineReport {
  * report, each device's status per deployment (in memory, the store the truth), and its timeline.
  */
 
+/** The rolled_back reason of a trial the bootloader abandoned: the build crashed or did not boot. */
+const TRIAL_ABANDONED = 'boot_failed';
+
 export class DeviceRollout {
   constructor(
     private readonly deps: RolloutDeps,
@@ -44,6 +47,9 @@ export class DeviceRollout {
 
   /** Each capped deployment's devices in progress, read at most once a second (offer-caps.ts). */
   private readonly inProgress: InProgressCounts;
+
+  /** Names this replica's trial crashes in the health tallies: one writer per document. */
+  private readonly trialCrashSource = `trial-rollbacks-${randomUUID()}`;
 
   /** Each device's check_state, from this replica's view of the project's active deployments. */
   checkStates(projectId: string, devices: readonly DeviceForCheckState[]): CheckState[] {
@@ -180,6 +186,7 @@ export class DeviceRollout {
     // The check records `offered` with no report: the device's own first `offered` is then stored
     // alone, once (its repeats collide with it).
     if (!reportStored && status === 'offered') await this.deps.reports.insertFirstReport(report);
+    if (status === 'rolled_back' && input.reason === TRIAL_ABANDONED && reportStored) await this.countTrialCrash(input.projectId, input.deploymentId);
     // A failure may trip a guardrail: judged before the answer, so that the pause is in place when
     // the reporting device hears back. The report is stored either way; a judgement that fails is
     // made again by the timer.
@@ -231,6 +238,20 @@ export class DeviceRollout {
   }
 
   /** 404 unless the deployment is the project's. */
+  /**
+   * A trial the bootloader abandoned (`boot_failed`: the build crashed before it was confirmed, or
+   * did not boot) is an abnormal reset of the deployment's build. The device's next check runs the
+   * earlier build and says nothing of it (its port charges that reset to no build), so it is
+   * counted here, on the deployment's `updated` side, with the device that ran it (docs/api.md,
+   * "Device health"), for a deployment that watches device health.
+   */
+  private async countTrialCrash(projectId: string, deploymentId: string): Promise<void> {
+    const deployment = this.deps.views.activeDeployments(projectId).find((candidate) => candidate.id === deploymentId) ?? (await this.deployments.findDeployment(projectId, deploymentId));
+    if (!deployment.guardrails.healthRegression) return;
+    const tally = { projectId, deploymentId, side: 'updated' as const, periodStart: healthPeriodStart(this.now()), devices: 1, deviceSeconds: 0, abnormalResets: 1, source: this.trialCrashSource };
+    await this.deps.health.add([tally]);
+  }
+
   private async requireDeployment(projectId: string, deploymentId: string): Promise<void> {
     // Reports are almost always for an active deployment, which this replica holds in memory; any
     // other (paused, completed, or not yet in this replica's view) is read from the store.

@@ -12,7 +12,7 @@ export interface RolloutDeps {
   recountIntervalMs: number;
   catalog: ArtifactCatalog;
   fleet: Fleet;
-  /** What the health guardrail judges: device health counted by registry's checks. */
+  /** What the health guardrail judges: device health counted by registry's checks, and trials that crashed. */
   health: HealthTallyStore;
   /** The new offers of each minute, for the offer caps. */
   offerSlots: OfferSlotStore;
