@@ -29,6 +29,11 @@ function etagOfVersion(version: number): string {
   return `"${version}"`;
 }
 
+/** A header's one value as sent; undefined when it was not sent. Sent twice, the values joined, which no If-Match matches. */
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 /** The version an If-Match names; undefined for none or `*`; 400 for anything else. */
 function versionOfIfMatch(header: string | undefined): number | undefined {
   if (header === undefined || header.trim() === '*') return undefined;
@@ -145,7 +150,8 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
         action: body.action,
         rolloutPercentage: body.rollout_percentage,
         confirmAll: body.confirm_all ?? false,
-        expectedVersion: versionOfIfMatch(ctx.get('if-match') || undefined),
+        // Present but empty is no header left out: it names no version (400), never "whatever it is now".
+        expectedVersion: versionOfIfMatch(headerValue(ctx.request.headers['if-match'])),
         overrideHolds: body.override_holds ?? false,
       });
       ctx.set('ETag', etagOfVersion(deployment.version));
