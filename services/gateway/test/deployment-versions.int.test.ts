@@ -51,3 +51,11 @@ test('two clicks that both saw the same version apply once; a malformed If-Match
     expect(answer.body.detail).toEqual(expect.any(String));
   }
 });
+
+test('without If-Match, racing transitions apply to whatever the deployment is by then: twenty parallel ramps all land, none is refused for the race', async () => {
+  const ramps = await Promise.all(Array.from({ length: 20 }, (_, i) => transition({ action: 'ramp', rollout_percentage: 50 + i })));
+  expect(ramps.map((answer) => [answer.status, answer.body.detail])).toEqual(ramps.map(() => [200, undefined]));
+  // Each applied once, in some order: the versions they answered are twenty in a row.
+  const versions = ramps.map((answer) => answer.body.version as number).sort((a, b) => a - b);
+  expect(versions).toEqual(versions.map((_, i) => versions[0]! + i));
+});

@@ -77,6 +77,9 @@ function refusalOf(fenced: readonly string[]): string {
   return `target_channel_ids names no channel of this project: ${ids('channel').join(', ')}`;
 }
 
+/** How often a transition without an expected version is judged again after losing its version to a racing one. */
+const TRANSITION_ATTEMPTS = 25;
+
 export class Deployments {
   private readonly guardrailRuns = new CoalescedRuns<void>();
 
@@ -214,12 +217,22 @@ export class Deployments {
    * another transition claiming the same version first (docs/api.md, "Changing a deployment safely").
    */
   async transition(projectId: string, deploymentId: string, request: TransitionRequest, expectedVersion?: number): Promise<Deployment> {
-    const deployment = await this.findDeployment(projectId, deploymentId);
-    if (expectedVersion !== undefined && deployment.version !== expectedVersion) throw changedSince(expectedVersion, deployment);
-    const change = { ...applyTransition(deployment, request, this.now()), updatedAt: this.effectTime(deployment) };
-    const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, change);
-    if (!updated && expectedVersion !== undefined) throw changedSince(expectedVersion, (await this.deps.deployments.findDeployment(deployment.id)) ?? deployment);
-    if (!updated) throw failedPrecondition('the deployment changed meanwhile; read it again and retry');
+    // Without an expected version the transition applies to whatever the deployment is when it
+    // lands: a version claimed first by a racing transition is read again and judged again, a
+    // bounded number of times (docs/api.md, "Changing a deployment safely").
+    for (let attempt = 1; ; attempt += 1) {
+      const deployment = await this.findDeployment(projectId, deploymentId);
+      if (expectedVersion !== undefined && deployment.version !== expectedVersion) throw changedSince(expectedVersion, deployment);
+      const change = { ...applyTransition(deployment, request, this.now()), updatedAt: this.effectTime(deployment) };
+      const updated = await this.deps.deployments.applyTransition(deployment.id, deployment.version, change);
+      if (!updated && expectedVersion !== undefined) throw changedSince(expectedVersion, (await this.deps.deployments.findDeployment(deployment.id)) ?? deployment);
+      if (!updated && attempt < TRANSITION_ATTEMPTS) continue;
+      if (!updated) throw failedPrecondition(`the deployment changed ${TRANSITION_ATTEMPTS} times while this transition was applied; read it again and retry`);
+      return this.transitioned(deployment, change, updated);
+    }
+  }
+
+  private async transitioned(deployment: Deployment, change: TransitionChange & { updatedAt: Date }, updated: Deployment): Promise<Deployment> {
     await this.changed(updated);
     // The answer (and the audit made of it) is the deployment as this transition left it: the
     // store, read back, may already hold a later one.
