@@ -136,6 +136,8 @@ test('an operator may pause, but not go around a hold: a held build\'s Start and
   // The approver is asked, with the holds named, and the start says what it went around.
   const approverPage = await signedInPage(browser, approver, LAPTOP);
   await approverPage.goto(consoleUrl(`/projects/${f.project.id}/deployments/${beside}`));
+  // The page has read the holds before the click (a click before would be answered by the API's 400, naming them).
+  await expectText(approverPage.getByTestId('build-holds'), `deployment ${guarded} was paused`);
   await approverPage.getByRole('button', { name: 'Start' }).click();
   const dialog = approverPage.getByRole('dialog');
   await expectText(dialog, 'although it is held');
