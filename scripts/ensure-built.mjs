@@ -17,7 +17,9 @@
 //  11. with --delta-tools (npm start): detools alone, pinned, in its venv under .tools/, which the
 //      local stack's patch workers run.
 //  12. with --image-tools (the test command): esptool, pinned, in a venv under .tools/, and Debian's
-//      RISC-V compiler: the tests make ESP32-C3 application images with Espressif's own tool.
+//      RISC-V compiler: the tests make ESP32-C3 application images with Espressif's own tool; and
+//      Debian's gdb-multiarch, which the artifacts service decodes core dumps with (so does
+//      --delta-tools, for npm start).
 //  13. with --identity-provider (the test command): Keycloak, pinned, from Maven Central into
 //      .tools/keycloak, and Debian's Java 17 to run it: the OpenID provider the sign-in tests use.
 // Progress goes to stderr so that commands such as `npm run admin` keep stdout for their output.
@@ -379,6 +381,8 @@ function ensureDeviceSdk() {
 // The artifacts service's patch workers run detools (DETOOLS_COMMAND; the local stack points it
 // here), and the device SDK's delta tests check their applier against it.
 function ensureDeltaTools() {
+  // The artifacts service's crash decoders run Debian's gdb-multiarch (GDB_COMMAND).
+  aptInstall(['gdb-multiarch'], 'the crash decoder');
   unlessStamped(join(detoolsVenv, '.stamp'), DETOOLS_REQUIREMENT, () => {
     say(`installing ${DETOOLS_REQUIREMENT} into .tools/detools-venv`);
     run('python3', ['-m', 'venv', detoolsVenv]);
@@ -388,6 +392,7 @@ function ensureDeltaTools() {
 
 function ensureImageTools() {
   aptInstall(RISCV_PACKAGES, 'the test images (ESP32-C3)');
+  aptInstall(['gdb-multiarch'], 'the crash decoder the tests run');
   unlessStamped(join(esptoolVenv, '.stamp'), ESPTOOL_REQUIREMENT, () => {
     say(`installing ${ESPTOOL_REQUIREMENT} into .tools/esptool-venv`);
     run('python3', ['-m', 'venv', esptoolVenv]);

@@ -5,7 +5,7 @@
 # (0 done, 2 paused by a guardrail or a person, 3 timed out, 4 refused, 1 anything else).
 #
 # Settings (environment): OTA_URL, OTA_TOKEN, OTA_PROJECT as otactl reads them, and
-#   OTA_BINARY (required), OTA_MANIFEST or OTA_VERSION + OTA_CHIP_FAMILY (+ OTA_FRAMEWORK),
+#   OTA_BINARY (required), OTA_ELF (the image's ELF, for decoding core dumps), OTA_MANIFEST or OTA_VERSION + OTA_CHIP_FAMILY (+ OTA_FRAMEWORK),
 #   OTA_GROUPS, OTA_CHANNELS (comma-separated names), OTA_PERCENTAGE, OTA_STAGES, OTA_STAGE_WAIT,
 #   OTA_FAILURE_THRESHOLD, OTA_REASON_LIMITS (comma-separated), OTA_CONFIRM_TIMEOUT, OTA_NOTES,
 #   OTA_WINDOWS (semicolon-separated DAYS@HH:MM+DURATION), OTA_WINDOW_ZONE (default UTC),
@@ -30,6 +30,7 @@ release() {
   : "${OTA_URL:?set OTA_URL}" "${OTA_TOKEN:?set OTA_TOKEN}" "${OTA_BINARY:?set OTA_BINARY}"
   local args=(--json release --binary "$OTA_BINARY")
   if [ -n "${OTA_MANIFEST:-}" ]; then args+=(--manifest "$OTA_MANIFEST"); fi
+  if [ -n "${OTA_ELF:-}" ]; then args+=(--elf "$OTA_ELF"); fi
   if [ -n "${OTA_VERSION:-}" ]; then args+=(--version "$OTA_VERSION"); fi
   if [ -n "${OTA_CHIP_FAMILY:-}" ]; then args+=(--chip-family "$OTA_CHIP_FAMILY"); fi
   if [ -n "${OTA_FRAMEWORK:-}" ]; then args+=(--framework "$OTA_FRAMEWORK"); fi

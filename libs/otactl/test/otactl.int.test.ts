@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, makeEspImage, randomBinary, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
+import { api, makeEspBuild, makeEspImage, randomBinary, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
 import { fleetInGroup, fleetUpdates } from './fleet';
 import { runProcess, type Run } from './run-process';
 
@@ -294,4 +295,28 @@ test('a release whose image raises secure_version is refused (exit 4) unless ack
   const listed = await otactl(f, ['artifacts', 'list']);
   expect(listed.stdout).toMatch(/IMAGE/);
   expect(listed.stdout).toContain('esp32c3 v0.3-v1.99, secure version 1 (raises it from 0, 15 eFuse raises left)');
+});
+
+test("--elf sends the image's ELF with the release, and a wrong one stops it before any deployment", async () => {
+  const f = await setupProject();
+  const build = makeEspBuild({ crashCode: true, version: '5.0.0' });
+  const imagePath = join(work, 'crashing.bin');
+  const elfPath = join(work, 'crashing.elf');
+  const otherElfPath = join(work, 'other.elf');
+  writeFileSync(imagePath, build.image);
+  writeFileSync(elfPath, build.elf);
+  writeFileSync(otherElfPath, makeEspBuild({ crashCode: true, version: '5.0.1' }).elf);
+  const flags = ['--json', 'release', '--binary', imagePath, '--version', '5.0.0', '--chip-family', 'esp32c3', '--channel', 'stable'];
+
+  const wrong = await otactl(f, [...flags, '--elf', otherElfPath]);
+  expect(wrong.code).toBe(4);
+  expect(wrong.stderr).toMatch(/not the ELF build \d+'s image was made from/);
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body).toEqual([]);
+
+  const released = await otactl(f, [...flags, '--elf', elfPath]);
+  expect(released.code).toBe(0);
+  expect(JSON.parse(released.stdout).artifact.id).toBeTruthy();
+  const artifacts = (await api('GET', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token })).body as Array<{ elf: { sha256: string } | null }>;
+  expect(artifacts[0]!.elf).toMatchObject({ sha256: createHash('sha256').update(build.elf).digest('hex') });
+  expect((await otactl(f, ['release', '--binary', imagePath, '--version', '5.0.0', '--chip-family', 'esp32c3', '--elf', join(work, 'missing.elf')])).code).toBe(1);
 });

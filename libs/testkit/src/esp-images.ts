@@ -24,21 +24,35 @@ export interface EspImageOptions {
   tableBytes?: number;
   /** The app descriptor's magic word; another than 0xABCD5432 makes an image without one. */
   descriptorMagic?: number;
+  /** Links in `esp-app/crash.c`, with debugging information: a build the core-dump tests crash. */
+  crashCode?: boolean;
+}
+
+/** A build as CI has it: the application image and the ELF it was made from. */
+export interface EspBuild {
+  image: Buffer;
+  elf: Buffer;
 }
 
 const rootDir = join(__dirname, '..', '..', '..');
 const appDir = join(__dirname, '..', 'esp-app');
 const esptool = join(rootDir, '.tools', 'esptool-venv', 'bin', 'esptool');
-const made = new Map<string, Buffer>();
+const made = new Map<string, EspBuild>();
 
 /** The image's bytes; the same options answer the same bytes from the second call on. */
 export function makeEspImage(options: EspImageOptions = {}): Buffer {
+  return makeEspBuild(options).image;
+}
+
+/** The image and its ELF; the same options answer the same bytes from the second call on. */
+export function makeEspBuild(options: EspImageOptions = {}): EspBuild {
   const key = JSON.stringify(options);
   const cached = made.get(key);
   if (cached) return cached;
   const dir = mkdtempSync(join(tmpdir(), 'esp-image-'));
   try {
     const elf = join(dir, 'app.elf');
+    const crashObject = join(dir, 'crash.o');
     const bin = join(dir, 'app.bin');
     const defines = {
       APP_DESC_MAGIC: `0x${(options.descriptorMagic ?? 0xabcd5432).toString(16)}u`,
@@ -50,10 +64,18 @@ export function makeEspImage(options: EspImageOptions = {}): Buffer {
       MAX_EFUSE_BLK_REV: String(options.maxEfuseBlockRevision ?? 199),
       TABLE_BYTES: String(options.tableBytes ?? 300),
     };
+    const target = ['-march=rv32imc_zicsr', '-mabi=ilp32', '-nostdlib', '-ffreestanding'];
+    if (options.crashCode) {
+      // Unoptimised, with frame pointers and DWARF: the frames esp-core-dumps.ts lays out.
+      run('riscv64-unknown-elf-gcc', [...target, '-O0', '-g', '-fno-omit-frame-pointer', '-c', join(appDir, 'crash.c'), '-o', crashObject]);
+    }
     run('riscv64-unknown-elf-gcc', [
-      '-march=rv32imc_zicsr', '-mabi=ilp32', '-Os', '-nostdlib', '-ffreestanding',
+      ...target, '-Os',
       ...Object.entries(defines).map(([name, value]) => `-D${name}=${value}`),
-      '-T', join(appDir, 'app.ld'), '-Wl,--gc-sections', join(appDir, 'app.c'), '-o', elf,
+      '-T', join(appDir, 'app.ld'), '-Wl,--gc-sections', join(appDir, 'app.c'),
+      // Nothing calls the crashing tasks: kept by name, as a scheduler would reach them.
+      ...(options.crashCode ? [crashObject, '-Wl,-u,sensor_task', '-Wl,-u,calibration_task', '-Wl,-u,crashed_task_tcb'] : []),
+      '-o', elf,
     ]);
     run(esptool, [
       '--chip', 'esp32c3', 'elf2image',
@@ -64,9 +86,9 @@ export function makeEspImage(options: EspImageOptions = {}): Buffer {
       ...(options.appendHash === false ? ['--dont-append-digest'] : []),
       '-o', bin, elf,
     ]);
-    const bytes = readFileSync(bin);
-    made.set(key, bytes);
-    return bytes;
+    const build = { image: readFileSync(bin), elf: readFileSync(elf) };
+    made.set(key, build);
+    return build;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -6,5 +6,6 @@ export { startExtraGateway, type ExtraGateway } from './extra-gateway';
 export { findTokensInLogs, recordIssuedTokens, type TokenSighting } from './issued-tokens';
 export { WebhookReceiver, type ReceivedDelivery } from './webhook-receiver';
 export { CLIENT as KEYCLOAK_CLIENT, signInThroughKeycloak, startKeycloak, type Keycloak, type KeycloakPerson } from './keycloak';
-export { esptoolImageInfo, makeEspImage, type EspImageOptions, type EsptoolImageInfo } from './esp-images';
+export { esptoolImageInfo, makeEspBuild, makeEspImage, type EspBuild, type EspImageOptions, type EsptoolImageInfo } from './esp-images';
+export { CORE_DUMP_TCB_SYMBOL, makeCoreDump, type CoreDumpOptions } from './esp-core-dumps';
 export { isLoopback, testRunListeners, type Listener } from './listeners';

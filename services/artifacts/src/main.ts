@@ -11,7 +11,10 @@ import { natsArtifactEvents } from './adapters/nats/artifact-events';
 import { S3BinaryStorage, createS3Client } from './adapters/s3/s3-binary-storage';
 import { loadArtifactsConfig } from './config';
 import { Artifacts } from './domain/artifacts';
-import { startPatchWorkers } from './domain/patch-workers';
+import { startWorkers } from './domain/workers';
+import { Crashes } from './domain/crashes';
+import { GdbCrashDecoder } from './adapters/gdb/gdb-crash-decoder';
+import { MongoCrashStore } from './adapters/mongo/mongo-crash-store';
 import { Patches } from './domain/patches';
 import { artifactsHandlers } from './grpc/artifacts-handlers';
 
@@ -55,18 +58,43 @@ void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }
     maxImageBytes: config.PATCH_MAX_IMAGE_BYTES,
     leaseMs: config.PATCH_LEASE_MS,
   });
-  const stopPatchWorkers = startPatchWorkers(patches, {
+  const stopPatchWorkers = startWorkers(() => patches.buildNext(), {
     workers: config.PATCH_WORKERS,
     pollMs: config.PATCH_POLL_MS,
     onError: (error) => logger.error({ err: error }, 'a patch worker failed to take or finish a job; it looks again'),
   });
 
+  // Core dumps are decoded here too, by workers that run gdb: never on the device's request.
+  const crashes = new Crashes({
+    store: new MongoCrashStore(models),
+    artifacts: store,
+    storage,
+    decoder: new GdbCrashDecoder({ command: config.GDB_COMMAND, timeoutMs: config.GDB_TIMEOUT_MS }),
+    workDir: config.CRASH_WORK_DIR || tmpdir(),
+    maxDumpBytes: config.COREDUMP_MAX_BYTES,
+    maxPieceBytes: config.COREDUMP_PIECE_MAX_BYTES,
+    leaseMs: config.CRASH_DECODE_LEASE_MS,
+  });
+  let lastSweep = 0;
+  const stopCrashWorkers = startWorkers(async () => {
+    if (Date.now() - lastSweep > 60_000) {
+      lastSweep = Date.now();
+      await crashes.dropStaleUploads(config.COREDUMP_UPLOAD_TTL_MS);
+    }
+    return crashes.decodeNext();
+  }, {
+    workers: config.CRASH_DECODE_WORKERS,
+    pollMs: config.CRASH_DECODE_POLL_MS,
+    onError: (error) => logger.error({ err: error }, 'a crash decode worker failed to take or finish a dump; it looks again'),
+  });
+
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts, patches)),
+    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts, patches, crashes, { maxElfBytes: config.ELF_MAX_BYTES })),
   );
 
   return [
     stopPatchWorkers,
+    stopCrashWorkers,
     () => mongo.close(),
     () => s3.destroy(),
     () => bus.drain(),

@@ -175,5 +175,6 @@ function artifactOf(
     archived: false,
     signature: '',
     signingKeyId: '',
+    elf: null,
   };
 }

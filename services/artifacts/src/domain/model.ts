@@ -15,7 +15,17 @@ export interface Artifact extends BuildRequirements {
   storageKey: string;
   /** What the binary says of itself when it is an ESP-IDF application image; null for other bytes. */
   image: EspImage | null;
+  /** The ELF the image was made from, once CI uploaded it: crashes of the build are decoded with it. */
+  elf: ArtifactElf | null;
   createdAt: Date;
+}
+
+export interface ArtifactElf {
+  sha256: string;
+  size: number;
+  /** Where it lives in object storage: by its SHA-256. */
+  storageKey: string;
+  uploadedAt: Date;
 }
 
 /** What a patch job is doing: waiting for a worker, being made, published, or given up on. */

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { Artifact, Patch } from './model';
+import type { Artifact, ArtifactElf, Patch } from './model';
+import type { CoreDumpUpload, Crash, CrashFrame, CrashGroup, CrashGroupSummary } from './crash-model';
 import type { SigningKey } from './signing-keys';
 
 export interface ArtifactStore {
@@ -20,6 +21,8 @@ export interface ArtifactStore {
   listArtifacts(projectId?: string): Promise<Artifact[]>;
   /** Sets the flag; returns the artifact and whether it changed, or null when it does not exist. */
   setArchived(projectId: string, artifactId: string, archived: boolean): Promise<{ artifact: Artifact; changed: boolean } | null>;
+  /** Records the build's ELF; null when the project has no such build. */
+  setElf(projectId: string, artifactId: string, elf: ArtifactElf): Promise<Artifact | null>;
 
   insertSigningKey(key: SigningKey): Promise<'inserted' | 'duplicate'>;
   listSigningKeys(projectId: string): Promise<SigningKey[]>;
@@ -69,4 +72,49 @@ export interface PatchMaker {
    * with an independent implementation: answers the SHA-256 of what that apply produced.
    */
   make(basePath: string, targetPath: string, patchPath: string): Promise<{ appliedSha256: string }>;
+}
+
+export interface CrashStore {
+  /** The upload of this dump by this device, started if there was none. */
+  openUpload(upload: CoreDumpUpload): Promise<CoreDumpUpload>;
+  /**
+   * Stores a piece at `offset` unless one is there (the first writer of an offset keeps it);
+   * answers how many bytes from the start the upload now holds without a gap.
+   */
+  addPiece(uploadId: string, offset: number, piece: Buffer): Promise<number>;
+  /** Bytes held from the start without a gap. */
+  receivedOf(uploadId: string): Promise<number>;
+  /** The pieces from the start, joined. */
+  piecesOf(uploadId: string): Promise<Buffer>;
+  dropUpload(uploadId: string): Promise<void>;
+  /** Drops uploads started before `before`: a device that never finished. */
+  dropUploadsStartedBefore(before: Date): Promise<number>;
+
+  insertCrash(crash: Crash): Promise<'inserted' | 'duplicate'>;
+  findCrashByDump(projectId: string, deviceId: string, sha256: string): Promise<Crash | null>;
+  countCrashesSince(projectId: string, deviceId: string, since: Date): Promise<number>;
+  /** Takes the oldest queued crash, or one whose decode lease ran out, for one worker. */
+  claimDecode(now: Date, leaseUntil: Date): Promise<Crash | null>;
+  finishDecode(crash: Crash): Promise<void>;
+  /** Queues the build's crashes that waited for its ELF; answers how many. */
+  requeueForElf(projectId: string, artifactId: string): Promise<number>;
+
+  /** Stores the group unless it exists (its id is made from its project, build and signature). */
+  insertGroup(group: CrashGroup): Promise<void>;
+  findGroup(projectId: string, groupId: string): Promise<CrashGroup | null>;
+  /** Groups with crashes matching the filter, with their counts within it; most recent first. */
+  listGroups(filter: CrashFilter, limit: number): Promise<CrashGroupSummary[]>;
+  listCrashesOfGroup(groupId: string, limit: number): Promise<Crash[]>;
+}
+
+export interface CrashFilter {
+  projectId: string;
+  artifactId?: string;
+  since?: Date;
+  groupId?: string;
+}
+
+/** Unwinds a core file against the application's ELF (a debugger, run as a separate process). */
+export interface CrashDecoder {
+  decode(coreElfPath: string, appElfPath: string, crashedTcb: number | null): Promise<{ task: string; frames: CrashFrame[] }>;
 }

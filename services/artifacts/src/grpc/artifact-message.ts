@@ -23,5 +23,6 @@ export function artifactMessage(artifact: Artifact): pb.Artifact {
     createdAt: artifact.createdAt,
     storageKey: artifact.storageKey,
     image: artifact.image ?? undefined,
+    elf: artifact.elf ? { sha256: artifact.elf.sha256, size: artifact.elf.size, uploadedAt: artifact.elf.uploadedAt } : undefined,
   };
 }

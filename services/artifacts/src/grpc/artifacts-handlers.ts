@@ -4,6 +4,8 @@ import { type artifacts as pb } from '@ota/proto';
 import type { Artifacts, UploadHeader } from '../domain/artifacts';
 import type { Patch } from '../domain/model';
 import type { Patches } from '../domain/patches';
+import type { Crashes } from '../domain/crashes';
+import type { Crash, CrashGroupSummary } from '../domain/crash-model';
 import type { SigningKey } from '../domain/signing-keys';
 import { artifactMessage } from './artifact-message';
 
@@ -12,8 +14,44 @@ const cancelledUpload = () => conflict('the upload was cancelled before it compl
 // Messages of a streamed download: small enough to interleave with other calls on the connection.
 const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
 
-export function artifactsHandlers(artifacts: Artifacts, patches: Patches): Handlers<typeof pb.ArtifactsServiceService> {
+export function artifactsHandlers(artifacts: Artifacts, patches: Patches, crashes: Crashes, settings: { maxElfBytes: number }): Handlers<typeof pb.ArtifactsServiceService> {
   return {
+    async putArtifactElf(requests, ctx) {
+      const iterator = requests[Symbol.asyncIterator]();
+      const first = await iterator.next();
+      if (first.done || first.value.part?.$case !== 'header') throw invalidArgument('an ELF upload starts with its header');
+      const { projectId, artifactId } = first.value.part.header;
+      const chunks = async function* () {
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+          if (next.value.part?.$case !== 'chunk') throw invalidArgument('only chunks may follow the header');
+          yield next.value.part.chunk;
+        }
+        if (ctx.cancelled()) throw cancelledUpload();
+      };
+      const { artifact, changed, requeued } = await crashes.putElf(projectId, artifactId, chunks(), settings.maxElfBytes);
+      return { artifact: artifactMessage(artifact), changed, crashesRequeued: requeued };
+    },
+    async receiveCoreDump(request) {
+      const { received, crash } = await crashes.receive({
+        projectId: request.projectId,
+        deviceId: request.deviceId,
+        deviceBuildNumber: Number(request.deviceBuildNumber),
+        sha256: request.sha256,
+        size: request.size,
+        offset: request.offset,
+        piece: Buffer.from(request.piece),
+        maxPerDevicePerHour: request.maxPerDevicePerHour,
+      });
+      return { received, complete: crash !== null, crashId: crash?.id ?? '' };
+    },
+    async listCrashGroups(request) {
+      const groups = await crashes.listGroups(request.projectId, { artifactId: request.artifactId || undefined, since: request.since });
+      return { groups: groups.map(crashGroupMessage) };
+    },
+    async getCrashGroup(request) {
+      const { group, samples } = await crashes.getGroup(request.projectId, request.groupId, request.samples || 20);
+      return { group: crashGroupMessage(group), samples: samples.map(crashMessage) };
+    },
     async uploadArtifact(requests, ctx) {
       const iterator = requests[Symbol.asyncIterator]();
       const first = await iterator.next();
@@ -104,5 +142,46 @@ function patchMessage(patch: Patch): pb.Patch {
     attempts: patch.attempts,
     createdAt: patch.createdAt,
     updatedAt: patch.updatedAt,
+  };
+}
+
+function crashGroupMessage(group: CrashGroupSummary): pb.CrashGroup {
+  return {
+    id: group.id,
+    projectId: group.projectId,
+    artifactId: group.artifactId,
+    signature: group.signature,
+    reason: group.reason,
+    frames: group.frames,
+    count: group.count,
+    devices: group.devices,
+    firstSeen: group.firstSeen,
+    lastSeen: group.lastSeen,
+    decoding: group.decoding,
+  };
+}
+
+function crashMessage(crash: Crash): pb.Crash {
+  return {
+    id: crash.id,
+    projectId: crash.projectId,
+    deviceId: crash.deviceId,
+    artifactId: crash.artifactId,
+    attribution: crash.attribution,
+    sha256: crash.sha256,
+    size: crash.size,
+    chip: crash.chip,
+    formatVersion: crash.formatVersion,
+    elfSha256Prefix: crash.elfSha256Prefix,
+    reason: crash.reason,
+    panicDetails: crash.panicDetails,
+    pc: crash.pc ?? undefined,
+    task: crash.task,
+    inInterrupt: crash.inInterrupt,
+    frames: crash.frames,
+    decoding: crash.decoding,
+    decodingNote: crash.decodingNote,
+    groupId: crash.groupId ?? '',
+    receivedAt: crash.receivedAt,
   };
 }

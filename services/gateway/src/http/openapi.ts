@@ -115,7 +115,9 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       ? { required: true, content: { 'application/json': { schema: operation.body } } }
       : operation.multipart
         ? { required: true, content: { 'multipart/form-data': { schema: { type: 'object', ...operation.multipart } } } }
-        : undefined;
+        : operation.rawBody
+          ? { required: true, description: operation.rawBody.description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } }
+          : undefined;
     paths[path] ??= {};
     paths[path]![operation.method] = {
       operationId: operation.operationId,

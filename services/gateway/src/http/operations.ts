@@ -19,7 +19,7 @@ export interface OperationRateLimit {
 export type Access = 'developer' | 'personal' | 'staff' | 'device' | 'public';
 
 /** An operation's method and path as the document prints them: `GET /projects/:id/`. */
-export type Route = `${'GET' | 'POST' | 'PATCH' | 'DELETE'} /${string}`;
+export type Route = `${'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'} /${string}`;
 
 /** What the operations of one section of the API share: their tag in the document and who may call them. */
 export interface Section {
@@ -36,7 +36,7 @@ export interface OperationSection<S extends Section> {
 }
 
 export interface Operation {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** Koa path under /api/v1, e.g. `/projects/:id/devices/`. */
   path: string;
   operationId: string;
@@ -56,6 +56,8 @@ export interface Operation {
   body?: object;
   /** multipart/form-data fields, for uploads (streamed by the handler). */
   multipart?: { required: readonly string[]; properties: Record<string, object> };
+  /** An application/octet-stream body, read by the handler itself (an ELF, a piece of a core dump). */
+  rawBody?: { description: string };
   /** Query parameter schema (an object schema of strings): the table validates the query with it. */
   query?: object;
   /** Answer schema by HTTP status; `null` for an empty body. Error answers are added for all. */

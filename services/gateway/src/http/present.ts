@@ -225,6 +225,7 @@ export function artifactJson(artifact: artifacts.Artifact, projectBuilds: readon
     signing_key_id: artifact.signingKeyId || null,
     archived: artifact.archived,
     image: artifact.image ? imageFields(artifact.image) : null,
+    elf: artifact.elf ? { sha256: artifact.elf.sha256, size: Number(artifact.elf.size), uploaded_at: iso(artifact.elf.uploadedAt)! } : null,
     secure_version_raise: raise && { from: raise.from, to: raise.to, efuse_bits_left: raise.efuseBitsLeft },
     created_at: iso(artifact.createdAt),
   } satisfies Promised<typeof R.Artifact>;

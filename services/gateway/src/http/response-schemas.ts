@@ -3,30 +3,11 @@
 // tests validate each response they receive against that document.
 import { CHECK_STATUSES, PREVIEW_OUTCOMES, ROLLOUT_STATUSES, STOP_STATUSES } from '@ota/vocabulary';
 
-const UUID = { type: 'string', format: 'uuid' } as const;
-const TIME = { type: 'string', format: 'date-time' } as const;
-const NULLABLE_TIME = { type: ['string', 'null'], format: 'date-time' } as const;
+import { COUNT, NULLABLE_TIME, object, TIME, UUID, type Promised } from './schema-building';
+import { ArtifactElf } from './crash-schemas';
 
-/**
- * An object schema: every property required unless named in `optional`, nothing else allowed. Its
- * keys stay in its type, so `Promised` can hold a presenter to what the document promises.
- */
-function object<const P extends Record<string, object>, const O extends keyof P & string = never>(properties: P, optional: readonly O[] = []) {
-  return {
-    type: 'object',
-    additionalProperties: false,
-    required: Object.keys(properties).filter((key) => !(optional as readonly string[]).includes(key)) as Array<Exclude<keyof P & string, O>>,
-    properties,
-  } as const;
-}
-
-/**
- * What an answer must hold to match its schema: each required property present, no property the
- * schema does not name. Presenters (present.ts) check their answers against it with `satisfies`.
- */
-export type Promised<S extends { properties: object; required: readonly string[] }> = { [K in S['required'][number]]: unknown } & { [K in keyof S['properties']]?: unknown };
-
-const COUNT = { type: 'integer', minimum: 0 } as const;
+export type { Promised };
+export { ArtifactElf, CoreDumpReceipt, Crash, CrashFrame, CrashGroup, CrashGroupDetail } from './crash-schemas';
 
 export const Error = object({ detail: { type: 'string' } });
 
@@ -267,6 +248,7 @@ export const Artifact = object({
   signing_key_id: { type: ['string', 'null'] },
   archived: { type: 'boolean' },
   image: { oneOf: [{ type: 'null' }, EspImage], description: 'What the binary says of itself when it is an ESP-IDF application image; null for other bytes.' },
+  elf: { oneOf: [{ type: 'null' }, ArtifactElf], description: "The ELF the image was made from, once uploaded (PUT .../elf/): the build's core dumps are decoded with it." },
   secure_version_raise: {
     oneOf: [{ type: 'null' }, SecureVersionRaise],
     description: "Set when the image's secure_version is above every earlier build of the project for its chip: a device that confirms it burns eFuse bits and never runs a lower version again.",

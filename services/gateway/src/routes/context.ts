@@ -1,8 +1,8 @@
-import { notFound, permissionDenied } from '@ota/errors';
+import { invalidArgument, notFound, permissionDenied } from '@ota/errors';
 import type { registry } from '@ota/proto';
 import type { Context } from 'koa';
 import type { OutboundCall } from '@ota/logging';
-import { principalOf } from '../auth/principal';
+import { principalOf, type Principal } from '../auth/principal';
 import { projectRoleOf } from '../auth/project-role';
 import { requireRole, roleAllows, type Role } from '../auth/roles';
 import type { ProjectAccess } from '../http/operations';
@@ -67,4 +67,14 @@ export async function presentDevices(deps: GatewayDeps, ctx: Context, projectId:
     rpc(ctx),
   );
   return devices.map((device, index) => deviceJson(device, checkStates[index] as CheckState));
+}
+
+/** The device_id a device API request speaks for: the one it names with a project token, its own token's otherwise. */
+export function deviceIdOf(principal: Principal, namedDeviceId: string | undefined): string {
+  if (principal.token.kind === 'device') {
+    if (namedDeviceId !== undefined && namedDeviceId !== principal.token.deviceId) throw permissionDenied('this device token belongs to another device');
+    return principal.token.deviceId;
+  }
+  if (namedDeviceId === undefined) throw invalidArgument('device_id is required with a project token');
+  return namedDeviceId;
 }

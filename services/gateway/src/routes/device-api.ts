@@ -16,7 +16,7 @@ import { checkBody, offerStandingBody, statusBody, type CheckBody, type OfferSta
 import { DEFERRED_EVENT, MAX_DEFERRAL_SECONDS, STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
 import { UUID_PATTERN } from '../http/validate';
 import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
-import { rpc } from './context';
+import { deviceIdOf, rpc } from './context';
 import { reportDeviceStatus } from '../use-cases/device-report';
 
 /** The signed download URL's query, as the offer's `url` carries it; all of it is signed (http/download-url.ts). */
@@ -62,18 +62,6 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
     if (outcome.checkAgainAt) return pollUntil(outcome.checkAgainAt);
     return pollAfter();
   };
-
-  /** The device_id a request speaks for: from the body with a project token, from the token otherwise. */
-  function deviceIdOf(principal: Principal, bodyDeviceId: string | undefined): string {
-    if (principal.token.kind === 'device') {
-      if (bodyDeviceId !== undefined && bodyDeviceId !== principal.token.deviceId) {
-        throw permissionDenied('this device token belongs to another device');
-      }
-      return principal.token.deviceId;
-    }
-    if (bodyDeviceId === undefined) throw invalidArgument('device_id is required with a project token');
-    return bodyDeviceId;
-  }
 
   deviceApi.add(
     {

@@ -18,6 +18,8 @@ export interface ArtifactDoc extends BuildRequirementFields {
   storage_key: string;
   /** Absent on a build stored before images were read, null for bytes that are not an image. */
   image?: EspImageFields | null;
+  /** Absent or null until CI uploads the build's ELF. */
+  elf?: { sha256: string; size: number; storage_key: string; uploaded_at: Date } | null;
   created_at: Date;
 }
 
@@ -49,6 +51,68 @@ export interface PatchDoc {
   lease_until: Date | null;
 }
 
+export interface CrashFrameDoc {
+  function: string;
+  file: string;
+  line: number;
+  address: number;
+}
+
+export interface CrashDoc {
+  _id: string;
+  project_id: string;
+  device_id: string;
+  artifact_id: string;
+  attribution: string;
+  sha256: string;
+  size: number;
+  storage_key: string;
+  chip: string;
+  format_version: string;
+  elf_sha256_prefix: string;
+  reason: string;
+  panic_details: string;
+  pc: number | null;
+  task: string;
+  in_interrupt: boolean;
+  frames: CrashFrameDoc[];
+  decoding: string;
+  decoding_note: string;
+  needs_elf: boolean;
+  group_id: string | null;
+  received_at: Date;
+  attempts: number;
+  lease_until: Date | null;
+}
+
+export interface CrashGroupDoc {
+  _id: string;
+  project_id: string;
+  artifact_id: string;
+  signature: string;
+  reason: string;
+  frames: CrashFrameDoc[];
+  decoding: string;
+}
+
+export interface CoreDumpUploadDoc {
+  _id: string;
+  project_id: string;
+  device_id: string;
+  sha256: string;
+  size: number;
+  created_at: Date;
+}
+
+export interface CoreDumpPieceDoc {
+  /** `<upload id>@<offset>`: the first writer of an offset keeps it. */
+  _id: string;
+  upload_id: string;
+  offset: number;
+  size: number;
+  data: Buffer;
+}
+
 const options = { versionKey: false as const, strict: 'throw' as const };
 
 export function registerArtifactModels(connection: Connection) {
@@ -73,6 +137,7 @@ export function registerArtifactModels(connection: Connection) {
       signing_key_id: String,
       storage_key: String,
       image: { type: Schema.Types.Mixed, default: null },
+      elf: { type: Schema.Types.Mixed, default: null },
       created_at: Date,
     },
     options,
@@ -111,7 +176,59 @@ export function registerArtifactModels(connection: Connection) {
   patchSchema.index({ project_id: 1, target_artifact_id: 1 });
   // What a worker looks for: the oldest waiting job.
   patchSchema.index({ state: 1, created_at: 1 });
+  const frame = { _id: false, function: String, file: String, line: Number, address: Number };
+  const crashSchema = new Schema<CrashDoc>(
+    {
+      _id: String,
+      project_id: String,
+      device_id: String,
+      artifact_id: String,
+      attribution: String,
+      sha256: String,
+      size: Number,
+      storage_key: String,
+      chip: String,
+      format_version: String,
+      elf_sha256_prefix: String,
+      reason: String,
+      panic_details: String,
+      pc: { type: Number, default: null },
+      task: String,
+      in_interrupt: Boolean,
+      frames: [frame],
+      decoding: String,
+      decoding_note: String,
+      needs_elf: Boolean,
+      group_id: { type: String, default: null },
+      received_at: Date,
+      attempts: Number,
+      lease_until: { type: Date, default: null },
+    },
+    options,
+  );
+  // One crash per device and dump: a retried upload finds the one it stored.
+  crashSchema.index({ project_id: 1, device_id: 1, sha256: 1 }, { unique: true });
+  // The rate limit: a device's crashes of the last hour.
+  crashSchema.index({ project_id: 1, device_id: 1, received_at: 1 });
+  crashSchema.index({ project_id: 1, received_at: 1 });
+  crashSchema.index({ group_id: 1, received_at: 1 });
+  crashSchema.index({ decoding: 1, received_at: 1 });
+  crashSchema.index({ project_id: 1, artifact_id: 1, needs_elf: 1 });
+  const crashGroupSchema = new Schema<CrashGroupDoc>(
+    { _id: String, project_id: String, artifact_id: String, signature: String, reason: String, frames: [frame], decoding: String },
+    options,
+  );
+  const uploadSchema = new Schema<CoreDumpUploadDoc>({ _id: String, project_id: String, device_id: String, sha256: String, size: Number, created_at: Date }, options);
+  uploadSchema.index({ created_at: 1 });
+  const pieceSchema = new Schema<CoreDumpPieceDoc>({ _id: String, upload_id: String, offset: Number, size: Number, data: Buffer }, options);
+  pieceSchema.index({ upload_id: 1, offset: 1 });
   return {
+    Crash: connection.model<CrashDoc>('Crash', crashSchema, 'crashes'),
+    CrashGroup: connection.model<CrashGroupDoc>('CrashGroup', crashGroupSchema, 'crash_groups'),
+    // One per attempt at decoding a crash, `<crash id>#<attempt>`, as patch_claims are for patches.
+    CrashDecodeClaim: connection.model<{ _id: string; claimed_at: Date }>('CrashDecodeClaim', new Schema({ _id: String, claimed_at: Date }, options), 'crash_decode_claims'),
+    CoreDumpUpload: connection.model<CoreDumpUploadDoc>('CoreDumpUpload', uploadSchema, 'coredump_uploads'),
+    CoreDumpPiece: connection.model<CoreDumpPieceDoc>('CoreDumpPiece', pieceSchema, 'coredump_pieces'),
     Patch: connection.model<PatchDoc>('Patch', patchSchema, 'patches'),
     // One document per attempt at a job, `<patch id>#<attempt>`: the unique _id decides which
     // worker has it (FerretDB v1's find-and-modify is not atomic between two clients).

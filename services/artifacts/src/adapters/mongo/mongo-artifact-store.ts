@@ -1,6 +1,6 @@
 import { collectionOf, insertUnique, insertWithNextNumber, releasePlace, takePlace } from '@ota/mongo';
 import { imageFields, imageOf, requirementFields, requirementsOf } from '@ota/manifest';
-import type { Artifact } from '../../domain/model';
+import type { Artifact, ArtifactElf } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
 import type { SigningKey } from '../../domain/signing-keys';
 import type { ArtifactDoc, ArtifactModels, SigningKeyDoc } from './models';
@@ -42,6 +42,11 @@ export class MongoArtifactStore implements ArtifactStore {
     if (result.matchedCount === 0) return null;
     const artifact = await this.findArtifact(artifactId);
     return artifact ? { artifact, changed: result.modifiedCount > 0 } : null;
+  }
+
+  async setElf(projectId: string, artifactId: string, elf: ArtifactElf): Promise<Artifact | null> {
+    const result = await collectionOf(this.models.Artifact).updateOne({ _id: artifactId, project_id: projectId }, { $set: { elf: elfFields(elf) } });
+    return result.matchedCount === 0 ? null : this.findArtifact(artifactId);
   }
 
   async insertSigningKey(key: SigningKey): Promise<'inserted' | 'duplicate'> {
@@ -95,6 +100,7 @@ function docOf(artifact: Artifact): ArtifactDoc {
     signing_key_id: artifact.signingKeyId,
     storage_key: artifact.storageKey,
     image: artifact.image && imageFields(artifact.image),
+    elf: artifact.elf && elfFields(artifact.elf),
     created_at: artifact.createdAt,
   };
 }
@@ -114,6 +120,9 @@ function artifactOf(doc: ArtifactDoc): Artifact {
     signingKeyId: doc.signing_key_id ?? '',
     storageKey: doc.storage_key,
     image: doc.image ? imageOf(doc.image) : null,
+    elf: doc.elf ? { sha256: doc.elf.sha256, size: doc.elf.size, storageKey: doc.elf.storage_key, uploadedAt: doc.elf.uploaded_at } : null,
     createdAt: doc.created_at,
   };
 }
+
+const elfFields = (elf: ArtifactElf) => ({ sha256: elf.sha256, size: elf.size, storage_key: elf.storageKey, uploaded_at: elf.uploadedAt });

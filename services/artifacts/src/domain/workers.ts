@@ -1,18 +1,17 @@
-import type { Patches } from './patches';
-
-export interface PatchWorkerSettings {
-  /** Jobs made at once by this process (PATCH_WORKERS); each holds two builds in memory. */
+export interface WorkerSettings {
+  /** Jobs done at once by this process (PATCH_WORKERS, CRASH_DECODE_WORKERS). */
   workers: number;
-  /** How long an idle worker waits before it looks for a job again (PATCH_POLL_MS). */
+  /** How long an idle worker waits before it looks for a job again (PATCH_POLL_MS, CRASH_DECODE_POLL_MS). */
   pollMs: number;
   onError: (error: unknown) => void;
 }
 
 /**
- * Runs the patch workers until the returned stop is called: each takes a job, makes it, and looks
- * again at once, or after `pollMs` when none waits. A stop lets the jobs in hand finish.
+ * Runs workers until the returned stop is called: each does one job (`next` answers whether there
+ * was one) and looks again at once, or after `pollMs` when none waits. A stop lets the jobs in hand
+ * finish. Patches and crash decodes are done this way, off every request's path.
  */
-export function startPatchWorkers(patches: Patches, settings: PatchWorkerSettings): () => Promise<void> {
+export function startWorkers(next: () => Promise<boolean>, settings: WorkerSettings): () => Promise<void> {
   let stopped = false;
   const sleeping = new Set<() => void>();
   const idle = () =>
@@ -27,7 +26,7 @@ export function startPatchWorkers(patches: Patches, settings: PatchWorkerSetting
     });
   const worker = async () => {
     while (!stopped) {
-      const worked = await patches.buildNext().catch((error: unknown) => {
+      const worked = await next().catch((error: unknown) => {
         settings.onError(error);
         return false;
       });
