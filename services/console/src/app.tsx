@@ -14,6 +14,7 @@ import { useProject } from './project-access';
 import { ProjectsPage } from './pages/projects';
 import { SignInPage } from './pages/sign-in';
 import { WebhooksPage } from './pages/webhooks';
+import { CrashesPage, CrashGroupPage } from './pages/crashes';
 import { signOut, useSession } from './session';
 import { queryKeys } from './query-keys';
 
@@ -38,6 +39,8 @@ export function App() {
           <Route path="devices" element={<DevicesPage />} />
           <Route path="devices/:deviceId" element={<DevicePage />} />
           <Route path="artifacts" element={<ArtifactsPage />} />
+          <Route path="crashes" element={<CrashesPage />} />
+          <Route path="crashes/:groupId" element={<CrashGroupPage />} />
           <Route path="deployments" element={<DeploymentsPage />} />
           <Route path="deployments/:deploymentId" element={<DeploymentPage />} />
           <Route path="groups" element={<GroupsAndChannelsPage />} />
@@ -101,6 +104,7 @@ const PROJECT_TABS = [
   ['deployments', 'Deployments'],
   ['devices', 'Devices'],
   ['artifacts', 'Artifacts'],
+  ['crashes', 'Crashes'],
   ['groups', 'Groups and channels'],
   ['tokens', 'Tokens and keys'],
   ['members', 'Members'],

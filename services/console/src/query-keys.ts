@@ -43,4 +43,6 @@ export const queryKeys = {
   webhooks: (projectId: string) => ['webhooks', projectId] as const,
   deliveries: (webhookId: string) => ['deliveries', webhookId] as const,
   audit: (projectId: string, action: string, before: string | undefined) => ['audit', projectId, action, before] as const,
+  crashes: (projectId: string, artifactId: string) => ['crashes', projectId, artifactId] as const,
+  crashGroup: (projectId: string, groupId: string) => ['crash-group', projectId, groupId] as const,
 };

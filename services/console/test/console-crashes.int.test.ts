@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import type { Browser } from 'playwright-core';
+import { api, checkBody, eventually, makeCoreDump, makeEspBuild, setupProject, uploadForm } from '@ota/testkit';
+import { consoleUrl, expectText, launchChromium, PHONE, screenshot, signedInPage } from './browser';
+
+// The console's Crashes page (docs/console.md): the groups a build's core dumps fell into, and one
+// group's backtrace and newest crashes, against the real stack decoding with gdb.
+
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+test('the Crashes page lists a build\'s crash groups, and a group shows its backtrace and crashes', async () => {
+  const f = await setupProject();
+  const build = makeEspBuild({ crashCode: true, version: '6.0.0' });
+  const manifest = { version_label: '6.0.0', framework: 'esp_idf', chip_family: 'esp32c3' };
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(manifest, build.image) })).body;
+  expect((await api('PUT', `/api/v1/projects/${f.project.id}/artifacts/${artifact.id}/elf/`, { token: f.user.token, body: build.elf })).status).toBe(200);
+  for (const unit of ['shelf-1', 'shelf-2']) {
+    expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(unit, { chip_family: 'esp32c3' }) })).status).toBe(200);
+    const dump = makeCoreDump({ elf: build.elf, taskName: 'sensor', stackPadding: unit === 'shelf-1' ? 0 : 8 });
+    const sha256 = createHash('sha256').update(dump).digest('hex');
+    const sent = await api('POST', `/api/v1/ota/coredump/?device_id=${unit}&sha256=${sha256}&size=${dump.length}&offset=0`, { token: f.deviceScopeToken, body: dump });
+    expect(sent.body.complete).toBe(true);
+  }
+  await eventually(
+    async () => (await api('GET', `/api/v1/projects/${f.project.id}/crashes/`, { token: f.user.token })).body as Array<{ decoding: string; count: number }>,
+    (groups) => groups.length === 1 && groups[0]!.decoding === 'decoded' && groups[0]!.count === 2,
+  );
+
+  const page = await signedInPage(browser, f.user);
+  await page.goto(consoleUrl(`/projects/${f.project.id}`));
+  await page.getByRole('link', { name: 'Crashes' }).click();
+  const table = page.getByRole('table', { name: 'Crash groups' });
+  await expectText(table, 'read_sensor ← average_reading ← sensor_task');
+  await expectText(table, `Build ${artifact.build_number}`);
+  const row = table.getByRole('row').nth(1);
+  expect(await row.getByRole('cell').nth(3).textContent()).toBe('2');
+  expect(await row.getByRole('cell').nth(4).textContent()).toBe('2');
+  await screenshot(page, 'crashes');
+
+  await page.getByRole('link', { name: 'Load access fault' }).click();
+  await expectText(page.getByRole('heading', { level: 1 }), 'Load access fault in read_sensor ← average_reading ← sensor_task');
+  const backtrace = page.getByRole('table', { name: 'Backtrace of the crashed task' });
+  await expectText(backtrace, 'crash.c:');
+  await expectText(page.getByRole('table', { name: 'Newest crashes of the group' }), 'sensor');
+  await screenshot(page, 'crash-group');
+
+  // Narrowed to another build, the page says there is nothing, and holds at a phone's width.
+  const phone = await signedInPage(browser, f.user, PHONE);
+  await phone.goto(consoleUrl(`/projects/${f.project.id}/crashes?build=00000000-0000-4000-8000-000000000000`));
+  await expectText(phone.locator('main'), 'No crashes reported.');
+  expect(await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(0);
+});
