@@ -34,6 +34,7 @@ function build(projectId: string): Omit<Artifact, 'buildNumber'> {
     signingKeyId: '',
     storageKey: `artifacts/${randomUUID()}`,
     image: null,
+    elf: null,
     createdAt: new Date(),
   };
 }
