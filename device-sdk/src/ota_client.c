@@ -25,6 +25,7 @@
 #include "json_scan.h"
 #include "ota_chunk.h"
 #include "ota_record.h"
+#include "ota_internal.h"
 
 #define SECTOR_BYTES 4096u
 #define ENDPOINT_MAX 256
@@ -35,15 +36,19 @@ static uint64_t now_ms(const ota_client_t *c) {
     return c->config.ports->system.now_ms(c->config.ports->system.ctx);
 }
 
-static void log_line(const ota_client_t *c, ota_log_level_t level, const char *format, ...) {
-    const ota_system_port_t *system = &c->config.ports->system;
+void ota_vlog(const ota_config_t *config, ota_log_level_t level, const char *format, va_list args) {
+    const ota_system_port_t *system = &config->ports->system;
     if (!system->log) return;
     char line[192];
+    vsnprintf(line, sizeof line, format, args);
+    system->log(system->ctx, level, line);
+}
+
+static void log_line(const ota_client_t *c, ota_log_level_t level, const char *format, ...) {
     va_list args;
     va_start(args, format);
-    vsnprintf(line, sizeof line, format, args);
+    ota_vlog(&c->config, level, format, args);
     va_end(args);
-    system->log(system->ctx, level, line);
 }
 
 /*
@@ -74,14 +79,18 @@ static int64_text_t int64_text(int64_t value) {
 /* The delay before retry number `failures` (1, 2, ...): retry_base_ms doubled per failure up to
  * retry_max_ms, spread by +-20%; the server's Retry-After wins when it sent one, up to
  * OTA_RETRY_AFTER_MAX_S (so that its milliseconds fit 32 bits). */
-static uint32_t backoff_ms(const ota_client_t *c, uint32_t failures, uint32_t retry_after_s) {
-    uint64_t delay = c->config.retry_base_ms;
-    for (uint32_t i = 1; i < failures && delay < c->config.retry_max_ms; i++) delay *= 2;
-    if (delay > c->config.retry_max_ms) delay = c->config.retry_max_ms;
-    uint32_t random = c->config.ports->system.random(c->config.ports->system.ctx);
+uint32_t ota_backoff_ms(const ota_config_t *config, uint32_t failures, uint32_t retry_after_s) {
+    uint64_t delay = config->retry_base_ms;
+    for (uint32_t i = 1; i < failures && delay < config->retry_max_ms; i++) delay *= 2;
+    if (delay > config->retry_max_ms) delay = config->retry_max_ms;
+    uint32_t random = config->ports->system.random(config->ports->system.ctx);
     delay = delay * (80u + random % 41u) / 100u;
     if (retry_after_s > 0) delay = (uint64_t)(retry_after_s < OTA_RETRY_AFTER_MAX_S ? retry_after_s : OTA_RETRY_AFTER_MAX_S) * 1000u;
     return (uint32_t)delay;
+}
+
+static uint32_t backoff_ms(const ota_client_t *c, uint32_t failures, uint32_t retry_after_s) {
+    return ota_backoff_ms(&c->config, failures, retry_after_s);
 }
 
 static uint32_t poll_ms(const ota_client_t *c, int64_t suggested_s) {

@@ -62,6 +62,10 @@ describe('the Arduino library', () => {
           'src/json_scan.c',
           'src/ota_health.c',
           'src/ota/ota_health.h',
+          'src/ota_coredump.c',
+          'src/ota/ota_coredump.h',
+          'src/ota_internal.h',
+          'src/ota_esp_idf_coredump.c',
           'src/ota_esp_idf.c',
           'src/ota_esp_idf_chip.c',
           'src/ota_esp_idf.h',
@@ -121,7 +125,7 @@ describe('the Arduino library', () => {
     // bootloader still rolls back an image that crashes before the client confirms it.
     expect(result.keeps_trial).toEqual({ symbol: 'verifyRollbackLater', object: 'ota_esp_idf.c.o', answers: true });
     // Every source but the eFuse reader, unless the headers have what it includes (compile-esp32c3.mjs).
-    expect(result.sources).toBe(8 - (result.not_compiled as unknown[]).length);
+    expect(result.sources).toBe(10 - (result.not_compiled as unknown[]).length);
     expect(result.not_compiled).toEqual(notCompiledChipReader(process.env.ESP_IDF_HEADERS, 'src/ota_esp_idf_chip.c'));
   });
 });

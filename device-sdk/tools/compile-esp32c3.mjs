@@ -79,9 +79,11 @@ const SOURCES = [
   { file: 'src/ota_record.c', part: 'core' },
   { file: 'src/json_scan.c', part: 'core' },
   { file: 'src/ota_health.c', part: 'core' },
+  { file: 'src/ota_coredump.c', part: 'core' },
   { file: 'src/ota_delta.c', part: 'delta' },
   { file: 'port/esp_idf/ota_esp_idf.c', part: 'port' },
   { file: 'port/esp_idf/ota_esp_idf_chip.c', part: 'port', needs: EFUSE_HEADERS },
+  { file: 'port/esp_idf/ota_esp_idf_coredump.c', part: 'port' },
   { file: 'port/sodium/ota_sodium_ed25519.c', part: 'port' },
   { file: 'examples/esp_idf/main/main.c', part: 'example' },
 ];

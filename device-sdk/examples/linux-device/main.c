@@ -33,6 +33,8 @@ static void usage(FILE *out) {
         "  --utc-offset MINUTES     the local time's offset from UTC reported in every check (-720..840)\n"
         "  --chip-revision N        the chip revision reported in every check, major * 100 + minor (0..65535)\n"
         "  --secure-version N       the eFuse anti-rollback version reported in every check (0..4294967295)\n"
+        "  --coredump FILE          at start, send the ESP-IDF core dump in FILE to the service, then\n"
+        "                           delete it once the service has it whole (or refused it for good)\n"
         "  --health                 report how the device has run since its install (boots, abnormal\n"
         "                           resets, uptime) in every check, counted in DIR/health\n"
         "  --reset-reason R         why this start is a reset, as ESP-IDF names it (default power_on;\n"
@@ -88,6 +90,18 @@ static void sleep_ms(uint32_t ms) {
     nanosleep(&pause, NULL);
 }
 
+/* Sends the core dump in `path`, as the ESP-IDF example sends the flash partition's at boot. */
+static void send_coredump(const ota_config_t *config, const char *path) {
+    static ota_linux_coredump_t file;
+    static ota_coredump_sender_t sender;
+    if (ota_coredump_begin(&sender, config, ota_linux_coredump_port(&file, path)) != OTA_OK) return;
+    while (ota_coredump_outcome(&sender) == OTA_COREDUMP_PENDING) {
+        uint32_t wait_ms = 0;
+        if (ota_coredump_step(&sender, &wait_ms) != OTA_OK) break;
+        sleep_ms(wait_ms);
+    }
+}
+
 static void print_outcome(const ota_client_t *client, const ota_linux_t *port) {
     ota_reason_t reason;
     ota_event_t event = ota_client_last_event(client, &reason);
@@ -111,9 +125,10 @@ int main(int argc, char **argv) {
     static ota_linux_health_t health;
     int report_health = 0;
     const char *reset_reason = NULL;
+    const char *coredump = NULL;
     enum { DIR_ = 256, SERVER, TOKEN, DEVICE, FRAMEWORK, CHIP, BOARD, HWREV, PARTITION, SECURITY, LABEL, NVS, KEY, REQSIG, FACTORY,
            FACTORY_BUILD, CHUNK, POLL, RETRY_BASE, RETRY_MAX, ATTEMPTS, DOWNLOAD_BUDGET, STOP_CHECK, TRIAL_TIMEOUT, TRIAL_BOOTS, STALL, DELTAS, ONCE, UTC_OFFSET, HEALTH, RESET_REASON,
-           CHIP_REVISION, SECURE_VERSION, HELP };
+           CHIP_REVISION, SECURE_VERSION, COREDUMP, HELP };
     static const struct option flags[] = {
         {"dir", required_argument, 0, DIR_}, {"server", required_argument, 0, SERVER}, {"token", required_argument, 0, TOKEN},
         {"device-id", required_argument, 0, DEVICE}, {"framework", required_argument, 0, FRAMEWORK}, {"chip", required_argument, 0, CHIP},
@@ -128,6 +143,7 @@ int main(int argc, char **argv) {
         {"max-trial-boots", required_argument, 0, TRIAL_BOOTS}, {"stall-timeout", required_argument, 0, STALL}, {"deltas", no_argument, 0, DELTAS}, {"once", no_argument, 0, ONCE},
         {"utc-offset", required_argument, 0, UTC_OFFSET}, {"health", no_argument, 0, HEALTH}, {"reset-reason", required_argument, 0, RESET_REASON},
         {"chip-revision", required_argument, 0, CHIP_REVISION}, {"secure-version", required_argument, 0, SECURE_VERSION},
+        {"coredump", required_argument, 0, COREDUMP},
         {"help", no_argument, 0, HELP}, {0, 0, 0, 0}};
     int flag;
     while ((flag = getopt_long(argc, argv, "", flags, NULL)) != -1) {
@@ -172,6 +188,7 @@ int main(int argc, char **argv) {
             config.health = &health.keeper.health;
             break;
         case RESET_REASON: reset_reason = optarg; break;
+        case COREDUMP: coredump = optarg; break;
         case KEY:
             if (config.signing_key_count == OTA_MAX_SIGNING_KEYS || parse_key(optarg, keys[config.signing_key_count]) != 0) {
                 fprintf(stderr, "ota-device: --key takes up to %d Ed25519 public keys of 32 bytes (hex or base64)\n", OTA_MAX_SIGNING_KEYS);
@@ -235,6 +252,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (report_health) ota_linux_health_start(&health, &port, &client, reset_reason);
+    if (coredump) send_coredump(&config, coredump);
     int health_checked = 0;
     for (;;) {
         uint32_t wait_ms = 0;

@@ -61,6 +61,12 @@ typedef struct {
     ota_err_t (*get_read)(void *ctx, uint8_t *buf, size_t cap, size_t *n);
     /* Ends the open GET, if any, whether or not its body was read to the end. */
     void (*get_close)(void *ctx);
+    /*
+     * POSTs `len` bytes of `body` as application/octet-stream, otherwise as post_json. May be NULL:
+     * the device then sends no core dumps (ota/ota_coredump.h).
+     */
+    ota_err_t (*post_bytes)(void *ctx, const char *url, const char *bearer, const uint8_t *body, size_t len, char *resp, size_t resp_cap,
+                            ota_http_head_t *head);
 } ota_http_port_t;
 
 /* Which slot the device booted from, and whether it runs there as a trial. */

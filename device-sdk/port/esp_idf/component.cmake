@@ -7,7 +7,9 @@ idf_component_register(
     "${CMAKE_CURRENT_LIST_DIR}/../../src/ota_delta.c"
     "${CMAKE_CURRENT_LIST_DIR}/../../src/json_scan.c"
     "${CMAKE_CURRENT_LIST_DIR}/../../src/ota_health.c"
+    "${CMAKE_CURRENT_LIST_DIR}/../../src/ota_coredump.c"
     "${CMAKE_CURRENT_LIST_DIR}/ota_esp_idf.c"
+    "${CMAKE_CURRENT_LIST_DIR}/ota_esp_idf_coredump.c"
     "${CMAKE_CURRENT_LIST_DIR}/ota_esp_idf_chip.c"
     "${CMAKE_CURRENT_LIST_DIR}/../sodium/ota_sodium_ed25519.c"
   INCLUDE_DIRS
@@ -16,5 +18,6 @@ idf_component_register(
   PRIV_INCLUDE_DIRS
     "${CMAKE_CURRENT_LIST_DIR}/../../src"
     "${CMAKE_CURRENT_LIST_DIR}/../sodium"
-  REQUIRES esp_http_client app_update nvs_flash mbedtls esp_timer
-  PRIV_REQUIRES esp_system efuse hal)
+  REQUIRES esp_http_client app_update nvs_flash mbedtls esp_timer esp_partition
+  # espcoredump: the core dump's image functions, read by ota_esp_idf_coredump.c.
+  PRIV_REQUIRES esp_system efuse hal espcoredump)

@@ -98,8 +98,9 @@ static void head_close(ota_esp_idf_t *port, ota_http_head_t *out) {
     *out = port->head;
 }
 
-static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const char *body, char *resp, size_t resp_cap, ota_http_head_t *head) {
-    ota_esp_idf_t *port = ctx;
+/* POSTs `len` bytes of `body` as `content_type`; the answer's body into resp, its head into head. */
+static ota_err_t post(ota_esp_idf_t *port, const char *url, const char *bearer, const char *content_type, const char *body, int length, char *resp,
+                      size_t resp_cap, ota_http_head_t *head) {
     head_reset(head);
     head_open(port);
     esp_http_client_handle_t client = new_client(port, url, HTTP_METHOD_POST, 30000);
@@ -107,9 +108,8 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
     char authorization[320];
     snprintf(authorization, sizeof authorization, "Bearer %s", bearer);
     esp_http_client_set_header(client, "Authorization", authorization);
-    esp_http_client_set_header(client, "Content-Type", "application/json");
+    esp_http_client_set_header(client, "Content-Type", content_type);
     ota_err_t result = OTA_ERR_IO;
-    int length = (int)strlen(body);
     if (esp_http_client_open(client, length) == ESP_OK && esp_http_client_write(client, body, length) == length &&
         esp_http_client_fetch_headers(client) >= 0) {
         int total = 0, n;
@@ -122,6 +122,15 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
     esp_http_client_close(client);
     esp_http_client_cleanup(client);
     return result;
+}
+
+static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const char *body, char *resp, size_t resp_cap, ota_http_head_t *head) {
+    return post(ctx, url, bearer, "application/json", body, (int)strlen(body), resp, resp_cap, head);
+}
+
+static ota_err_t post_bytes(void *ctx, const char *url, const char *bearer, const uint8_t *body, size_t len, char *resp, size_t resp_cap,
+                            ota_http_head_t *head) {
+    return post(ctx, url, bearer, "application/octet-stream", (const char *)body, (int)len, resp, resp_cap, head);
 }
 
 static void get_close(void *ctx) {
@@ -359,7 +368,7 @@ esp_err_t ota_esp_idf_init(ota_esp_idf_t *port, const ota_esp_idf_options_t *opt
     if (!port->options.stall_timeout_ms) port->options.stall_timeout_ms = CONFIG_OTA_CLIENT_STALL_TIMEOUT_MS;
     if (!port->options.nvs_namespace) port->options.nvs_namespace = "ota_client";
     if (sodium_init() < 0) return ESP_FAIL;
-    port->ports.http = (ota_http_port_t){port, post_json, get_open, get_read, get_close};
+    port->ports.http = (ota_http_port_t){port, post_json, get_open, get_read, get_close, post_bytes};
     port->ports.slot = (ota_slot_port_t){port,          boot_info,     slot_open,       slot_write,    slot_read,        slot_flush,
                                          slot_finish,   slot_activate, slot_mark_valid, slot_rollback, slot_read_running};
     port->ports.state = (ota_state_port_t){port, state_load, state_save};

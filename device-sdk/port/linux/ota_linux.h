@@ -19,6 +19,7 @@
 #include <sodium.h>
 
 #include "ota/ota_client.h"
+#include "ota/ota_coredump.h"
 
 typedef struct {
     const char *dir;             /* the device directory */
@@ -100,5 +101,14 @@ void ota_linux_health_update(ota_linux_health_t *health, const ota_client_t *cli
 void ota_linux_log(void *ctx, ota_log_level_t level, const char *message);
 
 void ota_linux_close(ota_linux_t *port);
+
+/* A core dump kept in a file (ota/ota_coredump.h): its size, its bytes, and erasing it deletes the
+ * file. A missing file is no dump. In ota_linux_coredump.c. */
+typedef struct {
+    ota_coredump_port_t port;
+    const char *path;
+} ota_linux_coredump_t;
+
+const ota_coredump_port_t *ota_linux_coredump_port(ota_linux_coredump_t *dump, const char *path);
 
 #endif

@@ -88,8 +88,9 @@ static size_t on_post_body(char *data, size_t size, size_t count, void *userdata
     return len;
 }
 
-static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const char *body, char *resp, size_t resp_cap, ota_http_head_t *head) {
-    ota_linux_t *port = ctx;
+/* POSTs `len` bytes of `body` as `content_type`; the answer's body into resp, its head into head. */
+static ota_err_t post(ota_linux_t *port, const char *url, const char *bearer, const char *content_type, const void *body, size_t len, char *resp,
+                      size_t resp_cap, ota_http_head_t *head) {
     if (!port->post) port->post = curl_easy_init();
     if (!port->post) return OTA_ERR_IO;
     CURL *curl = port->post;
@@ -103,11 +104,14 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
     resp[0] = '\0';
     char authorization[512];
     snprintf(authorization, sizeof authorization, "Authorization: Bearer %s", bearer);
-    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+    char type[64];
+    snprintf(type, sizeof type, "Content-Type: %s", content_type);
+    struct curl_slist *headers = curl_slist_append(NULL, type);
     headers = curl_slist_append(headers, authorization);
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)len);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_post_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, port);
@@ -123,6 +127,15 @@ static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     head_close(port, head, (int)status);
     return port->response_overflow ? OTA_ERR_NO_SPACE : OTA_OK;
+}
+
+static ota_err_t post_json(void *ctx, const char *url, const char *bearer, const char *body, char *resp, size_t resp_cap, ota_http_head_t *head) {
+    return post(ctx, url, bearer, "application/json", body, strlen(body), resp, resp_cap, head);
+}
+
+static ota_err_t post_bytes(void *ctx, const char *url, const char *bearer, const uint8_t *body, size_t len, char *resp, size_t resp_cap,
+                            ota_http_head_t *head) {
+    return post(ctx, url, bearer, "application/octet-stream", body, len, resp, resp_cap, head);
 }
 
 static size_t on_get_body(char *data, size_t size, size_t count, void *userdata) {
@@ -238,6 +251,7 @@ void ota_linux_http_bind(ota_linux_t *port) {
         .get_open = get_open,
         .get_read = get_read,
         .get_close = get_close,
+        .post_bytes = post_bytes,
     };
 }
 

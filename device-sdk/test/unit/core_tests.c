@@ -1056,6 +1056,7 @@ static void test_delta_falls_back(void) {
 
 void json_scan_tests(void);
 void crypto_tests(void);
+void coredump_tests(void);
 
 /* The check reports the offset the firmware keeps, as it is at each check, and leaves out none or one no clock has. */
 static void test_utc_offset(void) {
@@ -1164,6 +1165,7 @@ int main(void) {
     crypto_sign_keypair(public_key, secret_key);
     json_scan_tests();
     crypto_tests();
+    coredump_tests();
     test_wait_ticks();
     test_whole_lifecycle();
     test_failures();

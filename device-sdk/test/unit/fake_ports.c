@@ -395,7 +395,7 @@ void fake_world_init(fake_world_t *w) {
     memset(w->slot_live, 0xff, sizeof w->slot_live);
     memcpy(w->slot_live[0], "factory image", 13);
     memcpy(w->slot_durable, w->slot_live, sizeof w->slot_live);
-    w->ports.http = (ota_http_port_t){w, post_json, get_open, get_read, get_close};
+    w->ports.http = (ota_http_port_t){w, post_json, get_open, get_read, get_close, NULL};
     w->ports.slot = (ota_slot_port_t){w, boot_info, slot_open, slot_write, slot_read, slot_flush, slot_finish, slot_activate, slot_mark_valid,
                                       slot_rollback, slot_read_running};
     w->patch_offers_left = -1;

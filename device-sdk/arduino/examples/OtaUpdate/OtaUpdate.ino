@@ -28,6 +28,10 @@ static ota_client_t client;
 static ota_esp_idf_chip_t chip; /* read before each step: a confirm may raise the eFuse secure version */
 static uint8_t release_key[1][32];
 static bool updates_on = false;
+static ota_esp_idf_coredump_t dump;
+static ota_coredump_sender_t sender;  /* about 5 KB: static, not on loop()'s stack */
+static bool sending_dump = false;
+static unsigned long dump_step_at = 0;
 /* The client keeps the pointers of its configuration: what they point at lives as long as it. */
 static char device_id[18];
 
@@ -53,7 +57,8 @@ void setup() {
     return;
   }
   if (ota_esp_idf_init(&port, NULL) != ESP_OK) return;
-  ota_config_t config = {};
+  /* Static: the core dump sender reads it after setup() returns. */
+  static ota_config_t config = {};
   config.server_url = "https://ota.example.com";
   config.token = "ota_prj_...";           /* a project token of `device` scope */
   snprintf(device_id, sizeof device_id, "%s", WiFi.macAddress().c_str());
@@ -75,6 +80,10 @@ void setup() {
 #endif
   config.ports = &port.ports;
   updates_on = ota_client_init(&client, &config) == OTA_OK;
+  /* The core dump of the last panic, if the flash holds one, goes to the service a piece a loop()
+   * and is erased once the service has it whole (ota/ota_coredump.h). */
+  sending_dump = updates_on && ota_coredump_begin(&sender, &config, ota_esp_idf_coredump_port(&dump)) == OTA_OK &&
+                 ota_coredump_outcome(&sender) == OTA_COREDUMP_PENDING;
 }
 
 void loop() {
@@ -88,5 +97,11 @@ void loop() {
   ota_esp_idf_chip_read(&chip);
   ota_client_step(&client, &wait_ms);
   if (ota_client_in_trial(&client) && health_check_passed()) ota_client_confirm(&client);
+  if (sending_dump && millis() >= dump_step_at) {
+    uint32_t dump_wait_ms = 0;
+    sending_dump = ota_coredump_step(&sender, &dump_wait_ms) == OTA_OK && ota_coredump_outcome(&sender) == OTA_COREDUMP_PENDING;
+    dump_step_at = millis() + dump_wait_ms;
+    if (sending_dump && dump_wait_ms < wait_ms) wait_ms = dump_wait_ms;
+  }
   delay(wait_ms < 1000 ? (wait_ms ? wait_ms : 1) : 1000);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "esp_log.h"
+#include "esp_timer.h"
 #include "freertos/FreeRTOS.h"
 #include "freertos/task.h"
 #include "nvs_flash.h"
@@ -107,6 +108,13 @@ static void ota_task(void *arg) {
     };
     ESP_ERROR_CHECK(ota_client_init(&client, &config) == OTA_OK ? ESP_OK : ESP_FAIL);
     ESP_ERROR_CHECK(ota_esp_idf_health_start(&health, &client, NULL));
+    /* The core dump of the last panic, if the flash holds one (CONFIG_ESP_COREDUMP_ENABLE_TO_FLASH),
+     * goes to the service a piece at a time beside the client's steps, and is erased once the
+     * service has it whole (ota/ota_coredump.h). */
+    static ota_esp_idf_coredump_t dump;
+    static ota_coredump_sender_t sender;
+    bool sending = ota_coredump_begin(&sender, &config, ota_esp_idf_coredump_port(&dump)) == OTA_OK && ota_coredump_outcome(&sender) == OTA_COREDUMP_PENDING;
+    uint64_t dump_step_at = 0;
     UBaseType_t least_left = (UBaseType_t)-1;
     for (;;) {
         uint32_t wait_ms = 0;
@@ -114,6 +122,13 @@ static void ota_task(void *arg) {
         ota_esp_idf_chip_read(&chip);
         ota_client_step(&client, &wait_ms);
         if (ota_client_in_trial(&client) && health_check_passed()) ota_client_confirm(&client);
+        uint64_t now_ms = (uint64_t)(esp_timer_get_time() / 1000);
+        if (sending && now_ms >= dump_step_at) {
+            uint32_t dump_wait_ms = 0;
+            sending = ota_coredump_step(&sender, &dump_wait_ms) == OTA_OK && ota_coredump_outcome(&sender) == OTA_COREDUMP_PENDING;
+            dump_step_at = now_ms + dump_wait_ms;
+            if (sending && dump_wait_ms < wait_ms) wait_ms = dump_wait_ms;
+        }
         /* ESP-IDF counts a task's stack in bytes: this is the least it has had free. */
         UBaseType_t left = uxTaskGetStackHighWaterMark(NULL);
         if (left < least_left) {

@@ -29,6 +29,7 @@
 #include "mbedtls/sha256.h"
 
 #include "ota/ota_client.h"
+#include "ota/ota_coredump.h"
 
 /* An Arduino sketch is C++: without this its calls would name C++-mangled symbols that no object
  * defines. */
@@ -96,6 +97,19 @@ typedef struct {
 /* Reads both from the eFuses; call before each ota_client_step, as confirming an image with
  * anti-rollback on raises the eFuse secure version (it lives in ota_esp_idf_chip.c). */
 void ota_esp_idf_chip_read(ota_esp_idf_chip_t *chip);
+
+/*
+ * The core dump ESP-IDF wrote to its flash partition after a panic (CONFIG_ESP_COREDUMP_ENABLE_TO_FLASH),
+ * for ota_coredump_begin (ota/ota_coredump.h): a dump whose checksum esp_core_dump_image_check does
+ * not pass counts as none; erasing is esp_core_dump_image_erase. In ota_esp_idf_coredump.c.
+ */
+typedef struct {
+    ota_coredump_port_t port;
+    const esp_partition_t *partition;
+    uint32_t start;             /* where the dump starts in the partition */
+} ota_esp_idf_coredump_t;
+
+const ota_coredump_port_t *ota_esp_idf_coredump_port(ota_esp_idf_coredump_t *dump);
 
 #ifdef __cplusplus
 }
