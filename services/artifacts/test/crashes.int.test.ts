@@ -136,6 +136,33 @@ describe('a core dump', () => {
   });
 });
 
+describe('crashes of a build', () => {
+  it('are told apart from those earlier builds had, and narrowed to a deployment since it started', async () => {
+    const first = await release('5.0.0');
+    const second = await release('5.1.0');
+    await Promise.all([putElf(first.id, first.elf), putElf(second.id, second.elf)]);
+    const unit = await device('two-builds');
+    await sendDump(unit, makeCoreDump({ elf: first.elf }));
+    const created = await api('POST', `${projectPath()}/deployments/`, { token: f.user.token, json: { artifact_id: second.id, target_channel_ids: [f.defaultChannelId] } });
+    expect(created.status).toBe(201);
+    await sendDump(unit, makeCoreDump({ elf: second.elf, stackPadding: 8 }));
+    await sendDump(unit, makeCoreDump({ elf: second.elf, calls: ['read_sensor', 'calibrate', 'calibration_task'] }));
+    await eventually(() => decodedGroups(), (list) => list.length === 3);
+
+    const ofSecond = await groups(`?artifact_id=${second.id}`);
+    const byTop = Object.fromEntries(ofSecond.map((group) => [group.frames[1].function, group]));
+    expect(byTop.average_reading).toMatchObject({ build_number: second.buildNumber, new_in_build: false });
+    expect(byTop.calibrate).toMatchObject({ build_number: second.buildNumber, new_in_build: true });
+    expect((await groups(`?artifact_id=${first.id}`))[0]).toMatchObject({ new_in_build: true });
+
+    // A draft has not started: the deployment's crashes are its build's since it was created.
+    expect(await groups(`?deployment_id=${created.body.id}`)).toHaveLength(2);
+    expect((await api('GET', `${projectPath()}/crashes/?deployment_id=00000000-0000-4000-8000-000000000000`, { token: f.user.token })).status).toBe(404);
+    expect((await api('GET', `${projectPath()}/crashes/?since=2026-13-01T00:00:00Z`, { token: f.user.token })).status).toBe(422);
+    expect(await groups(`?since=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual([]);
+  });
+});
+
 describe('refused, with nothing stored', () => {
   let unit: string;
   let dump: Buffer;

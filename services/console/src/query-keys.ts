@@ -45,4 +45,5 @@ export const queryKeys = {
   audit: (projectId: string, action: string, before: string | undefined) => ['audit', projectId, action, before] as const,
   crashes: (projectId: string, artifactId: string) => ['crashes', projectId, artifactId] as const,
   crashGroup: (projectId: string, groupId: string) => ['crash-group', projectId, groupId] as const,
+  deploymentCrashes: (deploymentId: string) => ['deployment-crashes', deploymentId] as const,
 };

@@ -52,6 +52,35 @@ test('the Crashes page lists a build\'s crash groups, and a group shows its back
   await expectText(page.getByRole('table', { name: 'Newest crashes of the group' }), 'sensor');
   await screenshot(page, 'crash-group');
 
+  // The deployment of the build shows its crashes, new in it, against the hours its devices ran.
+  const started = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, {
+    token: f.user.token,
+    json: { artifact_id: artifact.id, target_channel_ids: [f.defaultChannelId], guardrails: { health_regression: {} } },
+  });
+  expect(started.status).toBe(201);
+  expect((await api('POST', `/api/v1/projects/${f.project.id}/deployments/${started.body.id}/transition/`, { token: f.user.token, json: { action: 'start' } })).status).toBe(200);
+  // Two checks a device, ten hours apart by their uptime: the hours the health guardrail counts.
+  for (const uptime of [36_000, 72_000]) {
+    const health = { reset_reason: 'panic', boots: 2, abnormal_boots: 1, uptime_seconds: uptime };
+    for (const unit of ['shelf-1', 'shelf-2']) {
+      const checked = await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(unit, { chip_family: 'esp32c3', current_build_number: artifact.build_number, health }) });
+      expect(checked.status).toBe(200);
+    }
+  }
+  await eventually(
+    async () => (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${started.body.id}/health/`, { token: f.user.token })).body as { updated: { device_hours: number } },
+    (figures) => figures.updated.device_hours >= 1,
+  );
+  // A crash after the start: the deployment counts its build's dumps from then on.
+  const later = makeCoreDump({ elf: build.elf, taskName: 'sensor', stackPadding: 32 });
+  const laterSha = createHash('sha256').update(later).digest('hex');
+  expect((await api('POST', `/api/v1/ota/coredump/?device_id=shelf-2&sha256=${laterSha}&size=${later.length}&offset=0`, { token: f.deviceScopeToken, body: later })).body.complete).toBe(true);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${started.body.id}`));
+  const section = page.getByRole('region', { name: /Crashes/ });
+  await expectText(section.getByRole('table', { name: 'Crash groups of the build' }), 'new in this build');
+  await expectText(section.getByTestId('crash-free-hours'), 'device-hours on build');
+  await screenshot(page, 'deployment-crashes');
+
   // Narrowed to another build, the page says there is nothing, and holds at a phone's width.
   const phone = await signedInPage(browser, f.user, PHONE);
   await phone.goto(consoleUrl(`/projects/${f.project.id}/crashes?build=00000000-0000-4000-8000-000000000000`));

@@ -57,6 +57,12 @@ export function CrashesPage() {
             <tr key={group.id}>
               <td>
                 <Link to={group.id}>{reasonWords(group.reason)}</Link>
+                {group.new_in_build && (
+                  <>
+                    {' '}
+                    <span className="tag">new in this build</span>
+                  </>
+                )}
               </td>
               <td>
                 {whereWords(group.frames)}

@@ -44,6 +44,7 @@ export const CrashGroup = object({
   first_seen: TIME,
   last_seen: TIME,
   decoding: DECODING,
+  new_in_build: { type: 'boolean', description: 'No earlier build of the project (a lower build number) has crashed this way.' },
 });
 
 export const Crash = object({

@@ -137,11 +137,15 @@ export function crashRoutes(table: OperationTable, deps: GatewayDeps): void {
         const started = deployment.startedAt ?? deployment.createdAt;
         if (started && (!since || since < started)) since = started;
       }
-      const [{ groups }, builds] = await Promise.all([
+      const filtered = Boolean(artifactId || since);
+      const [{ groups }, every, builds] = await Promise.all([
         clients.artifacts.listCrashGroups({ projectId: project.id, artifactId: artifactId ?? '', since }, rpc(ctx)),
+        // What every build crashed with, to tell the crashes new in a build from the old ones.
+        filtered ? clients.artifacts.listCrashGroups({ projectId: project.id, artifactId: '' }, rpc(ctx)) : undefined,
         clients.artifacts.listArtifacts({ projectId: project.id }, rpc(ctx)),
       ]);
-      ctx.body = groups.map((group) => crashGroupJson(group, builds.artifacts));
+      const known = knownSignatures(every?.groups ?? groups, builds.artifacts);
+      ctx.body = groups.map((group) => crashGroupJson(group, builds.artifacts, known));
     },
   );
 
@@ -162,7 +166,8 @@ export function crashRoutes(table: OperationTable, deps: GatewayDeps): void {
         clients.artifacts.getCrashGroup({ projectId: project.id, groupId, samples: 20 }, rpc(ctx)),
         clients.artifacts.listArtifacts({ projectId: project.id }, rpc(ctx)),
       ]);
-      ctx.body = { group: crashGroupJson(group!, builds.artifacts), samples: samples.map(crashJson) };
+      const { groups: every } = await clients.artifacts.listCrashGroups({ projectId: project.id, artifactId: '' }, rpc(ctx));
+      ctx.body = { group: crashGroupJson(group!, builds.artifacts, knownSignatures(every, builds.artifacts)), samples: samples.map(crashJson) };
     },
   );
 }
@@ -190,12 +195,25 @@ function dateOf(text: string): Date {
 const hex32 = (value: number | bigint) => `0x${Number(value).toString(16).padStart(8, '0')}`;
 const frameJson = (frame: artifacts.CrashFrame) => ({ function: frame.function, file: frame.file, line: frame.line, address: hex32(frame.address) });
 
-function crashGroupJson(group: artifacts.CrashGroup, builds: readonly artifacts.Artifact[]) {
+/** The lowest build number each signature crashed on. */
+function knownSignatures(groups: readonly artifacts.CrashGroup[], builds: readonly artifacts.Artifact[]): Map<string, number> {
+  const first = new Map<string, number>();
+  for (const group of groups) {
+    const build = builds.find((artifact) => artifact.id === group.artifactId);
+    if (!build) continue;
+    const number = Number(build.buildNumber);
+    if (number < (first.get(group.signature) ?? Infinity)) first.set(group.signature, number);
+  }
+  return first;
+}
+
+function crashGroupJson(group: artifacts.CrashGroup, builds: readonly artifacts.Artifact[], firstBuildOf: ReadonlyMap<string, number>) {
   const build = builds.find((artifact) => artifact.id === group.artifactId);
+  const buildNumber = build ? Number(build.buildNumber) : null;
   return {
     id: group.id,
     artifact_id: UUID_PATTERN.test(group.artifactId) ? group.artifactId : null,
-    build_number: build ? Number(build.buildNumber) : null,
+    build_number: buildNumber,
     signature: group.signature,
     reason: group.reason,
     frames: group.frames.map(frameJson),
@@ -204,6 +222,7 @@ function crashGroupJson(group: artifacts.CrashGroup, builds: readonly artifacts.
     first_seen: group.firstSeen!.toISOString(),
     last_seen: group.lastSeen!.toISOString(),
     decoding: group.decoding,
+    new_in_build: buildNumber !== null && (firstBuildOf.get(group.signature) ?? buildNumber) >= buildNumber,
   } satisfies R.Promised<typeof R.CrashGroup>;
 }
 

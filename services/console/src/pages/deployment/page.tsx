@@ -7,6 +7,7 @@ import { namesById, useChannels, useGroups } from '../../queries';
 import type { Deployment, Guardrails } from '../../types';
 import { RoleControls, useProjectRole } from '../../project-access';
 import { DeviceStates } from './device-states';
+import { CrashesSection } from './crashes';
 import { HealthSection } from './health';
 import { Preview } from './preview';
 import { Progress } from './progress';
@@ -56,6 +57,8 @@ export function DeploymentPage() {
       </section>
 
       <HealthSection deployment={d} live={!isEnded} />
+
+      <CrashesSection deployment={d} live={!isEnded} />
 
       <Preview deployment={d} reach={reach} />
 
