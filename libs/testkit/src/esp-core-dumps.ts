@@ -34,7 +34,7 @@ export interface CoreDumpOptions {
   elfShaDigits?: number;
   /** Another ELF's SHA-256 to name instead of `elf`'s: a dump of a build the service does not know. */
   elfSha256?: string;
-  /** esp_chip_id_t: 5 is the ESP32-C3. */
+  /** esp_chip_id_t: 5 is the ESP32-C3; 0 (ESP32), 2 (-S2) and 9 (-S3) are Xtensa chips, whose core files say so. */
   chipId?: number;
   chipRevision?: number;
   /** Bytes of stack below the crashed frames (a larger dump). */
@@ -125,7 +125,8 @@ export function makeCoreDump(options: CoreDumpOptions): Buffer {
     note('ESP_EXTRA_INFO', 677, Buffer.concat([u32(tcbAddress), u32(0)])),
     ...(options.panicDetails === undefined ? [] : [note('ESP_PANIC_DETAILS', 679, Buffer.from(options.panicDetails, 'latin1'))]),
   ]);
-  const core = coreElf([
+  const xtensa = [0, 2, 9].includes(chipId);
+  const core = coreElf(xtensa ? 94 : 243, [
     { type: 4, address: 0, data: taskNotes },
     { type: 1, address: tcbAddress, data: tcb },
     { type: 1, address: STACK_BASE, data: stack },
@@ -158,11 +159,11 @@ function note(name: string, type: number, desc: Buffer): Buffer {
   return Buffer.concat([u32(nameBytes.length), u32(desc.length), u32(type), pad4(nameBytes), pad4(desc)]);
 }
 
-function coreElf(segments: Array<{ type: number; address: number; data: Buffer }>): Buffer {
+function coreElf(machine: number, segments: Array<{ type: number; address: number; data: Buffer }>): Buffer {
   const header = Buffer.alloc(52);
   Buffer.from([0x7f, 0x45, 0x4c, 0x46, 1, 1, 1]).copy(header);
   header.writeUInt16LE(4, 16); // ET_CORE
-  header.writeUInt16LE(243, 18); // EM_RISCV
+  header.writeUInt16LE(machine, 18); // EM_RISCV or EM_XTENSA
   header.writeUInt32LE(1, 20);
   header.writeUInt32LE(52, 28); // e_phoff
   header.writeUInt16LE(52, 40);

@@ -113,6 +113,16 @@ describe('a core dump', () => {
     expect(decoded!.frames.map((frame: { function: string }) => frame.function)).toEqual(['read_sensor', 'average_reading', 'sensor_task']);
   });
 
+  it('from an Xtensa chip is stored and read, and says why it was not decoded', async () => {
+    const build = await release('2.2.5');
+    await putElf(build.id, build.elf);
+    await sendDump(await device('xtensa'), makeCoreDump({ elf: build.elf, chipId: 9, panicDetails: 'abort() was called at PC 0x400d66b9 on core 0' }));
+    const [group] = await decodedGroups();
+    expect(group).toMatchObject({ decoding: 'read', reason: 'abort', build_number: build.buildNumber });
+    const sample = (await api('GET', `${projectPath()}/crashes/${group!.id}/`, { token: f.user.token })).body.samples[0];
+    expect(sample).toMatchObject({ chip: 'esp32s3', decoding: 'read', decoding_note: expect.stringMatching(/Xtensa.*not unwound/) });
+  });
+
   it('is blamed on the build the device reported when no build has the ELF it names', async () => {
     const build = await release('2.3.0');
     const unit = await device('reported');

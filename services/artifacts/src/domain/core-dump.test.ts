@@ -33,6 +33,17 @@ describe('readCoreDump', () => {
     expect(dump.elfSha256Prefix).toHaveLength(16);
   });
 
+  it('reads the chip of a dump in the older binary format, and no more', () => {
+    // Version 0.3: total length, version, task count, TCB size, segment count, chip revision; a CRC-32.
+    const header = Buffer.alloc(24);
+    header.writeUInt32LE(24 + 8 + 4, 0);
+    header.writeUInt32LE((9 << 16) | 0x0003, 4);
+    const body = Buffer.concat([header, Buffer.alloc(8)]);
+    const checksum = Buffer.alloc(4);
+    checksum.writeUInt32LE(crc32(body) >>> 0);
+    expect(readCoreDump(Buffer.concat([body, checksum]))).toMatchObject({ format: 'binary', formatVersion: '0.3', chip: 'esp32s3', architecture: 'xtensa', coreElf: null, reason: 'unknown' });
+  });
+
   const refusals: Array<[string, () => Buffer, RegExp]> = [
     ['fewer bytes than a header', () => Buffer.alloc(8), /too few/],
     ['an unknown version', () => Buffer.from(makeCoreDump({ elf: elf() })).fill(0x77, 4, 6), /unknown format version/],
