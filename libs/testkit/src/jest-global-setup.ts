@@ -20,6 +20,9 @@ export default async function globalSetup(): Promise<void> {
     SUPERVISE_INTERVAL_MS: '500',
     // Registry sends the device health its checks counted every half second, for the health guardrail's test.
     HEALTH_FLUSH_MS: '500',
+    // A device's health counts at most the time since its previous report: the fleet simulator's
+    // health test runs an hour of a device's life in about a second.
+    HEALTH_TIME_SCALE: '3600',
     // Webhook receivers in the tests listen on 127.0.0.1, and their retries come within seconds.
     WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
     // A bulk membership change a registry replica left is taken over within seconds, for its test.

@@ -413,7 +413,10 @@ test('the rollout page draws how updated devices run against the rest, and says 
   }
   expect(updated.length).toBeGreaterThanOrEqual(2);
   expect(fleet.length - updated.length).toBeGreaterThanOrEqual(2);
-  // Ten hours on: the updated devices panicked five times each, the rest not at all.
+  // Ten hours on: the updated devices panicked five times each, the rest not at all. A device's
+  // hours count no more than the registry's clock saw pass, which the test stack runs 3,600 times
+  // faster (HEALTH_TIME_SCALE): six seconds are six hours a device, past min_device_hours on each side.
+  await new Promise((resolve) => setTimeout(resolve, 6_000));
   for (const deviceId of fleet) {
     const onBuild = updated.includes(deviceId);
     const health = onBuild ? { reset_reason: 'panic', boots: 6, abnormal_boots: 5, uptime_seconds: 36_000 } : { boots: 1, abnormal_boots: 0, uptime_seconds: 126_000 };
@@ -428,7 +431,7 @@ test('the rollout page draws how updated devices run against the rest, and says 
   const health = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/health/`, { token: f.user.token })).body;
   const side = (figures: { devices: number; device_hours: number; abnormal_resets: number; resets_per_1000_device_hours: number }) =>
     `${Math.round(figures.resets_per_1000_device_hours * 10) / 10} per 1,000 h (${figures.abnormal_resets} resets in ${Math.round(figures.device_hours)} h of ${figures.devices} devices)`;
-  expect(health.updated.resets_per_1000_device_hours).toBe(500);
+  expect(health.updated.resets_per_1000_device_hours).toBeGreaterThan(100);
   expect(health.previous.abnormal_resets).toBe(0);
   const figures = page.getByTestId('health-figures');
   await expectText(figures, `On build ${deployment.build_number}: ${side(health.updated)}`);

@@ -1,4 +1,4 @@
-import { MANIFEST, api, checkBody, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // The device health a check may carry, and the health guardrail's settings, as the API takes and
 // refuses them (docs/api.md, "Device health"). The guardrail pausing a crash-looping build is in
@@ -52,6 +52,8 @@ test('the health guardrail takes its defaults from {}, refuses settings out of r
   const health = await api('GET', `/api/v1/projects/${f.project.id}/deployments/${chosen.body.id}/health/`, { token: f.user.token });
   expect(health.status).toBe(200);
   expect(health.body).toEqual({
+    judging: false,
+    not_judging_because: 'the deployment is draft: only an active deployment is judged',
     judged_since: null,
     period_minutes: 15,
     updated: { devices: 0, device_hours: 0, abnormal_resets: 0, resets_per_1000_device_hours: null },
@@ -78,4 +80,61 @@ test("a trial the bootloader abandoned is an abnormal reset of the deployment's 
   const health = await api('GET', `${deployments}${created.body.id}/health/`, { token: f.user.token });
   expect(health.body.updated).toMatchObject({ devices: 1, abnormal_resets: 1 });
   expect(health.body.previous.abnormal_resets).toBe(0);
+});
+
+test("a device that claims a century of uptime counts only the time the registry saw, on either side", async () => {
+  const f = await setupProject();
+  const deployments = `/api/v1/projects/${f.project.id}/deployments/`;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
+  const century = 100 * 365.25 * 86_400;
+  const report = (deviceId: string, build: number, uptime: number) =>
+    api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: { ...checkBody(deviceId, { current_build_number: build }), health: { reset_reason: 'power_on', boots: 1, abnormal_boots: 0, uptime_seconds: uptime } } });
+  // One liar on the build (it would hide a crash loop), one on the build before (it would force a
+  // pause), and a firmware that reports milliseconds: each reports twice, a second apart.
+  const liars: Array<[string, number, number, number]> = [
+    ['updated-liar', artifact.build_number, 60, century],
+    ['previous-liar', 0, 60, century],
+    ['milliseconds', artifact.build_number, 60_000, 61_000 + 3_600_000],
+  ];
+  for (const [deviceId, build, first] of liars) expect((await report(deviceId, build, first)).status).toBe(200);
+  const created = await api('POST', deployments, { token: f.user.token, json: { artifact_id: artifact.id, guardrails: { health_regression: {} } } });
+  const started = await api('POST', `${deployments}${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
+  expect([started.status, started.body.detail]).toEqual([200, undefined]);
+  const sent = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  for (const [deviceId, build, , second] of liars) expect((await report(deviceId, build, second)).status).toBe(200);
+  // The first reports came before the start: from the second report on, what the clock saw since them.
+  const elapsed = (Date.now() - sent) / 1000 + 1;
+  const health = await eventually(
+    async () => (await api('GET', `${deployments}${created.body.id}/health/`, { token: f.user.token })).body,
+    (figures) => figures.updated.device_hours > 0 && figures.previous.device_hours > 0,
+  );
+  // The test stack's registry runs a device's clock 3,600 times faster (HEALTH_TIME_SCALE): one
+  // second is at most an hour a device, where a century was claimed.
+  expect(health.updated.device_hours).toBeLessThanOrEqual(2 * elapsed);
+  expect(health.previous.device_hours).toBeLessThanOrEqual(elapsed);
+});
+
+test('devices whose first health report comes on the new build are counted, and the API says what the guardrail waits for', async () => {
+  const f = await setupProject();
+  const deployments = `/api/v1/projects/${f.project.id}/deployments/`;
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
+  for (const unit of ['quiet-1', 'quiet-2']) expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody(unit) })).status).toBe(200);
+  const created = await api('POST', deployments, { token: f.user.token, json: { artifact_id: artifact.id, guardrails: { health_regression: { min_devices: 2, min_device_hours: 1 } } } });
+  expect((await api('POST', `${deployments}${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } })).status).toBe(200);
+  // Their firmware reports health from the new build on: the first report is all there is.
+  for (const unit of ['quiet-1', 'quiet-2']) {
+    const checked = await api('POST', '/api/v1/ota/check/', {
+      token: f.deviceScopeToken,
+      json: { ...checkBody(unit, { current_build_number: artifact.build_number }), health: { reset_reason: 'power_on', boots: 1, abnormal_boots: 0, uptime_seconds: 30 } },
+    });
+    expect(checked.status).toBe(200);
+  }
+  const health = await eventually(
+    async () => (await api('GET', `${deployments}${created.body.id}/health/`, { token: f.user.token })).body,
+    (figures) => figures.updated.devices === 2,
+  );
+  expect(health.updated.devices).toBe(2);
+  expect(health.judging).toBe(false);
+  expect(health.not_judging_because).toBe('waiting for enough to judge: 0 of 1 device-hours on the build, 0 of 2 devices not yet updated, 0 of 1 device-hours not yet updated');
 });

@@ -25,6 +25,11 @@ export const registrySettings = {
     5_000,
     100,
   ),
+  HEALTH_TIME_SCALE: int(
+    "device-seconds one second of the registry's clock may hold for one device's health (its hours are bounded by the time since its previous report); 1 is real time, and anything else is only for a fleet simulated in compressed time (the tests run at 3600)",
+    1,
+    1,
+  ),
   VIEW_RELOAD_INTERVAL_MS: int("how often the check's in-memory views of active deployments and builds reload in full, as a safety net for missed NATS events", 30_000, 1_000),
 };
 

@@ -59,7 +59,7 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
   membershipChanges.startSweeping(Math.max(1_000, Math.floor(config.MEMBERSHIP_CHANGE_LEASE_MS / 2)));
 
   // Checks count device health in memory; rollout, which judges it, gets it every HEALTH_FLUSH_MS.
-  const health = new HealthTallies();
+  const health = new HealthTallies(undefined, config.HEALTH_TIME_SCALE);
   const stopHealthFlush = flushHealthTallies(
     health,
     config.HEALTH_FLUSH_MS,

@@ -307,7 +307,25 @@ function guardrailsJson(guardrails: rollout.Guardrails | undefined) {
 }
 
 /** Health sums minutes long, keyed by the start of each (docs/api.md, "Device health"). */
-export function deploymentHealthJson(health: rollout.GetDeploymentHealthResponse, periodMinutes: number) {
+/**
+ * Whether the health guardrail judges the deployment now, and if not, why, in words: a person must
+ * never mistake a guardrail that waits for one that found nothing (docs/api.md, "Device health").
+ */
+export function healthJudgement(deployment: rollout.Deployment, updated: { devices: number; device_hours: number }, previous: { devices: number; device_hours: number }) {
+  const guardrail = deployment.guardrails?.healthRegression;
+  if (!guardrail) return { judging: false, not_judging_because: 'the deployment has no health guardrail' };
+  if (deployment.state !== 'active') return { judging: false, not_judging_because: `the deployment is ${deployment.state}: only an active deployment is judged` };
+  const minDevices = Number(guardrail.minDevices ?? 0);
+  const minHours = guardrail.minDeviceHours ?? 0;
+  const short: string[] = [];
+  for (const [label, side] of [['on the build', updated], ['not yet updated', previous]] as const) {
+    if (side.devices < minDevices) short.push(`${side.devices} of ${minDevices} devices ${label}`);
+    if (side.device_hours < minHours) short.push(`${Math.floor(side.device_hours)} of ${minHours} device-hours ${label}`);
+  }
+  return short.length === 0 ? { judging: true, not_judging_because: null } : { judging: false, not_judging_because: `waiting for enough to judge: ${short.join(', ')}` };
+}
+
+export function deploymentHealthJson(health: rollout.GetDeploymentHealthResponse, periodMinutes: number, deployment: rollout.Deployment) {
   const figures = (tally: rollout.HealthTally | undefined) => {
     const hours = (tally?.deviceSeconds ?? 0) / 3600;
     const resets = tally?.abnormalResets ?? 0;
@@ -320,11 +338,14 @@ export function deploymentHealthJson(health: rollout.GetDeploymentHealthResponse
     sides[period.side === 'updated' ? 'updated' : 'previous'] = period;
     byStart.set(start, sides);
   }
+  const updated = figures(health.updated);
+  const previous = figures(health.previous);
   return {
+    ...healthJudgement(deployment, updated, previous),
     judged_since: health.judgedSince?.toISOString() ?? null,
     period_minutes: periodMinutes,
-    updated: figures(health.updated),
-    previous: figures(health.previous),
+    updated,
+    previous,
     periods: [...byStart].map(([start, sides]) => ({ start, updated: figures(sides.updated), previous: figures(sides.previous) })),
   } satisfies Promised<typeof R.DeploymentHealth>;
 }

@@ -301,6 +301,8 @@ const HealthFigures = object({
 });
 
 export const DeploymentHealth = object({
+  judging: { type: 'boolean', description: 'The guardrail judges the figures now: the deployment is active and each side has its min_devices and min_device_hours.' },
+  not_judging_because: { type: ['string', 'null'], description: 'Why it does not, in words (which side lacks how many devices or hours); null while it judges.' },
   judged_since: { ...NULLABLE_TIME, description: 'The hours and resets the guardrail judges began here (the last resume from a guardrail pause); null: since the start.' },
   period_minutes: { type: 'integer', description: 'The length of each period.' },
   updated: { ...HealthFigures, description: 'Devices running the deployment\'s build, summed since judged_since.' },

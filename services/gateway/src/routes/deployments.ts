@@ -182,14 +182,17 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       operationId: 'getDeploymentHealth',
       summary: 'How the build runs on devices, against those not yet updated',
       description:
-        'Abnormal resets (panic, watchdogs, brownout) and hours run of the targeted devices, as their checks report `health`: on the deployment\'s build (`updated`) and on an earlier one (`previous`), per period of `period_minutes`, and summed as the `health_regression` guardrail judges them now (docs/api.md, "Device health"). Counted only for a deployment with that guardrail, while it is active.',
+        'Abnormal resets (panic, watchdogs, brownout) and hours run of the targeted devices, as their checks report `health`: on the deployment\'s build (`updated`) and on an earlier one (`previous`), per period of `period_minutes`, and summed as the `health_regression` guardrail judges them now (docs/api.md, "Device health"), with whether it judges now and, if not, why (`not_judging_because`). Counted only for a deployment with that guardrail, while it is active.',
       project: 'viewer',
       responses: { 200: R.DeploymentHealth },
     },
     async (ctx, { project }) => {
       const deploymentId = pathId(ctx, 'did', 'deployment');
-      const health = await clients.rollout.getDeploymentHealth({ projectId: project.id, deploymentId }, rpc(ctx));
-      ctx.body = deploymentHealthJson(health, HEALTH_PERIOD_MINUTES);
+      const [health, { deployment }] = await Promise.all([
+        clients.rollout.getDeploymentHealth({ projectId: project.id, deploymentId }, rpc(ctx)),
+        clients.rollout.getDeployment({ projectId: project.id, deploymentId }, rpc(ctx)),
+      ]);
+      ctx.body = deploymentHealthJson(health, HEALTH_PERIOD_MINUTES, deployment!);
     },
   );
 

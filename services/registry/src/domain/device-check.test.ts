@@ -214,18 +214,26 @@ test('a check with health counts what happened since the device\'s check before,
   const device = { ...DEVICE, health: before };
   const watched = [deployment('dep-1', { watchesHealth: true }), deployment('dep-2'), deployment('dep-3', { watchesHealth: true, targetChannelIds: ['beta'] })];
   const { deps } = fakeDeps({ device }, watched);
-  deps.now = () => new Date(5_000);
+  // An hour after the report before: the hour the device reports is all the registry's clock saw pass.
+  deps.now = () => new Date(3_601_000);
   const health = { resetReason: 'panic', boots: 5, abnormalBoots: 2, uptimeSeconds: 10_800 };
   await checkDevice(deps, { ...input, health }, CALL);
   // dep-1 offers build 7 to a device on 6: it counts on the previous side, once, as its report before came before the start.
   expect(deps.health.take()).toEqual([
-    { projectId: 'p1', deploymentId: 'dep-1', side: 'previous', periodStart: new Date(0), deviceSeconds: 3_600, abnormalResets: 1, devices: 1 },
+    { projectId: 'p1', deploymentId: 'dep-1', side: 'previous', periodStart: new Date(3_600_000), deviceSeconds: 3_600, abnormalResets: 1, devices: 1 },
   ]);
 
-  // Without a report before there is nothing to compare with: it only becomes the baseline.
+  // Without a report before there is nothing to compare with: it becomes the baseline, and counts
+  // the device on its side, so that a firmware that starts reporting with the new build is counted.
   const { deps: first } = fakeDeps({ device: { ...DEVICE, health: null } }, watched);
+  first.now = () => new Date(3_601_000);
   await checkDevice(first, { ...input, health }, CALL);
-  expect(first.health.take()).toEqual([]);
+  expect(first.health.take()).toEqual([{ projectId: 'p1', deploymentId: 'dep-1', side: 'previous', periodStart: new Date(3_600_000), deviceSeconds: 0, abnormalResets: 0, devices: 1 }]);
+  // Its next report adds its hours, and no device.
+  const next = fakeDeps({ device: { ...DEVICE, health: { build: 6, resetReason: 'panic', boots: 5, abnormalBoots: 2, uptimeSeconds: 10_800, at: new Date(3_601_000) } } }, watched);
+  next.deps.now = () => new Date(3_661_000);
+  await checkDevice(next.deps, { ...input, health: { ...health, uptimeSeconds: 10_860 } }, CALL);
+  expect(next.deps.health.take()).toEqual([{ projectId: 'p1', deploymentId: 'dep-1', side: 'previous', periodStart: new Date(3_600_000), deviceSeconds: 60, abnormalResets: 0, devices: 0 }]);
 });
 
 test('a new device is recorded as its first check, compared against the outcome it was registered with; a device token registers nothing', async () => {

@@ -191,10 +191,15 @@ function nextMinute(at: Date): Date {
 
 /** The device's health since its check before, counted for each deployment that watches it. */
 function countHealth(deps: DeviceCheckDeps, device: Device, input: DeviceCheckInput, health: HealthSnapshot, active: readonly DecisionDeployment[]): void {
-  const increment = device.health ? healthIncrement(device.health, health) : null;
-  if (!increment || !active.some((deployment) => deployment.watchesHealth)) return;
+  if (!active.some((deployment) => deployment.watchesHealth)) return;
   const checking = { id: device.id, channelId: device.channelId, groupIds: device.groupIds, currentBuildNumber: input.currentBuildNumber, ...input.reported };
-  deps.health.count(healthSides(checking, active, (id) => deps.views.artifact(id)), increment, device.health!.at, health.at);
+  const sides = healthSides(checking, active, (id) => deps.views.artifact(id));
+  if (!device.health) {
+    deps.health.countFirstReport(sides, health.at);
+    return;
+  }
+  const increment = healthIncrement(device.health, health, deps.health.timeScale);
+  if (increment) deps.health.count(sides, increment, device.health.at, health.at);
 }
 
 /**

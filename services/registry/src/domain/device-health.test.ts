@@ -2,12 +2,32 @@ import type { ArtifactSummary, DecisionDeployment } from '@ota/decision';
 import { healthIncrement, healthSides, HealthTallies, type HealthSnapshot } from './device-health';
 
 const snapshot = (build: number, boots: number, abnormalBoots: number, uptimeSeconds: number, at = new Date(0)): HealthSnapshot => ({ build, resetReason: 'software', boots, abnormalBoots, uptimeSeconds, at });
+const DAY = new Date(86_400_000);
+const CENTURY_SECONDS = 100 * 365.25 * 86_400;
 
 test('an increment is the difference on one build, everything since an install, and nothing from a first report or counters that went down', () => {
-  expect(healthIncrement(snapshot(6, 2, 0, 3_600), snapshot(6, 4, 1, 9_000))).toEqual({ seconds: 5_400, abnormalResets: 1, installed: false });
-  expect(healthIncrement(snapshot(6, 9, 3, 90_000), snapshot(7, 2, 1, 1_800))).toEqual({ seconds: 1_800, abnormalResets: 1, installed: true });
+  expect(healthIncrement(snapshot(6, 2, 0, 3_600), snapshot(6, 4, 1, 9_000, DAY))).toEqual({ seconds: 5_400, abnormalResets: 1, installed: false });
+  expect(healthIncrement(snapshot(6, 9, 3, 90_000), snapshot(7, 2, 1, 1_800, DAY))).toEqual({ seconds: 1_800, abnormalResets: 1, installed: true });
   expect(healthIncrement(null, snapshot(7, 2, 1, 1_800))).toBeNull();
   expect(healthIncrement(snapshot(7, 5, 2, 9_000), snapshot(7, 1, 0, 60))).toBeNull();
+});
+
+test("a device's hours are bounded by the registry's clock since its previous report, and its resets by its boots", () => {
+  const fiveSeconds = new Date(5_000);
+  // A century claimed five seconds after the previous report is five seconds; so is an install's.
+  expect(healthIncrement(snapshot(6, 1, 0, 60), snapshot(6, 2, 1, CENTURY_SECONDS, fiveSeconds))).toEqual({ seconds: 5, abnormalResets: 1, installed: false });
+  expect(healthIncrement(snapshot(5, 1, 0, 60), snapshot(6, 1, 0, CENTURY_SECONDS, fiveSeconds))).toEqual({ seconds: 5, abnormalResets: 0, installed: true });
+  // A firmware that reports milliseconds counts real time, not a thousand times it.
+  expect(healthIncrement(snapshot(6, 1, 0, 60_000), snapshot(6, 1, 0, 65_000, fiveSeconds))?.seconds).toBe(5);
+  // Falling and rising again adds no more than the clock saw.
+  const fell = snapshot(6, 1, 0, 0, fiveSeconds);
+  expect(healthIncrement(snapshot(6, 1, 0, CENTURY_SECONDS), fell)).toBeNull();
+  expect(healthIncrement(fell, snapshot(6, 1, 0, CENTURY_SECONDS, new Date(10_000)))?.seconds).toBe(5);
+  // Abnormal resets are at most the boots since, and one a second.
+  expect(healthIncrement(snapshot(6, 1, 0, 60), snapshot(6, 3, 2, 70, fiveSeconds))?.abnormalResets).toBe(2);
+  expect(healthIncrement(snapshot(6, 1, 0, 60), snapshot(6, 1_000_000, 999_999, 70, fiveSeconds))?.abnormalResets).toBe(6);
+  // A simulated fleet's clock runs faster only when told to.
+  expect(healthIncrement(snapshot(6, 1, 0, 0), snapshot(6, 2, 0, 7_200, new Date(1_000)), 3600)?.seconds).toBe(3_600);
 });
 
 const deployment = (id: string, overrides: Partial<DecisionDeployment> = {}): DecisionDeployment => ({

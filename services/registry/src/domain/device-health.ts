@@ -24,18 +24,37 @@ export interface HealthIncrement {
   installed: boolean;
 }
 
+/** No device boots more often than this: a report of more abnormal boots in less time counts this many. */
+const MIN_SECONDS_PER_BOOT = 1;
+
 /**
  * The increment from the device's previous report to this one. On the same build it is the
  * difference; a counter that went down (the device lost its counts, or installed the same build
  * again) starts a new baseline and counts nothing. After an install, everything reported since it
  * is new. A device's first report is only a baseline: its counters may go back long before the
  * deployment.
+ *
+ * What a device reports is bounded by what the registry's clock saw, so that no device can blind
+ * the guardrail or force it (docs/api.md, "Device health"): its hours by the time since its
+ * previous report (an install came after that report, so the same holds for it), which also caps a
+ * device's share of a side at what it can really have run, and makes a firmware that reports
+ * milliseconds count no more than real time; its abnormal resets by its boots, and by one boot a
+ * second. `timeScale` multiplies the registry's clock for a fleet simulated in compressed time
+ * (HEALTH_TIME_SCALE; 1 in production).
  */
-export function healthIncrement(previous: HealthSnapshot | null, current: HealthSnapshot): HealthIncrement | null {
+export function healthIncrement(previous: HealthSnapshot | null, current: HealthSnapshot, timeScale = 1): HealthIncrement | null {
   if (!previous) return null;
-  if (previous.build !== current.build) return { seconds: current.uptimeSeconds, abnormalResets: current.abnormalBoots, installed: true };
+  const elapsed = (Math.max(0, current.at.getTime() - previous.at.getTime()) / 1000) * timeScale;
+  const bounded = (seconds: number, abnormalResets: number, boots: number) => ({
+    seconds: Math.min(seconds, elapsed),
+    abnormalResets: Math.min(abnormalResets, boots, Math.floor(elapsed / MIN_SECONDS_PER_BOOT) + 1),
+  });
+  if (previous.build !== current.build) return { ...bounded(current.uptimeSeconds, current.abnormalBoots, current.boots), installed: true };
   if (current.boots < previous.boots || current.abnormalBoots < previous.abnormalBoots || current.uptimeSeconds < previous.uptimeSeconds) return null;
-  return { seconds: current.uptimeSeconds - previous.uptimeSeconds, abnormalResets: current.abnormalBoots - previous.abnormalBoots, installed: false };
+  return {
+    ...bounded(current.uptimeSeconds - previous.uptimeSeconds, current.abnormalBoots - previous.abnormalBoots, current.boots - previous.boots),
+    installed: false,
+  };
 }
 
 export type HealthSide = 'updated' | 'previous';
@@ -81,16 +100,22 @@ export interface HealthTally {
 export class HealthTallies {
   private pending = new Map<string, HealthTally>();
 
-  /** `source` names this replica in what it sends: rollout keeps each replica's counts apart (one writer per document). */
-  constructor(readonly source: string = randomUUID()) {}
+  /**
+   * `source` names this replica in what it sends: rollout keeps each replica's counts apart (one
+   * writer per document). `timeScale` is healthIncrement's (HEALTH_TIME_SCALE).
+   */
+  constructor(
+    readonly source: string = randomUUID(),
+    readonly timeScale = 1,
+  ) {}
 
   /** Counts the device's increment on each side it is on. */
   count(sides: ReadonlyArray<{ deployment: DecisionDeployment; side: HealthSide }>, increment: HealthIncrement, previousAt: Date, at: Date): void {
     for (const { deployment, side } of sides) {
-      // A device is counted once per side: when it installs the build, or, on an earlier build,
-      // at its first report after the deployment started.
+      // A device is counted once per side: when it installs the build, or at its first report
+      // after the deployment started (its first report ever counts it in countFirstReport).
       const startedAt = deployment.startedAt?.getTime() ?? 0;
-      const firstOnSide = side === 'updated' ? increment.installed : previousAt.getTime() < startedAt;
+      const firstOnSide = (side === 'updated' && increment.installed) || previousAt.getTime() < startedAt;
       this.add({
         projectId: deployment.projectId,
         deploymentId: deployment.id,
@@ -100,6 +125,17 @@ export class HealthTallies {
         abnormalResets: increment.abnormalResets,
         devices: firstOnSide ? 1 : 0,
       });
+    }
+  }
+
+  /**
+   * A device's first health report ever is only a baseline, but it is a device on the side: one
+   * whose firmware began to report with the build the deployment installed would otherwise never be
+   * counted, and the guardrail would wait for `min_devices` forever.
+   */
+  countFirstReport(sides: ReadonlyArray<{ deployment: DecisionDeployment; side: HealthSide }>, at: Date): void {
+    for (const { deployment, side } of sides) {
+      this.add({ projectId: deployment.projectId, deploymentId: deployment.id, side, periodStart: healthPeriodStart(at), deviceSeconds: 0, abnormalResets: 0, devices: 1 });
     }
   }
 

@@ -78,6 +78,11 @@ function HealthFigures({ health, guardrail, buildNumber }: { health: DeploymentH
             Not yet updated: <SideText side={health.previous} />
           </li>
         </ul>
+        {!health.judging && health.not_judging_because && (
+          <p data-testid="not-judging">
+            <strong>Not judging yet:</strong> {health.not_judging_because.replace(/^waiting for enough to judge: /, 'waiting for ')}.
+          </p>
+        )}
         <p className="muted small-text">
           Pauses when the build&apos;s rate is more than {guardrail.margin_percent}% above the other&apos;s at a significance of {guardrail.significance}, once each side has{' '}
           {guardrail.min_devices} devices and {guardrail.min_device_hours} device-hours
