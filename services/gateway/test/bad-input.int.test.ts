@@ -234,5 +234,17 @@ describe('input the stores cannot hold, refused before it reaches them', () => {
       expect({ name, status: answer.status }).toEqual({ name, status: 400 });
       expect(JSON.parse(answer.body).detail).toBeTruthy();
     }
+
+    // A Host that is no authority (RFC 9112 §3.2) is 400: offer URLs are made from it when no
+    // PUBLIC_BASE_URL is set, and must never carry a path, a user or a second host.
+    const withHost = (value: string) => raw(`GET /api/v1/openapi.json HTTP/1.1\r\nHost: ${value}\r\nConnection: close\r\n\r\n`);
+    for (const value of ['a.invalid/x?y=', 'a.invalid@b.invalid', 'a.invalid, b.invalid', 'a.invalid\tb', 'a.invalid:99999', 'a.invalid:', '-a.invalid', '[zz::1]']) {
+      const answer = await withHost(value);
+      expect({ value, status: answer.status }).toEqual({ value, status: 400 });
+      expect(JSON.parse(answer.body).detail).toMatch(/Host/);
+    }
+    for (const value of [host, 'localhost', 'ota.example.com:8443', '10.0.0.7', '[::1]:8080', 'gateway_internal']) {
+      expect({ value, status: (await withHost(value)).status }).toEqual({ value, status: 200 });
+    }
   });
 });

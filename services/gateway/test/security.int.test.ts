@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import mongoose from 'mongoose';
-import { MANIFEST, api, checkBody, createUser, eventually, grantRole, randomBinary, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, eventually, grantRole, makeCoreDump, makeEspBuild, randomBinary, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
 import { DownloadUrlSigner } from '../src/http/download-url';
 
 // The OWASP API Security Top 10 (2023) as it applies here, over every operation the gateway's
@@ -44,6 +44,8 @@ interface World extends ProjectFixture {
   memberEmail: string;
   invitedEmail: string;
   memberGroup: string;
+  /** A group of crashes, from a core dump its device sent (docs/api.md, "Core dumps"). */
+  crashGroupId: string;
 }
 
 let operations: Operation[];
@@ -74,6 +76,17 @@ async function buildWorld(): Promise<World> {
   // An invitation no one accepted yet.
   const invitedEmail = `invited-${randomUUID()}@example.com`;
   expect((await api('POST', `${base}/members/`, { token, json: { email: invitedEmail, role: 'viewer' } })).status).toBe(202);
+  // A crashing build and a core dump of it from the device: a crash group to read.
+  const crashing = makeEspBuild({ crashCode: true, version: '9.0.0' });
+  const crashBuild = await api('POST', `${base}/artifacts/`, { token, body: uploadForm({ ...MANIFEST, chip_family: 'esp32c3' }, crashing.image) });
+  expect(crashBuild.status).toBe(201);
+  const dump = makeCoreDump({ elf: crashing.elf });
+  const dumpSha256 = createHash('sha256').update(dump).digest('hex');
+  // From a device of its own, so that the world's device has checked nothing.
+  expect((await api('POST', '/api/v1/ota/check/', { token: fixture.deviceScopeToken, json: checkBody('crashing-unit') })).status).toBe(200);
+  const sent = await api('POST', `/api/v1/ota/coredump/?device_id=crashing-unit&sha256=${dumpSha256}&size=${dump.length}&offset=0`, { token: fixture.deviceScopeToken, body: dump });
+  expect(sent.body.complete).toBe(true);
+  const crashGroups = await eventually(async () => (await api('GET', `${base}/crashes/`, { token })).body as Array<{ id: string }>, (list) => list.length === 1);
   const tokens = await api('GET', `${base}/tokens/`, { token });
   const pats = await api('GET', '/api/v1/me/tokens/', { token });
   for (const created of [device, group, channel, artifact, earlier, deployment, key, webhook]) expect(created.status).toBe(201);
@@ -97,6 +110,7 @@ async function buildWorld(): Promise<World> {
     memberEmail: member.email,
     invitedEmail,
     memberGroup,
+    crashGroupId: crashGroups[0]!.id,
   };
 }
 
@@ -123,6 +137,7 @@ function pathOf(operation: Operation, ids: World): string {
     .replace('{aid}', ids.artifactId)
     .replace('{artifactId}', ids.artifactId)
     .replace('{gid}', ids.groupId)
+    .replace('{cgid}', ids.crashGroupId)
     .replace('{cid}', ids.channelId)
     .replace('{bid}', ids.membershipChangeId)
     .replace('{key_id}', ids.signingKeyId)
@@ -253,7 +268,7 @@ describe('API1 broken object-level authorization', () => {
       patId: victim.patId,
     };
     // Operations that name another object in the path, or in the body (a member, a deployment's build and targets).
-    const naming = projectScoped().filter((candidate) => /\{(aid|did|gid|key_id|tid)\}/.test(candidate.path) || ['addGroupMember', 'createDeployment'].includes(candidate.operationId));
+    const naming = projectScoped().filter((candidate) => /\{(aid|did|gid|cgid|key_id|tid)\}/.test(candidate.path) || ['addGroupMember', 'createDeployment'].includes(candidate.operationId));
     expect(naming.length).toBeGreaterThanOrEqual(15);
     const answers: string[] = [];
     for (const operation of naming) {

@@ -87,7 +87,7 @@ export function CrashGroupPage() {
   const { projectId = '', groupId = '' } = useParams();
   const detail = useQuery({
     queryKey: queryKeys.crashGroup(projectId, groupId),
-    queryFn: () => answer(api.GET('/api/v1/projects/{id}/crashes/{gid}/', { params: { path: { id: projectId, gid: groupId } } })),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/crashes/{cgid}/', { params: { path: { id: projectId, cgid: groupId } } })),
   });
   const group: CrashGroup | undefined = detail.data?.group;
   const samples = detail.data?.samples ?? [];

@@ -151,7 +151,7 @@ export function crashRoutes(table: OperationTable, deps: GatewayDeps): void {
 
   crashes.add(
     {
-      route: 'GET /projects/:id/crashes/:gid/',
+      route: 'GET /projects/:id/crashes/:cgid/',
       operationId: 'getCrashGroup',
       summary: 'Read a crash group',
       description: 'The group, with its 20 newest crashes.',
@@ -160,7 +160,7 @@ export function crashRoutes(table: OperationTable, deps: GatewayDeps): void {
       errors: [404],
     },
     async (ctx, { project }) => {
-      const groupId = String(ctx.params.gid);
+      const groupId = String(ctx.params.cgid);
       if (!/^[0-9a-f]{24}$/.test(groupId)) throw notFound('no such crash group in this project');
       const [{ group, samples }, builds] = await Promise.all([
         clients.artifacts.getCrashGroup({ projectId: project.id, groupId, samples: 20 }, rpc(ctx)),
