@@ -96,3 +96,11 @@ test('a schedule that makes no sense is refused with the field named', () => {
   expect(refusal(inZone('UTC', [{ ...window, durationMinutes: 0 }]))).toMatch(/duration_minutes must be an integer from 1 to 10080/);
   expect(refusal(inZone('UTC', Array.from({ length: 21 }, () => window)))).toMatch(/at most 20 windows/);
 });
+
+test('a schedule keeps its zone under its canonical name, whatever its spelling or alias', () => {
+  const windows = [{ days: ['sat'], start: '02:00', durationMinutes: 60 }];
+  const zoneOf = (timeZone: string) => validMaintenanceSchedule({ timeZone, inDeviceLocalTime: false, windows }).timeZone;
+  expect(zoneOf('europe/berlin')).toBe('Europe/Berlin');
+  expect(zoneOf('US/Pacific-New')).toBe('America/Los_Angeles');
+  expect(zoneOf('UTC')).toBe('UTC');
+});

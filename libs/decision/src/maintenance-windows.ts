@@ -61,7 +61,16 @@ export function validMaintenanceSchedule(schedule: MaintenanceSchedule): Mainten
       throw invalidArgument(`${at}.duration_minutes must be an integer from 1 to ${MAX_WINDOW_MINUTES}`);
     }
   });
-  return schedule;
+  return { ...schedule, timeZone: canonicalTimeZone(schedule.timeZone) };
+}
+
+/**
+ * The zone's canonical IANA name, as the time zone database resolves it: `europe/berlin` is
+ * `Europe/Berlin`, and an alias its current name (`US/Pacific-New` is `America/Los_Angeles`), so
+ * that a schedule reads back as the zone it is in, spelled one way.
+ */
+export function canonicalTimeZone(timeZone: string): string {
+  return new Intl.DateTimeFormat('en', { timeZone }).resolvedOptions().timeZone;
 }
 
 export type WindowState = { open: true; closesAt: Date } | { open: false; opensAt: Date };

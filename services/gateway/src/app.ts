@@ -210,7 +210,11 @@ export function createApp(deps: GatewayDeps): Koa {
   // What no route served: a known path with another method is 405 with Allow (OPTIONS lists the
   // methods), anything else 404; both with a `detail`, as every error.
   app.use((ctx) => {
-    const allowed = new Set(routers.flatMap((router) => router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods)));
+    // The routes the path names most literally: `.../members/changes/` is the changes route's, not
+    // a member called "changes" (whose DELETE it would otherwise advertise).
+    const layers = routers.flatMap((router) => router.match(ctx.path, ctx.method).path);
+    const fewestParams = Math.min(...layers.map((layer) => layer.paramNames.length));
+    const allowed = new Set(layers.filter((layer) => layer.paramNames.length === fewestParams).flatMap((layer) => layer.methods));
     if (allowed.size === 0) {
       ctx.status = 404;
       ctx.body = { detail: 'no such endpoint' };

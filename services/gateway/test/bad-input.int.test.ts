@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { api, createUser, randomBinary, testStack, uploadForm } from '@ota/testkit';
@@ -201,6 +201,12 @@ describe('input the stores cannot hold, refused before it reaches them', () => {
     const options = await fetch(`${testStackUrl()}/api/v1/projects/${projectId}/`, { method: 'OPTIONS' });
     expect(options.status).toBe(204);
     expect(options.headers.get('allow')).toMatch(/GET.*DELETE|DELETE.*GET/);
+    // A path that names a route literally lists that route's methods, not those of a route whose
+    // parameter the literal would fill (a group member called "changes").
+    for (const literal of ['changes', 'bulk-changes']) {
+      const named = await fetch(`${testStackUrl()}/api/v1/projects/${projectId}/groups/${randomUUID()}/members/${literal}/`, { method: 'OPTIONS' });
+      expect([literal, named.status, named.headers.get('allow')]).toEqual([literal, 204, expect.not.stringContaining('DELETE')]);
+    }
   });
 
   it('answers 400 with a detail to a request line or headers that HTTP/1.1 does not allow', async () => {

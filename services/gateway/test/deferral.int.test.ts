@@ -73,6 +73,9 @@ test('a deferral names a time ahead, within 30 days, only with the deferred even
     [{ event: 'deferred', deferred_until: inSeconds(-60) }, 400, /later than now/],
     [{ event: 'deferred', deferred_until: inSeconds(31 * 86_400) }, 400, /at most 30 days ahead/],
     [{ event: 'deferred', deferred_until: 'tomorrow' }, 400, /deferred_until/],
+    // Days and hours that do not exist, which Date would roll over into the next ones.
+    [{ event: 'deferred', deferred_until: `${new Date().getUTCFullYear() + 1}-02-30T00:00:00Z` }, 400, /deferred_until.*date-time/],
+    [{ event: 'deferred', deferred_until: `${inSeconds(86_400).slice(0, 10)}T24:00:00Z` }, 400, /deferred_until.*date-time/],
     [{ event: 'download_started', deferred_until: inSeconds(60) }, 400, /only with the deferred event/],
     [{ event: 'deferred', deferred_until: inSeconds(60), deployment_id: '00000000-0000-4000-8000-000000000000' }, 404, /deployment/],
   ];

@@ -17,8 +17,23 @@ const ajv = new Ajv({ allErrors: true, coerceTypes: false });
 ajv.addFormat('uuid', UUID_PATTERN);
 ajv.addFormat('binary', true);
 // An RFC 3339 time with its offset (2026-11-27T10:00:00Z, or +01:00), as the responses write them.
-ajv.addFormat('date-time', (text: string) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i.test(text) && !Number.isNaN(Date.parse(text)));
+ajv.addFormat('date-time', isDateTime);
 const compiled = new WeakMap<object, ValidateFunction>();
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|[+-](\d{2}):(\d{2}))$/i;
+
+/**
+ * An RFC 3339 date-time that names a moment that exists: a day its month has (no 2027-02-30), hours
+ * 00 to 23 (no 24:00:00), minutes and seconds 00 to 59, an offset within a day. Date.parse alone
+ * rolls the impossible ones over into the next day or month.
+ */
+export function isDateTime(text: string): boolean {
+  const match = DATE_TIME.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second, offsetHours = 0, offsetMinutes = 0] = match.slice(1).map((part) => Number(part ?? 0));
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  return month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour! <= 23 && minute! <= 59 && second! <= 59 && offsetHours <= 23 && offsetMinutes <= 59;
+}
 
 function compile<T>(schema: object): ValidateFunction<T> {
   let validate = compiled.get(schema);
