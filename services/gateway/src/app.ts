@@ -135,7 +135,7 @@ export function createApp(deps: GatewayDeps): Koa {
     device_token: { perSecond: config.RATE_LIMIT_DEVICE_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_DEVICE_TOKEN_BURST },
     fleet_token: { perSecond: config.RATE_LIMIT_FLEET_TOKEN_PER_SECOND, burst: config.RATE_LIMIT_FLEET_TOKEN_BURST },
   });
-  const api = new OperationTable(new Router({ prefix: API_PREFIX }), deps.store, (ctx, needed, what) => projectFor(deps, ctx, needed, what), {
+  const api = new OperationTable(new Router({ prefix: API_PREFIX, sensitive: true }), deps.store, (ctx, needed, what) => projectFor(deps, ctx, needed, what), {
     limiter: rateLimiter,
     onLimited: (kind) => metrics.rateLimited.inc({ token_kind: kind }),
   }, deps.signIn?.sessions);

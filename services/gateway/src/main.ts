@@ -4,6 +4,7 @@ import { runService } from '@ota/grpc';
 import { readinessGauge, startMetricsServer } from '@ota/metrics';
 import { connectMongo, ensureIndexes, pingMongo } from '@ota/mongo';
 import { createApp } from './app';
+import { answerUnparsableRequest } from './http/http-syntax';
 import { closeServiceClients, createServiceClients } from './adapters/grpc/service-clients';
 import { registerGatewayModels } from './adapters/mongo/models';
 import { MongoAccountStore } from './adapters/mongo/mongo-account-store';
@@ -81,6 +82,7 @@ void runService(SERVICE, loadServingGatewayConfig, async ({ config, logger, metr
     },
     app.callback(),
   );
+  server.on('clientError', answerUnparsableRequest);
   server.listen(config.GATEWAY_PORT, config.GATEWAY_HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   readinessGauge(metrics, () => checkReadiness().then(() => true, () => false));

@@ -252,5 +252,22 @@ describe('input the stores cannot hold, refused before it reaches them', () => {
     for (const value of [host, 'localhost', 'ota.example.com:8443', '10.0.0.7', '[::1]:8080', 'gateway_internal']) {
       expect({ value, status: (await withHost(value)).status }).toEqual({ value, status: 200 });
     }
+
+    // What Node's parser cannot read is 400 with a detail too, not an empty answer; an HTTP/1.0
+    // request with Transfer-Encoding is refused and its connection closed (RFC 9112 §6.1); paths
+    // are matched as written.
+    const unreadable: Array<[string, string, number]> = [
+      ['a request line without a version', `GET /api/v1/openapi.json\r\nHost: ${host}\r\n\r\n`, 400],
+      ['a method with a character no token holds', `GE@T /api/v1/openapi.json HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 400],
+      ['a Transfer-Encoding value with a space inside', `POST /api/v1/ota/check/ HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chun ked\r\n\r\n0\r\n\r\n`, 400],
+      ['a chunk size that is not hex', `POST /api/v1/ota/check/ HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`, 400],
+      ['HTTP/1.0 with Transfer-Encoding', `POST /api/v1/ota/check/ HTTP/1.0\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n`, 400],
+      ['a path in other letters', `GET /API/V1/openapi.json HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`, 404],
+    ];
+    for (const [name, text, status] of unreadable) {
+      const answer = await raw(text);
+      expect({ name, status: answer.status }).toEqual({ name, status });
+      expect(JSON.parse(answer.body).detail).toBeTruthy();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { HttpError } from './errors';
 
@@ -25,6 +26,10 @@ export async function refuseMalformedHttp(ctx: Context, next: Next): Promise<voi
     throw new HttpError(400, `X-Forwarded-Host "${forwarded.slice(0, 100)}" names something other than hosts with optional ports`);
   }
   const codings = request.headers['transfer-encoding'];
+  // RFC 9112 §6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing; the connection closes.
+  if (codings !== undefined && request.httpVersion === '1.0') {
+    throw new HttpError(400, 'Transfer-Encoding in an HTTP/1.0 request: its framing cannot be trusted; send HTTP/1.1, or Content-Length', { Connection: 'close' });
+  }
   if (codings !== undefined && codings.toLowerCase().split(',').some((coding) => coding.trim() !== 'chunked')) {
     throw new HttpError(400, `Transfer-Encoding "${codings}" is not accepted: send the body with Content-Length or chunked`);
   }
@@ -44,4 +49,24 @@ export function isAuthority(value: string): boolean {
 function isIPv6(text: string): boolean {
   // Node's own parser decides: it knows every shortened and IPv4-suffixed form.
   return isIP(text) === 6;
+}
+
+/**
+ * The answer to a request Node's parser could not read (a malformed request line, header or
+ * chunk): a status with a `detail`, as every refusal has (docs/api.md, "Errors"), and the
+ * connection closed, since where the next request would start is unknown.
+ */
+export function answerUnparsableRequest(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, detail] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'the request did not arrive in time']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'the request line and headers are too large']
+        : [400, 'Bad Request', `the request is not HTTP/1.1 that can be read: ${(error as { reason?: string }).reason ?? error.message}`];
+  const body = JSON.stringify({ detail });
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

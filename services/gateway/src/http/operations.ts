@@ -124,7 +124,7 @@ export class OperationTable {
     /** Confirms single sign-on sessions with the identity provider; absent without single sign-on. */
     private readonly signIns?: SignInSessions,
   ) {
-    this.deviceRouter = new Router({ prefix: router.opts.prefix });
+    this.deviceRouter = new Router({ prefix: router.opts.prefix, sensitive: router.opts.sensitive });
   }
 
   /** The operations added to the section get its tag and access. */

@@ -129,9 +129,11 @@ export class MongoAccountStore implements AccountStore {
   }
 
   async takeSignInAttempt(state: string, maxAgeSeconds: number): Promise<SignInAttempt | null> {
-    // Read and deleted in one command: a state serves one way back, however often it is sent.
-    const doc = (await collectionOf(this.models.SignInAttempt).findOneAndDelete({ _id: state })) as SignInAttemptDoc | null;
-    if (!doc || doc.created_at.getTime() < Date.now() - maxAgeSeconds * 1000) return null;
+    // Read, then deleted: only the request whose delete removed it has it, so a state serves one
+    // way back however often, and however concurrently, it is sent (as takeInvitation).
+    const doc = await this.models.SignInAttempt.findById(state).lean<SignInAttemptDoc>();
+    if (!doc || (await collectionOf(this.models.SignInAttempt).deleteOne({ _id: state })).deletedCount !== 1) return null;
+    if (doc.created_at.getTime() < Date.now() - maxAgeSeconds * 1000) return null;
     return { state: doc._id, nonce: doc.nonce, codeVerifier: doc.code_verifier, createdAt: doc.created_at };
   }
 
@@ -268,9 +270,14 @@ export class MongoAccountStore implements AccountStore {
   }
 
   async takeInvitation(projectId: string, email: string): Promise<Invitation | null> {
-    // Read and deleted in one command: two accepts at once make one grant.
-    const doc = (await collectionOf(this.models.Invitation).findOneAndDelete({ _id: `${projectId}:${email.toLowerCase()}` })) as InvitationDoc | null;
-    return doc && invitationOf(doc);
+    // Read, then deleted: only the accept whose delete removed it has it, so two accepts at once
+    // make one grant and one 404. FerretDB v1's find-and-delete is no such decision between two
+    // clients (both may get the document); a delete's count is (the row goes once).
+    const _id = `${projectId}:${email.toLowerCase()}`;
+    const doc = await this.models.Invitation.findById(_id).lean<InvitationDoc>();
+    if (!doc) return null;
+    const { deletedCount } = await collectionOf(this.models.Invitation).deleteOne({ _id, invited_at: doc.invited_at });
+    return deletedCount === 1 ? invitationOf(doc) : null;
   }
 
   async deleteInvitation(projectId: string, email: string): Promise<boolean> {
