@@ -56,6 +56,9 @@ export interface NewDeployment {
 const RETIRABLE = ['artifact', 'group', 'channel'] as const;
 type RetirableKind = (typeof RETIRABLE)[number];
 const UNFINISHED: readonly DeploymentState[] = ['draft', 'active', 'paused'];
+/** How long a creation waits for a fence on its targets to be lifted or settled; a fence decides within one read of the deployments. */
+const FENCE_DECISION_WAIT_MS = 5_000;
+const FENCE_POLL_MS = 20;
 
 /** What a deployment uses, as fences name it: its build, its groups and its channels. */
 function targetsOf(deployment: Pick<Deployment, 'artifactId' | 'targetGroupIds' | 'targetChannelIds'>): string[] {
@@ -138,8 +141,10 @@ export class Deployments {
     await this.counts.start(deployment.id, now);
     await this.deps.deployments.insertDeployment(deployment);
     // Stored first, then the fences read: an archive or a deletion that fences after this read
-    // finds the deployment in its way (docs/architecture.md, "Invariants across services").
-    const fenced = await this.deps.deployments.fencedTargets(targetsOf(deployment));
+    // finds the deployment in its way (docs/architecture.md, "Invariants across services"). A
+    // fence still deciding is waited for: it is lifted if it found this deployment (which then
+    // stands), and settled if not (then this one yields): one of the two always wins.
+    const fenced = await this.decidedFences(targetsOf(deployment));
     if (fenced.length > 0) {
       await this.deps.deployments.deleteDeployment(deployment.id);
       throw invalidArgument(refusalOf(fenced));
@@ -168,7 +173,21 @@ export class Deployments {
       (deployment) => UNFINISHED.includes(deployment.state) && targetsOf(deployment).includes(target),
     );
     if (inTheWay.length > 0) await this.deps.deployments.liftFence({ fenceId });
+    else await this.deps.deployments.settleFence(fenceId);
     return inTheWay;
+  }
+
+  /**
+   * The targets whose fences stand, once none is still deciding (at most FENCE_DECISION_WAIT_MS:
+   * a retirement that stopped between its fence and its decision counts as one that went ahead).
+   */
+  private async decidedFences(targets: readonly string[]): Promise<string[]> {
+    const giveUpAt = Date.now() + FENCE_DECISION_WAIT_MS;
+    for (;;) {
+      const fences = await this.deps.deployments.fencesOn(targets);
+      if (fences.every((fence) => fence.settled) || Date.now() >= giveUpAt) return [...new Set(fences.map((fence) => fence.target))];
+      await new Promise((resolve) => setTimeout(resolve, FENCE_POLL_MS));
+    }
   }
 
   async getDeployment(projectId: string, deploymentId: string): Promise<Deployment> {

@@ -23,12 +23,17 @@ export interface DeploymentStore {
   countDeployments(projectId: string, states: readonly DeploymentState[], artifactId?: string): Promise<number>;
   /** Removes a deployment that was never announced (its creation was refused after it was stored). */
   deleteDeployment(id: string): Promise<void>;
-  /** Stores one fence against new deployments of `target` ("artifact:<id>", "group:<id>", "channel:<id>"); its id lifts it. */
+  /**
+   * Stores one fence against new deployments of `target` ("artifact:<id>", "group:<id>",
+   * "channel:<id>"), unsettled until its retirement decides; its id lifts or settles it.
+   */
   fence(projectId: string, target: string): Promise<string>;
   /** Lifts one fence by its id, or every fence of `target`. */
   liftFence(which: { fenceId: string } | { target: string }): Promise<void>;
-  /** Which of `targets` carry a fence. */
-  fencedTargets(targets: readonly string[]): Promise<string[]>;
+  /** The retirement behind the fence goes ahead: the fence stays. */
+  settleFence(fenceId: string): Promise<void>;
+  /** The fences on any of `targets`, each with whether its retirement has decided. */
+  fencesOn(targets: readonly string[]): Promise<Array<{ target: string; settled: boolean }>>;
 }
 
 export interface DeviceStateRecord {

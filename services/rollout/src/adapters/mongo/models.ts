@@ -84,6 +84,8 @@ export interface RetiredTargetDoc {
   target: string;
   project_id: string;
   at: Date;
+  /** False while its retirement reads what is in its way; absent on fences from before this field (settled). */
+  settled?: boolean;
 }
 
 export interface TransitionDoc {
@@ -261,7 +263,7 @@ export function registerRolloutModels(connection: Connection) {
   const transitionSchema = new Schema<TransitionDoc>({ _id: String, deployment_id: String, version: Number, set: Schema.Types.Mixed }, options);
   transitionSchema.index({ deployment_id: 1, version: -1 });
 
-  const retiredTargetSchema = new Schema<RetiredTargetDoc>({ _id: String, target: String, project_id: String, at: Date }, options);
+  const retiredTargetSchema = new Schema<RetiredTargetDoc>({ _id: String, target: String, project_id: String, at: Date, settled: Boolean }, options);
   retiredTargetSchema.index({ target: 1 });
 
   const snapshotSchema = new Schema<SnapshotDoc>(

@@ -82,17 +82,22 @@ export class MongoDeploymentStore implements DeploymentStore {
   async fence(projectId: string, target: string): Promise<string> {
     // One document per fence, so that lifting a refused one never lifts another request's.
     const fenceId = randomUUID();
-    await collectionOf(this.models.RetiredTarget).insertOne({ _id: fenceId, target, project_id: projectId, at: new Date() } satisfies RetiredTargetDoc);
+    await collectionOf(this.models.RetiredTarget).insertOne({ _id: fenceId, target, project_id: projectId, at: new Date(), settled: false } satisfies RetiredTargetDoc);
     return fenceId;
+  }
+
+  async settleFence(fenceId: string): Promise<void> {
+    await collectionOf(this.models.RetiredTarget).updateOne({ _id: fenceId }, { $set: { settled: true } });
   }
 
   async liftFence(which: { fenceId: string } | { target: string }): Promise<void> {
     await collectionOf(this.models.RetiredTarget).deleteMany(('fenceId' in which ? { _id: which.fenceId } : { target: which.target }));
   }
 
-  async fencedTargets(targets: readonly string[]): Promise<string[]> {
-    const docs = await this.models.RetiredTarget.find({ target: { $in: [...targets] } }, { target: 1 }).lean<RetiredTargetDoc[]>();
-    return [...new Set(docs.map((doc) => doc.target))];
+  async fencesOn(targets: readonly string[]): Promise<Array<{ target: string; settled: boolean }>> {
+    const docs = await this.models.RetiredTarget.find({ target: { $in: [...targets] } }, { target: 1, settled: 1 }).lean<RetiredTargetDoc[]>();
+    // A fence from before fences settled is a retirement that went ahead.
+    return docs.map((doc) => ({ target: doc.target, settled: doc.settled ?? true }));
   }
 }
 
