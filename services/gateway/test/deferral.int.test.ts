@@ -86,3 +86,30 @@ test('a deferral names a time ahead, within 30 days, only with the deferred even
   // Nothing of those was kept: the device is still offered the build.
   expect((await check(f, 'defer-3')).body.update_available).toBe(true);
 });
+
+test('a deferred device holds no in-progress place until it comes back, and then waits for one', async () => {
+  const f = await setupProject();
+  for (const deviceId of ['capped-1', 'capped-2']) expect((await check(f, deviceId)).status).toBe(200);
+  const artifact = (await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm(MANIFEST, randomBinary(64)) })).body;
+  const created = await api('POST', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token, json: { artifact_id: artifact.id, caps: { max_in_progress: 1 } } });
+  const started = await api('POST', `/api/v1/projects/${f.project.id}/deployments/${created.body.id}/transition/`, { token: f.user.token, json: { action: 'start', confirm_all: true } });
+  expect(started.status).toBe(200);
+  expect((await check(f, 'capped-1')).body.update_available).toBe(true);
+  // The one place is taken: the other device waits.
+  expect((await check(f, 'capped-2')).body.update_available).toBe(false);
+
+  // The first puts the update off for a few seconds: its place is free meanwhile.
+  const until = inSeconds(4);
+  expect((await report(f, { device_id: 'capped-1', deployment_id: created.body.id, event: 'deferred', deferred_until: until })).status).toBe(200);
+  const second = await eventually(() => check(f, 'capped-2'), (answer) => answer.body.update_available === true);
+  expect(second.body.update_available).toBe(true);
+  expect((await report(f, { device_id: 'capped-2', deployment_id: created.body.id, event: 'download_started' })).status).toBe(200);
+
+  // Back after its deferral, the first finds the place taken and waits for it.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, new Date(until).getTime() - Date.now()) + 1_500));
+  const back = await check(f, 'capped-1');
+  expect(back.body).toMatchObject({ update_available: false });
+  expect((await report(f, { device_id: 'capped-2', deployment_id: created.body.id, event: 'confirmed', build_number: artifact.build_number })).status).toBe(200);
+  const offeredAgain = await eventually(() => check(f, 'capped-1'), (answer) => answer.body.update_available === true);
+  expect(offeredAgain.body.update_available).toBe(true);
+});

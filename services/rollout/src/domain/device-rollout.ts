@@ -42,7 +42,11 @@ export class DeviceRollout {
     private readonly counts: DeploymentCounts,
     private readonly now: () => Date,
   ) {
-    this.inProgress = new InProgressCounts(async (deploymentId) => devicesInProgress((await this.counts.read(deploymentId)).byStatus), () => this.now().getTime());
+    // A device that put its update off holds no place while it waits (docs/api.md, "Offer caps").
+    this.inProgress = new InProgressCounts(async (deploymentId) => {
+      const [counts, deferrals] = await Promise.all([this.counts.read(deploymentId), this.deps.reports.deferrals(deploymentId, this.now())]);
+      return Math.max(0, devicesInProgress(counts.byStatus) - deferrals.devices);
+    }, () => this.now().getTime());
   }
 
   /** Each capped deployment's devices in progress, read at most once a second (offer-caps.ts). */
@@ -103,6 +107,8 @@ export class DeviceRollout {
       // A new offer: the caps say whether it may start now. A device offered before keeps its offer.
       if (await this.heldByCaps(deployment)) return 'capped';
       await this.record({ deploymentId, projectId, deviceUuid, status: 'offered', reason: '' });
+    } else if (known.rank === rankOf('offered') && (await this.backFromDeferralWithoutRoom(deployment, deviceUuid))) {
+      return 'capped';
     }
     return 'recorded';
   }
@@ -122,6 +128,18 @@ export class DeviceRollout {
       return true;
     }
     return false;
+  }
+
+  /**
+   * A device that deferred its offer gave its place up meanwhile: back after its deferral and not
+   * yet downloading, it goes on only when the cap has room for it again.
+   */
+  private async backFromDeferralWithoutRoom(deployment: Deployment, deviceUuid: string): Promise<boolean> {
+    const maxInProgress = deployment.caps?.maxInProgress ?? null;
+    if (maxInProgress === null) return false;
+    const deferredUntil = await this.deps.reports.lastDeferral(deployment.id, deviceUuid);
+    if (!deferredUntil || deferredUntil > this.now()) return false;
+    return !(await this.inProgress.reserve(deployment.id, maxInProgress, true));
   }
 
   /** PREVIOUS RELEASE: decides from the in-memory views and records `offered` for an offer (DecideOffer, previous-release/handlers.ts). */

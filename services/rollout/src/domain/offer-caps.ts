@@ -56,8 +56,12 @@ export class InProgressCounts {
     private readonly now: () => number,
   ) {}
 
-  /** Takes a place for a new offer when fewer than `max` devices are in progress; false when none is left. */
-  async reserve(deploymentId: string, max: number): Promise<boolean> {
+  /**
+   * Takes a place for a new offer when fewer than `max` devices are in progress; false when none is
+   * left. A device back from a deferral is among the devices read already (its status is in
+   * progress again): `counted` makes room for it among them, taking nothing more.
+   */
+  async reserve(deploymentId: string, max: number, counted = false): Promise<boolean> {
     let read = this.reads.get(deploymentId);
     if (!read || this.now() - read.at >= IN_PROGRESS_READ_MS) {
       read = { at: this.now(), devices: this.readDevices(deploymentId), offeredSince: 0 };
@@ -68,6 +72,7 @@ export class InProgressCounts {
     }
     const devices = await read.devices;
     // From here to the return nothing awaits: the check and the reservation are one step.
+    if (counted) return devices - 1 + read.offeredSince < max;
     if (devices + read.offeredSince >= max) return false;
     read.offeredSince += 1;
     return true;

@@ -213,6 +213,8 @@ export interface DeviceReportStore {
   insertFirstReport(report: DeviceReport, once?: string): Promise<boolean>;
   /** The deployment's devices whose newest deferred report is for a time after `now`. */
   deferrals(deploymentId: string, now: Date): Promise<Deferrals>;
+  /** The time the device's newest deferral of the deployment put it off until; null if it never deferred it. */
+  lastDeferral(deploymentId: string, deviceUuid: string): Promise<Date | null>;
   /** Newest first, at most `limit`, created at or after `since` when given, wherever each is stored. */
   listReports(projectId: string, deviceUuid: string, limit: number, since: Date | undefined): Promise<DeviceReport[]>;
 }

@@ -42,6 +42,13 @@ export class MongoDeviceReportStore implements DeviceReportStore {
     return { devices: ahead.length, until: ahead.length > 0 ? new Date(Math.max(...ahead.map((until) => until.getTime()))) : null };
   }
 
+  async lastDeferral(deploymentId: string, deviceUuid: string): Promise<Date | null> {
+    const newest = await this.models.DeviceReport.findOne({ deployment_id: deploymentId, device_id: deviceUuid, event: DEFERRED_EVENT }, { deferred_until: 1 })
+      .sort({ created_at: -1 })
+      .lean<Pick<DeviceReportDoc, 'deferred_until'>>();
+    return newest?.deferred_until ?? null;
+  }
+
   async listReports(projectId: string, deviceUuid: string, limit: number, since: Date | undefined): Promise<DeviceReport[]> {
     // The first report of each status rides in its device event; the rest are here. Each side's
     // newest `limit` are read, and the newest `limit` of both are answered.
