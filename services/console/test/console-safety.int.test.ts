@@ -111,7 +111,10 @@ test('a silent device counts as failed everywhere, cancel asks for the build num
   await page.getByRole('button', { name: 'Go back' }).click();
   await expectText(page.locator('h1 .state'), 'paused');
   await page.getByRole('button', { name: 'Cancel deployment…' }).click();
-  await page.getByLabel(`Type ${deployment.build_number} to confirm`).fill(String(deployment.build_number));
+  // The build number alone is not enough: a stray digit would be.
+  await page.getByLabel(`Type cancel build ${deployment.build_number} to confirm`).fill(String(deployment.build_number));
+  expect(await confirm.isDisabled()).toBe(true);
+  await page.getByLabel(`Type cancel build ${deployment.build_number} to confirm`).fill(`cancel build ${deployment.build_number}`);
   await confirm.click();
   await expectText(page.locator('h1 .state'), 'cancelled');
   // Why it had paused is still said, and the progress no longer claims to refresh.

@@ -20,9 +20,13 @@ export function useNow(intervalMs = 15_000): number {
   return now;
 }
 
-/** "in 5 minutes", "3 minutes ago", as of `now`. */
+/** Closer than this to now is "now": the server's clock and the browser's differ by a few seconds. */
+const NOW_SECONDS = 10;
+
+/** "in 5 minutes", "3 minutes ago", "now" (never "in 2 seconds" for what just happened), as of `now`. */
 export function relativeText(at: string, now: number): string {
   const seconds = Math.round((new Date(at).getTime() - now) / 1000);
+  if (Math.abs(seconds) < NOW_SECONDS) return relative.format(0, 'second');
   const [unit, size] = UNITS.find(([, unitSeconds]) => Math.abs(seconds) >= unitSeconds) ?? ['second', 1];
   return relative.format(Math.round(seconds / size), unit);
 }

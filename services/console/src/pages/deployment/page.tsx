@@ -2,7 +2,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router-dom';
 import { answer, api } from '../../api';
 import { LoadState, StaleNote } from '../../components/feedback';
-import { RelativeTime, Timestamp } from '../../components/time';
+import { RelativeTime, Timestamp, useNow } from '../../components/time';
 import { namesById, useChannels, useGroups } from '../../queries';
 import type { Deployment, Guardrails } from '../../types';
 import { RoleControls, useProjectRole } from '../../project-access';
@@ -67,6 +67,19 @@ export function DeploymentPage() {
   );
 }
 
+/**
+ * When the plan moves on, as it stands: a paused deployment moves nowhere until it is resumed, and
+ * a time gone by means the next supervision moves it (or waits for an approver), not "2 minutes ago".
+ */
+function NextStage({ deployment: d, at }: { deployment: Deployment; at: string }) {
+  const now = useNow();
+  const due = new Date(at).getTime() <= now;
+  const approval = d.stage?.next_stage_needs_approval ?? false;
+  if (d.state === 'paused') return <>next stage when resumed{approval ? ' and ramped' : ''}</>;
+  if (approval) return due ? <>next stage needs your ramp, due now</> : <>next stage needs your ramp, due <RelativeTime at={at} /></>;
+  return due ? <>next stage due now, within the next supervision</> : <>next stage by itself <RelativeTime at={at} /></>;
+}
+
 function ended(deployment: Deployment | undefined): boolean {
   return deployment?.state === 'completed' || deployment?.state === 'cancelled';
 }
@@ -108,9 +121,9 @@ function Facts({
             {d.stage && d.state !== 'draft' ? `stage ${d.stage.index + 1} of ${d.stages.length}` : `${d.stages.length} stages`} (
             {d.stages.map((stage, index) => `${index > 0 && stage.approval_required ? 'your ramp to ' : ''}${stage.percentage}%${stage.min_wait_seconds ? ` for ${waitText(stage.min_wait_seconds)}` : ''}`).join(' → ')})
             {d.stage?.next_stage_at && (
-              <span className="muted">
+              <span className="muted" data-testid="next-stage">
                 {' '}
-                · next stage {d.stage.next_stage_needs_approval ? 'needs your ramp, due' : 'by itself'} <RelativeTime at={d.stage.next_stage_at} />
+                · <NextStage deployment={d} at={d.stage.next_stage_at} />
               </span>
             )}
           </dd>

@@ -29,7 +29,7 @@ const LABELS: Record<Action, string> = { start: 'Start', pause: 'Pause', resume:
 
 /**
  * The deployment's actions. Complete and cancel are final, so each asks first and says what it
- * ends; cancel wants the build number typed. A start that reaches the whole project asks with the
+ * ends; cancel wants "cancel build N" typed, which no slip of the keyboard makes. A start that reaches the whole project asks with the
  * device count; a resume always asks, saying the percentage it resumes at (docs/api.md,
  * "Deployment states"). While another deployment holds the build back, a start, resume or upward
  * ramp is an approver's, who is asked to go around the holds by name.
@@ -173,7 +173,7 @@ export function Steer({ deployment: d, reach, role, onChanged }: { deployment: D
         title={`Cancel the deployment of build ${d.build_number}?`}
         confirmLabel="Cancel deployment"
         danger
-        typeToConfirm={String(d.build_number)}
+        typeToConfirm={`cancel build ${d.build_number}`}
         onClose={() => setAsking(null)}
         onConfirm={() => transition.mutateAsync({ action: 'cancel' })}
       >
