@@ -220,7 +220,7 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   // A fresh form: the refused plan above is still typed into this one.
   await page.reload();
   await page.getByLabel('Build').selectOption({ index: 1 });
-  await page.getByText('Maintenance window (optional)').click();
+  await page.getByText('Maintenance windows (optional)').click();
   await page.getByRole('group', { name: 'On these days' }).getByLabel('Sat').check();
   await page.getByRole('group', { name: 'On these days' }).getByLabel('Sun').check();
   await page.getByLabel('from (local time)').fill('01:30');
@@ -230,8 +230,15 @@ test('a canary rollout followed from sign-in to the device timeline, and the ses
   await expectText(page.getByRole('alert'), 'maintenance_windows.time_zone names no time zone this service knows');
   await screenshot(page, 'deployment-form-window-refused');
   await page.getByLabel('in the time zone').fill('Europe/Berlin');
+  // A second window, as the API takes up to 20; a third added and removed again leaves two.
+  await page.getByRole('button', { name: 'Add a window' }).click();
+  await page.getByRole('group', { name: 'Window 2: on these days' }).getByLabel('Wed').check();
+  await page.getByLabel('from (local time), window 2', { exact: true }).fill('22:00');
+  await page.getByLabel('for (hours), window 2', { exact: true }).fill('1.5');
+  await page.getByRole('button', { name: 'Add a window' }).click();
+  await page.getByRole('button', { name: 'Remove window 3' }).click();
   await page.getByRole('button', { name: 'Create draft' }).click();
-  await expectText(page.getByTestId('maintenance-windows'), 'only in maintenance windows: sat, sun from 01:30 for 3 h, Europe/Berlin');
+  await expectText(page.getByTestId('maintenance-windows'), 'only in maintenance windows: sat, sun from 01:30 for 3 h; wed from 22:00 for 90 min, Europe/Berlin');
   await expectText(page.getByText(/would answer now/), 'as if its maintenance windows were open');
   await screenshot(page, 'deployment-with-window');
 

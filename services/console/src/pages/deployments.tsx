@@ -420,65 +420,95 @@ const DAYS = [
 ] as const;
 type Day = (typeof DAYS)[number][0];
 
-/** One weekly maintenance window, as typed into the form (no day: none; the API takes up to 20). */
-interface WindowFields {
+/** The most windows a schedule holds (the API's limit). */
+const MAX_WINDOWS = 20;
+
+/** One weekly maintenance window, as typed into the form (no day ticked: left out). */
+interface WindowRow {
   days: Day[];
   start: string;
   hours: string;
+}
+
+/** The form's schedule: up to MAX_WINDOWS windows in one zone. */
+interface WindowFields {
+  rows: WindowRow[];
   timeZone: string;
   inDeviceLocalTime: boolean;
 }
 
+const EMPTY_ROW: WindowRow = { days: [], start: '02:00', hours: '2' };
+
 const NO_WINDOW: WindowFields = {
-  days: [],
-  start: '02:00',
-  hours: '2',
+  rows: [EMPTY_ROW],
   // The person's own zone is the likeliest they think in; the API refuses one it does not know.
   timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC',
   inDeviceLocalTime: false,
 };
 
-/** The API's `maintenance_windows`, or none when no day is ticked. */
+/** The API's `maintenance_windows`, or none when no window has a day ticked. */
 function maintenanceWindowsOf(fields: WindowFields) {
-  if (fields.days.length === 0) return undefined;
+  const rows = fields.rows.filter((row) => row.days.length > 0);
+  if (rows.length === 0) return undefined;
   return {
     time_zone: fields.timeZone,
     in_device_local_time: fields.inDeviceLocalTime,
-    windows: [{ days: fields.days, start: fields.start, duration_minutes: Math.round(Number(fields.hours || 0) * 60) }],
+    windows: rows.map((row) => ({ days: row.days, start: row.start, duration_minutes: Math.round(Number(row.hours || 0) * 60) })),
   };
 }
 
 function WindowFieldset({ value, onChange }: { value: WindowFields; onChange: (value: WindowFields) => void }) {
-  const toggle = (day: Day) => onChange({ ...value, days: value.days.includes(day) ? value.days.filter((other) => other !== day) : [...value.days, day] });
+  const anyDay = value.rows.some((row) => row.days.length > 0);
+  const setRow = (index: number, row: WindowRow) => onChange({ ...value, rows: value.rows.map((other, at) => (at === index ? row : other)) });
   return (
     <details className="wide">
-      <summary>Maintenance window (optional)</summary>
+      <summary>Maintenance windows (optional)</summary>
       <fieldset className="field-grid">
         <legend>Offer the build only</legend>
-        <div className="wide row" role="group" aria-label="On these days">
-          {DAYS.map(([day, label]) => (
-            <label key={day} className="check">
-              <input type="checkbox" checked={value.days.includes(day)} onChange={() => toggle(day)} /> {label}
-            </label>
-          ))}
-        </div>
-        <label>
-          from (local time)
-          <input type="time" required={value.days.length > 0} value={value.start} onChange={(event) => onChange({ ...value, start: event.target.value })} />
-        </label>
-        <label>
-          for (hours)
-          <input type="number" min={0.25} max={168} step={0.25} required={value.days.length > 0} value={value.hours} onChange={(event) => onChange({ ...value, hours: event.target.value })} />
-        </label>
+        {value.rows.map((row, index) => {
+          // The first window's labels read as they always have; the others name their number.
+          const named = (label: string) => (index === 0 ? label : `${label}, window ${index + 1}`);
+          const toggle = (day: Day) => setRow(index, { ...row, days: row.days.includes(day) ? row.days.filter((other) => other !== day) : [...row.days, day] });
+          return (
+            <div className="wide field-grid" key={index}>
+              <div className="wide row" role="group" aria-label={index === 0 ? 'On these days' : `Window ${index + 1}: on these days`}>
+                {DAYS.map(([day, label]) => (
+                  <label key={day} className="check">
+                    <input type="checkbox" checked={row.days.includes(day)} onChange={() => toggle(day)} /> {label}
+                  </label>
+                ))}
+              </div>
+              <label>
+                {named('from (local time)')}
+                <input type="time" required={row.days.length > 0} value={row.start} onChange={(event) => setRow(index, { ...row, start: event.target.value })} />
+              </label>
+              <label>
+                {named('for (hours)')}
+                <input type="number" min={0.25} max={168} step={0.25} required={row.days.length > 0} value={row.hours} onChange={(event) => setRow(index, { ...row, hours: event.target.value })} />
+              </label>
+              {index > 0 && (
+                <button type="button" onClick={() => onChange({ ...value, rows: value.rows.filter((_, at) => at !== index) })}>
+                  Remove window {index + 1}
+                </button>
+              )}
+            </div>
+          );
+        })}
+        <p className="wide">
+          <button type="button" disabled={value.rows.length >= MAX_WINDOWS} onClick={() => onChange({ ...value, rows: [...value.rows, EMPTY_ROW] })}>
+            Add a window
+          </button>{' '}
+          <span className="muted small-text">{value.rows.length >= MAX_WINDOWS ? `${MAX_WINDOWS} windows is the most a deployment holds` : `up to ${MAX_WINDOWS}`}</span>
+        </p>
         <label>
           in the time zone
-          <input value={value.timeZone} required={value.days.length > 0} aria-describedby="window-note" onChange={(event) => onChange({ ...value, timeZone: event.target.value })} />
+          <input value={value.timeZone} required={anyDay} aria-describedby="window-note" onChange={(event) => onChange({ ...value, timeZone: event.target.value })} />
         </label>
         <label className="check wide">
           <input type="checkbox" checked={value.inDeviceLocalTime} onChange={(event) => onChange({ ...value, inDeviceLocalTime: event.target.checked })} /> in each device&apos;s own local time, where it reports its offset
         </label>
         <p id="window-note" className="muted small-text wide">
-          No day ticked: offered at any time. Outside the window a device is told when it opens. The zone is an IANA name (Europe/Berlin, UTC).
+          No day ticked: offered at any time. Outside the windows a device is told when the next opens. The zone is an IANA name (Europe/Berlin, UTC).
         </p>
       </fieldset>
     </details>
