@@ -330,3 +330,20 @@ test('a paused plan says it moves on when resumed, and what just happened happen
   expect(await page.locator('dd', { has: page.locator('time') }).filter({ hasText: /Dec|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov/ }).last().textContent()).not.toMatch(/in \d+ seconds/);
   await page.context().close();
 });
+
+test("a device's page does not put one build's number beside another build's SHA-256 without saying so", async () => {
+  const f = await setupProject();
+  const previousImage = 'a'.repeat(64);
+  const checkWithHash = () => api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody('hash-unit', { current_hash: previousImage }) });
+  expect((await checkWithHash()).status).toBe(200);
+  const deployment = await deploymentOf(f);
+  const offered = await checkWithHash();
+  expect(offered.body.update_available).toBe(true);
+  const confirmed = await api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: 'hash-unit', deployment_id: deployment.id, event: 'confirmed', build_number: deployment.build_number } });
+  expect(confirmed.status).toBe(200);
+  const [device] = (await api('GET', `/api/v1/projects/${f.project.id}/devices/?q=hash-unit`, { token: f.user.token })).body;
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/devices/${device.id}`));
+  await expectText(page.getByTestId('device-hash'), `not build ${deployment.build_number}'s`);
+  await page.context().close();
+});

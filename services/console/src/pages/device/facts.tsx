@@ -1,10 +1,16 @@
 import { Timestamp } from '../../components/time';
+import { useArtifacts } from '../../queries';
 import { OtaStatus } from '../../components/ota-status';
 import type { Device } from '../../types';
 import { CHECK_STATE_WORDS, checkStatusWords } from '../../words';
 
 /** What the device is and how it last checked, reported and ran. */
-export function DeviceFacts({ device: d }: { device: Device }) {
+export function DeviceFacts({ device: d, projectId }: { device: Device; projectId: string }) {
+  const builds = useArtifacts(projectId);
+  // The SHA-256 is what the device's last check reported; its build number moves when it confirms
+  // an update: until its next check the two may belong to different builds, which the page says.
+  const build = builds.data?.find((artifact) => artifact.build_number === d.current_build_number);
+  const stale = Boolean(build && d.current_hash && build.checksum_sha256 !== d.current_hash);
   return (
     <dl className="facts">
       <dt>Hardware</dt>
@@ -16,7 +22,15 @@ export function DeviceFacts({ device: d }: { device: Device }) {
         {d.current_build_number} <span className="muted">{d.current_version_label}</span>
       </dd>
       <dt>Binary SHA-256</dt>
-      <dd className="hash">{d.current_hash || '—'}</dd>
+      <dd data-testid="device-hash">
+        <span className="hash">{d.current_hash || '—'}</span>
+        {stale && (
+          <span className="muted">
+            {' '}
+            · as its last check reported: not build {d.current_build_number}&apos;s (<span className="hash">{build!.checksum_sha256.slice(0, 12)}…</span>), which it has confirmed since
+          </span>
+        )}
+      </dd>
       <dt>Last OTA status</dt>
       <dd>
         <OtaStatus status={d.last_ota_status} reason={d.last_ota_reason} />

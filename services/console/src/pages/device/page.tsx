@@ -21,7 +21,7 @@ export function DevicePage() {
         <Link to={`/projects/${projectId}/devices`}>Devices</Link> /
       </p>
       <h1>{device.data.device_id}</h1>
-      <DeviceFacts device={device.data} />
+      <DeviceFacts device={device.data} projectId={projectId} />
       <RoleControls projectId={projectId} what="Managing this device">
         <DeviceManagement projectId={projectId} device={device.data} />
       </RoleControls>
