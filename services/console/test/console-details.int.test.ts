@@ -216,6 +216,18 @@ test('a bulk add to a group under a rollout names the deployment and what it gai
   const members = devices.filter((device) => device.device_id < 'bulk-020').map((device) => device.id);
   expect((await api('POST', `/api/v1/projects/${f.project.id}/groups/${group.id}/members/changes/`, { token: f.user.token, json: { add: members } })).body.added).toBe(20);
   await deploymentOf(f, { target_group_ids: [group.id], rollout_percentage: 50 });
+  // Ten devices outside the group run a later build already (confirmed through another rollout):
+  // the pilot's build is never offered to them.
+  const ahead = ids.slice(120);
+  const early = (await api('POST', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token, json: { name: 'early' } })).body as { id: string };
+  const earlyIds = devices.filter((device) => ahead.includes(device.device_id)).map((device) => device.id);
+  expect((await api('POST', `/api/v1/projects/${f.project.id}/groups/${early.id}/members/changes/`, { token: f.user.token, json: { add: earlyIds } })).body.added).toBe(10);
+  const later = await deploymentOf(f, { target_group_ids: [early.id] });
+  for (const deviceId of ahead) {
+    expect((await checkIn(f, deviceId)).body.update_available).toBe(true);
+    const confirmed = await api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: deviceId, deployment_id: later.id, event: 'confirmed', build_number: later.build_number } });
+    expect(confirmed.status).toBe(200);
+  }
   const memberCount = async () => ((await api('GET', `/api/v1/projects/${f.project.id}/groups/`, { token: f.user.token })).body as Array<{ id: string; member_count: number }>).find((g) => g.id === group.id)!.member_count;
 
   const page = await signedIn(f);
@@ -226,7 +238,7 @@ test('a bulk add to a group under a rollout names the deployment and what it gai
   await page.getByRole('button', { name: 'Add to group…' }).click();
   const dialog = page.getByRole('dialog');
   await expectText(dialog, 'Add all 130 devices of the project to pilot?');
-  await expectText(page.getByTestId('bulk-impact'), 'Build 1 (1.0.0), active at 50% gains 110 devices: about 55 of them would be offered the build');
+  await expectText(page.getByTestId('bulk-impact'), 'Build 1 (1.0.0), active at 50% gains 110 devices: about 50 of them would be offered the build at their next check (10 already run build 1 or a later one)');
   await screenshot(page, 'bulk-change-impact-1366');
   const confirm = dialog.getByRole('button', { name: 'Add to group' });
   expect(await confirm.isDisabled()).toBe(true);
@@ -241,7 +253,10 @@ test('a bulk add to a group under a rollout names the deployment and what it gai
   expect(await memberCount()).toBe(130);
   // The 20 added through the API, and the console's change of every device as one operation.
   const audit = await eventually(
-    async () => (await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=group.members_changed`, { token: f.user.token })).body as Array<{ details: { added: number } }>,
+    async () =>
+      ((await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=group.members_changed`, { token: f.user.token })).body as Array<{ target_id: string; details: { added: number } }>).filter(
+        (event) => event.target_id === group.id,
+      ),
     (events) => events.length >= 2,
   );
   expect(audit.map((event) => event.details.added).sort((a, b) => a - b)).toEqual([20, 110]);

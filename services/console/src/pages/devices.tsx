@@ -290,7 +290,12 @@ async function impactOf(projectId: string, groupId: string, change: MembershipAc
     group = impact.group;
     for (const deployment of impact.deployments) {
       const seen = byId.get(deployment.id);
-      byId.set(deployment.id, seen ? { ...seen, gains: seen.gains + deployment.gains, loses: seen.loses + deployment.loses } : deployment);
+      byId.set(
+        deployment.id,
+        seen
+          ? { ...seen, gains: seen.gains + deployment.gains, gains_on_earlier_builds: seen.gains_on_earlier_builds + deployment.gains_on_earlier_builds, loses: seen.loses + deployment.loses }
+          : deployment,
+      );
     }
   }
   return { group, deployments: [...byId.values()] };
@@ -308,12 +313,18 @@ function targetingWords(deployment: Affected, change: MembershipAction, total: D
 function affectedWords(deployment: Affected): string {
   const what = `Build ${deployment.build_number} (${deployment.version_label}), ${deployment.state} at ${deployment.rollout_percentage}%`;
   const moves = [deployment.gains > 0 && `gains ${deployment.gains} device${deployment.gains === 1 ? '' : 's'}`, deployment.loses > 0 && `loses ${deployment.loses}`].filter(Boolean).join(' and ') || 'gains and loses no device';
+  // Only a gained device on an earlier build can be offered it; the percentage then takes its share.
+  const earlier = deployment.gains_on_earlier_builds;
+  const onIt = deployment.gains - earlier;
+  const already = onIt > 0 ? ` (${onIt} already run${onIt === 1 ? 's' : ''} build ${deployment.build_number} or a later one)` : '';
   const offered =
-    deployment.gains > 0 && deployment.state === 'active'
-      ? `: about ${Math.round((deployment.gains * deployment.rollout_percentage) / 100)} of them would be offered the build at their next check`
-      : deployment.gains > 0
-        ? ': they would be offered the build once it is resumed'
-        : '';
+    deployment.gains === 0
+      ? ''
+      : earlier === 0
+        ? `: none would be offered the build, as all run it or a later one`
+        : deployment.state === 'active'
+          ? `: about ${Math.round((earlier * deployment.rollout_percentage) / 100)} of them would be offered the build at their next check${already}`
+          : `: ${earlier} would be offered the build once it is resumed${already}`;
   return `${what} ${moves}${offered}.`;
 }
 

@@ -132,6 +132,7 @@ export const MembershipImpact = object({
       state: { type: 'string', enum: ['active', 'paused'] },
       rollout_percentage: { type: 'integer' },
       gains: { ...COUNT, description: 'Devices it would newly target (not only offered: its percentage still applies).' },
+      gains_on_earlier_builds: { ...COUNT, description: "Of those, the ones on an earlier build than the deployment's: a device on its build or a later one is never offered it." },
       loses: { ...COUNT, description: 'Devices it would no longer target.' },
     }),
   },

@@ -193,13 +193,14 @@ export function groupAndChannelRoutes(table: OperationTable, deps: GatewayDeps):
       const impact = await readMembershipImpact(useCasePorts(deps), callerOf(ctx), project.id, { groupId: group.id, add: body.add ?? [], remove: body.remove ?? [] });
       ctx.body = {
         group: { id: group.id, name: group.name },
-        deployments: impact.map(({ deployment, gains, loses }) => ({
+        deployments: impact.map(({ deployment, gains, gainsOnEarlierBuilds, loses }) => ({
           id: deployment.id,
           build_number: deployment.buildNumber,
           version_label: deployment.versionLabel,
           state: deployment.state,
           rollout_percentage: deployment.rolloutPercentage,
           gains,
+          gains_on_earlier_builds: gainsOnEarlierBuilds,
           loses,
         })),
       };

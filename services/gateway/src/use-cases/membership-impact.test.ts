@@ -2,7 +2,7 @@ import type { rollout } from '@ota/proto';
 import { membershipImpact } from './membership-impact';
 
 const deployment = (fields: Partial<rollout.Deployment>) => ({ id: 'd', state: 'active', targetGroupIds: [], targetChannelIds: [], ...fields }) as rollout.Deployment;
-const device = (id: string, groupIds: string[], channelId = 'stable') => ({ id, groupIds, channelId });
+const device = (id: string, groupIds: string[], channelId = 'stable', currentBuildNumber = 0) => ({ id, groupIds, channelId, currentBuildNumber });
 
 test('each active or paused deployment that targets the group gains and loses the devices whose targeting changes', () => {
   const devices = [device('new-1', []), device('new-2', ['other']), device('new-3', [], 'beta'), device('old-1', ['g']), device('old-2', ['g', 'other'])];
@@ -24,4 +24,10 @@ test('each active or paused deployment that targets the group gains and loses th
     // new-3 is on beta, which the deployment leaves out.
     ['stable-only', 2, 1],
   ]);
+});
+
+test("a gained device already on the deployment's build or a later one is no device it could offer it to", () => {
+  const devices = [device('behind', []), device('on-it', [], 'stable', 5), device('ahead', [], 'stable', 7)];
+  const [impact] = membershipImpact([deployment({ id: 'canary', targetGroupIds: ['g'], buildNumber: 5 })], devices, { groupId: 'g', add: ['behind', 'on-it', 'ahead'], remove: [] });
+  expect(impact).toMatchObject({ gains: 3, gainsOnEarlierBuilds: 1, loses: 0 });
 });

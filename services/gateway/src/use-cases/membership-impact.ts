@@ -6,11 +6,13 @@ export interface DeploymentImpact {
   deployment: rollout.Deployment;
   /** Devices the deployment would newly target. */
   gains: number;
+  /** Of those, the ones on an earlier build than the deployment's: the ones it could offer it to. */
+  gainsOnEarlierBuilds: number;
   /** Devices it would no longer target. */
   loses: number;
 }
 
-type TargetedDevice = Pick<registry.Device, 'id' | 'channelId' | 'groupIds'>;
+type TargetedDevice = Pick<registry.Device, 'id' | 'channelId' | 'groupIds' | 'currentBuildNumber'>;
 
 /** Whether `deployment` targets `device` when the device is in `groupIds` (docs/api.md, "Targeting"). */
 function targets(deployment: rollout.Deployment, device: TargetedDevice, groupIds: readonly string[]): boolean {
@@ -35,6 +37,7 @@ export function membershipImpact(
     .filter((deployment) => (deployment.state === 'active' || deployment.state === 'paused') && deployment.targetGroupIds.includes(change.groupId))
     .map((deployment) => {
       let gains = 0;
+      let gainsOnEarlierBuilds = 0;
       let loses = 0;
       for (const device of devices) {
         // A device named in both lists ends outside the group: the change adds, then removes.
@@ -45,10 +48,13 @@ export function membershipImpact(
             : device.groupIds;
         const before = targets(deployment, device, device.groupIds);
         const now = targets(deployment, device, after);
-        if (now && !before) gains += 1;
+        if (now && !before) {
+          gains += 1;
+          if (Number(device.currentBuildNumber) < Number(deployment.buildNumber)) gainsOnEarlierBuilds += 1;
+        }
         if (before && !now) loses += 1;
       }
-      return { deployment, gains, loses };
+      return { deployment, gains, gainsOnEarlierBuilds, loses };
     });
 }
 
