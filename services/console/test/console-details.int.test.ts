@@ -362,3 +362,20 @@ test("a device's page does not put one build's number beside another build's SHA
   await expectText(page.getByTestId('device-hash'), `not build ${deployment.build_number}'s`);
   await page.context().close();
 });
+
+test('the headline and the preview say a closed maintenance window holds the devices, until when, in both zones', async () => {
+  const f = await setupProject();
+  expect((await checkIn(f, 'window-unit')).status).toBe(200);
+  // Tomorrow in Tokyo, from 03:00 for an hour: closed now whatever the hour.
+  const dayInTokyo = new Date(Date.now() + 9 * 3_600_000 + 86_400_000).getUTCDay();
+  const days = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
+  const deployment = await deploymentOf(f, { maintenance_windows: { time_zone: 'Asia/Tokyo', windows: [{ days: [days[dayInTokyo]], start: '03:00', duration_minutes: 60 }] } });
+  const page = await signedIn(f);
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  await expectText(page.getByTestId('not-offered-why'), 'held by the maintenance window until');
+  await expectText(page.getByTestId('not-offered-why'), "03:00 in Asia/Tokyo, the window's zone");
+  expect(await page.getByTestId('not-offered-why').textContent()).not.toContain('waiting for their next check');
+  await page.getByRole('button', { name: 'Preview the next checks' }).click();
+  await expectText(page.getByTestId('preview-held'), 'The 1 offered are held by the maintenance window until');
+  await page.context().close();
+});

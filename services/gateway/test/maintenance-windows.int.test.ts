@@ -38,6 +38,9 @@ test('outside its window a deployment offers nothing and says when the window op
   const preview = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/preview/`, { token: f.user.token })).body;
   expect(preview.outcomes.offered.count).toBe(1);
   expect(preview.held_now).toEqual({ window_opens_at: tomorrow.toISOString(), caps_room: null });
+  // The summary says the same, so that the rollout's headline can say what holds its devices.
+  const summary = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/summary/`, { token: f.user.token })).body;
+  expect(summary.held_now).toEqual({ window_opens_at: tomorrow.toISOString(), caps_room: null });
   // Never later than the usual poll, nor than a minute into the window.
   const untilOpen = (tomorrow.getTime() - Date.now()) / 1000;
   expect(held.body.poll_after_seconds).toBeGreaterThan(0);

@@ -76,6 +76,7 @@ test('a cap of 25 devices updating at once holds under a wake storm, and a devic
   // The preview says the caps leave no room now.
   const preview = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deploymentId}/preview/`, { token: f.user.token })).body;
   expect(preview.held_now).toEqual({ window_opens_at: null, caps_room: 0 });
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deploymentId}/summary/`, { token: f.user.token })).body.held_now).toEqual({ window_opens_at: null, caps_room: 0 });
   // One device confirms: its place is free, and the storm fills it with one more, not more.
   const states = (await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deploymentId}/states/`, { token: f.user.token })).body as Array<{ device_id: string; status: string }>;
   const device = (await api('GET', `/api/v1/projects/${f.project.id}/devices/${states[0]!.device_id}/`, { token: f.user.token })).body;

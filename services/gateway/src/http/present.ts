@@ -125,6 +125,7 @@ export function deploymentSummaryJson({ deployment, summary, targetedDevices, ta
       .sort((a, b) => b.count - a.count || (a.reason ?? '').localeCompare(b.reason ?? '')),
     deferred_devices: summary.deferredDevices ?? 0,
     deferred_until: iso(summary.deferredUntil),
+    held_now: { window_opens_at: iso(summary.windowOpensAt), caps_room: summary.capsRoom === undefined ? null : Number(summary.capsRoom) },
   } satisfies Promised<typeof R.DeploymentSummary>;
 }
 

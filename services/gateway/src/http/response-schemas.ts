@@ -400,6 +400,22 @@ export const DeviceState = object({
   updated_at: TIME,
 });
 
+/** What holds devices not yet offered back now: the summary's and the preview's. */
+export const HeldNow = object(
+  {
+    window_opens_at: {
+      ...NULLABLE_TIME,
+      description: "The deployment's maintenance windows are closed now (read in its time_zone): every device it would offer waits until then. Null: open, or no windows.",
+    },
+    caps_room: {
+      type: ['integer', 'null'],
+      minimum: 0,
+      description: "How many new offers the deployment's caps let start now, for the whole deployment: the rest wait for room. Null: no caps.",
+    },
+  },
+  [],
+);
+
 export const DeploymentSummary = object({
   deployment_id: UUID,
   state: DEPLOYMENT_STATE,
@@ -421,6 +437,7 @@ export const DeploymentSummary = object({
   },
   deferred_devices: { ...COUNT, description: 'Devices that deferred the offer (the `deferred` event) to a time still ahead; no failure and no status.' },
   deferred_until: { ...NULLABLE_TIME, description: 'The latest time those devices deferred to; null when none is deferred.' },
+  held_now: HeldNow,
 });
 
 
@@ -437,20 +454,7 @@ export const DeploymentPreview = object({
     required: [...PREVIEW_OUTCOMES],
     properties: Object.fromEntries(PREVIEW_OUTCOMES.map((outcome) => [outcome, object({ count: COUNT, device_ids: { type: 'array', maxItems: 20, items: { type: 'string' } } })])),
   },
-  held_now: object(
-    {
-      window_opens_at: {
-        ...NULLABLE_TIME,
-        description: "The deployment's maintenance windows are closed now (read in its time_zone): every `offered` device waits until then. Null: open, or no windows.",
-      },
-      caps_room: {
-        type: ['integer', 'null'],
-        minimum: 0,
-        description: "How many new offers the deployment's caps let start now, for the whole deployment whatever `id_prefix`: of the `offered` devices not offered before, the rest wait for room. Null: no caps.",
-      },
-    },
-    [],
-  ),
+  held_now: HeldNow,
 });
 
 export const DeviceEvent = object({

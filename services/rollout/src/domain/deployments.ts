@@ -25,6 +25,8 @@ export interface DeploymentSummary {
   failuresByReason: Map<string, number>;
   /** Devices that put the offer off to a time still ahead, and the latest of those times. */
   deferrals: Deferrals;
+  /** What holds the devices not yet offered back now. */
+  heldNow: HeldNow;
 }
 
 /** What holds a preview's offered devices back now: a closed window, and the room the caps leave. */
@@ -277,7 +279,14 @@ export class Deployments {
     if (silentTotal > 0) failuresByReason.set(NO_CONFIRMATION, (failuresByReason.get(NO_CONFIRMATION) ?? 0) + silentTotal);
     const failureCount = [...failuresByReason.values()].reduce((sum, count) => sum + count, 0);
     // A silent device is a failure in every count, the devices per status too (docs/api.md, "Silent devices").
-    return { deployment: { ...deployment, failureCount }, devicesByStatus: withSilentAsFailed(devicesByStatus, silent), failureCount, failuresByReason, deferrals };
+    return {
+      deployment: { ...deployment, failureCount },
+      devicesByStatus: withSilentAsFailed(devicesByStatus, silent),
+      failureCount,
+      failuresByReason,
+      deferrals,
+      heldNow: await this.heldNow(deployment),
+    };
   }
 
   /**
@@ -317,7 +326,12 @@ export class Deployments {
     const { offersPerMinute, maxInProgress } = deployment.caps;
     const rooms = await Promise.all([
       offersPerMinute === null ? Infinity : this.deps.offerSlots.taken(deployment.id, minuteOf(now)).then((taken) => offersPerMinute - taken),
-      maxInProgress === null ? Infinity : this.counts.read(deployment.id).then((counts) => maxInProgress - devicesInProgress(counts.byStatus)),
+      // Devices that put their offer off hold no place (device-rollout.ts).
+      maxInProgress === null
+        ? Infinity
+        : Promise.all([this.counts.read(deployment.id), this.deps.reports.deferrals(deployment.id, now)]).then(
+            ([counts, deferrals]) => maxInProgress - Math.max(0, devicesInProgress(counts.byStatus) - deferrals.devices),
+          ),
     ]);
     return { windowOpensAt, capsRoom: Math.max(0, Math.min(...rooms)) };
   }

@@ -167,6 +167,8 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
         failuresByReason: Object.fromEntries(summary.failuresByReason),
         deferredDevices: summary.deferrals.devices,
         deferredUntil: summary.deferrals.until ?? undefined,
+        windowOpensAt: summary.heldNow.windowOpensAt ?? undefined,
+        capsRoom: summary.heldNow.capsRoom ?? undefined,
         deployment: deploymentMessage(summary.deployment),
       };
     },

@@ -53,7 +53,7 @@ export function DeploymentPage() {
           Progress <span className="muted small-text">{isEnded ? `final: the deployment is ${d.state}` : `refreshes every ${REFRESH_MS / 1000} s`}</span>
         </h2>
         <StaleNote error={summary.error} updatedAt={summary.dataUpdatedAt} />
-        {summary.data ? <Progress summary={summary.data} /> : <LoadState loading={summary.isLoading} error={summary.error}>{null}</LoadState>}
+        {summary.data ? <Progress summary={summary.data} windowZone={d.maintenance_windows?.time_zone ?? null} /> : <LoadState loading={summary.isLoading} error={summary.error}>{null}</LoadState>}
       </section>
 
       <HealthSection deployment={d} live={!isEnded} />

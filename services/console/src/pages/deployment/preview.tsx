@@ -5,6 +5,7 @@ import { PreviewBar } from '../../components/rollout-bar';
 import { PREVIEW_OUTCOMES, type Deployment, type DeploymentPreview, type PreviewOutcome } from '../../types';
 import { partsOf } from '../../id-space';
 import { PREVIEW_OUTCOME_WORDS } from '../../words';
+import { heldWords } from './held-words';
 
 /** Up to this many devices the fleet is previewed in 16 parts; past it, in 256, so that the first part answers within a few seconds. */
 const SIXTEEN_PARTS_UP_TO = 50_000;
@@ -126,7 +127,7 @@ export function Preview({ deployment: d, reach }: { deployment: Deployment; reac
             </p>
           )}
           <PreviewBar outcomes={data.outcomes} />
-          <HeldNow held={data.held_now} offered={data.outcomes.offered.count} />
+          <HeldNow held={data.held_now} offered={data.outcomes.offered.count} windowZone={d.maintenance_windows?.time_zone ?? null} />
           <dl className="facts" data-testid="preview-samples">
             {PREVIEW_OUTCOMES.filter((outcome) => data.outcomes[outcome].count > 0).map((outcome) => (
               <div key={outcome}>
@@ -146,12 +147,10 @@ export function Preview({ deployment: d, reach }: { deployment: Deployment; reac
   );
 }
 
-/** What holds the offered devices back now: the deployment's closed window, and the room its caps leave. */
-function HeldNow({ held, offered }: { held: DeploymentPreview['held_now']; offered: number }) {
-  const parts = [
-    held.window_opens_at && `Outside the maintenance window now: the ${offered} offered wait until it opens at ${new Date(held.window_opens_at).toLocaleString()}.`,
-    held.caps_room !== null && `The caps let ${held.caps_room} new offer${held.caps_room === 1 ? '' : 's'} start now; the rest wait for room.`,
-  ].filter(Boolean);
-  if (offered === 0 || parts.length === 0) return null;
-  return <p data-testid="preview-held">{parts.join(' ')}</p>;
+/** What holds the offered devices back now: the deployment's closed window, then the room its caps leave. */
+function HeldNow({ held, offered, windowZone }: { held: DeploymentPreview['held_now']; offered: number; windowZone: string | null }) {
+  const words = heldWords(held, windowZone);
+  const room = !held.window_opens_at && held.caps_room !== null && held.caps_room > 0 ? `The caps let ${held.caps_room} new offer${held.caps_room === 1 ? '' : 's'} start now; the rest wait for room.` : null;
+  if (offered === 0 || (!words && !room)) return null;
+  return <p data-testid="preview-held">{words ? `The ${offered} offered are ${words}.` : room}</p>;
 }

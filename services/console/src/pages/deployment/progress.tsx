@@ -2,10 +2,13 @@ import { RolloutBar } from '../../components/rollout-bar';
 import { rolloutFigures } from '../../rollout-figures';
 import type { DeploymentSummary } from '../../types';
 import { reasonWords } from '../../words';
+import { heldWords } from './held-words';
 
 /** The headline, the bar, and the failures by reason of one summary. */
-export function Progress({ summary }: { summary: DeploymentSummary }) {
+export function Progress({ summary, windowZone }: { summary: DeploymentSummary; windowZone: string | null }) {
   const figures = rolloutFigures(summary);
+  // What holds the devices not offered yet: a closed window or full caps, before their next check.
+  const held = heldWords(summary.held_now, windowZone);
   return (
     <>
       <p className="headline" data-testid="headline">
@@ -17,10 +20,12 @@ export function Progress({ summary }: { summary: DeploymentSummary }) {
         <span>
           {' '}
           · {figures.notOffered} not offered yet{' '}
-          <span className="muted">
-            {summary.rollout_percentage === 100
-              ? '(waiting for their next check)'
-              : `(outside the ${summary.rollout_percentage}%, or waiting for their next check: the preview tells them apart)`}
+          <span className="muted" data-testid="not-offered-why">
+            {held
+              ? `(${held})`
+              : summary.rollout_percentage === 100
+                ? '(waiting for their next check)'
+                : `(outside the ${summary.rollout_percentage}%, or waiting for their next check: the preview tells them apart)`}
           </span>
         </span>
       </p>
