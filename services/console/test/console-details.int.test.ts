@@ -379,3 +379,21 @@ test('the headline and the preview say a closed maintenance window holds the dev
   await expectText(page.getByTestId('preview-held'), 'The 1 offered are held by the maintenance window until');
   await page.context().close();
 });
+
+test("a device's timeline says whether its download came as a delta patch, in full, or in full after a patch failed", async () => {
+  const f = await setupProject();
+  const units = { 'delta-applied': { delta: 'applied', patch_bytes: 2048 }, 'delta-fell-back': { delta: 'fell_back', delta_failure: 'patch_corrupt' }, 'delta-none': undefined };
+  for (const unit of Object.keys(units)) expect((await checkIn(f, unit)).status).toBe(200);
+  const deployment = await deploymentOf(f);
+  const page = await signedIn(f);
+  const expected = { 'delta-applied': 'as a delta patch of 2.0 KiB', 'delta-fell-back': 'in full, after the delta patch failed (patch_corrupt)', 'delta-none': 'in full' };
+  for (const [unit, detail] of Object.entries(units)) {
+    expect((await checkIn(f, unit)).body.update_available).toBe(true);
+    const reported = await api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: unit, deployment_id: deployment.id, event: 'downloaded', ...(detail ? { detail } : {}) } });
+    expect(reported.status).toBe(200);
+    const [device] = (await api('GET', `/api/v1/projects/${f.project.id}/devices/?q=${unit}`, { token: f.user.token })).body;
+    await page.goto(consoleUrl(`/projects/${f.project.id}/devices/${device.id}`));
+    await expectText(page.getByTestId('download-kind'), expected[unit as keyof typeof expected]);
+  }
+  await page.context().close();
+});

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router-dom';
 import { answer, api } from '../../api';
 import { ErrorNote } from '../../components/feedback';
-import { Timestamp } from '../../components/time';
+import { formatBytes, Timestamp } from '../../components/time';
 import { queryKeys } from '../../query-keys';
 import type { Decision, DeviceEvent } from '../../types';
 import { checkStatusWords, reasonWords, statusWords } from '../../words';
@@ -57,9 +57,25 @@ function ReportLine({ projectId, report }: { projectId: string; report: DeviceEv
         {' '}
         in <Link to={`/projects/${projectId}/deployments/${report.deployment_id}`}>deployment {report.deployment_id.slice(0, 8)}</Link>
       </span>
-      {report.detail && <code className="detail">{JSON.stringify(report.detail)}</code>}
+      {report.event === 'downloaded' ? (
+        <span data-testid="download-kind"> · {downloadWords(report.detail)}</span>
+      ) : (
+        report.detail && <code className="detail">{JSON.stringify(report.detail)}</code>
+      )}
     </span>
   );
+}
+
+/**
+ * How a download came, from the detail the C client sends with `downloaded`
+ * (docs/device-integration.md, "Delta updates"): as a patch of so many bytes, in full after a
+ * patch failed, or in full.
+ */
+export function downloadWords(detail: DeviceEvent['detail']): string {
+  const fields = (detail ?? {}) as { delta?: unknown; patch_bytes?: unknown; delta_failure?: unknown };
+  if (fields.delta === 'applied') return typeof fields.patch_bytes === 'number' ? `as a delta patch of ${formatBytes(fields.patch_bytes)}` : 'as a delta patch';
+  if (fields.delta === 'fell_back') return `in full, after the delta patch failed${typeof fields.delta_failure === 'string' ? ` (${fields.delta_failure})` : ''}`;
+  return 'in full';
 }
 
 function CheckLine({ decision }: { decision: Decision }) {
