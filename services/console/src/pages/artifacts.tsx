@@ -139,34 +139,77 @@ function revisionText(revision: number): string {
  * size against the build's, or its state; followed while one is still being made.
  */
 function PatchesCell({ projectId, artifact, builds }: { projectId: string; artifact: Artifact; builds: Artifact[] }) {
+  const queryClient = useQueryClient();
+  const writable = useProjectWrite(projectId);
+  const role = useProjectRole(projectId);
   const patches = useQuery({
     queryKey: queryKeys.patches(artifact.id),
     queryFn: () => answer(api.GET('/api/v1/projects/{id}/artifacts/{aid}/patches/', { params: { path: { id: projectId, aid: artifact.id } } })),
     refetchInterval: (query) => ((query.state.data ?? []).some((patch) => patch.state === 'queued' || patch.state === 'building') ? 3_000 : false),
   });
+  // A patch asked for ahead of the devices' checks: the first offers then carry it.
+  const prepare = useMutation({
+    mutationFn: (baseArtifactId: string) =>
+      answer(api.POST('/api/v1/projects/{id}/artifacts/{aid}/patches/', { params: { path: { id: projectId, aid: artifact.id } }, body: { base_artifact_id: baseArtifactId } })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.patches(artifact.id) }),
+  });
+  const [base, setBase] = useState('');
   if (patches.error) return <span className="muted">unavailable</span>;
   if (!patches.data) return <span className="muted">…</span>;
-  if (patches.data.length === 0) return <span className="muted">none</span>;
   const buildOf = (id: string) => builds.find((build) => build.id === id)?.build_number;
+  const asked = new Set(patches.data.map((patch) => patch.base_artifact_id));
+  const bases = builds.filter((build) => build.build_number < artifact.build_number && build.checksum_sha256 !== artifact.checksum_sha256 && !asked.has(build.id));
   return (
-    <ul className="plain" data-testid={`patches-${artifact.build_number}`}>
-      {patches.data.map((patch) => (
-        <li key={patch.id}>
-          from build {buildOf(patch.base_artifact_id) ?? '(unknown)'}:{' '}
-          {patch.state === 'ready' ? (
-            <>
-              {formatBytes(patch.size)} <span className="muted">({((100 * patch.size) / artifact.file_size).toFixed(1)}% of the build)</span>
-            </>
-          ) : patch.state === 'failed' ? (
-            <span className="danger-text" title={patch.reason}>
-              failed: {patch.reason}
-            </span>
-          ) : (
-            <span className="muted">{patch.state}…</span>
-          )}
-        </li>
-      ))}
-    </ul>
+    <>
+      {patches.data.length === 0 ? (
+        <span className="muted">none</span>
+      ) : (
+        <ul className="plain" data-testid={`patches-${artifact.build_number}`}>
+          {patches.data.map((patch) => (
+            <li key={patch.id}>
+              from build {buildOf(patch.base_artifact_id) ?? '(unknown)'}:{' '}
+              {patch.state === 'ready' ? (
+                <>
+                  {formatBytes(patch.size)}{' '}
+                  <span className="muted">
+                    ({((100 * patch.size) / artifact.file_size).toFixed(1)}% of the build; {formatBytes(artifact.file_size - patch.size)} saved per device)
+                  </span>
+                </>
+              ) : patch.state === 'failed' ? (
+                <span className="danger-text" title={patch.reason}>
+                  failed: {patch.reason}
+                </span>
+              ) : (
+                <span className="muted">{patch.state}…</span>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      {bases.length > 0 && (
+        <form
+          className="row"
+          aria-label={`Prepare a patch to build ${artifact.build_number}`}
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (base && !prepare.isPending) prepare.mutate(base, { onSuccess: () => setBase('') });
+          }}
+        >
+          <select aria-label={`Base build for a patch to build ${artifact.build_number}`} value={base} disabled={!writable} onChange={(event) => setBase(event.target.value)}>
+            <option value="">from build…</option>
+            {bases.map((build) => (
+              <option key={build.id} value={build.id}>
+                {`build ${build.build_number} (${build.version_label})`}
+              </option>
+            ))}
+          </select>
+          <BusyButton type="submit" className="small" busy={prepare.isPending} disabled={!writable || !base} title={writable ? undefined : roleReason(role, 'operator')}>
+            Prepare patch
+          </BusyButton>
+          {prepare.error && <ErrorNote error={prepare.error} />}
+        </form>
+      )}
+    </>
   );
 }
 
