@@ -203,7 +203,7 @@ spec:
       volumes:
         # The root filesystem is read-only; /tmp is the one writable place.
         - name: tmp
-          emptyDir: { sizeLimit: 64Mi }
+          emptyDir: { sizeLimit: {{ $values.tmpSizeLimit | default "64Mi" }} }
 ---
 apiVersion: v1
 kind: Service
