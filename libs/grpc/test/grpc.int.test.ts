@@ -57,6 +57,10 @@ const handlers: Handlers<typeof pb.ArtifactsServiceService> = {
   requestPatch: notUsed,
   listPatches: notUsed,
   patchForOffer: notUsed,
+  putArtifactElf: notUsed,
+  receiveCoreDump: notUsed,
+  listCrashGroups: notUsed,
+  getCrashGroup: notUsed,
 } as Handlers<typeof pb.ArtifactsServiceService>;
 
 const serverMetrics = new ServiceMetrics('artifacts');
