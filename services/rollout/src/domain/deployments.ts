@@ -285,7 +285,7 @@ export class Deployments {
       failureCount,
       failuresByReason,
       deferrals,
-      heldNow: await this.heldNow(deployment),
+      heldNow: await this.heldNow(deployment, deferrals),
     };
   }
 
@@ -318,7 +318,8 @@ export class Deployments {
    * windows, when closed (read in the deployment's zone: the fleet's stored devices carry no
    * offset), and how many new offers the caps let start.
    */
-  private async heldNow(deployment: Deployment): Promise<HeldNow> {
+  /** `deferrals`, when the caller read them already (the summary does), are not read again. */
+  private async heldNow(deployment: Deployment, deferrals?: Deferrals): Promise<HeldNow> {
     const now = this.now();
     const window = deployment.maintenance ? windowStateAt(deployment.maintenance, now) : null;
     const windowOpensAt = window && !window.open ? window.opensAt : null;
@@ -329,8 +330,8 @@ export class Deployments {
       // Devices that put their offer off hold no place (device-rollout.ts).
       maxInProgress === null
         ? Infinity
-        : Promise.all([this.counts.read(deployment.id), this.deps.reports.deferrals(deployment.id, now)]).then(
-            ([counts, deferrals]) => maxInProgress - Math.max(0, devicesInProgress(counts.byStatus) - deferrals.devices),
+        : Promise.all([this.counts.read(deployment.id), deferrals ?? this.deps.reports.deferrals(deployment.id, now)]).then(
+            ([counts, deferred]) => maxInProgress - Math.max(0, devicesInProgress(counts.byStatus) - deferred.devices),
           ),
     ]);
     return { windowOpensAt, capsRoom: Math.max(0, Math.min(...rooms)) };
