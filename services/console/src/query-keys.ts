@@ -46,4 +46,6 @@ export const queryKeys = {
   crashes: (projectId: string, artifactId: string) => ['crashes', projectId, artifactId] as const,
   crashGroup: (projectId: string, groupId: string) => ['crash-group', projectId, groupId] as const,
   deploymentCrashes: (deploymentId: string) => ['deployment-crashes', deploymentId] as const,
+  deploymentDownloads: (deploymentId: string) => ['deployment-downloads', deploymentId] as const,
+  buildDownloads: (artifactId: string) => ['build-downloads', artifactId] as const,
 };

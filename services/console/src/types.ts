@@ -27,6 +27,7 @@ export type Decision = Schemas['Decision'];
 export type Token = Schemas['Token'];
 export type TokenCreated = Schemas['TokenCreated'];
 export type SigningKey = Schemas['SigningKey'];
+export type Downloads = Schemas['Downloads'];
 export type AuditEvent = Schemas['AuditEvent'];
 export type Reach = Schemas['Reach'];
 export type MembershipImpact = Schemas['MembershipImpact'];

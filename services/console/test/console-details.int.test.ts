@@ -384,13 +384,13 @@ test('the headline and the preview say a closed maintenance window holds the dev
   await page.context().close();
 });
 
-test("a device's timeline says whether its download came as a delta patch, in full, or in full after a patch failed", async () => {
+test("a device's timeline says whether its download came as a delta patch, in full, or in full after a patch failed; the deployment counts them", async () => {
   const f = await setupProject();
-  const units = { 'delta-applied': { delta: 'applied', patch_bytes: 2048 }, 'delta-fell-back': { delta: 'fell_back', delta_failure: 'patch_corrupt' }, 'delta-none': undefined };
+  const units = { 'delta-applied': { delta: 'applied', patch_bytes: 20 }, 'delta-fell-back': { delta: 'fell_back', delta_failure: 'patch_corrupt' }, 'delta-none': undefined };
   for (const unit of Object.keys(units)) expect((await checkIn(f, unit)).status).toBe(200);
   const deployment = await deploymentOf(f);
   const page = await signedIn(f);
-  const expected = { 'delta-applied': 'as a delta patch of 2.0 KiB', 'delta-fell-back': 'in full, after the delta patch failed (patch_corrupt)', 'delta-none': 'in full' };
+  const expected = { 'delta-applied': 'as a delta patch of 20 B', 'delta-fell-back': 'in full, after the delta patch failed (patch_corrupt)', 'delta-none': 'in full' };
   for (const [unit, detail] of Object.entries(units)) {
     expect((await checkIn(f, unit)).body.update_available).toBe(true);
     const reported = await api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: unit, deployment_id: deployment.id, event: 'downloaded', ...(detail ? { detail } : {}) } });
@@ -399,5 +399,11 @@ test("a device's timeline says whether its download came as a delta patch, in fu
     await page.goto(consoleUrl(`/projects/${f.project.id}/devices/${device.id}`));
     await expectText(page.getByTestId('download-kind'), expected[unit as keyof typeof expected]);
   }
+  // The deployment's page counts the three ways, and what the patch saved of the 64-byte build.
+  const downloads = await api('GET', `/api/v1/projects/${f.project.id}/deployments/${deployment.id}/downloads/`, { token: f.user.token });
+  expect(downloads.body).toEqual({ patched: 1, whole: 1, fell_back: 1, patch_bytes: 20, build_bytes: 64, bytes_saved: 44 });
+  await page.goto(consoleUrl(`/projects/${f.project.id}/deployments/${deployment.id}`));
+  for (const words of ['1 as a delta patch', '1 whole', '1 whole after a patch failed', 'deltas saved 44 B']) await expectText(page.getByTestId('deployment-downloads'), words);
+  await screenshot(page, 'deployment-downloads-1366');
   await page.context().close();
 });

@@ -68,6 +68,7 @@ export const gatewaySettings = {
   HTTP_KEEP_ALIVE_TIMEOUT_MS: int("how long an idle keep-alive connection stays open; a little over a typical load balancer's idle timeout, so that the balancer closes it first", 65_000, 1_000),
   IDEMPOTENCY_KEY_TTL_SECONDS: int('how long an upload or release answered for an Idempotency-Key is kept to answer a retry with the same key (at least a day: retries of a pipeline come within it)', 86_400, 86_400),
   PATCH_BASES_PER_BUILD: int("how many of the most-run images the project's devices report a started deployment's build gets delta patches from; 0 asks for none ahead of the devices' checks", 3, 0),
+  PATCH_OFFER_WAIT_SECONDS: int('how long after a delta patch was asked for a device that applies patches is told to check again for it rather than offered the whole build; 0 never waits', 60, 0),
   REQUEST_TIMEOUT_MS: int('longest a request (other than an upload or a download) may take before it is answered 503 with Retry-After', 10_000, 100),
   AUDIT_OUTBOX_RELAY_INTERVAL_MS: int('how often audit events kept while NATS was away are moved to JetStream', 2_000, 100),
   RATE_LIMIT_DEVELOPER_PER_SECOND: int('requests per second one personal or api-scope token may make, per gateway replica (0: no limit)', 20, 0),

@@ -72,7 +72,18 @@ test('an offer carries the ready patch from the image the device runs, downloada
   const capable = { current_hash: v1.checksum_sha256, delta_formats: ['detools-sequential-heatshrink-8-7'] };
 
   const patchBytesBefore = await offeredBytes('patch');
-  // The first check of a known base asks for the patch; a later one finds it ready.
+  // The first check of a known base asks for the patch; while it is being made (a bounded wait)
+  // the device is told to come back rather than offered the whole build, and holds its offer.
+  const askedAt = Date.now();
+  const first = await check('delta-unit', capable);
+  expect(first.body).toMatchObject({ status: 'not_in_rollout', update_available: false, message: expect.stringContaining('delta patch') });
+  expect('url' in first.body).toBe(false);
+  const waitEnds = Date.parse(first.body.patch_wait_until);
+  expect(waitEnds).toBeGreaterThan(askedAt);
+  expect(waitEnds).toBeLessThanOrEqual(Date.now() + 60_000);
+  expect(first.body.poll_after_seconds).toBeLessThanOrEqual(12);
+  const states = await api('GET', `${base}/deployments/${deployment.body.id}/states/`, { token: f.apiToken });
+  expect(states.body.map((state: { status: string }) => state.status)).toEqual(['offered']);
   const offered = await eventually(() => check('delta-unit', capable), (answer) => answer.body.patch !== undefined, 60_000);
   // The gateway counts what the offer asked the device to download (this test's stack is shared: at least).
   expect((await offeredBytes('patch')) - patchBytesBefore).toBeGreaterThanOrEqual(offered.body.patch.size);
@@ -100,6 +111,25 @@ test('an offer carries the ready patch from the image the device runs, downloada
     const plain = await check('plain-unit', extra);
     expect([plain.body.status, 'patch' in plain.body]).toEqual(['offered', false]);
   }
+
+  // What the devices report of their downloads is counted per deployment and per build: each
+  // device once (its first `downloaded`, however often and at once it is sent), bytes saved from the build's size.
+  const report = (deviceId: string, detail: Record<string, unknown>) =>
+    api('POST', '/api/v1/ota/status/', { token: f.deviceScopeToken, json: { device_id: deviceId, deployment_id: deployment.body.id, event: 'downloaded', detail } });
+  const patchSize = offered.body.patch.size as number;
+  const sent = await Promise.all([...[0, 1, 2].map(() => report('delta-unit', { delta: 'applied', patch_bytes: patchSize })), report('plain-unit', {})]);
+  // A later `downloaded` of the same device changes nothing.
+  sent.push(await report('plain-unit', { delta: 'applied', patch_bytes: 1 }));
+  expect(sent.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
+  const v2Size = offered.body.size as number;
+  for (const path of [`${base}/deployments/${deployment.body.id}/downloads/`, `${base}/artifacts/${v2.id}/downloads/`]) {
+    const downloads = await api('GET', path, { token: f.apiToken });
+    expect([path, downloads.status, downloads.body]).toEqual([path, 200, { patched: 1, whole: 1, fell_back: 0, patch_bytes: patchSize, build_bytes: v2Size, bytes_saved: v2Size - patchSize }]);
+  }
+  // The base build shipped nowhere: nothing counted; another project's deployment is no deployment here.
+  expect((await api('GET', `${base}/artifacts/${v1.id}/downloads/`, { token: f.apiToken })).body).toMatchObject({ patched: 0, whole: 0, bytes_saved: 0 });
+  const other = await setupProject();
+  expect((await api('GET', `/api/v1/projects/${other.project.id}/deployments/${deployment.body.id}/downloads/`, { token: other.apiToken })).status).toBe(404);
 }, 120_000);
 
 test('a started deployment asks for its patches from the images devices run, before any device checks for it', async () => {

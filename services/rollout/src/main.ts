@@ -33,6 +33,7 @@ void runService(SERVICE, () => loadServingRolloutConfig(), async ({ config, logg
   const counts = new MongoStatusCounts(models, deviceStates);
   await ensureIndexes(mongo);
   await deviceStates.backfillStatusBits();
+  await deviceStates.backfillDownloads();
   await deviceStates.addStatusPageKeys();
 
   const clientSettings = { defaultTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, streamTimeoutMs: config.GRPC_CALL_TIMEOUT_MS, metrics };

@@ -8,5 +8,6 @@ import { loadRolloutConfig } from './config';
 void runMigration('rollout', loadRolloutConfig(), registerRolloutModels, async (models) => {
   const deviceStates = new MongoDeviceStateStore(models);
   await deviceStates.backfillStatusBits();
+  await deviceStates.backfillDownloads();
   await deviceStates.addStatusPageKeys();
 });

@@ -128,6 +128,37 @@ it('carries the first report of each status and every failure in the event, and 
   expect(await reports.listReports('p', 'carried', 10, undefined)).toEqual([]);
 });
 
+it('counts downloads per deployment by how they came, each device once, and backfills the ones stored before it did, once', async () => {
+  const [first, second] = [randomUUID(), randomUUID()];
+  const downloaded = (deviceUuid: string, deploymentId: string, detail: unknown) =>
+    storeReport({ ...report(deviceUuid, deploymentId, 1), detailJson: JSON.stringify(detail) });
+  // Sent at once, as retries are: one stored per device.
+  await Promise.all([
+    ...[0, 1, 2].map(() => downloaded('patched-1', first, { delta: 'applied', patch_bytes: 1_000 })),
+    downloaded('patched-2', first, { delta: 'applied', patch_bytes: 234 }),
+    downloaded('whole-1', first, {}),
+    downloaded('fell-back-1', first, { delta: 'fell_back', delta_failure: 'checksum_mismatch' }),
+    downloaded('boaster', second, { delta: 'applied', patch_bytes: 2 ** 40 }),
+  ]);
+  // A later report of another status says nothing of downloads.
+  await storeReport(report('whole-1', first, 2, 'flashed'));
+  expect(await states.downloadsOf([first])).toEqual({ patched: 2, whole: 1, fellBack: 1, patchBytes: 1_234 });
+  // A claim past 4 GiB is not believed: a patch, of no bytes.
+  expect(await states.downloadsOf([first, second])).toEqual({ patched: 3, whole: 1, fellBack: 1, patchBytes: 1_234 });
+  expect(await states.downloadsOf([])).toEqual({ patched: 0, whole: 0, fellBack: 0, patchBytes: 0 });
+
+  // As the previous release stored them: no `download`, and no record of the migration.
+  await models.DeviceEvent.collection.updateMany({ deployment_id: first } as never, { $unset: { download: '', patch_bytes: '' } });
+  await models.DataMigration.deleteMany({ _id: 'status_downloads' });
+  expect(await states.downloadsOf([first])).toEqual({ patched: 0, whole: 0, fellBack: 0, patchBytes: 0 });
+  await states.backfillDownloads();
+  expect(await states.downloadsOf([first])).toEqual({ patched: 2, whole: 1, fellBack: 1, patchBytes: 1_234 });
+  // Done once.
+  await models.DeviceEvent.collection.updateMany({ deployment_id: first } as never, { $unset: { download: '', patch_bytes: '' } });
+  await states.backfillDownloads();
+  expect(await states.downloadsOf([first])).toEqual({ patched: 0, whole: 0, fellBack: 0, patchBytes: 0 });
+});
+
 it('stores a device’s first `offered` report once, under its own id, where the check’s offer carries none', async () => {
   const deploymentId = randomUUID();
   expect(await record(deploymentId, 'acked', 'offered', 1)).toEqual({ newlyStored: true, reportStored: false });

@@ -153,6 +153,11 @@ function PatchesCell({ projectId, artifact, builds }: { projectId: string; artif
       answer(api.POST('/api/v1/projects/{id}/artifacts/{aid}/patches/', { params: { path: { id: projectId, aid: artifact.id } }, body: { base_artifact_id: baseArtifactId } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: queryKeys.patches(artifact.id) }),
   });
+  const downloads = useQuery({
+    queryKey: queryKeys.buildDownloads(artifact.id),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/artifacts/{aid}/downloads/', { params: { path: { id: projectId, aid: artifact.id } } })),
+    enabled: (patches.data ?? []).some((patch) => patch.state === 'ready'),
+  });
   const [base, setBase] = useState('');
   if (patches.error) return <span className="muted">unavailable</span>;
   if (!patches.data) return <span className="muted">…</span>;
@@ -185,6 +190,11 @@ function PatchesCell({ projectId, artifact, builds }: { projectId: string; artif
             </li>
           ))}
         </ul>
+      )}
+      {downloads.data && downloads.data.patched > 0 && (
+        <p className="small-text" data-testid={`build-saved-${artifact.build_number}`}>
+          saved {formatBytes(downloads.data.bytes_saved)} over {downloads.data.patched} patched device{downloads.data.patched === 1 ? '' : 's'}
+        </p>
       )}
       {bases.length > 0 && (
         <form

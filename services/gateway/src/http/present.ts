@@ -232,6 +232,22 @@ export function artifactJson(artifact: artifacts.Artifact, projectBuilds: readon
   } satisfies Promised<typeof R.Artifact>;
 }
 
+/**
+ * How the images of a deployment's or a build's devices came (docs/api.md, "Delta patches"):
+ * `bytes_saved` is what the patches spared the devices' links, each patched device's build less its patch.
+ */
+export function downloadsJson(counts: rollout.CountDownloadsResponse, buildBytes: number) {
+  const [patched, patchBytes] = [Number(counts.patched), Number(counts.patchBytes)];
+  return {
+    patched,
+    whole: Number(counts.whole),
+    fell_back: Number(counts.fellBack),
+    patch_bytes: patchBytes,
+    build_bytes: buildBytes,
+    bytes_saved: Math.max(0, patched * buildBytes - patchBytes),
+  };
+}
+
 export function patchJson(patch: artifacts.Patch) {
   return {
     id: patch.id,

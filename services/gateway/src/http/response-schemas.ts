@@ -274,6 +274,15 @@ export const Patch = object({
   updated_at: TIME,
 });
 
+export const Downloads = object({
+  patched: { type: 'integer', description: 'Devices whose image came as a delta patch they applied.' },
+  whole: { type: 'integer', description: 'Devices that downloaded the whole image.' },
+  fell_back: { type: 'integer', description: 'Devices that gave a patch up and downloaded the whole image.' },
+  patch_bytes: { type: 'integer', description: 'The bytes of the patches applied, as the devices reported them.' },
+  build_bytes: { type: 'integer', description: "The build's size." },
+  bytes_saved: { type: 'integer', description: 'What the patches spared the devices: `patched` times `build_bytes`, less `patch_bytes`.' },
+});
+
 export const SigningKey = object({
   id: UUID,
   name: { type: 'string' },
@@ -558,8 +567,13 @@ export const CheckNoUpdate = object(
     poll_after_seconds: { type: 'integer' },
     window_opens_at: { ...TIME, description: "The build waits for its deployment's next maintenance window, which opens then (status not_in_rollout): poll_after_seconds is at most the time until it." },
     deferred_until: { ...TIME, description: 'The device deferred the offer until then (status not_in_rollout): poll_after_seconds is at most the time until it.' },
+    patch_wait_until: {
+      ...TIME,
+      description:
+        'The build is offered, and a delta patch to it from the image the device runs is being made (status not_in_rollout): the device checks again after poll_after_seconds; from this time on it is offered the build whether or not the patch is ready (docs/api.md, "Delta patches").',
+    },
   },
-  ['poll_after_seconds', 'window_opens_at', 'deferred_until'],
+  ['poll_after_seconds', 'window_opens_at', 'deferred_until', 'patch_wait_until'],
 );
 
 /** The check's answer; `status` tells its two shapes apart (a discriminator code generators follow). */

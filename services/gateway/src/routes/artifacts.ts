@@ -5,7 +5,7 @@ import type { GatewayDeps } from '../deps';
 import { answerOncePerKey, fingerprintOfUpload, hashingStream, IDEMPOTENCY_PARAMETER, uploadFingerprint, type StoredAnswer } from '../http/idempotency';
 import { receiveUpload } from '../http/multipart';
 import type { OperationTable } from '../http/operations';
-import { artifactJson, patchJson, signingKeyJson } from '../http/present';
+import { artifactJson, downloadsJson, patchJson, signingKeyJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { createSigningKeyBody, requestPatchBody, updateArtifactBody } from '../http/schemas';
 import { setArtifactArchived } from '../use-cases/artifact-archiving';
@@ -147,6 +147,23 @@ export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {
       await clients.artifacts.getArtifact({ projectId: project.id, artifactId }, rpc(ctx));
       const { holds } = await clients.rollout.listBuildHolds({ projectId: project.id, artifactId, exceptDeploymentId: '' }, rpc(ctx));
       ctx.body = holdsJson(holds);
+    },
+  );
+
+  artifacts.add(
+    {
+      route: 'GET /projects/:id/artifacts/:aid/downloads/',
+      operationId: 'countBuildDownloads',
+      summary: "How a build reached devices: patches, whole images, bytes saved",
+      description: "How the devices' images came, from the `detail` of each device's first `downloaded` report (docs/api.md, \"Delta patches\"): as a delta patch, whole, or whole after a patch was given up; and the bytes the patches saved. Summed over every deployment of the build. An id that names no build of the project is 404.",
+      project: 'viewer',
+      responses: { 200: R.Downloads },
+    },
+    async (ctx, { project }) => {
+      const artifactId = pathId(ctx, 'aid', 'artifact');
+      const { artifact } = await clients.artifacts.getArtifact({ projectId: project.id, artifactId }, rpc(ctx));
+      const counts = await clients.rollout.countDownloads({ projectId: project.id, artifactId, deploymentId: '' }, rpc(ctx));
+      ctx.body = downloadsJson(counts, Number(artifact!.fileSize));
     },
   );
 

@@ -2,7 +2,7 @@ import { invalidArgument } from '@ota/errors';
 import type { rollout } from '@ota/proto';
 import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
-import { deploymentHealthJson, deploymentJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
+import { deploymentHealthJson, deploymentJson, downloadsJson, deploymentPreviewJson, deploymentSummaryJson, deviceStateJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { ValidationFailed } from '../http/errors';
 import { createDeploymentBody, listStatesQuery, previewQuery, STATES_PAGE_MAX, transitionBody, type GuardrailsBody } from '../http/schemas';
@@ -173,6 +173,24 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
       const deploymentId = pathId(ctx, 'did', 'deployment');
       const progress = await deploymentProgress(ports, callerOf(ctx), project.id, deploymentId);
       ctx.body = deploymentSummaryJson(progress);
+    },
+  );
+
+  api.add(
+    {
+      route: 'GET /projects/:id/deployments/:did/downloads/',
+      operationId: 'countDeploymentDownloads',
+      summary: 'How the build reached the devices: patches, whole images, bytes saved',
+      description: "How the devices' images came, from the `detail` of each device's first `downloaded` report (docs/api.md, \"Delta patches\"): as a delta patch, whole, or whole after a patch was given up; and the bytes the patches saved. A deployment that does not exist in the project is 404.",
+      project: 'viewer',
+      responses: { 200: R.Downloads },
+    },
+    async (ctx, { project }) => {
+      const deploymentId = pathId(ctx, 'did', 'deployment');
+      const counts = await clients.rollout.countDownloads({ projectId: project.id, deploymentId, artifactId: '' }, rpc(ctx));
+      const { deployment } = await clients.rollout.getDeployment({ projectId: project.id, deploymentId }, rpc(ctx));
+      const { artifact } = await clients.artifacts.getArtifact({ projectId: project.id, artifactId: deployment!.artifactId }, rpc(ctx));
+      ctx.body = downloadsJson(counts, Number(artifact!.fileSize));
     },
   );
 

@@ -1,6 +1,6 @@
 import { invalidArgument, notFound, permissionDenied, unavailable } from '@ota/errors';
 import type { Context } from 'koa';
-import type { rollout } from '@ota/proto';
+import type { artifacts, rollout } from '@ota/proto';
 import type { Logger } from '@ota/logging';
 import { Readable } from 'node:stream';
 import type { Principal } from '../auth/principal';
@@ -16,6 +16,7 @@ import { checkBody, offerStandingBody, statusBody, type CheckBody, type OfferSta
 import { DEFERRED_EVENT, MAX_DEFERRAL_SECONDS, STOP_STATUSES, STOPPED_EVENT } from '@ota/vocabulary';
 import { UUID_PATTERN } from '../http/validate';
 import { checkDevice, type DeviceCheckPorts } from '../use-cases/device-check';
+import { patchOfferOf } from '../use-cases/patch-offer';
 import { deviceIdOf, rpc } from './context';
 import { reportDeviceStatus } from '../use-cases/device-report';
 
@@ -34,6 +35,8 @@ const ACCEPT_RANGES = { description: '`bytes`: the download answers ranges.', sc
 const BUILD_ETAG = { description: "The build's SHA-256 in quotes: the same under every URL of the same build.", schema: { type: 'string' } };
 /** Devices told to wait for a maintenance window come back spread over this many seconds after it opens. */
 const WINDOW_ARRIVAL_SPREAD_SECONDS = 60;
+/** A device waiting for its delta patch checks again at least this often (docs/api.md, "Delta patches"). */
+const PATCH_WAIT_POLL_SECONDS = 10;
 
 /** The device API (docs/api.md, "The device API"): business outcomes are 200 with a status, never errors. */
 export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void {
@@ -89,15 +92,28 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       call: rpc(ctx),
     });
     checkMetrics ??= httpMetrics(deps.metrics);
-    checkMetrics.deviceChecks.inc({ status: outcome.status });
     if (!outcome.offer) {
+      checkMetrics.deviceChecks.inc({ status: outcome.status });
       ctx.body = { update_available: false, status: outcome.status, message: outcome.message, ...waiting(outcome) };
       return;
     }
     const { offer } = outcome;
-    const patch = await patchOf(ctx, principal.token.projectId, offer, body, { deploymentId: offer.deploymentId, deviceId, tokenId: principal.token.id });
-    if (patch.patch) {
-      checkMetrics.offeredBytes.inc({ kind: 'patch' }, patch.patch.size);
+    const binding = { deploymentId: offer.deploymentId, deviceId, tokenId: principal.token.id };
+    const delivery = await patchOfferOf(
+      { artifacts: clients.artifacts, patchOfferWaitSeconds: deps.config.PATCH_OFFER_WAIT_SECONDS, now: () => new Date() },
+      { projectId: principal.token.projectId, build: offer, currentHash: body.current_hash, deltaFormats: body.delta_formats },
+      rpc(ctx),
+    );
+    if (delivery.kind === 'wait') {
+      // The offer stands (its deployment recorded it); the device comes back for its patch.
+      checkMetrics.deviceChecks.inc({ status: 'patch_wait' });
+      ctx.body = { update_available: false, status: 'not_in_rollout', message: `a delta patch to build ${offer.buildNumber} from the image the device runs is being made`, ...pollForPatch(delivery.until), patch_wait_until: delivery.until.toISOString() };
+      return;
+    }
+    checkMetrics.deviceChecks.inc({ status: outcome.status });
+    const patch = delivery.kind === 'patch' ? await patchFieldsOf(ctx, offer, delivery.patch, delivery.baseSha256, binding) : undefined;
+    if (patch) {
+      checkMetrics.offeredBytes.inc({ kind: 'patch' }, patch.size);
       checkMetrics.offeredBytes.inc({ kind: 'patched_image' }, offer.fileSize);
     } else {
       checkMetrics.offeredBytes.inc({ kind: 'image' }, offer.fileSize);
@@ -107,33 +123,27 @@ export function deviceApiRoutes(table: OperationTable, deps: GatewayDeps): void 
       update_available: true,
       build_number: offer.buildNumber,
       version: offer.versionLabel,
-      url: await downloadUrlOf(ctx, offer, { deploymentId: offer.deploymentId, deviceId, tokenId: principal.token.id }),
+      url: await downloadUrlOf(ctx, offer, binding),
       checksum: offer.checksumSha256,
       size: offer.fileSize,
       deployment_id: offer.deploymentId,
       security_mode: offer.securityMode,
       ...(offer.signature ? { signature: offer.signature, signing_key_id: offer.signingKeyId } : {}),
-      ...patch,
+      ...(patch ? { patch } : {}),
       ...pollAfter(),
     };
   }
 
-  /**
-   * The delta patch an offer carries (docs/api.md, "Delta patches"): only to a device that said it
-   * applies one of its formats and which image it runs, and only once the patch is ready and
-   * smaller than the build. Asking also queues one for a known base that has none. Without a patch
-   * the offer is what it was.
-   */
-  async function patchOf(ctx: Context, projectId: string, offer: rollout.Offer, body: CheckBody, binding: OfferBinding) {
-    const base = body.current_hash?.toLowerCase();
-    if (!body.delta_formats?.length || !base || !/^[0-9a-f]{64}$/.test(base) || base === offer.checksumSha256) return {};
-    for (const format of body.delta_formats) {
-      const { patch } = await clients.artifacts.patchForOffer({ projectId, targetArtifactId: offer.artifactId, baseSha256: base, format }, rpc(ctx));
-      if (!patch || patch.state !== 'ready' || Number(patch.size) >= offer.fileSize) continue;
-      const url = await signedUrlOf(ctx, { artifactId: offer.artifactId, size: Number(patch.size), sha256: patch.sha256, offer: binding, patchBase: base });
-      return { patch: { url, size: Number(patch.size), sha256: patch.sha256, base_sha256: base, format: patch.format } };
-    }
-    return {};
+  /** A device waiting for its patch checks again within PATCH_WAIT_POLL_SECONDS, and by the end of the wait. */
+  function pollForPatch(until: Date): { poll_after_seconds: number } {
+    const untilThen = Math.max(1, Math.ceil((until.getTime() - Date.now()) / 1000));
+    return { poll_after_seconds: Math.min(untilThen, PATCH_WAIT_POLL_SECONDS) + Math.floor(Math.random() * 3) };
+  }
+
+  /** The offer's `patch` (docs/api.md, "Delta patches"): signed as the build's URL is, and binding the base too. */
+  async function patchFieldsOf(ctx: Context, offer: rollout.Offer, patch: artifacts.Patch, base: string, binding: OfferBinding) {
+    const url = await signedUrlOf(ctx, { artifactId: offer.artifactId, size: Number(patch.size), sha256: patch.sha256, offer: binding, patchBase: base });
+    return { url, size: Number(patch.size), sha256: patch.sha256, base_sha256: base, format: patch.format };
   }
 
   /**

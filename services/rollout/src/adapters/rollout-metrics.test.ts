@@ -1,18 +1,7 @@
 import { ServiceMetrics } from '@ota/metrics';
-import { downloadOf, rolloutMetrics } from './rollout-metrics';
+import { rolloutMetrics } from './rollout-metrics';
 
-// How a device's image came, read from its `downloaded` report's detail (the device SDK's words:
-// device-sdk/README.md, "Delta updates"), and what the counters make of it.
-
-test('a downloaded detail says whether a patch was applied, given up, or not used', () => {
-  expect(downloadOf('{"delta":"applied","patch_bytes":35618}')).toEqual({ how: 'patch', patchBytes: 35618, failure: '' });
-  expect(downloadOf('{"delta":"fell_back","delta_failure":"checksum_mismatch"}')).toEqual({ how: 'fell_back', patchBytes: 0, failure: 'checksum_mismatch' });
-  // What a device may send there otherwise is an image downloaded whole, never an error.
-  for (const other of ['', '{}', 'not json', '[]', 'null', '{"delta":"applied","patch_bytes":-5}', '{"delta":"applied","patch_bytes":"many"}', '{"delta":7}']) {
-    const download = downloadOf(other);
-    expect({ other, how: download.how === 'patch' ? download.patchBytes : download.how }).toEqual({ other, how: other.includes('applied') ? 0 : 'image' });
-  }
-});
+// What the counters make of how devices' images came (domain/downloads.ts reads it).
 
 test('the counters: downloads by how, patch bytes, and fallbacks by a bounded reason', async () => {
   const metrics = new ServiceMetrics('rollout');

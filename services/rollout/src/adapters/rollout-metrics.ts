@@ -1,6 +1,7 @@
 import { boundedLabel, sharedRead, type ServiceMetrics } from '@ota/metrics';
 import type { Deployment } from '../domain/model';
 import type { StatusCounts } from '../domain/status-counts';
+import { downloadOf } from '../domain/downloads';
 
 /**
  * Failure reasons the service gives and the device SDK reports (docs/device-integration.md,
@@ -20,29 +21,6 @@ export const METRIC_FAILURE_REASONS: ReadonlySet<string> = new Set([
 
 /** Why a device gave up a delta patch for the full image, as the device SDK reports it (device-sdk/README.md, "Delta updates"). */
 export const METRIC_DELTA_FAILURES: ReadonlySet<string> = new Set(['patch_refused', 'patch_incomplete', 'size_mismatch', 'checksum_mismatch', 'patch_unavailable', 'patch_withdrawn']);
-
-/** How a device's image came, from the `detail` of its `downloaded` report (docs/api.md, "Delta patches"). */
-export interface Download {
-  how: 'image' | 'patch' | 'fell_back';
-  /** The patch's bytes, when one was applied. */
-  patchBytes: number;
-  /** Why a patch was given up, when one was. */
-  failure: string;
-}
-
-/** Reads a `downloaded` report's detail; anything else a device sends there is an image downloaded whole. */
-export function downloadOf(detailJson: string): Download {
-  let detail: unknown;
-  try {
-    detail = JSON.parse(detailJson || '{}');
-  } catch {
-    detail = {};
-  }
-  const { delta, patch_bytes: patchBytes, delta_failure: failure } = (detail && typeof detail === 'object' ? detail : {}) as Record<string, unknown>;
-  if (delta === 'applied') return { how: 'patch', patchBytes: Number.isSafeInteger(patchBytes) && (patchBytes as number) > 0 ? (patchBytes as number) : 0, failure: '' };
-  if (delta === 'fell_back') return { how: 'fell_back', patchBytes: 0, failure: typeof failure === 'string' ? failure : '' };
-  return { how: 'image', patchBytes: 0, failure: '' };
-}
 
 export interface DeploymentFigures {
   /** Deployments a person watches: active and paused ones. */

@@ -5,6 +5,7 @@ import { conflict, failedPrecondition, invalidArgument, isDomainError, notFound 
 import { holdsOnBuild, type BuildHold } from './build-holds';
 import { CoalescedRuns } from './coalesced-runs';
 import type { DeploymentCounts } from './deployment-counts';
+import type { DownloadCounts } from './downloads';
 import { hasGuardrails, NO_CONFIRMATION, silentByStatus, silentDevices, trippedGuardrail, validGuardrails, withSilentAsFailed, type GuardrailFigures, type Guardrails } from './guardrails';
 import type { HealthComparison, HealthTally } from './health-regression';
 import { devicesInProgress, hasOfferCaps, minuteOf, validOfferCaps, type OfferCaps } from './offer-caps';
@@ -372,6 +373,16 @@ export class Deployments {
   }
 
   /** docs/api.md, "Device health": both sides per period, and the sums the guardrail judges now. */
+  /**
+   * How the images came to the devices of one deployment, or of every deployment of one build
+   * (docs/api.md, "Delta patches"). A build no deployment of the project ships has none.
+   */
+  async downloads(projectId: string, of: { deploymentId: string } | { artifactId: string }): Promise<DownloadCounts> {
+    if ('deploymentId' in of) return this.deps.deviceStates.downloadsOf([(await this.findDeployment(projectId, of.deploymentId)).id]);
+    const ofBuild = (await this.deps.deployments.listDeployments(projectId)).filter((deployment) => deployment.artifactId === of.artifactId);
+    return this.deps.deviceStates.downloadsOf(ofBuild.map((deployment) => deployment.id));
+  }
+
   async deploymentHealth(projectId: string, deploymentId: string): Promise<{ periods: HealthTally[]; judged: HealthComparison; judgedSince: Date | null }> {
     const deployment = await this.findDeployment(projectId, deploymentId);
     const since = deployment.guardrailsJudgedSince ?? undefined;

@@ -5,6 +5,7 @@ import type { Deployment, DeploymentState } from './model';
 import type { HealthComparison, HealthTally } from './health-regression';
 import type { FleetDevice } from './preview';
 import type { CountDelta, CountedStep, StatusCounts } from './status-counts';
+import type { DownloadCounts } from './downloads';
 
 /** What a transition changes; the store applies it as one claimed version. */
 export type TransitionFields = Pick<Deployment, 'state' | 'rolloutPercentage' | 'startedAt' | 'updatedAt' | 'stage' | 'guardrailPause' | 'guardrailsJudgedSince'>;
@@ -112,6 +113,8 @@ export interface DeviceStateStore {
    * repeated status stores nothing, its report included.
    */
   recordEvent(event: DeviceEvent): Promise<{ newlyStored: boolean; reportStored: boolean }>;
+  /** How the images of the deployments' devices came, from each device's first `downloaded` report. */
+  downloadsOf(deploymentIds: readonly string[]): Promise<DownloadCounts>;
   /** The device's highest stored status in the deployment, and its counted one; null when it has none. */
   highestStatus(deploymentId: string, deviceUuid: string): Promise<DeviceStatusEntry | null>;
   /**

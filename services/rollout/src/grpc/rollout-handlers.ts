@@ -140,6 +140,11 @@ export function rolloutHandlers(rollout: Rollout, metrics?: Pick<RolloutMetrics,
       );
       return {};
     },
+    async countDownloads(request) {
+      if (Boolean(request.deploymentId) === Boolean(request.artifactId)) throw invalidArgument('name one deployment_id or one artifact_id');
+      const counts = await rollout.deployments.downloads(request.projectId, request.deploymentId ? { deploymentId: request.deploymentId } : { artifactId: request.artifactId });
+      return { patched: counts.patched, whole: counts.whole, fellBack: counts.fellBack, patchBytes: counts.patchBytes };
+    },
     async getDeploymentHealth(request) {
       const health = await rollout.deployments.deploymentHealth(request.projectId, request.deploymentId);
       const tallyMessage = (side: HealthSide, figures: HealthFigures, periodStart?: Date): pb.HealthTally => ({

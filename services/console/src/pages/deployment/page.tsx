@@ -7,6 +7,7 @@ import { namesById, useChannels, useGroups } from '../../queries';
 import type { Deployment, Guardrails } from '../../types';
 import { RoleControls, useProjectRole } from '../../project-access';
 import { DeviceStates } from './device-states';
+import { DownloadsLine } from '../../components/downloads';
 import { CrashesSection } from './crashes';
 import { HealthSection } from './health';
 import { Preview } from './preview';
@@ -56,6 +57,8 @@ export function DeploymentPage() {
         {summary.data ? <Progress summary={summary.data} windowZone={d.maintenance_windows?.time_zone ?? null} /> : <LoadState loading={summary.isLoading} error={summary.error}>{null}</LoadState>}
       </section>
 
+      <DeploymentDownloads deployment={d} live={!isEnded} />
+
       <HealthSection deployment={d} live={!isEnded} />
 
       <CrashesSection deployment={d} live={!isEnded} />
@@ -64,6 +67,22 @@ export function DeploymentPage() {
 
       <DeviceStates deployment={d} refreshMs={isEnded ? false : REFRESH_MS * 2} />
     </>
+  );
+}
+
+/** How the build reached the devices: delta patches, whole images, and the bytes the patches saved. */
+function DeploymentDownloads({ deployment: d, live }: { deployment: Deployment; live: boolean }) {
+  const downloads = useQuery({
+    queryKey: queryKeys.deploymentDownloads(d.id),
+    queryFn: () => answer(api.GET('/api/v1/projects/{id}/deployments/{did}/downloads/', { params: { path: { id: d.project_id, did: d.id } } })),
+    refetchInterval: live ? REFRESH_MS * 5 : false,
+  });
+  return (
+    <section aria-labelledby="downloads">
+      <h2 id="downloads">Downloads</h2>
+      <StaleNote error={downloads.data ? downloads.error : null} updatedAt={downloads.dataUpdatedAt} />
+      {downloads.data ? <DownloadsLine downloads={downloads.data} testId="deployment-downloads" /> : <LoadState loading={downloads.isLoading} error={downloads.error}>{null}</LoadState>}
+    </section>
   );
 }
 

@@ -133,6 +133,12 @@ export interface DeviceEventDoc {
   event?: string;
   build_number?: number | null;
   detail_json?: string;
+  /**
+   * On the status document of a first `downloaded` report: how the image came (downloads.ts), and
+   * the bytes of the patch applied; counted per deployment by how.
+   */
+  download?: 'image' | 'patch' | 'fell_back';
+  patch_bytes?: number;
 }
 
 /**
@@ -230,6 +236,8 @@ export function registerRolloutModels(connection: Connection) {
       event: String,
       build_number: Number,
       detail_json: String,
+      download: String,
+      patch_bytes: Number,
       page_keys: { type: [String], default: undefined },
     },
     options,
@@ -239,6 +247,8 @@ export function registerRolloutModels(connection: Connection) {
   deviceEventSchema.index({ page_keys: 1 });
   deviceEventSchema.index({ device_id: 1, status: 1 });
   deviceEventSchema.index({ project_id: 1, device_id: 1 });
+  // A deployment's downloads are counted by how they came from these alone.
+  deviceEventSchema.index({ deployment_id: 1, download: 1 });
 
   const deviceReportSchema = new Schema<DeviceReportDoc>(
     {

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { devicePageKeys, readDevicePage } from '@ota/ids';
-import { addPageKeysOnce, collectionOf, findAll, insertUnique } from '@ota/mongo';
+import { addPageKeysOnce, collectionOf, findAll, insertUnique, updateEachById } from '@ota/mongo';
 import type { DeviceStatusEntry } from '../../domain/device-status-cache';
 import { ROLLOUT_STATUSES, bitOf, rankOf, statusOfBits } from '../../domain/device-status';
 import type { DeviceEvent, DeviceStateRecord, DeviceStateStore, StatesPageRead, StoredStatesPage } from '../../domain/ports';
 import type { CountedStep } from '../../domain/status-counts';
+import { downloadOf, type DownloadCounts } from '../../domain/downloads';
 import type { DeviceEventDoc, RolloutModels } from './models';
 
 /** The device events a deployment's failure counter counts: every failure report, and one rolled_back per device. */
@@ -112,6 +113,44 @@ export class MongoDeviceStateStore implements DeviceStateStore {
     }
   }
 
+  /**
+   * First `downloaded` reports stored before their documents said how the image came get it, once
+   * (run by migrate.js and at start, so that `downloadsOf` counts every device; finding them reads
+   * every status document, so a later start does not look again).
+   */
+  async backfillDownloads(): Promise<void> {
+    const name = 'status_downloads';
+    if (await this.models.DataMigration.exists({ _id: name })) return;
+    const events = collectionOf(this.models.DeviceEvent);
+    let batch: Array<{ _id: string; update: Record<string, unknown> }> = [];
+    const write = async () => {
+      if (batch.length === 0) return;
+      await updateEachById(events, batch as never);
+      batch = [];
+    };
+    for await (const doc of events.find({ kind: 'status', event: 'downloaded', download: { $exists: false } }, { projection: { detail_json: 1 } })) {
+      batch.push({ _id: doc._id, update: { $set: downloadFields('downloaded', doc.detail_json ?? '') } });
+      if (batch.length === 1_000) await write();
+    }
+    await write();
+    await this.models.DataMigration.updateOne({ _id: name }, { $set: { at: new Date() } }, { upsert: true }).exec();
+  }
+
+  async downloadsOf(deploymentIds: readonly string[]): Promise<DownloadCounts> {
+    const counts: DownloadCounts = { patched: 0, whole: 0, fellBack: 0, patchBytes: 0 };
+    if (deploymentIds.length === 0) return counts;
+    const rows = await this.models.DeviceEvent.aggregate<{ _id: string; devices: number; patch_bytes: number }>([
+      { $match: { deployment_id: { $in: [...deploymentIds] }, download: { $in: ['image', 'patch', 'fell_back'] } } },
+      { $group: { _id: '$download', devices: { $sum: 1 }, patch_bytes: { $sum: '$patch_bytes' } } },
+    ]);
+    for (const row of rows) {
+      if (row._id === 'patch') [counts.patched, counts.patchBytes] = [row.devices, row.patch_bytes ?? 0];
+      else if (row._id === 'fell_back') counts.fellBack = row.devices;
+      else counts.whole = row.devices;
+    }
+    return counts;
+  }
+
   async deleteDeviceStates(projectId: string, deviceUuid: string): Promise<string[]> {
     const deploymentIds: string[] = await this.models.DeviceEvent.distinct('deployment_id', { project_id: projectId, device_id: deviceUuid });
     await this.models.DeviceEvent.deleteMany({ project_id: projectId, device_id: deviceUuid });
@@ -135,7 +174,7 @@ export class MongoDeviceStateStore implements DeviceStateStore {
       at: event.at,
       ...(kind === 'status' ? { page_keys: devicePageKeys(event.deploymentId, event.deviceUuid) } : {}),
       ...(carriesReport && report
-        ? { report_id: report.id, event: report.event, build_number: report.buildNumber ?? null, detail_json: report.detailJson }
+        ? { report_id: report.id, event: report.event, build_number: report.buildNumber ?? null, detail_json: report.detailJson, ...downloadFields(report.event, report.detailJson) }
         : {}),
     });
     if (event.status === 'failed') {
@@ -249,4 +288,11 @@ function latestPerDevice(docs: DeviceEventDoc[]): DeviceEventDoc[] {
 
 function stateOf(doc: DeviceEventDoc): DeviceStateRecord {
   return { deviceUuid: doc.device_id, status: doc.status, reason: doc.reason ?? '', updatedAt: doc.at };
+}
+
+/** What a status document of a first `downloaded` report keeps of how the image came; nothing for other events. */
+function downloadFields(event: string, detailJson: string): Pick<DeviceEventDoc, 'download' | 'patch_bytes'> {
+  if (event !== 'downloaded') return {};
+  const download = downloadOf(detailJson);
+  return download.how === 'patch' ? { download: download.how, patch_bytes: download.patchBytes } : { download: download.how };
 }
