@@ -196,7 +196,7 @@ export async function devicesCommand(ctx: CommandContext, argv: string[]): Promi
       params: {
         path,
         query: {
-          limit: String(integer(values.limit ?? '50', '--limit', 1, 1000)),
+          limit: integer(values.limit ?? '50', '--limit', 1, 1000),
           group_id: filters.group_id,
           channel_id: filters.channel_id,
           q: filters.search,
@@ -225,7 +225,7 @@ export async function devicesCommand(ctx: CommandContext, argv: string[]): Promi
     const path = { id: projectId };
     let uuid = key;
     if (!/^[0-9a-f-]{36}$/.test(key)) {
-      const found = await ok(ctx.api.GET('/api/v1/projects/{id}/devices/', { params: { path, query: { device_id: key, limit: '1' } } }));
+      const found = await ok(ctx.api.GET('/api/v1/projects/{id}/devices/', { params: { path, query: { device_id: key, limit: 1 } } }));
       const device = found[0];
       if (!device) throw new ApiRefusal(404, `no device with device_id "${key}"`);
       uuid = device.id;

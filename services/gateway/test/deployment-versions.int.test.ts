@@ -35,6 +35,13 @@ test('a stale tab cannot resume what another tab ramped and paused: 409 with wha
   expect(stale.body.detail).toBe(`the deployment changed since version ${seen.body.version}: it is now paused at 100% (version ${ramped.body.version}); read it again and decide`);
   expect((await api('GET', path, { token: f.user.token })).body).toMatchObject({ state: 'paused', rollout_percentage: 100, version: ramped.body.version });
 
+  // The version bare, as a client generated from the document sends `version`, names it as the ETag does.
+  const now = (await api('GET', path, { token: f.user.token })).body.version as number;
+  expect((await transition({ action: 'resume' }, String(now - 1))).status).toBe(409);
+  const bare = await transition({ action: 'resume' }, String(now));
+  expect([bare.status, bare.headers.get('etag')]).toEqual([200, `"${now + 1}"`]);
+  expect((await transition({ action: 'pause' }, String(now + 1))).status).toBe(200);
+
   // Without If-Match, or with *, it applies to whatever the deployment is now.
   expect((await transition({ action: 'resume' }, '*')).status).toBe(200);
   expect((await transition({ action: 'pause' })).status).toBe(200);
@@ -45,7 +52,7 @@ test('two clicks that both saw the same version apply once; a malformed If-Match
   const answers = await Promise.all([transition({ action: 'resume' }, etag), transition({ action: 'resume' }, etag)]);
   expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
   // An empty or blank If-Match is no If-Match left out: it names no version, so it is refused too.
-  for (const header of ['3', 'W/"3"', '"abc"', '"0"', '', '   ']) {
+  for (const header of ['"3', '3"', '03', 'W/"3"', '"abc"', '"0"', '', '   ']) {
     const answer = await transition({ action: 'pause' }, header);
     expect({ header, status: answer.status }).toEqual({ header, status: 400 });
     expect(answer.body.detail).toEqual(expect.any(String));

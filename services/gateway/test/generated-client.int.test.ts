@@ -52,6 +52,8 @@ it('a Python client generated from our document releases, updates a device and r
     webhook_secret_shown: true,
     webhooks_listed: 1,
     deliveries_status: 200,
+    audit_roles: ['admin'],
+    roles_are_one_type: true,
   });
   expect(seen.audit_actions).toEqual(expect.arrayContaining(['artifact.uploaded', 'deployment.created', 'deployment.started', 'group.member_added', 'token.created']));
 });

@@ -44,7 +44,7 @@ export function AuditPage() {
   const page = useQuery({
     queryKey: queryKeys.audit(projectId, action, before),
     queryFn: () => {
-      const query = { limit: String(PAGE_SIZE), ...(before ? { before } : {}), ...(action ? { action } : {}) };
+      const query = { limit: PAGE_SIZE, ...(before ? { before } : {}), ...(action ? { action } : {}) };
       return answer(api.GET('/api/v1/projects/{id}/audit/', { params: { path: { id: projectId }, query } }));
     },
   });

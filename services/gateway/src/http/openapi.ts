@@ -69,6 +69,11 @@ function referencingComponents(schema: unknown, isComponent = false): unknown {
   return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, referencingComponents(value)]));
 }
 
+/** A multipart body's schema, its named parts referenced as components, and how each part is encoded. */
+function multipartContent({ encoding, ...schema }: NonNullable<Operation['multipart']>): object {
+  return { schema: referencingComponents({ type: 'object', ...schema }), ...(encoding ? { encoding } : {}) };
+}
+
 /** The OpenAPI 3.1 document of the HTTP API, built from the same table that serves it. */
 export function buildOpenApiDocument(operations: readonly Operation[], version: string): object {
   const paths: Record<string, Record<string, object>> = {};
@@ -114,7 +119,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
     const requestBody = operation.body
       ? { required: true, content: { 'application/json': { schema: operation.body } } }
       : operation.multipart
-        ? { required: true, content: { 'multipart/form-data': { schema: { type: 'object', ...operation.multipart } } } }
+        ? { required: true, content: { 'multipart/form-data': multipartContent(operation.multipart) } }
         : operation.rawBody
           ? { required: true, description: operation.rawBody.description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } }
           : undefined;

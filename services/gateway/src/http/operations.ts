@@ -55,7 +55,7 @@ export interface Operation {
   /** JSON body schema: the table validates the body with it. Omitted for operations without a JSON body. */
   body?: object;
   /** multipart/form-data fields, for uploads (streamed by the handler). */
-  multipart?: { required: readonly string[]; properties: Record<string, object> };
+  multipart?: { required: readonly string[]; properties: Record<string, object>; encoding?: Record<string, { contentType: string }> };
   /** An application/octet-stream body, read by the handler itself (an ELF, a piece of a core dump). */
   rawBody?: { description: string };
   /** Query parameter schema (an object schema of strings): the table validates the query with it. */

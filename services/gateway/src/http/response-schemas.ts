@@ -1,6 +1,7 @@
 // JSON Schemas of every answer body. The OpenAPI document is built from them: each exported schema
 // is a named component there (the console's TypeScript types are generated from those), and the
 // tests validate each response they receive against that document.
+import { MANIFEST_SCHEMA } from '@ota/manifest';
 import { CHECK_STATUSES, PREVIEW_OUTCOMES, ROLLOUT_STATUSES, STOP_STATUSES } from '@ota/vocabulary';
 
 import { COUNT, NULLABLE_TIME, object, TIME, UUID, type Promised } from './schema-building';
@@ -23,7 +24,23 @@ export const ValidationError = object({
   },
 });
 
-const ROLE = { type: 'string', enum: ['viewer', 'operator', 'approver', 'admin'] } as const;
+/** A role in a project (docs/api.md, "Roles"): one component, so that a generated client has one type of it. */
+export const Role = { type: 'string', enum: ['viewer', 'operator', 'approver', 'admin'] } as const;
+const ROLE = Role;
+
+/** What a build fits (docs/api.md, "Artifact and manifest"): the upload's `manifest` part, as JSON. */
+export const Manifest = MANIFEST_SCHEMA;
+
+/** How an actor signed in. */
+export const SignInVia = { type: 'string', enum: ['personal_token', 'console_session', 'sso_session', 'project_token'] } as const;
+
+/**
+ * A value of `schema` or null. Written as anyOf of the named schema and null (not a type list with
+ * null in the enum), so that generators make one type of it and an optional or pointer of that.
+ */
+function orNull<const S extends object, const D extends string>(schema: S, description: D) {
+  return { anyOf: [schema, { type: 'null' }], description } as const;
+}
 
 export const SignInMethods = object({
   personal_token: { type: 'boolean', description: 'Always true: a personal token signs in (POST /session/).' },
@@ -147,7 +164,7 @@ const tokenFields = {
   name: { type: 'string' },
   prefix: { type: 'string' },
   scope: { type: 'string', enum: ['personal', 'api', 'device'] },
-  role: { type: ['string', 'null'], enum: ['viewer', 'operator', 'approver', 'admin', null], description: 'An `api` project token\'s role in its project (docs/api.md, "Roles"); null for the other kinds.' },
+  role: orNull(Role, 'An `api` project token\'s role in its project (docs/api.md, "Roles"); null for the other kinds.'),
   created_at: TIME,
   created_by: {
     description: 'The person who made it, whose role in the project it never exceeds and whose removal revokes it (docs/security.md, "Tokens outlive no one"); null for tokens made before makers were recorded (counted as the owner\'s), and for personal tokens made by the admin command.',
@@ -281,6 +298,20 @@ export const Downloads = object({
   patch_bytes: { type: 'integer', description: 'The bytes of the patches applied, as the devices reported them.' },
   build_bytes: { type: 'integer', description: "The build's size." },
   bytes_saved: { type: 'integer', description: 'What the patches spared the devices: `patched` times `build_bytes`, less `patch_bytes`.' },
+});
+
+const FLEET_POINT = object({
+  at: TIME,
+  builds: {
+    type: 'array',
+    description: 'Active devices per build they run, lowest build first; builds no device runs are left out (0: devices that report no build of the project yet).',
+    items: object({ build_number: { type: 'integer', minimum: 0 }, devices: COUNT }),
+  },
+});
+
+export const FleetBuilds = object({
+  now: FLEET_POINT,
+  history: { type: 'array', items: FLEET_POINT, description: 'The snapshots, oldest first.' },
 });
 
 export const SigningKey = object({
@@ -509,12 +540,8 @@ export const AuditEvent = object({
   actor_id: { type: 'string' },
   actor_email: { type: ['string', 'null'], description: "The acting user's e-mail (`actor_type` user); null for tokens and the system." },
   token_prefix: { type: 'string' },
-  actor_role: { type: ['string', 'null'], enum: ['viewer', 'operator', 'approver', 'admin', null], description: 'The role the actor acted with (docs/api.md, "Roles"); null for the system and for events recorded before roles.' },
-  actor_via: {
-    type: ['string', 'null'],
-    enum: ['personal_token', 'console_session', 'sso_session', 'project_token', null],
-    description: 'How the actor signed in; null for the system and for events recorded before roles.',
-  },
+  actor_role: orNull(Role, 'The role the actor acted with (docs/api.md, "Roles"); null for the system and for events recorded before roles.'),
+  actor_via: orNull(SignInVia, 'How the actor signed in; null for the system and for events recorded before roles.'),
   target_type: { type: 'string' },
   target_id: { type: 'string' },
   created_at: TIME,
@@ -524,8 +551,8 @@ export const AuditEvent = object({
 /** An offer: a build to download. `status` is always `offered`, which tells it from CheckNoUpdate. */
 export const CheckOffer = object(
   {
-    status: { const: 'offered' },
-    update_available: { const: true },
+    status: { type: 'string', const: 'offered' },
+    update_available: { type: 'boolean', const: true },
     build_number: { type: 'integer' },
     version: { type: 'string' },
     url: {
@@ -561,7 +588,7 @@ const NO_UPDATE_STATUSES = CHECK_STATUSES.filter((status) => status !== 'offered
 /** No update: why, in `status`. */
 export const CheckNoUpdate = object(
   {
-    update_available: { const: false },
+    update_available: { type: 'boolean', const: false },
     status: { type: 'string', enum: NO_UPDATE_STATUSES },
     message: { type: 'string' },
     poll_after_seconds: { type: 'integer' },

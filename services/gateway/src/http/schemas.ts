@@ -215,16 +215,15 @@ export type OfferStandingBody = Accepted<typeof offerStandingBody>;
  * capped, not refused (docs/api.md, "Conventions"); read it with `cappedLimit`.
  */
 export function limitParameter(defaultLimit: number, maxLimit: number) {
-  return {
-    type: 'string',
-    pattern: '^[1-9]\\d{0,8}$',
-    description: `At most this many records, newest first. Default ${defaultLimit}; a larger value than ${maxLimit} is served as ${maxLimit}.`,
-  } as const;
+  return { ...PAGE_LIMIT, description: `At most this many records, newest first. Default ${defaultLimit}; a larger value than ${maxLimit} is served as ${maxLimit}.` } as const;
 }
 
+/** A page size in a query: a whole number from 1 (validate.ts reads it as a number). */
+export const PAGE_LIMIT = { type: 'integer', minimum: 1, maximum: 999_999_999 } as const;
+
 /** The limit a request asked for, or the default, never above the cap. */
-export function cappedLimit(text: string | undefined, defaultLimit: number, maxLimit: number): number {
-  return text === undefined ? defaultLimit : Math.min(Number(text), maxLimit);
+export function cappedLimit(limit: number | undefined, defaultLimit: number, maxLimit: number): number {
+  return limit === undefined ? defaultLimit : Math.min(limit, maxLimit);
 }
 
 export const CHECK_EVENTS_LIMIT = { default: 20, max: 20 } as const;
@@ -257,7 +256,8 @@ const NAME = { type: 'string', pattern: '^[A-Za-z0-9._-]{1,64}$' } as const;
 const UUID_LIST = { type: 'array', items: UUID, maxItems: 100, uniqueItems: true } as const;
 const PERCENTAGE = { type: 'integer', minimum: 0, maximum: 100 } as const;
 const BOOLEAN_TEXT = { type: 'string', enum: ['true', 'false'] } as const;
-const UUID_TEXT = UUID;
+/** A UUID in a query. */
+export const UUID_TEXT = UUID;
 
 export const createChannelBody = { type: 'object', additionalProperties: false, required: ['name'], properties: { name: NAME } } as const;
 export const createGroupBody = createChannelBody;
@@ -523,12 +523,11 @@ export const listStatesQuery = {
   properties: {
     status: { type: 'string', pattern: '^[a-z_]{1,32}$', description: 'Only devices at this rollout status now (`failed` includes the silent ones).' },
     limit: {
-      type: 'string',
-      pattern: '^[1-9]\\d{0,8}$',
+      ...PAGE_LIMIT,
       description: `A page of at most this many (a larger value is served as ${STATES_PAGE_MAX}), in the order of the devices' UUIDs; the answer's headers count the matches and say where the next page starts.`,
     },
     after_id: { ...UUID_TEXT, description: "The page that starts after this device UUID: the answer's `X-Next-After-Id` (needs `limit`)." },
-    offset: { type: 'string', pattern: '^(0|[1-9]\\d{0,8})$', description: 'No longer served past 0: pages follow `after_id`. Kept so that a client that sends it hears why.' },
+    offset: { type: 'integer', minimum: 0, maximum: 999_999_999, description: 'No longer served past 0: pages follow `after_id`. Kept so that a client that sends it hears why.' },
   },
 } as const;
 
@@ -554,8 +553,7 @@ export const listDevicesQuery = {
     q: { type: 'string', minLength: 1, maxLength: 128, description: 'Only devices whose `device_id` contains this text, in any case.' },
     device_id: { type: 'string', minLength: 1, maxLength: 128, description: 'Only the device with exactly this `device_id` (at most one).' },
     limit: {
-      type: 'string',
-      pattern: '^[1-9]\\d{0,8}$',
+      ...PAGE_LIMIT,
       description: `A page of at most this many devices (a larger value is served as ${DEVICE_PAGE_MAX}), in the order of their \`id\`s; the answer's headers count the matches and say where the next page starts. Without it, every match in one answer, ordered by \`device_id\`.`,
     },
     after_id: { ...UUID_TEXT, description: "The page that starts after this device `id`: the answer's `X-Next-After-Id` (needs `limit`)." },

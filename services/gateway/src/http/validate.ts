@@ -62,10 +62,28 @@ export function parseBody<S extends object>(schema: S, body: unknown): Accepted<
 }
 
 /** Query parameters: a failure is the same 422 as a body schema failure. */
-export function parseQuery<S extends object>(schema: S, query: unknown): Accepted<S> {
+export function parseQuery<S extends object>(schema: S, query: Record<string, unknown>): Accepted<S> {
   const validate = compile<Accepted<S>>(schema);
-  if (!validate(query)) throw new ValidationFailed(issuesOf(validate.errors ?? [], 'query'));
-  return query;
+  const read = withIntegersRead(schema, query);
+  if (!validate(read)) throw new ValidationFailed(issuesOf(validate.errors ?? [], 'query'));
+  return read;
+}
+
+/** A whole number as a query writes it: digits, no sign, no leading zero, no more than fit a double exactly. */
+const QUERY_INTEGER = /^(0|[1-9]\d{0,14})$/;
+
+/**
+ * Query values arrive as text; a parameter the schema types `integer` (so that generated clients
+ * send a number) is read as one when written as one, and otherwise left as text for the schema to
+ * refuse.
+ */
+function withIntegersRead(schema: object, query: Record<string, unknown>): Record<string, unknown> {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const read = { ...query };
+  for (const [name, value] of Object.entries(query)) {
+    if (properties[name]?.type === 'integer' && typeof value === 'string' && QUERY_INTEGER.test(value)) read[name] = Number(value);
+  }
+  return read;
 }
 
 /** Device API: a malformed body is a 400 with one readable sentence. */

@@ -17,10 +17,12 @@ import { callerOf, idempotencyOptions, pathId, rpc, useCasePorts } from './conte
 const UPLOAD_FORM = {
   required: ['manifest', 'binary'],
   properties: {
-    manifest: { type: 'string', description: 'The manifest as JSON text; must come before `binary`.', contentMediaType: 'application/json', contentSchema: MANIFEST_SCHEMA },
+    // The Manifest component, sent as a JSON part (`encoding` below); it must come before `binary`.
+    manifest: MANIFEST_SCHEMA,
     // format: binary is what generators read to send a file part; contentMediaType is OpenAPI 3.1's word for it.
     binary: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The application image, streamed to object storage.' },
   },
+  encoding: { manifest: { contentType: 'application/json' } },
 };
 
 export function artifactRoutes(table: OperationTable, deps: GatewayDeps): void {

@@ -19,8 +19,8 @@ const CORE_DUMP_QUERY = {
   required: ['sha256', 'size', 'offset'],
   properties: {
     sha256: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: "The whole dump's SHA-256: its name while it arrives, and its content address once stored." },
-    size: { type: 'string', pattern: '^[1-9][0-9]{0,9}$', description: "The whole dump's size in bytes." },
-    offset: { type: 'string', pattern: '^(0|[1-9][0-9]{0,9})$', description: 'Where in the dump this piece starts.' },
+    size: { type: 'integer', minimum: 1, maximum: 9_999_999_999, description: "The whole dump's size in bytes." },
+    offset: { type: 'integer', minimum: 0, maximum: 9_999_999_999, description: 'Where in the dump this piece starts.' },
     device_id: { type: 'string', minLength: 1, maxLength: 128, description: 'With a project token: the device that sends it.' },
   },
 } as const;

@@ -20,8 +20,9 @@ const DEPLOYMENT_ETAG = { description: 'The deployment\'s `version` in quotes: s
 const IF_MATCH_PARAMETER = {
   name: 'If-Match',
   required: false,
-  schema: { type: 'string', pattern: '^(\\*|"[1-9][0-9]{0,15}")$' },
-  description: 'The `ETag` (`"<version>"`) of the deployment as the caller saw it: the transition applies only to that version (409 otherwise). `*` or absent: whatever it is now.',
+  schema: { type: 'string', pattern: '^(\\*|"[1-9][0-9]{0,15}"|[1-9][0-9]{0,15})$' },
+  description:
+    'The `ETag` (`"<version>"`) of the deployment as the caller saw it, or its `version` bare (`3`, what a generated client passes): the transition applies only to that version (409 otherwise). `*` or absent: whatever it is now.',
 };
 
 /** The ETag of a deployment's version. */
@@ -34,12 +35,16 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** The version an If-Match names; undefined for none or `*`; 400 for anything else. */
+/**
+ * The version an If-Match names: the ETag `"<version>"`, or the version bare (what a client
+ * generated from the document sends from `version`, which no ETag is mistaken for); undefined for
+ * none or `*`; 400 for anything else.
+ */
 function versionOfIfMatch(header: string | undefined): number | undefined {
   if (header === undefined || header.trim() === '*') return undefined;
-  const match = /^\s*"([1-9][0-9]{0,15})"\s*$/.exec(header);
-  if (!match) throw invalidArgument('If-Match must be the deployment\'s ETag, "<version>" (or *)');
-  return Number(match[1]);
+  const match = /^\s*(?:"([1-9][0-9]{0,15})"|([1-9][0-9]{0,15}))\s*$/.exec(header);
+  if (!match) throw invalidArgument('If-Match must be the deployment\'s ETag, "<version>", or its version (or *)');
+  return Number(match[1] ?? match[2]);
 }
 
 export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void {
@@ -254,7 +259,7 @@ export function deploymentRoutes(table: OperationTable, deps: GatewayDeps): void
     },
     async (ctx, { project, query }) => {
       const refused = (field: string, msg: string) => new ValidationFailed([{ loc: ['query', field], msg, type: 'value_error' }]);
-      if (query.offset && query.offset !== '0') throw refused('offset', 'offset is no longer served: follow the pages with after_id, from X-Next-After-Id');
+      if (query.offset !== undefined && query.offset !== 0) throw refused('offset', 'offset is no longer served: follow the pages with after_id, from X-Next-After-Id');
       if (query.after_id && !query.limit) throw refused('after_id', 'after_id needs limit');
       const limit = query.limit ? Math.min(Number(query.limit), STATES_PAGE_MAX) : 0;
       const listed = await clients.rollout.listDeviceStates({ projectId: project.id, deploymentId: pathId(ctx, 'did', 'deployment'), limit, afterId: query.after_id ?? '', status: query.status ?? '' }, rpc(ctx));

@@ -24,6 +24,8 @@ from ota_client.api.tokens import create_project_token
 from ota_client.api.webhooks import create_webhook, list_webhook_deliveries, list_webhooks
 from ota_client.models import (
     AddGroupMemberBody,
+    ArtifactManifest,
+    ArtifactManifestFramework,
     CheckForUpdateBody,
     CheckForUpdateBodyFramework,
     CreateChannelBody,
@@ -41,6 +43,7 @@ from ota_client.models import (
     ReportStatusBodyEvent,
     TransitionDeploymentBody,
     TransitionDeploymentBodyAction,
+    Role,
     UploadArtifactBody,
 )
 from ota_client.types import File
@@ -76,7 +79,7 @@ device_uuid = next(d.id for d in devices if d.device_id == "py-1")
 expect(add_group_member.sync_detailed(project.id, group.id, client=developer, body=AddGroupMemberBody(device_id=device_uuid)), 201, "add member")
 
 image = os.urandom(70_000)
-manifest = json.dumps({"version_label": "1.0.0", "framework": "esp_idf", "chip_family": "esp32"})
+manifest = ArtifactManifest(version_label="1.0.0", framework=ArtifactManifestFramework.ESP_IDF, chip_family="esp32")
 artifact = expect(
     upload_artifact.sync_detailed(project.id, client=developer, body=UploadArtifactBody(manifest=manifest, binary=File(payload=io.BytesIO(image), file_name="fw.bin"))),
     201,
@@ -131,8 +134,11 @@ summary = expect(get_deployment_summary.sync_detailed(project.id, deployment.id,
 seen["confirmed_in_summary"] = summary.devices_by_status.confirmed
 events = expect(list_device_events.sync_detailed(project.id, device_uuid, client=developer), 200, "device events")
 seen["device_events"] = [e.event for e in reversed(events)]
-audit = expect(list_audit_events.sync_detailed(project.id, client=developer), 200, "audit")
+audit = expect(list_audit_events.sync_detailed(project.id, client=developer, limit=500), 200, "audit")
 seen["audit_actions"] = sorted({a.action for a in audit})
+# A nullable enum is one type, or None: the owner's personal token acts as admin.
+seen["audit_roles"] = sorted({"none" if a.actor_role is None else a.actor_role.value for a in audit})
+seen["roles_are_one_type"] = all(a.actor_role is None or isinstance(a.actor_role, Role) for a in audit)
 
 webhook = expect(
     create_webhook.sync_detailed(project.id, client=developer, body=CreateWebhookBody(url=receiver_url, events=[CreateWebhookBodyEventsItem.DEPLOYMENT_PAUSED])),

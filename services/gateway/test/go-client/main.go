@@ -1,18 +1,24 @@
-// The device half of the API through a Go client generated from our own OpenAPI document by
+// Both halves of the API through a Go client generated from our own OpenAPI document by
 // oapi-codegen, the way an integrator would use it: a check that is told apart by its
-// discriminator (an offer, or why not), a status report with a detail object, and a second check.
-// Run by go-client.int.test.ts with the generated package beside it; prints one JSON line of what
-// it saw.
+// discriminator (an offer, or why not), a status report with a detail object, and a second check;
+// an upload whose manifest is the document's Manifest type, a page of devices by an integer limit,
+// tokens whose role is a nullable enum, and a transition that names the version it saw. Run by
+// go-client.int.test.ts with the generated package beside it; prints one JSON line of what it saw.
 //
-// Usage: go run . <gateway url> <device-scope token> <device id>
+// Usage: go run . <gateway url> <device-scope token> <device id> <personal token> <project id>
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"os"
+
+	"github.com/google/uuid"
 
 	"otaflow/otaclient"
 )
@@ -52,10 +58,10 @@ func check(client *otaclient.ClientWithResponses, auth otaclient.RequestEditorFn
 }
 
 func main() {
-	if len(os.Args) != 4 {
-		fail("usage: go run . <gateway url> <device-scope token> <device id>")
+	if len(os.Args) != 6 {
+		fail("usage: go run . <gateway url> <device-scope token> <device id> <personal token> <project id>")
 	}
-	server, token, deviceID := os.Args[1], os.Args[2], os.Args[3]
+	server, token, deviceID, personalToken, projectID := os.Args[1], os.Args[2], os.Args[3], os.Args[4], uuid.MustParse(os.Args[5])
 	client, err := otaclient.NewClientWithResponses(server)
 	if err != nil {
 		fail("client: %v", err)
@@ -95,12 +101,91 @@ func main() {
 	}
 
 	second, _ := check(client, auth, deviceID, build)
+
+	person := func(_ context.Context, request *http.Request) error {
+		request.Header.Set("Authorization", "Bearer "+personalToken)
+		return nil
+	}
+	uploaded := upload(client, person, projectID)
+	devices, err := client.ListDevicesWithResponse(context.Background(), projectID, &otaclient.ListDevicesParams{Limit: ptr(1)}, person)
+	if err != nil || devices.JSON200 == nil {
+		fail("devices: %v %s", err, string(devices.Body))
+	}
+	tokens, err := client.ListProjectTokensWithResponse(context.Background(), projectID, person)
+	if err != nil || tokens.JSON200 == nil {
+		fail("tokens: %v %s", err, string(tokens.Body))
+	}
+	roles := map[string]any{}
+	for _, listed := range *tokens.JSON200 {
+		if listed.Role == nil {
+			roles[listed.Name] = nil
+		} else {
+			roles[listed.Name] = string(*listed.Role)
+		}
+	}
+	// A transition that names the version it saw, as the document types it: the version, bare.
+	deployment, err := client.GetDeploymentWithResponse(context.Background(), projectID, offer.DeploymentId, person)
+	if err != nil || deployment.JSON200 == nil {
+		fail("deployment: %v %s", err, string(deployment.Body))
+	}
+	seenVersion := fmt.Sprint(deployment.JSON200.Version)
+	paused, err := client.TransitionDeploymentWithResponse(context.Background(), projectID, offer.DeploymentId, &otaclient.TransitionDeploymentParams{IfMatch: &seenVersion}, otaclient.TransitionDeploymentJSONRequestBody{Action: otaclient.Pause}, person)
+	if err != nil || paused.JSON200 == nil {
+		fail("pause: %v %s", err, string(paused.Body))
+	}
+	stale, err := client.TransitionDeploymentWithResponse(context.Background(), projectID, offer.DeploymentId, &otaclient.TransitionDeploymentParams{IfMatch: &seenVersion}, otaclient.TransitionDeploymentJSONRequestBody{Action: otaclient.Resume}, person)
+	if err != nil {
+		fail("resume: %v", err)
+	}
+
 	seen, _ := json.Marshal(map[string]any{
-		"first":        first,
-		"build":        build,
-		"accepted":     reported.JSON200.Accepted,
-		"final_status": reported.JSON200.FinalStatus,
-		"second":       second,
+		"first":          first,
+		"build":          build,
+		"accepted":       reported.JSON200.Accepted,
+		"final_status":   reported.JSON200.FinalStatus,
+		"second":         second,
+		"uploaded":       map[string]any{"version_label": uploaded.VersionLabel, "framework": uploaded.Framework, "board_id": uploaded.BoardId, "file_size": uploaded.FileSize},
+		"devices_listed": len(*devices.JSON200),
+		"token_roles":    roles,
+		"paused":         string(paused.JSON200.State),
+		"stale_resume":   stale.StatusCode(),
 	})
 	fmt.Println(string(seen))
+}
+
+func ptr[T any](value T) *T { return &value }
+
+// upload sends a build as the document describes the form: the manifest part is the Manifest type
+// as JSON (oapi-codegen leaves the multipart body to the caller), then the binary.
+func upload(client *otaclient.ClientWithResponses, auth otaclient.RequestEditorFn, projectID uuid.UUID) *otaclient.Artifact {
+	manifest, err := json.Marshal(otaclient.Manifest{VersionLabel: "9.9.9-go", Framework: otaclient.ManifestFramework("esp_idf"), ChipFamily: "esp32", BoardId: ptr("go-board")})
+	if err != nil {
+		fail("manifest: %v", err)
+	}
+	var body bytes.Buffer
+	form := multipart.NewWriter(&body)
+	header := textproto.MIMEHeader{}
+	header.Set("Content-Disposition", `form-data; name="manifest"`)
+	header.Set("Content-Type", "application/json")
+	part, err := form.CreatePart(header)
+	if err == nil {
+		_, err = part.Write(manifest)
+	}
+	if err == nil {
+		part, err = form.CreateFormFile("binary", "firmware.bin")
+	}
+	if err == nil {
+		_, err = part.Write(bytes.Repeat([]byte{0x5a}, 4096))
+	}
+	if err == nil {
+		err = form.Close()
+	}
+	if err != nil {
+		fail("form: %v", err)
+	}
+	answer, err := client.UploadArtifactWithBodyWithResponse(context.Background(), projectID, &otaclient.UploadArtifactParams{}, form.FormDataContentType(), &body, auth)
+	if err != nil || answer.JSON201 == nil {
+		fail("upload: %v %s", err, string(answer.Body))
+	}
+	return answer.JSON201
 }

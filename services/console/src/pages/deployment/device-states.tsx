@@ -21,7 +21,7 @@ async function statesPage(d: Deployment, status: string, afterId: string) {
   let total: DeviceTotal = { count: 0, estimated: false };
   let cursor = afterId;
   for (let read = 0; read < PAGES_PER_VIEW && states.length < PAGE; read += 1) {
-    const query = { limit: String(PAGE - states.length), ...(cursor ? { after_id: cursor } : {}), ...(status ? { status } : {}) };
+    const query = { limit: PAGE - states.length, ...(cursor ? { after_id: cursor } : {}), ...(status ? { status } : {}) };
     const page = await answerWithHeaders(api.GET('/api/v1/projects/{id}/deployments/{did}/states/', { params: { path: { id: d.project_id, did: d.id }, query } }));
     const estimate = page.headers.get('x-total-count-estimate');
     if (read === 0) total = estimate === null ? { count: Number(page.headers.get('x-total-count') ?? 0), estimated: false } : { count: Number(estimate), estimated: true };

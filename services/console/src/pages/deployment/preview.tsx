@@ -65,7 +65,7 @@ export function Preview({ deployment: d, reach }: { deployment: Deployment; reac
     setWalk(null);
     try {
       const path = { id: d.project_id, did: d.id };
-      const fleet = await answerWithHeaders(api.GET('/api/v1/projects/{id}/devices/', { params: { path: { id: d.project_id }, query: { limit: '1' } } }));
+      const fleet = await answerWithHeaders(api.GET('/api/v1/projects/{id}/devices/', { params: { path: { id: d.project_id }, query: { limit: 1 } } }));
       const size = Number(fleet.headers.get('x-total-count') ?? fleet.headers.get('x-total-count-estimate') ?? 0);
       const parts = partsOf(size > SIXTEEN_PARTS_UP_TO ? 256 : 16);
       let sum: DeploymentPreview | null = null;
