@@ -53,6 +53,21 @@ export const checkBody = (deviceId: string, extra: Record<string, unknown> = {})
 
 export const MANIFEST = { version_label: '1.0.0', framework: 'esp_idf', chip_family: 'esp32' } as const;
 
+/**
+ * A device takes the build the project offers it, as the C client does: it checks from `from`, and
+ * confirms the offered build. Answers the build it confirmed.
+ */
+export async function takeOfferedBuild(fixture: ProjectFixture, deviceId: string, from: number): Promise<number> {
+  const offer = await api('POST', '/api/v1/ota/check/', { token: fixture.deviceScopeToken, json: checkBody(deviceId, { current_build_number: from }) });
+  if (offer.body.status !== 'offered') throw new Error(`${deviceId} was offered nothing: ${JSON.stringify(offer.body)}`);
+  const confirmed = await api('POST', '/api/v1/ota/status/', {
+    token: fixture.deviceScopeToken,
+    json: { device_id: deviceId, deployment_id: offer.body.deployment_id, event: 'confirmed', build_number: offer.body.build_number },
+  });
+  if (confirmed.body.accepted !== true) throw new Error(`${deviceId} could not confirm: ${JSON.stringify(confirmed.body)}`);
+  return offer.body.build_number;
+}
+
 /** Polls until `done` holds (for what travels over NATS), or returns the last value read. */
 export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const giveUpAt = Date.now() + timeoutMs;

@@ -1,6 +1,6 @@
 export { api, adminCommand, createUser, uploadForm, type ApiResponse, type CreatedUser } from './api';
 export { STACK_ENV_KEY, testStack, type TestStack } from './stack-env';
-export { MANIFEST, checkBody, eventually, grantRole, randomBinary, setupProject, type ProjectFixture } from './fixtures';
+export { MANIFEST, checkBody, eventually, grantRole, randomBinary, setupProject, takeOfferedBuild, type ProjectFixture } from './fixtures';
 export { seededRandom } from './seeded-random';
 export { startExtraGateway, type ExtraGateway } from './extra-gateway';
 export { findTokensInLogs, recordIssuedTokens, type TokenSighting } from './issued-tokens';

@@ -14,6 +14,7 @@ import { useProject } from './project-access';
 import { ProjectsPage } from './pages/projects';
 import { SignInPage } from './pages/sign-in';
 import { WebhooksPage } from './pages/webhooks';
+import { FleetPage } from './pages/fleet';
 import { CrashesPage, CrashGroupPage } from './pages/crashes';
 import { signOut, useSession } from './session';
 import { queryKeys } from './query-keys';
@@ -38,6 +39,7 @@ export function App() {
           <Route index element={<Navigate to="deployments" replace />} />
           <Route path="devices" element={<DevicesPage />} />
           <Route path="devices/:deviceId" element={<DevicePage />} />
+          <Route path="fleet" element={<FleetPage />} />
           <Route path="artifacts" element={<ArtifactsPage />} />
           <Route path="crashes" element={<CrashesPage />} />
           <Route path="crashes/:groupId" element={<CrashGroupPage />} />
@@ -103,6 +105,7 @@ function Shell({ email }: { email: string }) {
 const PROJECT_TABS = [
   ['deployments', 'Deployments'],
   ['devices', 'Devices'],
+  ['fleet', 'Fleet'],
   ['artifacts', 'Artifacts'],
   ['crashes', 'Crashes'],
   ['groups', 'Groups and channels'],

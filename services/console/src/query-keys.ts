@@ -48,4 +48,5 @@ export const queryKeys = {
   deploymentCrashes: (deploymentId: string) => ['deployment-crashes', deploymentId] as const,
   deploymentDownloads: (deploymentId: string) => ['deployment-downloads', deploymentId] as const,
   buildDownloads: (artifactId: string) => ['build-downloads', artifactId] as const,
+  fleetBuilds: (projectId: string, scope: string, days: number) => ['fleet-builds', projectId, scope, days] as const,
 };

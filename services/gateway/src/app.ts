@@ -17,6 +17,7 @@ import { requestDeadline } from './http/request-deadline';
 import { httpMetrics, methodLabel } from './http/http-metrics';
 import { artifactRoutes } from './routes/artifacts';
 import { crashRoutes } from './routes/crashes';
+import { fleetRoutes } from './routes/fleet';
 import { deploymentRoutes } from './routes/deployments';
 import { deviceApiRoutes } from './routes/device-api';
 import { deviceRoutes } from './routes/devices';
@@ -34,7 +35,7 @@ const API_PREFIX = '/api/v1';
 const API_VERSION = '0.1.0';
 
 /** Every group of API operations, in the order the router tries them. */
-const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, groupAndChannelRoutes, artifactRoutes, crashRoutes, deploymentRoutes, webhookRoutes];
+const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, fleetRoutes, groupAndChannelRoutes, artifactRoutes, crashRoutes, deploymentRoutes, webhookRoutes];
 
 /**
  * The OpenAPI document the gateway serves, built without serving: for docs/openapi.json, which the

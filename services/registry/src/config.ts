@@ -30,6 +30,8 @@ export const registrySettings = {
     1,
     1,
   ),
+  FLEET_SNAPSHOT_MINUTES: int('how often the count of devices per build is kept, per project, channel and group, for the fleet chart (one registry replica takes each period\'s snapshots)', 60, 1),
+  FLEET_SNAPSHOT_RETENTION_DAYS: int('how long a fleet snapshot is kept', 90, 1),
   VIEW_RELOAD_INTERVAL_MS: int("how often the check's in-memory views of active deployments and builds reload in full, as a safety net for missed NATS events", 30_000, 1_000),
 };
 

@@ -18,6 +18,9 @@ import { GrpcDeviceEventLedger } from './adapters/grpc/grpc-device-event-ledger'
 import { GrpcOfferLedger } from './adapters/grpc/grpc-offer-ledger';
 import { registryHandlers } from './grpc/registry-handlers';
 import { previousReleaseHandlers } from './previous-release/handlers';
+import { fleetHandlers } from './grpc/fleet-handlers';
+import { FleetSnapshots } from './domain/fleet-builds';
+import { MongoFleetSnapshotStore } from './adapters/mongo/fleet-snapshot-store';
 
 const SERVICE = 'registry';
 
@@ -69,13 +72,19 @@ void runService(SERVICE, loadRegistryConfig, async ({ config, logger, metrics })
     (error) => logger.warn({ err: error }, 'device health not sent to rollout; the next flush sends it'),
   );
 
+  // Which builds the fleet runs, a snapshot per project, channel and group each period.
+  const fleetStore = new MongoFleetSnapshotStore(models);
+  const fleetSnapshots = new FleetSnapshots(fleetStore, { periodMinutes: config.FLEET_SNAPSHOT_MINUTES, retentionDays: config.FLEET_SNAPSHOT_RETENTION_DAYS }, (error, message) => logger.warn({ err: error }, message));
+  fleetSnapshots.start();
+
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
     server.addService('ota.registry.v1.RegistryService', pb.RegistryServiceService, {
       ...registryHandlers(registry, { views, sources, offers: new GrpcOfferLedger(rolloutClient), events: new GrpcDeviceEventLedger(rolloutClient), health, store }, membershipChanges),
       ...previousReleaseHandlers(store, (error, message) => logger.warn({ err: error }, message)),
+      ...fleetHandlers(fleetStore),
     }),
   );
 
   // The flush stops after serving (which stops first, in order) and before the rollout client closes.
-  return [() => mongo.close(), () => rolloutClient.close(), stopHealthFlush, () => artifactsClient.close(), () => bus.drain(), () => views.stop(), () => membershipChanges.stop(), ...serving];
+  return [() => mongo.close(), () => rolloutClient.close(), stopHealthFlush, () => artifactsClient.close(), () => bus.drain(), () => views.stop(), () => membershipChanges.stop(), () => fleetSnapshots.stop(), ...serving];
 });

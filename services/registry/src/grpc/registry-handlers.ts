@@ -10,9 +10,9 @@ import type { Channel, Device, FleetDevice, Group, Project, ReportedProfile } fr
 import type { MembershipChange, MembershipChanges } from '../domain/membership-changes';
 import type { Registry } from '../domain/registry';
 
-/** The methods kept for the release before, served by previous-release/handlers.ts. */
+/** The methods kept for the release before, served by previous-release/handlers.ts (and listFleetBuilds by fleet-handlers.ts). */
 export type PreviousReleaseMethods = 'checkInDevice' | 'recordCheck' | 'applyDeviceReport';
-type RegistryHandlers = Omit<Handlers<typeof pb.RegistryServiceService>, PreviousReleaseMethods>;
+type RegistryHandlers = Omit<Handlers<typeof pb.RegistryServiceService>, PreviousReleaseMethods | 'listFleetBuilds'>;
 
 /** What the check and the status report need beside the registry: the decision's views, and rollout to confirm offers and store events. */
 export interface CheckDeps {

@@ -185,6 +185,20 @@ export interface MembershipDoc {
   page_keys: string[];
 }
 
+/**
+ * One scope's devices per build at the start of a period (fleet-builds.ts); `_id` is
+ * `${project}:${scope}:${scope id}:${period}`. The period's claim is `${project}:claim:${period}`,
+ * with no builds.
+ */
+export interface FleetSnapshotDoc {
+  _id: string;
+  project_id: string;
+  scope: 'project' | 'channel' | 'group' | 'claim';
+  scope_id: string;
+  at: Date;
+  builds: Array<{ build_number: number; devices: number }>;
+}
+
 /** A bulk membership change (membership-changes.ts), its progress, and the replica that runs it. */
 export interface MembershipChangeDoc {
   _id: string;
@@ -352,6 +366,9 @@ export function registerModels(connection: Connection) {
   const devicePlaceSchema = new Schema<PlaceDoc>({ _id: String, scope: String, place: Number }, options);
   devicePlaceSchema.index({ scope: 1 });
 
+  const fleetSnapshotSchema = new Schema<FleetSnapshotDoc>({ _id: String, project_id: String, scope: String, scope_id: String, at: Date, builds: Schema.Types.Mixed }, options);
+  fleetSnapshotSchema.index({ project_id: 1, scope: 1, scope_id: 1, at: 1 });
+
   return {
     Project: connection.model<ProjectDoc>('Project', projectSchema, 'projects'),
     Channel: connection.model<ChannelDoc>('Channel', channelSchema, 'channels'),
@@ -366,6 +383,7 @@ export function registerModels(connection: Connection) {
     DecisionRecord: connection.model<DecisionRecordDoc>('DecisionRecord', decisionRecordSchema, 'check_records'),
     DevicePlace: connection.model<PlaceDoc>('DevicePlace', devicePlaceSchema, 'device_places'),
     MembershipChange: connection.model<MembershipChangeDoc>('MembershipChange', membershipChangeSchema, 'membership_changes'),
+    FleetSnapshot: connection.model<FleetSnapshotDoc>('FleetSnapshot', fleetSnapshotSchema, 'fleet_snapshots'),
     // The data migrations that read every document, and so are run once (data-migrations.ts).
     DataMigration: connection.model<{ _id: string; at: Date }>('DataMigration', new Schema<{ _id: string; at: Date }>({ _id: String, at: Date }, options), 'data_migrations'),
   };
