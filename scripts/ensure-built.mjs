@@ -16,7 +16,7 @@
 //      manifests, and make and apply the delta patches the SDK's applier is checked against).
 //  11. with --delta-tools (npm start): detools alone, pinned, in its venv under .tools/, which the
 //      local stack's patch workers run.
-//  12. with --image-tools (the test command): esptool, pinned, in a venv under .tools/, and Debian's
+//  12. with --image-tools (the test command): esptool and esp-idf-sbom, pinned, in venvs under .tools/, and Debian's
 //      RISC-V compiler: the tests make ESP32-C3 application images with Espressif's own tool; and
 //      Debian's gdb-multiarch, which the artifacts service decodes core dumps with (so does
 //      --delta-tools, for npm start).
@@ -49,6 +49,9 @@ export const detoolsVenv = join(toolsDir, 'detools-venv');
 /** esptool makes the application images the tests upload, and reads them back (libs/testkit/src/esp-images.ts). */
 const ESPTOOL_REQUIREMENT = 'esptool==5.6.0';
 export const esptoolVenv = join(toolsDir, 'esptool-venv');
+/** esp-idf-sbom writes the SBOMs the tests upload, in every format it writes (libs/testkit/src/esp-sboms.ts). */
+const ESP_IDF_SBOM_REQUIREMENT = 'esp-idf-sbom==1.5.0';
+const sbomVenv = join(toolsDir, 'sbom-venv');
 const RISCV_PACKAGES = ['gcc-riscv64-unknown-elf', 'picolibc-riscv64-unknown-elf'];
 /** oapi-codegen, for the Go client test (services/gateway/test/go-client.int.test.ts), from the Go module proxy. */
 const GO_CLIENT_GENERATOR = 'github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2';
@@ -397,6 +400,11 @@ function ensureImageTools() {
     say(`installing ${ESPTOOL_REQUIREMENT} into .tools/esptool-venv`);
     run('python3', ['-m', 'venv', esptoolVenv]);
     run(join(esptoolVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ESPTOOL_REQUIREMENT]);
+  });
+  unlessStamped(join(sbomVenv, '.stamp'), ESP_IDF_SBOM_REQUIREMENT, () => {
+    say(`installing ${ESP_IDF_SBOM_REQUIREMENT} into .tools/sbom-venv`);
+    run('python3', ['-m', 'venv', sbomVenv]);
+    run(join(sbomVenv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', ESP_IDF_SBOM_REQUIREMENT]);
   });
 }
 

@@ -7,5 +7,6 @@ export { findTokensInLogs, recordIssuedTokens, type TokenSighting } from './issu
 export { WebhookReceiver, type ReceivedDelivery } from './webhook-receiver';
 export { CLIENT as KEYCLOAK_CLIENT, signInThroughKeycloak, startKeycloak, type Keycloak, type KeycloakPerson } from './keycloak';
 export { esptoolImageInfo, makeEspBuild, makeEspImage, type EspBuild, type EspImageOptions, type EsptoolImageInfo } from './esp-images';
+export { ESP_SBOM_FORMATS, makeEspSbom, type EspSbomFormat, type SbomComponentSpec } from './esp-sboms';
 export { CORE_DUMP_TCB_SYMBOL, makeCoreDump, type CoreDumpOptions } from './esp-core-dumps';
 export { isLoopback, testRunListeners, type Listener } from './listeners';
