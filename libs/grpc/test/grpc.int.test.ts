@@ -58,6 +58,8 @@ const handlers: Handlers<typeof pb.ArtifactsServiceService> = {
   listPatches: notUsed,
   patchForOffer: notUsed,
   putArtifactElf: notUsed,
+  putArtifactSbom: notUsed,
+  getArtifactSbom: notUsed,
   receiveCoreDump: notUsed,
   listCrashGroups: notUsed,
   getCrashGroup: notUsed,

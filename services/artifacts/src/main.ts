@@ -8,6 +8,8 @@ import { MongoArtifactStore } from './adapters/mongo/mongo-artifact-store';
 import { DetoolsPatchMaker } from './adapters/detools/detools-patch-maker';
 import { MongoPatchStore } from './adapters/mongo/mongo-patch-store';
 import { natsArtifactEvents } from './adapters/nats/artifact-events';
+import { Sboms } from './domain/sboms';
+import { MongoSbomComponentStore } from './adapters/mongo/mongo-sbom-component-store';
 import { S3BinaryStorage, createS3Client } from './adapters/s3/s3-binary-storage';
 import { loadArtifactsConfig } from './config';
 import { Artifacts } from './domain/artifacts';
@@ -88,8 +90,10 @@ void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }
     onError: (error) => logger.error({ err: error }, 'a crash decode worker failed to take or finish a dump; it looks again'),
   });
 
+  const sboms = new Sboms({ artifacts: store, components: new MongoSbomComponentStore(models), storage });
+
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts, patches, crashes, { maxElfBytes: config.ELF_MAX_BYTES })),
+    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts, patches, crashes, sboms, { maxElfBytes: config.ELF_MAX_BYTES })),
   );
 
   return [

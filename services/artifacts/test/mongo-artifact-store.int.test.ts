@@ -35,6 +35,7 @@ function build(projectId: string): Omit<Artifact, 'buildNumber'> {
     storageKey: `artifacts/${randomUUID()}`,
     image: null,
     elf: null,
+    sbom: null,
     createdAt: new Date(),
   };
 }

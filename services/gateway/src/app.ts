@@ -18,6 +18,7 @@ import { httpMetrics, methodLabel } from './http/http-metrics';
 import { artifactRoutes } from './routes/artifacts';
 import { crashRoutes } from './routes/crashes';
 import { fleetRoutes } from './routes/fleet';
+import { sbomRoutes } from './routes/sboms';
 import { deploymentRoutes } from './routes/deployments';
 import { deviceApiRoutes } from './routes/device-api';
 import { deviceRoutes } from './routes/devices';
@@ -35,7 +36,7 @@ const API_PREFIX = '/api/v1';
 const API_VERSION = '0.1.0';
 
 /** Every group of API operations, in the order the router tries them. */
-const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, fleetRoutes, groupAndChannelRoutes, artifactRoutes, crashRoutes, deploymentRoutes, webhookRoutes];
+const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, fleetRoutes, groupAndChannelRoutes, artifactRoutes, sbomRoutes, crashRoutes, deploymentRoutes, webhookRoutes];
 
 /**
  * The OpenAPI document the gateway serves, built without serving: for docs/openapi.json, which the

@@ -42,6 +42,7 @@ export const gatewaySettings = {
   JSON_BODY_LIMIT_BYTES: int('largest JSON request body accepted', 64 * 1024, 1024),
   MANIFEST_LIMIT_BYTES: int('largest manifest form field accepted', 64 * 1024, 1024),
   ELF_MAX_BYTES: int("largest ELF a build's upload may have (PUT .../elf/); larger is 413. The artifacts service has its own setting of the same name", 256 * 1024 * 1024, 1),
+  SBOM_MAX_BYTES: int("largest SBOM document a build may be given (PUT .../sbom/); larger is 413. At most 7 MiB: it travels to the artifacts service in one message", 4 * 1024 * 1024, 1, 7 * 1024 * 1024),
   COREDUMP_MAX_BYTES: int('largest core dump a device may send (413 past it); the artifacts service has its own setting of the same name', 1024 * 1024, 1024),
   COREDUMP_PIECE_MAX_BYTES: int('largest piece of a core dump one request may carry (413 past it)', 64 * 1024, 512),
   COREDUMP_MAX_PER_DEVICE_PER_HOUR: int('new core dumps one device may start sending per hour (429 past it); 0: no limit', 4, 0),

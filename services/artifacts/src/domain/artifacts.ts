@@ -176,5 +176,6 @@ function artifactOf(
     signature: '',
     signingKeyId: '',
     elf: null,
+    sbom: null,
   };
 }

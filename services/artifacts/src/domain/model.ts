@@ -17,7 +17,20 @@ export interface Artifact extends BuildRequirements {
   image: EspImage | null;
   /** The ELF the image was made from, once CI uploaded it: crashes of the build are decoded with it. */
   elf: ArtifactElf | null;
+  /** The build's SBOM, once uploaded (docs/api.md, "SBOMs"). */
+  sbom: ArtifactSbom | null;
   createdAt: Date;
+}
+
+export interface ArtifactSbom {
+  sha256: string;
+  size: number;
+  /** How it was recognised (sbom.ts): `spdx-2.2-tag-value`, `cyclonedx-1.6-json`, ... */
+  format: string;
+  components: number;
+  /** Where the document lives in object storage: by its SHA-256. */
+  storageKey: string;
+  uploadedAt: Date;
 }
 
 export interface ArtifactElf {

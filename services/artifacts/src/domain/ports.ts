@@ -1,5 +1,6 @@
+import type { SbomComponent } from './sbom';
 import type { Readable } from 'node:stream';
-import type { Artifact, ArtifactElf, Patch } from './model';
+import type { Artifact, ArtifactElf, Patch, ArtifactSbom } from './model';
 import type { CoreDumpUpload, Crash, CrashFrame, CrashGroup, CrashGroupSummary } from './crash-model';
 import type { SigningKey } from './signing-keys';
 
@@ -23,10 +24,20 @@ export interface ArtifactStore {
   setArchived(projectId: string, artifactId: string, archived: boolean): Promise<{ artifact: Artifact; changed: boolean } | null>;
   /** Records the build's ELF; null when the project has no such build. */
   setElf(projectId: string, artifactId: string, elf: ArtifactElf): Promise<Artifact | null>;
+  /** Records the build's SBOM unless it has one: false when it had one already (or has no such build). */
+  setSbomOnce(projectId: string, artifactId: string, sbom: ArtifactSbom): Promise<boolean>;
 
   insertSigningKey(key: SigningKey): Promise<'inserted' | 'duplicate'>;
   listSigningKeys(projectId: string): Promise<SigningKey[]>;
   deleteSigningKey(projectId: string, keyId: string): Promise<boolean>;
+}
+
+/** The components of each build's SBOM, indexed for the searches of exposure (docs/api.md, "SBOMs"). */
+export interface SbomComponentStore {
+  /** Stores the components of one document of one build; storing them again changes nothing. */
+  insertComponents(projectId: string, artifactId: string, sbomSha256: string, components: SbomComponent[]): Promise<void>;
+  /** Forgets the components of a document the build did not keep. */
+  deleteComponents(artifactId: string, sbomSha256: string): Promise<void>;
 }
 
 /** Bytes `start` to `end` of a binary, both inclusive. */

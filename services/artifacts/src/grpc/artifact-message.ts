@@ -1,6 +1,6 @@
 import { requirementsIn } from '@ota/manifest';
 import type { artifacts as pb } from '@ota/proto';
-import type { Artifact } from '../domain/model';
+import type { Artifact, ArtifactSbom } from '../domain/model';
 
 /**
  * An artifact as its gRPC message: the answer of the artifacts service's calls, and the body of
@@ -24,5 +24,10 @@ export function artifactMessage(artifact: Artifact): pb.Artifact {
     storageKey: artifact.storageKey,
     image: artifact.image ?? undefined,
     elf: artifact.elf ? { sha256: artifact.elf.sha256, size: artifact.elf.size, uploadedAt: artifact.elf.uploadedAt } : undefined,
+    sbom: artifact.sbom ? sbomMessage(artifact.sbom) : undefined,
   };
+}
+
+export function sbomMessage(sbom: ArtifactSbom): pb.ArtifactSbom {
+  return { sha256: sbom.sha256, size: sbom.size, format: sbom.format, components: sbom.components, uploadedAt: sbom.uploadedAt };
 }

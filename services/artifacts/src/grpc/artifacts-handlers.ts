@@ -7,15 +7,24 @@ import type { Patches } from '../domain/patches';
 import type { Crashes } from '../domain/crashes';
 import type { Crash, CrashGroupSummary } from '../domain/crash-model';
 import type { SigningKey } from '../domain/signing-keys';
-import { artifactMessage } from './artifact-message';
+import { artifactMessage, sbomMessage } from './artifact-message';
+import type { Sboms } from '../domain/sboms';
 
 const cancelledUpload = () => conflict('the upload was cancelled before it completed; nothing was stored');
 
 // Messages of a streamed download: small enough to interleave with other calls on the connection.
 const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
 
-export function artifactsHandlers(artifacts: Artifacts, patches: Patches, crashes: Crashes, settings: { maxElfBytes: number }): Handlers<typeof pb.ArtifactsServiceService> {
+export function artifactsHandlers(artifacts: Artifacts, patches: Patches, crashes: Crashes, sboms: Sboms, settings: { maxElfBytes: number }): Handlers<typeof pb.ArtifactsServiceService> {
   return {
+    async putArtifactSbom(request) {
+      const { artifact, changed } = await sboms.put(request.projectId, request.artifactId, Buffer.from(request.document));
+      return { artifact: artifactMessage(artifact), changed };
+    },
+    async getArtifactSbom(request) {
+      const { sbom, document } = await sboms.get(request.projectId, request.artifactId);
+      return { sbom: sbomMessage(sbom), document };
+    },
     async putArtifactElf(requests, ctx) {
       const iterator = requests[Symbol.asyncIterator]();
       const first = await iterator.next();

@@ -98,6 +98,11 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       return Object.keys(headers).length > 0 ? { headers } : {};
     };
     for (const [status, schema] of Object.entries(operation.responses)) {
+      if (status === '200' && operation.rawResponse) {
+        const document = { type: 'string' };
+        responses[status] = { description: operation.rawResponse.description, ...headersOf(200), content: Object.fromEntries(operation.rawResponse.mediaTypes.map((type) => [type, { schema: document }])) };
+        continue;
+      }
       responses[status] =
         schema === null
           ? { description: 'No content.', ...headersOf(Number(status)) }

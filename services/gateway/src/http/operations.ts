@@ -58,6 +58,8 @@ export interface Operation {
   multipart?: { required: readonly string[]; properties: Record<string, object>; encoding?: Record<string, { contentType: string }> };
   /** An application/octet-stream body, read by the handler itself (an ELF, a piece of a core dump). */
   rawBody?: { description: string };
+  /** A 200 that is a document as stored, not JSON of ours: its media types (an SBOM as uploaded). */
+  rawResponse?: { mediaTypes: readonly string[]; description: string };
   /** Query parameter schema (an object schema of strings): the table validates the query with it. */
   query?: object;
   /** Answer schema by HTTP status; `null` for an empty body. Error answers are added for all. */

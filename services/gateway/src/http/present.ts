@@ -227,6 +227,7 @@ export function artifactJson(artifact: artifacts.Artifact, projectBuilds: readon
     archived: artifact.archived,
     image: artifact.image ? imageFields(artifact.image) : null,
     elf: artifact.elf ? { sha256: artifact.elf.sha256, size: Number(artifact.elf.size), uploaded_at: iso(artifact.elf.uploadedAt)! } : null,
+    sbom: artifact.sbom ? sbomJson(artifact.sbom) : null,
     secure_version_raise: raise && { from: raise.from, to: raise.to, efuse_bits_left: raise.efuseBitsLeft },
     created_at: iso(artifact.createdAt),
   } satisfies Promised<typeof R.Artifact>;
@@ -246,6 +247,10 @@ export function downloadsJson(counts: rollout.CountDownloadsResponse, buildBytes
     build_bytes: buildBytes,
     bytes_saved: Math.max(0, patched * buildBytes - patchBytes),
   };
+}
+
+export function sbomJson(sbom: artifacts.ArtifactSbom) {
+  return { sha256: sbom.sha256, size: Number(sbom.size), format: sbom.format, components: Number(sbom.components), uploaded_at: iso(sbom.uploadedAt)! };
 }
 
 export function patchJson(patch: artifacts.Patch) {

@@ -249,6 +249,14 @@ export const SecureVersionRaise = object({
   efuse_bits_left: { type: 'integer', description: "The chip's secure-version eFuse bits still unburnt once a device confirms this build." },
 });
 
+export const ArtifactSbom = object({
+  sha256: { type: 'string', description: "The document's SHA-256, as uploaded." },
+  size: COUNT,
+  format: { type: 'string', enum: ['spdx-2.2-tag-value', 'spdx-2.3-tag-value', 'spdx-2.2-json', 'spdx-2.3-json', 'spdx-3.0.1-json-ld', 'cyclonedx-1.5-json', 'cyclonedx-1.6-json'] },
+  components: { ...COUNT, description: 'The components (packages) it lists.' },
+  uploaded_at: TIME,
+});
+
 export const Artifact = object({
   id: UUID,
   build_number: { type: 'integer' },
@@ -268,6 +276,7 @@ export const Artifact = object({
   archived: { type: 'boolean' },
   image: { oneOf: [{ type: 'null' }, EspImage], description: 'What the binary says of itself when it is an ESP-IDF application image; null for other bytes.' },
   elf: { oneOf: [{ type: 'null' }, ArtifactElf], description: "The ELF the image was made from, once uploaded (PUT .../elf/): the build's core dumps are decoded with it." },
+  sbom: { anyOf: [ArtifactSbom, { type: 'null' }], description: 'The build\'s SBOM, once uploaded (PUT .../sbom/; docs/api.md, "SBOMs").' },
   secure_version_raise: {
     oneOf: [{ type: 'null' }, SecureVersionRaise],
     description: "Set when the image's secure_version is above every earlier build of the project for its chip: a device that confirms it burns eFuse bits and never runs a lower version again.",

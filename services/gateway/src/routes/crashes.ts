@@ -1,10 +1,10 @@
 import { invalidArgument, isDomainError, notFound } from '@ota/errors';
 import type { artifacts } from '@ota/proto';
-import type { Context } from 'koa';
 import type { GatewayDeps } from '../deps';
 import { CrashGroupFilter } from '../http/crash-schemas';
 import { HttpError } from '../http/errors';
 import type { OperationTable } from '../http/operations';
+import { readBody } from '../http/raw-body';
 import { artifactJson } from '../http/present';
 import * as R from '../http/response-schemas';
 import { UUID_PATTERN } from '../http/validate';
@@ -170,20 +170,6 @@ export function crashRoutes(table: OperationTable, deps: GatewayDeps): void {
       ctx.body = { group: crashGroupJson(group!, builds.artifacts, knownSignatures(every, builds.artifacts)), samples: samples.map(crashJson) };
     },
   );
-}
-
-/** The request's body, whole, refused past `limit` bytes before more is read. */
-async function readBody(ctx: Context, limit: number, what: string, setting: string): Promise<Buffer> {
-  const tooLarge = () => new HttpError(413, `${what} is at most ${limit} bytes (${setting})`);
-  if (Number(ctx.get('content-length') || 0) > limit) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const data of ctx.req as AsyncIterable<Buffer>) {
-    size += data.length;
-    if (size > limit) throw tooLarge();
-    chunks.push(data);
-  }
-  return Buffer.concat(chunks);
 }
 
 function dateOf(text: string): Date {

@@ -20,7 +20,25 @@ export interface ArtifactDoc extends BuildRequirementFields {
   image?: EspImageFields | null;
   /** Absent or null until CI uploads the build's ELF. */
   elf?: { sha256: string; size: number; storage_key: string; uploaded_at: Date } | null;
+  /** Absent or null until CI uploads the build's SBOM. */
+  sbom?: { sha256: string; size: number; format: string; components: number; storage_key: string; uploaded_at: Date } | null;
   created_at: Date;
+}
+
+/** One component of one SBOM of one build; `_id` is `${artifact}:${sbom sha256}:${index}`. */
+export interface SbomComponentDoc {
+  _id: string;
+  project_id: string;
+  artifact_id: string;
+  sbom_sha256: string;
+  name: string;
+  /** The name in lower case: searches ignore case. */
+  name_key: string;
+  version: string;
+  purl: string;
+  cpes: string[];
+  supplier: string;
+  hashes: Array<{ algorithm: string; value: string }>;
 }
 
 export interface SigningKeyDoc {
@@ -138,6 +156,7 @@ export function registerArtifactModels(connection: Connection) {
       storage_key: String,
       image: { type: Schema.Types.Mixed, default: null },
       elf: { type: Schema.Types.Mixed, default: null },
+      sbom: { type: Schema.Types.Mixed, default: null },
       created_at: Date,
     },
     options,
@@ -222,6 +241,14 @@ export function registerArtifactModels(connection: Connection) {
   uploadSchema.index({ created_at: 1 });
   const pieceSchema = new Schema<CoreDumpPieceDoc>({ _id: String, upload_id: String, offset: Number, size: Number, data: Buffer }, options);
   pieceSchema.index({ upload_id: 1, offset: 1 });
+  const sbomComponentSchema = new Schema<SbomComponentDoc>(
+    { _id: String, project_id: String, artifact_id: String, sbom_sha256: String, name: String, name_key: String, version: String, purl: String, cpes: [String], supplier: String, hashes: Schema.Types.Mixed },
+    options,
+  );
+  sbomComponentSchema.index({ project_id: 1, name_key: 1 });
+  sbomComponentSchema.index({ project_id: 1, purl: 1 });
+  sbomComponentSchema.index({ project_id: 1, cpes: 1 });
+  sbomComponentSchema.index({ artifact_id: 1, sbom_sha256: 1 });
   return {
     Crash: connection.model<CrashDoc>('Crash', crashSchema, 'crashes'),
     CrashGroup: connection.model<CrashGroupDoc>('CrashGroup', crashGroupSchema, 'crash_groups'),
@@ -235,6 +262,10 @@ export function registerArtifactModels(connection: Connection) {
     PatchClaim: connection.model<{ _id: string; claimed_at: Date }>('PatchClaim', new Schema({ _id: String, claimed_at: Date }, options), 'patch_claims'),
     SigningKey: connection.model<SigningKeyDoc>('SigningKey', signingKeySchema, 'signing_keys'),
     Artifact: connection.model<ArtifactDoc>('Artifact', artifactSchema, 'artifacts'),
+    SbomComponent: connection.model<SbomComponentDoc>('SbomComponent', sbomComponentSchema, 'sbom_components'),
+    // One per build that was given an SBOM, `_id` the build's id: the unique insert decides which
+    // document a build keeps when two arrive at once.
+    SbomClaim: connection.model<{ _id: string; sha256: string }>('SbomClaim', new Schema({ _id: String, sha256: String }, options), 'sbom_claims'),
     // Per owner and UTC month: one place per upload counted against the plan.
     UploadPlace: connection.model<PlaceDoc>('UploadPlace', placeSchema, 'upload_places'),
   };

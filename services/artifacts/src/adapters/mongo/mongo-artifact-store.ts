@@ -1,6 +1,6 @@
 import { collectionOf, insertUnique, insertWithNextNumber, releasePlace, takePlace } from '@ota/mongo';
 import { imageFields, imageOf, requirementFields, requirementsOf } from '@ota/manifest';
-import type { Artifact, ArtifactElf } from '../../domain/model';
+import type { Artifact, ArtifactElf, ArtifactSbom } from '../../domain/model';
 import type { ArtifactStore } from '../../domain/ports';
 import type { SigningKey } from '../../domain/signing-keys';
 import type { ArtifactDoc, ArtifactModels, SigningKeyDoc } from './models';
@@ -47,6 +47,16 @@ export class MongoArtifactStore implements ArtifactStore {
   async setElf(projectId: string, artifactId: string, elf: ArtifactElf): Promise<Artifact | null> {
     const result = await collectionOf(this.models.Artifact).updateOne({ _id: artifactId, project_id: projectId }, { $set: { elf: elfFields(elf) } });
     return result.matchedCount === 0 ? null : this.findArtifact(artifactId);
+  }
+
+  async setSbomOnce(projectId: string, artifactId: string, sbom: ArtifactSbom): Promise<boolean> {
+    // FerretDB's filtered updates are not atomic between clients: a unique insert decides.
+    if (!(await insertUnique(collectionOf(this.models.SbomClaim), { _id: artifactId, sha256: sbom.sha256 }))) {
+      const claim = await this.models.SbomClaim.findById(artifactId).lean<{ sha256: string }>();
+      if (claim?.sha256 !== sbom.sha256) return false;
+    }
+    const result = await collectionOf(this.models.Artifact).updateOne({ _id: artifactId, project_id: projectId }, { $set: { sbom: sbomFields(sbom) } });
+    return result.matchedCount === 1;
   }
 
   async insertSigningKey(key: SigningKey): Promise<'inserted' | 'duplicate'> {
@@ -101,6 +111,7 @@ function docOf(artifact: Artifact): ArtifactDoc {
     storage_key: artifact.storageKey,
     image: artifact.image && imageFields(artifact.image),
     elf: artifact.elf && elfFields(artifact.elf),
+    sbom: artifact.sbom && sbomFields(artifact.sbom),
     created_at: artifact.createdAt,
   };
 }
@@ -121,8 +132,12 @@ function artifactOf(doc: ArtifactDoc): Artifact {
     storageKey: doc.storage_key,
     image: doc.image ? imageOf(doc.image) : null,
     elf: doc.elf ? { sha256: doc.elf.sha256, size: doc.elf.size, storageKey: doc.elf.storage_key, uploadedAt: doc.elf.uploaded_at } : null,
+    sbom: doc.sbom
+      ? { sha256: doc.sbom.sha256, size: doc.sbom.size, format: doc.sbom.format, components: doc.sbom.components, storageKey: doc.sbom.storage_key, uploadedAt: doc.sbom.uploaded_at }
+      : null,
     createdAt: doc.created_at,
   };
 }
 
 const elfFields = (elf: ArtifactElf) => ({ sha256: elf.sha256, size: elf.size, storage_key: elf.storageKey, uploaded_at: elf.uploadedAt });
+const sbomFields = (sbom: ArtifactSbom) => ({ sha256: sbom.sha256, size: sbom.size, format: sbom.format, components: sbom.components, storage_key: sbom.storageKey, uploaded_at: sbom.uploadedAt });

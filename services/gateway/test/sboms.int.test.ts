@@ -1,0 +1,94 @@
+import { connectMongo } from '@ota/mongo';
+import { api, makeEspSbom, MANIFEST, randomBinary, setupProject, testStack, uploadForm, type ProjectFixture } from '@ota/testkit';
+
+// A build's SBOM through the API (docs/api.md, "SBOMs"), on the real stack: documents esp-idf-sbom
+// writes are taken, read and indexed, answered back byte for byte; a build keeps its first one, also
+// when two arrive at once; hostile or foreign documents are refused with nothing stored.
+
+const artifactsDatabase = () => String(testStack().gatewayEnv.MONGODB_DATABASE).replace(/gateway$/, 'artifacts');
+const COMPONENTS = [
+  { name: 'mbedtls', version: '3.6.2', cpe: 'cpe:2.3:a:arm:mbed_tls:{}:*:*:*:*:*:*:*', supplier: 'Organization: Arm' },
+  { name: 'lwip', version: '2.1.3' },
+];
+
+async function uploadBuild(f: ProjectFixture, version: string): Promise<{ id: string; build_number: number }> {
+  const uploaded = await api('POST', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token, body: uploadForm({ ...MANIFEST, version_label: version }, randomBinary(256)) });
+  expect(uploaded.status).toBe(201);
+  return uploaded.body;
+}
+
+async function indexedComponents(artifactId: string): Promise<string[]> {
+  const mongo = await connectMongo({ uri: testStack().mongodbUri, database: artifactsDatabase() });
+  try {
+    const docs = await mongo.collection('sbom_components').find({ artifact_id: artifactId }).toArray();
+    return docs.map((doc) => `${doc.name}@${doc.version}`).sort();
+  } finally {
+    await mongo.close();
+  }
+}
+
+test('an SBOM is taken once, indexed, audited and answered as sent', async () => {
+  const f = await setupProject();
+  const build = await uploadBuild(f, '3.0.0');
+  const path = `/api/v1/projects/${f.project.id}/artifacts/${build.id}/sbom/`;
+  expect((await api('GET', path, { token: f.apiToken })).status).toBe(404);
+  const document = makeEspSbom({ version: '3.0.0', components: COMPONENTS, format: 'cyclonedx-json' });
+  const put = await api('PUT', path, { token: f.user.token, body: document });
+  expect(put.status).toBe(200);
+  expect(put.body.sbom).toMatchObject({ format: 'cyclonedx-1.6-json', size: document.length, components: 4 });
+  expect(await indexedComponents(build.id)).toEqual(['component-main@3.0.0', 'esp-idf@5.5.5', 'lwip@2.1.3', 'mbedtls@3.6.2']);
+
+  const got = await fetch(`${testStack().gatewayUrl}${path}`, { headers: { authorization: `Bearer ${f.apiToken}` } });
+  expect([got.status, got.headers.get('content-type'), got.headers.get('etag')]).toEqual([200, 'application/vnd.cyclonedx+json', `"${put.body.sbom.sha256}"`]);
+  expect(Buffer.from(await got.arrayBuffer()).equals(document)).toBe(true);
+
+  // Again: nothing changes. Another document: the build keeps its first.
+  expect((await api('PUT', path, { token: f.user.token, body: document })).status).toBe(200);
+  const other = await api('PUT', path, { token: f.user.token, body: makeEspSbom({ version: '3.0.0', components: COMPONENTS, format: 'spdx-tag-value' }) });
+  expect([other.status, other.body.detail]).toEqual([409, expect.stringContaining("a build's SBOM is not replaced")]);
+  const listed = (await api('GET', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.apiToken })).body as Array<{ id: string; sbom: unknown }>;
+  expect(listed.find((artifact) => artifact.id === build.id)!.sbom).toEqual(put.body.sbom);
+  const audit = await api('GET', `/api/v1/projects/${f.project.id}/audit/?action=artifact.sbom_uploaded`, { token: f.user.token });
+  expect(audit.body.map((event: { details: { format: string } }) => event.details.format)).toEqual(['cyclonedx-1.6-json']);
+}, 120_000);
+
+test('two different SBOMs sent at once: one is kept, the other refused, and only its components are indexed', async () => {
+  const f = await setupProject();
+  for (let trial = 0; trial < 3; trial += 1) {
+    const build = await uploadBuild(f, `4.0.${trial}`);
+    const path = `/api/v1/projects/${f.project.id}/artifacts/${build.id}/sbom/`;
+    const documents = [
+      makeEspSbom({ version: `4.0.${trial}`, components: COMPONENTS, format: 'spdx-json' }),
+      makeEspSbom({ version: `4.0.${trial}`, components: COMPONENTS.slice(0, 1), format: 'spdx-json-ld' }),
+    ];
+    const answers = await Promise.all(documents.map((body) => api('PUT', path, { token: f.user.token, body })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    const kept = answers.findIndex((answer) => answer.status === 200);
+    const got = await fetch(`${testStack().gatewayUrl}${path}`, { headers: { authorization: `Bearer ${f.apiToken}` } });
+    expect(Buffer.from(await got.arrayBuffer()).equals(documents[kept]!)).toBe(true);
+    expect((await indexedComponents(build.id)).length).toBe(answers[kept]!.body.sbom.components);
+  }
+}, 180_000);
+
+test('foreign, hostile and oversized documents are refused with a detail, and nothing is stored', async () => {
+  const f = await setupProject();
+  const build = await uploadBuild(f, '5.0.0');
+  const path = `/api/v1/projects/${f.project.id}/artifacts/${build.id}/sbom/`;
+  const refusals: Array<[string, Buffer | string, number, RegExp]> = [
+    ['xml', '<?xml version="1.0"?><bom xmlns="http://cyclonedx.org/schema/bom/1.6"/>', 400, /send SPDX 2.2 or 2.3 \(tag-value or JSON\), SPDX 3.0.1 JSON-LD, or CycloneDX 1.5 or 1.6 JSON/],
+    ['deep', '['.repeat(200_000), 400, /nests deeper than 64 levels/],
+    ['wrong types', JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.6', components: [{ name: { not: 'a string' } }] }), 400, /a component name is not a string/],
+    ['too many', JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.6', components: Array.from({ length: 20_001 }, (_, i) => ({ type: 'library', name: `c${i}` })) }), 400, /more than 20000/],
+    ['too large', Buffer.alloc(4 * 1024 * 1024 + 1, 0x20), 413, /at most 4194304 bytes \(SBOM_MAX_BYTES\)/],
+  ];
+  for (const [what, body, status, detail] of refusals) {
+    const answer = await api('PUT', path, { token: f.user.token, body: Buffer.isBuffer(body) ? body : Buffer.from(body) });
+    expect([what, answer.status, answer.body.detail]).toEqual([what, status, expect.stringMatching(detail)]);
+  }
+  expect((await api('GET', path, { token: f.apiToken })).status).toBe(404);
+  expect(await indexedComponents(build.id)).toEqual([]);
+  // Another project's build is no build here.
+  const other = await setupProject();
+  const document = makeEspSbom({ version: '5.0.0', components: COMPONENTS, format: 'spdx-tag-value' });
+  expect((await api('PUT', `/api/v1/projects/${other.project.id}/artifacts/${build.id}/sbom/`, { token: other.user.token, body: document })).status).toBe(404);
+}, 120_000);
