@@ -31,6 +31,7 @@ release() {
   local args=(--json release --binary "$OTA_BINARY")
   if [ -n "${OTA_MANIFEST:-}" ]; then args+=(--manifest "$OTA_MANIFEST"); fi
   if [ -n "${OTA_ELF:-}" ]; then args+=(--elf "$OTA_ELF"); fi
+  if [ -n "${OTA_SBOM:-}" ]; then args+=(--sbom "$OTA_SBOM"); fi
   if [ -n "${OTA_VERSION:-}" ]; then args+=(--version "$OTA_VERSION"); fi
   if [ -n "${OTA_CHIP_FAMILY:-}" ]; then args+=(--chip-family "$OTA_CHIP_FAMILY"); fi
   if [ -n "${OTA_FRAMEWORK:-}" ]; then args+=(--framework "$OTA_FRAMEWORK"); fi

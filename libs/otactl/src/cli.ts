@@ -6,7 +6,7 @@ import { EXIT } from './exit-codes';
 import { imageSummary } from './image';
 import { HELP } from './help';
 import { createOutput } from './output';
-import { DEPLOYMENT_FLAGS, deployAndStart, despiteHolds, holdsOf, MANIFEST_FLAGS, manifestText, readBinary, readElf, targetsOf, uploadElf, uploadOnce } from './release';
+import { DEPLOYMENT_FLAGS, deployAndStart, despiteHolds, holdsOf, MANIFEST_FLAGS, manifestText, readBinary, readCompanion, targetsOf, uploadElf, uploadOnce, uploadSbom } from './release';
 import { follow, WAIT_FLAGS, waitSettings } from './wait';
 
 const VERSION = '0.1.0';
@@ -102,12 +102,13 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
 }
 
 async function release(ctx: CommandContext, argv: string[]): Promise<number> {
-  const { values } = parse(argv, { ...MANIFEST_FLAGS, ...DEPLOYMENT_FLAGS, ...WAIT_FLAGS, wait: { type: 'boolean', default: false }, elf: { type: 'string' } });
+  const { values } = parse(argv, { ...MANIFEST_FLAGS, ...DEPLOYMENT_FLAGS, ...WAIT_FLAGS, wait: { type: 'boolean', default: false }, elf: { type: 'string' }, sbom: { type: 'string' } });
   // Everything that can be checked here is, before a byte is uploaded.
   const settings = values.wait ? waitSettings(values) : undefined;
   const manifest = manifestText(values);
   const binary = readBinary(values.binary);
-  const elf = readElf(values.elf);
+  const elf = readCompanion('--elf', values.elf);
+  const sbom = readCompanion('--sbom', values.sbom);
   const projectId = await ctx.projectId();
   const targets = await targetsOf(ctx.api, projectId, values);
   const artifact = await uploadOnce(ctx.api, projectId, binary, manifest);
@@ -115,6 +116,10 @@ async function release(ctx: CommandContext, argv: string[]): Promise<number> {
   if (elf) {
     const withElf = await uploadElf(ctx.api, projectId, artifact.id, elf);
     ctx.out.note(`uploaded its ELF, SHA-256 ${withElf.elf?.sha256}: its core dumps are decoded with it`);
+  }
+  if (sbom) {
+    const withSbom = await uploadSbom(ctx.api, projectId, artifact.id, sbom);
+    ctx.out.note(`uploaded its SBOM (${withSbom.sbom?.format}, ${withSbom.sbom?.components} components), SHA-256 ${withSbom.sbom?.sha256}`);
   }
   const holds = despiteHolds(values) ? [] : await holdsOf(ctx.api, projectId, artifact.id);
   if (holds.length > 0) {

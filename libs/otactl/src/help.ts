@@ -46,6 +46,8 @@ Commands:
       --run-id ID                    a new deployment per run (e.g. $GITHUB_RUN_ID); retries of one run share it
       --elf FILE                     the ELF the image was made from: the service decodes the build's
                                      core dumps with it (sent after the upload, before the deployment)
+      --sbom FILE                    the build's SBOM (what esp-idf-sbom writes, in any of its formats):
+                                     sent after the upload, before the deployment, and read first
       --despite-holds                deploy the build even though a guardrail paused a deployment of it
                                      or an approval gate of one is ahead (approvers only; without it
                                      such a release exits 2 and makes nothing); --despite-guardrail-pause

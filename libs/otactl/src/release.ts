@@ -80,22 +80,34 @@ export async function uploadOnce(api: Api, projectId: string, binary: { bytes: B
   );
 }
 
-/** The ELF the image was made from, read before anything is uploaded (--elf). */
-export function readElf(path: string | undefined): Buffer | undefined {
-  if (!path) return undefined;
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    throw new UsageError(`--elf ${path} cannot be read: ${(error as Error).message}`);
-  }
-}
-
 /** Sends the build's ELF: the service decodes its core dumps with it (docs/api.md, "A build's ELF"). Sending it again is harmless. */
 export async function uploadElf(api: Api, projectId: string, artifactId: string, elf: Buffer): Promise<Schemas['Artifact']> {
   return ok(
     api.PUT('/api/v1/projects/{id}/artifacts/{aid}/elf/', {
       params: { path: { id: projectId, aid: artifactId } },
       body: elf as never,
+      headers: { 'content-type': 'application/octet-stream' },
+      bodySerializer: (bytes: unknown) => bytes as never,
+    }),
+  );
+}
+
+/** A file a release sends beside the image (--elf, --sbom), read before anything is uploaded. */
+export function readCompanion(flag: '--elf' | '--sbom', path: string | undefined): Buffer | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new UsageError(`${flag} ${path} cannot be read: ${(error as Error).message}`);
+  }
+}
+
+/** Sends the build's SBOM (docs/api.md, "SBOMs"); sending the same one again is harmless. */
+export async function uploadSbom(api: Api, projectId: string, artifactId: string, sbom: Buffer): Promise<Schemas['Artifact']> {
+  return ok(
+    api.PUT('/api/v1/projects/{id}/artifacts/{aid}/sbom/', {
+      params: { path: { id: projectId, aid: artifactId } },
+      body: sbom as never,
       headers: { 'content-type': 'application/octet-stream' },
       bodySerializer: (bytes: unknown) => bytes as never,
     }),

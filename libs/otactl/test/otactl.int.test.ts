@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, makeEspBuild, makeEspImage, randomBinary, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
+import { api, makeEspBuild, makeEspImage, makeEspSbom, randomBinary, setupProject, testStack, type ProjectFixture } from '@ota/testkit';
 import { fleetInGroup, fleetUpdates } from './fleet';
 import { runProcess, type Run } from './run-process';
 
@@ -319,4 +319,27 @@ test("--elf sends the image's ELF with the release, and a wrong one stops it bef
   const artifacts = (await api('GET', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token })).body as Array<{ elf: { sha256: string } | null }>;
   expect(artifacts[0]!.elf).toMatchObject({ sha256: createHash('sha256').update(build.elf).digest('hex') });
   expect((await otactl(f, ['release', '--binary', imagePath, '--version', '5.0.0', '--chip-family', 'esp32c3', '--elf', join(work, 'missing.elf')])).code).toBe(1);
+});
+
+test('--sbom sends the build\'s SBOM with the release; one the service cannot read stops it before any deployment', async () => {
+  const f = await setupProject();
+  const imagePath = join(work, 'with-sbom.bin');
+  const sbomPath = join(work, 'app.spdx');
+  const foreignPath = join(work, 'app.xml');
+  writeFileSync(imagePath, makeEspImage({ version: '6.0.0' }));
+  const sbom = makeEspSbom({ version: '6.0.0', components: [{ name: 'mbedtls', version: '3.6.2' }], format: 'spdx-tag-value' });
+  writeFileSync(sbomPath, sbom);
+  writeFileSync(foreignPath, '<?xml version="1.0"?><bom/>');
+  const flags = ['--json', 'release', '--binary', imagePath, '--version', '6.0.0', '--chip-family', 'esp32c3', '--channel', 'stable'];
+
+  const foreign = await otactl(f, [...flags, '--sbom', foreignPath]);
+  expect(foreign.code).toBe(4);
+  expect(foreign.stderr).toMatch(/not an SBOM this service reads/);
+  expect((await api('GET', `/api/v1/projects/${f.project.id}/deployments/`, { token: f.user.token })).body).toEqual([]);
+
+  const released = await otactl(f, [...flags, '--sbom', sbomPath]);
+  expect([released.code, released.stderr]).toEqual([0, expect.stringContaining('uploaded its SBOM (spdx-2.2-tag-value, 4 components)')]);
+  const artifacts = (await api('GET', `/api/v1/projects/${f.project.id}/artifacts/`, { token: f.user.token })).body as Array<{ sbom: { sha256: string } | null }>;
+  expect(artifacts[0]!.sbom).toMatchObject({ sha256: createHash('sha256').update(sbom).digest('hex'), format: 'spdx-2.2-tag-value' });
+  expect((await otactl(f, ['release', '--binary', imagePath, '--version', '6.0.0', '--chip-family', 'esp32c3', '--sbom', join(work, 'missing.spdx')])).code).toBe(1);
 });

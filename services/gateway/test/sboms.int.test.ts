@@ -35,8 +35,8 @@ test('an SBOM is taken once, indexed, audited and answered as sent', async () =>
   const document = makeEspSbom({ version: '3.0.0', components: COMPONENTS, format: 'cyclonedx-json' });
   const put = await api('PUT', path, { token: f.user.token, body: document });
   expect(put.status).toBe(200);
-  expect(put.body.sbom).toMatchObject({ format: 'cyclonedx-1.6-json', size: document.length, components: 4 });
-  expect(await indexedComponents(build.id)).toEqual(['component-main@3.0.0', 'esp-idf@5.5.5', 'lwip@2.1.3', 'mbedtls@3.6.2']);
+  expect(put.body.sbom).toMatchObject({ format: 'cyclonedx-1.6-json', size: document.length, components: 5 });
+  expect(await indexedComponents(build.id)).toEqual(['component-main@3.0.0', 'esp-idf@5.5.5', 'lwip@2.1.3', 'mbedtls@3.6.2', 'project-app@3.0.0']);
 
   const got = await fetch(`${testStack().gatewayUrl}${path}`, { headers: { authorization: `Bearer ${f.apiToken}` } });
   expect([got.status, got.headers.get('content-type'), got.headers.get('etag')]).toEqual([200, 'application/vnd.cyclonedx+json', `"${put.body.sbom.sha256}"`]);
