@@ -60,6 +60,7 @@ const handlers: Handlers<typeof pb.ArtifactsServiceService> = {
   putArtifactElf: notUsed,
   putArtifactSbom: notUsed,
   getArtifactSbom: notUsed,
+  findSbomComponents: notUsed,
   receiveCoreDump: notUsed,
   listCrashGroups: notUsed,
   getCrashGroup: notUsed,

@@ -19,6 +19,7 @@ import { artifactRoutes } from './routes/artifacts';
 import { crashRoutes } from './routes/crashes';
 import { fleetRoutes } from './routes/fleet';
 import { sbomRoutes } from './routes/sboms';
+import { exposureRoutes } from './routes/exposure';
 import { deploymentRoutes } from './routes/deployments';
 import { deviceApiRoutes } from './routes/device-api';
 import { deviceRoutes } from './routes/devices';
@@ -36,7 +37,7 @@ const API_PREFIX = '/api/v1';
 const API_VERSION = '0.1.0';
 
 /** Every group of API operations, in the order the router tries them. */
-const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, fleetRoutes, groupAndChannelRoutes, artifactRoutes, sbomRoutes, crashRoutes, deploymentRoutes, webhookRoutes];
+const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, fleetRoutes, groupAndChannelRoutes, artifactRoutes, sbomRoutes, exposureRoutes, crashRoutes, deploymentRoutes, webhookRoutes];
 
 /**
  * The OpenAPI document the gateway serves, built without serving: for docs/openapi.json, which the

@@ -1,5 +1,5 @@
 import { connectMongo } from '@ota/mongo';
-import { api, makeEspSbom, MANIFEST, randomBinary, setupProject, testStack, uploadForm, type ProjectFixture } from '@ota/testkit';
+import { api, checkBody, makeEspSbom, MANIFEST, randomBinary, setupProject, takeOfferedBuild, testStack, uploadForm, type ProjectFixture } from '@ota/testkit';
 
 // A build's SBOM through the API (docs/api.md, "SBOMs"), on the real stack: documents esp-idf-sbom
 // writes are taken, read and indexed, answered back byte for byte; a build keeps its first one, also
@@ -92,3 +92,54 @@ test('foreign, hostile and oversized documents are refused with a detail, and no
   const document = makeEspSbom({ version: '5.0.0', components: COMPONENTS, format: 'spdx-tag-value' });
   expect((await api('PUT', `/api/v1/projects/${other.project.id}/artifacts/${build.id}/sbom/`, { token: other.user.token, body: document })).status).toBe(404);
 }, 120_000);
+
+test('exposure: which builds list a component within the versions, how many devices run them, and which deployments move them off it', async () => {
+  const f = await setupProject();
+  const base = `/api/v1/projects/${f.project.id}`;
+  const release = async (version: string, mbedtls?: string) => {
+    const released = await api('POST', `${base}/release/`, { token: f.user.token, body: uploadForm({ ...MANIFEST, version_label: version }, randomBinary(128)) });
+    expect(released.status).toBe(201);
+    if (mbedtls) {
+      const sbom = makeEspSbom({ version, components: [{ name: 'mbedtls', version: mbedtls, cpe: 'cpe:2.3:a:arm:mbed_tls:{}:*:*:*:*:*:*:*' }], format: 'spdx-json' });
+      expect((await api('PUT', `${base}/artifacts/${released.body.artifact_id}/sbom/`, { token: f.user.token, body: sbom })).status).toBe(200);
+    }
+    return released.body as { artifact_id: string; deployment_id: string; build_number: number };
+  };
+  // Build 1 holds mbedtls 3.6.2, build 2 the fixed 3.6.3, build 3 has no SBOM; a fourth device never updated.
+  const first = await release('1.0.0', '3.6.2');
+  for (const unit of ['d1', 'd2', 'd3']) await takeOfferedBuild(f, unit, 0);
+  const fixed = await release('1.0.1', '3.6.3');
+  await takeOfferedBuild(f, 'd3', first.build_number);
+  const sbomless = await release('1.0.2');
+  await takeOfferedBuild(f, 'd2', first.build_number);
+  expect((await api('POST', '/api/v1/ota/check/', { token: f.deviceScopeToken, json: checkBody('d4', { current_build_number: 99 }) })).status).toBe(200);
+
+  const vulnerable = await api('GET', `${base}/exposure/?name=MbedTLS&versions=${encodeURIComponent('<3.6.3')}`, { token: f.apiToken });
+  expect(vulnerable.status).toBe(200);
+  expect(vulnerable.body).toEqual({
+    builds: [{ artifact_id: first.artifact_id, build_number: first.build_number, version_label: '1.0.0', component: { name: 'mbedtls', version: '3.6.2', purl: '' }, devices: 1 }],
+    devices: 1,
+    unknown: { builds: [{ artifact_id: sbomless.artifact_id, build_number: sbomless.build_number, devices: 1 }], devices: 1, never_updated: 1 },
+    deployments: [
+      { deployment_id: fixed.deployment_id, build_number: fixed.build_number, state: 'active', rollout_percentage: 100, target: 'without_component' },
+      { deployment_id: sbomless.deployment_id, build_number: sbomless.build_number, state: 'active', rollout_percentage: 100, target: 'without_sbom' },
+    ],
+  });
+  // By CPE, vendor and product: the fixed build holds a later version.
+  const byCpe = await api('GET', `${base}/exposure/?cpe=cpe:2.3:a:arm:mbed_tls&versions=${encodeURIComponent('>=3.6.3')}`, { token: f.apiToken });
+  expect(byCpe.body.builds.map((build: { build_number: number; devices: number }) => [build.build_number, build.devices])).toEqual([[fixed.build_number, 1]]);
+  // Every version, and a component no SBOM lists.
+  expect((await api('GET', `${base}/exposure/?name=mbedtls`, { token: f.apiToken })).body.devices).toBe(2);
+  expect((await api('GET', `${base}/exposure/?name=zlib`, { token: f.apiToken })).body).toMatchObject({ builds: [], devices: 0 });
+  // Refusals say what to send.
+  for (const [query, detail] of [
+    ['?name=mbedtls&cpe=cpe:2.3:a:arm:mbed_tls', /one way: name, purl or cpe/],
+    ['', /one way: name, purl or cpe/],
+    ['?name=mbedtls&versions=latest', /versions: "latest" is not a comparison/],
+    ['?purl=pkg:github/mbed-tls/mbedtls@3.6.2', /without its version/],
+    ['?cpe=mbed_tls', /cpe names at least a part, vendor and product/],
+  ] as const) {
+    const refused = await api('GET', `${base}/exposure/${query}`, { token: f.apiToken });
+    expect([query, refused.status, refused.body.detail]).toEqual([query, 400, expect.stringMatching(detail)]);
+  }
+}, 180_000);

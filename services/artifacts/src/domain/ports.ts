@@ -38,6 +38,16 @@ export interface SbomComponentStore {
   insertComponents(projectId: string, artifactId: string, sbomSha256: string, components: SbomComponent[]): Promise<void>;
   /** Forgets the components of a document the build did not keep. */
   deleteComponents(artifactId: string, sbomSha256: string): Promise<void>;
+  /** The project's components named so, of any document (the caller keeps the builds' own), at most `limit`. */
+  findComponents(projectId: string, by: ComponentQuery, limit: number): Promise<StoredSbomComponent[]>;
+}
+
+/** One of the three ways to name a component: exactly, by purl without its version, by CPE vendor and product. */
+export type ComponentQuery = { name: string } | { purl: string } | { cpe: string };
+
+export interface StoredSbomComponent extends SbomComponent {
+  artifactId: string;
+  sbomSha256: string;
 }
 
 /** Bytes `start` to `end` of a binary, both inclusive. */

@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { conflict, invalidArgument, notFound } from '@ota/errors';
 import type { Artifact, ArtifactSbom } from './model';
-import type { ArtifactStore, BinaryStorage, SbomComponentStore } from './ports';
+import type { ArtifactStore, BinaryStorage, ComponentQuery, SbomComponentStore, StoredSbomComponent } from './ports';
 import { InvalidSbom, readSbom } from './sbom';
+import { inRange, InvalidVersionRange, parseVersionRange, type VersionRange } from './version-range';
 
 export interface SbomsDeps {
-  artifacts: Pick<ArtifactStore, 'findArtifact' | 'setSbomOnce'>;
+  artifacts: Pick<ArtifactStore, 'findArtifact' | 'setSbomOnce' | 'listArtifacts'>;
   components: SbomComponentStore;
   storage: BinaryStorage;
   now?: () => Date;
@@ -57,9 +58,54 @@ export class Sboms {
     return { sbom: artifact.sbom, document: Buffer.concat(chunks) };
   }
 
+  /**
+   * The builds of the project whose SBOM lists the component within `versions` (docs/api.md,
+   * "Exposure"), and the builds without an SBOM, of which it cannot be said.
+   */
+  async findComponents(projectId: string, request: { name: string; purl: string; cpe: string; versions: string }): Promise<{ matches: Array<{ artifact: Artifact; component: StoredSbomComponent }>; withoutSbom: Artifact[] }> {
+    const query = componentQueryOf(request);
+    let range: VersionRange | undefined;
+    try {
+      range = request.versions ? parseVersionRange(request.versions) : undefined;
+    } catch (error) {
+      if (error instanceof InvalidVersionRange) throw invalidArgument(`versions: ${error.message}`);
+      throw error;
+    }
+    const [found, builds] = await Promise.all([this.deps.components.findComponents(projectId, query, MAX_MATCHES + 1), this.deps.artifacts.listArtifacts(projectId)]);
+    if (found.length > MAX_MATCHES) throw invalidArgument(`more than ${MAX_MATCHES} components of the project's SBOMs match: name the component more closely`);
+    const byId = new Map(builds.map((build) => [build.id, build]));
+    const matches = found.flatMap((component) => {
+      const artifact = byId.get(component.artifactId);
+      // Only a build's own document counts: components of one it refused are not its.
+      if (!artifact || artifact.sbom?.sha256 !== component.sbomSha256) return [];
+      if (range && !inRange(component.version, range)) return [];
+      return [{ artifact, component }];
+    });
+    matches.sort((a, b) => a.artifact.buildNumber - b.artifact.buildNumber || a.component.name.localeCompare(b.component.name));
+    return { matches, withoutSbom: builds.filter((build) => !build.sbom) };
+  }
+
   private async buildOf(projectId: string, artifactId: string): Promise<Artifact> {
     const artifact = await this.deps.artifacts.findArtifact(artifactId);
     if (!artifact || artifact.projectId !== projectId) throw notFound('no such artifact in this project');
     return artifact;
   }
+}
+
+/** Components one exposure query may find across the project's SBOMs. */
+const MAX_MATCHES = 10_000;
+
+function componentQueryOf(request: { name: string; purl: string; cpe: string }): ComponentQuery {
+  const given = [request.name, request.purl, request.cpe].filter(Boolean).length;
+  if (given !== 1) throw invalidArgument('name the component one way: name, purl or cpe');
+  if (request.name) {
+    if (request.name.length > 2_048) throw invalidArgument('name is longer than 2048 characters');
+    return { name: request.name };
+  }
+  if (request.purl) {
+    if (!/^pkg:[a-z0-9.+-]+\/[^@?#]+$/i.test(request.purl)) throw invalidArgument('purl is a package URL without its version, such as pkg:github/mbed-tls/mbedtls; give the versions apart, in versions');
+    return { purl: request.purl };
+  }
+  if (!/^cpe:2\.3:[aho]:[^:]+:[^:]+(:[^:]*)*$/.test(request.cpe)) throw invalidArgument('cpe names at least a part, vendor and product, such as cpe:2.3:a:arm:mbed_tls');
+  return { cpe: request.cpe };
 }

@@ -21,6 +21,20 @@ export function artifactsHandlers(artifacts: Artifacts, patches: Patches, crashe
       const { artifact, changed } = await sboms.put(request.projectId, request.artifactId, Buffer.from(request.document));
       return { artifact: artifactMessage(artifact), changed };
     },
+    async findSbomComponents(request) {
+      const { matches, withoutSbom } = await sboms.findComponents(request.projectId, request);
+      return {
+        matches: matches.map(({ artifact, component }) => ({
+          artifactId: artifact.id,
+          buildNumber: artifact.buildNumber,
+          versionLabel: artifact.versionLabel,
+          name: component.name,
+          version: component.version,
+          purl: component.purl,
+        })),
+        buildsWithoutSbom: withoutSbom.map((build) => ({ artifactId: build.id, buildNumber: build.buildNumber })),
+      };
+    },
     async getArtifactSbom(request) {
       const { sbom, document } = await sboms.get(request.projectId, request.artifactId);
       return { sbom: sbomMessage(sbom), document };

@@ -323,6 +323,37 @@ export const FleetBuilds = object({
   history: { type: 'array', items: FLEET_POINT, description: 'The snapshots, oldest first.' },
 });
 
+export const Exposure = object({
+  builds: {
+    type: 'array',
+    description: 'Each build whose SBOM lists the component within the versions, with the active devices that run it now; lowest build first.',
+    items: object({
+      artifact_id: UUID,
+      build_number: { type: 'integer' },
+      version_label: { type: 'string' },
+      component: object({ name: { type: 'string' }, version: { type: 'string' }, purl: { type: 'string' } }),
+      devices: COUNT,
+    }),
+  },
+  devices: { ...COUNT, description: 'Active devices that run one of those builds now.' },
+  unknown: object({
+    builds: { type: 'array', description: 'Builds without an SBOM that active devices run.', items: object({ artifact_id: UUID, build_number: { type: 'integer' }, devices: COUNT }) },
+    devices: { ...COUNT, description: 'Active devices on those builds.' },
+    never_updated: { ...COUNT, description: 'Active devices that confirmed no build of the project: what they run is not known here.' },
+  }),
+  deployments: {
+    type: 'array',
+    description: 'Active or paused deployments of builds that do not list the component (`without_component`), or have no SBOM to say (`without_sbom`).',
+    items: object({
+      deployment_id: UUID,
+      build_number: { type: 'integer' },
+      state: { type: 'string', enum: ['active', 'paused'] },
+      rollout_percentage: { type: 'integer' },
+      target: { type: 'string', enum: ['without_component', 'without_sbom'] },
+    }),
+  },
+});
+
 export const SigningKey = object({
   id: UUID,
   name: { type: 'string' },

@@ -1,5 +1,5 @@
 import { collectionOf, isDuplicateKey } from '@ota/mongo';
-import type { SbomComponentStore } from '../../domain/ports';
+import type { ComponentQuery, SbomComponentStore, StoredSbomComponent } from '../../domain/ports';
 import type { SbomComponent } from '../../domain/sbom';
 import type { ArtifactModels, SbomComponentDoc } from './models';
 
@@ -37,4 +37,29 @@ export class MongoSbomComponentStore implements SbomComponentStore {
   async deleteComponents(artifactId: string, sbomSha256: string): Promise<void> {
     await this.models.SbomComponent.deleteMany({ artifact_id: artifactId, sbom_sha256: sbomSha256 });
   }
+
+  async findComponents(projectId: string, by: ComponentQuery, limit: number): Promise<StoredSbomComponent[]> {
+    // Anchored prefixes, which an index answers: a purl with any version, a CPE with any further fields.
+    const filter =
+      'name' in by
+        ? { project_id: projectId, name_key: by.name.toLowerCase() }
+        : 'purl' in by
+          ? { project_id: projectId, purl: { $regex: `^${escapeRegex(by.purl)}(@|$)` } }
+          : { project_id: projectId, cpes: { $regex: `^${escapeRegex(by.cpe)}(:|$)` } };
+    const docs = await this.models.SbomComponent.find(filter).limit(limit).lean<SbomComponentDoc[]>();
+    return docs.map((doc) => ({
+      artifactId: doc.artifact_id,
+      sbomSha256: doc.sbom_sha256,
+      name: doc.name,
+      version: doc.version,
+      purl: doc.purl,
+      cpes: doc.cpes,
+      supplier: doc.supplier,
+      hashes: doc.hashes,
+    }));
+  }
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
