@@ -49,15 +49,16 @@ test('the Fleet page shows how a new build was taken up, per project and per gro
   const page = await signedInPage(browser, f.user);
   await page.goto(consoleUrl(`/projects/${f.project.id}`));
   await page.getByRole('link', { name: 'Fleet' }).click();
-  await expectText(page.getByTestId('fleet-now-2'), 'build 2 (1.1.0)70%');
+  await expectText(page.getByTestId('fleet-now-2'), 'build 2 (1.1.0)770%');
   await expectText(page.getByTestId('fleet-now-1'), 'build 1 (1.0.0)330%');
   // The chart: one stacked area per build, drawn over the week.
   expect(await page.locator('.fleet-chart .recharts-area').count()).toBe(2);
   await screenshot(page, 'fleet-1366');
 
   // A group's devices, chosen from the keyboard.
-  await page.getByLabel('Devices').focus();
-  await page.getByLabel('Devices').selectOption({ label: 'group lab' });
+  const which = page.getByRole('combobox', { name: 'Which devices' });
+  await which.focus();
+  await which.selectOption({ label: 'group lab' });
   await expectText(page.getByTestId('fleet-now-2'), 'build 2 (1.1.0)150%');
   await expectText(page.getByTestId('fleet-now-1'), 'build 1 (1.0.0)150%');
   expect(page.url()).toContain(`scope=group%3A${group.id}`);

@@ -42,11 +42,11 @@ export function FleetPage() {
   return (
     <>
       <h1>Fleet</h1>
-      <p className="muted">Which builds the active devices run, as they report them in their checks: counted now, and kept each hour.</p>
+      <p className="muted">Which builds the active devices run (the last build each confirmed; devices that confirmed none are not a build of the project): counted now, and kept each hour.</p>
       <form className="filters" aria-label="Which devices, over which time" onSubmit={(event) => event.preventDefault()}>
         <label>
           Devices
-          <select value={scope} onChange={(event) => choose({ scope: event.target.value })}>
+          <select aria-label="Which devices" value={scope} onChange={(event) => choose({ scope: event.target.value })}>
             <option value="">the whole project</option>
             {(channels.data ?? []).map((channel) => (
               <option key={channel.id} value={`channel:${channel.id}`}>{`channel ${channel.name}`}</option>
@@ -58,7 +58,7 @@ export function FleetPage() {
         </label>
         <label>
           Over
-          <select value={String(days)} onChange={(event) => choose({ days: event.target.value })}>
+          <select aria-label="Over how many days" value={String(days)} onChange={(event) => choose({ days: event.target.value })}>
             {DAY_CHOICES.map((choice) => (
               <option key={choice} value={choice}>{`the last ${choice} days`}</option>
             ))}

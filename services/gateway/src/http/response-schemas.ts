@@ -343,7 +343,7 @@ export const Exposure = object({
   }),
   deployments: {
     type: 'array',
-    description: 'Active or paused deployments of builds that do not list the component (`without_component`), or have no SBOM to say (`without_sbom`).',
+    description: 'Active or paused deployments of builds that do not list the component (`without_component`), or have no SBOM to say (`without_sbom`); lowest build first.',
     items: object({
       deployment_id: UUID,
       build_number: { type: 'integer' },

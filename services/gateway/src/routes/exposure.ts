@@ -61,6 +61,7 @@ export function exposureRoutes(table: OperationTable, deps: GatewayDeps): void {
         },
         deployments: deployments
           .filter((deployment) => (deployment.state === 'active' || deployment.state === 'paused') && !affected.has(deployment.artifactId))
+          .sort((a, b) => Number(a.buildNumber) - Number(b.buildNumber) || a.id.localeCompare(b.id))
           .map((deployment) => ({
             deployment_id: deployment.id,
             build_number: Number(deployment.buildNumber),

@@ -139,15 +139,21 @@ export class MongoDeviceStateStore implements DeviceStateStore {
   async downloadsOf(deploymentIds: readonly string[]): Promise<DownloadCounts> {
     const counts: DownloadCounts = { patched: 0, whole: 0, fellBack: 0, patchBytes: 0 };
     if (deploymentIds.length === 0) return counts;
-    const rows = await this.models.DeviceEvent.aggregate<{ _id: string; devices: number; patch_bytes: number }>([
-      { $match: { deployment_id: { $in: [...deploymentIds] }, download: { $in: ['image', 'patch', 'fell_back'] } } },
-      { $group: { _id: '$download', devices: { $sum: 1 }, patch_bytes: { $sum: '$patch_bytes' } } },
+    const ofDeployments = { deployment_id: { $in: [...deploymentIds] } };
+    // Two reads: FerretDB v1 sums a field only over one group (_id null); a field summed per group is 0 there.
+    const [rows, [bytes]] = await Promise.all([
+      this.models.DeviceEvent.aggregate<{ _id: string; devices: number }>([
+        { $match: { ...ofDeployments, download: { $in: ['image', 'patch', 'fell_back'] } } },
+        { $group: { _id: '$download', devices: { $sum: 1 } } },
+      ]),
+      this.models.DeviceEvent.aggregate<{ _id: null; patch_bytes: number }>([{ $match: { ...ofDeployments, download: 'patch' } }, { $group: { _id: null, patch_bytes: { $sum: '$patch_bytes' } } }]),
     ]);
     for (const row of rows) {
-      if (row._id === 'patch') [counts.patched, counts.patchBytes] = [row.devices, row.patch_bytes ?? 0];
+      if (row._id === 'patch') counts.patched = row.devices;
       else if (row._id === 'fell_back') counts.fellBack = row.devices;
       else counts.whole = row.devices;
     }
+    counts.patchBytes = bytes?.patch_bytes ?? 0;
     return counts;
   }
 
