@@ -42,7 +42,7 @@ export function FleetPage() {
   return (
     <>
       <h1>Fleet</h1>
-      <p className="muted">Which builds the active devices run (the last build each confirmed; devices that confirmed none are not a build of the project): counted now, and kept each hour.</p>
+      <p className="muted">Which builds the active devices run (the last build each confirmed here): counted now, and kept each hour.</p>
       <form className="filters" aria-label="Which devices, over which time" onSubmit={(event) => event.preventDefault()}>
         <label>
           Devices
@@ -72,7 +72,7 @@ export function FleetPage() {
 }
 
 function buildName(build: number, labels: Map<number, string>): string {
-  if (build === 0) return 'no build of the project';
+  if (build === 0) return 'no build confirmed yet';
   const label = labels.get(build);
   return label ? `build ${build} (${label})` : `build ${build}`;
 }

@@ -313,7 +313,7 @@ const FLEET_POINT = object({
   at: TIME,
   builds: {
     type: 'array',
-    description: 'Active devices per build they run, lowest build first; builds no device runs are left out (0: devices that report no build of the project yet).',
+    description: 'Active devices per build they run, lowest build first; builds no device runs are left out (0: devices that confirmed no build yet).',
     items: object({ build_number: { type: 'integer', minimum: 0 }, devices: COUNT }),
   },
 });
