@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import mongoose from 'mongoose';
-import { MANIFEST, api, checkBody, createUser, eventually, grantRole, makeCoreDump, makeEspBuild, randomBinary, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, createUser, eventually, grantRole, makeCoreDump, makeEspBuild, makeEspSbom, randomBinary, setupProject, startExtraGateway, testStack, uploadForm, type ApiResponse, type ProjectFixture } from '@ota/testkit';
 import { DownloadUrlSigner } from '../src/http/download-url';
 
 // The OWASP API Security Top 10 (2023) as it applies here, over every operation the gateway's
@@ -62,6 +62,8 @@ async function buildWorld(): Promise<World> {
   await api('POST', `${base}/groups/${group.body.id}/members/`, { token, json: { device_id: device.body.id } });
   const channel = await api('POST', `${base}/channels/`, { token, json: { name: 'beta' } });
   const artifact = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBinary(2048)) });
+  // Its SBOM: a document to read back.
+  expect((await api('PUT', `${base}/artifacts/${artifact.body.id}/sbom/`, { token, body: makeEspSbom({ version: '1.0.0', components: [{ name: 'mbedtls', version: '3.6.2' }], format: 'spdx-json' }) })).status).toBe(200);
   // An earlier build: what a delta patch to `artifact` starts from.
   const earlier = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBinary(2048)) });
   const deployment = await api('POST', `${base}/deployments/`, { token, json: { artifact_id: artifact.body.id, target_group_ids: [group.body.id] } });
@@ -129,9 +131,12 @@ function ed25519PublicKey(): string {
   return publicKey.export({ format: 'der', type: 'spki' }).subarray(-32).toString('base64');
 }
 
+/** Queries some reads need to be served at all. */
+const REQUIRED_QUERIES: Record<string, string> = { getExposure: '?name=mbedtls' };
+
 /** The operation's path with the ids of `ids` (a world, or a mix of two). */
 function pathOf(operation: Operation, ids: World): string {
-  const { path } = operation;
+  const path = `${operation.path}${REQUIRED_QUERIES[operation.operationId] ?? ''}`;
   return path
     .replace('{id}', ids.project.id)
     .replace('{aid}', ids.artifactId)
