@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
-import { MANIFEST, api, checkBody, eventually, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
+import { MANIFEST, api, checkBody, eventually, makeEspSbom, randomBinary, setupProject, uploadForm, type ProjectFixture } from '@ota/testkit';
 import { consoleUrl, expectText, LAPTOP, launchChromium, PHONE, screenshot, signedInPage } from './browser';
 
 // What a stranger found wrong in the console's details (docs/console.md): a dialog that cannot tell
@@ -301,6 +301,14 @@ test('a build shows its delta patches: from which build, and how large against t
   await page.getByRole('form', { name: 'Prepare a patch to build 2' }).getByRole('button', { name: 'Prepare patch' }).dblclick();
   await expectText(page.getByTestId('patches-2'), 'from build 1:');
   await expectText(page.getByTestId('patches-2'), 'saved per device)');
+  // A build given an SBOM says which format and how many components, to download as sent.
+  const sbom = makeEspSbom({ version: '1.0.1', components: [{ name: 'mbedtls', version: '3.6.2' }], format: 'cyclonedx-json' });
+  expect((await api('PUT', `${base}/artifacts/${v2.id}/sbom/`, { token: f.user.token, body: sbom })).status).toBe(200);
+  await page.reload();
+  await expectText(page.getByTestId('sbom-2'), 'CycloneDX 1.6 4 components');
+  const download = await page.getByTestId('sbom-2').getByRole('link').getAttribute('href');
+  const fetched = await page.evaluate(async (href) => (await fetch(href!)).text(), download);
+  expect(Buffer.from(fetched).equals(sbom)).toBe(true);
   const patches = (await api('GET', `${base}/artifacts/${v2.id}/patches/`, { token: f.user.token })).body as Array<{ base_artifact_id: string }>;
   expect(patches.map((patch) => patch.base_artifact_id)).toEqual([v1.id]);
   await screenshot(page, 'artifacts-patches-1366');

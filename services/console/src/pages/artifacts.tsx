@@ -37,6 +37,7 @@ export function ArtifactsPage() {
     column.accessor('checksum_sha256', { header: 'SHA-256', cell: (info) => <span className="hash" title={info.getValue()}>{info.getValue().slice(0, 16)}…</span> }),
     column.accessor('security_mode', { header: 'Security', cell: (info) => info.getValue() || <span className="muted">any</span> }),
     column.accessor('created_at', { header: 'Uploaded', cell: (info) => <Timestamp at={info.getValue()} /> }),
+    column.display({ id: 'sbom', header: 'SBOM', cell: (info) => <SbomCell projectId={projectId} artifact={info.row.original} /> }),
     column.display({ id: 'patches', header: 'Delta patches', cell: (info) => <PatchesCell projectId={projectId} artifact={info.row.original} builds={artifacts.data ?? []} /> }),
     column.display({
       id: 'archived',
@@ -67,6 +68,33 @@ export function ArtifactsPage() {
         <UploadForm projectId={projectId} onUploaded={() => queryClient.invalidateQueries({ queryKey: queryKeys.artifacts(projectId) })} />
       </RoleControls>
     </>
+  );
+}
+
+/** Words for the formats an SBOM is read as (docs/api.md, "SBOMs"). */
+const SBOM_FORMAT_WORDS: Record<string, string> = {
+  'spdx-2.2-tag-value': 'SPDX 2.2',
+  'spdx-2.3-tag-value': 'SPDX 2.3',
+  'spdx-2.2-json': 'SPDX 2.2 JSON',
+  'spdx-2.3-json': 'SPDX 2.3 JSON',
+  'spdx-3.0.1-json-ld': 'SPDX 3.0.1',
+  'cyclonedx-1.5-json': 'CycloneDX 1.5',
+  'cyclonedx-1.6-json': 'CycloneDX 1.6',
+};
+
+/** The build's SBOM: its format and components, to download as it was sent; or how to give one. */
+function SbomCell({ projectId, artifact }: { projectId: string; artifact: Artifact }) {
+  const { sbom } = artifact;
+  if (!sbom) return <span className="muted" title="otactl release --sbom, or PUT .../sbom/">none</span>;
+  return (
+    <span data-testid={`sbom-${artifact.build_number}`}>
+      <a href={`/api/v1/projects/${projectId}/artifacts/${artifact.id}/sbom/`} download={`build-${artifact.build_number}-sbom`}>
+        {SBOM_FORMAT_WORDS[sbom.format] ?? sbom.format}
+      </a>{' '}
+      <span className="muted">
+        {sbom.components} component{sbom.components === 1 ? '' : 's'}
+      </span>
+    </span>
   );
 }
 
