@@ -15,7 +15,7 @@ const pnpm = join(root, '.tools', 'pnpm', 'node_modules', '.bin', 'pnpm');
 const COLLECTIONS: Record<string, string[]> = {
   gateway: ['audit_outbox', 'idempotency_keys', 'invitations', 'role_grants', 'sessions', 'sign_in_attempts', 'token_usage', 'tokens', 'users'],
   registry: ['channels', 'check_records', 'data_migrations', 'device_places', 'device_profile_changes', 'device_profile_packed_projects', 'device_profile_packs', 'device_profiles', 'devices', 'fleet_snapshots', 'groups', 'membership_changes', 'memberships', 'projects'],
-  artifacts: ['artifacts', 'coredump_pieces', 'coredump_uploads', 'crash_decode_claims', 'crash_groups', 'crashes', 'patch_claims', 'patches', 'sbom_claims', 'sbom_components', 'signing_keys', 'upload_places'],
+  artifacts: ['artifacts', 'coredump_pieces', 'coredump_uploads', 'crash_decode_claims', 'crash_groups', 'crashes', 'patch_claims', 'patches', 'sbom_claims', 'sbom_components', 'signing_keys', 'upload_places', 'vex_statements', 'vulnerabilities'],
   rollout: ['data_migrations', 'deployment_transitions', 'deployments', 'device_events', 'device_reports', 'health_tallies', 'offer_slots', 'retired_targets', 'status_count_deltas', 'status_count_snapshots'],
   telemetry: ['audit_events', 'webhook_deliveries', 'webhook_delivery_claims', 'webhooks'],
 };

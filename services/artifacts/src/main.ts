@@ -9,6 +9,9 @@ import { DetoolsPatchMaker } from './adapters/detools/detools-patch-maker';
 import { MongoPatchStore } from './adapters/mongo/mongo-patch-store';
 import { natsArtifactEvents } from './adapters/nats/artifact-events';
 import { Sboms } from './domain/sboms';
+import { Vulnerabilities } from './domain/vulnerabilities';
+import { MongoVulnerabilityStore } from './adapters/mongo/mongo-vulnerability-store';
+import { vulnerabilityHandlers } from './grpc/vulnerability-handlers';
 import { MongoSbomComponentStore } from './adapters/mongo/mongo-sbom-component-store';
 import { S3BinaryStorage, createS3Client } from './adapters/s3/s3-binary-storage';
 import { loadArtifactsConfig } from './config';
@@ -91,9 +94,10 @@ void runService(SERVICE, loadArtifactsConfig, async ({ config, logger, metrics }
   });
 
   const sboms = new Sboms({ artifacts: store, components: new MongoSbomComponentStore(models), storage });
+  const vulnerabilities = new Vulnerabilities({ store: new MongoVulnerabilityStore(models), artifacts: store });
 
   const serving = await serveGrpc({ logger, metrics, settings: config }, (server) =>
-    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, artifactsHandlers(artifacts, patches, crashes, sboms, { maxElfBytes: config.ELF_MAX_BYTES })),
+    server.addService('ota.artifacts.v1.ArtifactsService', pb.ArtifactsServiceService, { ...artifactsHandlers(artifacts, patches, crashes, sboms, { maxElfBytes: config.ELF_MAX_BYTES }), ...vulnerabilityHandlers(vulnerabilities) }),
   );
 
   return [

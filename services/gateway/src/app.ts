@@ -20,6 +20,7 @@ import { crashRoutes } from './routes/crashes';
 import { fleetRoutes } from './routes/fleet';
 import { sbomRoutes } from './routes/sboms';
 import { exposureRoutes } from './routes/exposure';
+import { vulnerabilityRoutes } from './routes/vulnerabilities';
 import { deploymentRoutes } from './routes/deployments';
 import { deviceApiRoutes } from './routes/device-api';
 import { deviceRoutes } from './routes/devices';
@@ -37,7 +38,7 @@ const API_PREFIX = '/api/v1';
 const API_VERSION = '0.1.0';
 
 /** Every group of API operations, in the order the router tries them. */
-const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, fleetRoutes, groupAndChannelRoutes, artifactRoutes, sbomRoutes, exposureRoutes, crashRoutes, deploymentRoutes, webhookRoutes];
+const API_ROUTES = [deviceApiRoutes, sessionRoutes, projectRoutes, memberRoutes, tokenRoutes, deviceRoutes, fleetRoutes, groupAndChannelRoutes, artifactRoutes, sbomRoutes, exposureRoutes, vulnerabilityRoutes, crashRoutes, deploymentRoutes, webhookRoutes];
 
 /**
  * The OpenAPI document the gateway serves, built without serving: for docs/openapi.json, which the

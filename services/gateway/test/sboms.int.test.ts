@@ -131,6 +131,46 @@ test('exposure: which builds list a component within the versions, how many devi
   // Every version, and a component no SBOM lists.
   expect((await api('GET', `${base}/exposure/?name=mbedtls`, { token: f.apiToken })).body.devices).toBe(2);
   expect((await api('GET', `${base}/exposure/?name=zlib`, { token: f.apiToken })).body).toMatchObject({ builds: [], devices: 0 });
+  // Recorded as a vulnerability: its exposure then is kept, its VEX statements apart.
+  const vulnerabilities = `${base}/vulnerabilities/`;
+  const recorded = await api('POST', vulnerabilities, {
+    token: f.user.token,
+    json: { advisory_id: 'CVE-2026-31337', component: { name: 'mbedtls' }, versions: '<3.6.3', known_at: '2026-12-01T08:00:00Z', statements: [{ artifact_id: sbomless.artifact_id, status: 'affected' }] },
+  });
+  expect([recorded.status, recorded.body.detail]).toEqual([201, undefined]);
+  expect(recorded.body).toMatchObject({
+    id: 'CVE-2026-31337',
+    component: { name: 'mbedtls', purl: null, cpe: null },
+    versions: '<3.6.3',
+    known_at: '2026-12-01T08:00:00.000Z',
+    exposure_when_recorded: { builds: [{ artifact_id: first.artifact_id, build_number: first.build_number, component_version: '3.6.2', devices: 1 }], devices: 1 },
+    statements: [{ artifact_id: sbomless.artifact_id, build_number: sbomless.build_number, status: 'affected', justification: null }],
+  });
+  const again = await api('POST', vulnerabilities, { token: f.user.token, json: { advisory_id: 'CVE-2026-31337', component: { name: 'lwip' } } });
+  expect([again.status, again.body.detail]).toEqual([409, expect.stringContaining('recorded in this project already')]);
+  const statement = `${vulnerabilities}CVE-2026-31337/statements/${first.artifact_id}/`;
+  const unjustified = await api('PUT', statement, { token: f.user.token, json: { status: 'not_affected' } });
+  expect([unjustified.status, unjustified.body.detail]).toEqual([400, expect.stringContaining('not_affected needs a justification')]);
+  const justified = await api('PUT', statement, { token: f.user.token, json: { status: 'not_affected', justification: 'vulnerable_code_not_in_execute_path', note: 'TLS 1.3 is off' } });
+  expect(justified.body.statements.map((entry: { build_number: number; status: string }) => [entry.build_number, entry.status])).toEqual([
+    [first.build_number, 'not_affected'],
+    [sbomless.build_number, 'affected'],
+  ]);
+  // The exposure kept is what it was; the list and the read agree.
+  expect((await api('GET', `${vulnerabilities}CVE-2026-31337/`, { token: f.apiToken })).body).toEqual(justified.body);
+  expect((await api('GET', vulnerabilities, { token: f.apiToken })).body).toEqual([justified.body]);
+  for (const [body, detail] of [
+    [{ advisory_id: 'CVE-26-1', component: { name: 'x' } }, /a CVE id/],
+    [{ advisory_id: 'CVE-2026-10001', component: { name: 'x' }, statements: [{ artifact_id: '00000000-0000-4000-8000-000000000000', status: 'fixed' }] }, /names no build of this project/],
+    [{ advisory_id: 'CVE-2026-10002', component: { name: 'x' }, versions: 'latest' }, /not a comparison/],
+  ] as const) {
+    const refused = await api('POST', vulnerabilities, { token: f.user.token, json: body });
+    expect([refused.status, refused.body.detail]).toEqual([400, expect.stringMatching(detail)]);
+  }
+  expect((await api('GET', `${vulnerabilities}CVE-2026-99999/`, { token: f.apiToken })).status).toBe(404);
+  const audit = await api('GET', `${base}/audit/?action=vulnerability`, { token: f.user.token });
+  expect(audit.body.map((event: { action: string }) => event.action).sort()).toEqual(['vulnerability.recorded', 'vulnerability.statement_set']);
+
   // Refusals say what to send.
   for (const [query, detail] of [
     ['?name=mbedtls&cpe=cpe:2.3:a:arm:mbed_tls', /one way: name, purl or cpe/],

@@ -31,6 +31,7 @@ interface World extends ProjectFixture {
   channelId: string;
   artifactId: string;
   earlierArtifactId: string;
+  advisoryId: string;
   deploymentId: string;
   signingKeyId: string;
   webhookId: string;
@@ -64,6 +65,9 @@ async function buildWorld(): Promise<World> {
   const artifact = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBinary(2048)) });
   // Its SBOM: a document to read back.
   expect((await api('PUT', `${base}/artifacts/${artifact.body.id}/sbom/`, { token, body: makeEspSbom({ version: '1.0.0', components: [{ name: 'mbedtls', version: '3.6.2' }], format: 'spdx-json' }) })).status).toBe(200);
+  // A vulnerability recorded against it.
+  const advisoryId = `CVE-2026-${String(Math.floor(Math.random() * 90_000) + 10_000)}`;
+  expect((await api('POST', `${base}/vulnerabilities/`, { token, json: { advisory_id: advisoryId, component: { name: 'mbedtls' }, versions: '<3.6.3' } })).status).toBe(201);
   // An earlier build: what a delta patch to `artifact` starts from.
   const earlier = await api('POST', `${base}/artifacts/`, { token, body: uploadForm(MANIFEST, randomBinary(2048)) });
   const deployment = await api('POST', `${base}/deployments/`, { token, json: { artifact_id: artifact.body.id, target_group_ids: [group.body.id] } });
@@ -101,6 +105,7 @@ async function buildWorld(): Promise<World> {
     channelId: channel.body.id,
     artifactId: artifact.body.id,
     earlierArtifactId: earlier.body.id,
+    advisoryId,
     deploymentId: deployment.body.id,
     signingKeyId: key.body.id,
     webhookId: webhook.body.id,
@@ -139,6 +144,7 @@ function pathOf(operation: Operation, ids: World): string {
   const path = `${operation.path}${REQUIRED_QUERIES[operation.operationId] ?? ''}`;
   return path
     .replace('{id}', ids.project.id)
+    .replace('{vid}', ids.advisoryId)
     .replace('{aid}', ids.artifactId)
     .replace('{artifactId}', ids.artifactId)
     .replace('{gid}', ids.groupId)
@@ -188,6 +194,8 @@ function validBody(operation: Operation, world: World): Pick<Parameters<typeof a
     createSession: { token: world.user.token },
     createWebhook: { url: 'https://hooks.example.com/ota', events: ['deployment.started'] },
     grantRole: { email: world.memberEmail, role: 'operator' },
+    recordVulnerability: { advisory_id: `CVE-2026-${String(Math.floor(Math.random() * 90_000) + 10_000)}`, component: { name: 'lwip' } },
+    setVexStatement: { status: 'under_investigation' },
   };
   if (!(operation.operationId in bodies)) throw new Error(`no valid body known for ${operation.operationId}: add one here`);
   return { json: bodies[operation.operationId] };
@@ -218,6 +226,7 @@ async function snapshot(world: World): Promise<unknown> {
     deployments: await read(`${base}/deployments/`),
     keys: await read(`${base}/signing-keys/`),
     tokens: await read(`${base}/tokens/`),
+    vulnerabilities: await read(`${base}/vulnerabilities/`),
     personalTokens: await read('/api/v1/me/tokens/'),
   };
 }
@@ -273,7 +282,7 @@ describe('API1 broken object-level authorization', () => {
       patId: victim.patId,
     };
     // Operations that name another object in the path, or in the body (a member, a deployment's build and targets).
-    const naming = projectScoped().filter((candidate) => /\{(aid|did|gid|cgid|key_id|tid)\}/.test(candidate.path) || ['addGroupMember', 'createDeployment'].includes(candidate.operationId));
+    const naming = projectScoped().filter((candidate) => /\{(aid|did|gid|cgid|key_id|tid|vid)\}/.test(candidate.path) || ['addGroupMember', 'createDeployment'].includes(candidate.operationId));
     expect(naming.length).toBeGreaterThanOrEqual(15);
     const answers: string[] = [];
     for (const operation of naming) {

@@ -15,7 +15,7 @@ const cancelledUpload = () => conflict('the upload was cancelled before it compl
 // Messages of a streamed download: small enough to interleave with other calls on the connection.
 const DOWNLOAD_CHUNK_BYTES = 64 * 1024;
 
-export function artifactsHandlers(artifacts: Artifacts, patches: Patches, crashes: Crashes, sboms: Sboms, settings: { maxElfBytes: number }): Handlers<typeof pb.ArtifactsServiceService> {
+export function artifactsHandlers(artifacts: Artifacts, patches: Patches, crashes: Crashes, sboms: Sboms, settings: { maxElfBytes: number }): Omit<Handlers<typeof pb.ArtifactsServiceService>, 'recordVulnerability' | 'listVulnerabilities' | 'getVulnerability' | 'setVexStatement'> {
   return {
     async putArtifactSbom(request) {
       const { artifact, changed } = await sboms.put(request.projectId, request.artifactId, Buffer.from(request.document));

@@ -74,6 +74,13 @@ function multipartContent({ encoding, ...schema }: NonNullable<Operation['multip
   return { schema: referencingComponents({ type: 'object', ...schema }), ...(encoding ? { encoding } : {}) };
 }
 
+/** Path parameters that are no UUID; every other one is. */
+const PATH_PARAMETER_SCHEMAS: Record<string, object> = {
+  email: { type: 'string', format: 'email', description: 'The invited address, URL-encoded.' },
+  group: { type: 'string', minLength: 1, description: "The identity provider's group name, URL-encoded." },
+  vid: { type: 'string', pattern: '^(CVE-\\d{4}-\\d{4,7}|GHSA(-[23456789cfghjmpqrvwx]{4}){3})$', description: 'The advisory id: CVE-… or GHSA-…' },
+};
+
 /** The OpenAPI 3.1 document of the HTTP API, built from the same table that serves it. */
 export function buildOpenApiDocument(operations: readonly Operation[], version: string): object {
   const paths: Record<string, Record<string, object>> = {};
@@ -83,7 +90,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], version: 
       name: match[1],
       in: 'path',
       required: true,
-      schema: { type: 'string', format: 'uuid' },
+      schema: PATH_PARAMETER_SCHEMAS[match[1]!] ?? { type: 'string', format: 'uuid' },
     }));
     const query = operation.query as { properties?: Record<string, object>; required?: string[] } | undefined;
     for (const [name, schema] of Object.entries(query?.properties ?? {})) {

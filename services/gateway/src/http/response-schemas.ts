@@ -354,6 +354,33 @@ export const Exposure = object({
   },
 });
 
+const NULLABLE_TEXT = { type: ['string', 'null'] } as const;
+
+export const Vulnerability = object({
+  id: { type: 'string', description: 'The advisory id: CVE-… or GHSA-…' },
+  component: object({ name: NULLABLE_TEXT, purl: NULLABLE_TEXT, cpe: NULLABLE_TEXT }),
+  versions: { type: ['string', 'null'], description: 'The affected versions; null: every version.' },
+  summary: { type: 'string' },
+  known_at: TIME,
+  recorded_at: TIME,
+  exposure_when_recorded: object({
+    builds: { type: 'array', items: object({ artifact_id: UUID, build_number: { type: 'integer' }, component_version: { type: 'string' }, devices: COUNT }) },
+    devices: COUNT,
+  }),
+  statements: {
+    type: 'array',
+    description: 'VEX statements per build, lowest build first.',
+    items: object({
+      artifact_id: UUID,
+      build_number: { type: 'integer' },
+      status: { type: 'string', enum: ['affected', 'not_affected', 'fixed', 'under_investigation'] },
+      justification: { type: ['string', 'null'] },
+      note: { type: 'string' },
+      stated_at: TIME,
+    }),
+  },
+});
+
 export const SigningKey = object({
   id: UUID,
   name: { type: 'string' },

@@ -25,6 +25,33 @@ export interface ArtifactDoc extends BuildRequirementFields {
   created_at: Date;
 }
 
+/** A vulnerability the project recorded (vulnerabilities.ts); `_id` is `${project}:${advisory}`. */
+export interface VulnerabilityDoc {
+  _id: string;
+  project_id: string;
+  advisory_id: string;
+  component: { name: string; purl: string; cpe: string };
+  versions: string;
+  summary: string;
+  known_at: Date;
+  recorded_at: Date;
+  /** As it was when recorded; never updated. */
+  exposure: { builds: Array<{ artifact_id: string; build_number: number; component_version: string; devices: number }>; devices: number };
+}
+
+/** A build's VEX statement on a vulnerability, apart from the SBOMs; `_id` is `${project}:${advisory}:${artifact}`. */
+export interface VexStatementDoc {
+  _id: string;
+  project_id: string;
+  advisory_id: string;
+  artifact_id: string;
+  build_number: number;
+  status: string;
+  justification: string;
+  note: string;
+  stated_at: Date;
+}
+
 /** One component of one SBOM of one build; `_id` is `${artifact}:${sbom sha256}:${index}`. */
 export interface SbomComponentDoc {
   _id: string;
@@ -249,6 +276,16 @@ export function registerArtifactModels(connection: Connection) {
   sbomComponentSchema.index({ project_id: 1, purl: 1 });
   sbomComponentSchema.index({ project_id: 1, cpes: 1 });
   sbomComponentSchema.index({ artifact_id: 1, sbom_sha256: 1 });
+  const vulnerabilitySchema = new Schema<VulnerabilityDoc>(
+    { _id: String, project_id: String, advisory_id: String, component: Schema.Types.Mixed, versions: String, summary: String, known_at: Date, recorded_at: Date, exposure: Schema.Types.Mixed },
+    options,
+  );
+  vulnerabilitySchema.index({ project_id: 1, known_at: -1 });
+  const vexStatementSchema = new Schema<VexStatementDoc>(
+    { _id: String, project_id: String, advisory_id: String, artifact_id: String, build_number: Number, status: String, justification: String, note: String, stated_at: Date },
+    options,
+  );
+  vexStatementSchema.index({ project_id: 1, advisory_id: 1 });
   return {
     Crash: connection.model<CrashDoc>('Crash', crashSchema, 'crashes'),
     CrashGroup: connection.model<CrashGroupDoc>('CrashGroup', crashGroupSchema, 'crash_groups'),
@@ -263,6 +300,8 @@ export function registerArtifactModels(connection: Connection) {
     SigningKey: connection.model<SigningKeyDoc>('SigningKey', signingKeySchema, 'signing_keys'),
     Artifact: connection.model<ArtifactDoc>('Artifact', artifactSchema, 'artifacts'),
     SbomComponent: connection.model<SbomComponentDoc>('SbomComponent', sbomComponentSchema, 'sbom_components'),
+    Vulnerability: connection.model<VulnerabilityDoc>('Vulnerability', vulnerabilitySchema, 'vulnerabilities'),
+    VexStatement: connection.model<VexStatementDoc>('VexStatement', vexStatementSchema, 'vex_statements'),
     // One per build that was given an SBOM, `_id` the build's id: the unique insert decides which
     // document a build keeps when two arrive at once.
     SbomClaim: connection.model<{ _id: string; sha256: string }>('SbomClaim', new Schema({ _id: String, sha256: String }, options), 'sbom_claims'),
