@@ -168,6 +168,22 @@ test('exposure: which builds list a component within the versions, how many devi
     expect([refused.status, refused.body.detail]).toEqual([400, expect.stringMatching(detail)]);
   }
   expect((await api('GET', `${vulnerabilities}CVE-2026-99999/`, { token: f.apiToken })).status).toBe(404);
+  // The report: build 1 is stated not affected, the SBOM-less build 3 affected; a later build without it is the fix.
+  const fix = await release('1.0.3', '3.6.3');
+  const report = await api('GET', `${vulnerabilities}CVE-2026-31337/report/`, { token: f.apiToken });
+  const today = new Date().toISOString().slice(0, 10);
+  expect(report.body).toMatchObject({
+    id: 'CVE-2026-31337',
+    known_at: '2026-12-01T08:00:00.000Z',
+    affected_builds: [{ artifact_id: sbomless.artifact_id, build_number: sbomless.build_number }],
+    devices_when_recorded: 1,
+    devices_now: 1,
+    fix: { build_number: fix.build_number, deployment_id: fix.deployment_id, state: 'active', rollout_percentage: 100 },
+  });
+  expect(report.body.devices_per_day.at(-1)).toEqual({ day: today, devices: 1 });
+  const days = await fetch(`${testStack().gatewayUrl}${vulnerabilities}CVE-2026-31337/report/days/`, { headers: { authorization: `Bearer ${f.apiToken}` } });
+  expect([days.status, days.headers.get('content-type')]).toEqual([200, 'text/csv; charset=utf-8']);
+  expect((await days.text()).trim().split('\n')).toEqual(['day,devices_affected', ...report.body.devices_per_day.map((entry: { day: string; devices: number }) => `${entry.day},${entry.devices}`)]);
   const audit = await api('GET', `${base}/audit/?action=vulnerability`, { token: f.user.token });
   expect(audit.body.map((event: { action: string }) => event.action).sort()).toEqual(['vulnerability.recorded', 'vulnerability.statement_set']);
 

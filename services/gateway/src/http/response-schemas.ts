@@ -381,6 +381,25 @@ export const Vulnerability = object({
   },
 });
 
+export const VulnerabilityReport = object({
+  id: { type: 'string' },
+  known_at: TIME,
+  recorded_at: TIME,
+  affected_builds: { type: 'array', description: 'As the SBOMs and the VEX statements say now, lowest first.', items: object({ artifact_id: UUID, build_number: { type: 'integer' } }) },
+  devices_when_recorded: COUNT,
+  devices_now: COUNT,
+  unknown_now: object({
+    builds: { type: 'array', items: object({ artifact_id: UUID, build_number: { type: 'integer' }, devices: COUNT }) },
+    devices: COUNT,
+    never_updated: COUNT,
+  }),
+  fix: {
+    anyOf: [object({ build_number: { type: 'integer' }, deployment_id: UUID, state: { type: 'string', enum: ['active', 'paused'] }, rollout_percentage: { type: 'integer' } }), { type: 'null' }],
+    description: 'The first active or paused deployment of a build above every affected one that does not list the component; null: none yet.',
+  },
+  devices_per_day: { type: 'array', items: object({ day: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'A UTC day.' }, devices: COUNT }) },
+});
+
 export const SigningKey = object({
   id: UUID,
   name: { type: 'string' },

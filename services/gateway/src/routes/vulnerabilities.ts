@@ -5,6 +5,7 @@ import type { GatewayDeps } from '../deps';
 import type { OperationTable } from '../http/operations';
 import * as R from '../http/response-schemas';
 import { exposureOf } from '../use-cases/exposure';
+import { reportCsv, vulnerabilityReport } from '../use-cases/vulnerability-report';
 import { pathId, rpc } from './context';
 
 const VEX_STATUSES = ['affected', 'not_affected', 'fixed', 'under_investigation'] as const;
@@ -112,6 +113,41 @@ export function vulnerabilityRoutes(table: OperationTable, deps: GatewayDeps): v
     async (ctx, { project }) => {
       const { vulnerability } = await clients.artifacts.getVulnerability({ projectId: project.id, id: advisoryOf(ctx) }, rpc(ctx));
       ctx.body = vulnerabilityJson(vulnerability!);
+    },
+  );
+
+  section.add(
+    {
+      route: 'GET /projects/:id/vulnerabilities/:vid/report/',
+      operationId: 'getVulnerabilityReport',
+      summary: "What the Cyber Resilience Act's reports of a vulnerability need",
+      description:
+        'When it became known; the builds it affects as the SBOMs and the VEX statements say; the devices on them when it was recorded and now; what cannot be said; the fix (the first active or paused deployment of a later build that does not list the component) and its progress; and the devices still affected each day since it became known (UTC days, from the fleet\'s hourly snapshots, the last of each day, and today now). `.../report/days/` gives the days as CSV.',
+      project: 'viewer',
+      responses: { 200: R.VulnerabilityReport },
+      errors: [404],
+    },
+    async (ctx, { project }) => {
+      ctx.body = await vulnerabilityReport(clients, project.id, advisoryOf(ctx), rpc(ctx));
+    },
+  );
+
+  section.add(
+    {
+      route: 'GET /projects/:id/vulnerabilities/:vid/report/days/',
+      operationId: 'getVulnerabilityReportDays',
+      summary: 'The devices still affected each day, as CSV',
+      description: '`day,devices_affected`, one line per UTC day since the vulnerability became known, as the report counts them.',
+      project: 'viewer',
+      rawResponse: { mediaTypes: ['text/csv'], description: 'One line per day.' },
+      responses: { 200: { type: 'string' } },
+      errors: [404],
+    },
+    async (ctx, { project }) => {
+      const report = await vulnerabilityReport(clients, project.id, advisoryOf(ctx), rpc(ctx));
+      ctx.type = 'text/csv; charset=utf-8';
+      ctx.set('Content-Disposition', `attachment; filename="${report.id}-devices-per-day.csv"`);
+      ctx.body = reportCsv(report);
     },
   );
 
