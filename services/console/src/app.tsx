@@ -16,6 +16,7 @@ import { SignInPage } from './pages/sign-in';
 import { WebhooksPage } from './pages/webhooks';
 import { FleetPage } from './pages/fleet';
 import { CrashesPage, CrashGroupPage } from './pages/crashes';
+import { VulnerabilitiesPage, VulnerabilityPage } from './pages/vulnerabilities';
 import { signOut, useSession } from './session';
 import { queryKeys } from './query-keys';
 
@@ -43,6 +44,8 @@ export function App() {
           <Route path="artifacts" element={<ArtifactsPage />} />
           <Route path="crashes" element={<CrashesPage />} />
           <Route path="crashes/:groupId" element={<CrashGroupPage />} />
+          <Route path="vulnerabilities" element={<VulnerabilitiesPage />} />
+          <Route path="vulnerabilities/:advisoryId" element={<VulnerabilityPage />} />
           <Route path="deployments" element={<DeploymentsPage />} />
           <Route path="deployments/:deploymentId" element={<DeploymentPage />} />
           <Route path="groups" element={<GroupsAndChannelsPage />} />
@@ -108,6 +111,7 @@ const PROJECT_TABS = [
   ['fleet', 'Fleet'],
   ['artifacts', 'Artifacts'],
   ['crashes', 'Crashes'],
+  ['vulnerabilities', 'Vulnerabilities'],
   ['groups', 'Groups and channels'],
   ['tokens', 'Tokens and keys'],
   ['members', 'Members'],

@@ -49,4 +49,6 @@ export const queryKeys = {
   deploymentDownloads: (deploymentId: string) => ['deployment-downloads', deploymentId] as const,
   buildDownloads: (artifactId: string) => ['build-downloads', artifactId] as const,
   fleetBuilds: (projectId: string, scope: string, days: number) => ['fleet-builds', projectId, scope, days] as const,
+  vulnerabilities: (projectId: string) => ['vulnerabilities', projectId] as const,
+  vulnerabilityReport: (projectId: string, advisoryId: string) => ['vulnerability-report', projectId, advisoryId] as const,
 };

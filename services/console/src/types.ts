@@ -29,6 +29,7 @@ export type TokenCreated = Schemas['TokenCreated'];
 export type SigningKey = Schemas['SigningKey'];
 export type Downloads = Schemas['Downloads'];
 export type FleetBuilds = Schemas['FleetBuilds'];
+export type VulnerabilityReport = Schemas['VulnerabilityReport'];
 export type AuditEvent = Schemas['AuditEvent'];
 export type Reach = Schemas['Reach'];
 export type MembershipImpact = Schemas['MembershipImpact'];

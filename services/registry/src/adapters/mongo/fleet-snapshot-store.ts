@@ -1,4 +1,4 @@
-import { collectionOf, insertUnique } from '@ota/mongo';
+import { collectionOf, findEach, insertUnique } from '@ota/mongo';
 import type { BuildCount, FleetBuildStore, FleetScope, FleetSnapshot } from '../../domain/fleet-builds';
 import type { FleetSnapshotDoc, RegistryModels } from './models';
 
@@ -19,11 +19,13 @@ export class MongoFleetSnapshotStore implements FleetBuildStore {
     if (scope.kind !== 'group') {
       return this.count({ project_id: projectId, ...(scope.kind === 'channel' ? { channel_id: scope.id } : {}), active: true });
     }
-    // No joins on FerretDB: a group's members are read in batches, and each batch's devices counted.
+    // No joins on FerretDB: a group's members are read in batches, and each batch's devices one by
+    // one by id (findEach: FerretDB v1 would read every device of the project for an $in).
     const totals = new Map<number, number>();
     let batch: string[] = [];
     const countBatch = async () => {
-      for (const { buildNumber, devices } of await this.count({ _id: { $in: batch }, project_id: projectId, active: true })) totals.set(buildNumber, (totals.get(buildNumber) ?? 0) + devices);
+      const devices = await findEach(collectionOf(this.models.Device), '_id', batch, { alsoMatching: { project_id: projectId }, projection: { current_build_number: 1, active: 1 } });
+      for (const device of devices) if (device.active) totals.set(device.current_build_number ?? 0, (totals.get(device.current_build_number ?? 0) ?? 0) + 1);
       batch = [];
     };
     for await (const member of this.models.Membership.find({ group_id: scope.id, project_id: projectId }, { device_id: 1 }).lean<Array<{ device_id: string }>>().cursor()) {

@@ -138,22 +138,22 @@ export class MongoDeviceStateStore implements DeviceStateStore {
 
   async downloadsOf(deploymentIds: readonly string[]): Promise<DownloadCounts> {
     const counts: DownloadCounts = { patched: 0, whole: 0, fellBack: 0, patchBytes: 0 };
-    if (deploymentIds.length === 0) return counts;
-    const ofDeployments = { deployment_id: { $in: [...deploymentIds] } };
-    // Two reads: FerretDB v1 sums a field only over one group (_id null); a field summed per group is 0 there.
-    const [rows, [bytes]] = await Promise.all([
-      this.models.DeviceEvent.aggregate<{ _id: string; devices: number }>([
-        { $match: { ...ofDeployments, download: { $in: ['image', 'patch', 'fell_back'] } } },
-        { $group: { _id: '$download', devices: { $sum: 1 } } },
-      ]),
-      this.models.DeviceEvent.aggregate<{ _id: null; patch_bytes: number }>([{ $match: { ...ofDeployments, download: 'patch' } }, { $group: { _id: null, patch_bytes: { $sum: '$patch_bytes' } } }]),
-    ]);
-    for (const row of rows) {
-      if (row._id === 'patch') counts.patched = row.devices;
-      else if (row._id === 'fell_back') counts.fellBack = row.devices;
-      else counts.whole = row.devices;
+    // One deployment at a time, by equality: FerretDB v1 hands equalities to PostgreSQL (and its
+    // index on deployment and download), not an $in, which it reads the collection through.
+    for (const deploymentId of new Set(deploymentIds)) {
+      const countOf = (download: string) => this.models.DeviceEvent.countDocuments({ deployment_id: deploymentId, download }).exec();
+      const [patched, whole, fellBack, [bytes]] = await Promise.all([
+        countOf('patch'),
+        countOf('image'),
+        countOf('fell_back'),
+        // Summed over one group: FerretDB v1 answers 0 for a field summed per group.
+        this.models.DeviceEvent.aggregate<{ _id: null; patch_bytes: number }>([{ $match: { deployment_id: deploymentId, download: 'patch' } }, { $group: { _id: null, patch_bytes: { $sum: '$patch_bytes' } } }]),
+      ]);
+      counts.patched += patched;
+      counts.whole += whole;
+      counts.fellBack += fellBack;
+      counts.patchBytes += bytes?.patch_bytes ?? 0;
     }
-    counts.patchBytes = bytes?.patch_bytes ?? 0;
     return counts;
   }
 
