@@ -6,7 +6,7 @@ import { EXIT } from './exit-codes';
 import { imageSummary } from './image';
 import { HELP } from './help';
 import { createOutput } from './output';
-import { DEPLOYMENT_FLAGS, deployAndStart, despiteHolds, holdsOf, MANIFEST_FLAGS, manifestText, readBinary, readCompanion, targetsOf, uploadElf, uploadOnce, uploadSbom } from './release';
+import { DEPLOYMENT_FLAGS, deployAndStart, despiteHolds, holdsOf, MANIFEST_FLAGS, manifestText, readBinary, readCompanion, targetsOf, uploadCompanion, uploadOnce } from './release';
 import { follow, WAIT_FLAGS, waitSettings } from './wait';
 
 const VERSION = '0.1.0';
@@ -114,11 +114,11 @@ async function release(ctx: CommandContext, argv: string[]): Promise<number> {
   const artifact = await uploadOnce(ctx.api, projectId, binary, manifest);
   ctx.out.note(`uploaded build ${artifact.build_number} (${artifact.version_label}), SHA-256 ${artifact.checksum_sha256}; image: ${imageSummary(artifact)}`);
   if (elf) {
-    const withElf = await uploadElf(ctx.api, projectId, artifact.id, elf);
+    const withElf = await uploadCompanion(ctx.api, projectId, artifact.id, 'elf', elf);
     ctx.out.note(`uploaded its ELF, SHA-256 ${withElf.elf?.sha256}: its core dumps are decoded with it`);
   }
   if (sbom) {
-    const withSbom = await uploadSbom(ctx.api, projectId, artifact.id, sbom);
+    const withSbom = await uploadCompanion(ctx.api, projectId, artifact.id, 'sbom', sbom);
     ctx.out.note(`uploaded its SBOM (${withSbom.sbom?.format}, ${withSbom.sbom?.components} components), SHA-256 ${withSbom.sbom?.sha256}`);
   }
   const holds = despiteHolds(values) ? [] : await holdsOf(ctx.api, projectId, artifact.id);

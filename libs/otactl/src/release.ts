@@ -80,18 +80,6 @@ export async function uploadOnce(api: Api, projectId: string, binary: { bytes: B
   );
 }
 
-/** Sends the build's ELF: the service decodes its core dumps with it (docs/api.md, "A build's ELF"). Sending it again is harmless. */
-export async function uploadElf(api: Api, projectId: string, artifactId: string, elf: Buffer): Promise<Schemas['Artifact']> {
-  return ok(
-    api.PUT('/api/v1/projects/{id}/artifacts/{aid}/elf/', {
-      params: { path: { id: projectId, aid: artifactId } },
-      body: elf as never,
-      headers: { 'content-type': 'application/octet-stream' },
-      bodySerializer: (bytes: unknown) => bytes as never,
-    }),
-  );
-}
-
 /** A file a release sends beside the image (--elf, --sbom), read before anything is uploaded. */
 export function readCompanion(flag: '--elf' | '--sbom', path: string | undefined): Buffer | undefined {
   if (!path) return undefined;
@@ -102,14 +90,19 @@ export function readCompanion(flag: '--elf' | '--sbom', path: string | undefined
   }
 }
 
-/** Sends the build's SBOM (docs/api.md, "SBOMs"); sending the same one again is harmless. */
-export async function uploadSbom(api: Api, projectId: string, artifactId: string, sbom: Buffer): Promise<Schemas['Artifact']> {
+/**
+ * Sends a file of the build beside its image, as the raw body (sending the same one again is
+ * harmless): its ELF, with which the service decodes its core dumps (docs/api.md, "A build's ELF"),
+ * or its SBOM (docs/api.md, "SBOMs").
+ */
+export async function uploadCompanion(api: Api, projectId: string, artifactId: string, kind: 'elf' | 'sbom', bytes: Buffer): Promise<Schemas['Artifact']> {
+  const path = kind === 'elf' ? '/api/v1/projects/{id}/artifacts/{aid}/elf/' : '/api/v1/projects/{id}/artifacts/{aid}/sbom/';
   return ok(
-    api.PUT('/api/v1/projects/{id}/artifacts/{aid}/sbom/', {
+    api.PUT(path, {
       params: { path: { id: projectId, aid: artifactId } },
-      body: sbom as never,
+      body: bytes as never,
       headers: { 'content-type': 'application/octet-stream' },
-      bodySerializer: (bytes: unknown) => bytes as never,
+      bodySerializer: (raw: unknown) => raw as never,
     }),
   );
 }
